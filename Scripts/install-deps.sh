@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system libraries Darkroom builds against (Debian/Ubuntu), if any are missing.
+# Usage: Scripts/install-deps.sh [extra apt packages...]
+set -euo pipefail
+
+packages=(libvips-dev libexif-dev pkg-config "$@")
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,36 @@
+/// The JSON form of metadata, as `darkroom info --json` prints it. Field names are stable;
+/// every field is always present, `null` when the file does not say. See docs/info-json.md.
+extension AssetMetadata: Encodable {
+  private enum Field: String, CodingKey {
+    case file, format, byteSize, width, height, displayWidth, displayHeight
+    case orientation, orientationStatus, orientationRaw, hasAlpha
+    case captureDate, gps, cameraMake, cameraModel, lensMake, lensModel
+    case exposureTime, fNumber, iso, focalLength, iccProfile
+  }
+
+  public func encode(to encoder: Encoder) throws {
+    var c = encoder.container(keyedBy: Field.self)
+    try c.encode(file, forKey: .file)
+    try c.encode(format, forKey: .format)
+    try c.encode(byteSize, forKey: .byteSize)
+    try c.encode(width, forKey: .width)
+    try c.encode(height, forKey: .height)
+    try c.encode(displayWidth, forKey: .displayWidth)
+    try c.encode(displayHeight, forKey: .displayHeight)
+    try c.encode(orientation.effective.rawValue, forKey: .orientation)
+    try c.encode(orientation.status, forKey: .orientationStatus)
+    try c.encode(orientation.raw, forKey: .orientationRaw)
+    try c.encode(hasAlpha, forKey: .hasAlpha)
+    try c.encode(captureDate?.iso8601, forKey: .captureDate)
+    try c.encode(location, forKey: .gps)
+    try c.encode(cameraMake, forKey: .cameraMake)
+    try c.encode(cameraModel, forKey: .cameraModel)
+    try c.encode(lensMake, forKey: .lensMake)
+    try c.encode(lensModel, forKey: .lensModel)
+    try c.encode(exposureTime, forKey: .exposureTime)
+    try c.encode(fNumber, forKey: .fNumber)
+    try c.encode(iso, forKey: .iso)
+    try c.encode(focalLength, forKey: .focalLength)
+    try c.encode(iccProfile, forKey: .iccProfile)
+  }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Bytes of an image, read on demand: a header parser asks for the ranges it needs and
+/// no more, so reading metadata never touches the pixel data of a large file.
+final class ByteSource {
+  let count: Int
+  private let storage: Storage
+  private var prefix: [UInt8] = []
+
+  private enum Storage {
+    case file(FileHandle)
+    case memory([UInt8])
+  }
+
+  /// Header parsing never reads past this many leading bytes (a hostile file could
+  /// otherwise claim a "header" the size of the disk).
+  static let headerLimit = 64 << 20
+
+  init(memory bytes: [UInt8]) {
+    count = bytes.count
+    storage = .memory(bytes)
+  }
+
+  init(file handle: FileHandle, count: Int) {
+    self.count = count
+    storage = .file(handle)
+  }
+
+  /// Bytes `offset ..< offset + length`, or nil if the source ends first.
+  func bytes(_ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
+    guard offset >= 0, length >= 0, offset + length <= count else { return nil }
+    switch storage {
+    case .memory(let bytes):
+      return bytes[offset..<offset + length]
+    case .file(let handle):
+      let end = offset + length
+      if end > prefix.count {
+        guard end <= Self.headerLimit else { return try read(handle, offset, length) }
+        // Grow the cached prefix geometrically: most headers fit in the first read.
+        let target = min(count, Self.headerLimit, max(end, prefix.count * 2, 64 << 10))
+        try handle.seek(toOffset: UInt64(prefix.count))
+        let more = try handle.read(upToCount: target - prefix.count) ?? Data()
+        prefix.append(contentsOf: more)
+        guard end <= prefix.count else { return nil }
+      }
+      return prefix[offset..<end]
+    }
+  }
+
+  /// Reads a range outside the cached prefix (the end of a file) without caching it.
+  private func read(_ handle: FileHandle, _ offset: Int, _ length: Int) throws -> ArraySlice<
+    UInt8
+  >? {
+    try handle.seek(toOffset: UInt64(offset))
+    let data = try handle.read(upToCount: length) ?? Data()
+    return data.count == length ? ArraySlice(data) : nil
+  }
+
+  /// The last `length` bytes (or fewer, for a short source).
+  func tail(_ length: Int) throws -> ArraySlice<UInt8> {
+    let n = min(length, count)
+    return try peek(count - n, n) ?? []
+  }
+
+  /// Like `bytes`, but a range beyond the cached prefix is read without growing it, so
+  /// looking at the end of a large file does not load the middle.
+  func peek(_ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
+    guard offset >= 0, length >= 0, offset + length <= count else { return nil }
+    if case .file(let handle) = storage, offset + length > prefix.count {
+      return try read(handle, offset, length)
+    }
+    return try bytes(offset, length)
+  }
+
+  func u8(_ offset: Int) throws -> UInt8? {
+    try bytes(offset, 1)?.first
+  }
+
+  func bigEndian16(_ offset: Int) throws -> Int? {
+    guard let b = try bytes(offset, 2) else { return nil }
+    return Int(b[b.startIndex]) << 8 | Int(b[b.startIndex + 1])
+  }
+
+  func bigEndian32(_ offset: Int) throws -> Int? {
+    guard let b = try bytes(offset, 4) else { return nil }
+    return b.reduce(0) { $0 << 8 | Int($1) }
+  }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension AssetMetadata {
+  /// Reads a file's metadata from its header, without decoding pixels.
+  ///
+  /// Throws a `DarkroomError` naming the file for a missing, unreadable, empty, truncated or
+  /// unrecognised file. A file with no EXIF is normal: its EXIF fields are nil.
+  public static func read(path: String) throws(DarkroomError) -> AssetMetadata {
+    do {
+      let (handle, size) = try InputFile.open(path)
+      defer { try? handle.close() }
+      let source = ByteSource(file: handle, count: size)
+      if let header = try ContainerHeader.parse(source) {
+        let compressedICC = header.hasCompressedICC ? { try? VipsImage.header(path: path) } : nil
+        return make(path, size, header, iccFallback: compressedICC)
+      }
+      return try fromVips(VipsImage.header(path: path), path, size)
+    } catch let error as DarkroomError {
+      throw error.file == nil ? error.about(path) : error
+    } catch {
+      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
+    }
+  }
+
+  private static func fromVips(_ image: VipsImage, _ path: String, _ size: Int) -> AssetMetadata {
+    let header = ContainerHeader(
+      format: image.formatName, width: image.width, height: image.height,
+      hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
+      icc: image.blob(named: "icc-profile-data"))
+    return make(path, size, header, iccFallback: nil)
+  }
+
+  private static func make(
+    _ path: String, _ size: Int, _ header: ContainerHeader, iccFallback: (() -> VipsImage?)?
+  ) -> AssetMetadata {
+    var metadata = AssetMetadata(
+      file: path, format: header.format, byteSize: size, width: header.width,
+      height: header.height, orientation: .absent, hasAlpha: header.hasAlpha)
+    if let icc = header.icc ?? iccFallback?()?.blob(named: "icc-profile-data") {
+      metadata.iccProfile = ICCProfileInfo(profile: icc)
+    }
+    if let block = header.exif, let exif = ExifDocument(block: block) {
+      metadata.apply(exif)
+    }
+    return metadata
+  }
+
+  private mutating func apply(_ exif: ExifDocument) {
+    func text(_ tag: UInt16, _ directory: ExifDirectory) -> String? {
+      guard case .text(let value) = exif.value(tag, in: directory), !value.isEmpty else {
+        return nil
+      }
+      return value
+    }
+    func integer(_ tag: UInt16, _ directory: ExifDirectory) -> Int? {
+      guard case .integers(let values) = exif.value(tag, in: directory) else { return nil }
+      return values.first
+    }
+    func rationals(_ tag: UInt16, _ directory: ExifDirectory) -> [Double]? {
+      guard case .rationals(let values) = exif.value(tag, in: directory) else { return nil }
+      let known = values.compactMap { $0 }
+      return known.count == values.count && !known.isEmpty ? known : nil
+    }
+
+    switch exif.value(0x0112, in: .primary) {
+    case nil: orientation = .absent
+    case .integers(let values)?:
+      let raw = values.first ?? 0
+      orientation = Orientation(rawValue: raw).map(OrientationTag.valid) ?? .invalid(raw: raw)
+    case _?: orientation = .invalid(raw: 0)
+    }
+
+    cameraMake = text(0x010F, .primary)
+    cameraModel = text(0x0110, .primary)
+    lensMake = text(0xA433, .exif)
+    lensModel = text(0xA434, .exif)
+    exposureTime = rationals(0x829A, .exif)?.first
+    fNumber = rationals(0x829D, .exif)?.first
+    iso = integer(0x8827, .exif)
+    focalLength = rationals(0x920A, .exif)?.first
+    if let original = text(0x9003, .exif) {
+      captureDate = CaptureDate(
+        exif: original, subsecond: text(0x9291, .exif), offset: text(0x9011, .exif))
+    }
+
+    func degrees(_ tag: UInt16, ref: UInt16, negative: String) -> Double? {
+      guard let parts = rationals(tag, .gps), parts.count == 3 else { return nil }
+      // Rounded to 1e-7 degrees (about 1 cm): rationals carry no more than that.
+      let value = ((parts[0] + parts[1] / 60 + parts[2] / 3600) * 1e7).rounded() / 1e7
+      return text(ref, .gps)?.uppercased() == negative ? -value : value
+    }
+    if let latitude = degrees(0x0002, ref: 0x0001, negative: "S"),
+      let longitude = degrees(0x0004, ref: 0x0003, negative: "W"),
+      abs(latitude) <= 90, abs(longitude) <= 180
+    {
+      var altitude = rationals(0x0006, .gps)?.first
+      if case .bytes(let ref)? = exif.value(0x0005, in: .gps), ref.first == 1 {
+        altitude = altitude.map { -$0 }
+      }
+      location = GPSLocation(latitude: latitude, longitude: longitude, altitude: altitude)
+    }
+  }
+}
+
+/// Opening an input file, with the errors a person can act on.
+enum InputFile {
+  /// Opens `path` for reading and returns its size; refuses directories and empty files.
+  static func open(_ path: String) throws(DarkroomError) -> (FileHandle, Int) {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw errnoError(path) }
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+      throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
+    }
+    guard (info.st_mode & S_IFMT) == S_IFREG else {
+      throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
+    }
+    guard info.st_size > 0 else {
+      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
+    }
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw errnoError(path) }
+    return (FileHandle(fileDescriptor: fd, closeOnDealloc: true), Int(info.st_size))
+  }
+
+  static func errnoError(_ path: String) -> DarkroomError {
+    let code = errno
+    let reason = String(cString: strerror(code))
+    switch code {
+    case ENOENT: return DarkroomError(.notFound, file: path, "no such file")
+    case EACCES, EPERM: return DarkroomError(.unreadable, file: path, "cannot read: \(reason)")
+    default: return DarkroomError(.io, file: path, "cannot read: \(reason)")
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import CVips
+import CVipsShim
+
+/// Owns one libvips image reference: the only Swift type that holds a `VipsImage*`.
+///
+/// A libvips image is an immutable recipe for pixels; its reference count is atomic and
+/// libvips computes pixels on many threads, so sharing an owner across tasks is safe.
+final class VipsImage: @unchecked Sendable {
+  private let pointer: UnsafeMutablePointer<CVips.VipsImage>
+  /// The file (or stream name) the pixels come from, for error messages: libvips decodes
+  /// lazily, so a damaged file may only fail when the pipeline runs.
+  let source: String?
+
+  /// Takes over a reference the caller owns.
+  private init(owning pointer: UnsafeMutablePointer<CVips.VipsImage>, source: String?) {
+    self.pointer = pointer
+    self.source = source
+  }
+
+  deinit {
+    g_object_unref(UnsafeMutableRawPointer(pointer))
+  }
+
+  /// How strictly a loader treats damaged input.
+  enum FailOn: Int32 {
+    case none = 0
+    case truncated, error, warning
+  }
+
+  /// Opens `path` lazily: libvips reads the header now and pixels only when they are pulled.
+  static func open(path: String, sequential: Bool, failOn: FailOn = .error) throws(DarkroomError)
+    -> VipsImage
+  {
+    try Vips.start()
+    guard let image = dr_image_new_from_file(path, sequential ? 1 : 0, failOn.rawValue) else {
+      throw Vips.takeError(context: "cannot open", file: path)
+    }
+    return VipsImage(owning: image, source: path)
+  }
+
+  var width: Int { Int(vips_image_get_width(pointer)) }
+  var height: Int { Int(vips_image_get_height(pointer)) }
+  var bands: Int { Int(vips_image_get_bands(pointer)) }
+  var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+
+  /// The name of the libvips loader that opened this image, such as `jpegload`.
+  var loader: String? { string(named: "vips-loader") }
+
+  /// A copy of a binary metadata field, such as `exif-data` or `icc-profile-data`.
+  func blob(named name: String) -> [UInt8]? {
+    guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+    var data: UnsafeRawPointer?
+    var length = 0
+    guard vips_image_get_blob(pointer, name, &data, &length) == 0, let data, length > 0 else {
+      return nil
+    }
+    return Array(UnsafeRawBufferPointer(start: data, count: length))
+  }
+
+  func string(named name: String) -> String? {
+    guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+    var value: UnsafePointer<CChar>?
+    guard vips_image_get_string(pointer, name, &value) == 0, let value else { return nil }
+    return String(cString: value)
+  }
+}
+
+extension VipsImage {
+  /// Opens a file for its header only, after checking that libvips knows its format, so
+  /// that "not an image" reads as such rather than as a loader failure.
+  static func header(path: String) throws(DarkroomError) -> VipsImage {
+    try Vips.start()
+    guard vips_foreign_find_load(path) != nil else {
+      vips_error_clear()
+      throw DarkroomError(
+        .unsupportedFormat, file: path, "not an image in any format Darkroom reads")
+    }
+    return try open(path: path, sequential: true)
+  }
+
+  /// Darkroom's short name for the format that libvips loaded, such as "jpeg" or "avif".
+  var formatName: String {
+    guard var name = loader else { return "unknown" }
+    for suffix in ["_source", "_buffer", "_file", "load"] where name.hasSuffix(suffix) {
+      name.removeLast(suffix.count)
+    }
+    if name == "heif", string(named: "heif-compression") == "av1" { return "avif" }
+    return name
+  }
+}
+
+extension VipsImage {
+  /// Arguments of libvips' `thumbnail`: shrink-on-load, orientation, colour and crop in one
+  /// operation.
+  struct ThumbnailOptions: Sendable {
+    var width: Int
+    var height: Int
+    /// VipsInteresting: 0 none, 1 centre, 2 entropy, 3 attention.
+    var crop: Int32 = 0
+    /// VipsSize: 0 both, 1 up, 2 down, 3 force.
+    var size: Int32 = 2
+    var autoRotate = true
+    var failOn: FailOn = .error
+    /// Output colour profile; nil keeps libvips' default (sRGB for tagged sources).
+    var exportProfile: String?
+  }
+
+  static func thumbnail(path: String, _ options: ThumbnailOptions) throws(DarkroomError)
+    -> VipsImage
+  {
+    try Vips.start()
+    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    let status = options.withC { dr_thumbnail_file(path, $0, &out) }
+    guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: path) }
+    return VipsImage(owning: out, source: path)
+  }
+
+  static func thumbnail(buffer: [UInt8], name: String, _ options: ThumbnailOptions)
+    throws(DarkroomError) -> VipsImage
+  {
+    try Vips.start()
+    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    let status = buffer.withUnsafeBytes { bytes in
+      options.withC { dr_thumbnail_buffer(bytes.baseAddress, bytes.count, $0, &out) }
+    }
+    guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: name) }
+    return VipsImage(owning: out, source: name)
+  }
+
+  /// Runs the pipeline and encodes the result; `suffix` names the saver and its options,
+  /// as in ".jpg[Q=85,strip]".
+  func encode(suffix: String) throws(DarkroomError) -> [UInt8] {
+    var buffer: UnsafeMutableRawPointer?
+    var length = 0
+    guard dr_write_to_buffer(pointer, suffix, &buffer, &length) == 0, let buffer else {
+      throw Vips.takeError(context: "cannot render", file: source)
+    }
+    defer { g_free(buffer) }
+    return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+  }
+
+  /// Decodes one pixel (for tests and checks): band values as doubles.
+  func pixel(x: Int, y: Int) throws(DarkroomError) -> [Double] {
+    var values: UnsafeMutablePointer<Double>?
+    var count: Int32 = 0
+    guard dr_getpoint(pointer, &values, &count, Int32(x), Int32(y)) == 0, let values else {
+      throw Vips.takeError(context: "cannot read pixel \(x),\(y)", file: source)
+    }
+    defer { g_free(values) }
+    return Array(UnsafeBufferPointer(start: values, count: Int(count)))
+  }
+}
+
+extension VipsImage.ThumbnailOptions {
+  fileprivate func withC<R>(_ body: (UnsafePointer<DrThumbnailOptions>) -> R) -> R {
+    func call(_ profile: UnsafePointer<CChar>?) -> R {
+      var c = DrThumbnailOptions(
+        width: Int32(clamping: width), height: Int32(clamping: height), crop: crop, size: size,
+        no_rotate: autoRotate ? 0 : 1, fail_on: failOn.rawValue, export_profile: profile)
+      return body(&c)
+    }
+    guard let exportProfile else { return call(nil) }
+    return exportProfile.withCString(call)
+  }
+}

@@ -1,0 +1,117 @@
+import ArgumentParser
+import Darkroom
+import Foundation
+
+struct InfoCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "info",
+    abstract: "Show dimensions, orientation, capture date, GPS, camera and colour profile.",
+    discussion: """
+      Reads only each file's header: no pixels are decoded, so it is fast on large files.
+      Files without EXIF (most PNG, GIF and WebP) are normal; their EXIF fields are empty.
+
+      Examples:
+        darkroom info IMG_0001.jpg
+        darkroom info --json Samples/*.jpg | jq '.[] | {file, orientation, captureDate}'
+
+      With --json, prints one JSON array with an object per file, in argument order. A file
+      that cannot be read gets {"file", "error", "errorKind"} in its place and a line on
+      standard error; the others still print, and the exit status is 1.
+      Field reference: docs/info-json.md.
+      """)
+
+  @Argument(help: "Image files to describe.")
+  var files: [String]
+
+  @Flag(help: "Print a JSON array (one object per file) instead of a table.")
+  var json = false
+
+  func run() throws {
+    var failed = false
+    var entries: [InfoEntry] = []
+    var blocks: [String] = []
+    for file in files {
+      do {
+        let metadata = try AssetMetadata.read(path: file)
+        if json { entries.append(.metadata(metadata)) } else { blocks.append(table(metadata)) }
+      } catch {
+        failed = true
+        reportError(error)
+        if json { entries.append(.failure(file: file, error: error)) }
+      }
+    }
+    if json {
+      print(try jsonText(entries))
+    } else if !blocks.isEmpty {
+      print(blocks.joined(separator: "\n"))
+    }
+    if failed { throw WorkFailed() }
+  }
+
+  private func table(_ m: AssetMetadata) -> String {
+    func number(_ value: Double?, _ digits: Int = 2) -> String? {
+      value.map { String(format: "%.\(digits)f", $0) }
+    }
+    var orientation = "\(m.orientation.effective.rawValue) (\(m.orientation.effective.summary))"
+    switch m.orientation {
+    case .absent: orientation += ", no tag"
+    case .invalid(let raw): orientation += ", tag value \(raw) is invalid and ignored"
+    case .valid: break
+    }
+    let exposure = m.exposureTime.map { $0 < 1 ? "1/\(Int((1 / $0).rounded())) s" : "\($0) s" }
+    let gps = m.location.map { place in
+      let altitude = place.altitude.map { String(format: ", %.1f m", $0) } ?? ""
+      return String(format: "%.6f, %.6f", place.latitude, place.longitude) + altitude
+    }
+    let rows: [(String, String?)] = [
+      ("File", m.file),
+      ("Format", m.format),
+      ("File size", "\(m.byteSize) bytes"),
+      ("Stored size", "\(m.width) x \(m.height)"),
+      ("Display size", "\(m.displayWidth) x \(m.displayHeight)"),
+      ("Orientation", orientation),
+      ("Alpha", m.hasAlpha ? "yes" : "no"),
+      ("Captured", m.captureDate?.iso8601),
+      ("GPS", gps),
+      ("Camera", [m.cameraMake, m.cameraModel].compactMap { $0 }.joined(separator: " ")),
+      ("Lens", [m.lensMake, m.lensModel].compactMap { $0 }.joined(separator: " ")),
+      ("Exposure", exposure),
+      ("Aperture", m.fNumber.map { "f/" + (number($0, 1) ?? "") }),
+      ("ISO", m.iso.map(String.init)),
+      ("Focal length", m.focalLength.map { (number($0, 1) ?? "") + " mm" }),
+      (
+        "ICC profile",
+        m.iccProfile.map {
+          "\($0.description ?? "unnamed") (\($0.colorSpace ?? "?"), \($0.byteSize) bytes)"
+        }
+          ?? "none"
+      ),
+    ]
+    let width = rows.map(\.0.count).max() ?? 0
+    return rows.compactMap { label, value in
+      guard let value, !value.isEmpty else { return nil }
+      return label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value
+    }.joined(separator: "\n") + "\n"
+  }
+}
+
+/// One element of `info --json`'s array.
+private enum InfoEntry: Encodable {
+  case metadata(AssetMetadata)
+  case failure(file: String, error: Error)
+
+  private enum Field: String, CodingKey { case file, error, errorKind }
+
+  func encode(to encoder: Encoder) throws {
+    switch self {
+    case .metadata(let metadata):
+      try metadata.encode(to: encoder)
+    case .failure(let file, let error):
+      var c = encoder.container(keyedBy: Field.self)
+      try c.encode(file, forKey: .file)
+      let darkroom = error as? DarkroomError
+      try c.encode(darkroom?.message ?? "\(error)", forKey: .error)
+      try c.encode(darkroom?.kind.rawValue ?? "io", forKey: .errorKind)
+    }
+  }
+}

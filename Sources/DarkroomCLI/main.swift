@@ -1,0 +1,35 @@
+import ArgumentParser
+import Darkroom
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `darkroom`: image representations, filters and non-destructive edits on the command line.
+struct DarkroomCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "darkroom",
+    abstract: "Render representations of photos, apply filters, and undo edits.",
+    discussion: """
+      Exit status: 0 on success, 1 if any file failed, 2 on a usage error.
+      Errors go to standard error, one line each: `darkroom: FILE: problem`.
+      """,
+    version: DarkroomVersion.string,
+    subcommands: [InfoCommand.self])
+}
+
+// ArgumentParser exits 64 on a usage error; Darkroom promises 2 (as most Unix tools do).
+do {
+  var command = try DarkroomCommand.parseAsRoot()
+  try command.run()
+} catch let failure as WorkFailed {
+  exit(failure.status)
+} catch {
+  let code = DarkroomCommand.exitCode(for: error)
+  if code == .validationFailure {
+    FileHandle.standardError.write(DarkroomCommand.fullMessage(for: error) + "\n")
+    exit(2)
+  }
+  DarkroomCommand.exit(withError: error)
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+@Suite("libvips binding")
+struct VipsTests {
+  @Test("a loop through libvips under VIPS_LEAK=1 reports no leaked object or memory")
+  func noLeaks() throws {
+    let folder = try Fixture.temporaryFolder()
+    let image = try VipsImage.thumbnail(
+      path: Fixture.sample("orientation-6.jpg"), .init(width: 200, height: 200))
+    var files: [String] = []
+    for (index, suffix) in [".webp", ".tif", ".gif", ".png"].enumerated() {
+      files.append(try folder.write("x\(index)\(suffix)", try image.encode(suffix: suffix)))
+    }
+    let arguments =
+      ["info"] + Array(repeating: files, count: 25).flatMap { $0 } + [folder.file("gone.tif")]
+    let result = try CLI.run(arguments, environment: ["VIPS_LEAK": "1"])
+    #expect(result.status == 1)  // the missing file
+    #expect(result.stdout.components(separatedBy: "Display size").count == 101)
+    // libvips prints "N objects alive" / "memory: high-water mark" lines only for leaks.
+    let report = result.stderr.split(separator: "\n").filter {
+      !$0.contains("gone.tif") && !$0.hasPrefix("memory: high-water mark")
+    }
+    #expect(report.isEmpty, "\(report)")
+  }
+
+  @Test("libvips errors become Swift errors carrying libvips' own message and the file")
+  func errorsCarryMessage() throws {
+    let folder = try Fixture.temporaryFolder()
+    let jpeg = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    let path = try folder.write("cut.jpg", Array(jpeg.prefix(jpeg.count / 2)))
+    let error = #expect(throws: DarkroomError.self) {
+      _ = try VipsImage.thumbnail(path: path, .init(width: 100, height: 100)).encode(suffix: ".png")
+    }
+    #expect(error?.kind == .engine)
+    #expect(error?.description.contains("cut.jpg") == true)
+    #expect(
+      error?.message.contains("VipsJpeg") == true || error?.message.contains("jpeg") == true,
+      "\(error?.message ?? "")")
+  }
+
+  @Test("libvips starts once even when many tasks race to start it")
+  func concurrentStart() async throws {
+    try await withThrowingTaskGroup(of: Int.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          try VipsImage.thumbnail(path: Fixture.sample("gps.jpg"), .init(width: 64, height: 64))
+            .width
+        }
+      }
+      for try await width in group { #expect(width == 64) }
+    }
+  }
+}
