@@ -8,7 +8,8 @@ let package = Package(
     .executable(name: "darkroom", targets: ["DarkroomCLI"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
   ],
   targets: [
     // libvips and libexif, found through pkg-config. Only Sources/Darkroom/Vips and
@@ -21,7 +22,11 @@ let package = Package(
       providers: [.apt(["libexif-dev"]), .brew(["libexif"])]),
     // Fixed-argument wrappers around libvips' variadic calls, which Swift cannot make.
     .target(name: "CVipsShim", dependencies: ["CVips"]),
-    .target(name: "Darkroom", dependencies: ["CVips", "CVipsShim", "CExif"]),
+    .target(
+      name: "Darkroom",
+      dependencies: [
+        "CVips", "CVipsShim", "CExif", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     .executableTarget(
       name: "DarkroomCLI",
       dependencies: [

@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "vips_shim.h"
 
@@ -45,6 +46,20 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
 
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len) {
   return vips_image_write_to_buffer(in, suffix, buf, len, NULL);
+}
+
+int dr_copy(VipsImage *in, VipsImage **out) { return vips_copy(in, out, NULL); }
+
+void dr_remove_fields_with_prefix(VipsImage *image, const char *prefix) {
+  gchar **fields = vips_image_get_fields(image);
+  size_t n = strlen(prefix);
+  for (gchar **f = fields; f && *f; f++)
+    if (strncmp(*f, prefix, n) == 0) vips_image_remove(image, *f);
+  g_strfreev(fields);
+}
+
+int dr_icc_transform(VipsImage *in, VipsImage **out, const char *profile) {
+  return vips_icc_transform(in, out, profile, "embedded", TRUE, NULL);
 }
 
 int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y) {

@@ -18,8 +18,27 @@ func reportError(_ error: Error) {
 }
 
 /// Encodes a value as pretty, key-sorted JSON, for `--json` output.
-func jsonText<T: Encodable>(_ value: T) throws -> String {
+func jsonText<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
   let encoder = JSONEncoder()
-  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+  encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+  if pretty { encoder.outputFormatting.insert(.prettyPrinted) }
   return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+/// Standard input, read whole with a bound: an image piped in must fit in memory.
+enum StandardInput {
+  static let limit = 1 << 30
+
+  static func readAll() throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty {
+      bytes += chunk
+      guard bytes.count <= limit else {
+        throw DarkroomError(
+          .tooLarge, file: "-", "standard input is larger than \(limit >> 20) MiB")
+      }
+    }
+    guard !bytes.isEmpty else { throw DarkroomError(.empty, file: "-", "standard input is empty") }
+    return bytes
+  }
 }

@@ -32,6 +32,16 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
 /// Encodes to memory; `suffix` picks the saver and its options, e.g. ".jpg[Q=85,strip]".
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len);
 
+/// A metadata-only copy of `in` (pixels are shared, not copied) whose header Darkroom may
+/// change without touching an image other pipelines hold.
+int dr_copy(VipsImage *in, VipsImage **out);
+
+/// Removes every metadata field whose name starts with `prefix` (e.g. "exif-ifd3-", GPS).
+void dr_remove_fields_with_prefix(VipsImage *image, const char *prefix);
+
+/// Converts to `profile` ("srgb", "p3" or a file), importing with the embedded profile.
+int dr_icc_transform(VipsImage *in, VipsImage **out, const char *profile);
+
 /// Reads one pixel; `values` is g_malloc()ed, free it with g_free().
 int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y);
 

@@ -10,20 +10,46 @@ extension AssetMetadata {
   /// Throws a `DarkroomError` naming the file for a missing, unreadable, empty, truncated or
   /// unrecognised file. A file with no EXIF is normal: its EXIF fields are nil.
   public static func read(path: String) throws(DarkroomError) -> AssetMetadata {
+    try read(.file(path))
+  }
+
+  /// Reads the metadata of a file or of bytes in memory.
+  public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
+    let name = source.name
     do {
-      let (handle, size) = try InputFile.open(path)
-      defer { try? handle.close() }
-      let source = ByteSource(file: handle, count: size)
-      if let header = try ContainerHeader.parse(source) {
-        let compressedICC = header.hasCompressedICC ? { try? VipsImage.header(path: path) } : nil
-        return make(path, size, header, iccFallback: compressedICC)
+      switch source {
+      case .file(let path):
+        let (handle, size) = try InputFile.open(path)
+        defer { try? handle.close() }
+        return try read(ByteSource(file: handle, count: size), name) {
+          try VipsImage.header(path: path)
+        }
+      case .data(let bytes, _):
+        guard !bytes.isEmpty else {
+          throw DarkroomError(.empty, file: name, "empty input (0 bytes)")
+        }
+        return try read(ByteSource(memory: bytes), name) {
+          try VipsImage.header(buffer: PinnedBytes(bytes), name: name)
+        }
       }
-      return try fromVips(VipsImage.header(path: path), path, size)
     } catch let error as DarkroomError {
-      throw error.file == nil ? error.about(path) : error
+      throw error.file == nil ? error.about(name) : error
     } catch {
-      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
+      throw DarkroomError(.io, file: name, "cannot read: \(error.localizedDescription)")
     }
+  }
+
+  private static func read(
+    _ source: ByteSource, _ name: String, libvipsHeader: () throws -> VipsImage
+  ) throws -> AssetMetadata {
+    if var header = try ContainerHeader.parse(source) {
+      // PNG compresses its profile; libvips' header load inflates it.
+      if header.hasCompressedICC {
+        header.icc = (try? libvipsHeader())?.blob(named: "icc-profile-data")
+      }
+      return make(name, source.count, header)
+    }
+    return fromVips(try libvipsHeader(), name, source.count)
   }
 
   private static func fromVips(_ image: VipsImage, _ path: String, _ size: Int) -> AssetMetadata {
@@ -31,16 +57,16 @@ extension AssetMetadata {
       format: image.formatName, width: image.width, height: image.height,
       hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
       icc: image.blob(named: "icc-profile-data"))
-    return make(path, size, header, iccFallback: nil)
+    return make(path, size, header)
   }
 
-  private static func make(
-    _ path: String, _ size: Int, _ header: ContainerHeader, iccFallback: (() -> VipsImage?)?
-  ) -> AssetMetadata {
+  private static func make(_ path: String, _ size: Int, _ header: ContainerHeader)
+    -> AssetMetadata
+  {
     var metadata = AssetMetadata(
       file: path, format: header.format, byteSize: size, width: header.width,
       height: header.height, orientation: .absent, hasAlpha: header.hasAlpha)
-    if let icc = header.icc ?? iccFallback?()?.blob(named: "icc-profile-data") {
+    if let icc = header.icc {
       metadata.iccProfile = ICCProfileInfo(profile: icc)
     }
     if let block = header.exif, let exif = ExifDocument(block: block) {
@@ -133,6 +159,19 @@ enum InputFile {
     case ENOENT: return DarkroomError(.notFound, file: path, "no such file")
     case EACCES, EPERM: return DarkroomError(.unreadable, file: path, "cannot read: \(reason)")
     default: return DarkroomError(.io, file: path, "cannot read: \(reason)")
+    }
+  }
+}
+
+extension InputFile {
+  /// The whole file, with the same errors as `open`.
+  static func readAll(_ path: String) throws(DarkroomError) -> [UInt8] {
+    let (handle, _) = try open(path)
+    defer { try? handle.close() }
+    do {
+      return Array(try handle.readToEnd() ?? Data())
+    } catch {
+      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
     }
   }
 }

@@ -29,6 +29,8 @@ enum ExifValue: Sendable, Equatable {
 /// out the few tags it needs and lets go of the C structures at once.
 struct ExifDocument: Sendable {
   private let values: [Key: ExifValue]
+  /// Bytes of the embedded thumbnail image (IFD1), 0 when there is none.
+  let thumbnailByteCount: Int
 
   private struct Key: Hashable {
     var directory: ExifDirectory
@@ -96,8 +98,10 @@ struct ExifDocument: Sendable {
         values[Key(directory: directory, tag: tag)] = value
       }
     }
-    if values.isEmpty { return nil }
+    let thumbnail = Int(data.pointee.size)
+    if values.isEmpty && thumbnail == 0 { return nil }
     self.values = values
+    thumbnailByteCount = thumbnail
   }
 
   func value(_ tag: UInt16, in directory: ExifDirectory) -> ExifValue? {

@@ -10,11 +10,18 @@ final class VipsImage: @unchecked Sendable {
   /// The file (or stream name) the pixels come from, for error messages: libvips decodes
   /// lazily, so a damaged file may only fail when the pipeline runs.
   let source: String?
+  /// Memory libvips reads lazily (an image loaded from bytes): kept alive as long as any
+  /// image derived from it, because libvips does not copy it.
+  private let pinned: PinnedBytes?
 
   /// Takes over a reference the caller owns.
-  private init(owning pointer: UnsafeMutablePointer<CVips.VipsImage>, source: String?) {
+  private init(
+    owning pointer: UnsafeMutablePointer<CVips.VipsImage>, source: String?,
+    pinned: PinnedBytes? = nil
+  ) {
     self.pointer = pointer
     self.source = source
+    self.pinned = pinned
   }
 
   deinit {
@@ -65,6 +72,20 @@ final class VipsImage: @unchecked Sendable {
   }
 }
 
+/// Bytes in memory that libvips may read for as long as an image made from them lives.
+final class PinnedBytes: @unchecked Sendable {
+  let bytes: UnsafeMutableRawBufferPointer
+
+  init(_ data: [UInt8]) {
+    let storage = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: max(data.count, 1), alignment: 16)
+    data.withUnsafeBytes { storage.copyMemory(from: $0) }
+    bytes = UnsafeMutableRawBufferPointer(rebasing: storage[0..<data.count])
+  }
+
+  deinit { UnsafeMutableRawPointer(bytes.baseAddress)?.deallocate() }
+}
+
 extension VipsImage {
   /// Opens a file for its header only, after checking that libvips knows its format, so
   /// that "not an image" reads as such rather than as a loader failure.
@@ -72,10 +93,22 @@ extension VipsImage {
     try Vips.start()
     guard vips_foreign_find_load(path) != nil else {
       vips_error_clear()
-      throw DarkroomError(
-        .unsupportedFormat, file: path, "not an image in any format Darkroom reads")
+      throw notAnImage(path)
     }
     return try open(path: path, sequential: true)
+  }
+
+  static func header(buffer: PinnedBytes, name: String) throws(DarkroomError) -> VipsImage {
+    try Vips.start()
+    guard vips_foreign_find_load_buffer(buffer.bytes.baseAddress, buffer.bytes.count) != nil else {
+      vips_error_clear()
+      throw notAnImage(name)
+    }
+    return try open(buffer: buffer, name: name, sequential: true)
+  }
+
+  private static func notAnImage(_ name: String) -> DarkroomError {
+    DarkroomError(.unsupportedFormat, file: name, "not an image in any format Darkroom reads")
   }
 
   /// Darkroom's short name for the format that libvips loaded, such as "jpeg" or "avif".
@@ -115,16 +148,43 @@ extension VipsImage {
     return VipsImage(owning: out, source: path)
   }
 
-  static func thumbnail(buffer: [UInt8], name: String, _ options: ThumbnailOptions)
+  static func thumbnail(buffer: PinnedBytes, name: String, _ options: ThumbnailOptions)
     throws(DarkroomError) -> VipsImage
   {
     try Vips.start()
     var out: UnsafeMutablePointer<CVips.VipsImage>?
-    let status = buffer.withUnsafeBytes { bytes in
-      options.withC { dr_thumbnail_buffer(bytes.baseAddress, bytes.count, $0, &out) }
+    let status = options.withC {
+      dr_thumbnail_buffer(buffer.bytes.baseAddress, buffer.bytes.count, $0, &out)
     }
     guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: name) }
-    return VipsImage(owning: out, source: name)
+    return VipsImage(owning: out, source: name, pinned: buffer)
+  }
+
+  /// Opens an image held in memory, lazily.
+  static func open(buffer: PinnedBytes, name: String, sequential: Bool, failOn: FailOn = .error)
+    throws(DarkroomError) -> VipsImage
+  {
+    try Vips.start()
+    guard
+      let image = dr_image_new_from_buffer(
+        buffer.bytes.baseAddress, buffer.bytes.count, sequential ? 1 : 0, failOn.rawValue)
+    else { throw Vips.takeError(context: "cannot open", file: name) }
+    return VipsImage(owning: image, source: name, pinned: buffer)
+  }
+
+  /// A copy of this image's header to change for output: Orientation 1 (or as stored, for
+  /// an image that was not turned upright), no EXIF thumbnail, and GPS removed on request.
+  func preparedForOutput(upright: Bool, stripLocation: Bool) throws(DarkroomError) -> VipsImage {
+    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    guard dr_copy(pointer, &out) == 0, let out else {
+      throw Vips.takeError(context: "cannot render", file: source)
+    }
+    if upright { vips_image_set_int(out, "orientation", 1) }
+    // libvips rebuilds EXIF on save from these fields: a removed field is a removed tag.
+    vips_image_remove(out, "jpeg-thumbnail-data")
+    dr_remove_fields_with_prefix(out, "exif-ifd1-")
+    if stripLocation { dr_remove_fields_with_prefix(out, "exif-ifd3-") }
+    return VipsImage(owning: out, source: source, pinned: pinned)
   }
 
   /// Runs the pipeline and encodes the result; `suffix` names the saver and its options,
@@ -137,6 +197,15 @@ extension VipsImage {
     }
     defer { g_free(buffer) }
     return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+  }
+
+  /// The image converted to a colour profile (a libvips built-in name or a file).
+  func iccTransform(to profile: String) throws(DarkroomError) -> VipsImage {
+    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    guard dr_icc_transform(pointer, &out, profile) == 0, let out else {
+      throw Vips.takeError(context: "cannot convert colour", file: source)
+    }
+    return VipsImage(owning: out, source: source, pinned: pinned)
   }
 
   /// Decodes one pixel (for tests and checks): band values as doubles.

@@ -1,0 +1,68 @@
+import Crypto
+import Foundation
+
+/// The SHA-256 of an image's bytes: the identity of its content, whatever its name.
+public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible {
+  /// 64 lowercase hex digits.
+  public let hex: String
+
+  public init?(hex: String) {
+    guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+    self.hex = hex
+  }
+
+  init<D: Digest>(digest: D) {
+    hex = digest.map { byte in
+      let text = String(byte, radix: 16)
+      return byte < 16 ? "0" + text : text
+    }.joined()
+  }
+
+  public var description: String { hex }
+
+  public static func of(bytes: some DataProtocol) -> ContentHash {
+    ContentHash(digest: SHA256.hash(data: bytes))
+  }
+
+  public static func of(text: String) -> ContentHash {
+    of(bytes: Array(text.utf8))
+  }
+
+  /// Hashes a file in 1 MiB reads, so memory stays flat for large files.
+  public static func of(file path: String) throws(DarkroomError) -> ContentHash {
+    let (handle, _) = try InputFile.open(path)
+    defer { try? handle.close() }
+    var hasher = SHA256()
+    do {
+      while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+        hasher.update(data: chunk)
+      }
+    } catch {
+      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
+    }
+    return ContentHash(digest: hasher.finalize())
+  }
+}
+
+/// What the file system says about a file: cheap to read, and changed by every write.
+///
+/// The change time (`ctime`) is set by the kernel on any write or rename and cannot be set
+/// back by `touch -r` or `utimes`, so a file whose content changed never keeps its
+/// identity, even when its size and modification time were restored.
+struct FileIdentity: Sendable, Hashable, Codable {
+  var device: UInt64
+  var inode: UInt64
+  var size: Int64
+  var modified: Int64  // nanoseconds
+  var changed: Int64  // nanoseconds
+
+  init(path: String) throws(DarkroomError) {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw InputFile.errnoError(path) }
+    device = UInt64(info.st_dev)
+    inode = UInt64(info.st_ino)
+    size = Int64(info.st_size)
+    modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+  }
+}

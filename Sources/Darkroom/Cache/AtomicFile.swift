@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Writes files so that a reader sees the old content or the new, never a part: the bytes go
+/// to a temporary file in the same folder, which is then renamed over the target.
+public enum AtomicFile {
+  /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
+  /// before this returns (for originals; derived files can be made again).
+  public static func write(_ bytes: [UInt8], to path: String, durable: Bool = false)
+    throws(DarkroomError)
+  {
+    let url = URL(fileURLWithPath: path)
+    let folder = url.deletingLastPathComponent().path
+    let temporary =
+      folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw writeError(path, errno) }
+    var ok = bytes.withUnsafeBytes { buffer -> Bool in
+      guard let start = buffer.baseAddress else { return true }
+      var offset = 0
+      while offset < buffer.count {
+        let n = Glibc.write(fd, start + offset, buffer.count - offset)
+        if n < 0 {
+          if errno == EINTR { continue }
+          return false
+        }
+        offset += n
+      }
+      return true
+    }
+    var failure = ok ? 0 : errno
+    if ok && durable && fsync(fd) != 0 {
+      ok = false
+      failure = errno
+    }
+    close(fd)
+    guard ok, rename(temporary, path) == 0 else {
+      if ok { failure = errno }
+      unlink(temporary)
+      throw writeError(path, failure)
+    }
+    if durable { syncFolder(folder) }
+  }
+
+  /// Makes a rename or a new name in `folder` durable.
+  static func syncFolder(_ folder: String) {
+    let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    close(fd)
+  }
+
+  static func writeError(_ path: String, _ code: Int32) -> DarkroomError {
+    let reason = String(cString: strerror(code))
+    switch code {
+    case ENOENT:
+      return DarkroomError(.io, file: path, "cannot write: the folder does not exist")
+    case EACCES, EPERM, EROFS:
+      return DarkroomError(.io, file: path, "cannot write: \(reason)")
+    case ENOSPC, EDQUOT:
+      return DarkroomError(.io, file: path, "cannot write: no space left on the device")
+    default:
+      return DarkroomError(.io, file: path, "cannot write: \(reason)")
+    }
+  }
+}

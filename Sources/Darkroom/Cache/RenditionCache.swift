@@ -1,0 +1,284 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Rendered representations on disk, keyed by what decides their bytes: the source's content
+/// hash, the representation spec, the edit state and the engine's render version. Bounded in
+/// size, least recently used first out, and safe for many processes at once.
+///
+/// Layout: `objects/<ab>/<source sha256>/<key>_<rep>_<edit>_<W>x<H>_<bytes>.<ext>`. An entry is written to
+/// a temporary file and renamed into place, so readers never see part of one; the byte count
+/// in its name also rejects a file a power cut left short. `sources/` remembers each source
+/// file's content hash beside its file identity (device, inode, size, mtime, ctime), so a hit
+/// does not re-read the source; any write to the source changes its ctime and forces a re-hash.
+public struct RenditionCache: Sendable {
+  public let folder: URL
+  /// Evicts least recently used entries when the total passes this many bytes.
+  public var limitBytes: Int64
+
+  public static let defaultLimitBytes: Int64 = 1 << 30
+
+  public init(folder: URL, limitBytes: Int64 = RenditionCache.defaultLimitBytes) {
+    self.folder = folder
+    self.limitBytes = limitBytes
+  }
+
+  /// The cache a source uses by default: its library's `.darkroom/cache`, else
+  /// `$XDG_CACHE_HOME/darkroom`, else `~/.cache/darkroom`.
+  public static func defaultFolder(for path: String?) -> URL {
+    if let path, let library = Library.containing(path) { return library.cacheFolder }
+    let environment = ProcessInfo.processInfo.environment
+    if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+      return URL(fileURLWithPath: xdg).appendingPathComponent("darkroom")
+    }
+    let home = environment["HOME"] ?? NSHomeDirectory()
+    return URL(fileURLWithPath: home).appendingPathComponent(".cache/darkroom")
+  }
+
+  /// One cached rendition.
+  public struct Entry: Sendable, Equatable {
+    public var path: String
+    public var key: String
+    public var representation: Representation
+    /// The edit state's short hash, or "original".
+    public var edit: String
+    public var width: Int
+    public var height: Int
+    public var byteCount: Int
+    public var format: ImageFormat
+  }
+
+  // MARK: Source identity
+
+  /// The content hash of a source file, re-read only when its file identity changed.
+  public func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
+    let identity = try FileIdentity(path: path)
+    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+    let memo = folder.appendingPathComponent("sources")
+      .appendingPathComponent(String(ContentHash.of(text: absolute).hex.prefix(32))).path
+    let expected = Self.memoLine(identity)
+    if let text = try? String(contentsOfFile: memo, encoding: .utf8),
+      text.hasPrefix(expected),
+      let hash = ContentHash(hex: String(text.dropFirst(expected.count).prefix(64)))
+    {
+      return hash
+    }
+    let hash = try ContentHash.of(file: path)
+    // Only remember a hash if the file did not change while it was read.
+    if (try? FileIdentity(path: path)) == identity {
+      try? makeFolder(memo)
+      try? AtomicFile.write(Array((expected + hash.hex + "\n").utf8), to: memo)
+    }
+    return hash
+  }
+
+  private static func memoLine(_ id: FileIdentity) -> String {
+    "\(id.device) \(id.inode) \(id.size) \(id.modified) \(id.changed) "
+  }
+
+  // MARK: Entries
+
+  func assetFolder(_ source: ContentHash) -> URL {
+    folder.appendingPathComponent("objects").appendingPathComponent(String(source.hex.prefix(2)))
+      .appendingPathComponent(source.hex)
+  }
+
+  /// The cached entry for `key`, if there is a complete one; marks it recently used.
+  public func lookup(source: ContentHash, key: String) -> Entry? {
+    guard let entry = entries(of: source).first(where: { $0.key == key }) else { return nil }
+    touch(entry.path)
+    return entry
+  }
+
+  /// Every complete entry of one source.
+  public func entries(of source: ContentHash) -> [Entry] {
+    let directory = assetFolder(source)
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
+      return []
+    }
+    return names.compactMap { name in
+      guard let entry = Self.parse(name, in: directory.path) else { return nil }
+      // A short file (a crash before its data reached the disk) is not an entry.
+      guard let size = try? FileManager.default.attributesOfItem(atPath: entry.path)[.size] as? Int,
+        size == entry.byteCount
+      else { return nil }
+      return entry
+    }
+  }
+
+  /// Reads an entry's bytes, or nil if it vanished or is not whole.
+  public func read(_ entry: Entry) -> [UInt8]? {
+    guard let data = FileManager.default.contents(atPath: entry.path), data.count == entry.byteCount
+    else { return nil }
+    return Array(data)
+  }
+
+  /// Stores rendered bytes atomically and evicts old entries if the cache is over its bound.
+  @discardableResult
+  public func store(
+    source: ContentHash, key: String, representation: Representation, edit: String,
+    bytes: [UInt8], format: ImageFormat, width: Int, height: Int
+  ) throws(DarkroomError) -> Entry {
+    let directory = assetFolder(source)
+    let name =
+      "\(key)_\(representation.rawValue)_\(edit)_\(width)x\(height)_\(bytes.count).\(format.fileExtension)"
+    let path = directory.appendingPathComponent(name).path
+    try makeFolder(path)
+    try AtomicFile.write(bytes, to: path)
+    addUsage(Int64(bytes.count))
+    return Entry(
+      path: path, key: key, representation: representation, edit: edit, width: width,
+      height: height, byteCount: bytes.count, format: format)
+  }
+
+  /// Runs `body` holding a lock for one entry, across processes, so that concurrent requests
+  /// for the same rendition render it once: the others wait, then find it cached.
+  public func withLock<T>(source: ContentHash, key: String, _ body: () throws -> T) throws -> T {
+    let lock = assetFolder(source).appendingPathComponent(".\(key).lock").path
+    try makeFolder(lock)
+    let fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return try body() }  // a read-only cache still renders
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    defer { flock(fd, LOCK_UN) }
+    return try body()
+  }
+
+  private static func parse(_ name: String, in directory: String) -> Entry? {
+    guard !name.hasPrefix("."), let dot = name.lastIndex(of: "."),
+      let format = ImageFormat(fileExtension: String(name[name.index(after: dot)...]))
+    else { return nil }
+    let parts = name[..<dot].split(separator: "_")
+    guard parts.count == 5, let representation = Representation(rawValue: String(parts[1])),
+      let x = parts[3].firstIndex(of: "x"), let width = Int(parts[3][..<x]),
+      let height = Int(parts[3][parts[3].index(after: x)...]), let bytes = Int(parts[4])
+    else { return nil }
+    return Entry(
+      path: directory + "/" + name, key: String(parts[0]), representation: representation,
+      edit: String(parts[2]), width: width, height: height, byteCount: bytes, format: format)
+  }
+
+  private func touch(_ path: String) {
+    // Modification time is the recency that eviction reads (atime is often not kept).
+    utimensat(AT_FDCWD, path, nil, 0)
+  }
+
+  private func makeFolder(_ file: String) throws(DarkroomError) {
+    let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+    do {
+      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    } catch {
+      throw DarkroomError(
+        .io, file: directory.path, "cannot create the cache folder: \(error.localizedDescription)")
+    }
+  }
+
+  // MARK: Size bound
+
+  /// The running total of stored bytes, kept in `usage` under a lock; the exact figure is
+  /// recomputed whenever it crosses the limit (and by `stats`).
+  private func addUsage(_ bytes: Int64) {
+    let path = folder.appendingPathComponent("usage").path
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    defer { flock(fd, LOCK_UN) }
+    var buffer = [UInt8](repeating: 0, count: 32)
+    let n = pread(fd, &buffer, 32, 0)
+    let current =
+      n > 0 ? Int64(String(decoding: buffer[0..<n], as: UTF8.self).trimmingSpaces) ?? 0 : 0
+    var total = current + bytes
+    if total > limitBytes {
+      total = evict(to: limitBytes * 9 / 10)
+    }
+    let text = Array("\(total)\n".utf8)
+    ftruncate(fd, 0)
+    _ = pwrite(fd, text, text.count, 0)
+  }
+
+  /// What the cache holds.
+  public struct Stats: Sendable, Codable, Equatable {
+    public var folder: String
+    public var entries: Int
+    public var bytes: Int64
+    public var limitBytes: Int64
+  }
+
+  public func stats() -> Stats {
+    let all = allEntries()
+    return Stats(
+      folder: folder.path, entries: all.count, bytes: all.reduce(0) { $0 + Int64($1.size) },
+      limitBytes: limitBytes)
+  }
+
+  /// Evicts least recently used entries until the cache is within `limit` bytes; also removes
+  /// leftovers of interrupted writes. Returns the bytes that remain.
+  @discardableResult
+  public func evict(to limit: Int64) -> Int64 {
+    var all = allEntries().sorted { $0.used < $1.used }
+    var total = all.reduce(0) { $0 + Int64($1.size) }
+    while total > limit, !all.isEmpty {
+      let oldest = all.removeFirst()
+      if unlink(oldest.path) == 0 { total -= Int64(oldest.size) }
+    }
+    removeStaleTemporaries()
+    return total
+  }
+
+  /// Removes every entry.
+  public func clear() throws(DarkroomError) {
+    for name in ["objects", "sources", "usage"] {
+      let url = folder.appendingPathComponent(name)
+      if FileManager.default.fileExists(atPath: url.path) {
+        do { try FileManager.default.removeItem(at: url) } catch {
+          throw DarkroomError(.io, file: url.path, "cannot remove: \(error.localizedDescription)")
+        }
+      }
+    }
+  }
+
+  private struct Stored {
+    var path: String
+    var size: Int
+    var used: Date
+  }
+
+  private func allEntries() -> [Stored] {
+    let objects = folder.appendingPathComponent("objects")
+    guard
+      let walker = FileManager.default.enumerator(
+        at: objects, includingPropertiesForKeys: [.fileSizeKey, .contentModificationDateKey])
+    else { return [] }
+    var result: [Stored] = []
+    for case let url as URL in walker where !url.lastPathComponent.hasPrefix(".") {
+      guard
+        let values = try? url.resourceValues(forKeys: [
+          .fileSizeKey, .contentModificationDateKey, .isRegularFileKey,
+        ]),
+        values.isRegularFile == true, let size = values.fileSize
+      else { continue }
+      result.append(
+        Stored(path: url.path, size: size, used: values.contentModificationDate ?? .distantPast))
+    }
+    return result
+  }
+
+  /// Temporary files older than an hour belong to writers that died.
+  private func removeStaleTemporaries() {
+    let objects = folder.appendingPathComponent("objects")
+    guard let walker = FileManager.default.enumerator(at: objects, includingPropertiesForKeys: nil)
+    else { return }
+    let cutoff = Date().addingTimeInterval(-3600)
+    for case let url as URL in walker where url.lastPathComponent.hasSuffix(".tmp") {
+      if let date = try? url.resourceValues(forKeys: [.contentModificationDateKey])
+        .contentModificationDate,
+        date < cutoff
+      {
+        unlink(url.path)
+      }
+    }
+  }
+}

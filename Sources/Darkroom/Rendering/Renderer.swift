@@ -1,0 +1,132 @@
+/// A rendered representation: encoded bytes and what they are.
+public struct Rendition: Sendable {
+  public var bytes: [UInt8]
+  public var format: ImageFormat
+  public var width: Int
+  public var height: Int
+  /// Whether the bytes came from the rendition cache rather than from libvips.
+  public var fromCache = false
+
+  public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int) {
+    self.bytes = bytes
+    self.format = format
+    self.width = width
+    self.height = height
+  }
+}
+
+/// Turns a source and a `RenditionSpec` into encoded bytes with one libvips pipeline, pulled
+/// once. It trusts its arguments (the CLI and API check them at the edge) but not its input.
+public struct Renderer: Sendable {
+  /// The largest input, in pixels, Darkroom will decode (a guard against decompression bombs):
+  /// 268 megapixels by default, as in sharp.
+  public var maxPixels = 268_402_689
+
+  /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
+  public static let renderVersion = 1
+
+  public init() {}
+
+  /// The format a spec produces for a source.
+  public func outputFormat(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> ImageFormat {
+    if let format = spec.format { return format }
+    return ImageFormat(sourceFormat: metadata.format) ?? (metadata.hasAlpha ? .png : .jpeg)
+  }
+
+  /// The size of the box a spec fits the upright image into.
+  func box(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> (width: Int, height: Int) {
+    switch spec.representation {
+    case .full:
+      return (metadata.width, metadata.height)
+    case .fullscreen:
+      let long = max(spec.screenWidth, spec.screenHeight)
+      let short = min(spec.screenWidth, spec.screenHeight)
+      let portrait = metadata.displayHeight > metadata.displayWidth
+      return portrait ? (short, long) : (long, short)
+    case .thumbnail, .aspectThumbnail:
+      return (spec.targetWidth, spec.targetHeight)
+    }
+  }
+
+  public func render(_ source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
+    -> Rendition
+  {
+    try render(source, spec, metadata: AssetMetadata.read(source))
+  }
+
+  /// Renders with metadata the caller already read (it decides the box and the colour path).
+  public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
+    throws(DarkroomError) -> Rendition
+  {
+    let pixels = metadata.width.multipliedReportingOverflow(by: metadata.height)
+    guard !pixels.overflow, pixels.partialValue <= maxPixels else {
+      throw DarkroomError(
+        .tooLarge, file: source.name,
+        "image is \(metadata.width)x\(metadata.height), over the limit of \(maxPixels) pixels")
+    }
+    let format = outputFormat(spec, metadata)
+    let strip = spec.metadata == .strip
+
+    // The original bytes already are the full representation in their own format.
+    if spec.representation == .full, !strip, spec.metadata == .keep,
+      ImageFormat(sourceFormat: metadata.format) == format
+    {
+      let bytes: [UInt8]
+      switch source {
+      case .data(let data, _): bytes = data
+      case .file(let path): bytes = try InputFile.readAll(path)
+      }
+      return Rendition(bytes: bytes, format: format, width: metadata.width, height: metadata.height)
+    }
+
+    let needsSRGB = metadata.iccProfile.map { !Self.isSRGB($0) } ?? false
+    let image: VipsImage
+    if spec.representation == .full && !(strip && needsSRGB) {
+      image = try open(source, sequential: true)
+    } else {
+      // Shrink-on-load, orientation, colour conversion and crop in one libvips operation.
+      let box = box(spec, metadata)
+      var options = VipsImage.ThumbnailOptions(width: box.width, height: box.height)
+      switch spec.representation {
+      case .full:
+        options.autoRotate = false  // recorded, not applied; only converted to sRGB
+      case .thumbnail:
+        options.crop = spec.crop.vipsInteresting
+        options.size = 0  // always exactly the box
+      case .fullscreen, .aspectThumbnail:
+        break  // fitted, never upscaled
+      }
+      // libvips keeps a source's profile unless asked to convert; display output is sRGB.
+      if needsSRGB { options.exportProfile = "srgb" }
+      image = try thumbnail(source, options)
+    }
+    let output = try image.preparedForOutput(
+      upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
+    let bytes = try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
+    return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
+  }
+
+  private func open(_ source: ImageSource, sequential: Bool) throws(DarkroomError) -> VipsImage {
+    switch source {
+    case .file(let path): try VipsImage.open(path: path, sequential: sequential)
+    case .data(let bytes, let name):
+      try VipsImage.open(buffer: PinnedBytes(bytes), name: name, sequential: sequential)
+    }
+  }
+
+  private func thumbnail(_ source: ImageSource, _ options: VipsImage.ThumbnailOptions)
+    throws(DarkroomError) -> VipsImage
+  {
+    switch source {
+    case .file(let path): try VipsImage.thumbnail(path: path, options)
+    case .data(let bytes, let name):
+      try VipsImage.thumbnail(buffer: PinnedBytes(bytes), name: name, options)
+    }
+  }
+
+  /// sRGB profiles go by many descriptions ("sRGB IEC61966-2.1", "sRGB built-in", ...).
+  static func isSRGB(_ profile: ICCProfileInfo) -> Bool {
+    guard let description = profile.description?.lowercased() else { return false }
+    return description.contains("srgb")
+  }
+}

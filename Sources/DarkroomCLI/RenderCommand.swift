@@ -1,0 +1,227 @@
+import ArgumentParser
+import Darkroom
+import Foundation
+
+struct RenderCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "render",
+    abstract: "Render a representation: full, fullscreen, thumbnail or aspect-thumbnail.",
+    discussion: """
+      Representations, as in PhotoKit:
+        full              the original pixels; orientation recorded, not applied. In the
+                          source's own format it is a byte-exact copy of the file.
+        fullscreen        upright, fitted inside the screen (--screen, default 1920x1080,
+                          turned to 1080x1920 for a portrait photo); never upscaled.
+        thumbnail         upright, exactly --size x --size, cropped to fill (--crop).
+        aspect-thumbnail  upright, aspect kept, fitted inside --size x --size; never upscaled.
+
+      Display representations are converted to sRGB when the source has another colour
+      profile. EXIF is kept with Orientation 1 and without its embedded thumbnail, unless
+      --strip (no metadata) or --strip-location (no GPS).
+
+      Each rendition is made on first request and cached; later requests for the same
+      source content, representation and options are served from the cache without
+      starting libvips. A source whose bytes change is never served a stale rendition.
+
+      Output: -o FILE (format from its extension unless --format), -o - for standard
+      output, -o DIR for several inputs; without -o, beside the input as
+      NAME.<rep>.<ext>. The path written is printed. INPUT - reads standard input.
+
+      Examples:
+        darkroom render --rep fullscreen IMG_0001.jpg
+        darkroom render --rep thumbnail --size 512 --crop attention IMG_0001.jpg -o thumb.webp
+        cat photo.jpg | darkroom render - --rep aspect-thumbnail -o - > small.jpg
+      """)
+
+  @Argument(help: "Image files, or - for standard input.")
+  var inputs: [String]
+
+  @Option(name: .customLong("rep"), help: "full, fullscreen, thumbnail or aspect-thumbnail.")
+  var representation: Representation = .fullscreen
+
+  @Option(
+    name: [.short, .customLong("output")], help: "Output file, folder, or - for standard output.")
+  var output: String?
+
+  @Option(help: "jpeg, png, webp, avif, heic or tiff. Default: from -o, else the source's format.")
+  var format: ImageFormat?
+
+  @Option(help: "Encoder quality, 1-100 (JPEG, WebP, AVIF, HEIC).")
+  var quality: Int = 85
+
+  @Option(help: ArgumentHelp("Screen box for fullscreen.", valueName: "WxH"))
+  var screen: String = "1920x1080"
+
+  @Option(help: "Edge of the thumbnail and aspect-thumbnail box, in pixels.")
+  var size: Int = 256
+
+  @Option(help: "How thumbnail chooses its square: centre, attention or entropy.")
+  var crop: ThumbnailCrop = .centre
+
+  @Flag(help: "Remove all metadata, including the colour profile.")
+  var strip = false
+
+  @Flag(help: "Remove GPS position; keep the rest of EXIF.")
+  var stripLocation = false
+
+  @Flag(help: "Render from the original even when the asset has been edited.")
+  var original = false
+
+  @Flag(help: "Render without reading or writing the cache.")
+  var noCache = false
+
+  @OptionGroup var cacheOptions: CacheOptions
+
+  @Flag(help: "Print one JSON object per rendition (input, output, size, format, cached).")
+  var json = false
+
+  func validate() throws {
+    guard (1...100).contains(quality) else {
+      throw ValidationError(
+        "Expected integer between 1 and 100 for --quality but received \(quality)")
+    }
+    guard (1...100_000).contains(size) else {
+      throw ValidationError("Expected integer between 1 and 100000 for --size but received \(size)")
+    }
+    guard screenBox != nil else {
+      throw ValidationError("Expected WxH (such as 1920x1080) for --screen but received \(screen)")
+    }
+    if strip && stripLocation {
+      throw ValidationError(
+        "--strip already removes the location; give one of --strip and --strip-location")
+    }
+    if inputs.count > 1, let output, !isFolder(output) {
+      throw ValidationError(
+        "Several inputs need -o to name an existing folder, but \(output) is not one")
+    }
+    if inputs.filter({ $0 == "-" }).count > 1 {
+      throw ValidationError("Standard input (-) can be read only once")
+    }
+    if let output, output != "-", !isFolder(output) {
+      let ext = URL(fileURLWithPath: output).pathExtension
+      guard let named = ImageFormat(fileExtension: ext) else {
+        throw ValidationError(
+          "Cannot tell the output format from '\(output)': use an extension such as .jpg, .png, .webp, or --format"
+        )
+      }
+      if let format, format != named {
+        throw ValidationError("--format \(format.rawValue) contradicts the extension of \(output)")
+      }
+    }
+  }
+
+  private var screenBox: (Int, Int)? {
+    let parts = screen.lowercased().split(separator: "x")
+    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...100_000).contains(w),
+      (1...100_000).contains(h)
+    else { return nil }
+    return (w, h)
+  }
+
+  func run() throws {
+    var failed = false
+    for input in inputs {
+      do {
+        try render(input)
+      } catch {
+        failed = true
+        reportError(error)
+      }
+    }
+    if failed { throw WorkFailed() }
+  }
+
+  private func spec(for output: String?) -> RenditionSpec {
+    var spec = RenditionSpec(representation)
+    if let (w, h) = screenBox { (spec.screenWidth, spec.screenHeight) = (w, h) }
+    spec.size = size
+    spec.crop = crop
+    spec.quality = quality
+    spec.metadata = strip ? .strip : stripLocation ? .stripLocation : .keep
+    spec.format =
+      format
+      ?? output.flatMap { ImageFormat(fileExtension: URL(fileURLWithPath: $0).pathExtension) }
+    return spec
+  }
+
+  private func render(_ input: String) throws {
+    let source: ImageSource =
+      input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
+    let explicitFile = output.flatMap { $0 == "-" || isFolder($0) ? nil : $0 }
+    let spec = spec(for: explicitFile)
+    let service = Representations(
+      cache: noCache ? nil : cacheOptions.cache(for: input == "-" ? nil : input))
+    let rendition = try service.rendition(of: source, spec)
+
+    let destination: String
+    if output == "-" || (output == nil && input == "-") {
+      guard isatty(STDOUT_FILENO) == 0 else {
+        throw DarkroomError(
+          .invalidArgument, file: input,
+          "refusing to write image bytes to a terminal; use -o FILE or a pipe")
+      }
+      FileHandle.standardOutput.write(Data(rendition.bytes))
+      destination = "-"
+    } else {
+      destination = outputPath(for: input, format: rendition.format)
+      if input != "-", sameFile(destination, input) {
+        throw DarkroomError(
+          .invalidArgument, file: input, "the output would replace the input; choose another -o")
+      }
+      try AtomicFile.write(rendition.bytes, to: destination)
+    }
+    if json {
+      let record = RenderRecord(
+        input: input, output: destination, representation: representation.rawValue,
+        width: rendition.width, height: rendition.height, format: rendition.format.rawValue,
+        bytes: rendition.bytes.count, cached: rendition.fromCache)
+      print(try jsonText(record, pretty: false))
+    } else if destination != "-" {
+      print(destination)
+    }
+  }
+
+  private func outputPath(for input: String, format: ImageFormat) -> String {
+    let base =
+      input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+    let name = "\(base).\(representation.rawValue).\(format.fileExtension)"
+    if let output, isFolder(output) {
+      return URL(fileURLWithPath: output).appendingPathComponent(name).path
+    }
+    if let output { return output }
+    let folder = (input as NSString).deletingLastPathComponent
+    return folder.isEmpty ? name : folder + "/" + name
+  }
+}
+
+private struct RenderRecord: Encodable {
+  var input, output, representation: String
+  var width, height: Int
+  var format: String
+  var bytes: Int
+  var cached: Bool
+}
+
+extension Representation: ExpressibleByArgument {}
+extension ImageFormat: ExpressibleByArgument {
+  public init?(argument: String) {
+    self.init(fileExtension: argument)
+  }
+}
+extension ThumbnailCrop: ExpressibleByArgument {
+  public init?(argument: String) {
+    self.init(rawValue: argument == "center" ? "centre" : argument)
+  }
+}
+
+func isFolder(_ path: String) -> Bool {
+  var folder: ObjCBool = false
+  return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+}
+
+func sameFile(_ a: String, _ b: String) -> Bool {
+  var sa = stat()
+  var sb = stat()
+  guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+}
