@@ -126,7 +126,7 @@ public actor ImageManager {
   }
 
   public func stopCachingAll() {
-    caching.values.forEach { $0.cancel() }
+    for task in caching.values { task.cancel() }
     caching.removeAll()
   }
 
