@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+@Suite("Rendition cache")
+struct CacheTests {
+  @Test("the second request is a hit with the same bytes; the first entry is on disk")
+  func hit() throws {
+    let folder = try Fixture.temporaryFolder()
+    let service = Representations(cache: RenditionCache(folder: folder.url))
+    let source = ImageSource.file(Fixture.sample("orientation-3.jpg"))
+    let first = try service.rendition(of: source, RenditionSpec(.fullscreen))
+    let second = try service.rendition(of: source, RenditionSpec(.fullscreen))
+    #expect(!first.fromCache && second.fromCache)
+    #expect(first.bytes == second.bytes)
+    #expect((second.width, second.height) == (600, 400))
+    var other = RenditionSpec(.fullscreen)
+    other.quality = 60
+    #expect(
+      try service.rendition(of: source, other).fromCache == false, "another spec, another entry")
+    #expect(service.cache?.stats().entries == 2)
+  }
+
+  @Test("a source changed in place, same size and mtime restored (touch -r), is re-rendered")
+  func invalidationKeepsNoStaleRendition() throws {
+    let folder = try Fixture.temporaryFolder()
+    let service = Representations(cache: RenditionCache(folder: folder.file("cache").asURL))
+    var bytes = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    let path = try folder.write("photo.jpg", bytes)
+    var before = stat()
+    #expect(stat(path, &before) == 0)
+    let first = try service.rendition(of: .file(path), RenditionSpec(.fullscreen))
+    #expect(try service.rendition(of: .file(path), RenditionSpec(.fullscreen)).fromCache)
+
+    // Same length, different content: the camera model "Sample Scene" becomes "Sample Scenf".
+    let model = Array("Sample Scene".utf8)
+    let at = try #require(bytes.firstRange(of: model))
+    bytes[at.upperBound - 1] = UInt8(ascii: "f")
+    let handle = try #require(FileHandle(forWritingAtPath: path))
+    try handle.write(contentsOf: Data(bytes))
+    try handle.close()
+    // What `touch -r` does: put the old access and modification times back, to the nanosecond.
+    let times = [before.st_atim, before.st_mtim]
+    #expect(utimensat(AT_FDCWD, path, times, 0) == 0)
+    var after = stat()
+    #expect(stat(path, &after) == 0)
+    #expect(after.st_size == before.st_size)
+    #expect(after.st_mtim.tv_sec == before.st_mtim.tv_sec)
+    #expect(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+
+    let second = try service.rendition(of: .file(path), RenditionSpec(.fullscreen))
+    #expect(!second.fromCache)
+    #expect(second.bytes != first.bytes)
+    #expect(try AssetMetadata.read(.data(second.bytes, name: "x")).cameraModel == "Sample Scenf")
+  }
+
+  @Test("the cache stays under its bound by evicting the least recently used entries")
+  func eviction() throws {
+    let folder = try Fixture.temporaryFolder()
+    let cache = RenditionCache(folder: folder.url, limitBytes: 40_000)
+    let service = Representations(cache: cache)
+    let source = ImageSource.file(Fixture.sample("orientation-5.jpg"))
+    var specs: [RenditionSpec] = []
+    for quality in stride(from: 50, through: 90, by: 10) {
+      var spec = RenditionSpec(.fullscreen)
+      spec.quality = quality
+      specs.append(spec)
+    }
+    _ = try service.rendition(of: source, specs[0])
+    Thread.sleep(forTimeInterval: 0.02)
+    _ = try service.rendition(of: source, specs[1])
+    Thread.sleep(forTimeInterval: 0.02)
+    #expect(try service.rendition(of: source, specs[0]).fromCache, "a hit makes specs[0] recent")
+    for spec in specs.dropFirst(2) {
+      Thread.sleep(forTimeInterval: 0.02)
+      _ = try service.rendition(of: source, spec)
+    }
+    let stats = cache.stats()
+    #expect(stats.bytes <= 40_000)
+    #expect(stats.entries >= 1 && stats.entries < specs.count)
+    #expect(try service.rendition(of: source, specs.last!).fromCache, "the newest stays")
+    #expect(
+      try !service.rendition(of: source, specs[1]).fromCache, "the least recently used went first")
+  }
+
+  @Test("a short entry (a write cut off before it reached the disk) is not served")
+  func tornEntryIgnored() throws {
+    let folder = try Fixture.temporaryFolder()
+    let cache = RenditionCache(folder: folder.url)
+    let hash = ContentHash.of(text: "x")
+    let entry = try cache.store(
+      source: hash, key: "k", representation: .thumbnail, edit: "original", bytes: [1, 2, 3, 4],
+      format: .png, width: 1, height: 1)
+    #expect(cache.lookup(source: hash, key: "k") != nil)
+    try Data([1, 2]).write(to: entry.path.asURL)
+    #expect(cache.lookup(source: hash, key: "k") == nil)
+  }
+
+  @Test("many processes asking at once all get complete, identical bytes; one entry is stored")
+  func concurrentProcesses() throws {
+    let folder = try Fixture.temporaryFolder()
+    let cacheDir = folder.file("cache")
+    var processes: [Process] = []
+    for index in 0..<6 {
+      let process = Process()
+      process.executableURL = CLI.binary.asURL
+      process.arguments = [
+        "render", Fixture.sample("orientation-8.jpg"), "--rep", "thumbnail", "--size", "300",
+        "-o", folder.file("out-\(index).jpg"), "--cache-dir", cacheDir,
+      ]
+      process.standardOutput = FileHandle.nullDevice
+      try process.run()
+      processes.append(process)
+    }
+    for process in processes {
+      process.waitUntilExit()
+      #expect(process.terminationStatus == 0)
+    }
+    let outputs = try (0..<6).map { try Fixture.bytes(folder.file("out-\($0).jpg")) }
+    #expect(Set(outputs.map { ContentHash.of(bytes: $0) }).count == 1)
+    let reference = try Renderer().render(
+      .file(Fixture.sample("orientation-8.jpg")),
+      {
+        var spec = RenditionSpec(.thumbnail)
+        spec.size = 300
+        return spec
+      }())
+    #expect(outputs[0] == reference.bytes)
+    #expect(RenditionCache(folder: cacheDir.asURL).stats().entries == 1)
+  }
+
+  @Test(
+    "ImageManager: concurrent requests share one render; opportunistic gives a smaller cached one first"
+  )
+  func imageManager() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let manager = ImageManager(cache: RenditionCache(folder: folder.url))
+    let path = Fixture.sample("orientation-6.jpg")
+    let renditions = try await withThrowingTaskGroup(of: Rendition.self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          try await manager.image(for: path, targetSize: .init(200, 200), contentMode: .fill)
+        }
+      }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(renditions.allSatisfy { ($0.width, $0.height) == (200, 200) })
+    #expect(Set(renditions.map(\.bytes)).count == 1)
+
+    var delivered: [Rendition] = []
+    for try await image in manager.requestImage(
+      for: path, targetSize: .init(400, 400), contentMode: .fill, delivery: .opportunistic)
+    {
+      delivered.append(image)
+    }
+    #expect(delivered.map(\.width) == [200, 400])
+    #expect(delivered[0].fromCache && !delivered[1].fromCache)
+
+    await manager.startCaching(
+      for: (1...8).map { Fixture.sample("orientation-\($0).jpg") }, targetSize: .init(64, 64),
+      contentMode: .fit)
+    await manager.waitForCaching()
+    let warmed = try await manager.image(
+      for: Fixture.sample("orientation-2.jpg"), targetSize: .init(64, 64), contentMode: .fit)
+    #expect(warmed.fromCache)
+    #expect((warmed.width, warmed.height) == (64, 43))
+  }
+}
+
+extension String {
+  var asURL: URL { URL(fileURLWithPath: self) }
+}
