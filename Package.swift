@@ -9,23 +9,24 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
   ],
   targets: [
-    // libvips and libexif, found through pkg-config. Only Sources/Darkroom/Vips and
-    // Sources/Darkroom/Exif import these modules.
+    // libexif, found through pkg-config; only Sources/Darkroom/Exif imports it. libvips is
+    // not linked: CVipsShim loads it on first use (see its header), and only the tests
+    // compile against its headers, to check Darkroom's declarations of its functions.
     .systemLibrary(
       name: "CVips", pkgConfig: "vips",
       providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
     .systemLibrary(
       name: "CExif", pkgConfig: "libexif",
       providers: [.apt(["libexif-dev"]), .brew(["libexif"])]),
-    // Fixed-argument wrappers around libvips' variadic calls, which Swift cannot make.
-    .target(name: "CVipsShim", dependencies: ["CVips"]),
+    .target(name: "CVipsShim"),
+    .target(name: "CVipsShimCheck", dependencies: ["CVips"], path: "Tests/CVipsShimCheck"),
     .target(
       name: "Darkroom",
       dependencies: [
-        "CVips", "CVipsShim", "CExif", .product(name: "Crypto", package: "swift-crypto"),
+        "CVipsShim", "CExif", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .executableTarget(
       name: "DarkroomCLI",
@@ -34,7 +35,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
-    .testTarget(name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI"]),
+    .testTarget(
+      name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI", "CVipsShimCheck"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,34 +1,102 @@
+#include "vips_shim.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vips_shim.h"
+#include "vips_api.h"
+
+// The libvips functions Darkroom uses, resolved by dr_vips_init().
+#define DR_FN(name) static dr_##name##_fn p_##name;
+DR_VIPS_FUNCTIONS(DR_FN)
+#undef DR_FN
+
+static char load_error[512];
+
+// libvips reports recoverable decode problems ("error in tile ...") as GLib warnings on
+// stderr; Darkroom reports failures itself, one line per file, so they are dropped unless
+// DARKROOM_VIPS_WARNINGS is set.
+static void drop_warning(const char *domain, int level, const char *message, void *data) {
+  (void)domain, (void)level, (void)message, (void)data;
+}
 
 int dr_vips_init(const char *argv0) {
-  if (VIPS_INIT(argv0) != 0) return -1;
+  const char *names[] = {"libvips.so.42", "libvips.so", "libvips.42.dylib", "libvips.dylib"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(load_error, sizeof load_error,
+             "cannot load libvips (install libvips42 or libvips-dev): %s", dlerror());
+    return -1;
+  }
+#define DR_FN(name)                                                                  \
+  p_##name = (dr_##name##_fn)dlsym(lib, #name);                                      \
+  if (!p_##name) {                                                                   \
+    snprintf(load_error, sizeof load_error, "libvips lacks %s: version 8.10 or later is needed", \
+             #name);                                                                 \
+    return -1;                                                                       \
+  }
+  DR_VIPS_FUNCTIONS(DR_FN)
+#undef DR_FN
+  if (!getenv("DARKROOM_VIPS_WARNINGS"))
+    p_g_log_set_handler("VIPS", DR_LOG_LEVEL_WARNING, drop_warning, NULL);
+  if (p_vips_init(argv0) != 0) return -1;
   // With VIPS_LEAK set, libvips reports objects and memory still alive at shutdown.
-  if (getenv("VIPS_LEAK")) atexit(vips_shutdown);
+  if (getenv("VIPS_LEAK")) atexit(p_vips_shutdown);
   return 0;
 }
 
+char *dr_error_take(void) {
+  if (load_error[0]) return strdup(load_error);  // freed with dr_free (free) below
+  if (!p_vips_error_buffer_copy) return NULL;
+  char *vips_copy = p_vips_error_buffer_copy();
+  if (!vips_copy) return NULL;
+  char *copy = strdup(vips_copy);
+  p_g_free(vips_copy);
+  return copy;
+}
+
+void dr_error_clear(void) {
+  if (p_vips_error_clear) p_vips_error_clear();
+}
+
+void dr_free(void *memory) { free(memory); }
+
+void dr_unref(VipsImage *image) { p_g_object_unref(image); }
+
 VipsImage *dr_image_new_from_file(const char *path, int sequential, int fail_on) {
-  return vips_image_new_from_file(
-      path, "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
-      "fail_on", (VipsFailOn)fail_on, NULL);
+  return p_vips_image_new_from_file(path, "access", sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM,
+                                    "fail_on", fail_on, NULL);
 }
 
 VipsImage *dr_image_new_from_buffer(const void *buf, size_t len, int sequential, int fail_on) {
-  return vips_image_new_from_buffer(
-      buf, len, "", "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
-      "fail_on", (VipsFailOn)fail_on, NULL);
+  return p_vips_image_new_from_buffer(buf, len, "", "access",
+                                      sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM,
+                                      "fail_on", fail_on, NULL);
+}
+
+int dr_can_load_file(const char *path) {
+  int found = p_vips_foreign_find_load(path) != NULL;
+  p_vips_error_clear();
+  return found;
+}
+
+int dr_can_load_buffer(const void *buf, size_t len) {
+  int found = p_vips_foreign_find_load_buffer(buf, len) != NULL;
+  p_vips_error_clear();
+  return found;
 }
 
 int dr_thumbnail_file(const char *path, const DrThumbnailOptions *o, VipsImage **out) {
   if (o->export_profile)
-    return vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
-                          o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on,
-                          "export_profile", o->export_profile, NULL);
-  return vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
-                        o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on, NULL);
+    return p_vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
+                            o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on,
+                            "export_profile", o->export_profile, NULL);
+  return p_vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
+                          o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on, NULL);
 }
 
 int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o,
@@ -36,44 +104,79 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
   // vips_thumbnail_buffer takes a non-const pointer but does not write through it.
   void *data = (void *)buf;
   if (o->export_profile)
-    return vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop", o->crop,
+    return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop",
+                                   o->crop, "size", o->size, "no_rotate", o->no_rotate,
+                                   "fail_on", o->fail_on, "export_profile", o->export_profile,
+                                   NULL);
+  return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop", o->crop,
                                  "size", o->size, "no_rotate", o->no_rotate, "fail_on",
-                                 o->fail_on, "export_profile", o->export_profile, NULL);
-  return vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop", o->crop,
-                               "size", o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on,
-                               NULL);
+                                 o->fail_on, NULL);
 }
 
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len) {
-  return vips_image_write_to_buffer(in, suffix, buf, len, NULL);
+  void *vips_buf = NULL;
+  if (p_vips_image_write_to_buffer(in, suffix, &vips_buf, len, NULL) != 0) return -1;
+  // Hand back malloc()ed memory, so that one free function (dr_free) serves every caller.
+  *buf = malloc(*len ? *len : 1);
+  if (*buf) memcpy(*buf, vips_buf, *len);
+  p_g_free(vips_buf);
+  return *buf ? 0 : -1;
 }
 
-int dr_copy(VipsImage *in, VipsImage **out) { return vips_copy(in, out, NULL); }
+int dr_width(VipsImage *image) { return p_vips_image_get_width(image); }
+int dr_height(VipsImage *image) { return p_vips_image_get_height(image); }
+int dr_bands(VipsImage *image) { return p_vips_image_get_bands(image); }
+int dr_has_alpha(VipsImage *image) { return p_vips_image_hasalpha(image); }
+
+int dr_get_blob(VipsImage *image, const char *name, const void **data, size_t *len) {
+  if (!p_vips_image_get_typeof(image, name)) return -1;
+  return p_vips_image_get_blob(image, name, data, len);
+}
+
+int dr_get_string(VipsImage *image, const char *name, const char **value) {
+  if (!p_vips_image_get_typeof(image, name)) return -1;
+  return p_vips_image_get_string(image, name, value);
+}
+
+void dr_set_int(VipsImage *image, const char *name, int value) {
+  p_vips_image_set_int(image, name, value);
+}
+
+void dr_remove_field(VipsImage *image, const char *name) { p_vips_image_remove(image, name); }
 
 void dr_remove_fields_with_prefix(VipsImage *image, const char *prefix) {
-  gchar **fields = vips_image_get_fields(image);
+  char **fields = p_vips_image_get_fields(image);
   size_t n = strlen(prefix);
-  for (gchar **f = fields; f && *f; f++)
-    if (strncmp(*f, prefix, n) == 0) vips_image_remove(image, *f);
-  g_strfreev(fields);
+  for (char **f = fields; f && *f; f++)
+    if (strncmp(*f, prefix, n) == 0) p_vips_image_remove(image, *f);
+  p_g_strfreev(fields);
 }
 
+int dr_copy(VipsImage *in, VipsImage **out) { return p_vips_copy(in, out, NULL); }
+
 int dr_icc_transform(VipsImage *in, VipsImage **out, const char *profile) {
-  return vips_icc_transform(in, out, profile, "embedded", TRUE, NULL);
+  return p_vips_icc_transform(in, out, profile, "embedded", 1, NULL);
 }
 
 int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y) {
-  return vips_getpoint(in, values, count, x, y, NULL);
+  double *vips_values = NULL;
+  if (p_vips_getpoint(in, &vips_values, count, x, y, NULL) != 0) return -1;
+  *values = malloc(sizeof(double) * (*count > 0 ? *count : 1));
+  if (*values) memcpy(*values, vips_values, sizeof(double) * *count);
+  p_g_free(vips_values);
+  return *values ? 0 : -1;
 }
 
-static void *count_image(VipsObject *object, void *a, void *b) {
+void dr_concurrency_set(int threads) { p_vips_concurrency_set(threads); }
+
+static void *count_image(void *object, void *a, void *b) {
   (void)b;
-  if (VIPS_IS_IMAGE(object)) *(int *)a += 1;
+  if (p_g_type_check_instance_is_a((GTypeInstance *)object, p_vips_image_get_type())) *(int *)a += 1;
   return NULL;
 }
 
 int dr_live_image_count(void) {
   int n = 0;
-  vips_object_map((VipsSListMap2Fn)count_image, &n, NULL);
+  p_vips_object_map(count_image, &n, NULL);
   return n;
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Darkroom
-import Foundation
+import FoundationEssentials
 
 struct CacheCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

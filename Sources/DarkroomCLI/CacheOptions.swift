@@ -1,6 +1,6 @@
 import ArgumentParser
 import Darkroom
-import Foundation
+import FoundationEssentials
 
 /// Where renditions are cached, shared by `render` and `cache`.
 struct CacheOptions: ParsableArguments {
@@ -31,8 +31,7 @@ struct ByteSize: ExpressibleByArgument {
   init(bytes: Int64) { self.bytes = bytes }
 
   init?(argument: String) {
-    let text = argument.uppercased().replacingOccurrences(of: "IB", with: "")
-      .replacingOccurrences(of: "B", with: "")
+    let text = argument.uppercased().replacing("IB", with: "").replacing("B", with: "")
     let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
     var digits = Substring(text)
     var scale: Int64 = 1

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Darkroom
-import Foundation
 
 struct InfoCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -50,7 +49,7 @@ struct InfoCommand: ParsableCommand {
 
   private func table(_ m: AssetMetadata) -> String {
     func number(_ value: Double?, _ digits: Int = 2) -> String? {
-      value.map { String(format: "%.\(digits)f", $0) }
+      value.map { fixed($0, digits) }
     }
     var orientation = "\(m.orientation.effective.rawValue) (\(m.orientation.effective.summary))"
     switch m.orientation {
@@ -60,8 +59,8 @@ struct InfoCommand: ParsableCommand {
     }
     let exposure = m.exposureTime.map { $0 < 1 ? "1/\(Int((1 / $0).rounded())) s" : "\($0) s" }
     let gps = m.location.map { place in
-      let altitude = place.altitude.map { String(format: ", %.1f m", $0) } ?? ""
-      return String(format: "%.6f, %.6f", place.latitude, place.longitude) + altitude
+      let altitude = place.altitude.map { ", \(fixed($0, 1)) m" } ?? ""
+      return "\(fixed(place.latitude, 6)), \(fixed(place.longitude, 6))" + altitude
     }
     let rows: [(String, String?)] = [
       ("File", m.file),
@@ -90,7 +89,7 @@ struct InfoCommand: ParsableCommand {
     let width = rows.map(\.0.count).max() ?? 0
     return rows.compactMap { label, value in
       guard let value, !value.isEmpty else { return nil }
-      return label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value
+      return label + String(repeating: " ", count: width - label.count) + "  " + value
     }.joined(separator: "\n") + "\n"
   }
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Darkroom
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 struct RenderCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -160,7 +164,7 @@ struct RenderCommand: ParsableCommand {
           .invalidArgument, file: input,
           "refusing to write image bytes to a terminal; use -o FILE or a pipe")
       }
-      FileHandle.standardOutput.write(Data(rendition.bytes))
+      writeAll(STDOUT_FILENO, rendition.bytes)
       destination = "-"
     } else {
       destination = outputPath(for: input, format: rendition.format)
@@ -189,8 +193,8 @@ struct RenderCommand: ParsableCommand {
       return URL(fileURLWithPath: output).appendingPathComponent(name).path
     }
     if let output { return output }
-    let folder = (input as NSString).deletingLastPathComponent
-    return folder.isEmpty ? name : folder + "/" + name
+    guard let slash = input.lastIndex(of: "/") else { return name }
+    return String(input[...slash]) + name
   }
 }
 
@@ -212,16 +216,4 @@ extension ThumbnailCrop: ExpressibleByArgument {
   public init?(argument: String) {
     self.init(rawValue: argument == "center" ? "centre" : argument)
   }
-}
-
-func isFolder(_ path: String) -> Bool {
-  var folder: ObjCBool = false
-  return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
-}
-
-func sameFile(_ a: String, _ b: String) -> Bool {
-  var sa = stat()
-  var sb = stat()
-  guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }

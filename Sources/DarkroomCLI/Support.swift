@@ -1,28 +1,56 @@
 import Darkroom
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// Thrown by a command after it has reported its failures itself; carries the exit status.
 struct WorkFailed: Error {
   var status: Int32 = 1
 }
 
-extension FileHandle {
-  func write(_ text: String) {
-    write(Data(text.utf8))
+/// Writes all of `bytes` to a file descriptor (standard output or error).
+func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+  bytes.withUnsafeBytes { raw in
+    guard let base = raw.baseAddress else { return }
+    var done = 0
+    while done < raw.count {
+      let n = write(descriptor, base + done, raw.count - done)
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { return }
+      done += n
+    }
   }
+}
+
+func printError(_ text: String) {
+  writeAll(STDERR_FILENO, Array(text.utf8))
 }
 
 /// One stderr line per problem, in the form the README documents.
 func reportError(_ error: Error) {
-  FileHandle.standardError.write("darkroom: \(error)\n")
+  printError("darkroom: \(error)\n")
 }
 
-/// Encodes a value as pretty, key-sorted JSON, for `--json` output.
+/// Encodes a value as key-sorted JSON (pretty unless asked otherwise), for `--json` output.
 func jsonText<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
   if pretty { encoder.outputFormatting.insert(.prettyPrinted) }
   return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+/// `value` with exactly `digits` decimals, as `%.Nf` prints it.
+func fixed(_ value: Double, _ digits: Int) -> String {
+  var scale = 1.0
+  for _ in 0..<digits { scale *= 10 }
+  let rounded = (abs(value) * scale).rounded()
+  let whole = Int(rounded / scale)
+  var fraction = String(Int(rounded - Double(whole) * scale))
+  while fraction.count < digits { fraction = "0" + fraction }
+  let sign = value < 0 && rounded != 0 ? "-" : ""
+  return digits == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
 }
 
 /// Standard input, read whole with a bound: an image piped in must fit in memory.
@@ -31,8 +59,16 @@ enum StandardInput {
 
   static func readAll() throws -> [UInt8] {
     var bytes: [UInt8] = []
-    while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty {
-      bytes += chunk
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n < 0 {
+        throw DarkroomError(
+          .io, file: "-", "cannot read standard input: \(String(cString: strerror(errno)))")
+      }
+      if n == 0 { break }
+      bytes += chunk[0..<n]
       guard bytes.count <= limit else {
         throw DarkroomError(
           .tooLarge, file: "-", "standard input is larger than \(limit >> 20) MiB")
@@ -41,4 +77,16 @@ enum StandardInput {
     guard !bytes.isEmpty else { throw DarkroomError(.empty, file: "-", "standard input is empty") }
     return bytes
   }
+}
+
+func isFolder(_ path: String) -> Bool {
+  var folder = false
+  return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder
+}
+
+func sameFile(_ a: String, _ b: String) -> Bool {
+  var sa = stat()
+  var sb = stat()
+  guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Darkroom
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -28,7 +27,7 @@ do {
 } catch {
   let code = DarkroomCommand.exitCode(for: error)
   if code == .validationFailure {
-    FileHandle.standardError.write(DarkroomCommand.fullMessage(for: error) + "\n")
+    printError(DarkroomCommand.fullMessage(for: error) + "\n")
     exit(2)
   }
   DarkroomCommand.exit(withError: error)

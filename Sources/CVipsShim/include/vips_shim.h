@@ -1,19 +1,35 @@
-// Fixed-argument wrappers around libvips' variadic API, which Swift cannot call.
-// Each wrapper passes exactly the optional arguments Darkroom uses; libvips keeps
-// ownership rules unchanged (outputs are new references the caller must unref).
+// Darkroom's only door to libvips.
+//
+// libvips and the ~100 libraries it links take about 20 ms to load into a process, before
+// vips_init's own 45 ms. Darkroom serves cache hits and metadata without pixels, so it does
+// not link libvips: the first call to dr_vips_init() loads it with dlopen and resolves the
+// handful of functions below. The wrappers also give fixed arguments to libvips' variadic
+// calls, which Swift cannot make. Prototypes are checked against <vips/vips.h> at build
+// time by Tests/CVipsShimCheck.
 #ifndef DARKROOM_VIPS_SHIM_H
 #define DARKROOM_VIPS_SHIM_H
 
 #include <stddef.h>
-#include <vips/vips.h>
 
-/// Starts libvips once per process. Returns 0 on success.
+typedef struct _VipsImage VipsImage;
+
+/// Loads and starts libvips once per process. Returns 0 on success; otherwise -1 and a
+/// message for `dr_error_take`.
 int dr_vips_init(const char *argv0);
+
+/// libvips' pending error text, cleared; free it with dr_free. NULL when there is none.
+char *dr_error_take(void);
+void dr_error_clear(void);
+void dr_free(void *memory);
+void dr_unref(VipsImage *image);
 
 /// Opens an image lazily: only the header is read until pixels are pulled.
 /// `sequential` selects top-to-bottom streaming access; `fail_on` is a VipsFailOn.
 VipsImage *dr_image_new_from_file(const char *path, int sequential, int fail_on);
 VipsImage *dr_image_new_from_buffer(const void *buf, size_t len, int sequential, int fail_on);
+/// 1 if some loader recognises the file (or bytes), else 0.
+int dr_can_load_file(const char *path);
+int dr_can_load_buffer(const void *buf, size_t len);
 
 typedef struct {
   int width;
@@ -22,7 +38,7 @@ typedef struct {
   int size;             // VipsSize
   int no_rotate;        // keep stored orientation
   int fail_on;          // VipsFailOn
-  const char *export_profile;  // NULL leaves libvips' default (sRGB)
+  const char *export_profile;  // NULL: keep the source's profile
 } DrThumbnailOptions;
 
 int dr_thumbnail_file(const char *path, const DrThumbnailOptions *options, VipsImage **out);
@@ -30,20 +46,34 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
                         VipsImage **out);
 
 /// Encodes to memory; `suffix` picks the saver and its options, e.g. ".jpg[Q=85,strip]".
+/// Free `*buf` with dr_free.
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len);
+
+int dr_width(VipsImage *image);
+int dr_height(VipsImage *image);
+int dr_bands(VipsImage *image);
+int dr_has_alpha(VipsImage *image);
+
+/// A binary field (borrowed from the image), or -1 if absent.
+int dr_get_blob(VipsImage *image, const char *name, const void **data, size_t *len);
+/// A string field (borrowed from the image), or -1 if absent.
+int dr_get_string(VipsImage *image, const char *name, const char **value);
+void dr_set_int(VipsImage *image, const char *name, int value);
+void dr_remove_field(VipsImage *image, const char *name);
+/// Removes every metadata field whose name starts with `prefix` (e.g. "exif-ifd3-", GPS).
+void dr_remove_fields_with_prefix(VipsImage *image, const char *prefix);
 
 /// A metadata-only copy of `in` (pixels are shared, not copied) whose header Darkroom may
 /// change without touching an image other pipelines hold.
 int dr_copy(VipsImage *in, VipsImage **out);
 
-/// Removes every metadata field whose name starts with `prefix` (e.g. "exif-ifd3-", GPS).
-void dr_remove_fields_with_prefix(VipsImage *image, const char *prefix);
-
 /// Converts to `profile` ("srgb", "p3" or a file), importing with the embedded profile.
 int dr_icc_transform(VipsImage *in, VipsImage **out, const char *profile);
 
-/// Reads one pixel; `values` is g_malloc()ed, free it with g_free().
+/// Reads one pixel; free `*values` with dr_free.
 int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y);
+
+void dr_concurrency_set(int threads);
 
 /// Number of VipsImage objects alive in this process (for leak tests).
 int dr_live_image_count(void);

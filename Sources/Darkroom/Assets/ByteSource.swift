@@ -1,5 +1,3 @@
-import Foundation
-
 /// Bytes of an image, read on demand: a header parser asks for the ranges it needs and
 /// no more, so reading metadata never touches the pixel data of a large file.
 final class ByteSource {
@@ -8,7 +6,7 @@ final class ByteSource {
   private var prefix: [UInt8] = []
 
   private enum Storage {
-    case file(FileHandle)
+    case file(InputFile)
     case memory([UInt8])
   }
 
@@ -21,9 +19,9 @@ final class ByteSource {
     storage = .memory(bytes)
   }
 
-  init(file handle: FileHandle, count: Int) {
-    self.count = count
-    storage = .file(handle)
+  init(file: InputFile) {
+    count = file.size
+    storage = .file(file)
   }
 
   /// Bytes `offset ..< offset + length`, or nil if the source ends first.
@@ -32,15 +30,13 @@ final class ByteSource {
     switch storage {
     case .memory(let bytes):
       return bytes[offset..<offset + length]
-    case .file(let handle):
+    case .file(let file):
       let end = offset + length
       if end > prefix.count {
-        guard end <= Self.headerLimit else { return try read(handle, offset, length) }
+        guard end <= Self.headerLimit else { return try read(file, offset, length) }
         // Grow the cached prefix geometrically: most headers fit in the first read.
         let target = min(count, Self.headerLimit, max(end, prefix.count * 2, 64 << 10))
-        try handle.seek(toOffset: UInt64(prefix.count))
-        let more = try handle.read(upToCount: target - prefix.count) ?? Data()
-        prefix.append(contentsOf: more)
+        prefix += try file.read(at: prefix.count, count: target - prefix.count)
         guard end <= prefix.count else { return nil }
       }
       return prefix[offset..<end]
@@ -48,12 +44,9 @@ final class ByteSource {
   }
 
   /// Reads a range outside the cached prefix (the end of a file) without caching it.
-  private func read(_ handle: FileHandle, _ offset: Int, _ length: Int) throws -> ArraySlice<
-    UInt8
-  >? {
-    try handle.seek(toOffset: UInt64(offset))
-    let data = try handle.read(upToCount: length) ?? Data()
-    return data.count == length ? ArraySlice(data) : nil
+  private func read(_ file: InputFile, _ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
+    let bytes = try file.read(at: offset, count: length)
+    return bytes.count == length ? bytes[...] : nil
   }
 
   /// The last `length` bytes (or fewer, for a short source).
@@ -66,8 +59,8 @@ final class ByteSource {
   /// looking at the end of a large file does not load the middle.
   func peek(_ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
     guard offset >= 0, length >= 0, offset + length <= count else { return nil }
-    if case .file(let handle) = storage, offset + length > prefix.count {
-      return try read(handle, offset, length)
+    if case .file(let file) = storage, offset + length > prefix.count {
+      return try read(file, offset, length)
     }
     return try bytes(offset, length)
   }

@@ -1,5 +1,10 @@
 import Crypto
-import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// The SHA-256 of an image's bytes: the identity of its content, whatever its name.
 public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -20,7 +25,7 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
 
   public var description: String { hex }
 
-  public static func of(bytes: some DataProtocol) -> ContentHash {
+  public static func of(bytes: [UInt8]) -> ContentHash {
     ContentHash(digest: SHA256.hash(data: bytes))
   }
 
@@ -30,15 +35,15 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
 
   /// Hashes a file in 1 MiB reads, so memory stays flat for large files.
   public static func of(file path: String) throws(DarkroomError) -> ContentHash {
-    let (handle, _) = try InputFile.open(path)
-    defer { try? handle.close() }
+    let file = try InputFile(path)
     var hasher = SHA256()
-    do {
-      while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-        hasher.update(data: chunk)
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset = 0
+    while case let n = try file.read(at: offset, into: &buffer), n > 0 {
+      buffer.withUnsafeBytes {
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n]))
       }
-    } catch {
-      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
+      offset += n
     }
     return ContentHash(digest: hasher.finalize())
   }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A library is a folder: like a git work tree, the nearest `.darkroom/` found walking up
 /// from a file holds its originals, adjustment data and rendition cache. Moving the whole
@@ -20,11 +20,9 @@ public struct Library: Sendable, Hashable {
   public static func containing(_ path: String) -> Library? {
     var folder = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
     while true {
-      var isFolder: ObjCBool = false
+      var isFolder = false
       let candidate = folder.appendingPathComponent(folderName).path
-      if FileManager.default.fileExists(atPath: candidate, isDirectory: &isFolder),
-        isFolder.boolValue
-      {
+      if FileManager.default.fileExists(atPath: candidate, isDirectory: &isFolder), isFolder {
         return Library(root: folder)
       }
       let parent = folder.deletingLastPathComponent()

@@ -1,9 +1,3 @@
-import Foundation
-
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 extension AssetMetadata {
   /// Reads a file's metadata from its header, without decoding pixels.
   ///
@@ -19,9 +13,7 @@ extension AssetMetadata {
     do {
       switch source {
       case .file(let path):
-        let (handle, size) = try InputFile.open(path)
-        defer { try? handle.close() }
-        return try read(ByteSource(file: handle, count: size), name) {
+        return try read(ByteSource(file: InputFile(path)), name) {
           try VipsImage.header(path: path)
         }
       case .data(let bytes, _):
@@ -35,7 +27,7 @@ extension AssetMetadata {
     } catch let error as DarkroomError {
       throw error.file == nil ? error.about(name) : error
     } catch {
-      throw DarkroomError(.io, file: name, "cannot read: \(error.localizedDescription)")
+      throw DarkroomError(.io, file: name, "cannot read: \(error)")
     }
   }
 
@@ -128,50 +120,6 @@ extension AssetMetadata {
         altitude = altitude.map { -$0 }
       }
       location = GPSLocation(latitude: latitude, longitude: longitude, altitude: altitude)
-    }
-  }
-}
-
-/// Opening an input file, with the errors a person can act on.
-enum InputFile {
-  /// Opens `path` for reading and returns its size; refuses directories and empty files.
-  static func open(_ path: String) throws(DarkroomError) -> (FileHandle, Int) {
-    var info = stat()
-    guard stat(path, &info) == 0 else { throw errnoError(path) }
-    if (info.st_mode & S_IFMT) == S_IFDIR {
-      throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
-    }
-    guard (info.st_mode & S_IFMT) == S_IFREG else {
-      throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
-    }
-    guard info.st_size > 0 else {
-      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
-    }
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw errnoError(path) }
-    return (FileHandle(fileDescriptor: fd, closeOnDealloc: true), Int(info.st_size))
-  }
-
-  static func errnoError(_ path: String) -> DarkroomError {
-    let code = errno
-    let reason = String(cString: strerror(code))
-    switch code {
-    case ENOENT: return DarkroomError(.notFound, file: path, "no such file")
-    case EACCES, EPERM: return DarkroomError(.unreadable, file: path, "cannot read: \(reason)")
-    default: return DarkroomError(.io, file: path, "cannot read: \(reason)")
-    }
-  }
-}
-
-extension InputFile {
-  /// The whole file, with the same errors as `open`.
-  static func readAll(_ path: String) throws(DarkroomError) -> [UInt8] {
-    let (handle, _) = try open(path)
-    defer { try? handle.close() }
-    do {
-      return Array(try handle.readToEnd() ?? Data())
-    } catch {
-      throw DarkroomError(.io, file: path, "cannot read: \(error.localizedDescription)")
     }
   }
 }

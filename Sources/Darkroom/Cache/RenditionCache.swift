@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
   import Glibc
@@ -33,8 +33,10 @@ public struct RenditionCache: Sendable {
     if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
       return URL(fileURLWithPath: xdg).appendingPathComponent("darkroom")
     }
-    let home = environment["HOME"] ?? NSHomeDirectory()
-    return URL(fileURLWithPath: home).appendingPathComponent(".cache/darkroom")
+    let home =
+      environment["HOME"].map { URL(fileURLWithPath: $0) }
+      ?? FileManager.default.homeDirectoryForCurrentUser
+    return home.appendingPathComponent(".cache/darkroom")
   }
 
   /// One cached rendition.
@@ -55,23 +57,35 @@ public struct RenditionCache: Sendable {
   /// The content hash of a source file, re-read only when its file identity changed.
   public func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
     let identity = try FileIdentity(path: path)
-    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-    let memo = folder.appendingPathComponent("sources")
-      .appendingPathComponent(String(ContentHash.of(text: absolute).hex.prefix(32))).path
-    let expected = Self.memoLine(identity)
-    if let text = try? String(contentsOfFile: memo, encoding: .utf8),
-      text.hasPrefix(expected),
-      let hash = ContentHash(hex: String(text.dropFirst(expected.count).prefix(64)))
-    {
-      return hash
-    }
+    if let hash = rememberedHash(path, identity) { return hash }
     let hash = try ContentHash.of(file: path)
     // Only remember a hash if the file did not change while it was read.
     if (try? FileIdentity(path: path)) == identity {
+      let memo = memoPath(path)
       try? makeFolder(memo)
-      try? AtomicFile.write(Array((expected + hash.hex + "\n").utf8), to: memo)
+      try? AtomicFile.write(Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo)
     }
     return hash
+  }
+
+  /// The remembered content hash of a file whose identity has not changed since, or nil.
+  public func rememberedContentHash(ofFile path: String) -> ContentHash? {
+    guard let identity = try? FileIdentity(path: path) else { return nil }
+    return rememberedHash(path, identity)
+  }
+
+  private func rememberedHash(_ path: String, _ identity: FileIdentity) -> ContentHash? {
+    let expected = Self.memoLine(identity)
+    guard let text = try? String(contentsOfFile: memoPath(path), encoding: .utf8),
+      text.hasPrefix(expected)
+    else { return nil }
+    return ContentHash(hex: String(text.dropFirst(expected.count).prefix(64)))
+  }
+
+  private func memoPath(_ path: String) -> String {
+    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+    return folder.appendingPathComponent("sources")
+      .appendingPathComponent(String(ContentHash.of(text: absolute).hex.prefix(32))).path
   }
 
   private static func memoLine(_ id: FileIdentity) -> String {
@@ -101,9 +115,7 @@ public struct RenditionCache: Sendable {
     return names.compactMap { name in
       guard let entry = Self.parse(name, in: directory.path) else { return nil }
       // A short file (a crash before its data reached the disk) is not an entry.
-      guard let size = try? FileManager.default.attributesOfItem(atPath: entry.path)[.size] as? Int,
-        size == entry.byteCount
-      else { return nil }
+      guard let file = Self.fileInfo(entry.path), file.size == entry.byteCount else { return nil }
       return entry
     }
   }
@@ -166,13 +178,7 @@ public struct RenditionCache: Sendable {
   }
 
   private func makeFolder(_ file: String) throws(DarkroomError) {
-    let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
-    do {
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    } catch {
-      throw DarkroomError(
-        .io, file: directory.path, "cannot create the cache folder: \(error.localizedDescription)")
-    }
+    try Folders.create(FilePath(file).parent)
   }
 
   // MARK: Size bound
@@ -231,54 +237,43 @@ public struct RenditionCache: Sendable {
   /// Removes every entry.
   public func clear() throws(DarkroomError) {
     for name in ["objects", "sources", "usage"] {
-      let url = folder.appendingPathComponent(name)
-      if FileManager.default.fileExists(atPath: url.path) {
-        do { try FileManager.default.removeItem(at: url) } catch {
-          throw DarkroomError(.io, file: url.path, "cannot remove: \(error.localizedDescription)")
-        }
-      }
+      try Folders.remove(folder.appendingPathComponent(name).path)
     }
   }
 
   private struct Stored {
     var path: String
     var size: Int
-    var used: Date
+    var used: Int64  // modification time, seconds
   }
 
-  private func allEntries() -> [Stored] {
-    let objects = folder.appendingPathComponent("objects")
-    guard
-      let walker = FileManager.default.enumerator(
-        at: objects, includingPropertiesForKeys: [.fileSizeKey, .contentModificationDateKey])
-    else { return [] }
-    var result: [Stored] = []
-    for case let url as URL in walker where !url.lastPathComponent.hasPrefix(".") {
-      guard
-        let values = try? url.resourceValues(forKeys: [
-          .fileSizeKey, .contentModificationDateKey, .isRegularFileKey,
-        ]),
-        values.isRegularFile == true, let size = values.fileSize
-      else { continue }
-      result.append(
-        Stored(path: url.path, size: size, used: values.contentModificationDate ?? .distantPast))
-    }
-    return result
+  private static func fileInfo(_ path: String) -> Stored? {
+    var info = stat()
+    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Stored(path: path, size: Int(info.st_size), used: Int64(info.st_mtim.tv_sec))
   }
+
+  /// Every file under `objects/`: entries, and (with `temporaries`) leftovers of writes.
+  private func allFiles(temporaries: Bool = false) -> [Stored] {
+    let objects = folder.appendingPathComponent("objects").path
+    let paths = (try? FileManager.default.subpathsOfDirectory(atPath: objects)) ?? []
+    return paths.compactMap { relative in
+      let name = relative.split(separator: "/").last.map(String.init) ?? relative
+      guard name.hasPrefix(".") == temporaries, temporaries || !name.hasSuffix(".tmp") else {
+        return nil
+      }
+      if temporaries && !name.hasSuffix(".tmp") { return nil }
+      return Self.fileInfo(objects + "/" + relative)
+    }
+  }
+
+  private func allEntries() -> [Stored] { allFiles() }
 
   /// Temporary files older than an hour belong to writers that died.
   private func removeStaleTemporaries() {
-    let objects = folder.appendingPathComponent("objects")
-    guard let walker = FileManager.default.enumerator(at: objects, includingPropertiesForKeys: nil)
-    else { return }
-    let cutoff = Date().addingTimeInterval(-3600)
-    for case let url as URL in walker where url.lastPathComponent.hasSuffix(".tmp") {
-      if let date = try? url.resourceValues(forKeys: [.contentModificationDateKey])
-        .contentModificationDate,
-        date < cutoff
-      {
-        unlink(url.path)
-      }
+    let cutoff = Int64(Date().timeIntervalSince1970) - 3600
+    for file in allFiles(temporaries: true) where file.used < cutoff {
+      unlink(file.path)
     }
   }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Representations of assets for apps and services, in the spirit of PhotoKit's
 /// `PHCachingImageManager`: ask for an asset at a target size and content mode, get the
@@ -144,7 +144,8 @@ public actor ImageManager {
   private func rendition(_ key: RequestKey) async throws -> Rendition {
     if let task = inFlight[key] { return try await task.value }
     let representations = self.representations
-    let task = Task {
+    // Detached: a render blocks its thread for its whole run, and must not run on this actor.
+    let task = Task.detached {
       await self.acquireSlot()
       defer { Task { await self.releaseSlot() } }
       try Task.checkCancellation()

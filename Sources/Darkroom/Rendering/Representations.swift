@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Where the renderer and the rendition cache meet: a representation is rendered only when
 /// first asked for, then served from the cache until the source's content or edit changes.
 public struct Representations: Sendable {
@@ -39,18 +41,18 @@ public struct Representations: Sendable {
         return try renderer.render(source, spec, metadata: metadata)
       }
     }
-    let content = try contentHash(source)
     let key = Self.key(spec, edit: edit)
+    if case .file(let path) = source, cache.rememberedContentHash(ofFile: path) == nil {
+      return try renderWhileHashing(path, spec, key: key, edit: edit, cache: cache)
+    }
+    let content = try contentHash(source)
     if let hit = cached(cache, content, key) { return hit }
     do {
       return try cache.withLock(source: content, key: key) {
         // Another process may have rendered it while this one waited for the lock.
         if let hit = cached(cache, content, key) { return hit }
         let rendition = try renderer.render(source, spec)
-        try cache.store(
-          source: content, key: key, representation: spec.representation, edit: edit,
-          bytes: rendition.bytes, format: rendition.format, width: rendition.width,
-          height: rendition.height)
+        try store(rendition, cache, content, key, spec, edit)
         return rendition
       }
     } catch let error as DarkroomError {
@@ -58,6 +60,32 @@ public struct Representations: Sendable {
     } catch {
       throw DarkroomError(.io, file: source.name, "\(error)")
     }
+  }
+
+  /// A file the cache has not seen (or that changed) is almost always a miss: hash it on
+  /// another core while libvips renders, instead of first hashing and then rendering.
+  /// Concurrent first requests for the same new file may then each render it; each gets
+  /// correct bytes, and the cache keeps one entry.
+  private func renderWhileHashing(
+    _ path: String, _ spec: RenditionSpec, key: String, edit: String, cache: RenditionCache
+  ) throws(DarkroomError) -> Rendition {
+    let hashing = Background { () throws(DarkroomError) in try cache.contentHash(ofFile: path) }
+    let rendered = Result { () throws(DarkroomError) in try renderer.render(.file(path), spec) }
+    let content = try hashing.wait()
+    let rendition = try rendered.get()
+    if let hit = cached(cache, content, key) { return hit }
+    try store(rendition, cache, content, key, spec, edit)
+    return rendition
+  }
+
+  private func store(
+    _ rendition: Rendition, _ cache: RenditionCache, _ content: ContentHash, _ key: String,
+    _ spec: RenditionSpec, _ edit: String
+  ) throws(DarkroomError) {
+    try cache.store(
+      source: content, key: key, representation: spec.representation, edit: edit,
+      bytes: rendition.bytes, format: rendition.format, width: rendition.width,
+      height: rendition.height)
   }
 
   /// The largest cached rendition of `source` in the same representation and format that
@@ -88,5 +116,25 @@ public struct Representations: Sendable {
       bytes: bytes, format: entry.format, width: entry.width, height: entry.height)
     rendition.fromCache = true
     return rendition
+  }
+}
+
+/// Work started on a global queue, whose result is waited for once.
+private final class Background<Value: Sendable>: @unchecked Sendable {
+  private var result: Result<Value, DarkroomError>?
+  private let done = DispatchSemaphore(value: 0)
+
+  init(_ work: @escaping @Sendable () throws(DarkroomError) -> Value) {
+    DispatchQueue.global().async {
+      self.result = Result(catching: work)
+      self.done.signal()
+    }
+  }
+
+  /// The semaphore orders the write of `result` before this read.
+  func wait() throws(DarkroomError) -> Value {
+    done.wait()
+    guard let result else { throw DarkroomError(.engine, "background work ended without a result") }
+    return try result.get()
   }
 }

@@ -1,11 +1,10 @@
-import CVips
 import CVipsShim
-import Foundation
 
-/// libvips' process-wide state: started once, on first use, from any thread.
+/// libvips' process-wide state: loaded and started once, on first use, from any thread.
 enum Vips {
-  /// Swift runs a static initialiser exactly once, thread-safely, so this is the only
-  /// place `vips_init` is called. Commands that never touch pixels never pay for it.
+  /// Swift runs a static initialiser exactly once, thread-safely, so this is the only place
+  /// libvips is loaded and `vips_init` called. Work that needs no pixels (metadata of JPEG
+  /// and PNG, cache hits) never pays the ~65 ms this costs.
   private static let startup: Result<Void, DarkroomError> = {
     if dr_vips_init("darkroom") != 0 {
       return .failure(takeError(context: "starting libvips"))
@@ -20,13 +19,12 @@ enum Vips {
   /// Takes libvips' pending error text (and clears it) as a `DarkroomError`.
   static func takeError(context: String, file: String? = nil) -> DarkroomError {
     var text = ""
-    if let copy = vips_error_buffer_copy() {
+    if let copy = dr_error_take() {
       text = String(cString: copy)
-      g_free(copy)
+      dr_free(copy)
     }
-    let lines = text.split(whereSeparator: \.isNewline).map {
-      $0.trimmingCharacters(in: .whitespaces)
-    }.filter { !$0.isEmpty }
+    let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
+      .filter { !$0.isEmpty }
     let detail = lines.isEmpty ? "libvips failed" : lines.joined(separator: "; ")
     return DarkroomError(.engine, file: file, "\(context): \(detail)")
   }
@@ -39,6 +37,6 @@ enum Vips {
   /// Sets how many worker threads libvips uses per pipeline (0 restores its default).
   static func setConcurrency(_ threads: Int) throws(DarkroomError) {
     try start()
-    vips_concurrency_set(Int32(threads))
+    dr_concurrency_set(Int32(threads))
   }
 }

@@ -1,4 +1,3 @@
-import CVips
 import CVipsShim
 
 /// Owns one libvips image reference: the only Swift type that holds a `VipsImage*`.
@@ -6,7 +5,7 @@ import CVipsShim
 /// A libvips image is an immutable recipe for pixels; its reference count is atomic and
 /// libvips computes pixels on many threads, so sharing an owner across tasks is safe.
 final class VipsImage: @unchecked Sendable {
-  private let pointer: UnsafeMutablePointer<CVips.VipsImage>
+  private let pointer: OpaquePointer
   /// The file (or stream name) the pixels come from, for error messages: libvips decodes
   /// lazily, so a damaged file may only fail when the pipeline runs.
   let source: String?
@@ -16,7 +15,7 @@ final class VipsImage: @unchecked Sendable {
 
   /// Takes over a reference the caller owns.
   private init(
-    owning pointer: UnsafeMutablePointer<CVips.VipsImage>, source: String?,
+    owning pointer: OpaquePointer, source: String?,
     pinned: PinnedBytes? = nil
   ) {
     self.pointer = pointer
@@ -25,7 +24,7 @@ final class VipsImage: @unchecked Sendable {
   }
 
   deinit {
-    g_object_unref(UnsafeMutableRawPointer(pointer))
+    dr_unref(pointer)
   }
 
   /// How strictly a loader treats damaged input.
@@ -45,29 +44,27 @@ final class VipsImage: @unchecked Sendable {
     return VipsImage(owning: image, source: path)
   }
 
-  var width: Int { Int(vips_image_get_width(pointer)) }
-  var height: Int { Int(vips_image_get_height(pointer)) }
-  var bands: Int { Int(vips_image_get_bands(pointer)) }
-  var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+  var width: Int { Int(dr_width(pointer)) }
+  var height: Int { Int(dr_height(pointer)) }
+  var bands: Int { Int(dr_bands(pointer)) }
+  var hasAlpha: Bool { dr_has_alpha(pointer) != 0 }
 
   /// The name of the libvips loader that opened this image, such as `jpegload`.
   var loader: String? { string(named: "vips-loader") }
 
   /// A copy of a binary metadata field, such as `exif-data` or `icc-profile-data`.
   func blob(named name: String) -> [UInt8]? {
-    guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
     var data: UnsafeRawPointer?
     var length = 0
-    guard vips_image_get_blob(pointer, name, &data, &length) == 0, let data, length > 0 else {
+    guard dr_get_blob(pointer, name, &data, &length) == 0, let data, length > 0 else {
       return nil
     }
     return Array(UnsafeRawBufferPointer(start: data, count: length))
   }
 
   func string(named name: String) -> String? {
-    guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
     var value: UnsafePointer<CChar>?
-    guard vips_image_get_string(pointer, name, &value) == 0, let value else { return nil }
+    guard dr_get_string(pointer, name, &value) == 0, let value else { return nil }
     return String(cString: value)
   }
 }
@@ -91,17 +88,13 @@ extension VipsImage {
   /// that "not an image" reads as such rather than as a loader failure.
   static func header(path: String) throws(DarkroomError) -> VipsImage {
     try Vips.start()
-    guard vips_foreign_find_load(path) != nil else {
-      vips_error_clear()
-      throw notAnImage(path)
-    }
+    guard dr_can_load_file(path) != 0 else { throw notAnImage(path) }
     return try open(path: path, sequential: true)
   }
 
   static func header(buffer: PinnedBytes, name: String) throws(DarkroomError) -> VipsImage {
     try Vips.start()
-    guard vips_foreign_find_load_buffer(buffer.bytes.baseAddress, buffer.bytes.count) != nil else {
-      vips_error_clear()
+    guard dr_can_load_buffer(buffer.bytes.baseAddress, buffer.bytes.count) != 0 else {
       throw notAnImage(name)
     }
     return try open(buffer: buffer, name: name, sequential: true)
@@ -142,7 +135,7 @@ extension VipsImage {
     -> VipsImage
   {
     try Vips.start()
-    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    var out: OpaquePointer?
     let status = options.withC { dr_thumbnail_file(path, $0, &out) }
     guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: path) }
     return VipsImage(owning: out, source: path)
@@ -152,7 +145,7 @@ extension VipsImage {
     throws(DarkroomError) -> VipsImage
   {
     try Vips.start()
-    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    var out: OpaquePointer?
     let status = options.withC {
       dr_thumbnail_buffer(buffer.bytes.baseAddress, buffer.bytes.count, $0, &out)
     }
@@ -175,13 +168,13 @@ extension VipsImage {
   /// A copy of this image's header to change for output: Orientation 1 (or as stored, for
   /// an image that was not turned upright), no EXIF thumbnail, and GPS removed on request.
   func preparedForOutput(upright: Bool, stripLocation: Bool) throws(DarkroomError) -> VipsImage {
-    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    var out: OpaquePointer?
     guard dr_copy(pointer, &out) == 0, let out else {
       throw Vips.takeError(context: "cannot render", file: source)
     }
-    if upright { vips_image_set_int(out, "orientation", 1) }
+    if upright { dr_set_int(out, "orientation", 1) }
     // libvips rebuilds EXIF on save from these fields: a removed field is a removed tag.
-    vips_image_remove(out, "jpeg-thumbnail-data")
+    dr_remove_field(out, "jpeg-thumbnail-data")
     dr_remove_fields_with_prefix(out, "exif-ifd1-")
     if stripLocation { dr_remove_fields_with_prefix(out, "exif-ifd3-") }
     return VipsImage(owning: out, source: source, pinned: pinned)
@@ -195,13 +188,13 @@ extension VipsImage {
     guard dr_write_to_buffer(pointer, suffix, &buffer, &length) == 0, let buffer else {
       throw Vips.takeError(context: "cannot render", file: source)
     }
-    defer { g_free(buffer) }
+    defer { dr_free(buffer) }
     return Array(UnsafeRawBufferPointer(start: buffer, count: length))
   }
 
   /// The image converted to a colour profile (a libvips built-in name or a file).
   func iccTransform(to profile: String) throws(DarkroomError) -> VipsImage {
-    var out: UnsafeMutablePointer<CVips.VipsImage>?
+    var out: OpaquePointer?
     guard dr_icc_transform(pointer, &out, profile) == 0, let out else {
       throw Vips.takeError(context: "cannot convert colour", file: source)
     }
@@ -215,7 +208,7 @@ extension VipsImage {
     guard dr_getpoint(pointer, &values, &count, Int32(x), Int32(y)) == 0, let values else {
       throw Vips.takeError(context: "cannot read pixel \(x),\(y)", file: source)
     }
-    defer { g_free(values) }
+    defer { dr_free(values) }
     return Array(UnsafeBufferPointer(start: values, count: Int(count)))
   }
 }

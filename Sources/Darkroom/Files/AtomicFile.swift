@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
   import Glibc
@@ -65,5 +65,49 @@ public enum AtomicFile {
     default:
       return DarkroomError(.io, file: path, "cannot write: \(reason)")
     }
+  }
+}
+
+/// Folder operations with `errno`-based messages.
+enum Folders {
+  /// Creates `path` and its missing parents (`mkdir -p`).
+  static func create(_ path: String) throws(DarkroomError) {
+    var info = stat()
+    if stat(path, &info) == 0 {
+      guard (info.st_mode & S_IFMT) == S_IFDIR else {
+        throw DarkroomError(.io, file: path, "cannot create a folder: a file is in the way")
+      }
+      return
+    }
+    let parent = FilePath(path).parent
+    if !parent.isEmpty && parent != path { try create(parent) }
+    if mkdir(path, 0o755) != 0 && errno != EEXIST {
+      let reason = String(cString: strerror(errno))
+      throw DarkroomError(.io, file: path, "cannot create the folder: \(reason)")
+    }
+  }
+
+  /// Removes `path` and everything in it (`rm -r`); a missing path is not an error.
+  static func remove(_ path: String) throws(DarkroomError) {
+    do {
+      if FileManager.default.fileExists(atPath: path) {
+        try FileManager.default.removeItem(atPath: path)
+      }
+    } catch {
+      throw DarkroomError(.io, file: path, "cannot remove: \(error)")
+    }
+  }
+}
+
+/// Path arithmetic on plain strings.
+struct FilePath {
+  let path: String
+  init(_ path: String) { self.path = path }
+
+  /// The folder part: `a/b/c.jpg` → `a/b`, `c.jpg` → ``, `/c` → `/`.
+  var parent: String {
+    let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+    guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+    return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
   }
 }

@@ -1,0 +1,71 @@
+// The libvips (and GLib) functions Darkroom calls, declared here so that Darkroom needs
+// neither libvips' headers nor its libraries to build or to start. Tests/CVipsShimCheck
+// compiles these declarations beside <vips/vips.h> and fails the build if any differs.
+#ifndef DARKROOM_VIPS_API_H
+#define DARKROOM_VIPS_API_H
+
+#include <stddef.h>
+
+typedef struct _VipsImage VipsImage;
+typedef struct _GTypeInstance GTypeInstance;
+
+// GLogLevelFlags: G_LOG_LEVEL_WARNING.
+enum { DR_LOG_LEVEL_WARNING = 1 << 4 };
+
+// VipsAccess values.
+enum { DR_ACCESS_RANDOM = 0, DR_ACCESS_SEQUENTIAL = 1 };
+
+typedef int (*dr_vips_init_fn)(const char *argv0);
+typedef void (*dr_vips_shutdown_fn)(void);
+typedef char *(*dr_vips_error_buffer_copy_fn)(void);
+typedef void (*dr_vips_error_clear_fn)(void);
+typedef void (*dr_g_free_fn)(void *mem);
+typedef void (*dr_g_object_unref_fn)(void *object);
+typedef void (*dr_g_strfreev_fn)(char **str_array);
+typedef int (*dr_g_type_check_instance_is_a_fn)(GTypeInstance *instance, size_t iface_type);
+typedef size_t (*dr_vips_image_get_type_fn)(void);
+typedef VipsImage *(*dr_vips_image_new_from_file_fn)(const char *name, ...);
+typedef VipsImage *(*dr_vips_image_new_from_buffer_fn)(const void *buf, size_t len,
+                                                       const char *option_string, ...);
+typedef const char *(*dr_vips_foreign_find_load_fn)(const char *filename);
+typedef const char *(*dr_vips_foreign_find_load_buffer_fn)(const void *data, size_t size);
+typedef int (*dr_vips_thumbnail_fn)(const char *filename, VipsImage **out, int width, ...);
+typedef int (*dr_vips_thumbnail_buffer_fn)(void *buf, size_t len, VipsImage **out, int width,
+                                           ...);
+typedef int (*dr_vips_image_write_to_buffer_fn)(VipsImage *in, const char *suffix, void **buf,
+                                                size_t *size, ...);
+typedef int (*dr_vips_image_get_width_fn)(const VipsImage *image);
+typedef int (*dr_vips_image_get_height_fn)(const VipsImage *image);
+typedef int (*dr_vips_image_get_bands_fn)(const VipsImage *image);
+typedef int (*dr_vips_image_hasalpha_fn)(VipsImage *image);
+typedef size_t (*dr_vips_image_get_typeof_fn)(const VipsImage *image, const char *name);
+typedef int (*dr_vips_image_get_blob_fn)(const VipsImage *image, const char *name,
+                                         const void **data, size_t *length);
+typedef int (*dr_vips_image_get_string_fn)(const VipsImage *image, const char *name,
+                                           const char **out);
+typedef void (*dr_vips_image_set_int_fn)(VipsImage *image, const char *name, int i);
+typedef int (*dr_vips_image_remove_fn)(VipsImage *image, const char *name);
+typedef char **(*dr_vips_image_get_fields_fn)(VipsImage *image);
+typedef int (*dr_vips_copy_fn)(VipsImage *in, VipsImage **out, ...);
+typedef int (*dr_vips_icc_transform_fn)(VipsImage *in, VipsImage **out,
+                                        const char *output_profile, ...);
+typedef int (*dr_vips_getpoint_fn)(VipsImage *in, double **vector, int *n, int x, int y, ...);
+typedef void (*dr_vips_concurrency_set_fn)(int concurrency);
+typedef void (*dr_log_fn)(const char *domain, int level, const char *message, void *data);
+typedef unsigned int (*dr_g_log_set_handler_fn)(const char *domain, int levels, dr_log_fn fn,
+                                                void *data);
+typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void *a, void *b);
+
+// X-macro: every function above, in one list, for declaring, resolving and checking.
+#define DR_VIPS_FUNCTIONS(X)                                                                 \
+  X(vips_init) X(vips_shutdown) X(vips_error_buffer_copy) X(vips_error_clear) X(g_free)     \
+  X(g_object_unref) X(g_strfreev) X(g_type_check_instance_is_a) X(vips_image_get_type)      \
+  X(vips_image_new_from_file) X(vips_image_new_from_buffer) X(vips_foreign_find_load)       \
+  X(vips_foreign_find_load_buffer) X(vips_thumbnail) X(vips_thumbnail_buffer)               \
+  X(vips_image_write_to_buffer) X(vips_image_get_width) X(vips_image_get_height)            \
+  X(vips_image_get_bands) X(vips_image_hasalpha) X(vips_image_get_typeof)                   \
+  X(vips_image_get_blob) X(vips_image_get_string) X(vips_image_set_int) X(vips_image_remove) \
+  X(vips_image_get_fields) X(vips_copy) X(vips_icc_transform) X(vips_getpoint)              \
+  X(vips_concurrency_set) X(vips_object_map) X(g_log_set_handler)
+
+#endif

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An input file opened for reading, with the errors a person can act on. Reads are
+/// positional (`pread`), so a header parser can jump around without seeking.
+final class InputFile {
+  let path: String
+  let size: Int
+  private let descriptor: Int32
+
+  /// Opens `path`; refuses missing and unreadable files, folders, devices and empty files.
+  init(_ path: String) throws(DarkroomError) {
+    self.path = path
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw Self.errnoError(path) }
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+      throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
+    }
+    guard (info.st_mode & S_IFMT) == S_IFREG else {
+      throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
+    }
+    guard info.st_size > 0 else {
+      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
+    }
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw Self.errnoError(path) }
+    descriptor = fd
+    size = Int(info.st_size)
+  }
+
+  deinit { close(descriptor) }
+
+  /// Up to `count` bytes from `offset`; fewer only at the end of the file.
+  func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    let got = try read(at: offset, into: &bytes)
+    if got < count { bytes.removeLast(count - got) }
+    return bytes
+  }
+
+  /// Fills `buffer` from `offset`; returns how many bytes were read (0 at the end).
+  func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
+    var done = 0
+    var failure: Int32 = 0
+    buffer.withUnsafeMutableBytes { raw in
+      guard let base = raw.baseAddress else { return }
+      while done < raw.count {
+        let n = pread(descriptor, base + done, raw.count - done, off_t(offset + done))
+        if n < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        if n == 0 { return }
+        done += n
+      }
+    }
+    if failure != 0 {
+      throw DarkroomError(.io, file: path, "cannot read: \(String(cString: strerror(failure)))")
+    }
+    return done
+  }
+
+  /// The whole file.
+  static func readAll(_ path: String) throws(DarkroomError) -> [UInt8] {
+    let file = try InputFile(path)
+    return try file.read(at: 0, count: file.size)
+  }
+
+  /// The `errno` of a failed call on `path`, as a `DarkroomError`.
+  static func errnoError(_ path: String) -> DarkroomError {
+    let code = errno
+    let reason = String(cString: strerror(code))
+    switch code {
+    case ENOENT: return DarkroomError(.notFound, file: path, "no such file")
+    case EACCES, EPERM: return DarkroomError(.unreadable, file: path, "cannot read: \(reason)")
+    default: return DarkroomError(.io, file: path, "cannot read: \(reason)")
+    }
+  }
+}

@@ -1,0 +1,22 @@
+// Compiles Darkroom's own declarations of libvips' functions (Sources/CVipsShim/vips_api.h)
+// beside libvips' real headers: a prototype that differs fails the build of the tests.
+#include <vips/vips.h>
+
+#include "../../Sources/CVipsShim/vips_api.h"
+#include "vips_shim_check.h"
+
+#define DR_CHECK(name)                                                          \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&name), dr_##name##_fn), \
+                 #name " differs from <vips/vips.h>");
+DR_VIPS_FUNCTIONS(DR_CHECK)
+
+_Static_assert(VIPS_ACCESS_RANDOM == DR_ACCESS_RANDOM, "VipsAccess");
+_Static_assert(VIPS_ACCESS_SEQUENTIAL == DR_ACCESS_SEQUENTIAL, "VipsAccess");
+_Static_assert(VIPS_FAIL_ON_ERROR == 2, "VipsFailOn");
+_Static_assert(G_LOG_LEVEL_WARNING == DR_LOG_LEVEL_WARNING, "GLogLevelFlags");
+_Static_assert(VIPS_INTERESTING_CENTRE == 1 && VIPS_INTERESTING_ENTROPY == 2 &&
+                   VIPS_INTERESTING_ATTENTION == 3, "VipsInteresting");
+_Static_assert(VIPS_SIZE_BOTH == 0 && VIPS_SIZE_DOWN == 2, "VipsSize");
+
+#define DR_COUNT(name) +1
+int dr_vips_api_checked(void) { return 0 DR_VIPS_FUNCTIONS(DR_COUNT); }
