@@ -12,6 +12,11 @@ typedef struct _GTypeInstance GTypeInstance;
 // GLogLevelFlags: G_LOG_LEVEL_WARNING.
 enum { DR_LOG_LEVEL_WARNING = 1 << 4 };
 
+// VipsInterpretation, VipsBandFormat, VipsOperationRound, VipsAngle, VipsDirection values.
+enum { DR_INTERPRETATION_SRGB = 22, DR_FORMAT_UCHAR = 0, DR_ROUND_RINT = 0 };
+enum { DR_ANGLE_D90 = 1, DR_ANGLE_D180 = 2, DR_ANGLE_D270 = 3 };
+enum { DR_DIRECTION_HORIZONTAL = 0, DR_DIRECTION_VERTICAL = 1 };
+
 // VipsAccess values.
 enum { DR_ACCESS_RANDOM = 0, DR_ACCESS_SEQUENTIAL = 1 };
 
@@ -51,6 +56,27 @@ typedef int (*dr_vips_icc_transform_fn)(VipsImage *in, VipsImage **out,
                                         const char *output_profile, ...);
 typedef int (*dr_vips_getpoint_fn)(VipsImage *in, double **vector, int *n, int x, int y, ...);
 typedef void (*dr_vips_concurrency_set_fn)(int concurrency);
+typedef int (*dr_vips_autorot_fn)(VipsImage *in, VipsImage **out, ...);
+typedef int (*dr_vips_colourspace_fn)(VipsImage *in, VipsImage **out, int space, ...);
+typedef VipsImage *(*dr_vips_image_new_matrix_from_array_fn)(int width, int height,
+                                                             const double *array, int size);
+typedef VipsImage *(*dr_vips_image_new_from_memory_copy_fn)(const void *data, size_t size,
+                                                            int width, int height, int bands,
+                                                            int format);
+typedef int (*dr_vips_recomb_fn)(VipsImage *in, VipsImage **out, VipsImage *m, ...);
+typedef int (*dr_vips_maplut_fn)(VipsImage *in, VipsImage **out, VipsImage *lut, ...);
+typedef int (*dr_vips_round_fn)(VipsImage *in, VipsImage **out, unsigned int round, ...);
+typedef int (*dr_vips_cast_fn)(VipsImage *in, VipsImage **out, int format, ...);
+typedef int (*dr_vips_extract_area_fn)(VipsImage *in, VipsImage **out, int left, int top,
+                                       int width, int height, ...);
+typedef int (*dr_vips_extract_band_fn)(VipsImage *in, VipsImage **out, int band, ...);
+typedef int (*dr_vips_bandjoin2_fn)(VipsImage *in1, VipsImage *in2, VipsImage **out, ...);
+typedef int (*dr_vips_rot_fn)(VipsImage *in, VipsImage **out, unsigned int angle, ...);
+typedef int (*dr_vips_flip_fn)(VipsImage *in, VipsImage **out, unsigned int direction, ...);
+typedef int (*dr_vips_rotate_fn)(VipsImage *in, VipsImage **out, double angle, ...);
+typedef int (*dr_vips_image_get_format_fn)(const VipsImage *image);
+typedef void (*dr_vips_image_set_blob_copy_fn)(VipsImage *image, const char *name,
+                                              const void *data, size_t length);
 typedef void (*dr_log_fn)(const char *domain, int level, const char *message, void *data);
 typedef unsigned int (*dr_g_log_set_handler_fn)(const char *domain, int levels, dr_log_fn fn,
                                                 void *data);
@@ -66,6 +92,10 @@ typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void
   X(vips_image_get_bands) X(vips_image_hasalpha) X(vips_image_get_typeof)                   \
   X(vips_image_get_blob) X(vips_image_get_string) X(vips_image_set_int) X(vips_image_remove) \
   X(vips_image_get_fields) X(vips_copy) X(vips_icc_transform) X(vips_getpoint)              \
-  X(vips_concurrency_set) X(vips_object_map) X(g_log_set_handler)
+  X(vips_concurrency_set) X(vips_object_map) X(g_log_set_handler) X(vips_autorot)           \
+  X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) \
+  X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
+  X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
+  X(vips_image_get_format) X(vips_image_set_blob_copy)
 
 #endif

@@ -180,3 +180,67 @@ int dr_live_image_count(void) {
   p_vips_object_map(count_image, &n, NULL);
   return n;
 }
+
+int dr_autorot(VipsImage *in, VipsImage **out) { return p_vips_autorot(in, out, NULL); }
+
+int dr_to_srgb(VipsImage *in, VipsImage **out) {
+  VipsImage *srgb = NULL;
+  if (p_vips_colourspace(in, &srgb, DR_INTERPRETATION_SRGB, NULL) != 0) return -1;
+  if (p_vips_image_get_format(srgb) == DR_FORMAT_UCHAR) {
+    *out = srgb;
+    return 0;
+  }
+  int status = p_vips_cast(srgb, out, DR_FORMAT_UCHAR, NULL);
+  p_g_object_unref(srgb);
+  return status;
+}
+
+int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]) {
+  VipsImage *m = p_vips_image_new_matrix_from_array(3, 3, matrix, 9);
+  if (!m) return -1;
+  VipsImage *mixed = NULL, *rounded = NULL;
+  int status = p_vips_recomb(in, &mixed, m, NULL);
+  p_g_object_unref(m);
+  if (status == 0) status = p_vips_round(mixed, &rounded, DR_ROUND_RINT, NULL);
+  if (status == 0) status = p_vips_cast(rounded, out, DR_FORMAT_UCHAR, NULL);
+  if (mixed) p_g_object_unref(mixed);
+  if (rounded) p_g_object_unref(rounded);
+  return status;
+}
+
+int dr_maplut(VipsImage *in, VipsImage **out, const unsigned char table[256]) {
+  VipsImage *lut = p_vips_image_new_from_memory_copy(table, 256, 256, 1, 1, DR_FORMAT_UCHAR);
+  if (!lut) return -1;
+  int status = p_vips_maplut(in, out, lut, NULL);
+  p_g_object_unref(lut);
+  return status;
+}
+
+int dr_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+  return p_vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int dr_extract_bands(VipsImage *in, VipsImage **out, int first, int count) {
+  return p_vips_extract_band(in, out, first, "n", count, NULL);
+}
+
+int dr_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out) {
+  return p_vips_bandjoin2(a, b, out, NULL);
+}
+
+int dr_rot(VipsImage *in, VipsImage **out, int quarter_turns) {
+  int angle = quarter_turns == 1 ? DR_ANGLE_D90 : quarter_turns == 2 ? DR_ANGLE_D180 : DR_ANGLE_D270;
+  return p_vips_rot(in, out, angle, NULL);
+}
+
+int dr_flip(VipsImage *in, VipsImage **out, int vertical) {
+  return p_vips_flip(in, out, vertical ? DR_DIRECTION_VERTICAL : DR_DIRECTION_HORIZONTAL, NULL);
+}
+
+int dr_rotate(VipsImage *in, VipsImage **out, double degrees) {
+  return p_vips_rotate(in, out, degrees, NULL);
+}
+
+void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len) {
+  p_vips_image_set_blob_copy(image, name, data, len);
+}

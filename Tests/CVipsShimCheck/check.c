@@ -17,6 +17,13 @@ _Static_assert(G_LOG_LEVEL_WARNING == DR_LOG_LEVEL_WARNING, "GLogLevelFlags");
 _Static_assert(VIPS_INTERESTING_CENTRE == 1 && VIPS_INTERESTING_ENTROPY == 2 &&
                    VIPS_INTERESTING_ATTENTION == 3, "VipsInteresting");
 _Static_assert(VIPS_SIZE_BOTH == 0 && VIPS_SIZE_DOWN == 2, "VipsSize");
+_Static_assert(VIPS_INTERPRETATION_sRGB == DR_INTERPRETATION_SRGB, "VipsInterpretation");
+_Static_assert(VIPS_FORMAT_UCHAR == DR_FORMAT_UCHAR, "VipsBandFormat");
+_Static_assert(VIPS_OPERATION_ROUND_RINT == DR_ROUND_RINT, "VipsOperationRound");
+_Static_assert(VIPS_ANGLE_D90 == DR_ANGLE_D90 && VIPS_ANGLE_D180 == DR_ANGLE_D180 &&
+                   VIPS_ANGLE_D270 == DR_ANGLE_D270, "VipsAngle");
+_Static_assert(VIPS_DIRECTION_HORIZONTAL == DR_DIRECTION_HORIZONTAL &&
+                   VIPS_DIRECTION_VERTICAL == DR_DIRECTION_VERTICAL, "VipsDirection");
 
 #define DR_COUNT(name) +1
 int dr_vips_api_checked(void) { return 0 DR_VIPS_FUNCTIONS(DR_COUNT); }

@@ -75,6 +75,25 @@ int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y);
 
 void dr_concurrency_set(int threads);
 
+// Pixel operations for filter graphs. Each returns 0 and a new reference in *out, or -1.
+int dr_autorot(VipsImage *in, VipsImage **out);
+/// Converts to 8-bit sRGB (a copy when it already is): greyscale, CMYK and 16-bit inputs.
+int dr_to_srgb(VipsImage *in, VipsImage **out);
+/// Multiplies every pixel's 3 bands by a 3x3 matrix (row-major), rounds to 8 bits.
+int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]);
+/// Maps every band of an 8-bit image through a 256-entry table.
+int dr_maplut(VipsImage *in, VipsImage **out, const unsigned char table[256]);
+int dr_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+int dr_extract_bands(VipsImage *in, VipsImage **out, int first, int count);
+int dr_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
+/// Quarter turns clockwise: 1, 2 or 3.
+int dr_rot(VipsImage *in, VipsImage **out, int quarter_turns);
+/// 0 mirrors left-right, 1 top-bottom.
+int dr_flip(VipsImage *in, VipsImage **out, int vertical);
+/// Rotates by any angle (degrees, clockwise); the canvas grows to fit.
+int dr_rotate(VipsImage *in, VipsImage **out, double degrees);
+void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len);
+
 /// Number of VipsImage objects alive in this process (for leak tests).
 int dr_live_image_count(void);
 

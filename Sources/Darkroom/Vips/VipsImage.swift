@@ -5,7 +5,7 @@ import CVipsShim
 /// A libvips image is an immutable recipe for pixels; its reference count is atomic and
 /// libvips computes pixels on many threads, so sharing an owner across tasks is safe.
 final class VipsImage: @unchecked Sendable {
-  private let pointer: OpaquePointer
+  let pointer: OpaquePointer
   /// The file (or stream name) the pixels come from, for error messages: libvips decodes
   /// lazily, so a damaged file may only fail when the pipeline runs.
   let source: String?
@@ -21,6 +21,13 @@ final class VipsImage: @unchecked Sendable {
     self.pointer = pointer
     self.source = source
     self.pinned = pinned
+  }
+
+  /// Takes over a reference to an image made from `parent`, keeping what `parent` keeps.
+  init(derivedFrom parent: VipsImage, owning pointer: OpaquePointer) {
+    self.pointer = pointer
+    self.source = parent.source
+    self.pinned = parent.pinned
   }
 
   deinit {

@@ -1,0 +1,42 @@
+/// A filter: a name, a one-line summary, its parameters declared once, and how it changes
+/// pixels. One filter, one file, as libvips declares its operations.
+protocol FilterDefinition: Sendable {
+  static var name: String { get }
+  static var summary: String { get }
+  /// In order: positional arguments of the text syntax fill them in this order.
+  static var parameters: [FilterParameter] { get }
+  /// Builds this step of the libvips pipeline on an upright 8-bit sRGB image.
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  /// Checks that go beyond single parameters (such as a crop needing all four sides).
+  static func validate(_ arguments: FilterArguments) throws(DarkroomError)
+  /// Whether the filter works pixel by pixel, row by row (so a pipeline can stream).
+  static var streams: Bool { get }
+}
+
+extension FilterDefinition {
+  static func validate(_ arguments: FilterArguments) throws(DarkroomError) {}
+  static var streams: Bool { true }
+}
+
+/// What a filter is and takes, for listings and docs (`darkroom filters`).
+public struct FilterInfo: Sendable {
+  public let name: String
+  public let summary: String
+  public let parameters: [FilterParameter]
+}
+
+/// Every built-in filter.
+public enum Filters {
+  static let all: [any FilterDefinition.Type] = [
+    NoirFilter.self, ToneFilter.self, CropFilter.self, RotateFilter.self, FlipFilter.self,
+  ]
+
+  public static var catalog: [FilterInfo] {
+    all.map { FilterInfo(name: $0.name, summary: $0.summary, parameters: $0.parameters) }
+  }
+
+  static func named(_ name: String) -> (any FilterDefinition.Type)? {
+    all.first { $0.name == name.lowercased() }
+  }
+}

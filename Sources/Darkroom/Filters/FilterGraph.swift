@@ -1,0 +1,180 @@
+import FoundationEssentials
+
+/// One step of a graph: a filter and its checked arguments (defaults filled in, so a graph
+/// means the same thing after a default changes).
+public struct FilterNode: Sendable, Hashable, Codable {
+  public let op: String
+  public let params: [String: FilterValue]
+
+  /// Checks `params` against the filter's declaration; throws the message users see.
+  public init(_ op: String, _ params: [String: FilterValue] = [:]) throws(DarkroomError) {
+    guard let filter = Filters.named(op) else {
+      throw DarkroomError(
+        .invalidArgument,
+        "Unknown filter '\(op)': expected one of \(Filters.all.map { $0.name }.joined(separator: ", ")), a preset (\(Presets.names.joined(separator: ", "))) or a .json graph file"
+      )
+    }
+    var checked: [String: FilterValue] = [:]
+    for (name, value) in params {
+      guard let parameter = filter.parameters.first(where: { $0.name == name.lowercased() }) else {
+        throw DarkroomError(
+          .invalidArgument,
+          "Unknown parameter '\(name)' for \(filter.name): expected \(filter.parameters.map(\.name).joined(separator: ", "))"
+        )
+      }
+      checked[parameter.name] = try parameter.check(value, filter: filter.name)
+    }
+    for parameter in filter.parameters where checked[parameter.name] == nil {
+      checked[parameter.name] = parameter.defaultValue
+    }
+    try filter.validate(FilterArguments(values: checked))
+    self.op = filter.name
+    self.params = checked
+  }
+
+  public init(from decoder: Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    try self.init(
+      c.decode(String.self, forKey: .op),
+      c.decodeIfPresent([String: FilterValue].self, forKey: .params) ?? [:])
+  }
+
+  var definition: (any FilterDefinition.Type)? { Filters.named(op) }
+
+  /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes.
+  public var text: String {
+    let parameters = definition?.parameters ?? []
+    let parts = parameters.compactMap { p in params[p.name].map { "\(p.name)=\($0)" } }
+    return ([op] + parts).joined(separator: " ")
+  }
+}
+
+/// An ordered list of filters, applied to the upright image: the edit itself.
+///
+/// Its JSON form is a versioned document, `{"format": "org.darkroom.filter-graph",
+/// "version": 1, "nodes": [{"op": "tone", "params": {"exposure": 0.5}}]}`; a newer version
+/// is refused, never misread.
+public struct FilterGraph: Sendable, Hashable, Codable {
+  public static let formatIdentifier = "org.darkroom.filter-graph"
+  public static let currentVersion = 1
+
+  public var nodes: [FilterNode]
+  /// A preset's one-line description.
+  public var description: String?
+
+  public init(nodes: [FilterNode], description: String? = nil) {
+    self.nodes = nodes
+    self.description = description
+  }
+
+  private enum CodingKeys: String, CodingKey { case format, version, nodes, description }
+
+  public init(from decoder: Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let format = try c.decodeIfPresent(String.self, forKey: .format)
+    guard format == Self.formatIdentifier else {
+      throw DarkroomError(
+        .invalidArgument,
+        "not a Darkroom filter graph: format is \(format.map { "'\($0)'" } ?? "missing"), expected '\(Self.formatIdentifier)'")
+    }
+    let version = try c.decode(Int.self, forKey: .version)
+    guard version <= Self.currentVersion, version >= 1 else {
+      throw DarkroomError(
+        .invalidArgument,
+        "filter graph version \(version) is newer than this darkroom reads (\(Self.currentVersion)); upgrade darkroom")
+    }
+    nodes = try c.decode([FilterNode].self, forKey: .nodes)
+    description = try c.decodeIfPresent(String.self, forKey: .description)
+  }
+
+  public func encode(to encoder: Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(Self.formatIdentifier, forKey: .format)
+    try c.encode(Self.currentVersion, forKey: .version)
+    try c.encode(nodes, forKey: .nodes)
+    try c.encodeIfPresent(description, forKey: .description)
+  }
+
+  /// Parses a graph document; errors name `source` and say what was wrong.
+  public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError) -> FilterGraph {
+    do {
+      return try JSONDecoder().decode(FilterGraph.self, from: Data(bytes))
+    } catch let error as DarkroomError {
+      throw error.file == nil ? error.about(source) : error
+    } catch let DecodingError.dataCorrupted(context) {
+      throw DarkroomError(.invalidArgument, file: source, "not valid JSON: \(context.debugDescription)")
+    } catch {
+      throw DarkroomError(.invalidArgument, file: source, "not a valid filter graph: \(error)")
+    }
+  }
+
+  /// One `--filter` argument: a preset name, a path to a graph `.json` file, or
+  /// `OP key=value ...` (positional values fill the filter's parameters in order).
+  public static func parse(spec: String) throws(DarkroomError) -> FilterGraph {
+    let words = spec.split(whereSeparator: \.isWhitespace).map(String.init)
+    guard let first = words.first else {
+      throw DarkroomError(.invalidArgument, "empty --filter")
+    }
+    if words.count == 1, let preset = Presets.named(first) { return preset }
+    if first.hasSuffix(".json") || first.contains("/") {
+      return try decode(json: InputFile.readAll(first), source: first)
+    }
+    guard let filter = Filters.named(first) else { return FilterGraph(nodes: [try FilterNode(first)]) }
+    var params: [String: FilterValue] = [:]
+    var position = 0
+    for word in words.dropFirst() {
+      if let equals = word.firstIndex(of: "=") {
+        params[String(word[..<equals])] = value(String(word[word.index(after: equals)...]))
+      } else {
+        guard position < filter.parameters.count else {
+          throw DarkroomError(
+            .invalidArgument, "Too many values for \(filter.name): it takes \(filter.parameters.map(\.name).joined(separator: " "))")
+        }
+        params[filter.parameters[position].name] = value(word)
+        position += 1
+      }
+    }
+    return FilterGraph(nodes: [try FilterNode(filter.name, params)])
+  }
+
+  private static func value(_ text: String) -> FilterValue {
+    Double(text).map { .number($0) } ?? .text(text)
+  }
+
+  /// The graph of several `--filter` arguments, in order.
+  public static func parse(specs: [String]) throws(DarkroomError) -> FilterGraph {
+    var nodes: [FilterNode] = []
+    for spec in specs { nodes += try parse(spec: spec).nodes }
+    return FilterGraph(nodes: nodes)
+  }
+
+  /// Stable bytes for the same graph: sorted keys, shortest round-trip numbers.
+  public var canonicalJSON: [UInt8] {
+    var copy = self
+    copy.description = nil
+    return Canonical.json(copy)
+  }
+
+  /// Whether every step works top to bottom, so the source can be read sequentially.
+  var streams: Bool { nodes.allSatisfy { $0.definition?.streams ?? false } }
+
+  /// The graph as libvips operations on an upright 8-bit sRGB image.
+  func apply(to image: VipsImage) throws(DarkroomError) -> VipsImage {
+    var result = image
+    for node in nodes {
+      guard let filter = node.definition else { continue }
+      result = try filter.apply(FilterArguments(values: node.params), to: result)
+    }
+    return result
+  }
+}
+
+/// Canonical JSON: the same value always gives the same bytes.
+enum Canonical {
+  static func json<T: Encodable>(_ value: T) -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Encoding plain Codable values into memory does not fail.
+    return (try? Array(encoder.encode(value))) ?? []
+  }
+}

@@ -1,0 +1,17 @@
+/// Mirror images.
+enum FlipFilter: FilterDefinition {
+  static let name = "flip"
+  static let summary = "mirror left-right (horizontal) or top-bottom (vertical)"
+  static let parameters = [
+    FilterParameter(
+      "direction", .word(["horizontal", "vertical"]), default: .text("horizontal"),
+      "horizontal swaps left and right; vertical swaps top and bottom")
+  ]
+  static let streams = false
+
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
+    try image.flipped(vertically: arguments.text("direction") == "vertical")
+  }
+}

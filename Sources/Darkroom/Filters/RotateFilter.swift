@@ -1,0 +1,15 @@
+/// Quarter turns, clockwise.
+enum RotateFilter: FilterDefinition {
+  static let name = "rotate"
+  static let summary = "turn by 90, 180 or 270 degrees clockwise"
+  static let parameters = [
+    FilterParameter("angle", .choice([90, 180, 270]), default: .number(90), "degrees clockwise")
+  ]
+  static let streams = false
+
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
+    try image.rotated(quarterTurns: Int(arguments.number("angle") ?? 90) / 90)
+  }
+}
