@@ -44,6 +44,10 @@ int dr_vips_init(const char *argv0) {
   if (!getenv("DARKROOM_VIPS_WARNINGS"))
     p_g_log_set_handler("VIPS", DR_LOG_LEVEL_WARNING, drop_warning, NULL);
   if (p_vips_init(argv0) != 0) return -1;
+  // libvips 8.14 caches operations by their arguments, a file load by its name, without
+  // noticing that the file changed since: a long-lived process would decode stale pixels.
+  // Darkroom builds one pipeline per render and gains nothing from the cache.
+  p_vips_cache_set_max(0);
   // With VIPS_LEAK set, libvips reports objects and memory still alive at shutdown.
   if (getenv("VIPS_LEAK")) atexit(p_vips_shutdown);
   return 0;

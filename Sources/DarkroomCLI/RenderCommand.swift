@@ -149,8 +149,12 @@ struct RenderCommand: ParsableCommand {
   }
 
   private func render(_ input: String) throws {
-    let source: ImageSource =
+    var source: ImageSource =
       input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
+    // An edited file is its rendered result; --original renders from the stored original.
+    if original, input != "-", let bytes = try Editor().originalBytes(input) {
+      source = .data(bytes, name: input)
+    }
     let explicitFile = output.flatMap { $0 == "-" || isFolder($0) ? nil : $0 }
     let spec = spec(for: explicitFile)
     let service = Representations(

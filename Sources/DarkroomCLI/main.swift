@@ -15,7 +15,10 @@ struct DarkroomCommand: ParsableCommand {
       Errors go to standard error, one line each: `darkroom: FILE: problem`.
       """,
     version: DarkroomVersion.string,
-    subcommands: [InfoCommand.self, RenderCommand.self, CacheCommand.self])
+    subcommands: [
+      InfoCommand.self, RenderCommand.self, EditCommand.self, RevertCommand.self,
+      HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
+    ])
 }
 
 // ArgumentParser exits 64 on a usage error; Darkroom promises 2 (as most Unix tools do).

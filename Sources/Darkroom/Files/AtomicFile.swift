@@ -9,15 +9,18 @@ import FoundationEssentials
 public enum AtomicFile {
   /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
   /// before this returns (for originals; derived files can be made again).
-  public static func write(_ bytes: [UInt8], to path: String, durable: Bool = false)
-    throws(DarkroomError)
-  {
+  ///
+  /// `mode` sets the new file's permissions (an edited photo keeps its original's).
+  public static func write(
+    _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644
+  ) throws(DarkroomError) {
     let url = URL(fileURLWithPath: path)
     let folder = url.deletingLastPathComponent().path
     let temporary =
       folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else { throw writeError(path, errno) }
+    fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
     var ok = bytes.withUnsafeBytes { buffer -> Bool in
       guard let start = buffer.baseAddress else { return true }
       var offset = 0
@@ -37,6 +40,7 @@ public enum AtomicFile {
       failure = errno
     }
     close(fd)
+    if ok { FaultInjection.point("before-rename") }
     guard ok, rename(temporary, path) == 0 else {
       if ok { failure = errno }
       unlink(temporary)

@@ -81,3 +81,8 @@ final class InputFile {
     }
   }
 }
+
+/// Reads a whole file with Darkroom's errors (for graphs and adjustment data given by path).
+public func readWholeFile(_ path: String) throws(DarkroomError) -> [UInt8] {
+  try InputFile.readAll(path)
+}

@@ -18,8 +18,10 @@ enum CropFilter: FilterDefinition {
     FilterParameter(
       "unit", .word(["fraction", "px"]), default: .text("fraction"),
       "fraction: x y width height are fractions of the image's size; px: pixels"),
-    FilterParameter("aspect", .ratio, default: nil, "the largest centred rectangle of this shape, W:H"),
-    FilterParameter("angle", .number(-45...45), default: .number(0), "straighten by this many degrees clockwise"),
+    FilterParameter(
+      "aspect", .ratio, default: nil, "the largest centred rectangle of this shape, W:H"),
+    FilterParameter(
+      "angle", .number(-45...45), default: .number(0), "straighten by this many degrees clockwise"),
   ]
   static let streams = false
 
@@ -27,7 +29,8 @@ enum CropFilter: FilterDefinition {
     let sides = ["x", "y", "width", "height"].map { a.number($0) }
     let given = sides.compactMap { $0 }
     if !given.isEmpty && given.count < 4 {
-      throw DarkroomError(.invalidArgument, "crop needs all of x, y, width and height, or none of them")
+      throw DarkroomError(
+        .invalidArgument, "crop needs all of x, y, width and height, or none of them")
     }
     if given.count == 4 && a.text("aspect") != nil {
       throw DarkroomError(.invalidArgument, "crop takes a rectangle or an aspect ratio, not both")
@@ -77,23 +80,28 @@ enum CropFilter: FilterDefinition {
     guard left < image.width, top < image.height, width >= 1, height >= 1 else {
       throw DarkroomError(
         .invalidArgument, file: image.source,
-        "crop rectangle \(left),\(top) \(Int(cw * scale.0))x\(Int(ch * scale.1)) is outside the \(image.width)x\(image.height) image")
+        "crop rectangle \(left),\(top) \(Int(cw * scale.0))x\(Int(ch * scale.1)) is outside the \(image.width)x\(image.height) image"
+      )
     }
     return try image.cropped(left: left, top: top, width: width, height: height)
   }
 
   /// The largest rectangle with the image's aspect ratio inside the image turned by `degrees`.
-  static func innerSize(width w: Double, height h: Double, degrees: Double) -> (width: Double, height: Double) {
+  static func innerSize(width w: Double, height h: Double, degrees: Double) -> (
+    width: Double, height: Double
+  ) {
     let t = abs(degrees) * .pi / 180
     let f = min(w / (w * cos(t) + h * sin(t)), h / (w * sin(t) + h * cos(t)))
     return (w * f, h * f)
   }
 
-  private static func centred(_ image: VipsImage, width: Double, height: Double) throws(DarkroomError)
+  private static func centred(_ image: VipsImage, width: Double, height: Double)
+    throws(DarkroomError)
     -> VipsImage
   {
     let cw = max(1, min(image.width, Int(width.rounded(.down))))
     let ch = max(1, min(image.height, Int(height.rounded(.down))))
-    return try image.cropped(left: (image.width - cw) / 2, top: (image.height - ch) / 2, width: cw, height: ch)
+    return try image.cropped(
+      left: (image.width - cw) / 2, top: (image.height - ch) / 2, width: cw, height: ch)
   }
 }

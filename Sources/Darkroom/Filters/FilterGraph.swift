@@ -41,10 +41,12 @@ public struct FilterNode: Sendable, Hashable, Codable {
 
   var definition: (any FilterDefinition.Type)? { Filters.named(op) }
 
-  /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes.
+  /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes, without defaults.
   public var text: String {
     let parameters = definition?.parameters ?? []
-    let parts = parameters.compactMap { p in params[p.name].map { "\(p.name)=\($0)" } }
+    let parts = parameters.compactMap { p in
+      params[p.name].flatMap { $0 == p.defaultValue ? nil : "\(p.name)=\($0)" }
+    }
     return ([op] + parts).joined(separator: " ")
   }
 }
@@ -75,13 +77,15 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     guard format == Self.formatIdentifier else {
       throw DarkroomError(
         .invalidArgument,
-        "not a Darkroom filter graph: format is \(format.map { "'\($0)'" } ?? "missing"), expected '\(Self.formatIdentifier)'")
+        "not a Darkroom filter graph: format is \(format.map { "'\($0)'" } ?? "missing"), expected '\(Self.formatIdentifier)'"
+      )
     }
     let version = try c.decode(Int.self, forKey: .version)
     guard version <= Self.currentVersion, version >= 1 else {
       throw DarkroomError(
         .invalidArgument,
-        "filter graph version \(version) is newer than this darkroom reads (\(Self.currentVersion)); upgrade darkroom")
+        "filter graph version \(version) is newer than this darkroom reads (\(Self.currentVersion)); upgrade darkroom"
+      )
     }
     nodes = try c.decode([FilterNode].self, forKey: .nodes)
     description = try c.decodeIfPresent(String.self, forKey: .description)
@@ -96,13 +100,16 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   }
 
   /// Parses a graph document; errors name `source` and say what was wrong.
-  public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError) -> FilterGraph {
+  public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError)
+    -> FilterGraph
+  {
     do {
       return try JSONDecoder().decode(FilterGraph.self, from: Data(bytes))
     } catch let error as DarkroomError {
       throw error.file == nil ? error.about(source) : error
     } catch let DecodingError.dataCorrupted(context) {
-      throw DarkroomError(.invalidArgument, file: source, "not valid JSON: \(context.debugDescription)")
+      throw DarkroomError(
+        .invalidArgument, file: source, "not valid JSON: \(context.debugDescription)")
     } catch {
       throw DarkroomError(.invalidArgument, file: source, "not a valid filter graph: \(error)")
     }
@@ -119,7 +126,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     if first.hasSuffix(".json") || first.contains("/") {
       return try decode(json: InputFile.readAll(first), source: first)
     }
-    guard let filter = Filters.named(first) else { return FilterGraph(nodes: [try FilterNode(first)]) }
+    guard let filter = Filters.named(first) else {
+      return FilterGraph(nodes: [try FilterNode(first)])
+    }
     var params: [String: FilterValue] = [:]
     var position = 0
     for word in words.dropFirst() {
@@ -128,7 +137,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
       } else {
         guard position < filter.parameters.count else {
           throw DarkroomError(
-            .invalidArgument, "Too many values for \(filter.name): it takes \(filter.parameters.map(\.name).joined(separator: " "))")
+            .invalidArgument,
+            "Too many values for \(filter.name): it takes \(filter.parameters.map(\.name).joined(separator: " "))"
+          )
         }
         params[filter.parameters[position].name] = value(word)
         position += 1

@@ -61,7 +61,8 @@ public struct FilterParameter: Sendable {
     switch kind {
     case .number(let range):
       "number between \(FilterValue.number(range.lowerBound)) and \(FilterValue.number(range.upperBound))"
-    case .choice(let values): "one of " + values.map { FilterValue.number($0).description }.joined(separator: ", ")
+    case .choice(let values):
+      "one of " + values.map { FilterValue.number($0).description }.joined(separator: ", ")
     case .word(let words): "one of " + words.joined(separator: ", ")
     case .ratio: "ratio W:H such as 4:5"
     }

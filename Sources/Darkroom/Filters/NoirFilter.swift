@@ -4,7 +4,9 @@ enum NoirFilter: FilterDefinition {
   static let name = "noir"
   static let summary = "black and white with a film-like contrast curve"
   static let parameters = [
-    FilterParameter("intensity", .number(0...1), default: .number(1), "how far towards noir (0 leaves the image as it is)")
+    FilterParameter(
+      "intensity", .number(0...1), default: .number(1),
+      "how far towards noir (0 leaves the image as it is)")
   ]
 
   /// Rec. 709 luma weights, applied to the encoded values as most photo tools do.

@@ -6,7 +6,8 @@ public enum Presets {
   /// The built-in preset called `name`, or nil.
   public static func named(_ name: String) -> FilterGraph? {
     guard let entry = builtInJSON.first(where: { $0.name == name.lowercased() }) else { return nil }
-    return try? FilterGraph.decode(json: Array(entry.json.utf8), source: "Filters/\(entry.name).json")
+    return try? FilterGraph.decode(
+      json: Array(entry.json.utf8), source: "Filters/\(entry.name).json")
   }
 
   /// Every built-in preset, decoded.

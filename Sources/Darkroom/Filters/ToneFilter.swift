@@ -11,13 +11,24 @@ enum ToneFilter: FilterDefinition {
   static let name = "tone"
   static let summary = "exposure, contrast, brightness, highlights, shadows, saturation, warmth"
   static let parameters = [
-    FilterParameter("exposure", .number(-4...4), default: .number(0), "stops, applied in linear light (+1 doubles the light)"),
-    FilterParameter("contrast", .number(-1...1), default: .number(0), "steeper (+) or flatter (-) around mid-grey"),
-    FilterParameter("brightness", .number(-1...1), default: .number(0), "lifts (+) or lowers (-) the midtones, keeping black and white"),
-    FilterParameter("highlights", .number(-1...1), default: .number(0), "brightens (+) or recovers (-) the bright tones"),
-    FilterParameter("shadows", .number(-1...1), default: .number(0), "opens (+) or deepens (-) the dark tones"),
-    FilterParameter("saturation", .number(-1...1), default: .number(0), "colour intensity; -1 is greyscale"),
-    FilterParameter("warmth", .number(-1...1), default: .number(0), "towards amber (+) or blue (-)"),
+    FilterParameter(
+      "exposure", .number(-4...4), default: .number(0),
+      "stops, applied in linear light (+1 doubles the light)"),
+    FilterParameter(
+      "contrast", .number(-1...1), default: .number(0), "steeper (+) or flatter (-) around mid-grey"
+    ),
+    FilterParameter(
+      "brightness", .number(-1...1), default: .number(0),
+      "lifts (+) or lowers (-) the midtones, keeping black and white"),
+    FilterParameter(
+      "highlights", .number(-1...1), default: .number(0),
+      "brightens (+) or recovers (-) the bright tones"),
+    FilterParameter(
+      "shadows", .number(-1...1), default: .number(0), "opens (+) or deepens (-) the dark tones"),
+    FilterParameter(
+      "saturation", .number(-1...1), default: .number(0), "colour intensity; -1 is greyscale"),
+    FilterParameter(
+      "warmth", .number(-1...1), default: .number(0), "towards amber (+) or blue (-)"),
   ]
 
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)

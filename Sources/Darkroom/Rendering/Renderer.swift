@@ -58,12 +58,7 @@ public struct Renderer: Sendable {
   public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
-    let pixels = metadata.width.multipliedReportingOverflow(by: metadata.height)
-    guard !pixels.overflow, pixels.partialValue <= maxPixels else {
-      throw DarkroomError(
-        .tooLarge, file: source.name,
-        "image is \(metadata.width)x\(metadata.height), over the limit of \(maxPixels) pixels")
-    }
+    try checkLimits(source, metadata)
     let format = outputFormat(spec, metadata)
     let strip = spec.metadata == .strip
 
@@ -104,6 +99,37 @@ public struct Renderer: Sendable {
       upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
     let bytes = try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
     return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
+  }
+
+  /// Refuses, from the header alone, an image larger than `maxPixels`.
+  func checkLimits(_ source: ImageSource, _ metadata: AssetMetadata) throws(DarkroomError) {
+    let pixels = metadata.width.multipliedReportingOverflow(by: metadata.height)
+    guard !pixels.overflow, pixels.partialValue <= maxPixels else {
+      throw DarkroomError(
+        .tooLarge, file: source.name,
+        "image is \(metadata.width)x\(metadata.height), over the limit of \(maxPixels) pixels")
+    }
+  }
+
+  /// Renders an edit at full size: the original turned upright, the graph applied, encoded
+  /// in the result's format with the original's metadata (Orientation 1) and the adjustment
+  /// data as XMP. The same original and adjustment data always give the same bytes.
+  func renderEdit(_ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData)
+    throws(DarkroomError) -> [UInt8]
+  {
+    try checkLimits(source, metadata)
+    guard let format = ImageFormat(rawValue: adjustment.result.format) else {
+      throw DarkroomError(
+        .unsupportedFormat, file: source.name, "cannot write \(adjustment.result.format)")
+    }
+    // Streaming top to bottom needs an upright source and row-by-row filters.
+    let sequential = metadata.orientation.effective == .up && adjustment.graph.streams
+    let upright = try open(source, sequential: sequential).autorotated().srgb()
+    let output = try adjustment.graph.apply(to: upright).preparedForOutput(
+      upright: true, stripLocation: false)
+    output.setBlob("xmp-data", adjustment.xmpPacket)
+    return try output.encode(
+      suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
   }
 
   private func open(_ source: ImageSource, sequential: Bool) throws(DarkroomError) -> VipsImage {

@@ -26,14 +26,18 @@ extension VipsImage {
   /// Colour bands times a 3x3 matrix, rounded to 8 bits; alpha is left as it is.
   func recombined(_ matrix: [Double]) throws(DarkroomError) -> VipsImage {
     try onColourBands { image throws(DarkroomError) in
-      try image.derived { out in matrix.withUnsafeBufferPointer { dr_recomb3(image.pointer, &out, $0.baseAddress) } }
+      try image.derived { out in
+        matrix.withUnsafeBufferPointer { dr_recomb3(image.pointer, &out, $0.baseAddress) }
+      }
     }
   }
 
   /// Every colour band mapped through a 256-entry table; alpha is left as it is.
   func mapped(_ table: [UInt8]) throws(DarkroomError) -> VipsImage {
     try onColourBands { image throws(DarkroomError) in
-      try image.derived { out in table.withUnsafeBufferPointer { dr_maplut(image.pointer, &out, $0.baseAddress) } }
+      try image.derived { out in
+        table.withUnsafeBufferPointer { dr_maplut(image.pointer, &out, $0.baseAddress) }
+      }
     }
   }
 

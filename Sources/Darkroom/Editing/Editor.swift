@@ -1,0 +1,201 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Non-destructive editing of files in place, as PhotoKit's content editing: the original
+/// goes into the library's store before the rendered result replaces the file, every edit
+/// renders from the original (no generation loss), and `revert` restores the original bytes.
+///
+/// ```swift
+/// let editor = Editor()
+/// let edit = try editor.edit("IMG_0001.jpg", with: FilterGraph.parse(specs: ["noir", "crop aspect=4:5"]))
+/// try editor.revert("IMG_0001.jpg")   // byte for byte
+/// ```
+public struct Editor: Sendable {
+  public var renderer = Renderer()
+  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
+  public var quality = 92
+
+  public init() {}
+
+  public enum Mode: Sendable {
+    /// New filters go after the current edit's.
+    case append
+    /// New filters replace the current edit's.
+    case replace
+  }
+
+  /// What an edit produced.
+  public struct EditResult: Sendable {
+    public var adjustment: AdjustmentData
+    public var library: Library
+  }
+
+  /// Edits `path` in place. The file is either left untouched or replaced whole; its
+  /// original is in the store before that.
+  @discardableResult
+  public func edit(_ path: String, with graph: FilterGraph, mode: Mode = .append)
+    throws(DarkroomError) -> EditResult
+  {
+    let library =
+      Library.containing(path)
+      ?? Library(
+        root: URL(fileURLWithPath: FilePath(path).parent.isEmpty ? "." : FilePath(path).parent))
+    let store = OriginalStore(library: library)
+    return try store.withLock { () throws(DarkroomError) in
+      let current = try InputFile.readAll(path)
+      let currentHash = ContentHash.of(bytes: current)
+      let previous = try store.adjustment(forResult: currentHash)
+      let originalBytes: [UInt8]
+      let originalHash: ContentHash
+      if let previous, let hash = ContentHash(hex: previous.original.sha256) {
+        originalHash = hash
+        originalBytes = try store.original(hash, for: path)
+      } else {
+        originalHash = currentHash
+        originalBytes = current
+      }
+      let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
+      let fullGraph = FilterGraph(nodes: nodes)
+      let metadata = try AssetMetadata.read(.data(originalBytes, name: path))
+      guard let format = ImageFormat(sourceFormat: metadata.format) else {
+        throw DarkroomError(
+          .unsupportedFormat, file: path,
+          "cannot write \(metadata.format): edits keep the source's format")
+      }
+      var adjustment = AdjustmentData(
+        graph: fullGraph,
+        original: .init(
+          sha256: originalHash.hex, byteSize: originalBytes.count, format: metadata.format,
+          fileName: previous?.original.fileName ?? URL(fileURLWithPath: path).lastPathComponent),
+        result: .init(sha256: "", format: format.rawValue, quality: quality),
+        version: (previous?.version ?? 0) + 1, previous: previous == nil ? nil : currentHash.hex,
+        created: Self.now())
+      let rendered = try renderer.renderEdit(
+        .data(originalBytes, name: path), metadata: metadata, adjustment: adjustment)
+      let resultHash = ContentHash.of(bytes: rendered)
+      adjustment.result.sha256 = resultHash.hex
+
+      // The order is what makes a crash at any point safe: original, then adjustment data,
+      // then the file, each durable before the next.
+      try store.keepOriginal(
+        originalBytes, hash: originalHash, linkingFrom: previous == nil ? path : nil)
+      FaultInjection.point("after-original")
+      try store.saveAdjustment(adjustment, forResult: resultHash)
+      FaultInjection.point("after-adjustment")
+      try AtomicFile.write(rendered, to: path, durable: true, mode: Self.mode(of: path))
+      FaultInjection.point("after-replace")
+      return EditResult(adjustment: adjustment, library: library)
+    }
+  }
+
+  /// What `revert` did.
+  public enum RevertOutcome: Sendable, Equatable {
+    case restoredOriginal(sha256: String)
+    case restoredVersion(Int, sha256: String)
+    /// The file is not an edit Darkroom knows: nothing was changed.
+    case notEdited
+    case alreadyAtVersion(Int)
+  }
+
+  /// Restores the original bytes of an edited file (or version `version`, where 0 is the
+  /// original). Works after the file was renamed or moved inside its library: the file's
+  /// content identifies its edit.
+  @discardableResult
+  public func revert(_ path: String, to version: Int? = nil) throws(DarkroomError) -> RevertOutcome
+  {
+    guard let library = Library.containing(path) else { return .notEdited }
+    let store = OriginalStore(library: library)
+    return try store.withLock { () throws(DarkroomError) in
+      let currentHash = try ContentHash.of(file: path)
+      guard let current = try store.adjustment(forResult: currentHash) else { return .notEdited }
+      let target = version ?? 0
+      guard target >= 0, target <= current.version else {
+        throw DarkroomError(
+          .invalidArgument, file: path,
+          "no version \(target): versions are 0 (the original) to \(current.version)")
+      }
+      if target == current.version { return .alreadyAtVersion(target) }
+      guard let originalHash = ContentHash(hex: current.original.sha256) else {
+        throw DarkroomError(.corrupt, file: path, "adjustment data names no valid original hash")
+      }
+      let original = try store.original(originalHash, for: path)
+      let bytes: [UInt8]
+      let outcome: RevertOutcome
+      if target == 0 {
+        bytes = original
+        outcome = .restoredOriginal(sha256: originalHash.hex)
+      } else {
+        let chain = try history(of: current, store: store, file: path)
+        guard let wanted = chain.first(where: { $0.version == target }) else {
+          throw DarkroomError(
+            .notFound, file: path, "version \(target)'s adjustment data is missing from the library"
+          )
+        }
+        let metadata = try AssetMetadata.read(.data(original, name: path))
+        bytes = try renderer.renderEdit(
+          .data(original, name: path), metadata: metadata, adjustment: wanted)
+        guard ContentHash.of(bytes: bytes).hex == wanted.result.sha256 else {
+          throw DarkroomError(
+            .engine, file: path,
+            "version \(target) renders to different bytes with this libvips than when it was made; revert to the original (--to 0) instead. Nothing was changed"
+          )
+        }
+        outcome = .restoredVersion(target, sha256: wanted.result.sha256)
+      }
+      try AtomicFile.write(bytes, to: path, durable: true, mode: Self.mode(of: path))
+      return outcome
+    }
+  }
+
+  /// The current adjustment data of `path`, or nil for a file that is not an edit.
+  public func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
+    guard let library = Library.containing(path) else { return nil }
+    return try OriginalStore(library: library).adjustment(forResult: ContentHash.of(file: path))
+  }
+
+  /// Every version of `path`'s edit, oldest first (empty for a file that is not an edit).
+  public func history(_ path: String) throws(DarkroomError) -> [AdjustmentData] {
+    guard let library = Library.containing(path) else { return [] }
+    let store = OriginalStore(library: library)
+    guard let current = try store.adjustment(forResult: ContentHash.of(file: path)) else {
+      return []
+    }
+    return try history(of: current, store: store, file: path)
+  }
+
+  private func history(of current: AdjustmentData, store: OriginalStore, file: String)
+    throws(DarkroomError) -> [AdjustmentData]
+  {
+    var chain = [current]
+    while let previous = chain.last?.previous, chain.count <= current.version {
+      guard let hash = ContentHash(hex: previous), let data = try store.adjustment(forResult: hash)
+      else {
+        break
+      }
+      chain.append(data)
+    }
+    return chain.reversed()
+  }
+
+  /// The original bytes behind an edited file, for `render --original`; nil if not edited.
+  public func originalBytes(_ path: String) throws(DarkroomError) -> [UInt8]? {
+    guard let library = Library.containing(path) else { return nil }
+    let store = OriginalStore(library: library)
+    guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
+      let hash = ContentHash(hex: current.original.sha256)
+    else { return nil }
+    return try store.original(hash, for: path)
+  }
+
+  private static func mode(of path: String) -> mode_t {
+    var info = stat()
+    return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
+  }
+
+  static func now() -> String {
+    Date().formatted(.iso8601)
+  }
+}

@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A library's content-addressed store of originals, `.darkroom/originals/<sha256>`, and of
+/// adjustment data, `.darkroom/adjustments/<result sha256>.json`. An original is on disk (data
+/// and name fsynced) before any edited file replaces it; it is read back only after its hash
+/// is checked.
+struct OriginalStore: Sendable {
+  let library: Library
+
+  var originalsFolder: String { library.metadataFolder.appendingPathComponent("originals").path }
+  var adjustmentsFolder: String {
+    library.metadataFolder.appendingPathComponent("adjustments").path
+  }
+
+  func originalPath(_ hash: ContentHash) -> String { originalsFolder + "/" + hash.hex }
+  func adjustmentPath(forResult hash: ContentHash) -> String {
+    adjustmentsFolder + "/" + hash.hex + ".json"
+  }
+
+  /// Keeps `bytes` (whose hash is `hash`, read from `file`) durably. A hard link to the file
+  /// costs nothing when the store is on the same file system; otherwise the bytes are copied.
+  func keepOriginal(_ bytes: [UInt8], hash: ContentHash, linkingFrom file: String?)
+    throws(DarkroomError)
+  {
+    try Folders.create(originalsFolder)
+    let path = originalPath(hash)
+    if let existing = try? InputFile(path), existing.size == bytes.count { return }
+    if let file {
+      let temporary = path + ".\(getpid()).link.tmp"
+      unlink(temporary)
+      if link(file, temporary) == 0 {
+        // The link names the inode just read; re-check it is still those bytes.
+        if (try? ContentHash.of(file: temporary)) == hash, rename(temporary, path) == 0 {
+          chmod(path, 0o444)
+          AtomicFile.syncFolder(originalsFolder)
+          return
+        }
+        unlink(temporary)
+      }
+    }
+    try AtomicFile.write(bytes, to: path, durable: true, mode: 0o444)
+  }
+
+  /// The original's bytes, checked against its hash.
+  func original(_ hash: ContentHash, for file: String) throws(DarkroomError) -> [UInt8] {
+    let path = originalPath(hash)
+    guard let bytes = try? InputFile.readAll(path) else {
+      throw DarkroomError(
+        .notFound, file: file,
+        "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(path)); nothing was changed"
+      )
+    }
+    guard ContentHash.of(bytes: bytes) == hash else {
+      throw DarkroomError(
+        .corrupt, file: file,
+        "the library's copy of the original is damaged (its SHA-256 no longer matches); nothing was changed"
+      )
+    }
+    return bytes
+  }
+
+  func hasOriginal(_ hash: ContentHash) -> Bool {
+    (try? InputFile(originalPath(hash))) != nil
+  }
+
+  func saveAdjustment(_ data: AdjustmentData, forResult hash: ContentHash) throws(DarkroomError) {
+    try Folders.create(adjustmentsFolder)
+    try AtomicFile.write(data.canonicalJSON, to: adjustmentPath(forResult: hash), durable: true)
+  }
+
+  /// The adjustment data that produced a file with this content, or nil if none did.
+  func adjustment(forResult hash: ContentHash) throws(DarkroomError) -> AdjustmentData? {
+    let path = adjustmentPath(forResult: hash)
+    guard let bytes = try? InputFile.readAll(path) else { return nil }
+    return try AdjustmentData.decode(json: bytes, source: path)
+  }
+
+  /// Runs `body` holding the library's lock, so edits and reverts in several processes
+  /// do not interleave.
+  func withLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    try Folders.create(library.metadataFolder.path)
+    let fd = open(
+      library.metadataFolder.appendingPathComponent("lock").path, O_RDWR | O_CREAT | O_CLOEXEC,
+      0o644)
+    guard fd >= 0 else { return try body() }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    defer { flock(fd, LOCK_UN) }
+    return try body()
+  }
+}

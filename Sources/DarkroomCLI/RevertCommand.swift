@@ -1,0 +1,107 @@
+import ArgumentParser
+import Darkroom
+
+struct RevertCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "revert",
+    abstract: "Restore edited files to their original bytes (or to an earlier version).",
+    discussion: """
+      The original comes from the library's store and is checked against its SHA-256 before
+      it replaces the file. A file is recognised by its content, so revert works after it
+      was renamed or moved inside its library. Reverting a file that is not an edit says so
+      and changes nothing. If the store has lost the original, nothing changes either.
+
+      Examples:
+        darkroom revert IMG_0001.jpg
+        darkroom revert --to 1 IMG_0001.jpg      # the first edit (0 is the original)
+      """)
+
+  @Argument(help: "Edited files.")
+  var files: [String]
+
+  @Option(help: "Version to restore: 0 is the original (default); see darkroom history.")
+  var to: Int?
+
+  @Flag(help: "Print one JSON object per file.")
+  var json = false
+
+  func run() throws {
+    let editor = Editor()
+    var failed = false
+    for file in files {
+      do {
+        let outcome = try editor.revert(file, to: to)
+        let (status, message): (String, String) =
+          switch outcome {
+          case .restoredOriginal: ("reverted", "restored the original")
+          case .restoredVersion(let n, _): ("reverted", "restored version \(n)")
+          case .notEdited: ("not-edited", "not edited; nothing to revert")
+          case .alreadyAtVersion(let n): ("unchanged", "already at version \(n)")
+          }
+        if json {
+          print(try jsonText(["file": file, "status": status], pretty: false))
+        } else {
+          print("\(file): \(message)")
+        }
+      } catch {
+        failed = true
+        reportError(error)
+      }
+    }
+    if failed { throw WorkFailed() }
+  }
+}
+
+struct HistoryCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "history",
+    abstract: "List the versions of an edited file and their filters.",
+    discussion: "Version 0 is the original; `darkroom revert --to N` restores version N.")
+
+  @Argument(help: "An edited file.")
+  var file: String
+
+  @Flag(help: "Print the versions' adjustment data as a JSON array, oldest first.")
+  var json = false
+
+  func run() throws {
+    let versions = try Editor().history(file)
+    if json {
+      print(
+        "["
+          + versions.map { String(decoding: $0.canonicalJSON, as: UTF8.self) }.joined(
+            separator: ",") + "]")
+      return
+    }
+    guard let first = versions.first else {
+      print("\(file): not edited")
+      return
+    }
+    print("0  original  \(first.original.fileName)  sha256 \(first.original.sha256)")
+    for version in versions {
+      let filters = version.graph.nodes.map(\.text).joined(separator: " | ")
+      print("\(version.version)  \(version.created)  \(filters)  sha256 \(version.result.sha256)")
+    }
+  }
+}
+
+struct AdjustmentsCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "adjustments",
+    abstract: "Print the adjustment data of an edited file (canonical JSON).",
+    discussion: """
+      Paste it onto another file with `darkroom edit OTHER.jpg --adjustment DATA.json`.
+      """)
+
+  @Argument(help: "An edited file.")
+  var file: String
+
+  func run() throws {
+    guard let data = try Editor().adjustments(file) else {
+      reportError(
+        DarkroomError(.invalidArgument, file: file, "not edited: it has no adjustment data"))
+      throw WorkFailed()
+    }
+    print(String(decoding: data.canonicalJSON, as: UTF8.self))
+  }
+}
