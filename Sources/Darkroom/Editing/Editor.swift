@@ -45,6 +45,7 @@ public struct Editor: Sendable {
         root: URL(fileURLWithPath: FilePath(path).parent.isEmpty ? "." : FilePath(path).parent))
     let store = OriginalStore(library: library)
     return try store.withLock { () throws(DarkroomError) in
+      Self.removeAbandonedTemporaries(of: path)
       let current = try InputFile.readAll(path)
       let currentHash = ContentHash.of(bytes: current)
       let previous = try store.adjustment(forResult: currentHash)
@@ -85,7 +86,8 @@ public struct Editor: Sendable {
       FaultInjection.point("after-original")
       try store.saveAdjustment(adjustment, forResult: resultHash)
       FaultInjection.point("after-adjustment")
-      try AtomicFile.write(rendered, to: path, durable: true, mode: Self.mode(of: path))
+      try AtomicFile.write(
+        rendered, to: path, durable: true, mode: Self.mode(of: path), faultPoint: "before-replace")
       FaultInjection.point("after-replace")
       return EditResult(adjustment: adjustment, library: library)
     }
@@ -109,6 +111,7 @@ public struct Editor: Sendable {
     guard let library = Library.containing(path) else { return .notEdited }
     let store = OriginalStore(library: library)
     return try store.withLock { () throws(DarkroomError) in
+      Self.removeAbandonedTemporaries(of: path)
       let currentHash = try ContentHash.of(file: path)
       guard let current = try store.adjustment(forResult: currentHash) else { return .notEdited }
       let target = version ?? 0
@@ -188,6 +191,13 @@ public struct Editor: Sendable {
       let hash = ContentHash(hex: current.original.sha256)
     else { return nil }
     return try store.original(hash, for: path)
+  }
+
+  /// What an edit killed before its rename left beside the file.
+  private static func removeAbandonedTemporaries(of path: String) {
+    let url = URL(fileURLWithPath: path)
+    AtomicFile.removeAbandonedTemporaries(
+      of: url.lastPathComponent, in: url.deletingLastPathComponent().path)
   }
 
   private static func mode(of path: String) -> mode_t {

@@ -10,12 +10,15 @@ public enum AtomicFile {
   /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
   /// before this returns (for originals; derived files can be made again).
   ///
-  /// `mode` sets the new file's permissions (an edited photo keeps its original's).
+  /// `mode` sets the new file's permissions (an edited photo keeps its original's);
+  /// `faultPoint` names the moment before the rename for crash tests (`FaultInjection`).
   public static func write(
-    _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644
+    _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644,
+    faultPoint: String = "before-rename"
   ) throws(DarkroomError) {
     let url = URL(fileURLWithPath: path)
     let folder = url.deletingLastPathComponent().path
+    removeAbandonedTemporaries(of: url.lastPathComponent, in: folder)
     let temporary =
       folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -40,13 +43,25 @@ public enum AtomicFile {
       failure = errno
     }
     close(fd)
-    if ok { FaultInjection.point("before-rename") }
+    if ok { FaultInjection.point(faultPoint) }
     guard ok, rename(temporary, path) == 0 else {
       if ok { failure = errno }
       unlink(temporary)
       throw writeError(path, failure)
     }
     if durable { syncFolder(folder) }
+  }
+
+  /// Removes temporary files that a killed writer of `name` left behind: `.NAME.PID.N.tmp`
+  /// whose process is gone.
+  static func removeAbandonedTemporaries(of name: String, in folder: String) {
+    let prefix = ".\(name)."
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+    for candidate in names where candidate.hasPrefix(prefix) && candidate.hasSuffix(".tmp") {
+      let parts = candidate.dropFirst(prefix.count).split(separator: ".")
+      guard parts.count == 3, let pid = Int32(parts[0]) else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + candidate) }
+    }
   }
 
   /// Makes a rename or a new name in `folder` durable.

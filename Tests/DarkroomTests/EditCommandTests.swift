@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+@Suite("darkroom edit, revert, history")
+struct EditCommandTests {
+  @Test(
+    "SIGKILL at each step of an edit: the file is untouched or fully edited, and revert recovers it",
+    arguments: [
+      "after-original", "before-rename", "after-adjustment", "before-replace", "after-replace",
+    ])
+  func crashSafety(point: String) throws {
+    let (folder, paths) = try workspace("orientation-6.jpg")
+    defer { withExtendedLifetime(folder) {} }
+    let original = try ContentHash.of(file: paths[0])
+    let killed = try CLI.run(
+      ["edit", paths[0], "--filter", "noir"], environment: ["DARKROOM_FAULT": point])
+    #expect(killed.status == 128 + 9, "killed at \(point)")
+    let now = try ContentHash.of(file: paths[0])
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+      $0.hasSuffix(".tmp")
+    }
+    #expect(leftovers.isEmpty || point == "before-replace", "\(leftovers)")
+    if now == original {
+      #expect(point != "after-replace")
+    } else {
+      // Fully edited: a complete result whose adjustment data and original are stored.
+      let data = try #require(try Editor().adjustments(paths[0]))
+      #expect(data.result.sha256 == now.hex)
+      #expect(try AssetMetadata.read(path: paths[0]).width == 600)
+    }
+    let revert = try CLI.run(["revert", paths[0]])
+    #expect(revert.status == 0, "\(revert.stderr)")
+    #expect(try ContentHash.of(file: paths[0]) == original)
+    let after = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+      $0.hasSuffix(".tmp")
+    }
+    #expect(after.isEmpty, "the next write removes what a killed writer left: \(after)")
+    // And the edit can be made again, cleanly.
+    #expect(try CLI.run(["edit", paths[0], "--filter", "noir"]).status == 0)
+  }
+
+  @Test("a bad filter is a usage error: exit 2, the message, and nothing written")
+  func badFilterWritesNothing() throws {
+    let (folder, paths) = try workspace("gps.jpg")
+    defer { withExtendedLifetime(folder) {} }
+    let before = try ContentHash.of(file: paths[0])
+    let result = try CLI.run(["edit", paths[0], "--filter", "noir", "--filter", "tone exposure=9"])
+    #expect(result.status == 2)
+    #expect(
+      result.stderr
+        == "darkroom: Expected number between -4 and 4 for tone.exposure but received 9\n")
+    #expect(try ContentHash.of(file: paths[0]) == before)
+    #expect(!FileManager.default.fileExists(atPath: folder.file(".darkroom")))
+  }
+
+  @Test("adjustments copied from one file and pasted onto another give it the same graph")
+  func copyPaste() throws {
+    let (folder, paths) = try workspace("orientation-1.jpg", "orientation-7.jpg")
+    defer { withExtendedLifetime(folder) {} }
+    _ = try CLI.run(["edit", paths[0], "--filter", "chrome", "--filter", "crop aspect=1:1"])
+    let data = try CLI.run(["adjustments", paths[0]])
+    #expect(data.status == 0)
+    let file = try folder.write("data.json", Array(data.stdoutData))
+    let pasted = try CLI.run(["edit", paths[1], "--adjustment", file, "--json"])
+    #expect(pasted.status == 0, "\(pasted.stderr)")
+    let a = try #require(try Editor().adjustments(paths[0]))
+    let b = try #require(try Editor().adjustments(paths[1]))
+    #expect(a.graph == b.graph)
+    #expect(a.original.sha256 != b.original.sha256)
+    let square = try AssetMetadata.read(path: paths[1])
+    #expect(square.width == square.height)
+  }
+
+  @Test("representations show the edit; --original shows the original")
+  func renderEdited() throws {
+    let (folder, paths) = try workspace("orientation-8.jpg")
+    defer { withExtendedLifetime(folder) {} }
+    _ = try CLI.run(["edit", paths[0], "--filter", "crop aspect=1:1", "--filter", "noir"])
+    let edited = try CLI.run([
+      "render", paths[0], "--rep", "fullscreen", "-o", folder.file("e.png"), "--json",
+    ])
+    #expect(edited.status == 0, "\(edited.stderr)")
+    let e = try pixels(folder.file("e.png"))
+    #expect((e.width, e.height) == (400, 400))
+    let p = try e.pixel(x: 10, y: 10)
+    #expect(p[0] == p[1] && p[1] == p[2])
+    let original = try CLI.run([
+      "render", paths[0], "--rep", "fullscreen", "--original", "-o", folder.file("o.png"),
+    ])
+    #expect(original.status == 0, "\(original.stderr)")
+    let o = try pixels(folder.file("o.png"))
+    #expect((o.width, o.height) == (600, 400))
+    try expectColour(o, x: 20, y: 20, [220, 30, 30], "original, upright, in colour")
+  }
+
+  @Test("history lists versions; revert --to 1; reverting an unedited file says so")
+  func historyAndRevert() throws {
+    let (folder, paths) = try workspace("gps.jpg")
+    defer { withExtendedLifetime(folder) {} }
+    _ = try CLI.run(["edit", paths[0], "--filter", "fade"])
+    _ = try CLI.run(["edit", paths[0], "--filter", "rotate 180"])
+    let history = try CLI.run(["history", paths[0], "--json"])
+    let versions = try #require(
+      try JSONSerialization.jsonObject(with: history.stdoutData) as? [[String: Any]])
+    #expect(versions.map { $0["version"] as? Int } == [1, 2])
+    let text = try CLI.run(["history", paths[0]])
+    #expect(
+      text.stdout.contains("2  ") && text.stdout.contains("tone")
+        && text.stdout.contains("rotate angle=180"))
+    let back = try CLI.run(["revert", "--to", "1", paths[0]])
+    #expect(back.stdout == "\(paths[0]): restored version 1\n")
+    _ = try CLI.run(["revert", paths[0]])
+    let again = try CLI.run(["revert", paths[0]])
+    #expect(again.status == 0)
+    #expect(again.stdout == "\(paths[0]): not edited; nothing to revert\n")
+    let bad = try CLI.run(["revert", "--to", "7", paths[0]])
+    #expect(bad.status == 0, "an unedited file has no versions to refuse")
+  }
+}
