@@ -34,6 +34,9 @@ let package = Package(
         "Darkroom",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // Benchmarks/edit.sh: an edit through the Swift API, without a library or store.
+    .executableTarget(
+      name: "DarkroomBench", dependencies: ["Darkroom"], path: "Benchmarks/DarkroomBench"),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
     .testTarget(
       name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI", "CVipsShimCheck"]),

@@ -8,14 +8,29 @@ mkdir -p "$WORK"
 install_peers() {
   "$ROOT/Scripts/install-deps.sh" libvips-tools imagemagick libimage-exiftool-perl \
     python3-pil libjpeg-turbo-progs hyperfine time
-  /usr/bin/python3 -c 'import pyvips' 2>/dev/null \
-    || /usr/bin/python3 -m pip install -q --break-system-packages pyvips 2>/dev/null \
-    || true
+  # pyvips (built against libvips-dev) for the python3 first on PATH; Pillow is Debian's,
+  # for /usr/bin/python3.
+  python3 -c 'import pyvips' 2>/dev/null || python3 -m pip install -q pyvips
 }
 
 build_darkroom() {
-  (cd "$ROOT" && swift build -c release --product darkroom >&2)
+  (cd "$ROOT" && swift build -c release --product darkroom >&2 \
+    && swift build -c release --product DarkroomBench >&2)
   DARKROOM="$ROOT/.build/release/darkroom"
+  DARKROOM_BENCH="$ROOT/.build/release/DarkroomBench"
+}
+
+# make_phone_photo PATH: a phone's 24-megapixel portrait photo, 6000x4000 stored sideways
+# with EXIF orientation 6 (4000x6000 upright): the sample scene with film-like grain, so
+# that it compresses like a photo.
+make_phone_photo() {
+  [ -f "$1" ] && return
+  vips resize "$ROOT/Samples/orientation-1.jpg" "$WORK/big.v" 10 --kernel linear
+  vips gaussnoise "$WORK/noise.v" 6000 4000 --sigma 14 --mean 0
+  vips add "$WORK/big.v" "$WORK/noise.v" "$WORK/sum.v"
+  vips cast "$WORK/sum.v" "$1[Q=92]" uchar
+  rm -f "$WORK"/*.v
+  exiftool -q -overwrite_original -Orientation#=6 -Make=Bench -Model=Camera "$1"
 }
 
 # median_ms NAME: the median of a hyperfine JSON export, in milliseconds.

@@ -9,16 +9,7 @@ install_peers
 build_darkroom
 
 SRC="$WORK/phone-24mp-o6.jpg"
-if [ ! -f "$SRC" ]; then
-  # A phone's portrait photo: 6000x4000 stored sideways with EXIF orientation 6 (4000x6000
-  # upright), the sample scene with film-like grain so that it compresses like a photo.
-  vips resize "$ROOT/Samples/orientation-1.jpg" "$WORK/big.v" 10 --kernel linear
-  vips gaussnoise "$WORK/noise.v" 6000 4000 --sigma 14 --mean 0
-  vips add "$WORK/big.v" "$WORK/noise.v" "$WORK/sum.v"
-  vips cast "$WORK/sum.v" "$SRC[Q=92]" uchar
-  rm -f "$WORK"/*.v
-  exiftool -q -overwrite_original -Orientation#=6 -Make=Bench -Model=Camera "$SRC"
-fi
+make_phone_photo "$SRC"
 echo "input: $(vipsheader "$SRC") ($(du -h "$SRC" | cut -f1)), EXIF orientation 6"
 OUT="$WORK/out"
 CACHE="$WORK/cache"

@@ -13,7 +13,7 @@ typedef struct _GTypeInstance GTypeInstance;
 enum { DR_LOG_LEVEL_WARNING = 1 << 4 };
 
 // VipsInterpretation, VipsBandFormat, VipsOperationRound, VipsAngle, VipsDirection values.
-enum { DR_INTERPRETATION_SRGB = 22, DR_FORMAT_UCHAR = 0, DR_ROUND_RINT = 0 };
+enum { DR_INTERPRETATION_SRGB = 22, DR_INTERPRETATION_B_W = 1, DR_FORMAT_UCHAR = 0, DR_ROUND_RINT = 0 };
 enum { DR_ANGLE_D90 = 1, DR_ANGLE_D180 = 2, DR_ANGLE_D270 = 3 };
 enum { DR_DIRECTION_HORIZONTAL = 0, DR_DIRECTION_VERTICAL = 1 };
 

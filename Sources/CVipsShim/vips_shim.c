@@ -199,8 +199,8 @@ int dr_to_srgb(VipsImage *in, VipsImage **out) {
   return status;
 }
 
-int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]) {
-  VipsImage *m = p_vips_image_new_matrix_from_array(3, 3, matrix, 9);
+static int recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows) {
+  VipsImage *m = p_vips_image_new_matrix_from_array(3, rows, matrix, 3 * rows);
   if (!m) return -1;
   VipsImage *mixed = NULL, *rounded = NULL;
   int status = p_vips_recomb(in, &mixed, m, NULL);
@@ -209,6 +209,30 @@ int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]) {
   if (status == 0) status = p_vips_cast(rounded, out, DR_FORMAT_UCHAR, NULL);
   if (mixed) p_g_object_unref(mixed);
   if (rounded) p_g_object_unref(rounded);
+  return status;
+}
+
+int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]) {
+  return recomb(in, out, matrix, 3);
+}
+
+int dr_recomb_grey(VipsImage *in, VipsImage **out, const double weights[3]) {
+  VipsImage *grey = NULL;
+  if (recomb(in, &grey, weights, 1) != 0) return -1;
+  // One band is greyscale: tagged so, an alpha band joined to it is seen as alpha.
+  int status = p_vips_copy(grey, out, "interpretation", DR_INTERPRETATION_B_W, NULL);
+  p_g_object_unref(grey);
+  return status;
+}
+
+int dr_grey_to_rgb(VipsImage *in, VipsImage **out) {
+  VipsImage *two = NULL, *three = NULL;
+  if (p_vips_bandjoin2(in, in, &two, NULL) != 0) return -1;
+  int status = p_vips_bandjoin2(two, in, &three, NULL);
+  p_g_object_unref(two);
+  // Three equal bands are colour now: savers must not treat them as greyscale.
+  if (status == 0) status = p_vips_copy(three, out, "interpretation", DR_INTERPRETATION_SRGB, NULL);
+  if (three) p_g_object_unref(three);
   return status;
 }
 

@@ -18,6 +18,7 @@ _Static_assert(VIPS_INTERESTING_CENTRE == 1 && VIPS_INTERESTING_ENTROPY == 2 &&
                    VIPS_INTERESTING_ATTENTION == 3, "VipsInteresting");
 _Static_assert(VIPS_SIZE_BOTH == 0 && VIPS_SIZE_DOWN == 2, "VipsSize");
 _Static_assert(VIPS_INTERPRETATION_sRGB == DR_INTERPRETATION_SRGB, "VipsInterpretation");
+_Static_assert(VIPS_INTERPRETATION_B_W == DR_INTERPRETATION_B_W, "VipsInterpretation");
 _Static_assert(VIPS_FORMAT_UCHAR == DR_FORMAT_UCHAR, "VipsBandFormat");
 _Static_assert(VIPS_OPERATION_ROUND_RINT == DR_ROUND_RINT, "VipsOperationRound");
 _Static_assert(VIPS_ANGLE_D90 == DR_ANGLE_D90 && VIPS_ANGLE_D180 == DR_ANGLE_D180 &&

@@ -107,6 +107,29 @@ struct EditTests {
     #expect(try image.pixel(x: 2, y: 2)[3] == 0)
   }
 
+  @Test("planned pointwise steps (folded tables, grey band) give the same pixels as one by one")
+  func pointwisePlanMatchesSteps() throws {
+    let source = try VipsImage.open(path: Fixture.sample("alpha.png"), sequential: false).srgb()
+    let g = try graph(
+      "noir", "tone exposure=0.5 contrast=0.2", "crop 10 10 500 300 unit=px", "tone warmth=0.4")
+    let planned = try g.apply(to: source)
+    let luma = NoirFilter.luma
+    let tone = try FilterNode("tone", ["exposure": .number(0.5), "contrast": .number(0.2)])
+    let warm = try FilterNode("tone", ["warmth": .number(0.4)])
+    let stepwise = try source.recombined(luma + luma + luma)
+      .mapped(NoirFilter.curve(intensity: 1))
+      .mapped(ToneFilter.table(FilterArguments(values: tone.params)))
+      .cropped(left: 10, top: 10, width: 500, height: 300)
+      .recombined(ToneFilter.matrix(FilterArguments(values: warm.params)))
+    #expect(
+      (planned.width, planned.height, planned.bands) == (
+        stepwise.width, stepwise.height, stepwise.bands
+      ))
+    for (x, y) in [(0, 0), (50, 50), (250, 150), (499, 299), (300, 20), (100, 280)] {
+      #expect(try planned.pixel(x: x, y: y) == stepwise.pixel(x: x, y: y), "\(x),\(y)")
+    }
+  }
+
   @Test("tone: all zero is the identity; +1 stop doubles linear light")
   func tone() throws {
     let (folder, paths) = try workspace("alpha.png")

@@ -81,6 +81,10 @@ int dr_autorot(VipsImage *in, VipsImage **out);
 int dr_to_srgb(VipsImage *in, VipsImage **out);
 /// Multiplies every pixel's 3 bands by a 3x3 matrix (row-major), rounds to 8 bits.
 int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]);
+/// One band from three: the weighted sum of each pixel's bands, rounded to 8 bits.
+int dr_recomb_grey(VipsImage *in, VipsImage **out, const double weights[3]);
+/// Three copies of a one-band image, as sRGB.
+int dr_grey_to_rgb(VipsImage *in, VipsImage **out);
 /// Maps every band of an 8-bit image through a 256-entry table.
 int dr_maplut(VipsImage *in, VipsImage **out, const unsigned char table[256]);
 int dr_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);

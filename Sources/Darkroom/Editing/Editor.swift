@@ -93,6 +93,22 @@ public struct Editor: Sendable {
     }
   }
 
+  /// Renders `graph` on `source` as an edit would, without touching any file or library:
+  /// the encoded result in the source's format.
+  public func preview(_ source: ImageSource, graph: FilterGraph) throws(DarkroomError) -> [UInt8] {
+    let metadata = try AssetMetadata.read(source)
+    guard let format = ImageFormat(sourceFormat: metadata.format) else {
+      throw DarkroomError(.unsupportedFormat, file: source.name, "cannot write \(metadata.format)")
+    }
+    let adjustment = AdjustmentData(
+      graph: graph,
+      original: .init(
+        sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
+      result: .init(sha256: "", format: format.rawValue, quality: quality), version: 1,
+      previous: nil, created: Self.now())
+    return try renderer.renderEdit(source, metadata: metadata, adjustment: adjustment)
+  }
+
   /// What `revert` did.
   public enum RevertOutcome: Sendable, Equatable {
     case restoredOriginal(sha256: String)

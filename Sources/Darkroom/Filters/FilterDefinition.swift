@@ -12,11 +12,15 @@ protocol FilterDefinition: Sendable {
   static func validate(_ arguments: FilterArguments) throws(DarkroomError)
   /// Whether the filter works pixel by pixel, row by row (so a pipeline can stream).
   static var streams: Bool { get }
+  /// The filter as pointwise steps, for filters that are (nil for geometric ones, which
+  /// run through `apply`).
+  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]?
 }
 
 extension FilterDefinition {
   static func validate(_ arguments: FilterArguments) throws(DarkroomError) {}
   static var streams: Bool { true }
+  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? { nil }
 }
 
 /// What a filter is and takes, for listings and docs (`darkroom filters`).

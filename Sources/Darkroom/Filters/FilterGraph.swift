@@ -170,13 +170,26 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   var streams: Bool { nodes.allSatisfy { $0.definition?.streams ?? false } }
 
   /// The graph as libvips operations on an upright 8-bit sRGB image.
+  ///
+  /// Pointwise filters are planned together (`PointwisePlan`); each geometric filter runs
+  /// after the pointwise steps before it, as the graph orders them.
   func apply(to image: VipsImage) throws(DarkroomError) -> VipsImage {
     var result = image
+    var grey = false
+    var plan = PointwisePlan()
     for node in nodes {
       guard let filter = node.definition else { continue }
-      result = try filter.apply(FilterArguments(values: node.params), to: result)
+      let arguments = FilterArguments(values: node.params)
+      if let steps = filter.pointwise(arguments) {
+        for step in steps { plan.append(step) }
+        continue
+      }
+      result = try plan.run(on: result, grey: &grey)
+      plan = PointwisePlan()
+      result = try filter.apply(arguments, to: result)
     }
-    return result
+    result = try plan.run(on: result, grey: &grey)
+    return grey ? try result.greyToRGB() : result
   }
 }
 

@@ -12,19 +12,29 @@ enum NoirFilter: FilterDefinition {
   /// Rec. 709 luma weights, applied to the encoded values as most photo tools do.
   static let luma = [0.2126, 0.7152, 0.0722]
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
+  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? {
     let intensity = arguments.number("intensity") ?? 1
-    if intensity == 0 { return image }
-    // Each output band: (1 - i) * itself + i * luminance; at i = 1 every band is the same.
+    if intensity == 0 { return [] }
+    // Fully noir, every band is the luminance: one grey band carries it.
+    if intensity == 1 { return [.grey(luma), .table(curve(intensity: 1))] }
+    // Each output band: (1 - i) * itself + i * luminance.
     var matrix = [Double](repeating: 0, count: 9)
     for row in 0..<3 {
       for column in 0..<3 {
         matrix[row * 3 + column] = intensity * luma[column] + (row == column ? 1 - intensity : 0)
       }
     }
-    return try image.recombined(matrix).mapped(curve(intensity: intensity))
+    return [.matrix(matrix), .table(curve(intensity: intensity))]
+  }
+
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
+    var grey = false
+    var plan = PointwisePlan()
+    for step in pointwise(arguments) ?? [] { plan.append(step) }
+    let result = try plan.run(on: image, grey: &grey)
+    return grey ? try result.greyToRGB() : result
   }
 
   /// A smooth S-curve (deeper shadows, brighter highlights), blended with the identity.

@@ -31,15 +31,22 @@ enum ToneFilter: FilterDefinition {
       "warmth", .number(-1...1), default: .number(0), "towards amber (+) or blue (-)"),
   ]
 
+  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? {
+    var steps: [PointwiseStep] = []
+    let table = self.table(arguments)
+    if table != identityTable { steps.append(.table(table)) }
+    let matrix = self.matrix(arguments)
+    if matrix != identityMatrix { steps.append(.matrix(matrix)) }
+    return steps
+  }
+
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
     -> VipsImage
   {
-    var result = image
-    let table = self.table(arguments)
-    if table != identityTable { result = try result.mapped(table) }
-    let matrix = self.matrix(arguments)
-    if matrix != identityMatrix { result = try result.recombined(matrix) }
-    return result
+    var grey = false
+    var plan = PointwisePlan()
+    for step in pointwise(arguments) ?? [] { plan.append(step) }
+    return try plan.run(on: image, grey: &grey)
   }
 
   static let identityTable = (0..<256).map { UInt8($0) }

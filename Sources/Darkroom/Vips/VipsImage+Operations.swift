@@ -32,6 +32,22 @@ extension VipsImage {
     }
   }
 
+  /// One grey band from the three colour bands, weighted; alpha is left as it is.
+  func greyscale(_ weights: [Double]) throws(DarkroomError) -> VipsImage {
+    try onColourBands { image throws(DarkroomError) in
+      try image.derived { out in
+        weights.withUnsafeBufferPointer { dr_recomb_grey(image.pointer, &out, $0.baseAddress) }
+      }
+    }
+  }
+
+  /// Three colour bands again from one grey band; alpha is left as it is.
+  func greyToRGB() throws(DarkroomError) -> VipsImage {
+    try onColourBands { image throws(DarkroomError) in
+      try image.derived { dr_grey_to_rgb(image.pointer, &$0) }
+    }
+  }
+
   /// Every colour band mapped through a 256-entry table; alpha is left as it is.
   func mapped(_ table: [UInt8]) throws(DarkroomError) -> VipsImage {
     try onColourBands { image throws(DarkroomError) in

@@ -1,0 +1,45 @@
+/// A filter step that changes each pixel on its own, whatever its neighbours. Consecutive
+/// steps are planned together: tables fold into one, and a black-and-white image stays one
+/// grey band (a third of the work) until something needs colour again.
+enum PointwiseStep: Sendable, Equatable {
+  /// Three colour bands to one grey band, weighted.
+  case grey([Double])
+  /// Every colour band through a 256-entry table.
+  case table([UInt8])
+  /// A 3x3 colour matrix (row-major).
+  case matrix([Double])
+}
+
+/// Pointwise steps waiting to run, merged as they come.
+struct PointwisePlan {
+  private(set) var steps: [PointwiseStep] = []
+
+  mutating func append(_ step: PointwiseStep) {
+    if case .table(let next) = step, case .table(let previous)? = steps.last {
+      steps[steps.count - 1] = .table(previous.map { next[Int($0)] })
+    } else {
+      steps.append(step)
+    }
+  }
+
+  /// Runs the steps; `grey` says whether the image is one grey band (before and after).
+  func run(on image: VipsImage, grey: inout Bool) throws(DarkroomError) -> VipsImage {
+    var result = image
+    for step in steps {
+      switch step {
+      case .grey(let weights):
+        if !grey { result = try result.greyscale(weights) }
+        grey = true
+      case .table(let table):
+        result = try result.mapped(table)
+      case .matrix(let matrix):
+        if grey {
+          result = try result.greyToRGB()
+          grey = false
+        }
+        result = try result.recombined(matrix)
+      }
+    }
+    return result
+  }
+}
