@@ -94,9 +94,13 @@ struct RenderCommand: ParsableCommand {
       throw ValidationError(
         "--strip already removes the location; give one of --strip and --strip-location")
     }
-    if inputs.count > 1, let output, !isFolder(output) {
-      throw ValidationError(
-        "Several inputs need -o to name an existing folder, but \(output) is not one")
+    if inputs.count > 1 || inputs.contains(where: isFolder), let output, output == "-" {
+      throw ValidationError("Several inputs cannot all go to standard output; give -o a folder")
+    }
+    if inputs.count > 1 || inputs.contains(where: isFolder), let output, !isFolder(output),
+      ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) != nil
+    {
+      throw ValidationError("Several inputs need -o to name a folder, but \(output) names a file")
     }
     if inputs.filter({ $0 == "-" }).count > 1 {
       throw ValidationError("Standard input (-) can be read only once")
@@ -123,8 +127,22 @@ struct RenderCommand: ParsableCommand {
   }
 
   func run() throws {
-    var failed = false
-    for input in inputs {
+    // Folders are walked for images; their outputs mirror the folder's tree under -o.
+    let (files, missing) = BatchInputs.collect(inputs.filter { $0 != "-" })
+    var failed = !missing.isEmpty
+    missing.forEach(reportError)
+    let several = inputs.count > 1 || inputs.contains(where: isFolder)
+    if several, let output, !isFolder(output) {
+      do {
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+      } catch {
+        reportError(DarkroomError(.io, file: output, "cannot create the output folder: \(error)"))
+        throw WorkFailed()
+      }
+    }
+    var work = files
+    if inputs.contains("-") { work.insert(BatchInput(path: "-", relativePath: "stdin"), at: 0) }
+    for input in work {
       do {
         try render(input)
       } catch {
@@ -148,7 +166,8 @@ struct RenderCommand: ParsableCommand {
     return spec
   }
 
-  private func render(_ input: String) throws {
+  private func render(_ item: BatchInput) throws {
+    let input = item.path
     var source: ImageSource =
       input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
     // An edited file is its rendered result; --original renders from the stored original.
@@ -171,7 +190,7 @@ struct RenderCommand: ParsableCommand {
       writeAll(STDOUT_FILENO, rendition.bytes)
       destination = "-"
     } else {
-      destination = outputPath(for: input, format: rendition.format)
+      destination = outputPath(for: item, format: rendition.format)
       if input != "-", sameFile(destination, input) {
         throw DarkroomError(
           .invalidArgument, file: input, "the output would replace the input; choose another -o")
@@ -189,12 +208,17 @@ struct RenderCommand: ParsableCommand {
     }
   }
 
-  private func outputPath(for input: String, format: ImageFormat) -> String {
+  private func outputPath(for item: BatchInput, format: ImageFormat) -> String {
+    let input = item.path
     let base =
       input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
     let name = "\(base).\(representation.rawValue).\(format.fileExtension)"
     if let output, isFolder(output) {
-      return URL(fileURLWithPath: output).appendingPathComponent(name).path
+      // Mirror the input's folder under the output folder.
+      let folder = item.relativePath.split(separator: "/").dropLast().joined(separator: "/")
+      let target = folder.isEmpty ? output : output + "/" + folder
+      try? FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+      return target + "/" + name
     }
     if let output { return output }
     guard let slash = input.lastIndex(of: "/") else { return name }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Darkroom
+import FoundationEssentials
 
 struct RevertCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -16,7 +17,7 @@ struct RevertCommand: ParsableCommand {
         darkroom revert --to 1 IMG_0001.jpg      # the first edit (0 is the original)
       """)
 
-  @Argument(help: "Edited files.")
+  @Argument(help: "Edited files, or folders (walked for images).")
   var files: [String]
 
   @Option(help: "Version to restore: 0 is the original (default); see darkroom history.")
@@ -27,8 +28,10 @@ struct RevertCommand: ParsableCommand {
 
   func run() throws {
     let editor = Editor()
-    var failed = false
-    for file in files {
+    let (found, missing) = BatchInputs.collect(files)
+    missing.forEach(reportError)
+    var failed = !missing.isEmpty
+    for file in found.map(\.path) {
       do {
         let outcome = try editor.revert(file, to: to)
         let (status, message): (String, String) =

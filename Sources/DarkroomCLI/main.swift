@@ -16,7 +16,7 @@ struct DarkroomCommand: ParsableCommand {
       """,
     version: DarkroomVersion.string,
     subcommands: [
-      InfoCommand.self, RenderCommand.self, EditCommand.self, RevertCommand.self,
+      InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
     ])
 }

@@ -33,22 +33,22 @@ public struct Editor: Sendable {
     public var library: Library
   }
 
-  /// Edits `path` in place. The file is either left untouched or replaced whole; its
-  /// original is in the store before that.
+  /// Edits `path` in place, or, with `output`, writes the edit of `path` there (the output's
+  /// library keeps `path`'s bytes as its original). The destination is either left as it was
+  /// or replaced whole; the original is in the store before that.
   @discardableResult
-  public func edit(_ path: String, with graph: FilterGraph, mode: Mode = .append)
-    throws(DarkroomError) -> EditResult
-  {
-    let library =
-      Library.containing(path)
-      ?? Library(
-        root: URL(fileURLWithPath: FilePath(path).parent.isEmpty ? "." : FilePath(path).parent))
+  public func edit(
+    _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil
+  ) throws(DarkroomError) -> EditResult {
+    let destination = output ?? path
+    let library = Self.library(for: destination)
     let store = OriginalStore(library: library)
     return try store.withLock { () throws(DarkroomError) in
-      Self.removeAbandonedTemporaries(of: path)
+      Self.removeAbandonedTemporaries(of: destination)
       let current = try InputFile.readAll(path)
       let currentHash = ContentHash.of(bytes: current)
-      let previous = try store.adjustment(forResult: currentHash)
+      // Writing elsewhere, the input is the base; in place, an edited file's edit goes on.
+      let previous = output == nil ? try store.adjustment(forResult: currentHash) : nil
       let originalBytes: [UInt8]
       let originalHash: ContentHash
       if let previous, let hash = ContentHash(hex: previous.original.sha256) {
@@ -70,7 +70,7 @@ public struct Editor: Sendable {
         graph: fullGraph,
         original: .init(
           sha256: originalHash.hex, byteSize: originalBytes.count, format: metadata.format,
-          fileName: previous?.original.fileName ?? URL(fileURLWithPath: path).lastPathComponent),
+          fileName: previous?.original.fileName ?? FilePath(path).name),
         result: .init(sha256: "", format: format.rawValue, quality: quality),
         version: (previous?.version ?? 0) + 1, previous: previous == nil ? nil : currentHash.hex,
         created: Self.now())
@@ -86,11 +86,37 @@ public struct Editor: Sendable {
       FaultInjection.point("after-original")
       try store.saveAdjustment(adjustment, forResult: resultHash)
       FaultInjection.point("after-adjustment")
+      if output != nil {
+        try Folders.create(
+          FilePath(destination).parent.isEmpty ? "." : FilePath(destination).parent)
+      }
       try AtomicFile.write(
-        rendered, to: path, durable: true, mode: Self.mode(of: path), faultPoint: "before-replace")
+        rendered, to: destination, durable: true, mode: Self.mode(of: path),
+        faultPoint: "before-replace")
       FaultInjection.point("after-replace")
       return EditResult(adjustment: adjustment, library: library)
     }
+  }
+
+  /// Whether `path` (or its edit at `output`) already is the edit `graph` would make, at this
+  /// quality: what lets a batch be re-run without doing anything twice.
+  public func isCurrent(_ path: String, graph: FilterGraph, writingTo output: String? = nil) -> Bool
+  {
+    let destination = output ?? path
+    guard let library = Library.containing(destination),
+      let hash = try? ContentHash.of(file: destination),
+      let data = try? OriginalStore(library: library).adjustment(forResult: hash),
+      data.graph.nodes == graph.nodes, data.result.quality == quality
+    else { return false }
+    guard output != nil else { return true }
+    return (try? ContentHash.of(file: path))?.hex == data.original.sha256
+  }
+
+  /// The library of a file: the nearest `.darkroom/` above it, else a new one beside it.
+  static func library(for path: String) -> Library {
+    let parent = FilePath(path).parent
+    return Library.containing(path)
+      ?? Library(root: URL(fileURLWithPath: parent.isEmpty ? "." : parent))
   }
 
   /// Renders `graph` on `source` as an edit would, without touching any file or library:

@@ -1,15 +1,26 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
 /// Named points in write paths where tests can stop the process dead (SIGKILL), to prove
-/// that a crash at any step loses nothing. Set `DARKROOM_FAULT=<point>` to use one; it does
-/// nothing otherwise.
+/// that a crash at any step loses nothing. `DARKROOM_FAULT=<point>` kills at the first time
+/// the point is reached, `DARKROOM_FAULT=<point>:<n>` at the n-th (in a batch). Unset, it
+/// does nothing.
 enum FaultInjection {
-  private static let armed: String? = getenv("DARKROOM_FAULT").map { String(cString: $0) }
+  private static let armed: (point: String, hit: Int)? = {
+    guard let raw = getenv("DARKROOM_FAULT") else { return nil }
+    let parts = String(cString: raw).split(separator: ":")
+    guard let point = parts.first else { return nil }
+    return (String(point), parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
+  }()
+  private static let hits = Atomic<Int>(0)
 
   static func point(_ name: String) {
-    guard let armed, armed == name else { return }
-    kill(getpid(), SIGKILL)
+    guard let armed, armed.point == name else { return }
+    if hits.add(1, ordering: .relaxed).newValue >= armed.hit {
+      kill(getpid(), SIGKILL)
+    }
   }
 }

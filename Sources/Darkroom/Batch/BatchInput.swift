@@ -1,0 +1,135 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One file of a batch: where it is, and its path relative to the argument it came from
+/// (what `-o DIR` mirrors, and what `--shard` hashes).
+public struct BatchInput: Sendable, Hashable {
+  public var path: String
+  public var relativePath: String
+
+  public init(path: String, relativePath: String) {
+    self.path = path
+    self.relativePath = relativePath
+  }
+}
+
+/// Turns command-line inputs (files, folders walked recursively, lists read from standard
+/// input) into the batch's files. Folders contribute only files that are images by their
+/// content, not their extension; symbolic-link loops are walked once; library folders
+/// (`.darkroom/`) and hidden files are skipped.
+public enum BatchInputs {
+  /// Files named explicitly are always taken (a non-image among them fails in the batch,
+  /// with its own error); files found in folders are taken only if they look like images.
+  public static func collect(_ arguments: [String]) -> (
+    inputs: [BatchInput], errors: [DarkroomError]
+  ) {
+    var inputs: [BatchInput] = []
+    var errors: [DarkroomError] = []
+    var seen = Set<String>()
+    for argument in arguments {
+      var info = stat()
+      guard stat(argument, &info) == 0 else {
+        errors.append(InputFile.errnoError(argument))
+        continue
+      }
+      if (info.st_mode & S_IFMT) == S_IFDIR {
+        var visited = Set<FileKey>()
+        walk(folder: argument, relative: "", visited: &visited, into: &inputs, seen: &seen)
+      } else if seen.insert(argument).inserted {
+        inputs.append(BatchInput(path: argument, relativePath: FilePath(argument).name))
+      }
+    }
+    return (inputs, errors)
+  }
+
+  private struct FileKey: Hashable {
+    var device: UInt64
+    var inode: UInt64
+  }
+
+  private static func walk(
+    folder: String, relative: String, visited: inout Set<FileKey>, into inputs: inout [BatchInput],
+    seen: inout Set<String>
+  ) {
+    var info = stat()
+    guard stat(folder, &info) == 0 else { return }
+    // A folder reached twice (a symbolic link back up the tree) is walked once.
+    guard visited.insert(FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))).inserted
+    else {
+      return
+    }
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+    for name in names.sorted() where !name.hasPrefix(".") {
+      let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+      let rel = relative.isEmpty ? name : relative + "/" + name
+      var entry = stat()
+      guard stat(path, &entry) == 0 else { continue }  // a dangling link
+      if (entry.st_mode & S_IFMT) == S_IFDIR {
+        walk(folder: path, relative: rel, visited: &visited, into: &inputs, seen: &seen)
+      } else if (entry.st_mode & S_IFMT) == S_IFREG, looksLikeImage(path),
+        seen.insert(path).inserted
+      {
+        inputs.append(BatchInput(path: path, relativePath: rel))
+      }
+    }
+  }
+
+  /// Whether a file starts like an image format Darkroom reads.
+  public static func looksLikeImage(_ path: String) -> Bool {
+    guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
+      return false
+    }
+    func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
+      head.count >= offset + bytes.count && Array(head[offset..<offset + bytes.count]) == bytes
+    }
+    let ascii = { (text: String, offset: Int) in starts(Array(text.utf8), at: offset) }
+    return starts([0xFF, 0xD8, 0xFF]) || starts([0x89, 0x50, 0x4E, 0x47]) || ascii("GIF8", 0)
+      || (ascii("RIFF", 0) && ascii("WEBP", 8)) || starts([0x49, 0x49, 0x2A, 0x00])
+      || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0xFF, 0x0A])
+      || (ascii("ftyp", 4)
+        && ["heic", "heix", "hevc", "mif1", "msf1", "avif", "avis"].contains { ascii($0, 8) })
+      || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20])
+  }
+
+  /// Paths from a list on standard input: one a line, or NUL-separated.
+  public static func parseList(_ bytes: [UInt8], nulSeparated: Bool) -> [String] {
+    let separator: UInt8 = nulSeparated ? 0 : UInt8(ascii: "\n")
+    return bytes.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
+      .map { nulSeparated ? $0 : ($0.hasSuffix("\r") ? String($0.dropLast()) : $0) }
+      .filter { !$0.isEmpty }
+  }
+}
+
+/// `--shard i/n`: a deterministic share of a batch, the same whatever order the inputs were
+/// listed in, so n machines (an indexed Job, an array job) together cover every file once.
+public struct Shard: Sendable, Equatable {
+  public var index: Int
+  public var count: Int
+
+  /// Parses `i/n` with 0 <= i < n.
+  public init?(_ text: String) {
+    let parts = text.split(separator: "/")
+    guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1,
+      (0..<n).contains(i)
+    else { return nil }
+    index = i
+    count = n
+  }
+
+  /// Whether `input` belongs to this shard: by a hash of its relative path.
+  public func contains(_ input: BatchInput) -> Bool {
+    let digest = ContentHash.of(text: input.relativePath).hex.prefix(15)
+    return Int(digest, radix: 16).map { $0 % count == index } ?? false
+  }
+}
+
+extension FilePath {
+  /// The last component: `a/b/c.jpg` → `c.jpg`.
+  var name: String {
+    let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+    return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+  }
+}

@@ -1,0 +1,129 @@
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+/// What happened to one file of a batch; a line of `--progress json` and of `--report`.
+public struct BatchOutcome: Sendable, Codable, Equatable {
+  public enum Status: String, Sendable, Codable {
+    case done
+    /// Already up to date: nothing to do (a re-run after an interruption).
+    case skipped
+    case failed
+  }
+
+  public var file: String
+  public var status: Status
+  public var output: String?
+  public var ms: Double
+  public var error: String?
+  public var sourceSHA256: String?
+  public var resultSHA256: String?
+
+  public init(
+    file: String, status: Status, output: String? = nil, ms: Double = 0, error: String? = nil,
+    sourceSHA256: String? = nil, resultSHA256: String? = nil
+  ) {
+    self.file = file
+    self.status = status
+    self.output = output
+    self.ms = ms
+    self.error = error
+    self.sourceSHA256 = sourceSHA256
+    self.resultSHA256 = resultSHA256
+  }
+}
+
+/// Counts so far, for progress displays and the final summary.
+public struct BatchCounts: Sendable, Codable, Equatable {
+  public var total: Int
+  public var done = 0
+  public var skipped = 0
+  public var failed = 0
+  /// Files not started because the batch was stopped (Ctrl-C or --fail-fast).
+  public var notStarted = 0
+  public var seconds = 0.0
+
+  public var finished: Int { done + skipped + failed }
+}
+
+/// Runs one piece of work per file on `jobs` threads, in input order of starting, and
+/// reports each outcome as it comes. Memory stays flat: nothing of a finished file is kept
+/// but its outcome. `stop()` (Ctrl-C) lets running files finish and starts no more.
+public final class BatchRunner: Sendable {
+  public let jobs: Int
+  public let failFast: Bool
+  private let stopped = Atomic<Bool>(false)
+
+  public init(jobs: Int, failFast: Bool = false) {
+    self.jobs = max(1, jobs)
+    self.failFast = failFast
+  }
+
+  /// Starts no more files; files already running finish (their writes are atomic).
+  public func stop() {
+    stopped.store(true, ordering: .relaxed)
+  }
+
+  public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+  /// Sets how many threads libvips gives each image: the machine's cores shared between jobs.
+  public static func shareCores(jobs: Int, threadsPerImage: Int? = nil) throws(DarkroomError) {
+    let cores = ProcessorCount.value
+    try Vips.setConcurrency(threadsPerImage ?? max(1, cores / max(1, jobs)))
+  }
+
+  public func run(
+    _ inputs: [BatchInput], work: @escaping @Sendable (BatchInput) -> BatchOutcome,
+    progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
+  ) -> BatchCounts {
+    let start = ContinuousClock.now
+    let state = Mutex((next: 0, counts: BatchCounts(total: inputs.count)))
+    let failFast = self.failFast
+    DispatchQueue.concurrentPerform(iterations: min(jobs, max(1, inputs.count))) { _ in
+      while true {
+        let index: Int? = state.withLock { s in
+          guard !self.isStopped, s.next < inputs.count else { return nil }
+          defer { s.next += 1 }
+          return s.next
+        }
+        guard let index else { return }
+        let began = ContinuousClock.now
+        var outcome = work(inputs[index])
+        outcome.ms = Self.milliseconds(ContinuousClock.now - began)
+        state.withLock { s in
+          switch outcome.status {
+          case .done: s.counts.done += 1
+          case .skipped: s.counts.skipped += 1
+          case .failed: s.counts.failed += 1
+          }
+          s.counts.seconds = Self.milliseconds(ContinuousClock.now - start) / 1000
+          progress(outcome, s.counts)
+        }
+        if failFast && outcome.status == .failed { stop() }
+      }
+    }
+    return state.withLock { s in
+      s.counts.notStarted = inputs.count - s.next
+      s.counts.seconds = Self.milliseconds(ContinuousClock.now - start) / 1000
+      return s.counts
+    }
+  }
+
+  static func milliseconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return (Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded(toPlaces: 1)
+  }
+}
+
+extension Double {
+  func rounded(toPlaces places: Int) -> Double {
+    var scale = 1.0
+    for _ in 0..<places { scale *= 10 }
+    return (self * scale).rounded() / scale
+  }
+}
+
+/// The number of cores this process may use (its CPU affinity, as in a container).
+public enum ProcessorCount {
+  public static var value: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+}

@@ -1,0 +1,273 @@
+import ArgumentParser
+import Darkroom
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+struct ApplyCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "apply",
+    abstract: "Apply filters to many files: in place, or into a mirrored output folder.",
+    discussion: """
+      INPUTS are files, folders (walked recursively; images are recognised by their content;
+      hidden files and .darkroom/ are skipped) or - for a list of paths on standard input,
+      one a line (-0: NUL-separated, as from find -print0).
+
+      Without -o, each file is edited in place, non-destructively, as `darkroom edit
+      --replace` does: its edit becomes this graph. With -o DIR, outputs go to DIR under
+      their paths relative to the input they came from; DIR becomes a library that keeps
+      each output's original, so `darkroom revert` works on the outputs.
+
+      Re-running the same command skips files already carrying this edit of the same source
+      (--force redoes them), so a batch that was killed can simply be run again. A failing
+      file does not stop the batch (--fail-fast does); each failure is one line on standard
+      error, and the exit status is 1. Ctrl-C lets running files finish, starts no more,
+      prints the summary and exits 130.
+
+      --shard i/n takes a deterministic share of the inputs, by a hash of each relative path,
+      whatever order they were listed in: run shards 0..n-1 on n machines (a Kubernetes
+      indexed Job, a Slurm array, GNU parallel) and together they cover every file once.
+
+      Examples:
+        darkroom apply --filter noir photos/
+        darkroom apply --filter mono --filter 'crop aspect=1:1' photos/ -o squares/ --jobs 4
+        find photos -name '*.jpg' -print0 | darkroom apply -0 - --filter chrome --progress json
+        darkroom apply --filter sepia photos/ -o out/ --shard $JOB_COMPLETION_INDEX/8 --report r.json
+      """)
+
+  @Argument(help: "Files, folders, or - for a list on standard input.")
+  var inputs: [String]
+
+  @Option(
+    name: .customLong("filter"),
+    help: ArgumentHelp("A filter or preset; repeat to chain.", valueName: "spec"))
+  var filters: [String] = []
+
+  @Option(help: ArgumentHelp("Apply the graph of stored adjustment data.", valueName: "file"))
+  var adjustment: String?
+
+  @Option(
+    name: [.short, .customLong("output")],
+    help: ArgumentHelp("Output folder (mirrors the inputs' paths).", valueName: "dir"))
+  var output: String?
+
+  @Flag(name: .customShort("0"), help: "The list on standard input is NUL-separated.")
+  var nulSeparated = false
+
+  @Option(help: "Files processed at once (default: the number of cores).")
+  var jobs: Int = ProcessorCount.value
+
+  @Option(
+    help: ArgumentHelp("libvips threads per file (default: cores divided by jobs).", valueName: "n")
+  )
+  var vipsThreads: Int?
+
+  @Option(
+    help:
+      "auto (a bar when standard error is a terminal), bar, json (a line per file on standard output) or none."
+  )
+  var progress: ProgressMode = .auto
+
+  @Flag(help: "Stop at the first failure (running files still finish).")
+  var failFast = false
+
+  @Option(
+    help: ArgumentHelp(
+      "Write every file's status, time, output and hashes to this JSON file.", valueName: "file"))
+  var report: String?
+
+  @Flag(help: "Redo files that already carry this edit.")
+  var force = false
+
+  @Option(help: ArgumentHelp("Process only share i of n (0 <= i < n).", valueName: "i/n"))
+  var shard: String?
+
+  @Option(help: "Encoder quality of the results, 1-100.")
+  var quality: Int = 92
+
+  func validate() throws {
+    if filters.isEmpty && adjustment == nil {
+      throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
+    }
+    if !filters.isEmpty && adjustment != nil {
+      throw ValidationError("Give --filter or --adjustment, not both")
+    }
+    guard jobs >= 1 else {
+      throw ValidationError("Expected integer of at least 1 for --jobs but received \(jobs)")
+    }
+    if let vipsThreads, vipsThreads < 1 {
+      throw ValidationError(
+        "Expected integer of at least 1 for --vips-threads but received \(vipsThreads)")
+    }
+    guard (1...100).contains(quality) else {
+      throw ValidationError(
+        "Expected integer between 1 and 100 for --quality but received \(quality)")
+    }
+    if let shard, Shard(shard) == nil {
+      throw ValidationError("Expected i/n with 0 <= i < n for --shard but received \(shard)")
+    }
+    if inputs.filter({ $0 == "-" }).count > 1 {
+      throw ValidationError("Standard input (-) can be read only once")
+    }
+  }
+
+  func run() throws {
+    let graph: FilterGraph
+    do {
+      graph =
+        if let adjustment {
+          try AdjustmentData.decode(json: readFile(adjustment), source: adjustment).graph
+        } else {
+          try FilterGraph.parse(specs: filters)
+        }
+    } catch {
+      reportError(error)
+      throw WorkFailed(status: 2)
+    }
+
+    var arguments = inputs.filter { $0 != "-" }
+    if inputs.contains("-") {
+      arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
+    }
+    let (collected, missing) = BatchInputs.collect(arguments)
+    missing.forEach(reportError)
+    var selected = collected
+    if let shard = shard.flatMap(Shard.init) { selected = selected.filter(shard.contains) }
+
+    if let output {
+      do {
+        try FileManager.default.createDirectory(
+          atPath: output + "/" + Library.folderName, withIntermediateDirectories: true)
+      } catch {
+        reportError(DarkroomError(.io, file: output, "cannot create the output library: \(error)"))
+        throw WorkFailed()
+      }
+    }
+    try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads)
+    var editor = Editor()
+    editor.quality = quality
+    let runner = BatchRunner(jobs: jobs, failFast: failFast)
+    let interrupted = Interruption.install { runner.stop() }
+    let display = ProgressDisplay(
+      mode: progress, total: selected.count, keepOutcomes: report != nil)
+    let force = self.force
+    let output = self.output
+
+    let counts = runner.run(
+      selected,
+      work: { [editor] input in
+        let destination = output.map { $0 + "/" + input.relativePath }
+        if !force && editor.isCurrent(input.path, graph: graph, writingTo: destination) {
+          return BatchOutcome(file: input.path, status: .skipped, output: destination ?? input.path)
+        }
+        do {
+          let result = try editor.edit(
+            input.path, with: graph, mode: .replace, writingTo: destination)
+          return BatchOutcome(
+            file: input.path, status: .done, output: destination ?? input.path,
+            sourceSHA256: result.adjustment.original.sha256,
+            resultSHA256: result.adjustment.result.sha256)
+        } catch {
+          return BatchOutcome(file: input.path, status: .failed, error: "\(error)")
+        }
+      }, progress: display.update)
+
+    display.finish(counts)
+    if let report {
+      let document = BatchReport(
+        command: CommandLine.arguments.joined(separator: " "), shard: shard, summary: counts,
+        files: display.outcomes)
+      do {
+        try AtomicFile.write(Array(try jsonText(document).utf8) + [10], to: report)
+      } catch {
+        reportError(error)
+      }
+    }
+    if interrupted.happened { throw WorkFailed(status: 130) }
+    if counts.failed > 0 || !missing.isEmpty { throw WorkFailed() }
+  }
+}
+
+enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
+  case auto, bar, json, none
+}
+
+private struct BatchReport: Encodable {
+  var command: String
+  var shard: String?
+  var summary: BatchCounts
+  var files: [BatchOutcome]
+}
+
+/// Progress on standard error (a bar on a terminal), or JSON lines on standard output, and
+/// one line per failure on standard error in every mode.
+final class ProgressDisplay: @unchecked Sendable {
+  private let bar: Bool
+  private let json: Bool
+  private let total: Int
+  private let keepOutcomes: Bool
+  // Only touched from BatchRunner's progress callback, which runs under its lock.
+  private(set) var outcomes: [BatchOutcome] = []
+
+  init(mode: ProgressMode, total: Int, keepOutcomes: Bool) {
+    let terminal = isatty(STDERR_FILENO) != 0
+    bar = mode == .bar || (mode == .auto && terminal)
+    json = mode == .json
+    self.total = total
+    self.keepOutcomes = keepOutcomes
+  }
+
+  func update(_ outcome: BatchOutcome, _ counts: BatchCounts) {
+    if keepOutcomes { outcomes.append(outcome) }
+    if outcome.status == .failed {
+      if bar { printError("\r\u{1B}[K") }
+      printError("darkroom: \(outcome.error ?? outcome.file)\n")
+    }
+    if json, let line = try? jsonText(outcome, pretty: false) {
+      writeAll(STDOUT_FILENO, Array((line + "\n").utf8))
+    }
+    if bar {
+      let width = 30
+      let filled = total == 0 ? width : width * counts.finished / total
+      let rate = counts.seconds > 0 ? Double(counts.finished) / counts.seconds : 0
+      let left = rate > 0 ? Int(Double(total - counts.finished) / rate) : 0
+      let line =
+        "\r[\(String(repeating: "#", count: filled))\(String(repeating: "-", count: width - filled))] "
+        + "\(counts.finished)/\(total)  \(fixed(rate, 1)) files/s  \(left / 60):\(left % 60 < 10 ? "0" : "")\(left % 60) left"
+      printError(line)
+    }
+  }
+
+  func finish(_ counts: BatchCounts) {
+    if bar { printError("\r\u{1B}[K") }
+    let rate = counts.seconds > 0 ? fixed(Double(counts.done) / counts.seconds, 2) : "0"
+    var summary =
+      "apply: \(counts.done) done, \(counts.skipped) skipped, \(counts.failed) failed in \(fixed(counts.seconds, 1)) s (\(rate) files/s)"
+    if counts.notStarted > 0 { summary += "; stopped with \(counts.notStarted) not started" }
+    printError(summary + "\n")
+  }
+}
+
+/// Ctrl-C (and SIGTERM): ask the batch to stop instead of dying mid-file.
+final class Interruption: @unchecked Sendable {
+  private(set) var happened = false
+  private var sources: [DispatchSourceSignal] = []
+
+  static func install(_ stop: @escaping @Sendable () -> Void) -> Interruption {
+    let interruption = Interruption()
+    for signalNumber in [SIGINT, SIGTERM] {
+      signal(signalNumber, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+      source.setEventHandler {
+        interruption.happened = true
+        stop()
+      }
+      source.resume()
+      interruption.sources.append(source)
+    }
+    return interruption
+  }
+}
