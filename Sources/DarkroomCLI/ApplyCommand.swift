@@ -160,14 +160,13 @@ struct ApplyCommand: ParsableCommand {
       selected,
       work: { [editor] input in
         let destination = output.map { $0 + "/" + input.relativePath }
-        if !force && editor.isCurrent(input.path, graph: graph, writingTo: destination) {
-          return BatchOutcome(file: input.path, status: .skipped, output: destination ?? input.path)
-        }
         do {
           let result = try editor.edit(
-            input.path, with: graph, mode: .replace, writingTo: destination)
+            input.path, with: graph, mode: .replace, writingTo: destination,
+            skipIfCurrent: !force)
           return BatchOutcome(
-            file: input.path, status: .done, output: destination ?? input.path,
+            file: input.path, status: result.skipped ? .skipped : .done,
+            output: destination ?? input.path,
             sourceSHA256: result.adjustment.original.sha256,
             resultSHA256: result.adjustment.result.sha256)
         } catch {

@@ -31,20 +31,30 @@ public struct Editor: Sendable {
   public struct EditResult: Sendable {
     public var adjustment: AdjustmentData
     public var library: Library
+    /// The file already carried this edit, and was left alone (`skipIfCurrent`).
+    public var skipped = false
   }
 
   /// Edits `path` in place, or, with `output`, writes the edit of `path` there (the output's
   /// library keeps `path`'s bytes as its original). The destination is either left as it was
   /// or replaced whole; the original is in the store before that.
+  ///
+  /// With `skipIfCurrent`, a destination that already carries exactly this edit of the same
+  /// source is left alone (checked under the file's lock, so two batches over the same files
+  /// do the work once).
   @discardableResult
   public func edit(
-    _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil
+    _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil,
+    skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
     let destination = output ?? path
     let library = Self.library(for: destination)
     let store = OriginalStore(library: library)
-    return try store.withLock { () throws(DarkroomError) in
+    return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
+      if skipIfCurrent, let current = currentEdit(path, graph: graph, writingTo: output) {
+        return EditResult(adjustment: current, library: library, skipped: true)
+      }
       let current = try InputFile.readAll(path)
       let currentHash = ContentHash.of(bytes: current)
       // Writing elsewhere, the input is the base; in place, an edited file's edit goes on.
@@ -102,14 +112,20 @@ public struct Editor: Sendable {
   /// quality: what lets a batch be re-run without doing anything twice.
   public func isCurrent(_ path: String, graph: FilterGraph, writingTo output: String? = nil) -> Bool
   {
+    currentEdit(path, graph: graph, writingTo: output) != nil
+  }
+
+  private func currentEdit(_ path: String, graph: FilterGraph, writingTo output: String?)
+    -> AdjustmentData?
+  {
     let destination = output ?? path
     guard let library = Library.containing(destination),
       let hash = try? ContentHash.of(file: destination),
       let data = try? OriginalStore(library: library).adjustment(forResult: hash),
       data.graph.nodes == graph.nodes, data.result.quality == quality
-    else { return false }
-    guard output != nil else { return true }
-    return (try? ContentHash.of(file: path))?.hex == data.original.sha256
+    else { return nil }
+    guard output != nil else { return data }
+    return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
   }
 
   /// The library of a file: the nearest `.darkroom/` above it, else a new one beside it.
@@ -152,7 +168,7 @@ public struct Editor: Sendable {
   {
     guard let library = Library.containing(path) else { return .notEdited }
     let store = OriginalStore(library: library)
-    return try store.withLock { () throws(DarkroomError) in
+    return try store.withLock(for: path) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: path)
       let currentHash = try ContentHash.of(file: path)
       guard let current = try store.adjustment(forResult: currentHash) else { return .notEdited }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -77,13 +79,17 @@ struct OriginalStore: Sendable {
     return try AdjustmentData.decode(json: bytes, source: path)
   }
 
-  /// Runs `body` holding the library's lock, so edits and reverts in several processes
-  /// do not interleave.
-  func withLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
-    try Folders.create(library.metadataFolder.path)
-    let fd = open(
-      library.metadataFolder.appendingPathComponent("lock").path, O_RDWR | O_CREAT | O_CLOEXEC,
-      0o644)
+  /// Runs `body` holding the lock for one file of the library, so that edits and reverts of
+  /// that file in several processes do not interleave, while other files go ahead. Locks are
+  /// striped over 256 lock files in `.darkroom/locks/`, by a hash of the file's path.
+  func withLock<T>(for file: String, _ body: () throws(DarkroomError) -> T) throws(DarkroomError)
+    -> T
+  {
+    let folder = library.metadataFolder.appendingPathComponent("locks").path
+    try Folders.create(folder)
+    let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
+    let stripe = ContentHash.of(text: absolute).hex.prefix(2)
+    let fd = open(folder + "/" + stripe, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return try body() }
     defer { close(fd) }
     while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
