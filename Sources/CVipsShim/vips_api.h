@@ -57,6 +57,7 @@ typedef int (*dr_vips_icc_transform_fn)(VipsImage *in, VipsImage **out,
 typedef int (*dr_vips_getpoint_fn)(VipsImage *in, double **vector, int *n, int x, int y, ...);
 typedef void (*dr_vips_concurrency_set_fn)(int concurrency);
 typedef void (*dr_vips_cache_set_max_fn)(int max);
+typedef void (*dr_vips_image_set_kill_fn)(VipsImage *image, int kill);
 typedef int (*dr_vips_autorot_fn)(VipsImage *in, VipsImage **out, ...);
 typedef int (*dr_vips_colourspace_fn)(VipsImage *in, VipsImage **out, int space, ...);
 typedef VipsImage *(*dr_vips_image_new_matrix_from_array_fn)(int width, int height,
@@ -97,6 +98,6 @@ typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void
   X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) \
   X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
-  X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max)
+  X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill)
 
 #endif

@@ -1,6 +1,9 @@
 #include "vips_shim.h"
 
 #include <dlfcn.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,4 +274,12 @@ int dr_rotate(VipsImage *in, VipsImage **out, double degrees) {
 
 void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len) {
   p_vips_image_set_blob_copy(image, name, data, len);
+}
+
+void dr_kill(VipsImage *image) { p_vips_image_set_kill(image, 1); }
+
+void dr_fix_mmap_threshold(void) {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 }

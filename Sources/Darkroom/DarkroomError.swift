@@ -12,6 +12,7 @@ public struct DarkroomError: Error, Sendable, Equatable, CustomStringConvertible
     case truncated
     case corrupt
     case tooLarge = "too-large"
+    case timedOut = "timed-out"
     case invalidArgument = "invalid-argument"
     case io
     case engine

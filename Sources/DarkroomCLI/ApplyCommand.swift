@@ -88,6 +88,8 @@ struct ApplyCommand: ParsableCommand {
   @Option(help: "Encoder quality of the results, 1-100.")
   var quality: Int = 92
 
+  @OptionGroup var limits: LimitOptions
+
   func validate() throws {
     if filters.isEmpty && adjustment == nil {
       throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
@@ -149,6 +151,7 @@ struct ApplyCommand: ParsableCommand {
     try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads)
     var editor = Editor()
     editor.quality = quality
+    editor.renderer = limits.apply(to: editor.renderer)
     let runner = BatchRunner(jobs: jobs, failFast: failFast)
     let interrupted = Interruption.install { runner.stop() }
     let display = ProgressDisplay(

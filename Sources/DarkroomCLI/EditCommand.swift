@@ -47,6 +47,8 @@ struct EditCommand: ParsableCommand {
   @Flag(help: "Print one JSON object per file (its adjustment data).")
   var json = false
 
+  @OptionGroup var limits: LimitOptions
+
   func validate() throws {
     guard (1...100).contains(quality) else {
       throw ValidationError(
@@ -79,6 +81,7 @@ struct EditCommand: ParsableCommand {
     }
     var editor = Editor()
     editor.quality = quality
+    editor.renderer = limits.apply(to: editor.renderer)
     var failed = false
     for file in files {
       do {

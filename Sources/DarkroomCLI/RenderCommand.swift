@@ -76,6 +76,8 @@ struct RenderCommand: ParsableCommand {
 
   @OptionGroup var cacheOptions: CacheOptions
 
+  @OptionGroup var limits: LimitOptions
+
   @Flag(help: "Print one JSON object per rendition (input, output, size, format, cached).")
   var json = false
 
@@ -177,6 +179,7 @@ struct RenderCommand: ParsableCommand {
     let explicitFile = output.flatMap { $0 == "-" || isFolder($0) ? nil : $0 }
     let spec = spec(for: explicitFile)
     let service = Representations(
+      renderer: limits.apply(to: Renderer()),
       cache: noCache ? nil : cacheOptions.cache(for: input == "-" ? nil : input))
     let rendition = try service.rendition(of: source, spec)
 

@@ -21,6 +21,8 @@ struct DarkroomCommand: ParsableCommand {
     ])
 }
 
+BatchRunner.keepMemoryFlat()
+
 // ArgumentParser exits 64 on a usage error; Darkroom promises 2 (as most Unix tools do).
 do {
   var command = try DarkroomCommand.parseAsRoot()

@@ -96,7 +96,12 @@ int dr_rot(VipsImage *in, VipsImage **out, int quarter_turns);
 int dr_flip(VipsImage *in, VipsImage **out, int vertical);
 /// Rotates by any angle (degrees, clockwise); the canvas grows to fit.
 int dr_rotate(VipsImage *in, VipsImage **out, double degrees);
+/// Asks libvips to abandon work on `image` (and pipelines reading it) as soon as it can.
+void dr_kill(VipsImage *image);
 void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len);
+
+/// Fixes glibc's mmap threshold at 1 MiB (see BatchRunner.keepMemoryFlat); no-op elsewhere.
+void dr_fix_mmap_threshold(void);
 
 /// Number of VipsImage objects alive in this process (for leak tests).
 int dr_live_image_count(void);

@@ -38,6 +38,10 @@ public enum AtomicFile {
       return true
     }
     var failure = ok ? 0 : errno
+    if ok && FaultInjection.fails("enospc") {  // tests: the disk filled up during the write
+      ok = false
+      failure = ENOSPC
+    }
     if ok && durable && fsync(fd) != 0 {
       ok = false
       failure = errno

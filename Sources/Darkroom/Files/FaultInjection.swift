@@ -17,6 +17,12 @@ enum FaultInjection {
   }()
   private static let hits = Atomic<Int>(0)
 
+  /// Whether an injected failure named `name` (such as `enospc`, a full disk) is due now.
+  static func fails(_ name: String) -> Bool {
+    guard let armed, armed.point == name else { return false }
+    return hits.add(1, ordering: .relaxed).newValue >= armed.hit
+  }
+
   static func point(_ name: String) {
     guard let armed, armed.point == name else { return }
     if hits.add(1, ordering: .relaxed).newValue >= armed.hit {

@@ -22,6 +22,9 @@ public struct Renderer: Sendable {
   /// 268 megapixels by default, as in sharp.
   public var maxPixels = 268_402_689
 
+  /// The longest one file's pixel work may take before it is stopped (nil: no limit).
+  public var timeLimit: Duration? = .seconds(300)
+
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
   public static let renderVersion = 1
 
@@ -97,7 +100,9 @@ public struct Renderer: Sendable {
     }
     let output = try image.preparedForOutput(
       upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
-    let bytes = try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
+    let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) { () throws(DarkroomError) in
+      try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
+    }
     return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
   }
 
@@ -128,8 +133,10 @@ public struct Renderer: Sendable {
     let output = try adjustment.graph.apply(to: upright).preparedForOutput(
       upright: true, stripLocation: false)
     output.setBlob("xmp-data", adjustment.xmpPacket)
-    return try output.encode(
-      suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
+    return try Watchdog.shared.guarding(output, limit: timeLimit) { () throws(DarkroomError) in
+      try output.encode(
+        suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
+    }
   }
 
   private func open(_ source: ImageSource, sequential: Bool) throws(DarkroomError) -> VipsImage {
