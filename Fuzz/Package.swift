@@ -9,10 +9,13 @@ let package = Package(
   // Scripts/fuzz.sh links .deps/darkroom to the repository, whatever its folder is called.
   dependencies: [.package(path: ".deps/darkroom")],
   targets: [
+    .target(name: "CFuzzDriver"),
     .executableTarget(
-      name: "FuzzGraph", dependencies: [.product(name: "Darkroom", package: "darkroom")]),
+      name: "FuzzGraph",
+      dependencies: ["CFuzzDriver", .product(name: "Darkroom", package: "darkroom")]),
     .executableTarget(
-      name: "FuzzMetadata", dependencies: [.product(name: "Darkroom", package: "darkroom")]),
+      name: "FuzzMetadata",
+      dependencies: ["CFuzzDriver", .product(name: "Darkroom", package: "darkroom")]),
   ],
   swiftLanguageModes: [.v6]
 )
