@@ -86,7 +86,7 @@ public final class BatchRunner: Sendable {
     progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
   ) -> BatchCounts {
     let start = ContinuousClock.now
-    let state = Mutex((next: 0, counts: BatchCounts(total: inputs.count)))
+    let state = Locked((next: 0, counts: BatchCounts(total: inputs.count)))
     let failFast = self.failFast
     DispatchQueue.concurrentPerform(iterations: min(jobs, max(1, inputs.count))) { _ in
       while true {

@@ -1,6 +1,5 @@
 import CVipsShim
 import Dispatch
-import Synchronization
 
 /// Stops libvips pipelines that run past their deadline: no single file can hang a batch.
 /// libvips checks an image's kill flag as it computes regions, so setting it from this
@@ -14,8 +13,8 @@ final class Watchdog: Sendable {
     var killed = false
   }
 
-  private let watched = Mutex<[ObjectIdentifier: Watched]>([:])
-  private let timer = Mutex<DispatchSourceTimer?>(nil)
+  private let watched = Locked<[ObjectIdentifier: Watched]>([:])
+  private let timer = Locked<DispatchSourceTimer?>(nil)
 
   /// Runs `body` (which pulls `image`'s pixels), killing it after `limit`.
   func guarding<T>(
