@@ -41,13 +41,7 @@ struct ApplyCommand: ParsableCommand {
   @Argument(help: "Files, folders, or - for a list on standard input.")
   var inputs: [String]
 
-  @Option(
-    name: .customLong("filter"),
-    help: ArgumentHelp("A filter or preset; repeat to chain.", valueName: "spec"))
-  var filters: [String] = []
-
-  @Option(help: ArgumentHelp("Apply the graph of stored adjustment data.", valueName: "file"))
-  var adjustment: String?
+  @OptionGroup var filterOptions: FilterOptions
 
   @Option(
     name: [.short, .customLong("output")],
@@ -85,28 +79,15 @@ struct ApplyCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Process only share i of n (0 <= i < n).", valueName: "i/n"))
   var shard: String?
 
-  @Option(help: "Encoder quality of the results, 1-100.")
-  var quality: Int = 92
-
   @OptionGroup var limits: LimitOptions
 
   func validate() throws {
-    if filters.isEmpty && adjustment == nil {
-      throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
-    }
-    if !filters.isEmpty && adjustment != nil {
-      throw ValidationError("Give --filter or --adjustment, not both")
-    }
     guard jobs >= 1 else {
       throw ValidationError("Expected integer of at least 1 for --jobs but received \(jobs)")
     }
     if let vipsThreads, vipsThreads < 1 {
       throw ValidationError(
         "Expected integer of at least 1 for --vips-threads but received \(vipsThreads)")
-    }
-    guard (1...100).contains(quality) else {
-      throw ValidationError(
-        "Expected integer between 1 and 100 for --quality but received \(quality)")
     }
     if let shard, Shard(shard) == nil {
       throw ValidationError("Expected i/n with 0 <= i < n for --shard but received \(shard)")
@@ -117,18 +98,9 @@ struct ApplyCommand: ParsableCommand {
   }
 
   func run() throws {
-    let graph: FilterGraph
-    do {
-      graph =
-        if let adjustment {
-          try AdjustmentData.decode(json: readFile(adjustment), source: adjustment).graph
-        } else {
-          try FilterGraph.parse(specs: filters)
-        }
-    } catch {
-      reportError(error)
-      throw WorkFailed(status: 2)
-    }
+    let graph = try filterOptions.graph()
+    // Only batches: single renders are faster with glibc's adaptive threshold.
+    BatchRunner.keepMemoryFlat()
 
     var arguments = inputs.filter { $0 != "-" }
     if inputs.contains("-") {
@@ -149,9 +121,7 @@ struct ApplyCommand: ParsableCommand {
       }
     }
     try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads)
-    var editor = Editor()
-    editor.quality = quality
-    editor.renderer = limits.apply(to: editor.renderer)
+    let editor = filterOptions.editor(limits)
     let runner = BatchRunner(jobs: jobs, failFast: failFast)
     let interrupted = Interruption.install { runner.stop() }
     let display = ProgressDisplay(

@@ -28,60 +28,21 @@ struct EditCommand: ParsableCommand {
   @Argument(help: "Files to edit in place.")
   var files: [String]
 
-  @Option(
-    name: .customLong("filter"),
-    help: ArgumentHelp("A filter or preset; repeat to chain.", valueName: "spec"))
-  var filters: [String] = []
-
-  @Option(
-    help: ArgumentHelp(
-      "Apply the graph of stored adjustment data (replacing the current edit).", valueName: "file"))
-  var adjustment: String?
+  @OptionGroup var filterOptions: FilterOptions
 
   @Flag(help: "Replace the current edit's filters instead of adding to them.")
   var replace = false
-
-  @Option(help: "Encoder quality of the result, 1-100.")
-  var quality: Int = 92
 
   @Flag(help: "Print one JSON object per file (its adjustment data).")
   var json = false
 
   @OptionGroup var limits: LimitOptions
 
-  func validate() throws {
-    guard (1...100).contains(quality) else {
-      throw ValidationError(
-        "Expected integer between 1 and 100 for --quality but received \(quality)")
-    }
-    if filters.isEmpty && adjustment == nil {
-      throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
-    }
-    if !filters.isEmpty && adjustment != nil {
-      throw ValidationError("Give --filter or --adjustment, not both")
-    }
-  }
-
   func run() throws {
-    // Every filter is checked before any pixel moves or any file is touched.
-    let graph: FilterGraph
-    let mode: Editor.Mode
-    do {
-      if let adjustment {
-        graph = try AdjustmentData.decode(json: Array(readFile(adjustment)), source: adjustment)
-          .graph
-        mode = .replace
-      } else {
-        graph = try FilterGraph.parse(specs: filters)
-        mode = replace ? .replace : .append
-      }
-    } catch {
-      reportError(error)
-      throw WorkFailed(status: 2)
-    }
-    var editor = Editor()
-    editor.quality = quality
-    editor.renderer = limits.apply(to: editor.renderer)
+    let graph = try filterOptions.graph()
+    // Pasted adjustment data replaces the edit; filters add to it unless --replace.
+    let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
+    let editor = filterOptions.editor(limits)
     var failed = false
     for file in files {
       do {

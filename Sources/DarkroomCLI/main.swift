@@ -21,8 +21,6 @@ struct DarkroomCommand: ParsableCommand {
     ])
 }
 
-BatchRunner.keepMemoryFlat()
-
 // ArgumentParser exits 64 on a usage error; Darkroom promises 2 (as most Unix tools do).
 do {
   var command = try DarkroomCommand.parseAsRoot()

@@ -50,20 +50,9 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
 
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
-    let format = try c.decodeIfPresent(String.self, forKey: .format)
-    guard format == Self.formatIdentifier else {
-      throw DarkroomError(
-        .invalidArgument,
-        "not Darkroom adjustment data: format is \(format.map { "'\($0)'" } ?? "missing"), expected '\(Self.formatIdentifier)'"
-      )
-    }
-    let formatVersion = try c.decode(Int.self, forKey: .formatVersion)
-    guard (1...Self.currentVersion).contains(formatVersion) else {
-      throw DarkroomError(
-        .invalidArgument,
-        "adjustment data version \(formatVersion) is newer than this darkroom reads (\(Self.currentVersion)); upgrade darkroom. Nothing was changed"
-      )
-    }
+    _ = try VersionedDocument.checkHeader(
+      c, formatKey: .format, versionKey: .formatVersion, identifier: Self.formatIdentifier,
+      currentVersion: Self.currentVersion, name: "adjustment data")
     graph = try c.decode(FilterGraph.self, forKey: .graph)
     original = try c.decode(Original.self, forKey: .original)
     result = try c.decode(Result.self, forKey: .result)
@@ -92,13 +81,8 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError)
     -> AdjustmentData
   {
-    do {
-      return try JSONDecoder().decode(AdjustmentData.self, from: Data(bytes))
-    } catch let error as DarkroomError {
-      throw error.file == nil ? error.about(source) : error
-    } catch {
-      throw DarkroomError(.invalidArgument, file: source, "not valid adjustment data: \(error)")
-    }
+    try VersionedDocument.decode(
+      AdjustmentData.self, json: bytes, source: source, name: "adjustment data")
   }
 
   /// An XMP packet carrying this edit (without its result, which the file itself is), so

@@ -73,20 +73,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
 
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
-    let format = try c.decodeIfPresent(String.self, forKey: .format)
-    guard format == Self.formatIdentifier else {
-      throw DarkroomError(
-        .invalidArgument,
-        "not a Darkroom filter graph: format is \(format.map { "'\($0)'" } ?? "missing"), expected '\(Self.formatIdentifier)'"
-      )
-    }
-    let version = try c.decode(Int.self, forKey: .version)
-    guard version <= Self.currentVersion, version >= 1 else {
-      throw DarkroomError(
-        .invalidArgument,
-        "filter graph version \(version) is newer than this darkroom reads (\(Self.currentVersion)); upgrade darkroom"
-      )
-    }
+    _ = try VersionedDocument.checkHeader(
+      c, formatKey: .format, versionKey: .version, identifier: Self.formatIdentifier,
+      currentVersion: Self.currentVersion, name: "filter graph")
     nodes = try c.decode([FilterNode].self, forKey: .nodes)
     description = try c.decodeIfPresent(String.self, forKey: .description)
   }
@@ -103,16 +92,8 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError)
     -> FilterGraph
   {
-    do {
-      return try JSONDecoder().decode(FilterGraph.self, from: Data(bytes))
-    } catch let error as DarkroomError {
-      throw error.file == nil ? error.about(source) : error
-    } catch let DecodingError.dataCorrupted(context) {
-      throw DarkroomError(
-        .invalidArgument, file: source, "not valid JSON: \(context.debugDescription)")
-    } catch {
-      throw DarkroomError(.invalidArgument, file: source, "not a valid filter graph: \(error)")
-    }
+    try VersionedDocument.decode(
+      FilterGraph.self, json: bytes, source: source, name: "filter graph")
   }
 
   /// One `--filter` argument: a preset name, a path to a graph `.json` file, or
@@ -190,15 +171,5 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     }
     result = try plan.run(on: result, grey: &grey)
     return grey ? try result.greyToRGB() : result
-  }
-}
-
-/// Canonical JSON: the same value always gives the same bytes.
-enum Canonical {
-  static func json<T: Encodable>(_ value: T) -> [UInt8] {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    // Encoding plain Codable values into memory does not fail.
-    return (try? Array(encoder.encode(value))) ?? []
   }
 }

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Darkroom
+
+/// `--filter`, `--adjustment` and `--quality`, shared by `edit` and `apply`.
+struct FilterOptions: ParsableArguments {
+  @Option(
+    name: .customLong("filter"),
+    help: ArgumentHelp(
+      "A filter or preset; repeat to chain (see darkroom filters).", valueName: "spec"))
+  var filters: [String] = []
+
+  @Option(
+    help: ArgumentHelp(
+      "Apply the graph of stored adjustment data (it replaces the current edit).", valueName: "file"
+    ))
+  var adjustment: String?
+
+  @Option(help: "Encoder quality of the results, 1-100.")
+  var quality: Int = 92
+
+  func validate() throws {
+    guard (1...100).contains(quality) else {
+      throw ValidationError(
+        "Expected integer between 1 and 100 for --quality but received \(quality)")
+    }
+    if filters.isEmpty && adjustment == nil {
+      throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
+    }
+    if !filters.isEmpty && adjustment != nil {
+      throw ValidationError("Give --filter or --adjustment, not both")
+    }
+  }
+
+  /// The graph, checked before any pixel moves or any file is touched: a bad spec is a usage
+  /// error (exit 2).
+  func graph() throws -> FilterGraph {
+    do {
+      if let adjustment {
+        return try AdjustmentData.decode(json: readFile(adjustment), source: adjustment).graph
+      }
+      return try FilterGraph.parse(specs: filters)
+    } catch {
+      reportError(error)
+      throw WorkFailed(status: 2)
+    }
+  }
+
+  /// An editor with this quality and `limits`.
+  func editor(_ limits: LimitOptions) -> Editor {
+    var editor = Editor()
+    editor.quality = quality
+    editor.renderer = limits.apply(to: editor.renderer)
+    return editor
+  }
+}
