@@ -278,8 +278,11 @@ void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t le
 
 void dr_kill(VipsImage *image) { p_vips_image_set_kill(image, 1); }
 
-void dr_fix_mmap_threshold(void) {
+void dr_tune_malloc(int arenas) {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_ARENA_MAX, arenas);
+#else
+  (void)arenas;
 #endif
 }

@@ -100,7 +100,7 @@ struct ApplyCommand: ParsableCommand {
   func run() throws {
     let graph = try filterOptions.graph()
     // Only batches: single renders are faster with glibc's adaptive threshold.
-    BatchRunner.keepMemoryFlat()
+    BatchRunner.keepMemoryFlat(jobs: jobs)
 
     var arguments = inputs.filter { $0 != "-" }
     if inputs.contains("-") {

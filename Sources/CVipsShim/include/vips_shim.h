@@ -100,8 +100,9 @@ int dr_rotate(VipsImage *in, VipsImage **out, double degrees);
 void dr_kill(VipsImage *image);
 void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len);
 
-/// Fixes glibc's mmap threshold at 1 MiB (see BatchRunner.keepMemoryFlat); no-op elsewhere.
-void dr_fix_mmap_threshold(void);
+/// Fixes glibc's mmap threshold at 1 MiB and caps its arenas (see
+/// BatchRunner.keepMemoryFlat); no-op elsewhere.
+void dr_tune_malloc(int arenas);
 
 /// Number of VipsImage objects alive in this process (for leak tests).
 int dr_live_image_count(void);
