@@ -63,7 +63,8 @@ public struct RenditionCache: Sendable {
     if (try? FileIdentity(path: path)) == identity {
       let memo = memoPath(path)
       try? makeFolder(memo)
-      try? AtomicFile.write(Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo)
+      try? AtomicFile.write(
+        Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo, sweep: false)
     }
     return hash
   }
@@ -138,7 +139,8 @@ public struct RenditionCache: Sendable {
       "\(key)_\(representation.rawValue)_\(edit)_\(width)x\(height)_\(bytes.count).\(format.fileExtension)"
     let path = directory.appendingPathComponent(name).path
     try makeFolder(path)
-    try AtomicFile.write(bytes, to: path)
+    // Leftovers of killed writers here are removed by eviction (`removeStaleTemporaries`).
+    try AtomicFile.write(bytes, to: path, sweep: false)
     addUsage(Int64(bytes.count))
     return Entry(
       path: path, key: key, representation: representation, edit: edit, width: width,
@@ -253,27 +255,28 @@ public struct RenditionCache: Sendable {
     return Stored(path: path, size: Int(info.st_size), used: Int64(info.st_mtim.tv_sec))
   }
 
-  /// Every file under `objects/`: entries, and (with `temporaries`) leftovers of writes.
-  private func allFiles(temporaries: Bool = false) -> [Stored] {
-    let objects = folder.appendingPathComponent("objects").path
-    let paths = (try? FileManager.default.subpathsOfDirectory(atPath: objects)) ?? []
+  /// Files under `subfolder`: entries (names not starting with "."), or with `temporaries`
+  /// the leftovers of interrupted writes (`.NAME.PID.N.tmp`).
+  private func files(in subfolder: String, temporaries: Bool) -> [Stored] {
+    let root = folder.appendingPathComponent(subfolder).path
+    let paths = (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []
     return paths.compactMap { relative in
       let name = relative.split(separator: "/").last.map(String.init) ?? relative
-      guard name.hasPrefix(".") == temporaries, temporaries || !name.hasSuffix(".tmp") else {
-        return nil
-      }
-      if temporaries && !name.hasSuffix(".tmp") { return nil }
-      return Self.fileInfo(objects + "/" + relative)
+      let isTemporary = name.hasPrefix(".") && name.hasSuffix(".tmp")
+      guard temporaries ? isTemporary : !name.hasPrefix(".") else { return nil }
+      return Self.fileInfo(root + "/" + relative)
     }
   }
 
-  private func allEntries() -> [Stored] { allFiles() }
+  private func allEntries() -> [Stored] { files(in: "objects", temporaries: false) }
 
   /// Temporary files older than an hour belong to writers that died.
   private func removeStaleTemporaries() {
     let cutoff = Int64(Date().timeIntervalSince1970) - 3600
-    for file in allFiles(temporaries: true) where file.used < cutoff {
-      unlink(file.path)
+    for subfolder in ["objects", "sources"] {
+      for file in files(in: subfolder, temporaries: true) where file.used < cutoff {
+        unlink(file.path)
+      }
     }
   }
 }

@@ -12,13 +12,15 @@ public enum AtomicFile {
   ///
   /// `mode` sets the new file's permissions (an edited photo keeps its original's);
   /// `faultPoint` names the moment before the rename for crash tests (`FaultInjection`).
+  /// `sweep` first removes what a killed writer of the same file left; folders with many
+  /// files that clean up after themselves (the cache) skip the listing this costs.
   public static func write(
     _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644,
-    faultPoint: String = "before-rename"
+    faultPoint: String = "before-rename", sweep: Bool = true
   ) throws(DarkroomError) {
     let url = URL(fileURLWithPath: path)
     let folder = url.deletingLastPathComponent().path
-    removeAbandonedTemporaries(of: url.lastPathComponent, in: folder)
+    if sweep { removeAbandonedTemporaries(of: url.lastPathComponent, in: folder) }
     let temporary =
       folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
