@@ -125,7 +125,18 @@ def main():
     ImageDraw.Draw(mask).rounded_rectangle([40, 40, WIDTH - 41, HEIGHT - 41], radius=60, fill=255)
     rgba.putalpha(mask)
     rgba.save(os.path.join(HERE, "alpha.png"), optimize=True)
+    make_heif()
     print("made samples in", HERE)
+
+
+def make_heif():
+    """A HEIC of the upright scene whose EXIF says Orientation 6, as iPhones write: HEIF
+    orients its pixels with the container's own transformations (none here), so the EXIF
+    value is informational and a reader that applies it turns the picture sideways."""
+    path = os.path.join(HERE, "heif-exif-6.heic")
+    subprocess.run(["vips", "heifsave", os.path.join(HERE, "orientation-1.jpg"),
+                    path, "--Q", "60", "--strip"], check=True)
+    exiftool(path, "-Orientation#=6", "-Make=Darkroom", "-Model=HEIF Sample")
 
 
 if __name__ == "__main__":

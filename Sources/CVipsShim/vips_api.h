@@ -83,6 +83,10 @@ typedef void (*dr_log_fn)(const char *domain, int level, const char *message, vo
 typedef unsigned int (*dr_g_log_set_handler_fn)(const char *domain, int levels, dr_log_fn fn,
                                                 void *data);
 typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void *a, void *b);
+typedef int (*dr_vips_version_fn)(int flag);
+typedef size_t (*dr_vips_type_find_fn)(const char *basename, const char *nickname);
+typedef int (*dr_vips_icc_present_fn)(void);
+typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name, int *out);
 
 // X-macro: every function above, in one list, for declaring, resolving and checking.
 #define DR_VIPS_FUNCTIONS(X)                                                                 \
@@ -98,6 +102,7 @@ typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void
   X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) \
   X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
-  X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill)
+  X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
+  X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)
 
 #endif

@@ -1,6 +1,7 @@
 #include "vips_shim.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -18,6 +19,21 @@ DR_VIPS_FUNCTIONS(DR_FN)
 
 static char load_error[512];
 
+// What the libvips found can do, read once by dr_vips_init.
+static int vips_major, vips_minor, vips_micro;
+static int has_fail_on;  // the loaders' fail_on option (8.12); older ones take a boolean `fail`
+static int has_lcms, has_exif;
+
+// A test switch, never set in use: DARKROOM_TEST_LIBVIPS="version=8.9.0,no-lcms,no-exif,
+// no-loader=heifload" makes this libvips look older or poorer than it is, so that tests can
+// see the messages and fallbacks a user of such a libvips gets.
+static const char *pretend(const char *what) {
+  const char *spec = getenv("DARKROOM_TEST_LIBVIPS");
+  if (!spec) return NULL;
+  const char *at = strstr(spec, what);
+  return at ? at + strlen(what) : NULL;
+}
+
 // libvips reports recoverable decode problems ("error in tile ...") as GLib warnings on
 // stderr; Darkroom reports failures itself, one line per file, so they are dropped unless
 // DARKROOM_VIPS_WARNINGS is set.
@@ -25,85 +41,205 @@ static void drop_warning(const char *domain, int level, const char *message, voi
   (void)domain, (void)level, (void)message, (void)data;
 }
 
+// An 8x8 JPEG whose EXIF says Orientation 6: a libvips built without libexif reads no
+// orientation from it, and would leave every rotated photo sideways.
+static const unsigned char exif_probe[] = {
+#include "exif_probe.h"
+};
+
+static void read_capabilities(void) {
+  vips_major = p_vips_version(0), vips_minor = p_vips_version(1), vips_micro = p_vips_version(2);
+  const char *version = pretend("version=");
+  if (version) sscanf(version, "%d.%d.%d", &vips_major, &vips_minor, &vips_micro);
+  has_fail_on = vips_major > 8 || (vips_major == 8 && vips_minor >= 12);
+  has_lcms = p_vips_icc_present() && !pretend("no-lcms");
+  has_exif = 0;
+  VipsImage *probe = p_vips_image_new_from_buffer(exif_probe, sizeof exif_probe, "", NULL);
+  if (probe) {
+    int orientation = 0;
+    if (p_vips_image_get_typeof(probe, "orientation") &&
+        p_vips_image_get_int(probe, "orientation", &orientation) == 0)
+      has_exif = orientation == 6 && !pretend("no-exif");
+    p_g_object_unref(probe);
+  }
+  p_vips_error_clear();
+}
+
 int dr_vips_init(const char *argv0) {
   const char *names[] = {"libvips.so.42", "libvips.so", "libvips.42.dylib", "libvips.dylib"};
   void *lib = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
+  char first_error[256] = "";
+  for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++) {
     lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    // The first name is the one a working install has; its error is the telling one (a
+    // missing dependency of libvips, say), not "libvips.dylib: no such file" from the last.
+    const char *error = lib ? NULL : dlerror();
+    if (error && !first_error[0]) snprintf(first_error, sizeof first_error, "%s", error);
+  }
   if (!lib) {
     snprintf(load_error, sizeof load_error,
-             "cannot load libvips (install libvips42 or libvips-dev): %s", dlerror());
+             "cannot load libvips %d.%d or later (install libvips42, or libvips-dev): %s",
+             DR_VIPS_MIN_MAJOR, DR_VIPS_MIN_MINOR, first_error);
     return -1;
   }
-#define DR_FN(name)                                                                  \
-  p_##name = (dr_##name##_fn)dlsym(lib, #name);                                      \
-  if (!p_##name) {                                                                   \
-    snprintf(load_error, sizeof load_error, "libvips lacks %s: version 8.10 or later is needed", \
-             #name);                                                                 \
-    return -1;                                                                       \
+#define DR_FN(name)                                                                       \
+  p_##name = (dr_##name##_fn)dlsym(lib, #name);                                           \
+  if (!p_##name) {                                                                        \
+    snprintf(load_error, sizeof load_error,                                               \
+             "the libvips found lacks %s: libvips %d.%d or later is needed", #name,       \
+             DR_VIPS_MIN_MAJOR, DR_VIPS_MIN_MINOR);                                       \
+    return -1;                                                                            \
   }
   DR_VIPS_FUNCTIONS(DR_FN)
 #undef DR_FN
   if (!getenv("DARKROOM_VIPS_WARNINGS"))
     p_g_log_set_handler("VIPS", DR_LOG_LEVEL_WARNING, drop_warning, NULL);
-  if (p_vips_init(argv0) != 0) return -1;
+  // The version is known before vips_init: an old libvips is refused before it starts.
+  int major = p_vips_version(0), minor = p_vips_version(1), micro = p_vips_version(2);
+  const char *version = pretend("version=");
+  if (version) sscanf(version, "%d.%d.%d", &major, &minor, &micro);
+  if (major < DR_VIPS_MIN_MAJOR || (major == DR_VIPS_MIN_MAJOR && minor < DR_VIPS_MIN_MINOR)) {
+    snprintf(load_error, sizeof load_error,
+             "libvips %d.%d.%d was found; Darkroom needs libvips %d.%d or later", major, minor,
+             micro, DR_VIPS_MIN_MAJOR, DR_VIPS_MIN_MINOR);
+    return -1;
+  }
+  if (p_vips_init(argv0) != 0) {
+    char *why = p_vips_error_buffer_copy();
+    snprintf(load_error, sizeof load_error, "vips_init failed: %s", why ? why : "");
+    if (why) p_g_free(why);
+    return -1;
+  }
   // libvips 8.14 caches operations by their arguments, a file load by its name, without
   // noticing that the file changed since: a long-lived process would decode stale pixels.
   // Darkroom builds one pipeline per render and gains nothing from the cache.
   p_vips_cache_set_max(0);
+  read_capabilities();
   // With VIPS_LEAK set, libvips reports objects and memory still alive at shutdown.
   if (getenv("VIPS_LEAK")) atexit(p_vips_shutdown);
   return 0;
 }
 
+void dr_vips_version(int *major, int *minor, int *micro) {
+  *major = vips_major, *minor = vips_minor, *micro = vips_micro;
+}
+
+int dr_vips_has_operation(const char *nickname) {
+  const char *missing = pretend("no-loader=");
+  if (missing && strncmp(missing, nickname, strlen(nickname)) == 0) return 0;
+  return p_vips_type_find("VipsOperation", nickname) != 0;
+}
+
+int dr_vips_has_lcms(void) { return has_lcms; }
+int dr_vips_has_exif(void) { return has_exif; }
+
 char *dr_error_take(void) {
   if (load_error[0]) return strdup(load_error);  // freed with dr_free (free) below
   if (!p_vips_error_buffer_copy) return NULL;
-  char *vips_copy = p_vips_error_buffer_copy();
+  char *vips_copy = p_vips_error_buffer_copy();  // copies and clears, under libvips' lock
   if (!vips_copy) return NULL;
   char *copy = strdup(vips_copy);
   p_g_free(vips_copy);
   return copy;
 }
 
-void dr_error_clear(void) {
+// Attribution of libvips' one, process-wide error buffer. Every piece of work on one file
+// runs between dr_attribution_begin and _end. Work that began while no other was running
+// and saw none begin before it failed owns every line in the buffer (begin cleared it).
+// Otherwise another file's lines may be mixed in (or taken), and the caller runs the work
+// again alone, between dr_attribution_exclusive_begin and _end, which wait for the running
+// work to end and hold new work back meanwhile.
+static pthread_mutex_t gate_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_changed = PTHREAD_COND_INITIALIZER;
+static int gate_running, gate_exclusive, gate_waiting;
+static unsigned long gate_starts;
+static __thread int gate_depth;
+static __thread int gate_began_alone;
+static __thread unsigned long gate_start;
+
+int dr_attribution_begin(void) {
+  if (gate_depth > 0) return 0;  // nested in this thread's own work: no end follows
+  gate_depth = 1;
+  pthread_mutex_lock(&gate_mutex);
+  while (gate_exclusive || gate_waiting) pthread_cond_wait(&gate_changed, &gate_mutex);
+  gate_began_alone = gate_running == 0;
+  if (gate_began_alone && p_vips_error_clear) p_vips_error_clear();
+  gate_running++;
+  gate_start = ++gate_starts;
+  pthread_mutex_unlock(&gate_mutex);
+  return 1;
+}
+
+int dr_attribution_end(void) {
+  gate_depth = 0;
+  pthread_mutex_lock(&gate_mutex);
+  gate_running--;
+  int alone = gate_began_alone && gate_starts == gate_start;
+  pthread_cond_broadcast(&gate_changed);
+  pthread_mutex_unlock(&gate_mutex);
+  return alone;
+}
+
+void dr_attribution_exclusive_begin(void) {
+  gate_depth++;
+  pthread_mutex_lock(&gate_mutex);
+  gate_waiting++;
+  while (gate_running || gate_exclusive) pthread_cond_wait(&gate_changed, &gate_mutex);
+  gate_waiting--;
+  gate_exclusive = 1;
   if (p_vips_error_clear) p_vips_error_clear();
+  pthread_mutex_unlock(&gate_mutex);
+}
+
+void dr_attribution_exclusive_end(void) {
+  gate_depth--;
+  pthread_mutex_lock(&gate_mutex);
+  gate_exclusive = 0;
+  pthread_cond_broadcast(&gate_changed);
+  pthread_mutex_unlock(&gate_mutex);
 }
 
 void dr_free(void *memory) { free(memory); }
 
 void dr_unref(VipsImage *image) { p_g_object_unref(image); }
 
+// Before 8.12, loaders took a boolean `fail` instead of `fail_on`: it stops at the first
+// warning or error, the nearest to fail_on=error and stricter (damage is refused, never
+// rendered grey).
+#define DR_FAIL_OPTION(fail_on) \
+  has_fail_on ? "fail_on" : "fail", has_fail_on ? (fail_on) : (fail_on) >= DR_FAIL_ON_ERROR
+
 VipsImage *dr_image_new_from_file(const char *path, int sequential, int fail_on) {
   return p_vips_image_new_from_file(path, "access", sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM,
-                                    "fail_on", fail_on, NULL);
+                                    DR_FAIL_OPTION(fail_on), NULL);
 }
 
 VipsImage *dr_image_new_from_buffer(const void *buf, size_t len, int sequential, int fail_on) {
   return p_vips_image_new_from_buffer(buf, len, "", "access",
                                       sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM,
-                                      "fail_on", fail_on, NULL);
+                                      DR_FAIL_OPTION(fail_on), NULL);
 }
 
-int dr_can_load_file(const char *path) {
-  int found = p_vips_foreign_find_load(path) != NULL;
-  p_vips_error_clear();
-  return found;
-}
+// Probes leave libvips' error buffer alone: clearing it here would erase another file's
+// message before its work could take it. A probe's own line is never read (the caller says
+// "not an image" itself).
+int dr_can_load_file(const char *path) { return p_vips_foreign_find_load(path) != NULL; }
 
 int dr_can_load_buffer(const void *buf, size_t len) {
-  int found = p_vips_foreign_find_load_buffer(buf, len) != NULL;
-  p_vips_error_clear();
-  return found;
+  return p_vips_foreign_find_load_buffer(buf, len) != NULL;
 }
+
+// vips_thumbnail took no fail_on before 8.12: the option list ends before it there (the
+// thumbnail then decodes damaged input as libvips did by default).
+#define DR_THUMBNAIL_FAIL(o) has_fail_on ? "fail_on" : NULL, (o)->fail_on
 
 int dr_thumbnail_file(const char *path, const DrThumbnailOptions *o, VipsImage **out) {
   if (o->export_profile)
     return p_vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
-                            o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on,
-                            "export_profile", o->export_profile, NULL);
+                            o->size, "no_rotate", o->no_rotate, "export_profile",
+                            o->export_profile, DR_THUMBNAIL_FAIL(o), NULL);
   return p_vips_thumbnail(path, out, o->width, "height", o->height, "crop", o->crop, "size",
-                          o->size, "no_rotate", o->no_rotate, "fail_on", o->fail_on, NULL);
+                          o->size, "no_rotate", o->no_rotate, DR_THUMBNAIL_FAIL(o), NULL);
 }
 
 int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o,
@@ -113,11 +249,11 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
   if (o->export_profile)
     return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop",
                                    o->crop, "size", o->size, "no_rotate", o->no_rotate,
-                                   "fail_on", o->fail_on, "export_profile", o->export_profile,
+                                   "export_profile", o->export_profile, DR_THUMBNAIL_FAIL(o),
                                    NULL);
   return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop", o->crop,
-                                 "size", o->size, "no_rotate", o->no_rotate, "fail_on",
-                                 o->fail_on, NULL);
+                                 "size", o->size, "no_rotate", o->no_rotate,
+                                 DR_THUMBNAIL_FAIL(o), NULL);
 }
 
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len) {

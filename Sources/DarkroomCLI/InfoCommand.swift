@@ -55,6 +55,9 @@ struct InfoCommand: ParsableCommand {
     switch m.orientation {
     case .absent: orientation += ", no tag"
     case .invalid(let raw): orientation += ", tag value \(raw) is invalid and ignored"
+    case .ignored(let raw):
+      orientation +=
+        ", EXIF says \(raw), ignored: the \(m.format.uppercased()) decoder orients the pixels"
     case .valid: break
     }
     let exposure = m.exposureTime.map { $0 < 1 ? "1/\(Int((1 / $0).rounded())) s" : "\($0) s" }

@@ -2,6 +2,7 @@
 // beside libvips' real headers: a prototype that differs fails the build of the tests.
 #include <vips/vips.h>
 
+#include "../../Sources/CVipsShim/include/vips_shim.h"
 #include "../../Sources/CVipsShim/vips_api.h"
 #include "vips_shim_check.h"
 
@@ -12,7 +13,7 @@ DR_VIPS_FUNCTIONS(DR_CHECK)
 
 _Static_assert(VIPS_ACCESS_RANDOM == DR_ACCESS_RANDOM, "VipsAccess");
 _Static_assert(VIPS_ACCESS_SEQUENTIAL == DR_ACCESS_SEQUENTIAL, "VipsAccess");
-_Static_assert(VIPS_FAIL_ON_ERROR == 2, "VipsFailOn");
+_Static_assert(VIPS_FAIL_ON_ERROR == DR_FAIL_ON_ERROR, "VipsFailOn");
 _Static_assert(G_LOG_LEVEL_WARNING == DR_LOG_LEVEL_WARNING, "GLogLevelFlags");
 _Static_assert(VIPS_INTERESTING_CENTRE == 1 && VIPS_INTERESTING_ENTROPY == 2 &&
                    VIPS_INTERESTING_ATTENTION == 3, "VipsInteresting");

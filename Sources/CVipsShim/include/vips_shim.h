@@ -17,9 +17,30 @@ typedef struct _VipsImage VipsImage;
 /// message for `dr_error_take`.
 int dr_vips_init(const char *argv0);
 
+/// The oldest libvips Darkroom runs on; dr_vips_init refuses an older one with a message.
+#define DR_VIPS_MIN_MAJOR 8
+#define DR_VIPS_MIN_MINOR 10
+enum { DR_FAIL_ON_ERROR = 2 };
+
+/// The version of the libvips loaded (after a successful dr_vips_init).
+void dr_vips_version(int *major, int *minor, int *micro);
+/// 1 if libvips has the operation (a loader such as "heifload"), else 0.
+int dr_vips_has_operation(const char *nickname);
+/// 1 if libvips was built with lcms (ICC transforms), else 0.
+int dr_vips_has_lcms(void);
+/// 1 if libvips reads EXIF orientation (built with libexif), else 0.
+int dr_vips_has_exif(void);
+
 /// libvips' pending error text, cleared; free it with dr_free. NULL when there is none.
 char *dr_error_take(void);
-void dr_error_clear(void);
+
+/// Attributing libvips' process-wide error buffer to the work that failed (see the .c file).
+/// begin returns 1 for the outermost call on this thread; end returns 1 if the buffer held
+/// only this work's lines, else the work is run again between the exclusive calls.
+int dr_attribution_begin(void);
+int dr_attribution_end(void);
+void dr_attribution_exclusive_begin(void);
+void dr_attribution_exclusive_end(void);
 void dr_free(void *memory);
 void dr_unref(VipsImage *image);
 

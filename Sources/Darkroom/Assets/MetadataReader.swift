@@ -14,14 +14,18 @@ extension AssetMetadata {
       switch source {
       case .file(let path):
         return try read(ByteSource(file: InputFile(path)), name) {
-          try VipsImage.header(path: path)
+          try Vips.attributingErrors(file: path) { () throws(DarkroomError) in
+            try VipsImage.header(path: path)
+          }
         }
       case .data(let bytes, _):
         guard !bytes.isEmpty else {
           throw DarkroomError(.empty, file: name, "empty input (0 bytes)")
         }
         return try read(ByteSource(memory: bytes), name) {
-          try VipsImage.header(buffer: PinnedBytes(bytes), name: name)
+          try Vips.attributingErrors(file: name) { () throws(DarkroomError) in
+            try VipsImage.header(buffer: PinnedBytes(bytes), name: name)
+          }
         }
       }
     } catch let error as DarkroomError {
@@ -63,6 +67,11 @@ extension AssetMetadata {
     }
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
+    }
+    // libheif turns HEIF and AVIF pixels upright while decoding; the size libvips reports is
+    // already the upright one.
+    if ["heif", "avif"].contains(header.format), let raw = metadata.orientation.raw {
+      metadata.orientation = .ignored(raw: raw)
     }
     return metadata
   }

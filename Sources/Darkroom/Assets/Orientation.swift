@@ -37,6 +37,10 @@ public enum OrientationTag: Sendable, Equatable {
   case valid(Orientation)
   /// A tag outside 1...8 (or not a number): ignored, as libvips and browsers do.
   case invalid(raw: Int)
+  /// A tag in a container whose own transformations (HEIF's `irot` and `imir`) the decoder
+  /// already applies, so the stored pixels are upright: informational, ignored for geometry,
+  /// as Apple's, Chrome's and libvips' readers do.
+  case ignored(raw: Int)
 
   /// The orientation renderers apply: `.up` unless the tag is valid.
   public var effective: Orientation {
@@ -49,7 +53,7 @@ public enum OrientationTag: Sendable, Equatable {
     switch self {
     case .absent: nil
     case .valid(let orientation): orientation.rawValue
-    case .invalid(let raw): raw
+    case .invalid(let raw), .ignored(let raw): raw
     }
   }
 
@@ -58,6 +62,7 @@ public enum OrientationTag: Sendable, Equatable {
     case .absent: "absent"
     case .valid: "valid"
     case .invalid: "invalid"
+    case .ignored: "ignored"
     }
   }
 }

@@ -7,7 +7,7 @@ enum Vips {
   /// and PNG, cache hits) never pays the ~65 ms this costs.
   private static let startup: Result<Void, DarkroomError> = {
     if dr_vips_init("darkroom") != 0 {
-      return .failure(takeError(context: "starting libvips"))
+      return .failure(takeError(context: "cannot start libvips"))
     }
     return .success(())
   }()
@@ -16,17 +16,45 @@ enum Vips {
     try startup.get()
   }
 
-  /// Takes libvips' pending error text (and clears it) as a `DarkroomError`.
+  /// Takes libvips' pending error text (and clears it) as a `DarkroomError`. Repeated lines
+  /// (a damaged TIFF can warn thousands of times) are kept once.
   static func takeError(context: String, file: String? = nil) -> DarkroomError {
     var text = ""
     if let copy = dr_error_take() {
       text = String(cString: copy)
       dr_free(copy)
     }
+    var seen = Set<String>()
     let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
-      .filter { !$0.isEmpty }
+      .filter { !$0.isEmpty && seen.insert($0).inserted }
     let detail = lines.isEmpty ? "libvips failed" : lines.joined(separator: "; ")
     return DarkroomError(.engine, file: file, "\(context): \(detail)")
+  }
+
+  /// Runs one file's libvips work so that its error message is its own.
+  ///
+  /// libvips keeps one error buffer per process, which every thread appends to. Work that
+  /// ran alone owns what the buffer holds when it fails; work that failed while other work
+  /// ran beside it is run once more, alone (new work waits meanwhile), so that the message
+  /// names only its own file and cause. Failures are rare, so the second run costs little;
+  /// a time-out is not run again. Nested calls on one thread run as part of the outer one.
+  /// An error that names no file (libvips could not start, say) is about `file`.
+  static func attributingErrors<T>(file: String, _ body: () throws(DarkroomError) -> T)
+    throws(DarkroomError) -> T
+  {
+    do {
+      guard dr_attribution_begin() != 0 else { return try body() }
+      let first = Result<T, DarkroomError> { () throws(DarkroomError) in try body() }
+      let alone = dr_attribution_end() != 0
+      guard case .failure(let error) = first, error.kind == .engine, !alone else {
+        return try first.get()
+      }
+      dr_attribution_exclusive_begin()
+      defer { dr_attribution_exclusive_end() }
+      return try body()
+    } catch {
+      throw error.file == nil ? error.about(file) : error
+    }
   }
 
   /// The number of libvips images alive in this process; a leak check compares it.
@@ -38,5 +66,66 @@ enum Vips {
   static func setConcurrency(_ threads: Int) throws(DarkroomError) {
     try start()
     dr_concurrency_set(Int32(threads))
+  }
+}
+
+/// What the libvips found on this machine can do. Darkroom needs version 8.10 or later,
+/// lcms for colour profiles and libexif for orientation; a libvips without them would render
+/// washed-out or sideways pictures, so Darkroom refuses such work with a message instead.
+public struct LibvipsCapabilities: Sendable, Equatable {
+  /// `8.14.1`.
+  public var version: String
+  /// Built with lcms: embedded ICC profiles can be converted to sRGB.
+  public var colourProfiles: Bool
+  /// Built with libexif: EXIF orientation is read and applied.
+  public var exifOrientation: Bool
+  /// Darkroom's formats whose loader this libvips lacks (`heif`, `webp`, ...).
+  public var missingLoaders: [String]
+
+  /// The loaders Darkroom relies on, by the format names `AssetMetadata.format` uses.
+  static let loaders: [(format: String, operation: String)] = [
+    ("jpeg", "jpegload"), ("png", "pngload"), ("webp", "webpload"), ("heif", "heifload"),
+    ("tiff", "tiffload"), ("gif", "gifload"),
+  ]
+
+  /// The capabilities of the libvips this process loads (loading it if needed).
+  public static func current() throws(DarkroomError) -> LibvipsCapabilities {
+    try found.get()
+  }
+
+  private static let found = Result { () throws(DarkroomError) in
+    try Vips.start()
+    var major: Int32 = 0
+    var minor: Int32 = 0
+    var micro: Int32 = 0
+    dr_vips_version(&major, &minor, &micro)
+    return LibvipsCapabilities(
+      version: "\(major).\(minor).\(micro)", colourProfiles: dr_vips_has_lcms() != 0,
+      exifOrientation: dr_vips_has_exif() != 0,
+      missingLoaders: loaders.filter { dr_vips_has_operation($0.operation) == 0 }.map(\.format))
+  }
+
+  /// Refuses work this libvips would get wrong: a format it has no loader for, a rotation
+  /// it cannot read, a profile it cannot convert.
+  func check(_ metadata: AssetMetadata, convertsColour: Bool, rotates: Bool) throws(DarkroomError) {
+    let format = metadata.format == "avif" ? "heif" : metadata.format
+    if missingLoaders.contains(format) {
+      throw DarkroomError(
+        .engine, file: metadata.file,
+        "the libvips found (\(version)) has no \(format) loader; install a libvips built with \(format) support"
+      )
+    }
+    if convertsColour && !colourProfiles, let profile = metadata.iccProfile {
+      throw DarkroomError(
+        .engine, file: metadata.file,
+        "cannot convert its colour profile (\(profile.description ?? "embedded")) to sRGB: the libvips found (\(version)) was built without lcms; install a libvips built with lcms"
+      )
+    }
+    if rotates && metadata.orientation.effective != .up && !exifOrientation {
+      throw DarkroomError(
+        .engine, file: metadata.file,
+        "cannot turn it upright (EXIF orientation \(metadata.orientation.effective.rawValue)): the libvips found (\(version)) was built without libexif; install a libvips built with libexif"
+      )
+    }
   }
 }
