@@ -18,6 +18,7 @@ struct DarkroomCommand: ParsableCommand {
     subcommands: [
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
+      CheckCommand.self,
     ])
 }
 

@@ -28,12 +28,14 @@ enum VersionedDocument {
 
   /// Decodes a document; errors name `source` and say what was wrong.
   static func decode<T: Decodable>(
-    _ type: T.Type, json bytes: [UInt8], source: String, name: String
+    _ type: T.Type, json bytes: [UInt8], source: String, name: String, lenient: Bool = false
   )
     throws(DarkroomError) -> T
   {
     do {
-      return try JSONDecoder().decode(type, from: Data(bytes))
+      let decoder = JSONDecoder()
+      decoder.userInfo[.lenient] = lenient
+      return try decoder.decode(type, from: Data(bytes))
     } catch let error as DarkroomError {
       throw error.file == nil ? error.about(source) : error
     } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
@@ -43,6 +45,13 @@ enum VersionedDocument {
       throw DarkroomError(.invalidArgument, file: source, "not valid \(name): \(error)")
     }
   }
+}
+
+extension CodingUserInfoKey {
+  /// Set on documents Darkroom stored itself (adjustment data in a library): they are read
+  /// as data, and what this build cannot check is kept rather than refused. What a user
+  /// hands in is checked strictly.
+  static let lenient = CodingUserInfoKey(rawValue: "org.darkroom.lenient")!
 }
 
 /// Canonical JSON: the same value always gives the same bytes (sorted keys, shortest

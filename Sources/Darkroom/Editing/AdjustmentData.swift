@@ -78,11 +78,17 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   public var canonicalJSON: [UInt8] { Canonical.json(self) }
 
   /// Parses adjustment data; errors name `source`.
-  public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError)
-    -> AdjustmentData
+  ///
+  /// `lenient` is for documents a library stored: a filter this build does not know, or a
+  /// value outside today's range, is kept as data (shown by `history`, refused only when
+  /// rendered), so that `revert` and `history` work across releases. Adjustment data a user
+  /// hands in is checked strictly.
+  public static func decode(json bytes: [UInt8], source: String, lenient: Bool = false)
+    throws(DarkroomError) -> AdjustmentData
   {
     try VersionedDocument.decode(
-      AdjustmentData.self, json: bytes, source: source, name: "adjustment data")
+      AdjustmentData.self, json: bytes, source: source, name: "adjustment data",
+      lenient: lenient)
   }
 
   /// An XMP packet carrying this edit (without its result, which the file itself is), so

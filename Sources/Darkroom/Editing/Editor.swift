@@ -92,7 +92,7 @@ public struct Editor: Sendable {
       // The order is what makes a crash at any point safe: original, then adjustment data,
       // then the file, each durable before the next.
       try store.keepOriginal(
-        originalBytes, hash: originalHash, linkingFrom: previous == nil ? path : nil)
+        originalBytes, hash: originalHash, copyingFrom: previous == nil ? path : nil)
       FaultInjection.point("after-original")
       try store.saveAdjustment(adjustment, forResult: resultHash)
       FaultInjection.point("after-adjustment")
@@ -100,9 +100,12 @@ public struct Editor: Sendable {
         try Folders.create(
           FilePath(destination).parent.isEmpty ? "." : FilePath(destination).parent)
       }
+      // The result keeps the mode and owner of the file it replaces, or of its source for a
+      // new output elsewhere.
+      let attributes = FileAttributes(destination) ?? FileAttributes(path)
       try AtomicFile.write(
-        rendered, to: destination, durable: true, mode: Self.mode(of: path),
-        faultPoint: "before-replace")
+        rendered, to: destination, durable: true, mode: attributes?.mode ?? 0o644,
+        owner: attributes?.owner, faultPoint: "before-replace")
       FaultInjection.point("after-replace")
       return EditResult(adjustment: adjustment, library: library)
     }
@@ -206,7 +209,9 @@ public struct Editor: Sendable {
         }
         outcome = .restoredVersion(target, sha256: wanted.result.sha256)
       }
-      try AtomicFile.write(bytes, to: path, durable: true, mode: Self.mode(of: path))
+      let attributes = FileAttributes(path)
+      try AtomicFile.write(
+        bytes, to: path, durable: true, mode: attributes?.mode ?? 0o644, owner: attributes?.owner)
       return outcome
     }
   }
@@ -256,11 +261,6 @@ public struct Editor: Sendable {
     let url = URL(fileURLWithPath: path)
     AtomicFile.removeAbandonedTemporaries(
       of: url.lastPathComponent, in: url.deletingLastPathComponent().path)
-  }
-
-  private static func mode(of path: String) -> mode_t {
-    var info = stat()
-    return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
   }
 
   static func now() -> String {

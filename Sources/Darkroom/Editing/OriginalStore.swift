@@ -21,28 +21,30 @@ struct OriginalStore: Sendable {
     adjustmentsFolder + "/" + hash.hex + ".json"
   }
 
-  /// Keeps `bytes` (whose hash is `hash`, read from `file`) durably. A hard link to the file
-  /// costs nothing when the store is on the same file system; otherwise the bytes are copied.
-  func keepOriginal(_ bytes: [UInt8], hash: ContentHash, linkingFrom file: String?)
+  /// Keeps `bytes` (whose hash is `hash`, read from `file`) durably, in a file of the store's
+  /// own: never a hard link to a user's file, which would share its mode (the store's 0444
+  /// would make the user's photo read-only) and its fate (a change to the user's file in
+  /// place would change the "original"). Where the file system can, the copy shares the
+  /// file's blocks (`FICLONE`) and costs no space.
+  ///
+  /// An entry already in the store is trusted only if its hash is right, and only if it is a
+  /// file of its own: a damaged entry, or one an earlier release linked to a user's file, is
+  /// written again from `bytes` before anything relies on it.
+  func keepOriginal(_ bytes: [UInt8], hash: ContentHash, copyingFrom file: String?)
     throws(DarkroomError)
   {
     try Folders.create(originalsFolder)
     let path = originalPath(hash)
-    if let existing = try? InputFile(path), existing.size == bytes.count { return }
-    if let file {
-      let temporary = path + ".\(getpid()).link.tmp"
-      unlink(temporary)
-      if link(file, temporary) == 0 {
-        // The link names the inode just read; re-check it is still those bytes.
-        if (try? ContentHash.of(file: temporary)) == hash, rename(temporary, path) == 0 {
-          chmod(path, 0o444)
-          AtomicFile.syncFolder(originalsFolder)
-          return
-        }
-        unlink(temporary)
-      }
-    }
-    try AtomicFile.write(bytes, to: path, durable: true, mode: 0o444)
+    if isSound(path, hash: hash) { return }
+    try AtomicFile.write(bytes, to: path, durable: true, mode: 0o444, cloningFrom: file)
+  }
+
+  /// Whether the store entry at `path` holds exactly the bytes of `hash`, in an inode no
+  /// other name shares.
+  private func isSound(_ path: String, hash: ContentHash) -> Bool {
+    var info = stat()
+    guard stat(path, &info) == 0, info.st_nlink == 1 else { return false }
+    return (try? ContentHash.of(file: path)) == hash
   }
 
   /// The original's bytes, checked against its hash.
@@ -76,7 +78,7 @@ struct OriginalStore: Sendable {
   func adjustment(forResult hash: ContentHash) throws(DarkroomError) -> AdjustmentData? {
     let path = adjustmentPath(forResult: hash)
     guard let bytes = try? InputFile.readAll(path) else { return nil }
-    return try AdjustmentData.decode(json: bytes, source: path)
+    return try AdjustmentData.decode(json: bytes, source: path, lenient: true)
   }
 
   /// Runs `body` holding the lock for one file of the library, so that edits and reverts of

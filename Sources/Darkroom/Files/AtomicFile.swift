@@ -10,12 +10,16 @@ public enum AtomicFile {
   /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
   /// before this returns (for originals; derived files can be made again).
   ///
-  /// `mode` sets the new file's permissions (an edited photo keeps its original's);
-  /// `faultPoint` names the moment before the rename for crash tests (`FaultInjection`).
-  /// `sweep` first removes what a killed writer of the same file left; folders with many
-  /// files that clean up after themselves (the cache) skip the listing this costs.
+  /// `mode` sets the new file's permissions and `owner` its owner and group where the process
+  /// may set them (an edited photo keeps its original's); `cloningFrom` names a file with the
+  /// same bytes whose blocks may be shared (`FICLONE`, on file systems that can) instead of
+  /// written again: the clone is compared with `bytes` before it is used. `faultPoint` names
+  /// the moment before the rename for crash tests (`FaultInjection`). `sweep` first removes
+  /// what a killed writer of the same file left; folders with many files that clean up
+  /// after themselves (the cache) skip the listing this costs.
   public static func write(
     _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644,
+    owner: FileOwner? = nil, cloningFrom clone: String? = nil,
     faultPoint: String = "before-rename", sweep: Bool = true
   ) throws(DarkroomError) {
     let url = URL(fileURLWithPath: path)
@@ -26,19 +30,22 @@ public enum AtomicFile {
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else { throw writeError(path, errno) }
     fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
-    var ok = bytes.withUnsafeBytes { buffer -> Bool in
-      guard let start = buffer.baseAddress else { return true }
-      var offset = 0
-      while offset < buffer.count {
-        let n = Glibc.write(fd, start + offset, buffer.count - offset)
-        if n < 0 {
-          if errno == EINTR { continue }
-          return false
+    if let owner { _ = fchown(fd, owner.user, owner.group) }  // only root may give files away
+    var ok =
+      (clone.map { cloned(from: $0, into: fd, matching: bytes) } ?? false)
+      || bytes.withUnsafeBytes { buffer -> Bool in
+        guard let start = buffer.baseAddress else { return true }
+        var offset = 0
+        while offset < buffer.count {
+          let n = Glibc.write(fd, start + offset, buffer.count - offset)
+          if n < 0 {
+            if errno == EINTR { continue }
+            return false
+          }
+          offset += n
         }
-        offset += n
+        return true
       }
-      return true
-    }
     var failure = ok ? 0 : errno
     if ok && FaultInjection.fails("enospc") {  // tests: the disk filled up during the write
       ok = false
@@ -56,6 +63,21 @@ public enum AtomicFile {
       throw writeError(path, failure)
     }
     if durable { syncFolder(folder) }
+  }
+
+  /// Shares `source`'s blocks with the new file `fd` (a reflink), if the file system can and
+  /// the result is exactly `bytes`; otherwise leaves `fd` empty and returns false.
+  private static func cloned(from source: String, into fd: Int32, matching bytes: [UInt8]) -> Bool {
+    let input = open(source, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { return false }
+    defer { close(input) }
+    let ficlone: UInt = 0x4004_9409  // _IOW(0x94, 9, int)
+    guard ioctl(fd, ficlone, input) == 0 else { return false }
+    var copy = [UInt8](repeating: 0, count: bytes.count + 1)
+    let n = copy.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+    if n == bytes.count && copy.prefix(n).elementsEqual(bytes) { return true }
+    _ = ftruncate(fd, 0)  // the source changed since it was read: write the bytes instead
+    return false
   }
 
   /// Removes temporary files that a killed writer of `name` left behind: `.NAME.PID.N.tmp`
@@ -90,6 +112,26 @@ public enum AtomicFile {
     default:
       return DarkroomError(.io, file: path, "cannot write: \(reason)")
     }
+  }
+}
+
+/// Who owns a file: kept when Darkroom replaces a file it edits.
+public struct FileOwner: Sendable, Equatable {
+  public var user: uid_t
+  public var group: gid_t
+}
+
+/// The mode and owner of an existing file, which its replacement keeps.
+struct FileAttributes: Sendable {
+  var mode: mode_t
+  var owner: FileOwner
+
+  /// nil when `path` cannot be read with `stat`.
+  init?(_ path: String) {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    mode = info.st_mode & 0o7777
+    owner = FileOwner(user: info.st_uid, group: info.st_gid)
   }
 }
 

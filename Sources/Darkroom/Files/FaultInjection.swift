@@ -23,6 +23,26 @@ enum FaultInjection {
     return hits.add(1, ordering: .relaxed).newValue >= armed.hit
   }
 
+  /// An in-process test's action at a named point, for one file: what a test does there
+  /// (change the file, say) in place of the kill. Unset, `reached` does nothing.
+  private static let actions = Locked<[String: @Sendable () -> Void]>([:])
+
+  /// Runs `action` whenever `point` is reached for `file`, until `body` returns.
+  static func whenReached<T>(
+    _ point: String, file: String, _ action: @escaping @Sendable () -> Void,
+    during body: () throws -> T
+  ) rethrows -> T {
+    actions.withLock { $0[point + "\0" + file] = action }
+    defer { actions.withLock { $0[point + "\0" + file] = nil } }
+    return try body()
+  }
+
+  /// A point where an in-process test may act for `file` (see `whenReached`).
+  static func reached(_ point: String, file: String) {
+    let action = actions.withLock { $0[point + "\0" + file] }
+    action?()
+  }
+
   static func point(_ name: String) {
     guard let armed, armed.point == name else { return }
     if hits.add(1, ordering: .relaxed).newValue >= armed.hit {

@@ -32,18 +32,37 @@ public struct FilterNode: Sendable, Hashable, Codable {
     self.params = checked
   }
 
+  /// A node kept as it was stored, unchecked: a filter a later or earlier release knew.
+  private init(unchecked op: String, _ params: [String: FilterValue]) {
+    self.op = op
+    self.params = params
+  }
+
+  /// Decodes and checks a node; in a document read leniently (`CodingUserInfoKey.lenient`),
+  /// a node this build cannot check is kept as it was written instead.
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
-    try self.init(
-      c.decode(String.self, forKey: .op),
-      c.decodeIfPresent([String: FilterValue].self, forKey: .params) ?? [:])
+    let op = try c.decode(String.self, forKey: .op)
+    let params = try c.decodeIfPresent([String: FilterValue].self, forKey: .params) ?? [:]
+    if decoder.userInfo[.lenient] as? Bool == true {
+      self = (try? FilterNode(op, params)) ?? FilterNode(unchecked: op, params)
+    } else {
+      try self.init(op, params)
+    }
   }
+
+  /// Whether this build knows the filter and every value is in range.
+  public var isRenderable: Bool { (try? FilterNode(op, params)) != nil }
 
   var definition: (any FilterDefinition.Type)? { Filters.named(op) }
 
   /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes, without defaults.
   public var text: String {
-    let parameters = definition?.parameters ?? []
+    guard let parameters = definition?.parameters else {
+      // A filter this build does not know: every stored value, by name.
+      return ([op] + params.keys.sorted().map { "\($0)=\(params[$0].map { "\($0)" } ?? "")" })
+        .joined(separator: " ")
+    }
     let parts = parameters.compactMap { p in
       params[p.name].flatMap { $0 == p.defaultValue ? nil : "\(p.name)=\($0)" }
     }
@@ -145,6 +164,20 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     var copy = self
     copy.description = nil
     return Canonical.json(copy)
+  }
+
+  /// Refuses a graph read leniently from storage that this build cannot render: an unknown
+  /// filter, or a value out of its range (`version` names the edit in the message).
+  func validate(source: String, version: Int) throws(DarkroomError) {
+    for node in nodes {
+      do {
+        _ = try FilterNode(node.op, node.params)
+      } catch {
+        throw DarkroomError(
+          .invalidArgument, file: source,
+          "version \(version) of this edit cannot be rendered by this darkroom: \(error.message)")
+      }
+    }
   }
 
   /// Whether every step works top to bottom, so the source can be read sequentially.
