@@ -59,14 +59,18 @@ public struct RenditionCache: Sendable {
     let identity = try FileIdentity(path: path)
     if let hash = rememberedHash(path, identity) { return hash }
     let hash = try ContentHash.of(file: path)
-    // Only remember a hash if the file did not change while it was read.
-    if (try? FileIdentity(path: path)) == identity {
-      let memo = memoPath(path)
-      try? makeFolder(memo)
-      try? AtomicFile.write(
-        Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo, sweep: false)
-    }
+    remember(hash, ofFile: path, readAs: identity)
     return hash
+  }
+
+  /// Remembers `hash` as the content of `path`, read while the file had `identity`; only if
+  /// the file still has it (it did not change while it was read).
+  func remember(_ hash: ContentHash, ofFile path: String, readAs identity: FileIdentity) {
+    guard (try? FileIdentity(path: path)) == identity else { return }
+    let memo = memoPath(path)
+    try? makeFolder(memo)
+    try? AtomicFile.write(
+      Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo, sweep: false)
   }
 
   /// The remembered content hash of a file whose identity has not changed since, or nil.

@@ -61,6 +61,14 @@ public struct Renderer: Sendable {
   public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
+    try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
+      try renderAttributed(source, spec, metadata: metadata)
+    }
+  }
+
+  private func renderAttributed(
+    _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
+  ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
     let format = outputFormat(spec, metadata)
     let strip = spec.metadata == .strip
@@ -78,6 +86,9 @@ public struct Renderer: Sendable {
     }
 
     let needsSRGB = metadata.iccProfile.map { !Self.isSRGB($0) } ?? false
+    try LibvipsCapabilities.current().check(
+      metadata, convertsColour: needsSRGB && (spec.representation != .full || strip),
+      rotates: spec.representation != .full)
     let image: VipsImage
     if spec.representation == .full && !(strip && needsSRGB) {
       image = try open(source, sequential: true)
@@ -122,7 +133,20 @@ public struct Renderer: Sendable {
   func renderEdit(_ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData)
     throws(DarkroomError) -> [UInt8]
   {
+    // Stored adjustment data is read leniently; what is rendered must be a graph this
+    // build knows, with values in range.
+    try adjustment.graph.validate(source: source.name, version: adjustment.version)
+    return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
+      try renderEditAttributed(source, metadata: metadata, adjustment: adjustment)
+    }
+  }
+
+  private func renderEditAttributed(
+    _ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData
+  ) throws(DarkroomError) -> [UInt8] {
     try checkLimits(source, metadata)
+    // An edit keeps the source's profile with its pixels: no colour conversion.
+    try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
     guard let format = ImageFormat(rawValue: adjustment.result.format) else {
       throw DarkroomError(
         .unsupportedFormat, file: source.name, "cannot write \(adjustment.result.format)")

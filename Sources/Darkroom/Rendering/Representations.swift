@@ -42,36 +42,81 @@ public struct Representations: Sendable {
       }
     }
     let key = Self.key(spec, edit: edit)
-    if case .file(let path) = source, cache.rememberedContentHash(ofFile: path) == nil {
-      return try renderWhileHashing(path, spec, key: key, edit: edit, cache: cache)
+    guard case .file(let path) = source else {
+      let content = try contentHash(source)
+      if let hit = cached(cache, content, key) { return hit }
+      return try rendering(cache, lockedAs: content, key) { () throws(DarkroomError) in
+        try render(source, spec, cache, content, key, edit)
+      }
     }
-    let content = try contentHash(source)
-    if let hit = cached(cache, content, key) { return hit }
+    // A file the cache knows (its identity unchanged since it was hashed) is served from its
+    // hash alone; anything else is read once, and that one read is hashed and rendered.
+    guard let known = cache.rememberedContentHash(ofFile: path) else {
+      return try renderOneRead(path, spec, cache, key, edit)
+    }
+    if let hit = cached(cache, known, key) { return hit }
+    return try rendering(cache, lockedAs: known, key) { () throws(DarkroomError) in
+      try renderOneRead(path, spec, cache, key, edit)
+    }
+  }
+
+  /// Runs `body` holding the entry's lock, across processes, unless another process stored
+  /// the entry while this one waited for it.
+  private func rendering(
+    _ cache: RenditionCache, lockedAs content: ContentHash, _ key: String,
+    _ body: () throws(DarkroomError) -> Rendition
+  ) throws(DarkroomError) -> Rendition {
     do {
       return try cache.withLock(source: content, key: key) {
-        // Another process may have rendered it while this one waited for the lock.
         if let hit = cached(cache, content, key) { return hit }
-        let rendition = try renderer.render(source, spec)
-        try store(rendition, cache, content, key, spec, edit)
-        return rendition
+        return try body()
       }
     } catch let error as DarkroomError {
       throw error
     } catch {
-      throw DarkroomError(.io, file: source.name, "\(error)")
+      throw DarkroomError(.io, file: nil, "\(error)")
     }
   }
 
-  /// A file the cache has not seen (or that changed) is almost always a miss: hash it on
-  /// another core while libvips renders, instead of first hashing and then rendering.
-  /// Concurrent first requests for the same new file may then each render it; each gets
-  /// correct bytes, and the cache keeps one entry.
-  private func renderWhileHashing(
-    _ path: String, _ spec: RenditionSpec, key: String, edit: String, cache: RenditionCache
+  private func render(
+    _ source: ImageSource, _ spec: RenditionSpec, _ cache: RenditionCache,
+    _ content: ContentHash, _ key: String, _ edit: String
   ) throws(DarkroomError) -> Rendition {
-    let hashing = Background { () throws(DarkroomError) in try cache.contentHash(ofFile: path) }
-    let rendered = Result { () throws(DarkroomError) in try renderer.render(.file(path), spec) }
+    let rendition = try renderer.render(source, spec)
+    try store(rendition, cache, content, key, spec, edit)
+    return rendition
+  }
+
+  /// Files up to this size are read into memory once, then hashed and decoded from the same
+  /// bytes; larger ones are decoded from the file, and stored only if it did not change.
+  static let oneReadLimit = 256 << 20
+
+  /// Renders a file and stores the rendition under the hash of exactly the bytes rendered:
+  /// a write to the file meanwhile (an edit in another process, a sync tool) can never file
+  /// new pixels under the old content's hash. The hash is computed on another core while
+  /// libvips decodes.
+  private func renderOneRead(
+    _ path: String, _ spec: RenditionSpec, _ cache: RenditionCache, _ key: String, _ edit: String
+  ) throws(DarkroomError) -> Rendition {
+    let identity = try FileIdentity(path: path)
+    guard identity.size <= Self.oneReadLimit else {
+      let content = try cache.contentHash(ofFile: path)
+      FaultInjection.reached("after-source-hash", file: path)
+      let rendition = try renderer.render(.file(path), spec)
+      // Any write since the hash changed the file's ctime (or its inode).
+      guard (try? FileIdentity(path: path)) == identity else { return rendition }
+      if let hit = cached(cache, content, key) { return hit }
+      try store(rendition, cache, content, key, spec, edit)
+      return rendition
+    }
+    let bytes = try InputFile.readAll(path)
+    let hashing = Background { () throws(DarkroomError) in ContentHash.of(bytes: bytes) }
+    FaultInjection.reached("after-source-hash", file: path)
+    let rendered = Result { () throws(DarkroomError) in
+      try renderer.render(.data(bytes, name: path), spec)
+    }
     let content = try hashing.wait()
+    cache.remember(content, ofFile: path, readAs: identity)
     let rendition = try rendered.get()
     if let hit = cached(cache, content, key) { return hit }
     try store(rendition, cache, content, key, spec, edit)
