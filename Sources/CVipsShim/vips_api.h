@@ -1,6 +1,6 @@
 // The libvips (and GLib) functions Darkroom calls, declared here so that Darkroom needs
-// neither libvips' headers nor its libraries to build or to start. Tests/CVipsShimCheck
-// compiles these declarations beside <vips/vips.h> and fails the build if any differs.
+// neither libvips' headers nor its libraries to build or to start. Tests/ShimCheck/check.c
+// compiles these declarations beside <vips/vips.h> (a test runs it) and fails if any differs.
 #ifndef DARKROOM_VIPS_API_H
 #define DARKROOM_VIPS_API_H
 

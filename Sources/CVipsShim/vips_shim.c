@@ -18,6 +18,7 @@ DR_VIPS_FUNCTIONS(DR_FN)
 #undef DR_FN
 
 static char load_error[512];
+static void *vips_library;
 
 // What the libvips found can do, read once by dr_vips_init.
 static int vips_major, vips_minor, vips_micro;
@@ -92,6 +93,7 @@ int dr_vips_init(const char *argv0) {
   }
   DR_VIPS_FUNCTIONS(DR_FN)
 #undef DR_FN
+  vips_library = lib;
   if (!getenv("DARKROOM_VIPS_WARNINGS"))
     p_g_log_set_handler("VIPS", DR_LOG_LEVEL_WARNING, drop_warning, NULL);
   // The version is known before vips_init: an old libvips is refused before it starts.
@@ -131,6 +133,15 @@ int dr_vips_has_operation(const char *nickname) {
 }
 
 int dr_vips_has_lcms(void) { return has_lcms; }
+
+int dr_vips_block_untrusted(int block) {
+  // 8.13 and later: loaders libvips itself marks untrusted (ImageMagick, MAT, FITS, ...).
+  void (*set)(int) = vips_library ? (void (*)(int))dlsym(vips_library, "vips_block_untrusted_set")
+                                  : NULL;
+  if (!set) return -1;
+  set(block);
+  return 0;
+}
 int dr_vips_has_exif(void) { return has_exif; }
 
 char *dr_error_take(void) {
@@ -246,14 +257,23 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
                         VipsImage **out) {
   // vips_thumbnail_buffer takes a non-const pointer but does not write through it.
   void *data = (void *)buf;
+  // libvips 8.14's thumbnail_buffer does not hand its fail_on to the loader (the file
+  // variant does): the loader's own option string carries it, so that a damaged file gets
+  // the same verdict here as from vips_image_new_from_buffer (an edit's path).
+  static const char *const levels[] = {"none", "truncated", "error", "warning"};
+  char loader[32] = "";
+  if (has_fail_on && o->fail_on >= 0 && o->fail_on <= 3)
+    snprintf(loader, sizeof loader, "fail_on=%s", levels[o->fail_on]);
+  else if (!has_fail_on && o->fail_on >= DR_FAIL_ON_ERROR)
+    snprintf(loader, sizeof loader, "fail");
   if (o->export_profile)
     return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop",
                                    o->crop, "size", o->size, "no_rotate", o->no_rotate,
-                                   "export_profile", o->export_profile, DR_THUMBNAIL_FAIL(o),
-                                   NULL);
+                                   "export_profile", o->export_profile, "option_string", loader,
+                                   DR_THUMBNAIL_FAIL(o), NULL);
   return p_vips_thumbnail_buffer(data, len, out, o->width, "height", o->height, "crop", o->crop,
-                                 "size", o->size, "no_rotate", o->no_rotate,
-                                 DR_THUMBNAIL_FAIL(o), NULL);
+                                 "size", o->size, "no_rotate", o->no_rotate, "option_string",
+                                 loader, DR_THUMBNAIL_FAIL(o), NULL);
 }
 
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len) {
@@ -274,6 +294,11 @@ int dr_has_alpha(VipsImage *image) { return p_vips_image_hasalpha(image); }
 int dr_get_blob(VipsImage *image, const char *name, const void **data, size_t *len) {
   if (!p_vips_image_get_typeof(image, name)) return -1;
   return p_vips_image_get_blob(image, name, data, len);
+}
+
+int dr_get_int(VipsImage *image, const char *name, int *value) {
+  if (!p_vips_image_get_typeof(image, name)) return -1;
+  return p_vips_image_get_int(image, name, value);
 }
 
 int dr_get_string(VipsImage *image, const char *name, const char **value) {

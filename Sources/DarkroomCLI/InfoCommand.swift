@@ -4,19 +4,20 @@ import Darkroom
 struct InfoCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "info",
-    abstract: "Show dimensions, orientation, capture date, GPS, camera and colour profile.",
+    abstract: "Show size, orientation, capture date, GPS, camera and colour profile.",
     discussion: """
-      Reads only each file's header: no pixels are decoded, so it is fast on large files.
-      Files without EXIF (most PNG, GIF and WebP) are normal; their EXIF fields are empty.
+      Reads only each file's header: no pixels are decoded, so it is fast on large
+      files. Files without EXIF (most PNG, GIF and WebP) are normal; their EXIF
+      fields are empty.
 
       Examples:
         darkroom info IMG_0001.jpg
-        darkroom info --json Samples/*.jpg | jq '.[] | {file, orientation, captureDate}'
+        darkroom info --json Samples/*.jpg | jq '.[] | {file, captureDate}'
 
-      With --json, prints one JSON array with an object per file, in argument order. A file
-      that cannot be read gets {"file", "error", "errorKind"} in its place and a line on
-      standard error; the others still print, and the exit status is 1.
-      Field reference: docs/info-json.md.
+      With --json, prints one JSON array with an object per file, in argument order.
+      A file that cannot be read gets {"file", "error", "errorKind"} in its place
+      and a line on standard error; the others still print, and the exit status is
+      1. Field reference: docs/info-json.md.
       """)
 
   @Argument(help: "Image files to describe.")
@@ -25,7 +26,13 @@ struct InfoCommand: ParsableCommand {
   @Flag(help: "Print a JSON array (one object per file) instead of a table.")
   var json = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Also read this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
+  var allowFormat: [String] = []
+
   func run() throws {
+    if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
     var failed = false
     var entries: [InfoEntry] = []
     var blocks: [String] = []
@@ -75,7 +82,7 @@ struct InfoCommand: ParsableCommand {
       ("Alpha", m.hasAlpha ? "yes" : "no"),
       ("Captured", m.captureDate?.iso8601),
       ("GPS", gps),
-      ("Camera", [m.cameraMake, m.cameraModel].compactMap { $0 }.joined(separator: " ")),
+      ("Camera", m.cameraName),
       ("Lens", [m.lensMake, m.lensModel].compactMap { $0 }.joined(separator: " ")),
       ("Exposure", exposure),
       ("Aperture", m.fNumber.map { "f/" + (number($0, 1) ?? "") }),

@@ -4,13 +4,25 @@ import Darkroom
 /// Guards against hostile input, shared by the commands that decode pixels.
 struct LimitOptions: ParsableArguments {
   @Option(
+    parsing: .unconditional,
     help: "Refuse images with more pixels than this, checked from the header before decoding.")
   var maxPixels: Int = Renderer().maxPixels
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "Stop a file's pixel work after this many seconds (0: no limit).", valueName: "seconds"))
   var timeout: Double = 300
+
+  @Option(
+    help: ArgumentHelp(
+      "How much damage decoders accept: none, truncated, error or warning.", valueName: "level"))
+  var failOn: FailOn = .error
+
+  @Option(
+    help: ArgumentHelp(
+      "Also decode this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
+  var allowFormat: [String] = []
 
   func validate() throws {
     guard maxPixels >= 1 else {
@@ -23,11 +35,15 @@ struct LimitOptions: ParsableArguments {
     }
   }
 
-  /// `renderer` with these limits.
+  /// `renderer` with these limits (and the formats allowed, for the whole process).
   func apply(to renderer: Renderer) -> Renderer {
+    if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
     var limited = renderer
+    limited.failOn = failOn
     limited.maxPixels = maxPixels
     limited.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
     return limited
   }
 }
+
+extension FailOn: ExpressibleByArgument {}

@@ -5,7 +5,7 @@
 // not link libvips: the first call to dr_vips_init() loads it with dlopen and resolves the
 // handful of functions below. The wrappers also give fixed arguments to libvips' variadic
 // calls, which Swift cannot make. Prototypes are checked against <vips/vips.h> at build
-// time by Tests/CVipsShimCheck.
+// time by Tests/ShimCheck/check.c (a test compiles it).
 #ifndef DARKROOM_VIPS_SHIM_H
 #define DARKROOM_VIPS_SHIM_H
 
@@ -28,6 +28,8 @@ void dr_vips_version(int *major, int *minor, int *micro);
 int dr_vips_has_operation(const char *nickname);
 /// 1 if libvips was built with lcms (ICC transforms), else 0.
 int dr_vips_has_lcms(void);
+/// Blocks (1) or unblocks (0) the loaders libvips marks untrusted; -1 before libvips 8.13.
+int dr_vips_block_untrusted(int block);
 /// 1 if libvips reads EXIF orientation (built with libexif), else 0.
 int dr_vips_has_exif(void);
 
@@ -77,6 +79,8 @@ int dr_has_alpha(VipsImage *image);
 
 /// A binary field (borrowed from the image), or -1 if absent.
 int dr_get_blob(VipsImage *image, const char *name, const void **data, size_t *len);
+/// An integer field, or -1 if absent.
+int dr_get_int(VipsImage *image, const char *name, int *value);
 /// A string field (borrowed from the image), or -1 if absent.
 int dr_get_string(VipsImage *image, const char *name, const char **value);
 void dr_set_int(VipsImage *image, const char *name, int value);

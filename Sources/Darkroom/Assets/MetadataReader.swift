@@ -3,11 +3,34 @@ extension AssetMetadata {
   ///
   /// Throws a `DarkroomError` naming the file for a missing, unreadable, empty, truncated or
   /// unrecognised file. A file with no EXIF is normal: its EXIF fields are nil.
+  ///
+  /// ```swift
+  /// let metadata = try AssetMetadata.read(path: "IMG_0001.jpg")
+  /// print(metadata.format, metadata.width, metadata.height, metadata.cameraModel ?? "-")
+  /// ```
+  ///
+  /// Only the header is read, so this is cheap even for a large file, and it may be called
+  /// from any thread or task.
+  ///
+  /// - Throws: A ``DarkroomError`` about `path`: `notFound`, `isDirectory`, `unreadable` or
+  ///   `empty` for a file that cannot be opened; `truncated` or `corrupt` for a damaged JPEG
+  ///   or PNG header; `unsupportedFormat` for a file that is no image Darkroom reads, or in
+  ///   a format ``TrustedFormats`` does not let through; `engine` when libvips cannot read
+  ///   another format's header; `io` for a failed read.
   public static func read(path: String) throws(DarkroomError) -> AssetMetadata {
     try read(.file(path))
   }
 
   /// Reads the metadata of a file or of bytes in memory.
+  ///
+  /// ```swift
+  /// let metadata = try AssetMetadata.read(.data(uploadedBytes, name: "upload.jpg"))
+  /// ```
+  ///
+  /// ``AssetMetadata/file`` is the source's ``ImageSource/name``.
+  ///
+  /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
+  ///   no bytes.
   public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
     let name = source.name
     do {
@@ -45,7 +68,17 @@ extension AssetMetadata {
       }
       return make(name, source.count, header)
     }
-    return fromVips(try libvipsHeader(), name, source.count)
+    // Only formats Darkroom trusts (or was told to allow) reach libvips' loaders.
+    try TrustedFormats.check(try source.bytes(0, min(32, source.count)) ?? [], file: name)
+    let image = try libvipsHeader()
+    let format = image.formatName
+    guard TrustedFormats.trusted.contains(format) || TrustedFormats.allowed.contains(format) else {
+      throw DarkroomError(
+        .unsupportedFormat, file: name,
+        "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format \(format)"
+      )
+    }
+    return fromVips(image, name, source.count)
   }
 
   private static func fromVips(_ image: VipsImage, _ path: String, _ size: Int) -> AssetMetadata {
@@ -53,7 +86,16 @@ extension AssetMetadata {
       format: image.formatName, width: image.width, height: image.height,
       hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
       icc: image.blob(named: "icc-profile-data"))
-    return make(path, size, header)
+    var metadata = make(path, size, header)
+    // TIFF keeps its Orientation as a tag of its own, outside any EXIF block; libvips
+    // reads it (and leaves it out for HEIF, whose container orients the pixels).
+    if metadata.orientation == .absent, header.format == "tiff",
+      let raw = image.integer(named: "orientation")
+    {
+      metadata.orientation =
+        Orientation(rawValue: raw).map(OrientationTag.valid) ?? .invalid(raw: raw)
+    }
+    return metadata
   }
 
   private static func make(_ path: String, _ size: Int, _ header: ContainerHeader)

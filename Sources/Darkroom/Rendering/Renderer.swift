@@ -1,12 +1,25 @@
 /// A rendered representation: encoded bytes and what they are.
+///
+/// ```swift
+/// let rendition = try Renderer().render(.file("IMG_0001.jpg"), RenditionSpec(.fullscreen))
+/// try AtomicFile.write(rendition.bytes, to: "screen." + rendition.format.fileExtension)
+/// ```
+///
+/// `Rendition` is a `Sendable` value type.
 public struct Rendition: Sendable {
+  /// The encoded image, ready to write to a file or send.
   public var bytes: [UInt8]
+  /// The format of ``bytes``.
   public var format: ImageFormat
+  /// The size of the image in pixels: upright, except for a `full` rendition, which keeps
+  /// the stored pixels' orientation.
   public var width: Int
+  /// The height of the image in pixels (see ``width``).
   public var height: Int
   /// Whether the bytes came from the rendition cache rather than from libvips.
   public var fromCache = false
 
+  /// A rendition of encoded bytes; ``fromCache`` is false.
   public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int) {
     self.bytes = bytes
     self.format = format
@@ -17,6 +30,19 @@ public struct Rendition: Sendable {
 
 /// Turns a source and a `RenditionSpec` into encoded bytes with one libvips pipeline, pulled
 /// once. It trusts its arguments (the CLI and API check them at the edge) but not its input.
+///
+/// ```swift
+/// var renderer = Renderer()
+/// renderer.timeLimit = .seconds(30)
+/// var spec = RenditionSpec(.aspectThumbnail)
+/// spec.size = 1024
+/// let preview = try renderer.render(.file("IMG_0001.jpg"), spec)
+/// ```
+///
+/// A renderer never caches: ``Representations`` and ``ImageManager`` add the rendition cache.
+/// `Renderer` is a `Sendable` value type, and one renderer may render on many threads at
+/// once. A render blocks its thread until the image is encoded, so call it off the main
+/// actor.
 public struct Renderer: Sendable {
   /// The largest input, in pixels, Darkroom will decode (a guard against decompression bombs):
   /// 268 megapixels by default, as in sharp.
@@ -25,12 +51,25 @@ public struct Renderer: Sendable {
   /// The longest one file's pixel work may take before it is stopped (nil: no limit).
   public var timeLimit: Duration? = .seconds(300)
 
+  /// How much damage the decoders accept (`--fail-on`).
+  public var failOn = FailOn.error
+
+  /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
+  /// costs one file, not the process; nil renders in this process.
+  public var workers: WorkerPool?
+
+  /// Files up to this size are read into memory once and decoded from there.
+  public static let oneReadLimit = 256 << 20
+
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
   public static let renderVersion = 1
 
+  /// A renderer with the default ``maxPixels`` and a 300-second ``timeLimit``.
   public init() {}
 
-  /// The format a spec produces for a source.
+  /// The format a spec produces for a source: ``RenditionSpec/format`` when set, else the
+  /// source's own format when Darkroom writes it, else PNG for a source with alpha and JPEG
+  /// for one without.
   public func outputFormat(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> ImageFormat {
     if let format = spec.format { return format }
     return ImageFormat(sourceFormat: metadata.format) ?? (metadata.hasAlpha ? .png : .jpeg)
@@ -51,17 +90,41 @@ public struct Renderer: Sendable {
     }
   }
 
+  /// Reads the source's metadata, then renders `spec` from it.
+  ///
+  /// A `full` rendition that keeps metadata, in the source's own format, is the source's bytes
+  /// as they are: nothing is decoded.
+  ///
+  /// - Throws: A ``DarkroomError`` about the source: what ``AssetMetadata/read(_:)`` throws;
+  ///   `tooLarge` for an image over ``maxPixels``; `engine` when libvips lacks a loader, lcms or
+  ///   libexif that the work needs, or fails to decode or encode; `timedOut` after
+  ///   ``timeLimit``.
   public func render(_ source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
-    try render(source, spec, metadata: AssetMetadata.read(source))
+    if let workers { return try workers.render(source, spec, with: self) }
+    // One read path: a file is read into memory and decoded from there, as an edit decodes
+    // its original, so that both reach the same verdict, with the same message, on a
+    // damaged file. Very large files are decoded from disk.
+    if case .file(let path) = source, let size = try? InputFile(path).size,
+      size <= Self.oneReadLimit
+    {
+      let bytes = try InputFile.readAll(path)
+      return try render(.data(bytes, name: path), spec)
+    }
+    return try render(source, spec, metadata: AssetMetadata.read(source))
   }
 
   /// Renders with metadata the caller already read (it decides the box and the colour path).
+  ///
+  /// - Throws: A ``DarkroomError`` about the source, as ``render(_:_:)`` does (bar reading
+  ///   the metadata), and, for a file, what reading it throws (`notFound`, `io`, ...).
   public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
-    try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
+    if let workers { return try workers.render(source, spec, with: self) }
+    TestFaults.current.apply(to: source.name)
+    return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
       try renderAttributed(source, spec, metadata: metadata)
     }
   }
@@ -136,6 +199,8 @@ public struct Renderer: Sendable {
     // Stored adjustment data is read leniently; what is rendered must be a graph this
     // build knows, with values in range.
     try adjustment.graph.validate(source: source.name, version: adjustment.version)
+    if let workers { return try workers.renderEdit(source, adjustment: adjustment, with: self) }
+    TestFaults.current.apply(to: source.name)
     return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
       try renderEditAttributed(source, metadata: metadata, adjustment: adjustment)
     }
@@ -165,19 +230,22 @@ public struct Renderer: Sendable {
 
   private func open(_ source: ImageSource, sequential: Bool) throws(DarkroomError) -> VipsImage {
     switch source {
-    case .file(let path): try VipsImage.open(path: path, sequential: sequential)
+    case .file(let path): try VipsImage.open(path: path, sequential: sequential, failOn: failOn)
     case .data(let bytes, let name):
-      try VipsImage.open(buffer: PinnedBytes(bytes), name: name, sequential: sequential)
+      try VipsImage.open(
+        buffer: PinnedBytes(bytes), name: name, sequential: sequential, failOn: failOn)
     }
   }
 
   private func thumbnail(_ source: ImageSource, _ options: VipsImage.ThumbnailOptions)
     throws(DarkroomError) -> VipsImage
   {
+    var options = options
+    options.failOn = failOn
     switch source {
-    case .file(let path): try VipsImage.thumbnail(path: path, options)
+    case .file(let path): return try VipsImage.thumbnail(path: path, options)
     case .data(let bytes, let name):
-      try VipsImage.thumbnail(buffer: PinnedBytes(bytes), name: name, options)
+      return try VipsImage.thumbnail(buffer: PinnedBytes(bytes), name: name, options)
     }
   }
 

@@ -1,4 +1,11 @@
 /// The representations of an asset, as in PhotoKit's asset model.
+///
+/// ```swift
+/// let screen = try Renderer().render(.file("IMG_0001.jpg"), RenditionSpec(.fullscreen))
+/// ```
+///
+/// The raw values (`full`, `fullscreen`, `thumbnail`, `aspect-thumbnail`) are the names the
+/// command line and the cache use. `Representation` is a `Sendable` value type.
 public enum Representation: String, Sendable, Codable, CaseIterable {
   /// The original pixels at full size; orientation recorded, not applied.
   case full
@@ -11,7 +18,11 @@ public enum Representation: String, Sendable, Codable, CaseIterable {
 }
 
 /// How a square thumbnail chooses what to keep.
+///
+/// `ThumbnailCrop` is a `Sendable` value type.
 public enum ThumbnailCrop: String, Sendable, Codable, CaseIterable {
+  /// `centre` keeps the middle; `attention` the region libvips finds most interesting (edges,
+  /// skin tones, saturated colour); `entropy` the region with the most detail.
   case centre, attention, entropy
 
   var vipsInteresting: Int32 {
@@ -24,6 +35,8 @@ public enum ThumbnailCrop: String, Sendable, Codable, CaseIterable {
 }
 
 /// What metadata an output keeps.
+///
+/// `MetadataPolicy` is a `Sendable` value type.
 public enum MetadataPolicy: String, Sendable, Codable, CaseIterable {
   /// EXIF kept, with Orientation 1 (pixels are upright) and no embedded EXIF thumbnail.
   case keep
@@ -35,27 +48,47 @@ public enum MetadataPolicy: String, Sendable, Codable, CaseIterable {
 
 /// Everything that decides a rendition's pixels and bytes; two equal specs of the same
 /// source content give identical output.
+///
+/// ```swift
+/// var spec = RenditionSpec(.thumbnail)
+/// spec.size = 512
+/// spec.crop = .attention
+/// spec.format = .webp
+/// let thumbnail = try Renderer().render(.file("IMG_0001.jpg"), spec)
+/// ```
+///
+/// A spec is part of the rendition cache's key: only the fields its representation uses
+/// count, so a `full` spec's `targetWidth` never splits the cache. `RenditionSpec` is a
+/// `Sendable` value type.
 public struct RenditionSpec: Sendable, Hashable, Codable {
+  /// Which representation to render.
   public var representation: Representation
   /// The screen box for `fullscreen`, landscape; it is turned to match a portrait photo.
   public var screenWidth = 1920
+  /// The height of the screen box for `fullscreen` (see ``screenWidth``).
   public var screenHeight = 1080
   /// The box of `thumbnail` (filled, then cropped) and `aspect-thumbnail` (fitted inside):
   /// `size` x `size` from the command line, any shape from the API.
   public var targetWidth = 256
+  /// The height of the box of `thumbnail` and `aspect-thumbnail` (see ``targetWidth``).
   public var targetHeight = 256
+  /// What a `thumbnail` keeps when it crops to its box; other representations ignore it.
   public var crop = ThumbnailCrop.centre
   /// nil: the source's own format when Darkroom writes it (else JPEG, or PNG with alpha).
   public var format: ImageFormat?
   /// 1...100, for JPEG, WebP, AVIF and HEIC.
   public var quality = 85
+  /// What metadata the output keeps.
   public var metadata = MetadataPolicy.keep
 
+  /// A spec for `representation`, with the defaults: a 1920x1080 screen, a 256x256 box,
+  /// centre crop, the source's format, quality 85, and metadata kept.
   public init(_ representation: Representation) {
     self.representation = representation
   }
 
-  /// Sets the square box of `thumbnail` and `aspect-thumbnail`.
+  /// Sets the square box of `thumbnail` and `aspect-thumbnail`; reading it gives the box's
+  /// longer side.
   public var size: Int {
     get { max(targetWidth, targetHeight) }
     set { (targetWidth, targetHeight) = (newValue, newValue) }
@@ -74,5 +107,27 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
       "format=\(format?.rawValue ?? "source")", "q=\(quality)", "meta=\(metadata.rawValue)",
     ]
     return parts.joined(separator: ";")
+  }
+}
+
+/// How much damage a decoder accepts before it gives up, libvips' own levels: `none` renders
+/// whatever can be decoded (grey where data is missing), `truncated` stops at a file cut
+/// short, `error` (Darkroom's default) also at corrupt data, `warning` at anything a decoder
+/// complains about. `error` is the default because a truncated or corrupt photo rendered
+/// with a grey band looks like a success and spreads; minor warnings (extra bytes after the
+/// image) are common in real cameras' files and are not refused.
+public enum FailOn: String, Sendable, Codable, CaseIterable {
+  /// The levels, from the most lenient to the strictest (see ``FailOn``). `FailOn` is a
+  /// `Sendable` value type.
+  case none, truncated, error, warning
+
+  /// libvips' VipsFailOn value.
+  var vipsValue: Int32 {
+    switch self {
+    case .none: 0
+    case .truncated: 1
+    case .error: 2
+    case .warning: 3
+    }
   }
 }

@@ -2,11 +2,27 @@ import Dispatch
 
 /// Where the renderer and the rendition cache meet: a representation is rendered only when
 /// first asked for, then served from the cache until the source's content or edit changes.
+///
+/// ```swift
+/// let cache = RenditionCache(folder: RenditionCache.defaultFolder(for: "IMG_0001.jpg"))
+/// let representations = Representations(cache: cache)
+/// var spec = RenditionSpec(.thumbnail)
+/// spec.size = 512
+/// let thumbnail = try representations.rendition(of: .file("IMG_0001.jpg"), spec)
+/// print(thumbnail.fromCache)  // false the first time, true after
+/// ```
+///
+/// Calls are synchronous: a miss renders on the calling thread (``ImageManager`` is the
+/// asynchronous API). `Representations` is a `Sendable` value type; any number of threads
+/// and processes may use one cache at once, and concurrent requests for the same rendition
+/// render it once (the others wait for it, then read it from the cache).
 public struct Representations: Sendable {
+  /// The renderer that makes the renditions the cache lacks.
   public var renderer: Renderer
   /// nil renders every time (`--no-cache`).
   public var cache: RenditionCache?
 
+  /// Renditions made by `renderer` and kept in `cache` (nil: every request renders).
   public init(renderer: Renderer = Renderer(), cache: RenditionCache?) {
     self.renderer = renderer
     self.cache = cache
@@ -19,6 +35,9 @@ public struct Representations: Sendable {
   }
 
   /// The content hash of a source (memoised by the cache for files).
+  ///
+  /// - Throws: A ``DarkroomError`` about a file that cannot be read, as
+  ///   ``ContentHash/of(file:)`` throws.
   public func contentHash(_ source: ImageSource) throws(DarkroomError) -> ContentHash {
     switch source {
     case .data(let bytes, _): return ContentHash.of(bytes: bytes)
@@ -29,6 +48,15 @@ public struct Representations: Sendable {
   }
 
   /// A representation of `source`, from the cache when it is there.
+  ///
+  /// A miss renders and stores the rendition under the hash of exactly the bytes rendered, so
+  /// a file written meanwhile never files new pixels under its old content. A `full` rendition
+  /// that keeps metadata, in the source's own format, is the original bytes, never cached.
+  /// ``Rendition/fromCache`` tells a hit from a render.
+  ///
+  /// - Throws: A ``DarkroomError`` about the source, as ``Renderer/render(_:_:)`` throws;
+  ///   `io` when the rendition cannot be stored in the cache (its folder cannot be created or
+  ///   written).
   public func rendition(of source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
@@ -83,13 +111,9 @@ public struct Representations: Sendable {
     _ content: ContentHash, _ key: String, _ edit: String
   ) throws(DarkroomError) -> Rendition {
     let rendition = try renderer.render(source, spec)
-    try store(rendition, cache, content, key, spec, edit)
+    store(rendition, cache, content, key, spec, edit)
     return rendition
   }
-
-  /// Files up to this size are read into memory once, then hashed and decoded from the same
-  /// bytes; larger ones are decoded from the file, and stored only if it did not change.
-  static let oneReadLimit = 256 << 20
 
   /// Renders a file and stores the rendition under the hash of exactly the bytes rendered:
   /// a write to the file meanwhile (an edit in another process, a sync tool) can never file
@@ -99,14 +123,17 @@ public struct Representations: Sendable {
     _ path: String, _ spec: RenditionSpec, _ cache: RenditionCache, _ key: String, _ edit: String
   ) throws(DarkroomError) -> Rendition {
     let identity = try FileIdentity(path: path)
-    guard identity.size <= Self.oneReadLimit else {
+    // Files up to `Renderer.oneReadLimit` are read into memory once, then hashed and
+    // decoded from the same bytes; larger ones are decoded from the file, and stored only if
+    // it did not change meanwhile.
+    guard identity.size <= Renderer.oneReadLimit else {
       let content = try cache.contentHash(ofFile: path)
       FaultInjection.reached("after-source-hash", file: path)
       let rendition = try renderer.render(.file(path), spec)
       // Any write since the hash changed the file's ctime (or its inode).
       guard (try? FileIdentity(path: path)) == identity else { return rendition }
       if let hit = cached(cache, content, key) { return hit }
-      try store(rendition, cache, content, key, spec, edit)
+      store(rendition, cache, content, key, spec, edit)
       return rendition
     }
     let bytes = try InputFile.readAll(path)
@@ -119,15 +146,17 @@ public struct Representations: Sendable {
     cache.remember(content, ofFile: path, readAs: identity)
     let rendition = try rendered.get()
     if let hit = cached(cache, content, key) { return hit }
-    try store(rendition, cache, content, key, spec, edit)
+    store(rendition, cache, content, key, spec, edit)
     return rendition
   }
 
+  /// Keeps a rendition in the cache. The cache is an optimisation: a cache that cannot be
+  /// written (read-only, full) costs the next request a render, never this one its result.
   private func store(
     _ rendition: Rendition, _ cache: RenditionCache, _ content: ContentHash, _ key: String,
     _ spec: RenditionSpec, _ edit: String
-  ) throws(DarkroomError) {
-    try cache.store(
+  ) {
+    _ = try? cache.store(
       source: content, key: key, representation: spec.representation, edit: edit,
       bytes: rendition.bytes, format: rendition.format, width: rendition.width,
       height: rendition.height)

@@ -9,6 +9,9 @@ enum Vips {
     if dr_vips_init("darkroom") != 0 {
       return .failure(takeError(context: "cannot start libvips"))
     }
+    // Defence in depth behind TrustedFormats: libvips' own untrusted loaders stay blocked
+    // unless some format beyond the trusted ones was allowed.
+    _ = dr_vips_block_untrusted(TrustedFormats.allowed.isEmpty ? 1 : 0)
     return .success(())
   }()
 
@@ -16,8 +19,12 @@ enum Vips {
     try startup.get()
   }
 
+  /// The longest libvips detail an error line carries.
+  static let maxDetail = 160
+
   /// Takes libvips' pending error text (and clears it) as a `DarkroomError`. Repeated lines
-  /// (a damaged TIFF can warn thousands of times) are kept once.
+  /// (a damaged TIFF can warn thousands of times) are kept once, and the whole is cut to one
+  /// line of about 200 characters.
   static func takeError(context: String, file: String? = nil) -> DarkroomError {
     var text = ""
     if let copy = dr_error_take() {
@@ -27,7 +34,9 @@ enum Vips {
     var seen = Set<String>()
     let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
       .filter { !$0.isEmpty && seen.insert($0).inserted }
-    let detail = lines.isEmpty ? "libvips failed" : lines.joined(separator: "; ")
+    var detail = lines.isEmpty ? "libvips failed" : lines.joined(separator: "; ")
+    // One line, about 200 characters at most: the first causes are the telling ones.
+    if detail.count > maxDetail { detail = String(detail.prefix(maxDetail - 1)) + "…" }
     return DarkroomError(.engine, file: file, "\(context): \(detail)")
   }
 
@@ -72,8 +81,16 @@ enum Vips {
 /// What the libvips found on this machine can do. Darkroom needs version 8.10 or later,
 /// lcms for colour profiles and libexif for orientation; a libvips without them would render
 /// washed-out or sideways pictures, so Darkroom refuses such work with a message instead.
+///
+/// ```swift
+/// let libvips = try LibvipsCapabilities.current()
+/// print("libvips", libvips.version)
+/// if !libvips.missingLoaders.isEmpty { print("cannot read:", libvips.missingLoaders) }
+/// ```
+///
+/// `LibvipsCapabilities` is a `Sendable` value type.
 public struct LibvipsCapabilities: Sendable, Equatable {
-  /// `8.14.1`.
+  /// The libvips version, such as `8.14.1`.
   public var version: String
   /// Built with lcms: embedded ICC profiles can be converted to sRGB.
   public var colourProfiles: Bool
@@ -89,6 +106,11 @@ public struct LibvipsCapabilities: Sendable, Equatable {
   ]
 
   /// The capabilities of the libvips this process loads (loading it if needed).
+  ///
+  /// The answer is worked out once per process; later calls return it again.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `engine` when libvips cannot be loaded, is older
+  ///   than 8.10, or cannot start (the same error on every call).
   public static func current() throws(DarkroomError) -> LibvipsCapabilities {
     try found.get()
   }

@@ -34,18 +34,12 @@ final class VipsImage: @unchecked Sendable {
     dr_unref(pointer)
   }
 
-  /// How strictly a loader treats damaged input.
-  enum FailOn: Int32 {
-    case none = 0
-    case truncated, error, warning
-  }
-
   /// Opens `path` lazily: libvips reads the header now and pixels only when they are pulled.
   static func open(path: String, sequential: Bool, failOn: FailOn = .error) throws(DarkroomError)
     -> VipsImage
   {
     try Vips.start()
-    guard let image = dr_image_new_from_file(path, sequential ? 1 : 0, failOn.rawValue) else {
+    guard let image = dr_image_new_from_file(path, sequential ? 1 : 0, failOn.vipsValue) else {
       throw Vips.takeError(context: "cannot open", file: path)
     }
     return VipsImage(owning: image, source: path)
@@ -67,6 +61,12 @@ final class VipsImage: @unchecked Sendable {
       return nil
     }
     return Array(UnsafeRawBufferPointer(start: data, count: length))
+  }
+
+  func integer(named name: String) -> Int? {
+    var value: Int32 = 0
+    guard dr_get_int(pointer, name, &value) == 0 else { return nil }
+    return Int(value)
   }
 
   func string(named name: String) -> String? {
@@ -167,7 +167,7 @@ extension VipsImage {
     try Vips.start()
     guard
       let image = dr_image_new_from_buffer(
-        buffer.bytes.baseAddress, buffer.bytes.count, sequential ? 1 : 0, failOn.rawValue)
+        buffer.bytes.baseAddress, buffer.bytes.count, sequential ? 1 : 0, failOn.vipsValue)
     else { throw Vips.takeError(context: "cannot open", file: name) }
     return VipsImage(owning: image, source: name, pinned: buffer)
   }
@@ -225,7 +225,7 @@ extension VipsImage.ThumbnailOptions {
     func call(_ profile: UnsafePointer<CChar>?) -> R {
       var c = DrThumbnailOptions(
         width: Int32(clamping: width), height: Int32(clamping: height), crop: crop, size: size,
-        no_rotate: autoRotate ? 0 : 1, fail_on: failOn.rawValue, export_profile: profile)
+        no_rotate: autoRotate ? 0 : 1, fail_on: failOn.vipsValue, export_profile: profile)
       return body(&c)
     }
     guard let exportProfile else { return call(nil) }

@@ -29,9 +29,7 @@ final class Watchdog: Sendable {
       return try body()
     } catch {
       if watched.withLock({ $0[key]?.killed ?? false }) {
-        throw DarkroomError(
-          .timedOut, file: image.source,
-          "stopped after \(limit): the image took longer than the time limit (--timeout)")
+        throw DarkroomError.timedOut(image.source, after: limit)
       }
       throw error
     }

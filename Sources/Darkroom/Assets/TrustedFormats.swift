@@ -1,0 +1,97 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Which formats Darkroom hands to libvips' decoders.
+///
+/// libvips reads dozens of formats through dozens of libraries, and the rarely used ones are
+/// where hostile files do damage (a JPEG 2000 file that corrupts the heap, an SVGZ that makes
+/// the loader spin). Darkroom trusts the formats phones and cameras write: JPEG, PNG, WebP,
+/// GIF, HEIF/AVIF and TIFF, recognised by their first bytes before libvips sees the file.
+/// Anything else is refused, naming the format, unless it was allowed by name (`svg`, `pdf`,
+/// `jp2k`, `jxl`, `fits`, `mat`, `magick`, ...): `TrustedFormats.allow(["svg"])`, or
+/// `--allow-format svg` on the command line.
+///
+/// Process-wide: set it before any work starts (worker processes inherit it).
+public enum TrustedFormats {
+  /// Formats Darkroom decodes without being asked.
+  public static let trusted: Set<String> = ["jpeg", "png", "webp", "gif", "heif", "avif", "tiff"]
+
+  static let environmentKey = "DARKROOM_ALLOW_FORMATS"
+
+  private static let allowedFormats = Locked<Set<String>>(
+    Set(
+      (ProcessInfo.processInfo.environment[environmentKey] ?? "").split(separator: ",").map {
+        $0.lowercased()
+      }))
+
+  /// Formats allowed besides the trusted ones.
+  public static var allowed: Set<String> { allowedFormats.withLock { $0 } }
+
+  /// Allows `formats` (libvips' loader names without `load`: `svg`, `pdf`, `jp2k`, ...) for
+  /// this process and the workers it starts.
+  public static func allow(_ formats: [String]) {
+    let all = allowedFormats.withLock { allowed -> Set<String> in
+      allowed.formUnion(formats.map { $0.lowercased() })
+      return allowed
+    }
+    setenv(environmentKey, all.sorted().joined(separator: ","), 1)
+  }
+
+  /// The format the first bytes of a file announce, by their magic numbers: one of
+  /// `trusted`, a name for a known untrusted format, or nil.
+  static func sniff(_ head: ArraySlice<UInt8>) -> String? {
+    let bytes = Array(head.prefix(32))
+    func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+      bytes.count >= offset + magic.count && Array(bytes[offset..<offset + magic.count]) == magic
+    }
+    func ascii(_ text: String, at offset: Int = 0) -> Bool { starts(Array(text.utf8), at: offset) }
+    if starts([0xFF, 0xD8, 0xFF]) { return "jpeg" }
+    if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "png" }
+    if ascii("GIF87a") || ascii("GIF89a") { return "gif" }
+    if ascii("RIFF") && ascii("WEBP", at: 8) { return "webp" }
+    if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A])
+      || starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B])
+    {
+      return "tiff"
+    }
+    if ascii("ftyp", at: 4), bytes.count >= 12 {
+      let brand = String(decoding: bytes[8..<12], as: UTF8.self)
+      if ["avif", "avis"].contains(brand) { return "avif" }
+      if ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains(brand) {
+        return "heif"
+      }
+      return "video"  // MP4, MOV and other ISO media: not an image libvips should decode
+    }
+    if starts([0x1F, 0x8B]) { return "svg" }  // gzip: librsvg's svgz, the only gzip loader
+    if ascii("<svg") || ascii("<?xml") { return "svg" }
+    if ascii("%PDF") { return "pdf" }
+    if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || starts([0xFF, 0x4F, 0xFF, 0x51])
+    {
+      return "jp2k"
+    }
+    if starts([0xFF, 0x0A]) || ascii("JXL ", at: 4) { return "jxl" }
+    if ascii("SIMPLE  =") { return "fits" }
+    if ascii("MATLAB") { return "mat" }
+    if ascii("BM") { return "bmp" }
+    if ascii("8BPS") { return "psd" }
+    return nil
+  }
+
+  /// Refuses a file whose first bytes name a format neither trusted nor allowed.
+  static func check(_ head: ArraySlice<UInt8>, file: String) throws(DarkroomError) {
+    let format = sniff(head)
+    if let format, trusted.contains(format) || allowed.contains(format) { return }
+    guard let format else {
+      if !allowed.isEmpty { return }  // libvips may know it; an allowed loader may read it
+      throw DarkroomError(
+        .unsupportedFormat, file: file, "not an image in any format Darkroom reads")
+    }
+    throw DarkroomError(
+      .unsupportedFormat, file: file,
+      "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format \(format)"
+    )
+  }
+}

@@ -1,0 +1,91 @@
+import CSandbox
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The loop a worker process runs: jobs in on standard input, replies out on standard output,
+/// until its parent closes the pipe. Started by `WorkerPool` as `<executable> <arguments>`
+/// (for the CLI, the hidden `darkroom worker`); a program that embeds Darkroom and wants
+/// workers calls `Worker.serve()` from the entry point its pool starts.
+public enum Worker {
+  /// Enters the sandbox, then serves jobs until the input ends. Returns the exit status.
+  public static func serve() -> Int32 {
+    guard dr_die_with_parent() == 0 else { return 1 }
+    // Ctrl-C and job runners' SIGTERM reach the whole process group: the parent decides
+    // when a worker stops, by closing its input or killing it.
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    var reason = [CChar](repeating: 0, count: 256)
+    let space = ProcessInfo.processInfo.environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(
+      Int.init)
+    if dr_sandbox_enter(space ?? 0, &reason, reason.count) != 0 {
+      let text = String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+      let line = Array("darkroom worker: cannot enter the sandbox: \(text)\n".utf8)
+      _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      return 1
+    }
+    var timedOut = false
+    while let frame = Frames.read(STDIN_FILENO, timedOut: &timedOut) {
+      let decoder = JSONDecoder()
+      decoder.userInfo[.lenient] = true  // the parent checked the job; carry it as it came
+      let reply: WorkerReply
+      var bytes: [UInt8] = []
+      do {
+        let job = try decoder.decode(WorkerJob.self, from: Data(frame.header))
+        (reply, bytes) = run(job, payload: frame.payload)
+      } catch {
+        reply = WorkerReply(
+          error: DarkroomError(.engine, "the worker could not read its job: \(error)"))
+      }
+      guard let header = try? JSONEncoder().encode(reply),
+        Frames.write(STDOUT_FILENO, header: Array(header), payload: bytes)
+      else { return 1 }
+    }
+    return 0
+  }
+
+  private static func run(_ job: WorkerJob, payload: [UInt8]) -> (WorkerReply, [UInt8]) {
+    do {
+      return try execute(job, payload: payload)
+    } catch {
+      return (WorkerReply(error: error.file == nil ? error.about(job.name) : error), [])
+    }
+  }
+
+  private static func execute(_ job: WorkerJob, payload: [UInt8]) throws(DarkroomError)
+    -> (WorkerReply, [UInt8])
+  {
+    var renderer = Renderer()
+    renderer.maxPixels = job.maxPixels
+    renderer.failOn = job.failOn
+    renderer.timeLimit = nil  // the parent keeps the time, and kills a worker that overruns it
+    let source: ImageSource = job.path.map { .file($0) } ?? .data(payload, name: job.name)
+    switch job.kind {
+    case .render:
+      guard let spec = job.spec else { throw DarkroomError(.engine, "render job without spec") }
+      let rendition = try renderer.render(source, spec)
+      return (
+        WorkerReply(width: rendition.width, height: rendition.height, format: rendition.format),
+        rendition.bytes
+      )
+    case .edit:
+      guard let adjustment = job.adjustment else {
+        throw DarkroomError(.engine, "edit job without adjustment data")
+      }
+      let metadata = try AssetMetadata.read(source)
+      let bytes = try renderer.renderEdit(source, metadata: metadata, adjustment: adjustment)
+      return (WorkerReply(), bytes)
+    case .probe:
+      var socket: Int32 = 0
+      var process: Int32 = 0
+      var file: Int32 = 0
+      dr_sandbox_probe(job.folder ?? "/tmp", &socket, &process, &file)
+      return (
+        WorkerReply(
+          probe: ["socket": socket != 0, "process": process != 0, "file": file != 0]), []
+      )
+    }
+  }
+}

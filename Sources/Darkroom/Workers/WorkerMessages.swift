@@ -1,0 +1,114 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One piece of pixel work sent to a worker process.
+struct WorkerJob: Codable, Sendable {
+  enum Kind: String, Codable, Sendable {
+    /// A representation of a file or of the bytes sent with the job.
+    case render
+    /// An edit's full-size result, from the original bytes sent with the job.
+    case edit
+    /// Tests: what the sandbox lets a worker do (see `dr_sandbox_probe`).
+    case probe
+  }
+
+  var kind: Kind
+  /// The file, for messages (and the fault switches of tests).
+  var name: String
+  /// Read the source from this file; nil: the bytes sent with the job are the source.
+  var path: String?
+  var spec: RenditionSpec?
+  var adjustment: AdjustmentData?
+  var maxPixels: Int
+  var failOn: FailOn
+  /// For `probe`: the folder the worker tries to create a file in.
+  var folder: String?
+}
+
+/// A worker's answer: the encoded bytes follow it, or it carries the error.
+struct WorkerReply: Codable, Sendable {
+  var error: DarkroomError?
+  var width = 0
+  var height = 0
+  var format: ImageFormat?
+  /// For `probe`: what the worker could do (each true is a hole in the sandbox).
+  var probe: [String: Bool]?
+}
+
+/// Messages between a parent and its workers, over pipes: a JSON header (4-byte length, little
+/// endian) and a binary payload (8-byte length). Nothing here allocates more than a frame says,
+/// and a frame's header is bounded, so a confused peer cannot make the other side balloon.
+enum Frames {
+  static let maxHeader = 1 << 24
+
+  static func write(_ fd: Int32, header: [UInt8], payload: [UInt8]) -> Bool {
+    var frame = littleEndian(UInt64(header.count), bytes: 4) + header
+    frame += littleEndian(UInt64(payload.count), bytes: 8)
+    return writeAll(fd, frame) && writeAll(fd, payload)
+  }
+
+  /// The next frame, or nil at the end of the stream (or past `deadline`, with `timedOut`
+  /// set) or on a malformed frame.
+  static func read(_ fd: Int32, deadline: ContinuousClock.Instant? = nil, timedOut: inout Bool)
+    -> (header: [UInt8], payload: [UInt8])?
+  {
+    guard let size = readExactly(fd, 4, deadline, &timedOut).map(number), size <= maxHeader,
+      let header = readExactly(fd, Int(size), deadline, &timedOut),
+      let length = readExactly(fd, 8, deadline, &timedOut).map(number), length < 1 << 40,
+      let payload = readExactly(fd, Int(length), deadline, &timedOut)
+    else { return nil }
+    return (header, payload)
+  }
+
+  private static func littleEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
+    (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+  }
+
+  private static func number(_ bytes: [UInt8]) -> UInt64 {
+    bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+  }
+
+  private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBytes { raw -> Bool in
+      guard let base = raw.baseAddress else { return true }
+      var done = 0
+      while done < raw.count {
+        let n = Glibc.write(fd, base + done, raw.count - done)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        done += n
+      }
+      return true
+    }
+  }
+
+  private static func readExactly(
+    _ fd: Int32, _ count: Int, _ deadline: ContinuousClock.Instant?, _ timedOut: inout Bool
+  ) -> [UInt8]? {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var done = 0
+    while done < count {
+      if let deadline {
+        let left = ContinuousClock.now.duration(to: deadline)
+        let milliseconds =
+          left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+        guard milliseconds > 0 else {
+          timedOut = true
+          return nil
+        }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(clamping: milliseconds))
+        if ready < 0 && errno == EINTR { continue }
+        if ready == 0 { continue }  // the loop re-checks the deadline
+      }
+      let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, count - done) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { return nil }
+      done += n
+    }
+    return bytes
+  }
+}

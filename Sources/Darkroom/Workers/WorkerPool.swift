@@ -1,0 +1,334 @@
+import CSandbox
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Worker processes that do pixel work for this one, so that a decoder that crashes (heap
+/// corruption in a codec), hangs (an endless loop in a loader) or grows without bound costs
+/// one file its result, never the batch or the server.
+///
+/// Each worker is a process of `executable` (the `darkroom` binary: `darkroom worker`), in a
+/// sandbox (see `dr_sandbox_enter`), fed one job at a time over a pipe. A worker that dies is
+/// reaped and its file gets one error line (`the decoder crashed (signal 6)`); one that runs
+/// past the time limit is killed (`stopped after 5 s: ...`). Workers are started on first
+/// need and retired after `jobsPerWorker` jobs or when their peak memory passes
+/// `memoryHighWater`, which also ends the slow growth glibc's allocator shows in long runs.
+///
+/// ```swift
+/// let pool = WorkerPool(.init(executable: "/usr/local/bin/darkroom", arguments: ["worker"]))
+/// var renderer = Renderer()
+/// renderer.workers = pool
+/// let thumbnail = try renderer.render(.file("IMG_0001.jpg"), RenditionSpec(.thumbnail))
+/// pool.shutDown()
+/// ```
+///
+/// Safe to share: any number of threads may run jobs at once; each takes its own worker.
+public final class WorkerPool: Sendable {
+  /// How the pool starts and retires its workers. `Configuration` is a `Sendable` value
+  /// type.
+  public struct Configuration: Sendable {
+    /// The program a worker runs, and its arguments (it must call `Worker.serve()`).
+    public var executable: String
+    /// The arguments a worker is started with: `["worker"]` for the `darkroom` binary.
+    public var arguments: [String]
+    /// Idle workers kept for the next job (more are started while jobs run concurrently).
+    public var idleWorkers = 8
+    /// Jobs after which a worker is replaced.
+    public var jobsPerWorker = 200
+    /// Peak resident memory (bytes) after which a worker is replaced.
+    public var memoryHighWater = 1 << 30
+    /// The address-space limit of each worker (0: none), against decompression bombs that
+    /// get past the pixel limit.
+    public var addressSpace = 16 << 30
+    /// Extra environment for workers.
+    public var environment: [String: String] = [:]
+
+    /// A configuration that starts `executable` with `arguments`, with the default limits
+    /// and no extra environment.
+    public init(executable: String, arguments: [String] = ["worker"]) {
+      self.executable = executable
+      self.arguments = arguments
+    }
+  }
+
+  /// What the pool has done, for tests and reports.
+  public struct Counts: Sendable, Equatable {
+    /// Workers started.
+    public var started = 0
+    /// Jobs whose worker died during the job (a crash, or an exit).
+    public var crashed = 0
+    /// Jobs stopped at the time limit, their worker killed.
+    public var timedOut = 0
+    /// Workers retired after ``Configuration/jobsPerWorker`` jobs or past
+    /// ``Configuration/memoryHighWater``.
+    public var recycled = 0
+    /// Worker processes alive now, busy or idle.
+    public var running = 0
+  }
+
+  private let configuration: Configuration
+  private let state = Locked<State>(State())
+
+  private struct State {
+    var idle: [WorkerProcess] = []
+    var all: [pid_t: WorkerProcess] = [:]
+    var counts = Counts()
+    var closed = false
+  }
+
+  /// A pool that starts workers as jobs need them; none is started yet.
+  ///
+  /// Making a pool sets this process to ignore `SIGPIPE`, so that a worker that dies cannot
+  /// take its parent with it.
+  public init(_ configuration: Configuration) {
+    self.configuration = configuration
+    signal(SIGPIPE, SIG_IGN)  // a worker that died must not take its parent with it
+  }
+
+  deinit { shutDown() }
+
+  /// What the pool has done so far.
+  public var counts: Counts {
+    state.withLock { state in
+      var counts = state.counts
+      counts.running = state.all.count
+      return counts
+    }
+  }
+
+  /// Runs one job in a worker: the reply and the bytes that came with it.
+  func run(_ job: WorkerJob, payload: [UInt8] = [], limit: Duration?) throws(DarkroomError)
+    -> (WorkerReply, [UInt8])
+  {
+    let worker = try acquire(for: job.name)
+    guard let header = try? JSONEncoder().encode(job) else {
+      release(worker)
+      throw DarkroomError(.engine, file: job.name, "cannot encode the job for a worker")
+    }
+    var timedOut = false
+    let frame =
+      Frames.write(worker.input, header: Array(header), payload: payload)
+      ? Frames.read(worker.output, deadline: limit.map { .now + $0 }, timedOut: &timedOut) : nil
+    guard let frame else {
+      let status = retire(worker, kill: true)
+      throw lost(job.name, status: status, timedOut: timedOut, limit: limit)
+    }
+    guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(frame.header)) else {
+      _ = retire(worker, kill: true)
+      throw DarkroomError(.engine, file: job.name, "a worker sent a reply that cannot be read")
+    }
+    release(worker)
+    if let error = reply.error { throw error }
+    return (reply, frame.payload)
+  }
+
+  /// Stops every worker now, busy or idle (their files get errors from `run`).
+  public func abandon() {
+    let workers = state.withLock { state in Array(state.all.values) }
+    for worker in workers { kill(worker.pid, SIGKILL) }
+  }
+
+  /// Closes idle workers' input (they exit) and kills any still running; waits for all.
+  public func shutDown() {
+    let workers = state.withLock { state -> [WorkerProcess] in
+      state.closed = true
+      state.idle = []
+      return Array(state.all.values)
+    }
+    for worker in workers { _ = retire(worker, kill: true) }
+  }
+
+  private func lost(_ file: String, status: Int32, timedOut: Bool, limit: Duration?)
+    -> DarkroomError
+  {
+    if timedOut, let limit {
+      state.withLock { $0.counts.timedOut += 1 }
+      return .timedOut(file, after: limit)
+    }
+    state.withLock { $0.counts.crashed += 1 }
+    if status & 0x7f != 0 {
+      return DarkroomError(.engine, file: file, "the decoder crashed (signal \(status & 0x7f))")
+    }
+    return DarkroomError(.engine, file: file, "the worker exited (status \((status >> 8) & 0xff))")
+  }
+
+  private func acquire(for file: String) throws(DarkroomError) -> WorkerProcess {
+    let idle = state.withLock { state -> WorkerProcess? in state.idle.popLast() }
+    if let idle { return idle }
+    let worker = try WorkerProcess.start(configuration)
+    state.withLock { state in
+      state.all[worker.pid] = worker
+      state.counts.started += 1
+    }
+    return worker
+  }
+
+  private func release(_ worker: WorkerProcess) {
+    worker.jobs += 1
+    let worn =
+      worker.jobs >= configuration.jobsPerWorker
+      || worker.peakMemory > configuration.memoryHighWater
+    let kept = state.withLock { state -> Bool in
+      guard !worn, !state.closed, state.idle.count < configuration.idleWorkers else {
+        return false
+      }
+      state.idle.append(worker)
+      return true
+    }
+    if !kept {
+      if worn { state.withLock { $0.counts.recycled += 1 } }
+      _ = retire(worker, kill: false)
+    }
+  }
+
+  /// Ends a worker (politely: its input closed, so it exits; or with SIGKILL) and reaps it.
+  /// Returns its wait status.
+  private func retire(_ worker: WorkerProcess, kill force: Bool) -> Int32 {
+    if force { kill(worker.pid, SIGKILL) }
+    let status = worker.close()
+    state.withLock { state in
+      state.all[worker.pid] = nil
+      state.idle.removeAll { $0 === worker }
+    }
+    return status
+  }
+}
+
+/// One worker process and the parent's ends of its pipes. Used by one job at a time.
+final class WorkerProcess: @unchecked Sendable {
+  let pid: pid_t
+  let input: Int32
+  let output: Int32
+  var jobs = 0
+
+  private init(pid: pid_t, input: Int32, output: Int32) {
+    self.pid = pid
+    self.input = input
+    self.output = output
+  }
+
+  static func start(_ configuration: WorkerPool.Configuration) throws(DarkroomError)
+    -> WorkerProcess
+  {
+    var toChild: [Int32] = [-1, -1]
+    var fromChild: [Int32] = [-1, -1]
+    guard dr_pipe_cloexec(&toChild) == 0 else { throw failure("pipe") }
+    guard dr_pipe_cloexec(&fromChild) == 0 else {
+      Glibc.close(toChild[0])
+      Glibc.close(toChild[1])
+      throw failure("pipe")
+    }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
+    posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
+
+    var environment = ProcessInfo.processInfo.environment
+    environment["DARKROOM_WORKER_ADDRESS_SPACE"] = String(configuration.addressSpace)
+    // A crash is reported by the parent, in one line; the runtime's backtrace is noise here.
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    for (key, value) in configuration.environment { environment[key] = value }
+    let arguments = [configuration.executable] + configuration.arguments
+    let environmentLines = environment.map { "\($0.key)=\($0.value)" }
+
+    var pid: pid_t = 0
+    let status = withCStrings(arguments) { argv in
+      withCStrings(environmentLines) { envp in
+        posix_spawn(&pid, configuration.executable, &actions, nil, argv, envp)
+      }
+    }
+    Glibc.close(toChild[0])
+    Glibc.close(fromChild[1])
+    guard status == 0 else {
+      Glibc.close(toChild[1])
+      Glibc.close(fromChild[0])
+      throw DarkroomError(
+        .engine,
+        "cannot start a worker (\(configuration.executable)): \(String(cString: strerror(status)))")
+    }
+    return WorkerProcess(pid: pid, input: toChild[1], output: fromChild[0])
+  }
+
+  private static func failure(_ call: String) -> DarkroomError {
+    DarkroomError(.engine, "cannot start a worker: \(call): \(String(cString: strerror(errno)))")
+  }
+
+  /// The worker's peak resident memory so far, in bytes (0 if it cannot be read).
+  var peakMemory: Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+      let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return 0 }
+    let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    return kilobytes * 1024
+  }
+
+  /// Closes the pipes and waits for the process to end; its wait status.
+  func close() -> Int32 {
+    Glibc.close(input)
+    Glibc.close(output)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
+  }
+}
+
+/// Calls `body` with a NULL-terminated C array of `strings` (for posix_spawn).
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R)
+  -> R
+{
+  var pointers = strings.map { strdup($0) }
+  pointers.append(nil)
+  defer { for pointer in pointers { free(pointer) } }
+  return body(pointers)
+}
+
+extension WorkerPool {
+  /// `renderer.render(source, spec)`, in a worker.
+  func render(_ source: ImageSource, _ spec: RenditionSpec, with renderer: Renderer)
+    throws(DarkroomError) -> Rendition
+  {
+    let (reply, bytes) = try run(
+      job(.render, source, renderer, spec: spec), payload: payload(source),
+      limit: renderer.timeLimit)
+    guard let format = reply.format else {
+      throw DarkroomError(.engine, file: source.name, "a worker's rendition has no format")
+    }
+    return Rendition(bytes: bytes, format: format, width: reply.width, height: reply.height)
+  }
+
+  /// `renderer.renderEdit(source, ..., adjustment)`, in a worker.
+  func renderEdit(_ source: ImageSource, adjustment: AdjustmentData, with renderer: Renderer)
+    throws(DarkroomError) -> [UInt8]
+  {
+    try run(
+      job(.edit, source, renderer, adjustment: adjustment), payload: payload(source),
+      limit: renderer.timeLimit
+    ).1
+  }
+
+  private func job(
+    _ kind: WorkerJob.Kind, _ source: ImageSource, _ renderer: Renderer,
+    spec: RenditionSpec? = nil, adjustment: AdjustmentData? = nil
+  ) -> WorkerJob {
+    var path: String?
+    if case .file(let file) = source { path = file }
+    return WorkerJob(
+      kind: kind, name: source.name, path: path, spec: spec, adjustment: adjustment,
+      maxPixels: renderer.maxPixels, failOn: renderer.failOn)
+  }
+
+  private func payload(_ source: ImageSource) -> [UInt8] {
+    if case .data(let bytes, _) = source { return bytes }
+    return []
+  }
+
+  /// Tests: what a sandboxed worker can do (socket, process, file in `folder`).
+  func probeSandbox(folder: String) throws(DarkroomError) -> [String: Bool] {
+    let job = WorkerJob(
+      kind: .probe, name: "probe", maxPixels: 0, failOn: .error, folder: folder)
+    return try run(job, limit: .seconds(30)).0.probe ?? [:]
+  }
+}

@@ -1,0 +1,172 @@
+import CSandbox
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// Processes whose environment holds `marker`: what a run left behind.
+func processes(marked marker: String) -> [Int32] {
+  let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  return names.compactMap(Int32.init).filter { pid in
+    guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+      return false
+    }
+    return environment.split(separator: 0).contains { Array($0) == Array(marker.utf8) }
+  }
+}
+
+@Suite("Containment: workers, sandbox, time limits, trusted formats")
+struct ContainmentTests {
+  @Test("apply --jobs 2 over 20 files, one crashing and one hanging its decoder: 18 done")
+  func crashAndHangCostOneFileEach() throws {
+    let folder = try Fixture.temporaryFolder()
+    try FileManager.default.createDirectory(
+      atPath: folder.file("in"), withIntermediateDirectories: true)
+    var inputs: [String] = []
+    for index in 0..<20 {
+      let name = index == 4 ? "crashes.jpg" : index == 11 ? "hangs.jpg" : "photo-\(index).jpg"
+      inputs.append(
+        try folder.write(
+          "in/" + name, Fixture.bytes(Fixture.sample("orientation-\(index % 8 + 1).jpg"))))
+    }
+    let marker = "DARKROOM_TEST_RUN=\(UUID().uuidString)"
+    let result = try CLI.run(
+      [
+        "apply", "--jobs", "2", "--timeout", "2", "--filter", "noir", folder.file("in"), "-o",
+        folder.file("out"), "--progress", "none",
+      ],
+      environment: [
+        "DARKROOM_TEST_DECODER_FAULT": "crash=crashes,hang=hangs",
+        "DARKROOM_TEST_RUN": String(marker.dropFirst("DARKROOM_TEST_RUN=".count)),
+      ])
+    #expect(result.status == 1)
+    let lines = result.stderr.split(separator: "\n").map(String.init).filter {
+      $0.hasPrefix("darkroom: ")
+    }
+    #expect(
+      lines.sorted() == [
+        "darkroom: \(folder.file("in/crashes.jpg")): the decoder crashed (signal 6)",
+        "darkroom: \(folder.file("in/hangs.jpg")): stopped after 2 s: the decoder took longer than the time limit",
+      ])
+    #expect(result.stderr.contains("18 done, 0 skipped, 2 failed"), "\(result.stderr)")
+    for input in inputs where !input.contains("crashes") && !input.contains("hangs") {
+      let output = folder.file("out/" + FilePath(input).name)
+      #expect(try AssetMetadata.read(path: output).format == "jpeg")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("out/crashes.jpg")))
+    #expect(processes(marked: marker).isEmpty, "no worker left running")
+  }
+
+  @Test("a single render that hangs its decoder ends at --timeout with one line")
+  func singleFileDeadline() throws {
+    let folder = try Fixture.temporaryFolder()
+    let photo = try folder.write("hangs.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))
+    let result = try CLI.run(
+      [
+        "render", "--rep", "thumbnail", "--no-cache", "--timeout", "1", photo, "-o",
+        folder.file("t.jpg"),
+      ],
+      environment: ["DARKROOM_TEST_DECODER_FAULT": "hang=hangs"])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr
+        == "darkroom: \(photo): stopped after 1 s: the decoder took longer than the time limit\n")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("t.jpg")))
+  }
+
+  @Test("a worker can open no network socket, start no process and create no file")
+  func sandboxHolds() throws {
+    let folder = try Fixture.temporaryFolder()
+    // The probe itself works: outside the sandbox, this test process can do all three.
+    var socket: Int32 = 0
+    var process: Int32 = 0
+    var file: Int32 = 0
+    dr_sandbox_probe(folder.path, &socket, &process, &file)
+    #expect(socket == 1 && process == 1 && file == 1)
+
+    let pool = WorkerPool(.init(executable: CLI.binary))
+    defer { pool.shutDown() }
+    let inside = try pool.probeSandbox(folder: folder.path)
+    #expect(inside == ["socket": false, "process": false, "file": false])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test("workers are recycled after their job count; a crash is replaced by a new worker")
+  func recycling() throws {
+    var configuration = WorkerPool.Configuration(executable: CLI.binary)
+    configuration.jobsPerWorker = 3
+    let pool = WorkerPool(configuration)
+    defer { pool.shutDown() }
+    var renderer = Renderer()
+    renderer.workers = pool
+    var spec = RenditionSpec(.thumbnail)
+    spec.size = 32
+    let reference = try Renderer().render(.file(Fixture.sample("gps.jpg")), spec)
+    for _ in 0..<7 {
+      let rendition = try renderer.render(.file(Fixture.sample("gps.jpg")), spec)
+      #expect(rendition.bytes == reference.bytes, "a worker renders what this process does")
+    }
+    #expect(pool.counts.started == 3)
+    #expect(pool.counts.recycled == 2)
+  }
+
+  @Test("only trusted formats reach libvips; others are refused by name unless allowed")
+  func trustedFormatsOnly() throws {
+    let folder = try Fixture.temporaryFolder()
+    let svg = try folder.write(
+      "drawing.svg",
+      Array(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"10\"><rect width=\"20\" height=\"10\" fill=\"red\"/></svg>"
+          .utf8))
+    let refusal =
+      "darkroom: \(svg): svg is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format svg\n"
+    for command in [
+      ["info"], ["render", "--rep", "thumbnail", "--no-cache"], ["edit", "--filter", "noir"],
+    ] {
+      let result = try CLI.run(command + [svg])
+      #expect(result.status == 1)
+      #expect(result.stderr == refusal, "\(command)")
+    }
+    let allowed = try CLI.run(["info", "--json", "--allow-format", "svg", svg])
+    #expect(allowed.status == 0, "\(allowed.stderr)")
+    #expect(allowed.stdout.contains("\"width\" : 20"))
+    #expect(TrustedFormats.sniff(Array("%PDF-1.7".utf8)[...]) == "pdf")
+    #expect(TrustedFormats.sniff([0xFF, 0x4F, 0xFF, 0x51, 0, 0][...]) == "jp2k")
+  }
+
+  @Test("render and edit reach the same verdict on a damaged file, with the same message")
+  func oneReadPath() throws {
+    let folder = try Fixture.temporaryFolder()
+    let damaged = try folder.write("damaged.png", damagedPNG())
+    let render = try CLI.run([
+      "render", "--rep", "fullscreen", "--no-cache", damaged, "-o", folder.file("r.png"),
+    ])
+    let edit = try CLI.run(["edit", "--filter", "noir", damaged])
+    #expect(render.status == 1 && edit.status == 1)
+    #expect(render.stderr == edit.stderr, "\(render.stderr) / \(edit.stderr)")
+    #expect(render.stderr.hasPrefix("darkroom: \(damaged): cannot render: "))
+    // --fail-on none decodes what it can.
+    let lenient = try CLI.run(
+      [
+        "render", "--rep", "fullscreen", "--no-cache", "--fail-on", "none", damaged, "-o",
+        folder.file("r.png"),
+      ])
+    #expect(lenient.status == 0, "\(lenient.stderr)")
+  }
+
+  @Test("an error is one line of about 200 characters, repeated libvips lines collapsed")
+  func oneLineErrors() throws {
+    let folder = try Fixture.temporaryFolder()
+    var tiff = try VipsImage.open(path: Fixture.sample("orientation-1.jpg"), sequential: false)
+      .encode(suffix: ".tif[compression=deflate,tile,tile_width=16,tile_height=16]")
+    for offset in 2000..<min(tiff.count - 16, 60_000) { tiff[offset] = 0x33 }
+    let path = try folder.write("tiles.tif", tiff)
+    let result = try CLI.run([
+      "render", "--rep", "thumbnail", "--no-cache", path, "-o", folder.file("t.png"),
+    ])
+    #expect(result.status == 1)
+    let lines = result.stderr.split(separator: "\n")
+    #expect(lines.count == 1, "\(result.stderr)")
+    #expect((lines.first?.count ?? 0) <= 200 + path.count, "\(result.stderr)")
+  }
+}
