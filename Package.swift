@@ -13,20 +13,18 @@ let package = Package(
   ],
   targets: [
     // libexif, found through pkg-config; only Sources/Darkroom/Exif imports it. libvips is
-    // not linked: CVipsShim loads it on first use (see its header), and only the tests
-    // compile against its headers, to check Darkroom's declarations of its functions.
-    .systemLibrary(
-      name: "CVips", pkgConfig: "vips",
-      providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
+    // not linked: CVipsShim loads it on first use (see its header); a test compiles
+    // Tests/ShimCheck/check.c against its headers, to check Darkroom's declarations.
     .systemLibrary(
       name: "CExif", pkgConfig: "libexif",
       providers: [.apt(["libexif-dev"]), .brew(["libexif"])]),
     .target(name: "CVipsShim"),
-    .target(name: "CVipsShimCheck", dependencies: ["CVips"], path: "Tests/CVipsShimCheck"),
+    // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
+    .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
       name: "Darkroom",
       dependencies: [
-        "CVipsShim", "CExif", .product(name: "Crypto", package: "swift-crypto"),
+        "CVipsShim", "CExif", "CSandbox", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .executableTarget(
       name: "DarkroomCLI",
@@ -39,7 +37,7 @@ let package = Package(
       name: "DarkroomBench", dependencies: ["Darkroom"], path: "Benchmarks/DarkroomBench"),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
     .testTarget(
-      name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI", "CVipsShimCheck"]),
+      name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI", "CSandbox"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -10,32 +10,36 @@ import FoundationEssentials
 struct ApplyCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "apply",
-    abstract: "Apply filters to many files: in place, or into a mirrored output folder.",
+    abstract: "Apply filters to many files, in place or into a mirrored folder.",
     discussion: """
-      INPUTS are files, folders (walked recursively; images are recognised by their content;
-      hidden files and .darkroom/ are skipped) or - for a list of paths on standard input,
-      one a line (-0: NUL-separated, as from find -print0).
+      INPUTS are files, folders (walked recursively; images are recognised by their
+      content; hidden files and .darkroom/ are skipped) or - for a list of paths on
+      standard input, one a line (-0: NUL-separated, as from find -print0).
 
       Without -o, each file is edited in place, non-destructively, as `darkroom edit
-      --replace` does: its edit becomes this graph. With -o DIR, outputs go to DIR under
-      their paths relative to the input they came from; DIR becomes a library that keeps
-      each output's original, so `darkroom revert` works on the outputs.
+      --replace` does: its edit becomes this graph. With -o DIR, outputs go to DIR
+      under their paths relative to the input they came from; DIR becomes a library
+      that keeps each output's original, so `darkroom revert` works on the outputs.
 
-      Re-running the same command skips files already carrying this edit of the same source
-      (--force redoes them), so a batch that was killed can simply be run again. A failing
-      file does not stop the batch (--fail-fast does); each failure is one line on standard
-      error, and the exit status is 1. Ctrl-C lets running files finish, starts no more,
-      prints the summary and exits 130.
+      Re-running the same command skips files already carrying this edit of the same
+      source (--force redoes them), so a batch that was killed can simply be run
+      again. A failing file does not stop the batch (--fail-fast does); each failure
+      is one line on standard error, and the exit status is 1. Ctrl-C lets running
+      files finish, starts no more, prints the summary and exits 130.
 
-      --shard i/n takes a deterministic share of the inputs, by a hash of each relative path,
-      whatever order they were listed in: run shards 0..n-1 on n machines (a Kubernetes
-      indexed Job, a Slurm array, GNU parallel) and together they cover every file once.
+      --shard i/n takes a deterministic share of the inputs, by a hash of each
+      relative path, whatever order they were listed in: run shards 0..n-1 on n
+      machines (a Kubernetes indexed Job, a Slurm array, GNU parallel) and together
+      they cover every file once.
 
       Examples:
         darkroom apply --filter noir photos/
-        darkroom apply --filter mono --filter 'crop aspect=1:1' photos/ -o squares/ --jobs 4
-        find photos -name '*.jpg' -print0 | darkroom apply -0 - --filter chrome --progress json
-        darkroom apply --filter sepia photos/ -o out/ --shard $JOB_COMPLETION_INDEX/8 --report r.json
+        darkroom apply --filter mono --filter 'crop aspect=1:1' photos/ \\
+          -o squares/ --jobs 4
+        find photos -name '*.jpg' -print0 |
+          darkroom apply -0 - --filter chrome --progress json
+        darkroom apply --filter sepia photos/ -o out/ \\
+          --shard $JOB_COMPLETION_INDEX/8 --report r.json
       """)
 
   @Argument(help: "Files, folders, or - for a list on standard input.")
@@ -51,10 +55,16 @@ struct ApplyCommand: ParsableCommand {
   @Flag(name: .customShort("0"), help: "The list on standard input is NUL-separated.")
   var nulSeparated = false
 
-  @Option(help: "Files processed at once (default: the number of cores).")
-  var jobs: Int = ProcessorCount.value
+  @Option(
+    name: .customLong("jobs"), parsing: .unconditional,
+    help: ArgumentHelp("Files processed at once (default: the number of cores).", valueName: "n"))
+  var jobsOption: Int?
+
+  /// --jobs, or the number of cores.
+  var jobs: Int { jobsOption ?? ProcessorCount.value }
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp("libvips threads per file (default: cores divided by jobs).", valueName: "n")
   )
   var vipsThreads: Int?
@@ -110,6 +120,11 @@ struct ApplyCommand: ParsableCommand {
     missing.forEach(reportError)
     var selected = collected
     if let shard = shard.flatMap(Shard.init) { selected = selected.filter(shard.contains) }
+    if collected.isEmpty && missing.isEmpty {
+      printError("apply: no images found in \(arguments.joined(separator: " "))\n")
+    } else if selected.isEmpty {
+      printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
+    }
 
     if let output {
       do {
@@ -121,7 +136,11 @@ struct ApplyCommand: ParsableCommand {
       }
     }
     try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads)
-    let editor = filterOptions.editor(limits)
+    // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
+    let pool = workerPool(jobs: jobs)
+    defer { pool.shutDown() }
+    var editor = filterOptions.editor(limits)
+    editor.renderer.workers = pool
     let runner = BatchRunner(jobs: jobs, failFast: failFast)
     let interrupted = Interruption.install { runner.stop() }
     let display = ProgressDisplay(

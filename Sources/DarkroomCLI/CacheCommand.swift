@@ -7,8 +7,9 @@ struct CacheCommand: ParsableCommand {
     commandName: "cache",
     abstract: "Inspect and trim the rendition cache.",
     discussion: """
-      Without --cache-dir, the cache is the one a file in the current folder would use: the
-      enclosing library's .darkroom/cache, else $XDG_CACHE_HOME/darkroom, else ~/.cache/darkroom.
+      Without --cache-dir, the cache is the one a file in the current folder would
+      use: the enclosing library's .darkroom/cache, else $XDG_CACHE_HOME/darkroom,
+      else ~/.cache/darkroom.
 
       Examples:
         darkroom cache stats --json
@@ -37,7 +38,7 @@ struct CacheCommand: ParsableCommand {
 
   struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Evict least recently used renditions until the cache is within --cache-limit.")
+      abstract: "Evict least recently used renditions down to --cache-limit.")
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
@@ -61,7 +62,7 @@ struct CacheCommand: ParsableCommand {
   }
 }
 
-/// A file in the current folder: what `Library.containing` walks up from.
+/// The current folder: its library's cache is the one these commands act on.
 private var currentFolderFile: String {
-  FileManager.default.currentDirectoryPath + "/."
+  FileManager.default.currentDirectoryPath
 }

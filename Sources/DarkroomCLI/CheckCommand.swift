@@ -5,16 +5,18 @@ import FoundationEssentials
 struct CheckCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "check",
-    abstract: "Verify a library's store of originals, and repair what can be repaired.",
+    abstract: "Verify a library's store of originals; repair what can be.",
     discussion: """
-      Checks every original's SHA-256, that every edit's original is in the store, that
-      no original shares its inode (a hard link) with a photo outside .darkroom/, and that
-      no edited photo was left read-only. Libraries written by darkroom 0.1.0 have the
-      last two problems; --repair gives each original a file of its own and makes the
-      photos writable again (0666 less the umask). A damaged or missing original cannot
-      be repaired: it is reported, and the edits that need it still refuse to revert.
+      Checks every original's SHA-256, that every edit's original is in the store,
+      that no original shares its inode (a hard link) with a photo outside
+      .darkroom/, and that no edited photo was left read-only. Libraries written by
+      darkroom 0.1.0 have the last two problems; --repair gives each original a file
+      of its own and makes the photos writable again (0666 less the umask). A
+      damaged or missing original cannot be repaired: it is reported, and the edits
+      that need it still refuse to revert.
 
-      Exit status: 0 if the library is sound (or was repaired), 1 if a problem remains.
+      Exit status: 0 if the library is sound (or was repaired), 1 if a problem
+      remains.
 
       Examples:
         darkroom check photos/
@@ -22,7 +24,7 @@ struct CheckCommand: ParsableCommand {
         darkroom check --repair out/ --search in/    # inputs of an old apply -o
       """)
 
-  @Argument(help: "The library: a folder holding .darkroom/, or inside one (default: .).")
+  @Argument(help: "The library: a folder holding .darkroom/, or inside one.")
   var folder = "."
 
   @Flag(help: "Separate shared inodes and make read-only edits writable again.")
@@ -35,9 +37,7 @@ struct CheckCommand: ParsableCommand {
   var json = false
 
   func run() throws {
-    let probe =
-      folder.hasSuffix("/") ? folder + Library.folderName : folder + "/" + Library.folderName
-    guard let library = Library.containing(probe) else {
+    guard let library = Library.containing(folder) else {
       reportError(
         DarkroomError(.notFound, file: folder, "no library here (.darkroom/ in it or above it)"))
       throw WorkFailed()

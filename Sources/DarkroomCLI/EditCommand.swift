@@ -6,22 +6,25 @@ struct EditCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "edit",
     abstract: "Apply filters to files in place, non-destructively.",
+    usage: "darkroom edit <files> ... --filter <spec> ... [<options>]",
     discussion: """
-      The original bytes go into the library's store (.darkroom/ in the nearest folder
-      above the file, created beside it if there is none) and are on disk before the
-      rendered result replaces the file. The result keeps the source's format and metadata,
-      with Orientation 1 (its pixels are upright) and the adjustment data as XMP.
+      The original bytes go into the library's store (.darkroom/ in the nearest
+      folder above the file, created beside it if there is none) and are on disk
+      before the rendered result replaces the file. The result keeps the source's
+      format and metadata, with Orientation 1 (its pixels are upright) and the
+      adjustment data as XMP.
 
-      Editing an edited file renders from its original again, with the new filters after
-      the old ones (--replace: instead of them), so there is no generation loss.
-      `darkroom revert` restores the original byte for byte.
+      Editing an edited file renders from its original again, with the new filters
+      after the old ones (--replace: instead of them), so there is no generation
+      loss. `darkroom revert` restores the original byte for byte.
 
-      --filter takes a preset name (darkroom filters lists them), a path to a graph .json
-      file, or OP key=value ...; repeat it to chain filters, applied in order.
+      --filter takes a preset name (darkroom filters lists them), a path to a graph
+      .json file, or OP key=value ...; repeat it to chain filters, applied in order.
 
       Examples:
         darkroom edit IMG_0001.jpg --filter noir
-        darkroom edit IMG_0001.jpg --filter 'tone exposure=0.5 contrast=0.2' --filter 'crop aspect=4:5'
+        darkroom edit IMG_0001.jpg --filter 'tone exposure=0.5 contrast=0.2' \\
+          --filter 'crop aspect=4:5'
         darkroom edit IMG_0002.jpg --adjustment <(darkroom adjustments IMG_0001.jpg)
       """)
 
@@ -42,7 +45,15 @@ struct EditCommand: ParsableCommand {
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
-    let editor = filterOptions.editor(limits)
+    var editor = filterOptions.editor(limits)
+    // Several files: each file's pixel work in a worker process, so that one decoder that
+    // crashes or hangs costs that file alone.
+    let pool = files.count > 1 ? workerPool(jobs: 1) : nil
+    defer { pool?.shutDown() }
+    editor.renderer.workers = pool
+    if pool == nil, let only = files.first {
+      ProcessDeadline.arm(file: only, limit: editor.renderer.timeLimit)
+    }
     var failed = false
     for file in files {
       do {

@@ -15,7 +15,7 @@ struct FilterOptions: ParsableArguments {
     ))
   var adjustment: String?
 
-  @Option(help: "Encoder quality of the results, 1-100.")
+  @Option(parsing: .unconditional, help: "Encoder quality of the results, 1-100.")
   var quality: Int = 92
 
   func validate() throws {

@@ -6,8 +6,9 @@ struct FiltersCommand: ParsableCommand {
     commandName: "filters",
     abstract: "List the built-in filters, their parameters, and the presets.",
     discussion: """
-      A --filter is written `OP key=value ...`; values without a key fill the parameters in
-      the order listed. Presets are graphs of these filters, kept in Filters/*.json.
+      A --filter is written `OP key=value ...`; values without a key fill the
+      parameters in the order listed. Presets are graphs of these filters, kept in
+      Filters/*.json.
       """)
 
   @Flag(help: "Print JSON.")

@@ -9,23 +9,28 @@ import FoundationEssentials
 struct RenderCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "render",
-    abstract: "Render a representation: full, fullscreen, thumbnail or aspect-thumbnail.",
+    abstract: "Render a representation: full, fullscreen or (aspect-)thumbnail.",
     discussion: """
       Representations, as in PhotoKit:
-        full              the original pixels; orientation recorded, not applied. In the
-                          source's own format it is a byte-exact copy of the file.
-        fullscreen        upright, fitted inside the screen (--screen, default 1920x1080,
-                          turned to 1080x1920 for a portrait photo); never upscaled.
-        thumbnail         upright, exactly --size x --size, cropped to fill (--crop).
-        aspect-thumbnail  upright, aspect kept, fitted inside --size x --size; never upscaled.
+        full              the original pixels; orientation recorded, not
+                          applied. In the source's own format it is a
+                          byte-exact copy of the file.
+        fullscreen        upright, fitted inside the screen (--screen,
+                          default 1920x1080, turned to 1080x1920 for a
+                          portrait photo); never upscaled.
+        thumbnail         upright, exactly --size x --size, cropped to
+                          fill (--crop).
+        aspect-thumbnail  upright, aspect kept, fitted inside --size x
+                          --size; never upscaled.
 
-      Display representations are converted to sRGB when the source has another colour
-      profile. EXIF is kept with Orientation 1 and without its embedded thumbnail, unless
-      --strip (no metadata) or --strip-location (no GPS).
+      Display representations are converted to sRGB when the source has another
+      colour profile. EXIF is kept with Orientation 1 and without its embedded
+      thumbnail, unless --strip (no metadata) or --strip-location (no GPS).
 
-      Each rendition is made on first request and cached; later requests for the same
-      source content, representation and options are served from the cache without
-      starting libvips. A source whose bytes change is never served a stale rendition.
+      Each rendition is made on first request and cached; later requests for the
+      same source content, representation and options are served from the cache
+      without starting libvips. A source whose bytes change is never served a stale
+      rendition.
 
       Output: -o FILE (format from its extension unless --format), -o - for standard
       output, -o DIR for several inputs; without -o, beside the input as
@@ -33,7 +38,8 @@ struct RenderCommand: ParsableCommand {
 
       Examples:
         darkroom render --rep fullscreen IMG_0001.jpg
-        darkroom render --rep thumbnail --size 512 --crop attention IMG_0001.jpg -o thumb.webp
+        darkroom render --rep thumbnail --size 512 --crop attention \\
+          IMG_0001.jpg -o thumb.webp
         cat photo.jpg | darkroom render - --rep aspect-thumbnail -o - > small.jpg
       """)
 
@@ -50,13 +56,14 @@ struct RenderCommand: ParsableCommand {
   @Option(help: "jpeg, png, webp, avif, heic or tiff. Default: from -o, else the source's format.")
   var format: ImageFormat?
 
-  @Option(help: "Encoder quality, 1-100 (JPEG, WebP, AVIF, HEIC).")
+  @Option(parsing: .unconditional, help: "Encoder quality, 1-100 (JPEG, WebP, AVIF, HEIC).")
   var quality: Int = 85
 
   @Option(help: ArgumentHelp("Screen box for fullscreen.", valueName: "WxH"))
   var screen: String = "1920x1080"
 
-  @Option(help: "Edge of the thumbnail and aspect-thumbnail box, in pixels.")
+  @Option(
+    parsing: .unconditional, help: "Edge of the thumbnail and aspect-thumbnail box, in pixels.")
   var size: Int = 256
 
   @Option(help: "How thumbnail chooses its square: centre, attention or entropy.")
@@ -96,28 +103,47 @@ struct RenderCommand: ParsableCommand {
       throw ValidationError(
         "--strip already removes the location; give one of --strip and --strip-location")
     }
-    if inputs.count > 1 || inputs.contains(where: isFolder), let output, output == "-" {
+    if several, output == "-" {
       throw ValidationError("Several inputs cannot all go to standard output; give -o a folder")
     }
-    if inputs.count > 1 || inputs.contains(where: isFolder), let output, !isFolder(output),
-      ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) != nil
-    {
+    if several, let output, outputFolder == nil {
       throw ValidationError("Several inputs need -o to name a folder, but \(output) names a file")
     }
     if inputs.filter({ $0 == "-" }).count > 1 {
       throw ValidationError("Standard input (-) can be read only once")
     }
-    if let output, output != "-", !isFolder(output) {
+    if let output, output != "-", outputFolder == nil {
       let ext = URL(fileURLWithPath: output).pathExtension
-      guard let named = ImageFormat(fileExtension: ext) else {
+      if let named = ImageFormat(fileExtension: ext) {
+        if let format, format != named {
+          throw ValidationError(
+            "--format \(format.rawValue) contradicts the extension of \(output)")
+        }
+      } else if ImageFormat.readOnlyExtensions.contains(ext.lowercased()) {
         throw ValidationError(
-          "Cannot tell the output format from '\(output)': use an extension such as .jpg, .png, .webp, or --format"
+          "Darkroom does not write \(ext.uppercased()) ('\(output)'): it writes JPEG, PNG, WebP, AVIF, HEIC and TIFF"
+        )
+      } else if format == nil {
+        throw ValidationError(
+          "Cannot tell the output format from '\(output)': use an extension such as .jpg, .png, .webp, or --format (a folder ends with /)"
         )
       }
-      if let format, format != named {
-        throw ValidationError("--format \(format.rawValue) contradicts the extension of \(output)")
-      }
     }
+  }
+
+  /// Several inputs (or a folder) make one rendition each.
+  private var several: Bool { inputs.count > 1 || inputs.contains(where: isFolder) }
+
+  /// The folder -o names: an existing folder, a path ending in /, or, for several inputs, a
+  /// path without an image extension (made if missing). nil for a file or standard output.
+  private var outputFolder: String? {
+    guard let output, output != "-" else { return nil }
+    var folder = output
+    while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
+    if output.hasSuffix("/") || isFolder(output) { return folder }
+    let ext = URL(fileURLWithPath: output).pathExtension
+    if several && ImageFormat(fileExtension: ext) == nil { return folder }
+    return nil
   }
 
   private var screenBox: (Int, Int)? {
@@ -133,20 +159,28 @@ struct RenderCommand: ParsableCommand {
     let (files, missing) = BatchInputs.collect(inputs.filter { $0 != "-" })
     var failed = !missing.isEmpty
     missing.forEach(reportError)
-    let several = inputs.count > 1 || inputs.contains(where: isFolder)
-    if several, let output, !isFolder(output) {
+    if let folder = outputFolder, !isFolder(folder) {
       do {
-        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
       } catch {
-        reportError(DarkroomError(.io, file: output, "cannot create the output folder: \(error)"))
+        reportError(DarkroomError(.io, file: folder, "cannot create the output folder: \(error)"))
         throw WorkFailed()
       }
     }
     var work = files
     if inputs.contains("-") { work.insert(BatchInput(path: "-", relativePath: "stdin"), at: 0) }
+    // Several files: pixel work in a worker process, so that one decoder that crashes or
+    // hangs costs that file alone. One file renders in this process (see README).
+    let pool = work.count > 1 ? workerPool(jobs: 1) : nil
+    defer { pool?.shutDown() }
+    var renderer = limits.apply(to: Renderer())
+    renderer.workers = pool
+    if pool == nil, let only = work.first {
+      ProcessDeadline.arm(file: only.path, limit: renderer.timeLimit)
+    }
     for input in work {
       do {
-        try render(input)
+        try render(input, renderer)
       } catch {
         failed = true
         reportError(error)
@@ -168,7 +202,7 @@ struct RenderCommand: ParsableCommand {
     return spec
   }
 
-  private func render(_ item: BatchInput) throws {
+  private func render(_ item: BatchInput, _ renderer: Renderer) throws {
     let input = item.path
     var source: ImageSource =
       input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
@@ -176,10 +210,10 @@ struct RenderCommand: ParsableCommand {
     if original, input != "-", let bytes = try Editor().originalBytes(input) {
       source = .data(bytes, name: input)
     }
-    let explicitFile = output.flatMap { $0 == "-" || isFolder($0) ? nil : $0 }
+    let explicitFile = output.flatMap { $0 == "-" || outputFolder != nil ? nil : $0 }
     let spec = spec(for: explicitFile)
     let service = Representations(
-      renderer: limits.apply(to: Renderer()),
+      renderer: renderer,
       cache: noCache ? nil : cacheOptions.cache(for: input == "-" ? nil : input))
     let rendition = try service.rendition(of: source, spec)
 
@@ -216,7 +250,7 @@ struct RenderCommand: ParsableCommand {
     let base =
       input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
     let name = "\(base).\(representation.rawValue).\(format.fileExtension)"
-    if let output, isFolder(output) {
+    if let output = outputFolder {
       // Mirror the input's folder under the output folder.
       let folder = item.relativePath.split(separator: "/").dropLast().joined(separator: "/")
       let target = folder.isEmpty ? output : output + "/" + folder

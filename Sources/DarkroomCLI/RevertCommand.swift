@@ -5,12 +5,13 @@ import FoundationEssentials
 struct RevertCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "revert",
-    abstract: "Restore edited files to their original bytes (or to an earlier version).",
+    abstract: "Restore edited files to their original bytes, or to a version.",
     discussion: """
-      The original comes from the library's store and is checked against its SHA-256 before
-      it replaces the file. A file is recognised by its content, so revert works after it
-      was renamed or moved inside its library. Reverting a file that is not an edit says so
-      and changes nothing. If the store has lost the original, nothing changes either.
+      The original comes from the library's store and is checked against its SHA-256
+      before it replaces the file. A file is recognised by its content, so revert
+      works after it was renamed or moved inside its library. Reverting a file that
+      is not an edit says so and changes nothing. If the store has lost the
+      original, nothing changes either.
 
       Examples:
         darkroom revert IMG_0001.jpg
@@ -20,7 +21,9 @@ struct RevertCommand: ParsableCommand {
   @Argument(help: "Edited files, or folders (walked for images).")
   var files: [String]
 
-  @Option(help: "Version to restore: 0 is the original (default); see darkroom history.")
+  @Option(
+    parsing: .unconditional,
+    help: "Version to restore: 0 is the original (default); see darkroom history.")
   var to: Int?
 
   @Flag(help: "Print one JSON object per file.")
@@ -68,7 +71,8 @@ struct HistoryCommand: ParsableCommand {
   var json = false
 
   func run() throws {
-    let versions = try Editor().history(file)
+    let history = try Editor().editHistory(file)
+    let versions = history.versions
     if json {
       print(
         "["
@@ -80,10 +84,15 @@ struct HistoryCommand: ParsableCommand {
       print("\(file): not edited")
       return
     }
-    print("0  original  \(first.original.fileName)  sha256 \(first.original.sha256)")
+    // `*` marks the version the file holds now; versions after it can be restored with
+    // revert --to until a new edit branches off.
+    func mark(_ version: Int) -> String { version == history.current ? "*" : " " }
+    print("\(mark(0))0  original  \(first.original.fileName)  sha256 \(first.original.sha256)")
     for version in versions {
       let filters = version.graph.nodes.map(\.text).joined(separator: " | ")
-      print("\(version.version)  \(version.created)  \(filters)  sha256 \(version.result.sha256)")
+      print(
+        "\(mark(version.version))\(version.version)  \(version.created)  \(filters)  sha256 \(version.result.sha256)"
+      )
     }
   }
 }
@@ -93,7 +102,8 @@ struct AdjustmentsCommand: ParsableCommand {
     commandName: "adjustments",
     abstract: "Print the adjustment data of an edited file (canonical JSON).",
     discussion: """
-      Paste it onto another file with `darkroom edit OTHER.jpg --adjustment DATA.json`.
+      Paste it onto another file with `darkroom edit OTHER.jpg --adjustment
+      DATA.json`.
       """)
 
   @Argument(help: "An edited file.")

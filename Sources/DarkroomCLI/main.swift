@@ -11,27 +11,34 @@ struct DarkroomCommand: ParsableCommand {
     commandName: "darkroom",
     abstract: "Render representations of photos, apply filters, and undo edits.",
     discussion: """
-      Exit status: 0 on success, 1 if any file failed, 2 on a usage error.
-      Errors go to standard error, one line each: `darkroom: FILE: problem`.
+      Exit status: 0 on success, 1 if any file failed, 2 on a usage error. Errors go
+      to standard error, one line each: `darkroom: FILE: problem`.
       """,
     version: DarkroomVersion.string,
     subcommands: [
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
-      CheckCommand.self,
+      CheckCommand.self, WorkerCommand.self,
     ])
 }
 
-// ArgumentParser exits 64 on a usage error; Darkroom promises 2 (as most Unix tools do).
+// One reporter for every command: problems are `darkroom: FILE: problem` (exit 1), usage
+// errors `darkroom: message` and the usage (exit 2; ArgumentParser's own code is 64), help
+// and --version exit 0.
 do {
   var command = try DarkroomCommand.parseAsRoot()
   try command.run()
 } catch let failure as WorkFailed {
   exit(failure.status)
+} catch let error as DarkroomError {
+  reportError(error)
+  exit(1)
 } catch {
   let code = DarkroomCommand.exitCode(for: error)
   if code == .validationFailure {
-    printError(DarkroomCommand.fullMessage(for: error) + "\n")
+    var message = DarkroomCommand.fullMessage(for: error)
+    if message.hasPrefix("Error: ") { message = "darkroom: " + message.dropFirst("Error: ".count) }
+    printError(message + "\n")
     exit(2)
   }
   DarkroomCommand.exit(withError: error)

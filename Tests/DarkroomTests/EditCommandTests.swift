@@ -114,8 +114,13 @@ struct EditCommandTests {
     _ = try CLI.run(["revert", paths[0]])
     let again = try CLI.run(["revert", paths[0]])
     #expect(again.status == 0)
-    #expect(again.stdout == "\(paths[0]): not edited; nothing to revert\n")
+    #expect(again.stdout == "\(paths[0]): already at version 0\n")
     let bad = try CLI.run(["revert", "--to", "7", paths[0]])
-    #expect(bad.status == 0, "an unedited file has no versions to refuse")
+    #expect(bad.status == 1)
+    #expect(
+      bad.stderr == "darkroom: \(paths[0]): no version 7: versions are 0 (the original) to 2\n")
+    let unedited = try folder.write("plain.jpg", Fixture.bytes(Fixture.sample("alpha.png")))
+    let none = try CLI.run(["revert", unedited])
+    #expect(none.stdout == "\(unedited): not edited; nothing to revert\n")
   }
 }

@@ -41,7 +41,7 @@ struct EditTests {
 
     #expect(try editor.revert(paths[0]) == .restoredOriginal(sha256: original.hex))
     #expect(try ContentHash.of(file: paths[0]) == original)
-    #expect(try editor.revert(paths[0]) == .notEdited)
+    #expect(try editor.revert(paths[0]) == .alreadyAtVersion(0))
     #expect(try ContentHash.of(file: paths[0]) == original)
   }
 

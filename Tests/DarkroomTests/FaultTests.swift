@@ -84,7 +84,7 @@ struct FaultTests {
       process.executableURL = CLI.binary.asURL
       process.arguments = ["apply", "--filter", "chrome", "--progress", "json", folder.path]
       let pipe = folder.file("out-\(i).jsonl")
-      FileManager.default.createFile(atPath: pipe, contents: nil)
+      _ = FileManager.default.createFile(atPath: pipe, contents: nil)
       process.standardOutput = try FileHandle(forWritingTo: pipe.asURL)
       process.standardError = FileHandle.nullDevice
       try process.run()

@@ -73,6 +73,7 @@ struct InfoCommandTests {
   func usage(arguments: [String]) throws {
     let result = try CLI.run(arguments)
     #expect(result.status == 2)
-    #expect(result.stderr.contains("Error:"))
+    #expect(result.stderr.hasPrefix("darkroom: "), "one error format: \(result.stderr)")
+    #expect(result.stderr.contains("Usage: darkroom"))
   }
 }

@@ -61,7 +61,7 @@ struct RenderCommandTests {
       (["--quality", "120"], "Expected integer between 1 and 100 for --quality but received 120"),
       (["--screen", "wide"], "Expected WxH (such as 1920x1080) for --screen but received wide"),
       (["--rep", "poster"], "poster"),
-      (["-o", "out.bmp"], "Cannot tell the output format from 'out.bmp'"),
+      (["-o", "out.bmp"], "Darkroom does not write BMP ('out.bmp')"),
     ])
   func usageErrors(extra: [String], message: String) throws {
     let result = try CLI.run(["render", Fixture.sample("gps.jpg")] + extra)

@@ -5,6 +5,44 @@ import Testing
 
 @Suite("libvips binding")
 struct VipsTests {
+  /// Runs `cc -fsyntax-only $(pkg-config --cflags vips) Tests/ShimCheck/check.c` (plus
+  /// `extra`), returning the exit status and what the compiler printed.
+  static func compileShimCheck(_ extra: [String] = []) throws -> (Int32, String) {
+    let flags = Process()
+    flags.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    flags.arguments = ["pkg-config", "--cflags", "vips"]
+    let pipe = Pipe()
+    flags.standardOutput = pipe
+    try flags.run()
+    let cflags = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    flags.waitUntilExit()
+    try #require(
+      flags.terminationStatus == 0, "pkg-config finds vips (apt-get install libvips-dev)")
+    let compiler = Process()
+    compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    compiler.arguments =
+      ["cc", "-fsyntax-only"]
+      + cflags.split(separator: " ").map(String.init).filter {
+        !$0.isEmpty && $0 != "\n"
+      }.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } + extra
+      + [Fixture.root.appendingPathComponent("Tests/ShimCheck/check.c").path]
+    let errors = Pipe()
+    compiler.standardError = errors
+    try compiler.run()
+    let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    compiler.waitUntilExit()
+    return (compiler.terminationStatus, output)
+  }
+
+  @Test("the shim's libvips declarations match <vips/vips.h>; a wrong one is refused")
+  func shimDeclarationsMatchHeaders() throws {
+    let (status, output) = try Self.compileShimCheck()
+    #expect(status == 0, "\(output)")
+    let (wrong, message) = try Self.compileShimCheck(["-DDR_SHIM_CHECK_SELF_TEST"])
+    #expect(wrong != 0)
+    #expect(message.contains("vips_version differs from <vips/vips.h>"), "\(message)")
+  }
+
   @Test("a loop through libvips under VIPS_LEAK=1 reports no leaked object or memory")
   func noLeaks() throws {
     let folder = try Fixture.temporaryFolder()

@@ -1,10 +1,12 @@
 // Compiles Darkroom's own declarations of libvips' functions (Sources/CVipsShim/vips_api.h)
-// beside libvips' real headers: a prototype that differs fails the build of the tests.
+// beside libvips' real headers: a prototype that differs fails to compile. The test
+// "the shim's libvips declarations match <vips/vips.h>" compiles this file with the C
+// compiler and `pkg-config --cflags vips`, outside SwiftPM, whose system-library targets
+// warn about the -pthread that vips' pkg-config file carries.
 #include <vips/vips.h>
 
 #include "../../Sources/CVipsShim/include/vips_shim.h"
 #include "../../Sources/CVipsShim/vips_api.h"
-#include "vips_shim_check.h"
 
 #define DR_CHECK(name)                                                          \
   _Static_assert(__builtin_types_compatible_p(__typeof__(&name), dr_##name##_fn), \
@@ -28,4 +30,13 @@ _Static_assert(VIPS_DIRECTION_HORIZONTAL == DR_DIRECTION_HORIZONTAL &&
                    VIPS_DIRECTION_VERTICAL == DR_DIRECTION_VERTICAL, "VipsDirection");
 
 #define DR_COUNT(name) +1
+int dr_vips_api_checked(void);
 int dr_vips_api_checked(void) { return 0 DR_VIPS_FUNCTIONS(DR_COUNT); }
+
+#ifdef DR_SHIM_CHECK_SELF_TEST
+// The test compiles this once more with a prototype that is wrong on purpose, and expects
+// the compiler to refuse it: proof that the checks above can fail.
+typedef void (*dr_wrong_fn)(void);
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vips_version), dr_wrong_fn),
+               "vips_version differs from <vips/vips.h>");
+#endif

@@ -8,6 +8,10 @@ extension AssetMetadata: Encodable {
     case exposureTime, fNumber, iso, focalLength, iccProfile
   }
 
+  /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
+  /// when the file does not say.
+  ///
+  /// - Throws: Whatever `encoder` throws.
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: Field.self)
     try c.encode(file, forKey: .file)

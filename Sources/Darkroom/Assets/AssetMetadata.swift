@@ -3,40 +3,85 @@
 /// ```swift
 /// let metadata = try AssetMetadata.read(path: "IMG_0001.jpg")
 /// print(metadata.displayWidth, metadata.displayHeight, metadata.orientation.effective)
+/// if let place = metadata.location { print(place.latitude, place.longitude) }
 /// ```
+///
+/// Read it with ``read(path:)`` or ``read(_:)``: JPEG and PNG headers are parsed directly,
+/// other formats through libvips' header-only load. Fields the file does not record are nil.
+/// It encodes to the JSON that `darkroom info --json` prints.
+///
+/// `AssetMetadata` is a `Sendable` value type: share it across tasks and threads freely.
 public struct AssetMetadata: Sendable, Equatable {
   /// The path as given.
   public var file: String
   /// Short format name: "jpeg", "png", "webp", "tiff", "heif", "gif", ...
   public var format: String
+  /// The size of the file (or of the bytes in memory), in bytes.
   public var byteSize: Int
   /// Size of the stored pixels, before orientation.
   public var width: Int
+  /// Height of the stored pixels, before orientation.
   public var height: Int
+  /// What the file's EXIF Orientation tag says; ``OrientationTag/effective`` is the
+  /// orientation renderers apply.
   public var orientation: OrientationTag
+  /// Whether the pixels have an alpha (transparency) channel.
   public var hasAlpha: Bool
+  /// When the photo was taken (EXIF DateTimeOriginal); nil when not recorded or invalid.
   public var captureDate: CaptureDate?
+  /// Where the photo was taken (EXIF GPS); nil when not recorded or out of range.
   public var location: GPSLocation?
+  /// The camera's maker (EXIF Make), such as "Canon".
   public var cameraMake: String?
+  /// The camera's model (EXIF Model), such as "Canon EOS 40D".
   public var cameraModel: String?
+  /// The lens's maker (EXIF LensMake).
   public var lensMake: String?
+  /// The lens's model (EXIF LensModel).
   public var lensModel: String?
-  /// Seconds.
+  /// Exposure time (EXIF ExposureTime), in seconds.
   public var exposureTime: Double?
+  /// The aperture as an f-number (EXIF FNumber), such as 2.8.
   public var fNumber: Double?
+  /// The ISO speed (EXIF ISOSpeedRatings).
   public var iso: Int?
-  /// Millimetres.
+  /// Focal length (EXIF FocalLength), in millimetres.
   public var focalLength: Double?
   /// The embedded colour profile; nil when there is none.
   public var iccProfile: ICCProfileInfo?
 
+  /// Make and model as a person would say them: `Canon EOS 40D`, not `Canon Canon EOS 40D`
+  /// (many cameras repeat the make in the model). nil when neither is recorded.
+  public var cameraName: String? {
+    guard let model = cameraModel else { return cameraMake }
+    guard let make = cameraMake else { return model }
+    // "NIKON CORPORATION" + "NIKON D850": the make's first word already opens the model.
+    let brand = make.split(separator: " ").first.map { $0.lowercased() } ?? make.lowercased()
+    if model.lowercased().hasPrefix(brand) { return model }
+    return make + " " + model
+  }
+
   /// Size as a person sees it, with orientation applied.
   public var displayWidth: Int { orientation.effective.swapsDimensions ? height : width }
+  /// Height as a person sees it, with orientation applied.
   public var displayHeight: Int { orientation.effective.swapsDimensions ? width : height }
 }
 
 /// When the photo was taken, as the camera wrote it.
+///
+/// The fields are the camera's local time; ``utcOffsetMinutes`` places it in UTC when the
+/// camera recorded its offset.
+///
+/// ```swift
+/// if let date = metadata.captureDate {
+///   print(date.iso8601)  // 2024-05-01T14:03:09.120+02:00
+/// }
+/// ```
+///
+/// `CaptureDate` is a `Sendable` value type.
 public struct CaptureDate: Sendable, Equatable {
+  /// The date and time as written (EXIF DateTimeOriginal), in the camera's local time;
+  /// `second` may be 60 for a leap second.
   public var year, month, day, hour, minute, second: Int
   /// Fractional seconds as written (SubSecTimeOriginal), e.g. "123".
   public var subsecond: String?
@@ -81,8 +126,14 @@ public struct CaptureDate: Sendable, Equatable {
 }
 
 /// A GPS position in signed decimal degrees (south and west negative) and metres.
+///
+/// Degrees are rounded to 1e-7 (about 1 cm), which is all EXIF's rationals carry. It encodes
+/// as `{"latitude": ..., "longitude": ..., "altitude": ...}`. `GPSLocation` is a `Sendable`
+/// value type.
 public struct GPSLocation: Sendable, Equatable, Codable {
+  /// Degrees north of the equator; negative in the south, within -90...90.
   public var latitude: Double
+  /// Degrees east of Greenwich; negative in the west, within -180...180.
   public var longitude: Double
   /// Metres above sea level (negative below); nil when not recorded.
   public var altitude: Double?
@@ -90,6 +141,8 @@ public struct GPSLocation: Sendable, Equatable, Codable {
 
 extension GPSLocation {
   /// Encodes `altitude` as null rather than leaving it out.
+  ///
+  /// - Throws: Whatever `encoder` throws.
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(latitude, forKey: .latitude)

@@ -7,10 +7,22 @@ import Crypto
 #endif
 
 /// The SHA-256 of an image's bytes: the identity of its content, whatever its name.
+///
+/// The rendition cache files renditions under their source's content hash, and a library's
+/// store files originals and adjustment data under theirs, so a renamed or moved file keeps
+/// its renditions and its edit.
+///
+/// ```swift
+/// let hash = try ContentHash.of(file: "IMG_0001.jpg")
+/// print(hash)  // 64 lowercase hex digits
+/// ```
+///
+/// `ContentHash` is a `Sendable` value type.
 public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible {
   /// 64 lowercase hex digits.
   public let hex: String
 
+  /// A hash from its hex form; nil unless `hex` is exactly 64 lowercase hex digits.
   public init?(hex: String) {
     guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
     self.hex = hex
@@ -23,17 +35,24 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
     }.joined()
   }
 
+  /// The hex form, as ``hex``.
   public var description: String { hex }
 
+  /// The SHA-256 of bytes in memory.
   public static func of(bytes: [UInt8]) -> ContentHash {
     ContentHash(digest: SHA256.hash(data: bytes))
   }
 
+  /// The SHA-256 of a string's UTF-8 bytes.
   public static func of(text: String) -> ContentHash {
     of(bytes: Array(text.utf8))
   }
 
   /// Hashes a file in 1 MiB reads, so memory stays flat for large files.
+  ///
+  /// - Throws: A ``DarkroomError`` about `path`: `notFound`, `isDirectory`, `unreadable`,
+  ///   `unsupportedFormat` (not a regular file) or `empty` (0 bytes) when the file cannot be
+  ///   opened, `io` when a read fails.
   public static func of(file path: String) throws(DarkroomError) -> ContentHash {
     let file = try InputFile(path)
     var hasher = SHA256()

@@ -1,5 +1,13 @@
 /// Where an image's bytes come from: a file, or memory (standard input, an upload).
+///
+/// ```swift
+/// let rendition = try Renderer().render(.file("IMG_0001.jpg"), RenditionSpec(.fullscreen))
+/// let metadata = try AssetMetadata.read(.data(bytes, name: "upload.jpg"))
+/// ```
+///
+/// `ImageSource` is a `Sendable` value; bytes in memory are copied on write like any array.
 public enum ImageSource: Sendable {
+  /// A file, by its path (relative paths are to the current directory).
   case file(String)
   /// Bytes in memory, with a name for messages (`-` for standard input).
   case data([UInt8], name: String)

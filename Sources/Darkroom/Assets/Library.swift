@@ -3,22 +3,42 @@ import FoundationEssentials
 /// A library is a folder: like a git work tree, the nearest `.darkroom/` found walking up
 /// from a file holds its originals, adjustment data and rendition cache. Moving the whole
 /// folder moves the library with it.
+///
+/// ```swift
+/// if let library = Library.containing("photos/2024/IMG_0001.jpg") {
+///   print(library.root.path, library.cacheFolder.path)
+/// }
+/// ```
+///
+/// ``Editor`` makes a library beside a file the first time it edits a file that is in none.
+/// `Library` is a `Sendable` value type; it names folders and holds no open files.
 public struct Library: Sendable, Hashable {
   /// The folder that contains `.darkroom/`.
   public let root: URL
 
+  /// The name of a library's own folder, `.darkroom`.
   public static let folderName = ".darkroom"
 
+  /// The library's `.darkroom/` folder: originals, adjustment data, locks and the cache.
   public var metadataFolder: URL { root.appendingPathComponent(Self.folderName) }
+  /// The library's rendition cache folder, `.darkroom/cache` (see ``RenditionCache``).
   public var cacheFolder: URL { metadataFolder.appendingPathComponent("cache") }
 
+  /// The library whose `.darkroom/` folder is (or would be) in `root`; creates nothing.
   public init(root: URL) {
     self.root = root.standardizedFileURL
   }
 
-  /// The library of `path`: the nearest ancestor folder holding `.darkroom/`, or nil.
+  /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`
+  /// names (or, for a file, the folder it is in) upwards; nil if there is none.
   public static func containing(_ path: String) -> Library? {
-    var folder = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
+    var folder = URL(fileURLWithPath: path).standardizedFileURL
+    var namesFolder = false
+    if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &namesFolder)
+      || !namesFolder
+    {
+      folder.deleteLastPathComponent()
+    }
     while true {
       var isFolder = false
       let candidate = folder.appendingPathComponent(folderName).path

@@ -2,15 +2,31 @@
 ///
 /// Raw values follow EXIF (and TIFF): the position of the stored image's first row and
 /// first column in the upright picture.
+///
+/// ```swift
+/// if case .valid(let orientation) = metadata.orientation {
+///   print(orientation.summary)  // "rotate 90° clockwise"
+/// }
+/// ```
+///
+/// `Orientation` is a `Sendable` value type.
 public enum Orientation: Int, Sendable, Codable, CaseIterable {
-  case up = 1  // top-left: stored upright
-  case upMirrored = 2  // top-right: mirrored left-right
-  case down = 3  // bottom-right: turned 180°
-  case downMirrored = 4  // bottom-left: mirrored top-bottom
-  case leftMirrored = 5  // left-top: transposed
-  case right = 6  // right-top: stored turned 90° anticlockwise; shown turned clockwise
-  case rightMirrored = 7  // right-bottom: transversed
-  case left = 8  // left-bottom: stored turned 90° clockwise
+  /// 1, top-left: stored upright.
+  case up = 1
+  /// 2, top-right: stored mirrored left-right.
+  case upMirrored = 2
+  /// 3, bottom-right: stored turned 180°.
+  case down = 3
+  /// 4, bottom-left: stored mirrored top-bottom.
+  case downMirrored = 4
+  /// 5, left-top: stored transposed (mirrored across the main diagonal).
+  case leftMirrored = 5
+  /// 6, right-top: stored turned 90° anticlockwise; shown turned clockwise.
+  case right = 6
+  /// 7, right-bottom: stored transversed (mirrored across the other diagonal).
+  case rightMirrored = 7
+  /// 8, left-bottom: stored turned 90° clockwise; shown turned anticlockwise.
+  case left = 8
 
   /// Whether showing the image upright swaps its width and height.
   public var swapsDimensions: Bool { rawValue >= 5 }
@@ -31,9 +47,13 @@ public enum Orientation: Int, Sendable, Codable, CaseIterable {
 }
 
 /// What the file's Orientation tag says, kept apart from what Darkroom will do with it.
+///
+/// Use ``effective`` for geometry; the cases tell a missing, an invalid and an ignored tag
+/// apart for display. `OrientationTag` is a `Sendable` value type.
 public enum OrientationTag: Sendable, Equatable {
   /// No Orientation tag (or no EXIF at all): the pixels are taken as upright.
   case absent
+  /// A tag of 1...8: renderers turn the pixels upright by it.
   case valid(Orientation)
   /// A tag outside 1...8 (or not a number): ignored, as libvips and browsers do.
   case invalid(raw: Int)
@@ -57,6 +77,8 @@ public enum OrientationTag: Sendable, Equatable {
     }
   }
 
+  /// The case as a word, as `darkroom info --json` prints it: `absent`, `valid`, `invalid`
+  /// or `ignored`.
   public var status: String {
     switch self {
     case .absent: "absent"

@@ -6,10 +6,16 @@ import FoundationEssentials
 
 /// One file of a batch: where it is, and its path relative to the argument it came from
 /// (what `-o DIR` mirrors, and what `--shard` hashes).
+///
+/// `BatchInput` is a `Sendable` value type.
 public struct BatchInput: Sendable, Hashable {
+  /// The file's path: as given, or the folder argument joined with ``relativePath``.
   public var path: String
+  /// The path below the folder argument it was found in; the file name alone for a file
+  /// named directly.
   public var relativePath: String
 
+  /// An input at `path`, known by `relativePath` to `-o DIR` and `--shard`.
   public init(path: String, relativePath: String) {
     self.path = path
     self.relativePath = relativePath
@@ -20,9 +26,20 @@ public struct BatchInput: Sendable, Hashable {
 /// input) into the batch's files. Folders contribute only files that are images by their
 /// content, not their extension; symbolic-link loops are walked once; library folders
 /// (`.darkroom/`) and hidden files are skipped.
+///
+/// ```swift
+/// let (inputs, errors) = BatchInputs.collect(["photos", "scans/page-1.tif"])
+/// for error in errors { print(error) }  // arguments that cannot be read
+/// ```
+///
+/// Its functions keep no state: call them from any thread.
 public enum BatchInputs {
   /// Files named explicitly are always taken (a non-image among them fails in the batch,
   /// with its own error); files found in folders are taken only if they look like images.
+  ///
+  /// Inputs come in argument order, each folder's files sorted by name; a path met twice is
+  /// taken once. `errors` holds a ``DarkroomError`` (`notFound`, `unreadable` or `io`) for
+  /// each argument that cannot be read; the other arguments are still collected.
   public static func collect(_ arguments: [String]) -> (
     inputs: [BatchInput], errors: [DarkroomError]
   ) {
@@ -105,8 +122,17 @@ public enum BatchInputs {
 
 /// `--shard i/n`: a deterministic share of a batch, the same whatever order the inputs were
 /// listed in, so n machines (an indexed Job, an array job) together cover every file once.
+///
+/// ```swift
+/// guard let shard = Shard("1/4") else { fatalError("not i/n") }  // the second of four
+/// let mine = inputs.filter(shard.contains)
+/// ```
+///
+/// `Shard` is a `Sendable` value type.
 public struct Shard: Sendable, Equatable {
+  /// Which share, counting from 0.
   public var index: Int
+  /// How many shares there are.
   public var count: Int
 
   /// Parses `i/n` with 0 <= i < n.

@@ -4,22 +4,35 @@ import FoundationEssentials
 import Synchronization
 
 /// What happened to one file of a batch; a line of `--progress json` and of `--report`.
+///
+/// `BatchOutcome` is a `Sendable` value type.
 public struct BatchOutcome: Sendable, Codable, Equatable {
+  /// How the file's work ended.
   public enum Status: String, Sendable, Codable {
+    /// The work was done.
     case done
     /// Already up to date: nothing to do (a re-run after an interruption).
     case skipped
+    /// The work failed; ``BatchOutcome/error`` says why.
     case failed
   }
 
+  /// The input file.
   public var file: String
+  /// How the file's work ended.
   public var status: Status
+  /// The file written, when there is one.
   public var output: String?
+  /// How long the work took, in milliseconds (``BatchRunner`` sets it).
   public var ms: Double
+  /// What went wrong, for a failed file.
   public var error: String?
+  /// The content hash of the source the work used (for an edit, its original), if known.
   public var sourceSHA256: String?
+  /// The content hash of the file written, if known.
   public var resultSHA256: String?
 
+  /// An outcome; ``BatchRunner/run(_:work:progress:)`` fills in ``ms``.
   public init(
     file: String, status: Status, output: String? = nil, ms: Double = 0, error: String? = nil,
     sourceSHA256: String? = nil, resultSHA256: String? = nil
@@ -35,26 +48,59 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
 }
 
 /// Counts so far, for progress displays and the final summary.
+///
+/// `BatchCounts` is a `Sendable` value type.
 public struct BatchCounts: Sendable, Codable, Equatable {
+  /// How many files the batch has.
   public var total: Int
+  /// Files whose work was done.
   public var done = 0
+  /// Files that were already up to date.
   public var skipped = 0
+  /// Files whose work failed.
   public var failed = 0
   /// Files not started because the batch was stopped (Ctrl-C or --fail-fast).
   public var notStarted = 0
+  /// Seconds since the batch started.
   public var seconds = 0.0
 
+  /// Files finished so far, whatever their status.
   public var finished: Int { done + skipped + failed }
 }
 
 /// Runs one piece of work per file on `jobs` threads, in input order of starting, and
 /// reports each outcome as it comes. Memory stays flat: nothing of a finished file is kept
 /// but its outcome. `stop()` (Ctrl-C) lets running files finish and starts no more.
+///
+/// ```swift
+/// let editor = Editor()
+/// let graph = try FilterGraph.parse(spec: "mono")
+/// let runner = BatchRunner(jobs: 4)
+/// let counts = runner.run(
+///   inputs,
+///   work: { input in
+///     do {
+///       let result = try editor.edit(
+///         input.path, with: graph, mode: .replace, skipIfCurrent: true)
+///       return BatchOutcome(file: input.path, status: result.skipped ? .skipped : .done)
+///     } catch {
+///       return BatchOutcome(file: input.path, status: .failed, error: "\(error)")
+///     }
+///   },
+///   progress: { outcome, counts in print("\(counts.finished)/\(counts.total)", outcome.file) })
+/// ```
+///
+/// A `BatchRunner` is `Sendable`: ``stop()`` may be called from any thread, such as a signal
+/// handler's queue, while ``run(_:work:progress:)`` blocks another.
 public final class BatchRunner: Sendable {
+  /// How many files run at once (at least 1).
   public let jobs: Int
+  /// Whether the first failure stops the batch, as ``stop()`` does.
   public let failFast: Bool
   private let stopped = Atomic<Bool>(false)
 
+  /// A runner of `jobs` files at a time (at least 1) that, with `failFast`, stops at the
+  /// first failure.
   public init(jobs: Int, failFast: Bool = false) {
     self.jobs = max(1, jobs)
     self.failFast = failFast
@@ -65,6 +111,7 @@ public final class BatchRunner: Sendable {
     stopped.store(true, ordering: .relaxed)
   }
 
+  /// Whether the batch was stopped, by ``stop()`` or by a failure with ``failFast``.
   public var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
   /// glibc raises its mmap threshold after large blocks are freed, so later multi-megabyte
@@ -77,11 +124,22 @@ public final class BatchRunner: Sendable {
   }
 
   /// Sets how many threads libvips gives each image: the machine's cores shared between jobs.
+  ///
+  /// `threadsPerImage` overrides the share. The setting is process-wide.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `engine` when libvips cannot be loaded or started.
   public static func shareCores(jobs: Int, threadsPerImage: Int? = nil) throws(DarkroomError) {
     let cores = ProcessorCount.value
     try Vips.setConcurrency(threadsPerImage ?? max(1, cores / max(1, jobs)))
   }
 
+  /// Runs `work` on every input, ``jobs`` at a time, and returns the counts once every file
+  /// that started has finished.
+  ///
+  /// `work` is called on up to ``jobs`` threads at once, and reports a failure as a `.failed`
+  /// outcome rather than throwing. `progress` is called once per finished file, one call at a
+  /// time, in the order files finish. This call blocks its thread until the batch ends; files
+  /// not started because of ``stop()`` are counted in ``BatchCounts/notStarted``.
   public func run(
     _ inputs: [BatchInput], work: @escaping @Sendable (BatchInput) -> BatchOutcome,
     progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
@@ -135,5 +193,6 @@ extension Double {
 
 /// The number of cores this process may use (its CPU affinity, as in a container).
 public enum ProcessorCount {
+  /// The count, at least 1.
   public static var value: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 }

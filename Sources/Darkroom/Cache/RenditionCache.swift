@@ -8,18 +8,34 @@ import FoundationEssentials
 /// hash, the representation spec, the edit state and the engine's render version. Bounded in
 /// size, least recently used first out, and safe for many processes at once.
 ///
-/// Layout: `objects/<ab>/<source sha256>/<key>_<rep>_<edit>_<W>x<H>_<bytes>.<ext>`. An entry is written to
-/// a temporary file and renamed into place, so readers never see part of one; the byte count
-/// in its name also rejects a file a power cut left short. `sources/` remembers each source
-/// file's content hash beside its file identity (device, inode, size, mtime, ctime), so a hit
-/// does not re-read the source; any write to the source changes its ctime and forces a re-hash.
+/// Layout: `objects/<ab>/<source sha256>/<key>_<rep>_<edit>_<W>x<H>_<bytes>.<ext>`. An entry
+/// is written to a temporary file and renamed into place, so readers never see part of one;
+/// the byte count in its name also rejects a file a power cut left short. `sources/`
+/// remembers each source file's content hash beside its file identity (device, inode, size,
+/// mtime, ctime), so a hit does not re-read the source; any write to the source changes its
+/// ctime and forces a re-hash.
+///
+/// Most code uses a cache through ``Representations`` or ``ImageManager``:
+///
+/// ```swift
+/// let cache = RenditionCache(folder: RenditionCache.defaultFolder(for: "IMG_0001.jpg"))
+/// let thumbnail = try Representations(cache: cache)
+///   .rendition(of: .file("IMG_0001.jpg"), RenditionSpec(.thumbnail))
+/// print(cache.stats().bytes, "bytes cached")
+/// ```
+///
+/// `RenditionCache` is a `Sendable` value that names a folder and holds no open files or
+/// memory: copies, threads and processes can use the same folder at once.
 public struct RenditionCache: Sendable {
+  /// The folder that holds the cache (created when something is first written to it).
   public let folder: URL
   /// Evicts least recently used entries when the total passes this many bytes.
   public var limitBytes: Int64
 
+  /// The default size bound: 1 GiB.
   public static let defaultLimitBytes: Int64 = 1 << 30
 
+  /// A cache in `folder`, bounded to `limitBytes`; creates nothing yet.
   public init(folder: URL, limitBytes: Int64 = RenditionCache.defaultLimitBytes) {
     self.folder = folder
     self.limitBytes = limitBytes
@@ -39,22 +55,32 @@ public struct RenditionCache: Sendable {
     return home.appendingPathComponent(".cache/darkroom")
   }
 
-  /// One cached rendition.
+  /// One cached rendition. `Entry` is a `Sendable` value type.
   public struct Entry: Sendable, Equatable {
+    /// The entry's file.
     public var path: String
+    /// The spec's key: a hash of the spec, the edit state and the render version.
     public var key: String
+    /// The representation the entry holds.
     public var representation: Representation
     /// The edit state's short hash, or "original".
     public var edit: String
+    /// The rendition's width in pixels.
     public var width: Int
+    /// The rendition's height in pixels.
     public var height: Int
+    /// The size of the encoded rendition, in bytes.
     public var byteCount: Int
+    /// The format of the encoded rendition.
     public var format: ImageFormat
   }
 
   // MARK: Source identity
 
   /// The content hash of a source file, re-read only when its file identity changed.
+  ///
+  /// - Throws: A ``DarkroomError`` about `path` when the file cannot be read, as
+  ///   ``ContentHash/of(file:)`` throws.
   public func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
     let identity = try FileIdentity(path: path)
     if let hash = rememberedHash(path, identity) { return hash }
@@ -133,6 +159,9 @@ public struct RenditionCache: Sendable {
   }
 
   /// Stores rendered bytes atomically and evicts old entries if the cache is over its bound.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `io` when the entry's folder cannot be created or
+  ///   the file cannot be written.
   @discardableResult
   public func store(
     source: ContentHash, key: String, representation: Representation, edit: String,
@@ -153,6 +182,12 @@ public struct RenditionCache: Sendable {
 
   /// Runs `body` holding a lock for one entry, across processes, so that concurrent requests
   /// for the same rendition render it once: the others wait, then find it cached.
+  ///
+  /// The lock is an advisory `flock` on a lock file beside the entries. Where that file
+  /// cannot be opened, `body` runs without the lock.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `io` when the source's folder cannot be created;
+  ///   otherwise what `body` throws.
   public func withLock<T>(source: ContentHash, key: String, _ body: () throws -> T) throws -> T {
     let lock = assetFolder(source).appendingPathComponent(".\(key).lock").path
     try makeFolder(lock)
@@ -211,14 +246,20 @@ public struct RenditionCache: Sendable {
     _ = pwrite(fd, text, text.count, 0)
   }
 
-  /// What the cache holds.
+  /// What the cache holds, as `darkroom cache stats` shows it. `Stats` is a `Sendable` value
+  /// type.
   public struct Stats: Sendable, Codable, Equatable {
+    /// The cache's folder.
     public var folder: String
+    /// How many renditions it holds.
     public var entries: Int
+    /// Their total size, in bytes.
     public var bytes: Int64
+    /// The size bound, in bytes.
     public var limitBytes: Int64
   }
 
+  /// Counts the cache's entries and their size now (it lists every entry).
   public func stats() -> Stats {
     let all = allEntries()
     return Stats(
@@ -240,7 +281,9 @@ public struct RenditionCache: Sendable {
     return total
   }
 
-  /// Removes every entry.
+  /// Removes every entry, and what the cache remembers of source files.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `io` when a folder cannot be removed.
   public func clear() throws(DarkroomError) {
     for name in ["objects", "sources", "usage"] {
       try Folders.remove(folder.appendingPathComponent(name).path)

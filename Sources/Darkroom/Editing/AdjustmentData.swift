@@ -3,25 +3,52 @@ import FoundationEssentials
 /// What an edit did, stored beside its result, as PhotoKit's `PHAdjustmentData`: the graph,
 /// the original it was rendered from, and the result it produced. Its canonical JSON (sorted
 /// keys, shortest round-trip numbers) is the same bytes for the same edit.
+///
+/// A library keeps it as `.darkroom/adjustments/<result sha256>.json`, so a file's content
+/// alone finds its edit. The edited file also carries it as XMP, without ``result`` and
+/// ``previous``.
+///
+/// ```swift
+/// if let adjustment = try Editor().adjustments("IMG_0001.jpg") {
+///   print(adjustment.version, adjustment.graph.nodes.map(\.text))
+///   print(String(decoding: adjustment.canonicalJSON, as: UTF8.self))
+/// }
+/// ```
+///
+/// `AdjustmentData` is a `Sendable` value type.
 public struct AdjustmentData: Sendable, Equatable, Codable {
+  /// The `format` of an adjustment data document, `org.darkroom.adjustment-data`.
   public static let formatIdentifier = "org.darkroom.adjustment-data"
+  /// The document version (`formatVersion`) this build writes, and the newest it reads.
   public static let currentVersion = 1
 
+  /// The original an edit was rendered from. `Original` is a `Sendable` value type.
   public struct Original: Sendable, Equatable, Codable {
+    /// The original's content hash: its name in the library's store.
     public var sha256: String
+    /// Its size in bytes.
     public var byteSize: Int
+    /// Its format, as ``AssetMetadata/format`` names it (`jpeg`, `heif`, ...).
     public var format: String
+    /// Its file name when it was first edited.
     public var fileName: String
   }
 
+  /// The file an edit produced. `Result` is a `Sendable` value type.
   public struct Result: Sendable, Equatable, Codable {
+    /// The result's content hash: how a file is recognised as this edit.
     public var sha256: String
+    /// Its format, as an ``ImageFormat`` raw value (`jpeg`, `heic`, ...).
     public var format: String
+    /// The encoder quality it was written at.
     public var quality: Int
   }
 
+  /// The whole edit, applied to the original: every filter, not only those added last.
   public var graph: FilterGraph
+  /// The original the edit was rendered from.
   public var original: Original
+  /// The file the edit produced.
   public var result: Result
   /// 1 for the first edit of an original, then one more for each re-edit.
   public var version: Int
@@ -29,12 +56,14 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   public var previous: String?
   /// When the edit was made, ISO 8601 in UTC.
   public var created: String
+  /// The software that made the edit, such as `darkroom 0.1.0`.
   public var software: String
 
   private enum CodingKeys: String, CodingKey {
     case format, formatVersion, graph, original, result, version, previous, created, software
   }
 
+  /// Adjustment data from its parts (``Editor`` makes it when it edits).
   public init(
     graph: FilterGraph, original: Original, result: Result, version: Int, previous: String?,
     created: String, software: String = "darkroom \(DarkroomVersion.string)"
@@ -48,6 +77,11 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     self.software = software
   }
 
+  /// Decodes a document, checking its format and version first.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for another format, a newer
+  ///   version or a graph that fails its checks; a `DecodingError` for JSON of the wrong
+  ///   shape. ``decode(json:source:lenient:)`` turns all of these into a ``DarkroomError``.
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     _ = try VersionedDocument.checkHeader(
@@ -62,6 +96,9 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     software = try c.decode(String.self, forKey: .software)
   }
 
+  /// Encodes the document with its format and version.
+  ///
+  /// - Throws: Whatever `encoder` throws.
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(Self.formatIdentifier, forKey: .format)
@@ -75,6 +112,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     try c.encode(software, forKey: .software)
   }
 
+  /// Stable bytes for the same adjustment data: sorted keys, shortest round-trip numbers.
   public var canonicalJSON: [UInt8] { Canonical.json(self) }
 
   /// Parses adjustment data; errors name `source`.
@@ -83,6 +121,10 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   /// value outside today's range, is kept as data (shown by `history`, refused only when
   /// rendered), so that `revert` and `history` work across releases. Adjustment data a user
   /// hands in is checked strictly.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` about `source`: not JSON, not
+  ///   adjustment data, a version newer than ``currentVersion``, or (unless `lenient`) a graph
+  ///   that fails its checks.
   public static func decode(json bytes: [UInt8], source: String, lenient: Bool = false)
     throws(DarkroomError) -> AdjustmentData
   {

@@ -10,16 +10,25 @@ import FoundationEssentials
 ///
 /// ```swift
 /// let editor = Editor()
-/// let edit = try editor.edit("IMG_0001.jpg", with: FilterGraph.parse(specs: ["noir", "crop aspect=4:5"]))
+/// let graph = try FilterGraph.parse(specs: ["noir", "crop aspect=4:5"])
+/// let edit = try editor.edit("IMG_0001.jpg", with: graph)
+/// print(edit.adjustment.version)  // 1
 /// try editor.revert("IMG_0001.jpg")   // byte for byte
 /// ```
+///
+/// A file outside any ``Library`` gets one beside it on its first edit. `Editor` is a
+/// `Sendable` value type. Edits and reverts of one file, from any threads or processes, take
+/// turns under a lock for that file in its library; other files go ahead at once.
 public struct Editor: Sendable {
+  /// The renderer edits use, with its limits.
   public var renderer = Renderer()
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
   public var quality = 92
 
+  /// An editor with the default renderer, writing edited results at quality 92.
   public init() {}
 
+  /// How new filters combine with a file's current edit.
   public enum Mode: Sendable {
     /// New filters go after the current edit's.
     case append
@@ -27,9 +36,11 @@ public struct Editor: Sendable {
     case replace
   }
 
-  /// What an edit produced.
+  /// What an edit produced. `EditResult` is a `Sendable` value type.
   public struct EditResult: Sendable {
+    /// The edit's adjustment data, as the library stores it.
     public var adjustment: AdjustmentData
+    /// The library that keeps the original and the adjustment data.
     public var library: Library
     /// The file already carried this edit, and was left alone (`skipIfCurrent`).
     public var skipped = false
@@ -42,6 +53,13 @@ public struct Editor: Sendable {
   /// With `skipIfCurrent`, a destination that already carries exactly this edit of the same
   /// source is left alone (checked under the file's lock, so two batches over the same files
   /// do the work once).
+  ///
+  /// - Throws: A ``DarkroomError`` about the file, with the destination left as it was:
+  ///   `notFound`, `isDirectory`, `unreadable` or `empty` when `path` cannot be read;
+  ///   `notFound` or `corrupt` when the library's copy of the original is lost or damaged;
+  ///   `unsupportedFormat` for a source in a format Darkroom does not write; `invalidArgument`
+  ///   for a stored graph this build cannot render; what ``Renderer`` throws; `io` when the
+  ///   store or the destination cannot be written.
   @discardableResult
   public func edit(
     _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil,
@@ -52,7 +70,11 @@ public struct Editor: Sendable {
     let store = OriginalStore(library: library)
     return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
-      if skipIfCurrent, let current = currentEdit(path, graph: graph, writingTo: output) {
+      // In place, .append adds filters to what the file carries: "current" would compare
+      // the whole stored graph with only the new filters, so only .replace can skip.
+      if skipIfCurrent, mode == .replace || output != nil,
+        let current = currentEdit(path, graph: graph, writingTo: output)
+      {
         return EditResult(adjustment: current, library: library, skipped: true)
       }
       let current = try InputFile.readAll(path)
@@ -140,6 +162,9 @@ public struct Editor: Sendable {
 
   /// Renders `graph` on `source` as an edit would, without touching any file or library:
   /// the encoded result in the source's format.
+  ///
+  /// - Throws: A ``DarkroomError`` about the source: what ``AssetMetadata/read(_:)`` and
+  ///   ``Renderer`` throw; `unsupportedFormat` for a format Darkroom does not write.
   public func preview(_ source: ImageSource, graph: FilterGraph) throws(DarkroomError) -> [UInt8] {
     let metadata = try AssetMetadata.read(source)
     guard let format = ImageFormat(sourceFormat: metadata.format) else {
@@ -154,35 +179,48 @@ public struct Editor: Sendable {
     return try renderer.renderEdit(source, metadata: metadata, adjustment: adjustment)
   }
 
-  /// What `revert` did.
+  /// What `revert` did. `RevertOutcome` is a `Sendable` value type.
   public enum RevertOutcome: Sendable, Equatable {
+    /// The original's bytes were written back; `sha256` is their content hash.
     case restoredOriginal(sha256: String)
+    /// That version was rendered again from the original and written; `sha256` is its content
+    /// hash.
     case restoredVersion(Int, sha256: String)
     /// The file is not an edit Darkroom knows: nothing was changed.
     case notEdited
+    /// The file already is the version asked for: nothing was changed.
     case alreadyAtVersion(Int)
   }
 
   /// Restores the original bytes of an edited file (or version `version`, where 0 is the
   /// original). Works after the file was renamed or moved inside its library: the file's
-  /// content identifies its edit.
+  /// content identifies its edit. Versions after the current one (left by an earlier
+  /// `revert --to`) can be restored too, until a new edit branches off, as in darktable's
+  /// history stack.
+  ///
+  /// - Throws: A ``DarkroomError`` about the file, with nothing changed: `notFound`,
+  ///   `isDirectory`, `unreadable` or `empty` when `path` cannot be read; `invalidArgument`
+  ///   for a version that does not exist; `notFound` or `corrupt` when the original or a
+  ///   version's adjustment data is lost or damaged; `engine` when the version asked for no
+  ///   longer renders to the bytes it had; `io` when the file cannot be written.
   @discardableResult
   public func revert(_ path: String, to version: Int? = nil) throws(DarkroomError) -> RevertOutcome
   {
+    _ = try InputFile(path)  // a missing or unreadable file is an error, not "not edited"
     guard let library = Library.containing(path) else { return .notEdited }
     let store = OriginalStore(library: library)
     return try store.withLock(for: path) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: path)
-      let currentHash = try ContentHash.of(file: path)
-      guard let current = try store.adjustment(forResult: currentHash) else { return .notEdited }
+      let history = try editHistory(path, store: store)
+      guard let last = history.versions.last else { return .notEdited }
       let target = version ?? 0
-      guard target >= 0, target <= current.version else {
+      guard target >= 0, target <= last.version else {
         throw DarkroomError(
           .invalidArgument, file: path,
-          "no version \(target): versions are 0 (the original) to \(current.version)")
+          "no version \(target): versions are 0 (the original) to \(last.version)")
       }
-      if target == current.version { return .alreadyAtVersion(target) }
-      guard let originalHash = ContentHash(hex: current.original.sha256) else {
+      if target == history.current { return .alreadyAtVersion(target) }
+      guard let originalHash = ContentHash(hex: last.original.sha256) else {
         throw DarkroomError(.corrupt, file: path, "adjustment data names no valid original hash")
       }
       let original = try store.original(originalHash, for: path)
@@ -192,8 +230,7 @@ public struct Editor: Sendable {
         bytes = original
         outcome = .restoredOriginal(sha256: originalHash.hex)
       } else {
-        let chain = try history(of: current, store: store, file: path)
-        guard let wanted = chain.first(where: { $0.version == target }) else {
+        guard let wanted = history.versions.first(where: { $0.version == target }) else {
           throw DarkroomError(
             .notFound, file: path, "version \(target)'s adjustment data is missing from the library"
           )
@@ -204,7 +241,7 @@ public struct Editor: Sendable {
         guard ContentHash.of(bytes: bytes).hex == wanted.result.sha256 else {
           throw DarkroomError(
             .engine, file: path,
-            "version \(target) renders to different bytes with this libvips than when it was made; revert to the original (--to 0) instead. Nothing was changed"
+            "version \(target) renders to different bytes with this libvips than when it was made; revert to the original (version 0) instead. Nothing was changed"
           )
         }
         outcome = .restoredVersion(target, sha256: wanted.result.sha256)
@@ -217,37 +254,94 @@ public struct Editor: Sendable {
   }
 
   /// The current adjustment data of `path`, or nil for a file that is not an edit.
+  ///
+  /// - Throws: A ``DarkroomError`` when `path` cannot be read, or when its adjustment data in
+  ///   the library is not valid JSON (`invalidArgument`).
   public func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
+    _ = try InputFile(path)
     guard let library = Library.containing(path) else { return nil }
     return try OriginalStore(library: library).adjustment(forResult: ContentHash.of(file: path))
   }
 
-  /// Every version of `path`'s edit, oldest first (empty for a file that is not an edit).
-  public func history(_ path: String) throws(DarkroomError) -> [AdjustmentData] {
-    guard let library = Library.containing(path) else { return [] }
-    let store = OriginalStore(library: library)
-    guard let current = try store.adjustment(forResult: ContentHash.of(file: path)) else {
-      return []
-    }
-    return try history(of: current, store: store, file: path)
+  /// The versions of a file's edit and which one the file is now. `EditHistory` is a
+  /// `Sendable` value type.
+  public struct EditHistory: Sendable, Equatable {
+    /// Every version, oldest first: those up to the current one, then any later ones that
+    /// an earlier `revert --to` stepped back from.
+    public var versions: [AdjustmentData]
+    /// The version the file holds now: 0 for the original.
+    public var current: Int
   }
 
-  private func history(of current: AdjustmentData, store: OriginalStore, file: String)
-    throws(DarkroomError) -> [AdjustmentData]
-  {
-    var chain = [current]
-    while let previous = chain.last?.previous, chain.count <= current.version {
-      guard let hash = ContentHash(hex: previous), let data = try store.adjustment(forResult: hash)
-      else {
-        break
-      }
-      chain.append(data)
+  /// Every version of `path`'s edit, oldest first (empty for a file that is not an edit).
+  ///
+  /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
+  public func history(_ path: String) throws(DarkroomError) -> [AdjustmentData] {
+    try editHistory(path).versions
+  }
+
+  /// Every version of `path`'s edit and the current one (no versions for a file that was
+  /// never edited).
+  ///
+  /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
+  public func editHistory(_ path: String) throws(DarkroomError) -> EditHistory {
+    _ = try InputFile(path)
+    guard let library = Library.containing(path) else {
+      return EditHistory(versions: [], current: 0)
     }
-    return chain.reversed()
+    return try editHistory(path, store: OriginalStore(library: library))
+  }
+
+  private func editHistory(_ path: String, store: OriginalStore) throws(DarkroomError)
+    -> EditHistory
+  {
+    let hash = try ContentHash.of(file: path)
+    var chain: [AdjustmentData] = []
+    let original: String
+    if let current = try store.adjustment(forResult: hash) {
+      chain = [current]
+      while let previous = chain.last?.previous, chain.count <= current.version {
+        guard let hash = ContentHash(hex: previous),
+          let data = try store.adjustment(forResult: hash)
+        else { break }
+        chain.append(data)
+      }
+      chain.reverse()
+      original = current.original.sha256
+    } else if store.hasOriginal(hash) {
+      original = hash.hex  // reverted to the original: its edits may lie ahead
+    } else {
+      return EditHistory(versions: [], current: 0)
+    }
+    let current = chain.last?.version ?? 0
+    return EditHistory(
+      versions: chain + laterVersions(after: chain.last, original: original, store: store),
+      current: current)
+  }
+
+  /// The versions after `head` (nil: the original): at each step the edit last made from the
+  /// version before, so a new edit after a revert branches off and the old line drops.
+  private func laterVersions(after head: AdjustmentData?, original: String, store: OriginalStore)
+    -> [AdjustmentData]
+  {
+    let all = store.allAdjustments().filter { $0.original.sha256 == original }
+    var later: [AdjustmentData] = []
+    var parent = head?.result.sha256
+    var version = head?.version ?? 0
+    while let next = all.last(where: { $0.version == version + 1 && $0.previous == parent }) {
+      later.append(next)
+      parent = next.result.sha256
+      version += 1
+    }
+    return later
   }
 
   /// The original bytes behind an edited file, for `render --original`; nil if not edited.
+  ///
+  /// - Throws: A ``DarkroomError`` when `path` cannot be read, or `notFound` or `corrupt` when
+  ///   the library's copy of the original is lost or damaged.
   public func originalBytes(_ path: String) throws(DarkroomError) -> [UInt8]? {
+    _ = try InputFile(path)
     guard let library = Library.containing(path) else { return nil }
     let store = OriginalStore(library: library)
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),

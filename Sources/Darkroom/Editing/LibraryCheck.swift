@@ -14,14 +14,19 @@ import FoundationEssentials
 /// was left read-only. Darkroom 0.1.0 made both of the last two mistakes; `repair` mends them.
 ///
 /// ```swift
-/// let report = try LibraryCheck.run(on: Library(root: URL(fileURLWithPath: "photos")), repair: true)
+/// let library = Library(root: URL(fileURLWithPath: "photos"))
+/// let report = LibraryCheck.run(on: library, repair: true)
 /// for finding in report.findings { print(finding) }
+/// print(report.isSound ? "sound" : "needs attention")
 /// ```
 ///
 /// Not safe to run beside edits of the same library in other processes while repairing.
+/// A check reads and hashes every original in the store, so it takes about as long as
+/// reading them.
 public enum LibraryCheck {
-  /// One problem found, and whether it was repaired.
+  /// One problem found, and whether it was repaired. `Finding` is a `Sendable` value type.
   public struct Finding: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// What is wrong; the raw values appear in `darkroom check --json`.
     public enum Kind: String, Sendable, Codable {
       /// An original's bytes no longer match its hash. Not repairable here.
       case damagedOriginal = "damaged-original"
@@ -33,19 +38,28 @@ public enum LibraryCheck {
       case readOnlyEdit = "read-only-edit"
     }
 
+    /// What is wrong.
     public var kind: Kind
     /// The file the finding is about (a store entry or a user's file).
     public var file: String
+    /// What is wrong, in words, without the file name.
     public var message: String
+    /// Whether `repair` mended it.
     public var repaired: Bool
 
+    /// The finding in one line: `FILE: message`, with `(repaired)` when it was.
     public var description: String { "\(file): \(message)\(repaired ? " (repaired)" : "")" }
   }
 
+  /// What a check found. `Report` is a `Sendable` value type.
   public struct Report: Sendable, Equatable, Codable {
+    /// The library's root folder.
     public var library: String
+    /// How many originals the store holds.
     public var originals: Int
+    /// How many adjustment documents the store holds.
     public var adjustments: Int
+    /// Every problem found, repaired or not.
     public var findings: [Finding]
     /// Nothing is wrong, or everything wrong was repaired.
     public var isSound: Bool { findings.allSatisfy(\.repaired) }
@@ -54,6 +68,8 @@ public enum LibraryCheck {
   /// Checks `library`; with `repair`, separates shared inodes and makes read-only edits
   /// writable again. `searching` adds folders outside the library whose files may share an
   /// inode with its originals (the inputs of an `apply -o` by Darkroom 0.1.0).
+  ///
+  /// It does not throw: a file it cannot read is reported as a finding or passed over.
   public static func run(on library: Library, searching: [String] = [], repair: Bool = false)
     -> Report
   {

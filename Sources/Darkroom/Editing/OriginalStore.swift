@@ -81,6 +81,23 @@ struct OriginalStore: Sendable {
     return try AdjustmentData.decode(json: bytes, source: path, lenient: true)
   }
 
+  /// Every adjustment document in the library, oldest written first (by the time each
+  /// was written, to the nanosecond: `created` has whole seconds). Documents that cannot be
+  /// read are left out.
+  func allAdjustments() -> [AdjustmentData] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: adjustmentsFolder)) ?? []
+    let documents = names.filter { $0.hasSuffix(".json") }.compactMap {
+      name -> (AdjustmentData, FileIdentity)? in
+      let path = adjustmentsFolder + "/" + name
+      guard let bytes = try? InputFile.readAll(path),
+        let data = try? AdjustmentData.decode(json: bytes, source: path, lenient: true),
+        let identity = try? FileIdentity(path: path)
+      else { return nil }
+      return (data, identity)
+    }
+    return documents.sorted { $0.1.modified < $1.1.modified }.map(\.0)
+  }
+
   /// Runs `body` holding the lock for one file of the library, so that edits and reverts of
   /// that file in several processes do not interleave, while other files go ahead. Locks are
   /// striped over 256 lock files in `.darkroom/locks/`, by a hash of the file's path.

@@ -6,6 +6,14 @@ import FoundationEssentials
 
 /// Writes files so that a reader sees the old content or the new, never a part: the bytes go
 /// to a temporary file in the same folder, which is then renamed over the target.
+///
+/// ```swift
+/// try AtomicFile.write(report, to: "report.json")
+/// try AtomicFile.write(photo, to: "IMG_0001.jpg", durable: true, mode: 0o644)
+/// ```
+///
+/// Any thread or process may write at once: each writer has a temporary file of its own, and
+/// the last rename wins.
 public enum AtomicFile {
   /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
   /// before this returns (for originals; derived files can be made again).
@@ -17,6 +25,10 @@ public enum AtomicFile {
   /// the moment before the rename for crash tests (`FaultInjection`). `sweep` first removes
   /// what a killed writer of the same file left; folders with many files that clean up
   /// after themselves (the cache) skip the listing this costs.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `io` about `path` when the temporary file cannot be
+  ///   created or written (a missing or read-only folder, a full disk) or the rename fails;
+  ///   `path` is then left as it was.
   public static func write(
     _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644,
     owner: FileOwner? = nil, cloningFrom clone: String? = nil,
@@ -116,9 +128,18 @@ public enum AtomicFile {
 }
 
 /// Who owns a file: kept when Darkroom replaces a file it edits.
+///
+/// `FileOwner` is a `Sendable` value type.
 public struct FileOwner: Sendable, Equatable {
+  /// The owner's user ID.
   public var user: uid_t
+  /// The file's group ID.
   public var group: gid_t
+
+  public init(user: uid_t, group: gid_t) {
+    self.user = user
+    self.group = group
+  }
 }
 
 /// The mode and owner of an existing file, which its replacement keeps.

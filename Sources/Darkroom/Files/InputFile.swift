@@ -83,6 +83,14 @@ final class InputFile {
 }
 
 /// Reads a whole file with Darkroom's errors (for graphs and adjustment data given by path).
+///
+/// ```swift
+/// let data = try AdjustmentData.decode(json: readWholeFile("edit.json"), source: "edit.json")
+/// ```
+///
+/// - Throws: A ``DarkroomError`` about `path`: `notFound`, `isDirectory`, `unreadable`,
+///   `unsupportedFormat` (not a regular file) or `empty` (0 bytes) when the file cannot be
+///   opened, `io` when a read fails.
 public func readWholeFile(_ path: String) throws(DarkroomError) -> [UInt8] {
   try InputFile.readAll(path)
 }

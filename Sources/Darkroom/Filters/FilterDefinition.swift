@@ -24,18 +24,34 @@ extension FilterDefinition {
 }
 
 /// What a filter is and takes, for listings and docs (`darkroom filters`).
+///
+/// `FilterInfo` is a `Sendable` value type.
 public struct FilterInfo: Sendable {
+  /// The filter's name, as graphs and `--filter` write it: `tone`, `crop`, ...
   public let name: String
+  /// What the filter does, in one line.
   public let summary: String
+  /// Its parameters, in the order positional values of `--filter` fill them.
   public let parameters: [FilterParameter]
 }
 
-/// Every built-in filter.
+/// Every built-in filter: `noir`, `tone`, `crop`, `rotate` and `flip`.
+///
+/// ```swift
+/// for filter in Filters.catalog {
+///   print(filter.name, "-", filter.summary)
+///   for parameter in filter.parameters { print("  ", parameter.name, parameter.expectation) }
+/// }
+/// ```
+///
+/// Build graphs of them with ``FilterGraph/parse(spec:)`` or ``FilterNode/init(_:_:)``.
+/// The catalog is constant: read it from any thread.
 public enum Filters {
   static let all: [any FilterDefinition.Type] = [
     NoirFilter.self, ToneFilter.self, CropFilter.self, RotateFilter.self, FlipFilter.self,
   ]
 
+  /// What each built-in filter is and takes, in the order `darkroom filters` lists them.
   public static var catalog: [FilterInfo] {
     all.map { FilterInfo(name: $0.name, summary: $0.summary, parameters: $0.parameters) }
   }

@@ -2,11 +2,28 @@ import FoundationEssentials
 
 /// One step of a graph: a filter and its checked arguments (defaults filled in, so a graph
 /// means the same thing after a default changes).
+///
+/// ```swift
+/// let node = try FilterNode("tone", ["exposure": .number(0.5), "contrast": .number(0.2)])
+/// let graph = FilterGraph(nodes: [node, try FilterNode("rotate", ["angle": .number(90)])])
+/// ```
+///
+/// `FilterNode` is a `Sendable` value type.
 public struct FilterNode: Sendable, Hashable, Codable {
+  /// The filter's name, such as `tone`.
   public let op: String
+  /// Every parameter's value by name, defaults included; a parameter with no default is
+  /// absent unless it was given.
   public let params: [String: FilterValue]
 
   /// Checks `params` against the filter's declaration; throws the message users see.
+  ///
+  /// Filter and parameter names are case-insensitive; a number given as text (`"0.5"`) is
+  /// taken as the number.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for an unknown filter or
+  ///   parameter, a value of the wrong kind or out of range, or values that do not go
+  ///   together (a crop with only some of its sides, say).
   public init(_ op: String, _ params: [String: FilterValue] = [:]) throws(DarkroomError) {
     guard let filter = Filters.named(op) else {
       throw DarkroomError(
@@ -40,6 +57,9 @@ public struct FilterNode: Sendable, Hashable, Codable {
 
   /// Decodes and checks a node; in a document read leniently (`CodingUserInfoKey.lenient`),
   /// a node this build cannot check is kept as it was written instead.
+  ///
+  /// - Throws: The ``DarkroomError`` of ``init(_:_:)`` for a node that fails its checks (when
+  ///   not lenient), or a `DecodingError` for JSON of the wrong shape.
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     let op = try c.decode(String.self, forKey: .op)
@@ -56,15 +76,23 @@ public struct FilterNode: Sendable, Hashable, Codable {
 
   var definition: (any FilterDefinition.Type)? { Filters.named(op) }
 
-  /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes, without defaults.
+  /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes, without parameters at
+  /// their defaults, except the single choice of filters such as `rotate angle=90` or
+  /// `flip direction=horizontal`, which is their meaning.
   public var text: String {
     guard let parameters = definition?.parameters else {
       // A filter this build does not know: every stored value, by name.
       return ([op] + params.keys.sorted().map { "\($0)=\(params[$0].map { "\($0)" } ?? "")" })
         .joined(separator: " ")
     }
+    // The one choice of a filter such as rotate (its angle) or flip (its direction) is its
+    // meaning, shown even at its default; other defaults are left out.
+    var meaning: String?
+    if parameters.count == 1, let only = parameters.first {
+      if case .number = only.kind {} else { meaning = only.name }
+    }
     let parts = parameters.compactMap { p in
-      params[p.name].flatMap { $0 == p.defaultValue ? nil : "\(p.name)=\($0)" }
+      params[p.name].flatMap { $0 == p.defaultValue && p.name != meaning ? nil : "\(p.name)=\($0)" }
     }
     return ([op] + parts).joined(separator: " ")
   }
@@ -75,14 +103,27 @@ public struct FilterNode: Sendable, Hashable, Codable {
 /// Its JSON form is a versioned document, `{"format": "org.darkroom.filter-graph",
 /// "version": 1, "nodes": [{"op": "tone", "params": {"exposure": 0.5}}]}`; a newer version
 /// is refused, never misread.
+///
+/// ```swift
+/// let graph = try FilterGraph.parse(specs: ["tone exposure=0.5", "crop aspect=4:5"])
+/// let json = graph.canonicalJSON  // the same bytes for the same graph
+/// let again = try FilterGraph.decode(json: json, source: "edit.json")
+/// let preview = try Editor().preview(.file("IMG_0001.jpg"), graph: again)
+/// ```
+///
+/// `FilterGraph` is a `Sendable` value type.
 public struct FilterGraph: Sendable, Hashable, Codable {
+  /// The `format` of a graph document, `org.darkroom.filter-graph`.
   public static let formatIdentifier = "org.darkroom.filter-graph"
+  /// The document version this build writes, and the newest it reads.
   public static let currentVersion = 1
 
+  /// The steps, applied in order.
   public var nodes: [FilterNode]
   /// A preset's one-line description.
   public var description: String?
 
+  /// A graph of `nodes` (each ``FilterNode`` was checked when it was made).
   public init(nodes: [FilterNode], description: String? = nil) {
     self.nodes = nodes
     self.description = description
@@ -90,6 +131,11 @@ public struct FilterGraph: Sendable, Hashable, Codable {
 
   private enum CodingKeys: String, CodingKey { case format, version, nodes, description }
 
+  /// Decodes a graph document, checking its format and version first.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for another format, a newer
+  ///   version or a node that fails its checks; a `DecodingError` for JSON of the wrong
+  ///   shape. ``decode(json:source:)`` turns all of these into a ``DarkroomError``.
   public init(from decoder: Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     _ = try VersionedDocument.checkHeader(
@@ -99,6 +145,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     description = try c.decodeIfPresent(String.self, forKey: .description)
   }
 
+  /// Encodes the graph as a versioned document.
+  ///
+  /// - Throws: Whatever `encoder` throws.
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(Self.formatIdentifier, forKey: .format)
@@ -108,6 +157,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   }
 
   /// Parses a graph document; errors name `source` and say what was wrong.
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` about `source`: not JSON, not a
+  ///   filter graph, a version newer than ``currentVersion``, or a node that fails its checks.
   public static func decode(json bytes: [UInt8], source: String) throws(DarkroomError)
     -> FilterGraph
   {
@@ -117,6 +169,17 @@ public struct FilterGraph: Sendable, Hashable, Codable {
 
   /// One `--filter` argument: a preset name, a path to a graph `.json` file, or
   /// `OP key=value ...` (positional values fill the filter's parameters in order).
+  ///
+  /// ```swift
+  /// let warm = try FilterGraph.parse(spec: "tone warmth=0.3 saturation=0.1")
+  /// let square = try FilterGraph.parse(spec: "crop aspect=1:1")
+  /// let quarter = try FilterGraph.parse(spec: "rotate 90")  // positional
+  /// let mono = try FilterGraph.parse(spec: "mono")  // a preset
+  /// ```
+  ///
+  /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for an empty spec, an unknown
+  ///   filter or parameter, too many values or a value the filter refuses; for a `.json`
+  ///   path, what ``readWholeFile(_:)`` and ``decode(json:source:)`` throw.
   public static func parse(spec: String) throws(DarkroomError) -> FilterGraph {
     let words = spec.split(whereSeparator: \.isWhitespace).map(String.init)
     guard let first = words.first else {
@@ -153,6 +216,8 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   }
 
   /// The graph of several `--filter` arguments, in order.
+  ///
+  /// - Throws: The first ``DarkroomError`` that ``parse(spec:)`` throws.
   public static func parse(specs: [String]) throws(DarkroomError) -> FilterGraph {
     var nodes: [FilterNode] = []
     for spec in specs { nodes += try parse(spec: spec).nodes }

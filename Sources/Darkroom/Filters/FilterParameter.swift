@@ -1,8 +1,16 @@
 /// A value of a filter parameter: a number or a word.
+///
+/// In JSON it is a plain number or string: `{"exposure": 0.5, "aspect": "4:5"}`.
+/// `FilterValue` is a `Sendable` value type.
 public enum FilterValue: Sendable, Hashable, Codable, CustomStringConvertible {
+  /// A number, such as `0.5` or `90`.
   case number(Double)
+  /// A word or a ratio, such as `vertical` or `4:5`.
   case text(String)
 
+  /// Decodes a JSON number as ``number(_:)`` and a JSON string as ``text(_:)``.
+  ///
+  /// - Throws: A `DecodingError` for any other JSON value.
   public init(from decoder: Decoder) throws {
     let container = try decoder.singleValueContainer()
     if let number = try? container.decode(Double.self) {
@@ -12,6 +20,9 @@ public enum FilterValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
   }
 
+  /// Encodes a JSON number or a JSON string.
+  ///
+  /// - Throws: Whatever `encoder` throws.
   public func encode(to encoder: Encoder) throws {
     var container = encoder.singleValueContainer()
     switch self {
@@ -20,6 +31,7 @@ public enum FilterValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
   }
 
+  /// The value as `--filter` writes it: `90`, not `90.0`; `0.5`; `vertical`.
   public var description: String {
     switch self {
     case .number(let number):
@@ -31,7 +43,11 @@ public enum FilterValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// One parameter of a filter, declared once: validation, the text syntax, the JSON form,
 /// `darkroom filters` and the docs all read this declaration.
+///
+/// Read the declarations of the built-in filters from ``Filters/catalog``.
+/// `FilterParameter` is a `Sendable` value type.
 public struct FilterParameter: Sendable {
+  /// What values a parameter takes.
   public enum Kind: Sendable {
     /// A number in a closed range.
     case number(ClosedRange<Double>)
@@ -43,12 +59,22 @@ public struct FilterParameter: Sendable {
     case ratio
   }
 
+  /// The parameter's name, as graphs and `--filter` write it.
   public let name: String
+  /// What values the parameter takes.
   public let kind: Kind
   /// nil: optional, with no value unless given.
   public let defaultValue: FilterValue?
+  /// What the parameter does, in one line, for `darkroom filters` and the docs.
   public let doc: String
 
+  /// Declares a parameter.
+  ///
+  /// - Parameters:
+  ///   - name: Its name, lowercase.
+  ///   - kind: What values it takes.
+  ///   - value: Its default, or nil for a parameter that has no value unless given.
+  ///   - doc: What it does, in one line.
   public init(_ name: String, _ kind: Kind, default value: FilterValue?, _ doc: String) {
     self.name = name
     self.kind = kind
@@ -106,6 +132,8 @@ public struct FilterParameter: Sendable {
 }
 
 /// A filter's checked parameter values, read by its `apply`.
+///
+/// `FilterArguments` is a `Sendable` value type.
 public struct FilterArguments: Sendable, Hashable {
   let values: [String: FilterValue]
 

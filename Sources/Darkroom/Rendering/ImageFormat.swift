@@ -1,5 +1,15 @@
 /// Output formats Darkroom writes.
+///
+/// ```swift
+/// var spec = RenditionSpec(.fullscreen)
+/// spec.format = ImageFormat(fileExtension: "webp")  // .webp
+/// ```
+///
+/// Darkroom reads more formats than it writes (GIF, say; see ``readOnlyExtensions``).
+/// `ImageFormat` is a `Sendable` value type.
 public enum ImageFormat: String, Sendable, Codable, CaseIterable {
+  /// JPEG, PNG, WebP, AVIF, HEIC and TIFF. The raw values (`jpeg`, `png`, ...) are the names
+  /// adjustment data and JSON output use.
   case jpeg, png, webp, avif, heic, tiff
 
   /// The file extension Darkroom gives outputs in this format.
@@ -11,7 +21,15 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     }
   }
 
+  /// Whether the format can carry an alpha (transparency) channel: all but JPEG.
   public var supportsAlpha: Bool { self != .jpeg }
+
+  /// Extensions of image formats Darkroom may read but does not write (`gif`, `bmp`, ...),
+  /// so that `-o picture.gif` is told so rather than that its format is unknown.
+  public static let readOnlyExtensions: Set<String> = [
+    "gif", "bmp", "jp2", "j2k", "jxl", "svg", "svgz", "pdf", "ico", "tga", "ppm", "pgm", "pbm",
+    "pnm", "psd", "exr", "hdr", "fits", "raw", "dng", "cr2", "nef", "arw",
+  ]
 
   /// The format an extension names (`jpg`, `JPEG`, `tif`, ...), or nil.
   public init?(fileExtension: String) {

@@ -6,22 +6,36 @@ import FoundationEssentials
 ///
 /// ```swift
 /// let manager = ImageManager(cache: RenditionCache(folder: cacheURL))
-/// let image = try await manager.image(for: "IMG_0001.jpg", targetSize: .init(512, 512), contentMode: .fill)
-/// for try await image in manager.requestImage(for: "IMG_0002.jpg", targetSize: .init(1920, 1080),
-///                                             contentMode: .fit, delivery: .opportunistic) {
+/// let image = try await manager.image(
+///   for: "IMG_0001.jpg", targetSize: .init(512, 512), contentMode: .fill)
+/// for try await image in manager.requestImage(
+///   for: "IMG_0002.jpg", targetSize: .init(1920, 1080), contentMode: .fit,
+///   delivery: .opportunistic)
+/// {
 ///   show(image)  // a cached smaller rendition first, if any, then the exact one
 /// }
+/// await manager.startCaching(for: paths, targetSize: .init(256, 256), contentMode: .fill)
 /// ```
+///
+/// `.fill` asks for a ``Representation/thumbnail`` of exactly the target size, `.fit` for an
+/// ``Representation/aspectThumbnail`` inside it. As an actor, one manager can be shared by
+/// every task of an app; renders run on detached tasks, off the actor, at most
+/// `maxConcurrentRenders` at a time.
 public actor ImageManager {
+  /// A size to ask for, in pixels. `TargetSize` is a `Sendable` value type.
   public struct TargetSize: Sendable, Hashable {
+    /// The width in pixels.
     public var width: Int
+    /// The height in pixels.
     public var height: Int
+    /// A target of `width` x `height` pixels (requests treat a side below 1 as 1).
     public init(_ width: Int, _ height: Int) {
       self.width = width
       self.height = height
     }
   }
 
+  /// How an image is fitted to the target size.
   public enum ContentMode: Sendable, Hashable {
     /// The whole image, aspect kept, inside the target size; never upscaled.
     case fit
@@ -29,6 +43,7 @@ public actor ImageManager {
     case fill
   }
 
+  /// What a request delivers, and when.
   public enum Delivery: Sendable {
     /// Only the exact rendition.
     case exact
@@ -48,6 +63,13 @@ public actor ImageManager {
     var spec: RenditionSpec
   }
 
+  /// A manager that keeps renditions in `cache` (nil: every request renders).
+  ///
+  /// - Parameters:
+  ///   - cache: The rendition cache, or nil.
+  ///   - renderer: The renderer for cache misses, with its limits.
+  ///   - maxConcurrentRenders: How many renders may run at once (at least 1); by default
+  ///     `ProcessInfo.processInfo.activeProcessorCount`.
   public init(
     cache: RenditionCache?, renderer: Renderer = Renderer(),
     maxConcurrentRenders: Int = ProcessInfo.processInfo.activeProcessorCount
@@ -68,6 +90,9 @@ public actor ImageManager {
   }
 
   /// The exact rendition; concurrent requests for the same one share a single render.
+  ///
+  /// - Throws: The ``DarkroomError`` of the render, as ``Representations/rendition(of:_:)``
+  ///   throws it.
   public func image(
     for path: String, targetSize: TargetSize, contentMode: ContentMode, format: ImageFormat? = nil
   ) async throws -> Rendition {
@@ -78,6 +103,10 @@ public actor ImageManager {
   }
 
   /// Renditions as they become available (see `Delivery`).
+  ///
+  /// The stream ends after the exact rendition, or with the render's ``DarkroomError``.
+  /// Ending the iteration early cancels the request; a render already running still
+  /// finishes, and is cached.
   public nonisolated func requestImage(
     for path: String, targetSize: TargetSize, contentMode: ContentMode,
     format: ImageFormat? = nil, delivery: Delivery = .exact
@@ -125,6 +154,7 @@ public actor ImageManager {
     }
   }
 
+  /// Cancels all background caching (renders already running finish).
   public func stopCachingAll() {
     for task in caching.values { task.cancel() }
     caching.removeAll()

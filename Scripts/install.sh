@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs Darkroom: the system libraries it needs (Scripts/install-deps.sh), a release build
+# of the `darkroom` command, and the binary in $PREFIX/bin (default /usr/local/bin, which every
+# login shell has on its PATH; sudo is used when that folder is not writable).
+#
+# Usage:
+#   Scripts/install.sh                     # build and install into /usr/local/bin
+#   PREFIX=$HOME/.local Scripts/install.sh # into ~/.local/bin, no sudo
+#   Scripts/install.sh --uninstall         # remove $PREFIX/bin/darkroom again
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix="${PREFIX:-/usr/local}"
+target="$prefix/bin/darkroom"
+
+as_needed() {
+  # Runs "$@" directly when the folder it writes to is writable, else through sudo.
+  if [ -w "$prefix/bin" ] || { [ ! -e "$prefix/bin" ] && [ -w "$prefix" ]; } || [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  else
+    sudo "$@"
+  fi
+}
+
+if [ "${1:-}" = "--uninstall" ]; then
+  if [ -e "$target" ]; then
+    as_needed rm -f "$target"
+    echo "install: removed $target" >&2
+  else
+    echo "install: $target is not there; nothing to remove" >&2
+  fi
+  exit 0
+fi
+
+Scripts/install-deps.sh
+echo "install: building darkroom (release; a few minutes the first time)" >&2
+swift build -c release --product darkroom
+built="$(swift build -c release --show-bin-path)/darkroom"
+as_needed mkdir -p "$prefix/bin"
+as_needed install -m 0755 "$built" "$target"
+echo "install: installed $target" >&2
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "install: $prefix/bin is not on your PATH; add it: export PATH=\"$prefix/bin:\$PATH\"" >&2 ;;
+esac
