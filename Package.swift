@@ -10,6 +10,8 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    // Only for `swift package generate-documentation`: a plugin, not linked into anything.
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
   targets: [
     // libexif, found through pkg-config; only Sources/Darkroom/Exif imports it. libvips is
