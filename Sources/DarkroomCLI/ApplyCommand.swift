@@ -24,8 +24,11 @@ struct ApplyCommand: ParsableCommand {
       Re-running the same command skips files already carrying this edit of the same
       source (--force redoes them), so a batch that was killed can simply be run
       again. A failing file does not stop the batch (--fail-fast does); each failure
-      is one line on standard error, and the exit status is 1. Ctrl-C lets running
-      files finish, starts no more, prints the summary and exits 130.
+      is one line on standard error, and the exit status is 1. SIGTERM or Ctrl-C
+      starts no more files and gives those running --grace seconds (10) to finish;
+      then they are abandoned (a second Ctrl-C abandons at once). The summary is
+      printed and the exit status is 143 (SIGTERM) or 130 (SIGINT). Nothing
+      half-written is left, and running the command again resumes.
 
       --shard i/n takes a deterministic share of the inputs, by a hash of each
       relative path, whatever order they were listed in: run shards 0..n-1 on n
@@ -91,6 +94,8 @@ struct ApplyCommand: ParsableCommand {
 
   @OptionGroup var limits: LimitOptions
 
+  @OptionGroup var graceOption: GraceOption
+
   func validate() throws {
     guard jobs >= 1 else {
       throw ValidationError("Expected integer of at least 1 for --jobs but received \(jobs)")
@@ -142,7 +147,8 @@ struct ApplyCommand: ParsableCommand {
     var editor = filterOptions.editor(limits)
     editor.renderer.workers = pool
     let runner = BatchRunner(jobs: jobs, failFast: failFast)
-    let interrupted = Interruption.install { runner.stop() }
+    let signals = StopSignals.install(
+      grace: graceOption.grace, stop: { runner.stop() }, abandon: { pool.abandon() })
     let display = ProgressDisplay(
       mode: progress, total: selected.count, keepOutcomes: report != nil)
     let force = self.force
@@ -167,6 +173,10 @@ struct ApplyCommand: ParsableCommand {
       }, progress: display.update)
 
     display.finish(counts)
+    if let status = signals.status {
+      printError(
+        "apply: stopped by \(status == 143 ? "SIGTERM" : "SIGINT"); run it again to resume\n")
+    }
     if let report {
       let document = BatchReport(
         command: CommandLine.arguments.joined(separator: " "), shard: shard, summary: counts,
@@ -177,7 +187,7 @@ struct ApplyCommand: ParsableCommand {
         reportError(error)
       }
     }
-    if interrupted.happened { throw WorkFailed(status: 130) }
+    if let status = signals.status { throw WorkFailed(status: status) }
     if counts.failed > 0 || !missing.isEmpty { throw WorkFailed() }
   }
 }
@@ -239,26 +249,5 @@ final class ProgressDisplay: @unchecked Sendable {
       "apply: \(counts.done) done, \(counts.skipped) skipped, \(counts.failed) failed in \(fixed(counts.seconds, 1)) s (\(rate) files/s)"
     if counts.notStarted > 0 { summary += "; stopped with \(counts.notStarted) not started" }
     printError(summary + "\n")
-  }
-}
-
-/// Ctrl-C (and SIGTERM): ask the batch to stop instead of dying mid-file.
-final class Interruption: @unchecked Sendable {
-  private(set) var happened = false
-  private var sources: [DispatchSourceSignal] = []
-
-  static func install(_ stop: @escaping @Sendable () -> Void) -> Interruption {
-    let interruption = Interruption()
-    for signalNumber in [SIGINT, SIGTERM] {
-      signal(signalNumber, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-      source.setEventHandler {
-        interruption.happened = true
-        stop()
-      }
-      source.resume()
-      interruption.sources.append(source)
-    }
-    return interruption
   }
 }

@@ -41,6 +41,8 @@ struct EditCommand: ParsableCommand {
 
   @OptionGroup var limits: LimitOptions
 
+  @OptionGroup var graceOption: GraceOption
+
   func run() throws {
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
@@ -55,13 +57,22 @@ struct EditCommand: ParsableCommand {
       ProcessDeadline.arm(file: only, limit: editor.renderer.timeLimit)
     }
     var failed = false
-    for file in files {
+    let stopping = StopFlag()
+    let signals = pool.map { pool in
+      StopSignals.install(
+        grace: graceOption.grace, stop: { stopping.set() }, abandon: { pool.abandon() })
+    }
+    for (index, file) in files.enumerated() {
+      if stopping.isSet {
+        printError("edit: stopped with \(files.count - index) not started\n")
+        break
+      }
       do {
         let result = try editor.edit(file, with: graph, mode: mode)
         if json {
-          print(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
+          printLine(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
         } else {
-          print(
+          printLine(
             "\(file): edited (version \(result.adjustment.version): \(result.adjustment.graph.nodes.map(\.text).joined(separator: " | ")))"
           )
         }
@@ -70,6 +81,7 @@ struct EditCommand: ParsableCommand {
         reportError(error)
       }
     }
+    if let status = signals?.status { throw WorkFailed(status: status) }
     if failed { throw WorkFailed() }
   }
 }

@@ -85,6 +85,8 @@ struct RenderCommand: ParsableCommand {
 
   @OptionGroup var limits: LimitOptions
 
+  @OptionGroup var graceOption: GraceOption
+
   @Flag(help: "Print one JSON object per rendition (input, output, size, format, cached).")
   var json = false
 
@@ -178,7 +180,16 @@ struct RenderCommand: ParsableCommand {
     if pool == nil, let only = work.first {
       ProcessDeadline.arm(file: only.path, limit: renderer.timeLimit)
     }
-    for input in work {
+    let stopping = StopFlag()
+    let signals = pool.map { pool in
+      StopSignals.install(
+        grace: graceOption.grace, stop: { stopping.set() }, abandon: { pool.abandon() })
+    }
+    for (index, input) in work.enumerated() {
+      if stopping.isSet {
+        printError("render: stopped with \(work.count - index) not started\n")
+        break
+      }
       do {
         try render(input, renderer)
       } catch {
@@ -186,6 +197,7 @@ struct RenderCommand: ParsableCommand {
         reportError(error)
       }
     }
+    if let status = signals?.status { throw WorkFailed(status: status) }
     if failed { throw WorkFailed() }
   }
 
@@ -239,9 +251,9 @@ struct RenderCommand: ParsableCommand {
         input: input, output: destination, representation: representation.rawValue,
         width: rendition.width, height: rendition.height, format: rendition.format.rawValue,
         bytes: rendition.bytes.count, cached: rendition.fromCache)
-      print(try jsonText(record, pretty: false))
+      printLine(try jsonText(record, pretty: false))
     } else if destination != "-" {
-      print(destination)
+      printLine(destination)
     }
   }
 

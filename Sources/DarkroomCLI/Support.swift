@@ -24,6 +24,12 @@ func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
   }
 }
 
+/// One line on standard output, written at once (not buffered), so that whoever reads the
+/// output of a command over many files sees each file as it is done, even through a pipe.
+func printLine(_ text: String) {
+  writeAll(STDOUT_FILENO, Array((text + "\n").utf8))
+}
+
 func printError(_ text: String) {
   writeAll(STDERR_FILENO, Array(text.utf8))
 }

@@ -76,6 +76,7 @@ public final class WorkerPool: Sendable {
     var all: [pid_t: WorkerProcess] = [:]
     var counts = Counts()
     var closed = false
+    var abandoning = false
   }
 
   /// A pool that starts workers as jobs need them; none is started yet.
@@ -124,9 +125,13 @@ public final class WorkerPool: Sendable {
     return (reply, frame.payload)
   }
 
-  /// Stops every worker now, busy or idle (their files get errors from `run`).
+  /// Stops every worker now, busy or idle: the files they held fail with "abandoned", and
+  /// no job starts after this (for a process asked to stop, once its grace is over).
   public func abandon() {
-    let workers = state.withLock { state in Array(state.all.values) }
+    let workers = state.withLock { state -> [WorkerProcess] in
+      state.abandoning = true
+      return Array(state.all.values)
+    }
     for worker in workers { kill(worker.pid, SIGKILL) }
   }
 
@@ -143,6 +148,10 @@ public final class WorkerPool: Sendable {
   private func lost(_ file: String, status: Int32, timedOut: Bool, limit: Duration?)
     -> DarkroomError
   {
+    if state.withLock({ $0.abandoning }) {
+      return DarkroomError(
+        .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
+    }
     if timedOut, let limit {
       state.withLock { $0.counts.timedOut += 1 }
       return .timedOut(file, after: limit)
@@ -155,7 +164,12 @@ public final class WorkerPool: Sendable {
   }
 
   private func acquire(for file: String) throws(DarkroomError) -> WorkerProcess {
-    let idle = state.withLock { state -> WorkerProcess? in state.idle.popLast() }
+    let (idle, abandoning) = state.withLock { state in (state.idle.popLast(), state.abandoning) }
+    if abandoning {
+      if let idle { _ = retire(idle, kill: true) }
+      throw DarkroomError(
+        .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
+    }
     if let idle { return idle }
     let worker = try WorkerProcess.start(configuration)
     state.withLock { state in

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Darkroom
+import Dispatch
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How a command of many files stops when asked: SIGTERM (a job runner) or a first Ctrl-C
+/// starts no more files and gives those in flight `grace` to finish; then what is left is
+/// abandoned (its workers killed; its outputs were never renamed into place). A second
+/// Ctrl-C abandons at once. The command then prints its summary and exits 143 (SIGTERM) or
+/// 130 (SIGINT), as a shell reports a process those signals ended.
+final class StopSignals: @unchecked Sendable {
+  private let queue = DispatchQueue(label: "darkroom.stop-signals")
+  private var sources: [DispatchSourceSignal] = []
+  // Only touched on `queue`, and read after the work is over.
+  private var received: Int32?
+  private var abandoned = false
+
+  /// The exit status the signal asks for (143 or 130), once one arrived.
+  var status: Int32? { queue.sync { received.map { 128 + $0 } } }
+
+  /// Installs the handlers: `stop` when a signal first arrives, `abandon` after `grace`
+  /// (or at a second signal).
+  static func install(
+    grace: Double, stop: @escaping @Sendable () -> Void, abandon: @escaping @Sendable () -> Void
+  ) -> StopSignals {
+    let signals = StopSignals()
+    for number in [SIGINT, SIGTERM] {
+      signal(number, SIG_IGN)  // delivered to the dispatch source instead
+      let source = DispatchSource.makeSignalSource(signal: number, queue: signals.queue)
+      // The source lives as long as the process; its handler may hold it.
+      source.setEventHandler { [unowned signals, source] in
+        // Signals that arrive together are delivered as one event that counts them.
+        for _ in 0..<max(1, Int(source.data)) {
+          signals.receive(number, grace: grace, stop: stop, abandon: abandon)
+        }
+      }
+      source.resume()
+      signals.sources.append(source)
+    }
+    return signals
+  }
+
+  private func receive(
+    _ number: Int32, grace: Double, stop: @escaping @Sendable () -> Void,
+    abandon: @escaping @Sendable () -> Void
+  ) {
+    guard received == nil else {
+      abandonOnce(abandon)  // a second signal: no more waiting
+      return
+    }
+    received = number
+    let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
+    let again = number == SIGINT ? "; Ctrl-C again to abandon them now" : ""
+    printError(
+      "darkroom: \(name): starting no more files; those running get \(fixed(grace, 0)) s to finish\(again)\n"
+    )
+    stop()
+    queue.asyncAfter(deadline: .now() + grace) { [unowned self] in abandonOnce(abandon) }
+  }
+
+  private func abandonOnce(_ abandon: @Sendable () -> Void) {
+    guard !abandoned else { return }
+    abandoned = true
+    abandon()
+  }
+}
+
+/// `--grace`, shared by the commands of many files.
+struct GraceOption: ParsableArguments {
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "Seconds files in flight get to finish after SIGTERM or Ctrl-C.", valueName: "seconds"))
+  var grace: Double = 10
+
+  func validate() throws {
+    guard grace >= 0, grace.isFinite else {
+      throw ValidationError(
+        "Expected a number of seconds, 0 or more, for --grace but received \(grace)")
+    }
+  }
+}
+
+/// Set once by a signal handler, read by the loop over files.
+final class StopFlag: @unchecked Sendable {
+  private let queue = DispatchQueue(label: "darkroom.flag")
+  private var value = false
+  func set() { queue.sync { value = true } }
+  var isSet: Bool { queue.sync { value } }
+}
