@@ -87,7 +87,13 @@ int dr_sandbox_enter(size_t address_space_bytes, char *error, size_t error_size)
   return 0;
 }
 
-int dr_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+int dr_pipe_cloexec(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  // A photo is megabytes: a 1 MiB pipe (the default most-privileged-free size) moves it in
+  // 16 times fewer wake-ups of the other side than the default 64 KiB. Best effort.
+  fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+  return 0;
+}
 
 int dr_die_with_parent(void) {
   pid_t parent = getppid();

@@ -78,6 +78,11 @@ struct ApplyCommand: ParsableCommand {
   )
   var progress: ProgressMode = .auto
 
+  @Flag(
+    help:
+      "Decode in this process, not in sandboxed workers: a crashing decoder then ends the batch.")
+  var inProcess = false
+
   @Flag(help: "Stop at the first failure (running files still finish).")
   var failFast = false
 
@@ -140,12 +145,14 @@ struct ApplyCommand: ParsableCommand {
         throw WorkFailed()
       }
     }
-    try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads)
+    // In process, libvips' threads are shared between the jobs here; workers get their
+    // share through their environment (and this process may never start libvips).
+    if inProcess { try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads) }
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
-    let pool = workerPool(jobs: jobs)
+    let pool = workerPool(jobs: jobs, vipsThreads: vipsThreads)
     defer { pool.shutDown() }
     var editor = filterOptions.editor(limits)
-    editor.renderer.workers = pool
+    editor.renderer.workers = inProcess ? nil : pool
     let runner = BatchRunner(jobs: jobs, failFast: failFast)
     let signals = StopSignals.install(
       grace: graceOption.grace, stop: { runner.stop() }, abandon: { pool.abandon() })

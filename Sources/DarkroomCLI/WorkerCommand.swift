@@ -18,10 +18,12 @@ struct WorkerCommand: ParsableCommand {
   }
 }
 
-/// A pool of this program's own workers, `jobs` of them kept ready.
-func workerPool(jobs: Int) -> WorkerPool {
+/// A pool of this program's own workers, `jobs` of them kept ready, sharing the cores
+/// (`vipsThreads` each, or the cores divided by the jobs).
+func workerPool(jobs: Int, vipsThreads: Int? = nil) -> WorkerPool {
   var configuration = WorkerPool.Configuration(executable: currentExecutable())
   configuration.idleWorkers = max(1, jobs)
+  configuration.vipsThreads = vipsThreads ?? max(1, ProcessorCount.value / max(1, jobs))
   return WorkerPool(configuration)
 }
 

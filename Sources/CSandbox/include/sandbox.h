@@ -17,8 +17,8 @@ int dr_sandbox_enter(size_t address_space_bytes, char *error, size_t error_size)
 /// the parent is already gone.
 int dr_die_with_parent(void);
 
-/// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not offer: the parent's ends of a
-/// worker's pipes must not leak into other workers.
+/// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not offer (the parent's ends of a
+/// worker's pipes must not leak into other workers), with a 1 MiB buffer where allowed.
 int dr_pipe_cloexec(int fds[2]);
 
 /// For tests, inside a sandboxed worker: whether a network socket can be opened, a process

@@ -17,6 +17,9 @@ public enum Worker {
     // when a worker stops, by closing its input or killing it.
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
+    // One job at a time, many of them: the allocator settings that keep a batch's memory
+    // flat (BatchRunner.keepMemoryFlat), for this process's libvips threads.
+    BatchRunner.keepMemoryFlat(jobs: 1)
     var reason = [CChar](repeating: 0, count: 256)
     let space = ProcessInfo.processInfo.environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(
       Int.init)

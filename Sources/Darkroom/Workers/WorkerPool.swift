@@ -42,6 +42,9 @@ public final class WorkerPool: Sendable {
     /// The address-space limit of each worker (0: none), against decompression bombs that
     /// get past the pixel limit.
     public var addressSpace = 16 << 30
+    /// libvips threads per worker (nil: libvips' default, one per core). A batch of N jobs
+    /// on C cores gives each worker C / N, as the in-process path does.
+    public var vipsThreads: Int?
     /// Extra environment for workers.
     public var environment: [String: String] = [:]
 
@@ -244,6 +247,7 @@ final class WorkerProcess: @unchecked Sendable {
     environment["DARKROOM_WORKER_ADDRESS_SPACE"] = String(configuration.addressSpace)
     // A crash is reported by the parent, in one line; the runtime's backtrace is noise here.
     environment["SWIFT_BACKTRACE"] = "enable=no"
+    if let threads = configuration.vipsThreads { environment["VIPS_CONCURRENCY"] = String(threads) }
     for (key, value) in configuration.environment { environment[key] = value }
     let arguments = [configuration.executable] + configuration.arguments
     let environmentLines = environment.map { "\($0.key)=\($0.value)" }
