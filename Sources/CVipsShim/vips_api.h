@@ -84,6 +84,7 @@ typedef unsigned int (*dr_g_log_set_handler_fn)(const char *domain, int levels, 
                                                 void *data);
 typedef void *(*dr_vips_object_map_fn)(void *(*fn)(void *, void *, void *), void *a, void *b);
 typedef int (*dr_vips_version_fn)(int flag);
+typedef int (*dr_vips_thumbnail_image_fn)(VipsImage *in, VipsImage **out, int width, ...);
 typedef size_t (*dr_vips_type_find_fn)(const char *basename, const char *nickname);
 typedef int (*dr_vips_icc_present_fn)(void);
 typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name, int *out);
@@ -103,6 +104,7 @@ typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name
   X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
   X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
-  X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)
+  X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)                \
+  X(vips_thumbnail_image)
 
 #endif

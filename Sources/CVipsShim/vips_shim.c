@@ -276,6 +276,20 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
                                  loader, DR_THUMBNAIL_FAIL(o), NULL);
 }
 
+VipsImage *dr_jpeg_new_from_buffer_shrunk(const void *buf, size_t len, int shrink, int fail_on) {
+  return p_vips_image_new_from_buffer(buf, len, "", "shrink", shrink, "access", DR_ACCESS_SEQUENTIAL,
+                                      DR_FAIL_OPTION(fail_on), NULL);
+}
+
+int dr_thumbnail_image(VipsImage *in, const DrThumbnailOptions *o, VipsImage **out) {
+  if (o->export_profile)
+    return p_vips_thumbnail_image(in, out, o->width, "height", o->height, "crop", o->crop,
+                                  "size", o->size, "no_rotate", o->no_rotate, "export_profile",
+                                  o->export_profile, NULL);
+  return p_vips_thumbnail_image(in, out, o->width, "height", o->height, "crop", o->crop, "size",
+                                o->size, "no_rotate", o->no_rotate, NULL);
+}
+
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len) {
   void *vips_buf = NULL;
   if (p_vips_image_write_to_buffer(in, suffix, &vips_buf, len, NULL) != 0) return -1;

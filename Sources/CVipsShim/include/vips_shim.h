@@ -68,6 +68,12 @@ int dr_thumbnail_file(const char *path, const DrThumbnailOptions *options, VipsI
 int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *options,
                         VipsImage **out);
 
+/// A JPEG in memory decoded at 1/`shrink` of its size (2, 4 or 8: libjpeg's DCT scaling,
+/// much cheaper than decoding it whole and resizing), lazily and top to bottom.
+VipsImage *dr_jpeg_new_from_buffer_shrunk(const void *buf, size_t len, int shrink, int fail_on);
+/// vips_thumbnail's resize, orientation, colour and crop, on an image already opened.
+int dr_thumbnail_image(VipsImage *in, const DrThumbnailOptions *options, VipsImage **out);
+
 /// Encodes to memory; `suffix` picks the saver and its options, e.g. ".jpg[Q=85,strip]".
 /// Free `*buf` with dr_free.
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len);

@@ -62,7 +62,7 @@ public struct Renderer: Sendable {
   public static let oneReadLimit = 256 << 20
 
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
-  public static let renderVersion = 1
+  public static let renderVersion = 2
 
   /// A renderer with the default ``maxPixels`` and a 300-second ``timeLimit``.
   public init() {}
@@ -170,7 +170,16 @@ public struct Renderer: Sendable {
       }
       // libvips keeps a source's profile unless asked to convert; display output is sRGB.
       if needsSRGB { options.exportProfile = "srgb" }
-      image = try thumbnail(source, options)
+      if case .data(let bytes, let name) = source, metadata.format == "jpeg",
+        case let shrink = Self.jpegShrink(metadata, box, fill: spec.representation == .thumbnail),
+        shrink > 1
+      {
+        image = try VipsImage.openJPEG(
+          buffer: PinnedBytes(bytes), name: name, shrink: shrink, failOn: failOn
+        ).thumbnail(options)
+      } else {
+        image = try thumbnail(source, options)
+      }
     }
     let output = try image.preparedForOutput(
       upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
@@ -178,6 +187,28 @@ public struct Renderer: Sendable {
       try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
     }
     return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
+  }
+
+  /// How much smaller libjpeg should decode a JPEG for a box: the largest of 8, 4 and 2 that
+  /// still leaves at least the output's size (`fill`: the box's short side covered), else 1.
+  ///
+  /// libvips' `thumbnail` leaves a factor of two for its final resize, so for a 24 MP photo
+  /// shown at 1080x1620 it decodes every pixel and then resizes four times as many as this
+  /// does. Decoding to just above the target (as ImageMagick's `jpeg:size` does) and
+  /// resizing the rest with the same Lanczos kernel is about 20% faster per render; the
+  /// result differs from the full decode by about one level in 255 on average (a test
+  /// holds it within 3).
+  static func jpegShrink(_ metadata: AssetMetadata, _ box: (width: Int, height: Int), fill: Bool)
+    -> Int
+  {
+    let width = Double(metadata.displayWidth)
+    let height = Double(metadata.displayHeight)
+    guard width > 0, height > 0 else { return 1 }
+    let horizontal = Double(box.width) / width
+    let vertical = Double(box.height) / height
+    let scale = fill ? max(horizontal, vertical) : min(horizontal, vertical)
+    guard scale > 0, scale < 1 else { return 1 }
+    return [8, 4, 2].first { Double($0) <= 1 / scale } ?? 1
   }
 
   /// Refuses, from the header alone, an image larger than `maxPixels`.
@@ -255,3 +286,4 @@ public struct Renderer: Sendable {
     return description.contains("srgb")
   }
 }
+

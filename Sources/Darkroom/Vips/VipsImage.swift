@@ -160,6 +160,26 @@ extension VipsImage {
     return VipsImage(owning: out, source: name, pinned: buffer)
   }
 
+  /// A JPEG held in memory, decoded at 1/`shrink` of its size by libjpeg's DCT scaling.
+  static func openJPEG(buffer: PinnedBytes, name: String, shrink: Int, failOn: FailOn)
+    throws(DarkroomError) -> VipsImage
+  {
+    try Vips.start()
+    guard
+      let image = dr_jpeg_new_from_buffer_shrunk(
+        buffer.bytes.baseAddress, buffer.bytes.count, Int32(shrink), failOn.vipsValue)
+    else { throw Vips.takeError(context: "cannot open", file: name) }
+    return VipsImage(owning: image, source: name, pinned: buffer)
+  }
+
+  /// Resize, orientation, colour and crop of libvips' `thumbnail`, on this image.
+  func thumbnail(_ options: ThumbnailOptions) throws(DarkroomError) -> VipsImage {
+    var out: OpaquePointer?
+    let status = options.withC { dr_thumbnail_image(pointer, $0, &out) }
+    guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: source) }
+    return VipsImage(derivedFrom: self, owning: out)
+  }
+
   /// Opens an image held in memory, lazily.
   static func open(buffer: PinnedBytes, name: String, sequential: Bool, failOn: FailOn = .error)
     throws(DarkroomError) -> VipsImage
