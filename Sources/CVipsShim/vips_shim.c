@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // dladdr
 #include "vips_shim.h"
 
 #include <dlfcn.h>
@@ -19,6 +20,8 @@ DR_VIPS_FUNCTIONS(DR_FN)
 
 static char load_error[512];
 static void *vips_library;
+static int modules_lazy;
+static char loaded_modules[256] = ",";
 
 // What the libvips found can do, read once by dr_vips_init.
 static int vips_major, vips_minor, vips_micro;
@@ -106,7 +109,16 @@ int dr_vips_init(const char *argv0) {
              micro, DR_VIPS_MIN_MAJOR, DR_VIPS_MIN_MINOR);
     return -1;
   }
-  if (p_vips_init(argv0) != 0) {
+  // vips_init loads every module (HEIF, JPEG XL, ImageMagick, PDF, OpenSlide) and the
+  // libraries under them: about a third of its time, for formats most files are not. With
+  // VIPSHOME pointing nowhere it finds none; dr_vips_load_module loads one when a file needs
+  // it. A VIPSHOME the user set is left alone (and then every module loads, as before).
+  int lazy = getenv("VIPSHOME") == NULL && !getenv("DARKROOM_LOAD_ALL_MODULES");
+  if (lazy) setenv("VIPSHOME", "/nonexistent/darkroom-loads-vips-modules-on-demand", 1);
+  int started = p_vips_init(argv0);
+  if (lazy) unsetenv("VIPSHOME");
+  modules_lazy = lazy;
+  if (started != 0) {
     char *why = p_vips_error_buffer_copy();
     snprintf(load_error, sizeof load_error, "vips_init failed: %s", why ? why : "");
     if (why) p_g_free(why);
@@ -120,6 +132,38 @@ int dr_vips_init(const char *argv0) {
   // With VIPS_LEAK set, libvips reports objects and memory still alive at shutdown.
   if (getenv("VIPS_LEAK")) atexit(p_vips_shutdown);
   return 0;
+}
+
+int dr_vips_load_module(const char *name) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  if (!modules_lazy || !vips_library) return 0;  // vips_init loaded them all
+  pthread_mutex_lock(&lock);
+  int status = 0;
+  char key[64];
+  snprintf(key, sizeof key, ",%s,", name);
+  if (!strstr(loaded_modules, key)) {
+    // The modules live beside libvips: <libdir>/vips-modules-MAJOR.MINOR/vips-NAME.so.
+    Dl_info info;
+    void *(*open_module)(const char *, int) =
+        (void *(*)(const char *, int))dlsym(vips_library, "g_module_open");
+    status = -1;
+    if (open_module && dladdr((void *)p_vips_init, &info) && info.dli_fname) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s", info.dli_fname);
+      char *slash = strrchr(path, '/');
+      if (slash) {
+        snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "vips-modules-%d.%d/vips-%s.so",
+                 p_vips_version(0), p_vips_version(1), name);
+        // GModule runs the module's g_module_check_init, which registers its loaders; a
+        // module is never unloaded (libvips makes its own resident too).
+        if (open_module(path, 1 /* G_MODULE_BIND_LAZY */)) status = 0;
+      }
+    }
+    if (status == 0 && strlen(loaded_modules) + strlen(key) < sizeof loaded_modules)
+      strcat(loaded_modules, key + 1);  // ",heif," + "jxl," -> ",heif,jxl,"
+  }
+  pthread_mutex_unlock(&lock);
+  return status;
 }
 
 void dr_vips_version(int *major, int *minor, int *micro) {

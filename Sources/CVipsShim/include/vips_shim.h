@@ -22,6 +22,10 @@ int dr_vips_init(const char *argv0);
 #define DR_VIPS_MIN_MINOR 10
 enum { DR_FAIL_ON_ERROR = 2 };
 
+/// Loads one of libvips' modules ("heif", "jxl", "magick", "poppler", "openslide") if it is
+/// not loaded yet: vips_init loads none (see dr_vips_init). 0 on success (or nothing to do).
+int dr_vips_load_module(const char *name);
+
 /// The version of the libvips loaded (after a successful dr_vips_init).
 void dr_vips_version(int *major, int *minor, int *micro);
 /// 1 if libvips has the operation (a loader such as "heifload"), else 0.

@@ -69,7 +69,9 @@ extension AssetMetadata {
       return make(name, source.count, header)
     }
     // Only formats Darkroom trusts (or was told to allow) reach libvips' loaders.
-    try TrustedFormats.check(try source.bytes(0, min(32, source.count)) ?? [], file: name)
+    let head = try source.bytes(0, min(32, source.count)) ?? []
+    try TrustedFormats.check(head, file: name)
+    try Vips.prepareLoader(for: TrustedFormats.sniff(head))
     let image = try libvipsHeader()
     let format = image.formatName
     guard TrustedFormats.trusted.contains(format) || TrustedFormats.allowed.contains(format) else {

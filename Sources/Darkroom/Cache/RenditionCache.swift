@@ -293,13 +293,15 @@ public struct RenditionCache: Sendable {
   private struct Stored {
     var path: String
     var size: Int
-    var used: Int64  // modification time, seconds
+    var used: Int64  // modification time, nanoseconds (whole seconds would tie within a second)
   }
 
   private static func fileInfo(_ path: String) -> Stored? {
     var info = stat()
     guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-    return Stored(path: path, size: Int(info.st_size), used: Int64(info.st_mtim.tv_sec))
+    return Stored(
+      path: path, size: Int(info.st_size),
+      used: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
   }
 
   /// Files under `subfolder`: entries (names not starting with "."), or with `temporaries`
@@ -319,7 +321,7 @@ public struct RenditionCache: Sendable {
 
   /// Temporary files older than an hour belong to writers that died.
   private func removeStaleTemporaries() {
-    let cutoff = Int64(Date().timeIntervalSince1970) - 3600
+    let cutoff = (Int64(Date().timeIntervalSince1970) - 3600) * 1_000_000_000
     for subfolder in ["objects", "sources"] {
       for file in files(in: subfolder, temporaries: true) where file.used < cutoff {
         unlink(file.path)

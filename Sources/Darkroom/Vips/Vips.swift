@@ -10,8 +10,13 @@ enum Vips {
       return .failure(takeError(context: "cannot start libvips"))
     }
     // Defence in depth behind TrustedFormats: libvips' own untrusted loaders stay blocked
-    // unless some format beyond the trusted ones was allowed.
+    // unless some format beyond the trusted ones was allowed (and then every module loads).
     _ = dr_vips_block_untrusted(TrustedFormats.allowed.isEmpty ? 1 : 0)
+    if !TrustedFormats.allowed.isEmpty {
+      for module in ["heif", "jxl", "magick", "poppler", "openslide"] {
+        _ = dr_vips_load_module(module)
+      }
+    }
     return .success(())
   }()
 
@@ -21,6 +26,15 @@ enum Vips {
 
   /// The longest libvips detail an error line carries.
   static let maxDetail = 160
+
+  /// Loads the libvips module that reads `format`, if it has one and it is not loaded yet
+  /// (libvips starts without its modules: see `dr_vips_init`). HEIF and AVIF are the only
+  /// trusted formats in a module.
+  static func prepareLoader(for format: String?) throws(DarkroomError) {
+    guard format == "heif" || format == "avif" else { return }
+    try start()
+    _ = dr_vips_load_module("heif")
+  }
 
   /// Takes libvips' pending error text (and clears it) as a `DarkroomError`. Repeated lines
   /// (a damaged TIFF can warn thousands of times) are kept once, and the whole is cut to one
@@ -96,8 +110,18 @@ public struct LibvipsCapabilities: Sendable, Equatable {
   public var colourProfiles: Bool
   /// Built with libexif: EXIF orientation is read and applied.
   public var exifOrientation: Bool
-  /// Darkroom's formats whose loader this libvips lacks (`heif`, `webp`, ...).
-  public var missingLoaders: [String]
+  /// Darkroom's formats whose loader this libvips lacks (`heif`, `webp`, ...). Asking loads
+  /// the HEIF module, which libvips otherwise loads only for a HEIF file.
+  public var missingLoaders: [String] {
+    Self.loaders.map(\.format).filter { !Self.hasLoader($0) }
+  }
+
+  /// Whether libvips can read `format` (loading its module first, for HEIF).
+  static func hasLoader(_ format: String) -> Bool {
+    guard let loader = loaders.first(where: { $0.format == format }) else { return true }
+    if format == "heif" { _ = dr_vips_load_module("heif") }
+    return dr_vips_has_operation(loader.operation) != 0
+  }
 
   /// The loaders Darkroom relies on, by the format names `AssetMetadata.format` uses.
   static let loaders: [(format: String, operation: String)] = [
@@ -123,15 +147,14 @@ public struct LibvipsCapabilities: Sendable, Equatable {
     dr_vips_version(&major, &minor, &micro)
     return LibvipsCapabilities(
       version: "\(major).\(minor).\(micro)", colourProfiles: dr_vips_has_lcms() != 0,
-      exifOrientation: dr_vips_has_exif() != 0,
-      missingLoaders: loaders.filter { dr_vips_has_operation($0.operation) == 0 }.map(\.format))
+      exifOrientation: dr_vips_has_exif() != 0)
   }
 
   /// Refuses work this libvips would get wrong: a format it has no loader for, a rotation
   /// it cannot read, a profile it cannot convert.
   func check(_ metadata: AssetMetadata, convertsColour: Bool, rotates: Bool) throws(DarkroomError) {
     let format = metadata.format == "avif" ? "heif" : metadata.format
-    if missingLoaders.contains(format) {
+    if !Self.hasLoader(format) {
       throw DarkroomError(
         .engine, file: metadata.file,
         "the libvips found (\(version)) has no \(format) loader; install a libvips built with \(format) support"
