@@ -286,4 +286,3 @@ public struct Renderer: Sendable {
     return description.contains("srgb")
   }
 }
-
