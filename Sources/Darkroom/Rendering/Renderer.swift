@@ -109,6 +109,7 @@ public struct Renderer: Sendable {
     if case .file(let path) = source, let size = try? InputFile(path).size,
       size <= Self.oneReadLimit
     {
+      Vips.startInBackground()  // its ~50 ms overlap reading and parsing the file
       let bytes = try InputFile.readAll(path)
       return try render(.data(bytes, name: path), spec)
     }

@@ -136,6 +136,7 @@ public struct Representations: Sendable {
       store(rendition, cache, content, key, spec, edit)
       return rendition
     }
+    if renderer.workers == nil { Vips.startInBackground() }
     let bytes = try InputFile.readAll(path)
     let hashing = Background { () throws(DarkroomError) in ContentHash.of(bytes: bytes) }
     FaultInjection.reached("after-source-hash", file: path)

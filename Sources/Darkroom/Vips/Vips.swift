@@ -1,4 +1,5 @@
 import CVipsShim
+import Dispatch
 
 /// libvips' process-wide state: loaded and started once, on first use, from any thread.
 enum Vips {
@@ -22,6 +23,12 @@ enum Vips {
 
   static func start() throws(DarkroomError) {
     try startup.get()
+  }
+
+  /// Starts libvips on another thread, for a caller that will need it after some work of
+  /// its own (reading a file); `start()` then waits for it, or returns at once.
+  static func startInBackground() {
+    DispatchQueue.global(qos: .userInitiated).async { _ = try? start() }
   }
 
   /// The longest libvips detail an error line carries.
