@@ -45,9 +45,18 @@ extension AssetMetadata {
         guard !bytes.isEmpty else {
           throw DarkroomError(.empty, file: name, "empty input (0 bytes)")
         }
-        return try read(ByteSource(memory: bytes), name) {
-          try Vips.attributingErrors(file: name) { () throws(DarkroomError) in
-            try VipsImage.header(buffer: PinnedBytes(bytes), name: name)
+        // libvips reads the bytes in place; its header image is gone when `read` returns.
+        return try PinnedBytes.borrowing(bytes) { pinned throws(DarkroomError) in
+          do {
+            return try read(ByteSource(memory: bytes), name) {
+              try Vips.attributingErrors(file: name) { () throws(DarkroomError) in
+                try VipsImage.header(buffer: pinned, name: name)
+              }
+            }
+          } catch let error as DarkroomError {
+            throw error
+          } catch {
+            throw DarkroomError(.io, file: name, "cannot read: \(error)")
           }
         }
       }

@@ -153,41 +153,45 @@ public struct Renderer: Sendable {
     try LibvipsCapabilities.current().check(
       metadata, convertsColour: needsSRGB && (spec.representation != .full || strip),
       rotates: spec.representation != .full)
-    let image: VipsImage
-    if spec.representation == .full && !(strip && needsSRGB) {
-      image = try open(source, sequential: true)
-    } else {
-      // Shrink-on-load, orientation, colour conversion and crop in one libvips operation.
-      let box = box(spec, metadata)
-      var options = VipsImage.ThumbnailOptions(width: box.width, height: box.height)
-      switch spec.representation {
-      case .full:
-        options.autoRotate = false  // recorded, not applied; only converted to sRGB
-      case .thumbnail:
-        options.crop = spec.crop.vipsInteresting
-        options.size = 0  // always exactly the box
-      case .fullscreen, .aspectThumbnail:
-        break  // fitted, never upscaled
-      }
-      // libvips keeps a source's profile unless asked to convert; display output is sRGB.
-      if needsSRGB { options.exportProfile = "srgb" }
-      if case .data(let bytes, let name) = source, metadata.format == "jpeg",
-        case let shrink = Self.jpegShrink(metadata, box, fill: spec.representation == .thumbnail),
-        shrink > 1
-      {
-        image = try VipsImage.openJPEG(
-          buffer: PinnedBytes(bytes), name: name, shrink: shrink, failOn: failOn
-        ).thumbnail(options)
+    // The pipeline reads the source's bytes in place; every image is gone when it returns.
+    return try Self.pinning(source) { input throws(DarkroomError) -> Rendition in
+      let image: VipsImage
+      if spec.representation == .full && !(strip && needsSRGB) {
+        image = try open(input, sequential: true)
       } else {
-        image = try thumbnail(source, options)
+        // Shrink-on-load, orientation, colour conversion and crop in one libvips operation.
+        let box = box(spec, metadata)
+        var options = VipsImage.ThumbnailOptions(width: box.width, height: box.height)
+        switch spec.representation {
+        case .full:
+          options.autoRotate = false  // recorded, not applied; only converted to sRGB
+        case .thumbnail:
+          options.crop = spec.crop.vipsInteresting
+          options.size = 0  // always exactly the box
+        case .fullscreen, .aspectThumbnail:
+          break  // fitted, never upscaled
+        }
+        // libvips keeps a source's profile unless asked to convert; display output is sRGB.
+        if needsSRGB { options.exportProfile = "srgb" }
+        if case .memory(let pinned, let name) = input, metadata.format == "jpeg",
+          case let shrink = Self.jpegShrink(metadata, box, fill: spec.representation == .thumbnail),
+          shrink > 1
+        {
+          image = try VipsImage.openJPEG(
+            buffer: pinned, name: name, shrink: shrink, failOn: failOn
+          ).thumbnail(options)
+        } else {
+          image = try thumbnail(input, options)
+        }
       }
+      let output = try image.preparedForOutput(
+        upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
+      let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) {
+        () throws(DarkroomError) in
+        try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
+      }
+      return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
     }
-    let output = try image.preparedForOutput(
-      upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
-    let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) { () throws(DarkroomError) in
-      try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
-    }
-    return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
   }
 
   /// How much smaller libjpeg should decode a JPEG for a box: the largest of 8, 4 and 2 that
@@ -250,34 +254,55 @@ public struct Renderer: Sendable {
     }
     // Streaming top to bottom needs an upright source and row-by-row filters.
     let sequential = metadata.orientation.effective == .up && adjustment.graph.streams
-    let upright = try open(source, sequential: sequential).autorotated().srgb()
-    let output = try adjustment.graph.apply(to: upright).preparedForOutput(
-      upright: true, stripLocation: false)
-    output.setBlob("xmp-data", adjustment.xmpPacket)
-    return try Watchdog.shared.guarding(output, limit: timeLimit) { () throws(DarkroomError) in
-      try output.encode(
-        suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
+    return try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
+      let upright = try open(input, sequential: sequential).autorotated().srgb()
+      let output = try adjustment.graph.apply(to: upright).preparedForOutput(
+        upright: true, stripLocation: false)
+      output.setBlob("xmp-data", adjustment.xmpPacket)
+      return try Watchdog.shared.guarding(output, limit: timeLimit) {
+        () throws(DarkroomError) in
+        try output.encode(
+          suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
+      }
     }
   }
 
-  private func open(_ source: ImageSource, sequential: Bool) throws(DarkroomError) -> VipsImage {
+  /// Where libvips reads a source during one render: a file, or a source's bytes, borrowed
+  /// in place for the render (no copy of the photo; no image outlives the render).
+  enum Input {
+    case file(String)
+    case memory(PinnedBytes, name: String)
+  }
+
+  static func pinning<R>(_ source: ImageSource, _ body: (Input) throws(DarkroomError) -> R)
+    throws(DarkroomError) -> R
+  {
     switch source {
-    case .file(let path): try VipsImage.open(path: path, sequential: sequential, failOn: failOn)
+    case .file(let path): return try body(.file(path))
     case .data(let bytes, let name):
-      try VipsImage.open(
-        buffer: PinnedBytes(bytes), name: name, sequential: sequential, failOn: failOn)
+      return try PinnedBytes.borrowing(bytes) { pinned throws(DarkroomError) in
+        try body(.memory(pinned, name: name))
+      }
     }
   }
 
-  private func thumbnail(_ source: ImageSource, _ options: VipsImage.ThumbnailOptions)
+  private func open(_ input: Input, sequential: Bool) throws(DarkroomError) -> VipsImage {
+    switch input {
+    case .file(let path): try VipsImage.open(path: path, sequential: sequential, failOn: failOn)
+    case .memory(let pinned, let name):
+      try VipsImage.open(buffer: pinned, name: name, sequential: sequential, failOn: failOn)
+    }
+  }
+
+  private func thumbnail(_ input: Input, _ options: VipsImage.ThumbnailOptions)
     throws(DarkroomError) -> VipsImage
   {
     var options = options
     options.failOn = failOn
-    switch source {
+    switch input {
     case .file(let path): return try VipsImage.thumbnail(path: path, options)
-    case .data(let bytes, let name):
-      return try VipsImage.thumbnail(buffer: PinnedBytes(bytes), name: name, options)
+    case .memory(let pinned, let name):
+      return try VipsImage.thumbnail(buffer: pinned, name: name, options)
     }
   }
 

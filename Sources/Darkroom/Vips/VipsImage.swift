@@ -77,17 +77,43 @@ final class VipsImage: @unchecked Sendable {
 }
 
 /// Bytes in memory that libvips may read for as long as an image made from them lives.
+///
+/// Either a copy this object owns and frees, or (`borrowing`) an array's own storage for the
+/// duration of a closure, which saves copying a photo's megabytes for every render: no image
+/// made from borrowed bytes may outlive the closure.
 final class PinnedBytes: @unchecked Sendable {
-  let bytes: UnsafeMutableRawBufferPointer
+  let bytes: UnsafeRawBufferPointer
+  private let owned: Bool
 
   init(_ data: [UInt8]) {
     let storage = UnsafeMutableRawBufferPointer.allocate(
       byteCount: max(data.count, 1), alignment: 16)
     data.withUnsafeBytes { storage.copyMemory(from: $0) }
-    bytes = UnsafeMutableRawBufferPointer(rebasing: storage[0..<data.count])
+    bytes = UnsafeRawBufferPointer(rebasing: storage[0..<data.count])
+    owned = true
   }
 
-  deinit { UnsafeMutableRawPointer(bytes.baseAddress)?.deallocate() }
+  private init(borrowing raw: UnsafeRawBufferPointer) {
+    bytes = raw
+    owned = false
+  }
+
+  /// Runs `body` with `data`'s bytes pinned in place, without a copy. Every image made from
+  /// them must be gone when `body` returns (checked in debug builds).
+  static func borrowing<R>(_ data: [UInt8], _ body: (PinnedBytes) throws(DarkroomError) -> R)
+    throws(DarkroomError) -> R
+  {
+    let result = data.withUnsafeBytes { raw -> Result<R, DarkroomError> in
+      var pinned = PinnedBytes(borrowing: raw)
+      defer { assert(isKnownUniquelyReferenced(&pinned), "an image outlived borrowed bytes") }
+      return Result { () throws(DarkroomError) in try body(pinned) }
+    }
+    return try result.get()
+  }
+
+  deinit {
+    if owned { UnsafeMutableRawPointer(mutating: bytes.baseAddress)?.deallocate() }
+  }
 }
 
 extension VipsImage {
