@@ -9,6 +9,6 @@ for sanitizer in "${@:-address thread}"; do
     # libvips is loaded with dlopen and not instrumented; ASan's leak checker would report
     # GLib's process-lifetime caches, so leaks are checked by the VIPS_LEAK test instead.
     ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS="report_signal_unsafe=0" \
-      swift test --sanitize="$s" --scratch-path ".build-$s"
+      swift test --disable-xctest --sanitize="$s" --scratch-path ".build-$s"
   done
 done
