@@ -8,11 +8,7 @@ source "$(dirname "$0")/common.sh"
 install_peers
 build_darkroom
 
-SRC="$WORK/phone-24mp-o6.jpg"
-make_phone_photo "$SRC"
-IN="$WORK/apply-in"
-mkdir -p "$IN"
-for i in $(seq -w 1 100); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
+make_apply_inputs
 FILTERS=(--filter noir --filter "tone exposure=0.5 contrast=0.2" --filter "crop aspect=4:5")
 
 # measure NAME N COMMAND...: wall seconds and peak KiB of one run over the first N files.

@@ -33,6 +33,16 @@ make_phone_photo() {
   exiftool -q -overwrite_original -Orientation#=6 -Make=Bench -Model=Camera "$1"
 }
 
+# make_apply_inputs: 100 copies of the phone photo in $WORK/apply-in (sets SRC and IN), the
+# inputs of apply.sh and workers.sh.
+make_apply_inputs() {
+  SRC="$WORK/phone-24mp-o6.jpg"
+  make_phone_photo "$SRC"
+  IN="$WORK/apply-in"
+  mkdir -p "$IN"
+  for i in $(seq -w 1 100); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
+}
+
 # median_ms NAME: the median of a hyperfine JSON export, in milliseconds.
 median_ms() {
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f" % (r["median"]*1000))' "$1"

@@ -13,11 +13,7 @@ source "$(dirname "$0")/common.sh"
 install_peers
 build_darkroom
 
-SRC="$WORK/phone-24mp-o6.jpg"
-make_phone_photo "$SRC"
-IN="$WORK/apply-in"
-mkdir -p "$IN"
-for i in $(seq -w 1 100); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
+make_apply_inputs
 SMALL="$WORK/small-in"
 mkdir -p "$SMALL"
 [ -f "$WORK/small.jpg" ] || vips resize "$SRC" "$WORK/small.jpg[Q=90]" 0.29

@@ -17,6 +17,14 @@
 
 extern char **environ;
 
+// AddressSanitizer and ThreadSanitizer reserve terabytes of address space for their shadow
+// memory: under them (Scripts/sanitize.sh) the address-space limit is left off.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DR_SANITIZED 1
+#endif
+#endif
+
 // The filter is a deny list over a default of "allow": libvips, GLib and the codecs under
 // them make many ordinary calls (mmap, futex, threads, reading their own modules), and an
 // allow list would break on the next release of any of them. What is denied answers EPERM
@@ -32,6 +40,9 @@ int dr_sandbox_enter(size_t address_space_bytes, char *error, size_t error_size)
   }
   struct rlimit none = {0, 0};
   setrlimit(RLIMIT_CORE, &none);
+#ifdef DR_SANITIZED
+  address_space_bytes = 0;
+#endif
   if (address_space_bytes > 0) {
     struct rlimit space = {address_space_bytes, address_space_bytes};
     setrlimit(RLIMIT_AS, &space);

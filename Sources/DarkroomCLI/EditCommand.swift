@@ -47,41 +47,20 @@ struct EditCommand: ParsableCommand {
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
-    var editor = filterOptions.editor(limits)
-    // Several files: each file's pixel work in a worker process, so that one decoder that
-    // crashes or hangs costs that file alone.
-    let pool = files.count > 1 ? workerPool(jobs: 1) : nil
-    defer { pool?.shutDown() }
-    editor.renderer.workers = pool
-    if pool == nil, let only = files.first {
-      ProcessDeadline.arm(file: only, limit: editor.renderer.timeLimit)
-    }
-    var failed = false
-    let stopping = StopFlag()
-    let signals = pool.map { pool in
-      StopSignals.install(
-        grace: graceOption.grace, stop: { stopping.set() }, abandon: { pool.abandon() })
-    }
-    for (index, file) in files.enumerated() {
-      if stopping.isSet {
-        printError("edit: stopped with \(files.count - index) not started\n")
-        break
-      }
-      do {
-        let result = try editor.edit(file, with: graph, mode: mode)
-        if json {
-          printLine(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
-        } else {
-          printLine(
-            "\(file): edited (version \(result.adjustment.version): \(result.adjustment.graph.nodes.map(\.text).joined(separator: " | ")))"
-          )
-        }
-      } catch {
-        failed = true
-        reportError(error)
+    let editor = filterOptions.editor(limits)
+    let failed = try eachFile(
+      files, command: "edit", name: \.self, renderer: editor.renderer, grace: graceOption.grace
+    ) { file, renderer in
+      var editor = editor
+      editor.renderer = renderer
+      let result = try editor.edit(file, with: graph, mode: mode)
+      if json {
+        printLine(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
+      } else {
+        let filters = result.adjustment.graph.nodes.map(\.text).joined(separator: " | ")
+        printLine("\(file): edited (version \(result.adjustment.version): \(filters))")
       }
     }
-    if let status = signals?.status { throw WorkFailed(status: status) }
     if failed { throw WorkFailed() }
   }
 }

@@ -171,33 +171,13 @@ struct RenderCommand: ParsableCommand {
     }
     var work = files
     if inputs.contains("-") { work.insert(BatchInput(path: "-", relativePath: "stdin"), at: 0) }
-    // Several files: pixel work in a worker process, so that one decoder that crashes or
-    // hangs costs that file alone. One file renders in this process (see README).
-    let pool = work.count > 1 ? workerPool(jobs: 1) : nil
-    defer { pool?.shutDown() }
-    var renderer = limits.apply(to: Renderer())
-    renderer.workers = pool
-    if pool == nil, let only = work.first {
-      ProcessDeadline.arm(file: only.path, limit: renderer.timeLimit)
+    if try eachFile(
+      work, command: "render", name: \.path, renderer: limits.apply(to: Renderer()),
+      grace: graceOption.grace,
+      { input, renderer in try render(input, renderer) })
+    {
+      failed = true
     }
-    let stopping = StopFlag()
-    let signals = pool.map { pool in
-      StopSignals.install(
-        grace: graceOption.grace, stop: { stopping.set() }, abandon: { pool.abandon() })
-    }
-    for (index, input) in work.enumerated() {
-      if stopping.isSet {
-        printError("render: stopped with \(work.count - index) not started\n")
-        break
-      }
-      do {
-        try render(input, renderer)
-      } catch {
-        failed = true
-        reportError(error)
-      }
-    }
-    if let status = signals?.status { throw WorkFailed(status: status) }
     if failed { throw WorkFailed() }
   }
 

@@ -91,3 +91,40 @@ final class StopFlag: @unchecked Sendable {
   func set() { queue.sync { value = true } }
   var isSet: Bool { queue.sync { value } }
 }
+
+/// The loop of `render` and `edit` over their files. Several files: each file's pixel work in
+/// a worker process (`body` gets `renderer` with its workers set), so that a decoder that crashes or hangs costs
+/// that file alone, and SIGTERM or Ctrl-C stop the loop as `StopSignals` says. One file: in
+/// this process, under a deadline that covers every stage. Each failure is reported; returns
+/// whether any file failed, or throws `WorkFailed` with 143 or 130 after a signal.
+func eachFile<Item>(
+  _ items: [Item], command: String, name: (Item) -> String, renderer: Renderer,
+  grace: Double, _ body: (Item, Renderer) throws -> Void
+) throws -> Bool {
+  let pool = items.count > 1 ? workerPool(jobs: 1) : nil
+  defer { pool?.shutDown() }
+  var renderer = renderer
+  renderer.workers = pool
+  if pool == nil, let only = items.first {
+    ProcessDeadline.arm(file: name(only), limit: renderer.timeLimit)
+  }
+  let stopping = StopFlag()
+  let signals = pool.map { pool in
+    StopSignals.install(grace: grace, stop: { stopping.set() }, abandon: { pool.abandon() })
+  }
+  var failed = false
+  for (index, item) in items.enumerated() {
+    if stopping.isSet {
+      printError("\(command): stopped with \(items.count - index) not started\n")
+      break
+    }
+    do {
+      try body(item, renderer)
+    } catch {
+      failed = true
+      reportError(error)
+    }
+  }
+  if let status = signals?.status { throw WorkFailed(status: status) }
+  return failed
+}
