@@ -211,9 +211,13 @@ public struct Editor: Sendable {
     let store = OriginalStore(library: library)
     return try store.withLock(for: path) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: path)
-      let history = try editHistory(path, store: store)
-      guard let last = history.versions.last else { return .notEdited }
       let target = version ?? 0
+      // Going back needs only the chain behind the file; going forward, the versions after it.
+      var history = try editHistory(path, store: store, later: false)
+      if target > history.current || history.versions.isEmpty {
+        history = try editHistory(path, store: store)
+      }
+      guard let last = history.versions.last else { return .notEdited }
       guard target >= 0, target <= last.version else {
         throw DarkroomError(
           .invalidArgument, file: path,
@@ -292,8 +296,10 @@ public struct Editor: Sendable {
     return try editHistory(path, store: OriginalStore(library: library))
   }
 
-  private func editHistory(_ path: String, store: OriginalStore) throws(DarkroomError)
-    -> EditHistory
+  /// `later`: also the versions after the current one, which costs reading every adjustment
+  /// document of the library (a revert to an earlier version does without).
+  private func editHistory(_ path: String, store: OriginalStore, later: Bool = true)
+    throws(DarkroomError) -> EditHistory
   {
     let hash = try ContentHash.of(file: path)
     var chain: [AdjustmentData] = []
@@ -314,6 +320,7 @@ public struct Editor: Sendable {
       return EditHistory(versions: [], current: 0)
     }
     let current = chain.last?.version ?? 0
+    guard later else { return EditHistory(versions: chain, current: current) }
     return EditHistory(
       versions: chain + laterVersions(after: chain.last, original: original, store: store),
       current: current)
