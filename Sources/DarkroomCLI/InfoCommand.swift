@@ -95,6 +95,7 @@ struct InfoCommand: ParsableCommand {
         }
           ?? "none"
       ),
+      ("Damage", m.damage?.message),
     ]
     let width = rows.map(\.0.count).max() ?? 0
     return rows.compactMap { label, value in

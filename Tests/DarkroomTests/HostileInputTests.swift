@@ -92,9 +92,19 @@ struct HostileInputTests {
       1, 2, 3, 4, 20, 100, 400, 1000, 2000, 4000, 8000, 12000, bytes.count - 500, bytes.count - 3,
       bytes.count - 1,
     ]
+    // Cut past the start-of-scan segment, the header is whole: info describes the file and
+    // states the damage; cut before it, info fails cleanly.
+    let sos = try #require(Hostile.marker(0xDA, in: bytes))
+    let headerEnd = sos + 2 + (Int(bytes[sos + 2]) << 8 | Int(bytes[sos + 3]))
     for (index, offset) in offsets.enumerated() {
       let path = try folder.write("cut-\(index).jpg", Array(bytes.prefix(offset)))
-      try expectCleanFailure(["info", path], input: path, in: folder)
+      if offset > headerEnd {
+        let info = try CLI.run(["info", "--json", path])
+        #expect(info.status == 0, "\(offset): \(info.stderr)")
+        #expect(info.stdout.contains("\"damage\" : \"truncated\""), "\(offset)")
+      } else {
+        try expectCleanFailure(["info", path], input: path, in: folder)
+      }
       try expectCleanFailure(
         ["render", path, "--no-cache", "--rep", "thumbnail"], input: path, in: folder)
       if index % 3 == 0 {

@@ -29,7 +29,7 @@ struct InfoCommandTests {
       "file", "format", "byteSize", "width", "height", "displayWidth", "displayHeight",
       "orientation", "orientationStatus", "orientationRaw", "hasAlpha", "captureDate", "gps",
       "cameraMake", "cameraModel", "lensMake", "lensModel", "exposureTime", "fNumber", "iso",
-      "focalLength", "iccProfile",
+      "focalLength", "iccProfile", "damage", "damageMessage",
     ]
     #expect(Set(array[0].keys) == fields)
     #expect(Set(array[2].keys) == fields)
@@ -54,11 +54,15 @@ struct InfoCommandTests {
       (folder.file("missing.jpg"), "no such file"),
       (folder.path, "is a directory, not an image file"),
       (try folder.write("empty.jpg", []), "empty file (0 bytes)"),
-      (
-        try folder.write("cut.jpg", Array(jpeg.prefix(jpeg.count - 900))),
-        "truncated JPEG: image data ends without an end-of-image marker"
-      ),
     ]
+    // A whole header: described, with the damage stated.
+    let cut = try folder.write("cut.jpg", Array(jpeg.prefix(jpeg.count - 900)))
+    let described = try CLI.run(["info", cut])
+    #expect(described.status == 0)
+    #expect(
+      described.stdout.contains(
+        "Damage        truncated JPEG: image data ends without an end-of-image marker\n"),
+      "\(described.stdout)")
     for (path, cause) in cases {
       let result = try CLI.run(["info", path])
       #expect(result.status == 1, "\(path)")

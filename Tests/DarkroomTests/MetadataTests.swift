@@ -135,12 +135,6 @@ struct MetadataTests {
       (try folder.write("empty.jpg", []), .empty, "empty file"),
       (try folder.write("cut-header.jpg", Array(jpeg.prefix(300))), .truncated, "truncated JPEG"),
       (
-        try folder.write("cut-scan.jpg", Array(jpeg.prefix(jpeg.count / 2))), .truncated,
-        "truncated JPEG"
-      ),
-      (try folder.write("cut-end.jpg", Array(jpeg.dropLast(2))), .truncated, "truncated JPEG"),
-      (try folder.write("cut.png", Array(png.dropLast(20))), .truncated, "truncated PNG"),
-      (
         try folder.write(
           "garbage.jpg", [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array(repeating: 0x41, count: 64)),
         .corrupt, "corrupt JPEG"
@@ -152,6 +146,22 @@ struct MetadataTests {
       #expect(error?.file == path)
       #expect(error?.description.hasPrefix("\(path): ") == true)
       #expect(error?.message.contains(words) == true, "\(path): \(error?.message ?? "")")
+    }
+    // Cut after a whole header: described, with the damage stated (decoding refuses it).
+    let damaged = [
+      (try folder.write("cut-scan.jpg", Array(jpeg.prefix(jpeg.count / 2))), "truncated JPEG"),
+      (try folder.write("cut-end.jpg", Array(jpeg.dropLast(2))), "truncated JPEG"),
+      (try folder.write("cut.png", Array(png.dropLast(20))), "truncated PNG"),
+    ]
+    for (path, words) in damaged {
+      let metadata = try AssetMetadata.read(path: path)
+      #expect((metadata.width, metadata.height) == (600, 400))
+      #expect(metadata.damage?.kind == .truncated && metadata.damage?.file == path)
+      #expect(metadata.damage?.message.contains(words) == true)
+      let render = #expect(throws: DarkroomError.self) {
+        try Renderer().render(.file(path), RenditionSpec(.thumbnail))
+      }
+      #expect(render == metadata.damage, "render refuses it with the same words")
     }
   }
 

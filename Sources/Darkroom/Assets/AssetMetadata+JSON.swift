@@ -5,7 +5,7 @@ extension AssetMetadata: Encodable {
     case file, format, byteSize, width, height, displayWidth, displayHeight
     case orientation, orientationStatus, orientationRaw, hasAlpha
     case captureDate, gps, cameraMake, cameraModel, lensMake, lensModel
-    case exposureTime, fNumber, iso, focalLength, iccProfile
+    case exposureTime, fNumber, iso, focalLength, iccProfile, damage, damageMessage
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -36,5 +36,7 @@ extension AssetMetadata: Encodable {
     try c.encode(iso, forKey: .iso)
     try c.encode(focalLength, forKey: .focalLength)
     try c.encode(iccProfile, forKey: .iccProfile)
+    try c.encode(damage?.kind.rawValue, forKey: .damage)
+    try c.encode(damage?.message, forKey: .damageMessage)
   }
 }

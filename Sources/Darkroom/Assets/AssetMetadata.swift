@@ -49,6 +49,10 @@ public struct AssetMetadata: Sendable, Equatable {
   public var focalLength: Double?
   /// The embedded colour profile; nil when there is none.
   public var iccProfile: ICCProfileInfo?
+  /// Damage seen past a whole header, such as image data cut short (`truncated`): the
+  /// header is described, and decoding refuses the file unless told to accept damage
+  /// (`Renderer.failOn` `.none`). nil for a file that looks whole.
+  public var damage: DarkroomError?
 
   /// Make and model as a person would say them: `Canon EOS 40D`, not `Canon Canon EOS 40D`
   /// (many cameras repeat the make in the model). nil when neither is recorded.

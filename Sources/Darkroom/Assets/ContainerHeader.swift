@@ -10,9 +10,13 @@ struct ContainerHeader: Sendable {
   var icc: [UInt8]?
   /// A profile is embedded, but compressed (PNG `iCCP`), so `icc` is nil.
   var hasCompressedICC = false
+  /// Damage seen past a whole header (the image data cut short), with its message: the
+  /// header is still described; decoding refuses it unless told to accept damage.
+  var damage: DarkroomError?
 
-  /// Parses a JPEG or PNG header; nil for any other format. Throws for a JPEG or PNG
-  /// that is damaged or cut short.
+  /// Parses a JPEG or PNG header; nil for any other format. Throws for a JPEG or PNG whose
+  /// header is damaged or cut short; a file cut short after its header is described, with
+  /// `damage` set.
   static func parse(_ source: ByteSource) throws -> ContainerHeader? {
     guard let magic = try source.bytes(0, min(8, source.count)) else { return nil }
     if magic.starts(with: [0xFF, 0xD8, 0xFF]) { return try parseJPEG(source) }
@@ -83,11 +87,15 @@ struct ContainerHeader: Sendable {
         guard let size else {
           throw DarkroomError(.corrupt, "corrupt JPEG: image data comes before a frame header")
         }
-        try checkJPEGEnd(source, scanStart: position)
         let icc = iccChunks.keys.sorted().reduce(into: [UInt8]()) { $0 += iccChunks[$1] ?? [] }
-        return ContainerHeader(
+        var header = ContainerHeader(
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
+        if try !hasJPEGEnd(source, scanStart: position) {
+          header.damage = DarkroomError(
+            .truncated, "truncated JPEG: image data ends without an end-of-image marker")
+        }
+        return header
       default:
         break
       }
@@ -98,9 +106,9 @@ struct ContainerHeader: Sendable {
   /// A complete JPEG has an end-of-image marker after its scan data. It is usually the last
   /// two bytes; some writers append data after it, so search back from the end as far as
   /// the start of the scan, where no unescaped 0xFFD9 can occur but the real one.
-  private static func checkJPEGEnd(_ source: ByteSource, scanStart: Int) throws {
+  private static func hasJPEGEnd(_ source: ByteSource, scanStart: Int) throws -> Bool {
     let end = try source.tail(2)
-    if end.elementsEqual([0xFF, 0xD9]) { return }
+    if end.elementsEqual([0xFF, 0xD9]) { return true }
     var windowEnd = source.count
     let window = 1 << 16
     while windowEnd > scanStart {
@@ -109,13 +117,12 @@ struct ContainerHeader: Sendable {
       let bytes = try source.peek(start, min(windowEnd + 1, source.count) - start) ?? []
       var previous: UInt8 = 0
       for byte in bytes {
-        if previous == 0xFF && byte == 0xD9 { return }
+        if previous == 0xFF && byte == 0xD9 { return true }
         previous = byte
       }
       windowEnd = start
     }
-    throw DarkroomError(
-      .truncated, "truncated JPEG: image data ends without an end-of-image marker")
+    return false
   }
 
   // MARK: PNG
@@ -165,8 +172,9 @@ struct ContainerHeader: Sendable {
     }
     // Every complete PNG ends with the same 12-byte IEND chunk.
     let iend: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
-    guard try source.tail(12).elementsEqual(iend) else {
-      throw DarkroomError(.truncated, "truncated PNG: no IEND chunk at the end of the file")
+    if try !source.tail(12).elementsEqual(iend) {
+      header.damage = DarkroomError(
+        .truncated, "truncated PNG: no IEND chunk at the end of the file")
     }
     return header
   }

@@ -118,6 +118,7 @@ extension AssetMetadata {
     if let icc = header.icc {
       metadata.iccProfile = ICCProfileInfo(profile: icc)
     }
+    metadata.damage = header.damage?.about(path)
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
     }

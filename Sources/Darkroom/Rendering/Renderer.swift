@@ -134,6 +134,7 @@ public struct Renderer: Sendable {
     _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
+    if let damage = metadata.damage, failOn != .none { throw damage }
     let format = outputFormat(spec, metadata)
     let strip = spec.metadata == .strip
 
@@ -246,6 +247,7 @@ public struct Renderer: Sendable {
     _ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData
   ) throws(DarkroomError) -> [UInt8] {
     try checkLimits(source, metadata)
+    if let damage = metadata.damage, failOn != .none { throw damage }
     // An edit keeps the source's profile with its pixels: no colour conversion.
     try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
     guard let format = ImageFormat(rawValue: adjustment.result.format) else {
