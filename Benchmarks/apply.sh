@@ -11,7 +11,8 @@ build_darkroom
 make_apply_inputs
 FILTERS=(--filter noir --filter "tone exposure=0.5 contrast=0.2" --filter "crop aspect=4:5")
 
-# measure NAME N COMMAND...: wall seconds and peak KiB of one run over the first N files.
+# measure NAME N COMMAND...: wall seconds and peak KiB (all processes) of one run over the
+# first N files.
 measure() {
   local name="$1" n="$2"
   shift 2
@@ -20,9 +21,9 @@ measure() {
   local files=("$IN"/p*.jpg)
   files=("${files[@]:0:$n}")
   local cmd=("${@//@OUT@/$out}")
-  local stats
-  stats=$(/usr/bin/time -f '%e %M' "${cmd[@]}" "${files[@]}" 2>&1 >/dev/null | tail -n 1)
-  echo "$stats"
+  # The summed memory of the process and its children: darkroom's workers and the pyvips
+  # pool's processes (GNU time's %M would see one process).
+  /usr/bin/python3 "$ROOT/Benchmarks/peak_tree.py" "${cmd[@]}" "${files[@]}" | cut -d' ' -f1,2
 }
 
 row() {  # label n seconds kib baseline_rate
