@@ -73,6 +73,9 @@ enum Vips {
     throws(DarkroomError) -> T
   {
     do {
+      // libvips is loaded before the gate reads its functions (it may be starting on another
+      // thread: `startInBackground`).
+      try start()
       guard dr_attribution_begin() != 0 else { return try body() }
       let first = Result<T, DarkroomError> { () throws(DarkroomError) in try body() }
       let alone = dr_attribution_end() != 0
