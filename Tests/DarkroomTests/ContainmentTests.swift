@@ -170,3 +170,26 @@ struct ContainmentTests {
     #expect((lines.first?.count ?? 0) <= 200 + path.count, "\(result.stderr)")
   }
 }
+
+extension ContainmentTests {
+  @Test("a frame that announces more than it sends, or more than the limit, is refused")
+  func framesAreBounded() throws {
+    func frame(header: [UInt8], announcing length: UInt64, sending payload: [UInt8]) -> [UInt8] {
+      let size = UInt32(header.count)
+      return (0..<4).map { UInt8(truncatingIfNeeded: size >> (8 * UInt32($0))) } + header
+        + (0..<8).map { UInt8(truncatingIfNeeded: length >> (8 * UInt64($0))) } + payload
+    }
+    for (length, expectFrame) in [(UInt64(5), true), (Frames.maxPayload, false), (1 << 40, false)] {
+      var fds: [Int32] = [0, 0]
+      try #require(pipe(&fds) == 0)
+      let bytes = frame(header: Array("{}".utf8), announcing: length, sending: [1, 2, 3, 4, 5])
+      _ = bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+      close(fds[1])
+      var timedOut = false
+      let read = Frames.read(fds[0], timedOut: &timedOut)
+      close(fds[0])
+      #expect((read != nil) == expectFrame, "\(length)")
+      if expectFrame { #expect(read?.payload == [1, 2, 3, 4, 5]) }
+    }
+  }
+}

@@ -43,6 +43,8 @@ struct WorkerReply: Codable, Sendable {
 /// and a frame's header is bounded, so a confused peer cannot make the other side balloon.
 enum Frames {
   static let maxHeader = 1 << 24
+  /// The largest payload: a 268-megapixel image, four 16-bit bands, uncompressed, and more.
+  static let maxPayload: UInt64 = 4 << 30
 
   static func write(_ fd: Int32, header: [UInt8], payload: [UInt8]) -> Bool {
     var frame = littleEndian(UInt64(header.count), bytes: 4) + header
@@ -57,7 +59,7 @@ enum Frames {
   {
     guard let size = readExactly(fd, 4, deadline, &timedOut).map(number), size <= maxHeader,
       let header = readExactly(fd, Int(size), deadline, &timedOut),
-      let length = readExactly(fd, 8, deadline, &timedOut).map(number), length < 1 << 40,
+      let length = readExactly(fd, 8, deadline, &timedOut).map(number), length <= maxPayload,
       let payload = readExactly(fd, Int(length), deadline, &timedOut)
     else { return nil }
     return (header, payload)
@@ -85,12 +87,15 @@ enum Frames {
     }
   }
 
+  /// Reads `count` bytes. The buffer grows as bytes arrive (1 MiB at a time), so a peer that
+  /// announces more than it sends cannot make this side allocate what it announced.
   private static func readExactly(
     _ fd: Int32, _ count: Int, _ deadline: ContinuousClock.Instant?, _ timedOut: inout Bool
   ) -> [UInt8]? {
-    var bytes = [UInt8](repeating: 0, count: count)
-    var done = 0
-    while done < count {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(min(count, 64 << 20))  // a photo's size at once, a liar's not
+    var chunk = [UInt8](repeating: 0, count: min(count, 1 << 20))
+    while bytes.count < count {
       if let deadline {
         let left = ContinuousClock.now.duration(to: deadline)
         let milliseconds =
@@ -104,10 +109,14 @@ enum Frames {
         if ready < 0 && errno == EINTR { continue }
         if ready == 0 { continue }  // the loop re-checks the deadline
       }
-      let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, count - done) }
+      let wanted = min(chunk.count, count - bytes.count)
+      let n = chunk.withUnsafeMutableBytes { raw -> Int in
+        guard let base = raw.baseAddress else { return 0 }
+        return Glibc.read(fd, base, wanted)
+      }
       if n < 0 && errno == EINTR { continue }
       if n <= 0 { return nil }
-      done += n
+      bytes += chunk[0..<n]
     }
     return bytes
   }
