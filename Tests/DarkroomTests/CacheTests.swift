@@ -171,3 +171,35 @@ struct CacheTests {
 extension String {
   var asURL: URL { URL(fileURLWithPath: self) }
 }
+
+extension CacheTests {
+  @Test("eviction takes an entry's lock file and its emptied source folder with it")
+  func evictionLeavesNoDebris() throws {
+    let folder = try Fixture.temporaryFolder()
+    let cache = RenditionCache(folder: folder.url, limitBytes: 30_000)
+    let service = Representations(cache: cache)
+    for sample in ["orientation-1.jpg", "orientation-2.jpg", "orientation-3.jpg", "gps.jpg"] {
+      for quality in [60, 80] {
+        var spec = RenditionSpec(.fullscreen)
+        spec.quality = quality
+        _ = try service.rendition(of: .file(Fixture.sample(sample)), spec)
+      }
+    }
+    let objects = folder.file("objects")
+    let files = try FileManager.default.subpathsOfDirectory(atPath: objects)
+    let entries = files.filter { !($0.split(separator: "/").last?.hasPrefix(".") ?? true) }
+    let locks = files.filter { $0.hasSuffix(".lock") }
+    let stats = cache.stats()
+    #expect(stats.entries < 8, "some were evicted")
+    let entryFiles = entries.filter { $0.split(separator: "/").count == 3 }
+    #expect(entryFiles.count == stats.entries)
+    #expect(locks.count <= stats.entries, "no lock of an evicted entry: \(locks)")
+    for shard in try FileManager.default.contentsOfDirectory(atPath: objects) {
+      for source in try FileManager.default.contentsOfDirectory(atPath: objects + "/" + shard) {
+        let inside = try FileManager.default.contentsOfDirectory(
+          atPath: objects + "/" + shard + "/" + source)
+        #expect(!inside.isEmpty, "no empty source folder")
+      }
+    }
+  }
+}

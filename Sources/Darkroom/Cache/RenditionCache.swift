@@ -275,7 +275,16 @@ public struct RenditionCache: Sendable {
     var total = all.reduce(0) { $0 + Int64($1.size) }
     while total > limit, !all.isEmpty {
       let oldest = all.removeFirst()
-      if unlink(oldest.path) == 0 { total -= Int64(oldest.size) }
+      guard unlink(oldest.path) == 0 else { continue }
+      total -= Int64(oldest.size)
+      // The entry's lock file, and its source's folder once empty, go with it: a cache
+      // that runs for years must not keep one of each for every rendition it ever made.
+      let folder = FilePath(oldest.path).parent
+      let name = oldest.path.split(separator: "/").last.map(String.init) ?? ""
+      if let key = name.split(separator: "_").first {
+        unlink(folder + "/.\(key).lock")
+      }
+      rmdir(folder)  // fails, as it should, while other entries or locks remain
     }
     removeStaleTemporaries()
     return total
