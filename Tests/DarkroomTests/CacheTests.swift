@@ -203,3 +203,21 @@ extension CacheTests {
     }
   }
 }
+
+extension CacheTests {
+  @Test("a cached fullscreen rendition for a smaller screen is a preview for a larger one")
+  func fullscreenPreview() throws {
+    let folder = try Fixture.temporaryFolder()
+    let service = Representations(cache: RenditionCache(folder: folder.url))
+    let source = ImageSource.file(Fixture.sample("orientation-6.jpg"))
+    var small = RenditionSpec(.fullscreen)
+    (small.screenWidth, small.screenHeight) = (300, 200)
+    let made = try service.rendition(of: source, small)
+    let preview = try #require(service.cachedPreview(of: source, RenditionSpec(.fullscreen)))
+    #expect((preview.width, preview.height) == (made.width, made.height))
+    #expect(preview.bytes == made.bytes)
+    var tiny = RenditionSpec(.fullscreen)
+    (tiny.screenWidth, tiny.screenHeight) = (150, 100)
+    #expect(service.cachedPreview(of: source, tiny) == nil, "never larger than the box")
+  }
+}

@@ -167,7 +167,11 @@ public struct Representations: Sendable {
   /// is no larger than the box: something to show while the exact one renders.
   public func cachedPreview(of source: ImageSource, _ spec: RenditionSpec) -> Rendition? {
     guard let cache, let content = try? contentHash(source) else { return nil }
-    let box = (spec.targetWidth, spec.targetHeight)
+    // The box of the spec's own representation: a fullscreen rendition fits the screen turned
+    // either way (which way depends on the photo, unknown without reading its header).
+    let long = max(spec.screenWidth, spec.screenHeight)
+    let box =
+      spec.representation == .fullscreen ? (long, long) : (spec.targetWidth, spec.targetHeight)
     let candidates = cache.entries(of: content).filter {
       $0.representation == spec.representation && $0.edit == "original"
         && (spec.format == nil || $0.format == spec.format) && $0.width <= box.0
