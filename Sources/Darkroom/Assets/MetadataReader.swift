@@ -82,12 +82,10 @@ extension AssetMetadata {
     try TrustedFormats.check(head, file: name)
     try Vips.prepareLoader(for: TrustedFormats.sniff(head))
     let image = try libvipsHeader()
-    let format = image.formatName
-    guard TrustedFormats.trusted.contains(format) || TrustedFormats.allowed.contains(format) else {
-      throw DarkroomError(
-        .unsupportedFormat, file: name,
-        "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format \(format)"
-      )
+    // An unrecognised first few bytes pass the check above while a format is allowed: the
+    // loader libvips chose must be permitted too.
+    guard TrustedFormats.permits(image.formatName) else {
+      throw TrustedFormats.refusal(image.formatName, file: name)
     }
     return fromVips(image, name, source.count)
   }

@@ -80,16 +80,26 @@ public enum TrustedFormats {
     return nil
   }
 
+  /// Whether `format` may reach libvips: trusted, or allowed.
+  static func permits(_ format: String) -> Bool {
+    trusted.contains(format) || allowed.contains(format)
+  }
+
   /// Refuses a file whose first bytes name a format neither trusted nor allowed.
   static func check(_ head: ArraySlice<UInt8>, file: String) throws(DarkroomError) {
     let format = sniff(head)
-    if let format, trusted.contains(format) || allowed.contains(format) { return }
+    if let format, permits(format) { return }
     guard let format else {
       if !allowed.isEmpty { return }  // libvips may know it; an allowed loader may read it
       throw DarkroomError(
         .unsupportedFormat, file: file, "not an image in any format Darkroom reads")
     }
-    throw DarkroomError(
+    throw refusal(format, file: file)
+  }
+
+  /// The error for a file in `format`, which is neither trusted nor allowed.
+  static func refusal(_ format: String, file: String) -> DarkroomError {
+    DarkroomError(
       .unsupportedFormat, file: file,
       "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format \(format)"
     )

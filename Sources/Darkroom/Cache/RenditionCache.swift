@@ -280,9 +280,8 @@ public struct RenditionCache: Sendable {
       // The entry's lock file, and its source's folder once empty, go with it: a cache
       // that runs for years must not keep one of each for every rendition it ever made.
       let folder = FilePath(oldest.path).parent
-      let name = oldest.path.split(separator: "/").last.map(String.init) ?? ""
-      if let key = name.split(separator: "_").first {
-        unlink(folder + "/.\(key).lock")
+      if let entry = Self.parse(FilePath(oldest.path).name, in: folder) {
+        unlink(folder + "/.\(entry.key).lock")
       }
       rmdir(folder)  // fails, as it should, while other entries or locks remain
     }

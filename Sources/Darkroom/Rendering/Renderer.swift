@@ -106,11 +106,13 @@ public struct Renderer: Sendable {
     // One read path: a file is read into memory and decoded from there, as an edit decodes
     // its original, so that both reach the same verdict, with the same message, on a
     // damaged file. Very large files are decoded from disk.
-    if case .file(let path) = source, let size = try? InputFile(path).size,
-      size <= Self.oneReadLimit
+    if case .file(let path) = source, let file = try? InputFile(path),
+      file.size <= Self.oneReadLimit
     {
-      Vips.startInBackground()  // its ~50 ms overlap reading and parsing the file
-      let bytes = try InputFile.readAll(path)
+      // libvips' start overlaps reading and parsing the file (a full rendition that keeps
+      // its metadata may be the file's bytes, and need no libvips).
+      if spec.representation != .full || spec.metadata != .keep { Vips.startInBackground() }
+      let bytes = try file.read(at: 0, count: file.size)
       return try render(.data(bytes, name: path), spec)
     }
     return try render(source, spec, metadata: AssetMetadata.read(source))

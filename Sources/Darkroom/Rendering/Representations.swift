@@ -54,9 +54,8 @@ public struct Representations: Sendable {
   /// that keeps metadata, in the source's own format, is the original bytes, never cached.
   /// ``Rendition/fromCache`` tells a hit from a render.
   ///
-  /// - Throws: A ``DarkroomError`` about the source, as ``Renderer/render(_:_:)`` throws;
-  ///   `io` when the rendition cannot be stored in the cache (its folder cannot be created or
-  ///   written).
+  /// - Throws: A ``DarkroomError`` about the source, as ``Renderer/render(_:_:)`` throws. A
+  ///   cache that cannot be written is not an error: the rendition is returned uncached.
   public func rendition(of source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {

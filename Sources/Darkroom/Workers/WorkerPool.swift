@@ -151,10 +151,7 @@ public final class WorkerPool: Sendable {
   private func lost(_ file: String, status: Int32, timedOut: Bool, limit: Duration?)
     -> DarkroomError
   {
-    if state.withLock({ $0.abandoning }) {
-      return DarkroomError(
-        .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
-    }
+    if state.withLock({ $0.abandoning }) { return Self.abandoned(file) }
     if timedOut, let limit {
       state.withLock { $0.counts.timedOut += 1 }
       return .timedOut(file, after: limit)
@@ -166,12 +163,17 @@ public final class WorkerPool: Sendable {
     return DarkroomError(.engine, file: file, "the worker exited (status \((status >> 8) & 0xff))")
   }
 
+  /// The error of a file whose work was abandoned (see `abandon()`).
+  private static func abandoned(_ file: String) -> DarkroomError {
+    DarkroomError(
+      .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
+  }
+
   private func acquire(for file: String) throws(DarkroomError) -> WorkerProcess {
     let (idle, abandoning) = state.withLock { state in (state.idle.popLast(), state.abandoning) }
     if abandoning {
       if let idle { _ = retire(idle, kill: true) }
-      throw DarkroomError(
-        .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
+      throw Self.abandoned(file)
     }
     if let idle { return idle }
     let worker = try WorkerProcess.start(configuration)
