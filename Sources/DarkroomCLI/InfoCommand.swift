@@ -26,13 +26,10 @@ struct InfoCommand: ParsableCommand {
   @Flag(help: "Print a JSON array (one object per file) instead of a table.")
   var json = false
 
-  @Option(
-    help: ArgumentHelp(
-      "Also read this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
-  var allowFormat: [String] = []
+  @OptionGroup var formats: FormatOptions
 
   func run() throws {
-    if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
+    formats.allow()
     var failed = false
     var entries: [InfoEntry] = []
     var blocks: [String] = []

@@ -19,10 +19,7 @@ struct LimitOptions: ParsableArguments {
       "How much damage decoders accept: none, truncated, error or warning.", valueName: "level"))
   var failOn: FailOn = .error
 
-  @Option(
-    help: ArgumentHelp(
-      "Also decode this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
-  var allowFormat: [String] = []
+  @OptionGroup var formats: FormatOptions
 
   func validate() throws {
     guard maxPixels >= 1 else {
@@ -37,12 +34,25 @@ struct LimitOptions: ParsableArguments {
 
   /// `renderer` with these limits (and the formats allowed, for the whole process).
   func apply(to renderer: Renderer) -> Renderer {
-    if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
+    formats.allow()
     var limited = renderer
     limited.failOn = failOn
     limited.maxPixels = maxPixels
     limited.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
     return limited
+  }
+}
+
+/// `--allow-format`, shared by the commands that read images.
+struct FormatOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "Also read this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
+  var allowFormat: [String] = []
+
+  /// Lets the formats through, for this process and the workers it starts.
+  func allow() {
+    if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
   }
 }
 
