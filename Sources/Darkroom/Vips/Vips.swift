@@ -129,7 +129,7 @@ public struct LibvipsCapabilities: Sendable, Equatable {
   /// Whether libvips can read `format` (loading its module first, for HEIF).
   static func hasLoader(_ format: String) -> Bool {
     guard let loader = loaders.first(where: { $0.format == format }) else { return true }
-    if format == "heif" { _ = dr_vips_load_module("heif") }
+    try? Vips.prepareLoader(for: format)
     return dr_vips_has_operation(loader.operation) != 0
   }
 
