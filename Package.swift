@@ -10,6 +10,8 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    // The library's catalog: SQLite (Debian's libsqlite3-dev) through GRDB.
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     // Only for `swift package generate-documentation`: a plugin, not linked into anything.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
@@ -27,6 +29,7 @@ let package = Package(
       name: "Darkroom",
       dependencies: [
         "CVipsShim", "CExif", "CSandbox", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .executableTarget(
       name: "DarkroomCLI",

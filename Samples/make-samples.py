@@ -2,6 +2,8 @@
 """Makes Darkroom's sample photos. Run from anywhere: /usr/bin/python3 Samples/make-samples.py
 
 Needs Debian's python3-pil, libimage-exiftool-perl and libvips-tools (the script checks).
+The sample videos need ffmpeg, and are skipped without it; `make-samples.py videos` makes
+only them.
 Everything is drawn here; nothing is downloaded. The outputs are committed, so tests do not
 need these tools; re-run this only to change the samples, and update the tests with them.
 
@@ -9,8 +11,10 @@ The scene is 600x400 (landscape) and asymmetric: each corner has its own colour
 (top-left red, top-right green, bottom-left blue, bottom-right yellow), so any wrong
 rotation or flip shows as a wrong colour in a known corner.
 """
+import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -126,6 +130,7 @@ def main():
     rgba.putalpha(mask)
     rgba.save(os.path.join(HERE, "alpha.png"), optimize=True)
     make_heif()
+    make_videos()
     print("made samples in", HERE)
 
 
@@ -139,5 +144,91 @@ def make_heif():
     exiftool(path, "-Orientation#=6", "-Make=Darkroom", "-Model=HEIF Sample")
 
 
+# Sample videos: (file, stored width, height, seconds, clockwise rotation, creation time).
+VIDEOS = [
+    ("video-rotated.mp4", 64, 48, 1.5, 90, "2024-05-06T07:08:09Z"),
+    ("clip.mov", 48, 32, 2.0, 0, "2023-01-02T03:04:05Z"),
+]
+
+# Ways to turn a track 90 degrees clockwise when remuxing, newest ffmpeg first, as (input
+# options, output options). ffmpeg 6 has -display_rotation (degrees anticlockwise); ffmpeg 5
+# turns a "rotate" tag into a display matrix, also anticlockwise; ffmpeg 4 and older wrote
+# the tag's angle clockwise. Each is checked against the matrix it writes.
+ROTATE_90 = [
+    (["-display_rotation:v:0", "-90"], []),
+    ([], ["-metadata:s:v:0", "rotate=270"]),
+    ([], ["-metadata:s:v:0", "rotate=90"]),
+]
+# The track matrix (a, b, c, d) of each clockwise rotation, as phones write it.
+MATRIX = {0: (1, 0, 0, 1), 90: (0, 1, -1, 0), 180: (-1, 0, 0, -1), 270: (0, -1, 1, 0)}
+
+
+def ffmpeg(*args):
+    return subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                           *args], capture_output=True, text=True)
+
+
+def track_matrix(path):
+    """The rotation part (a, b, c, d) of the first tkhd box's matrix, in whole units."""
+    with open(path, "rb") as f:
+        data = f.read()
+    at = data.index(b"tkhd") + 4
+    version = data[at]
+    matrix = at + 4 + (32 if version == 1 else 20) + 16
+    a, b, _, c, d = struct.unpack(">5i", data[matrix:matrix + 20])
+    return tuple(v // 65536 for v in (a, b, c, d))
+
+
+def make_videos():
+    """Tiny H.264 videos, for the video header reader: video-rotated.mp4 is stored
+    landscape and turned 90 degrees clockwise by its track matrix, as phones write portrait
+    video (moov first, "faststart"); clip.mov is upright QuickTime with its moov box after
+    the media data. Skipped, with a message, without ffmpeg."""
+    if not shutil.which("ffmpeg"):
+        print("make-samples: no ffmpeg, so no sample videos (apt-get install ffmpeg)")
+        return
+    for name, width, height, seconds, rotation, created in VIDEOS:
+        path = os.path.join(HERE, name)
+        with tempfile.TemporaryDirectory() as tmp:
+            encoded = os.path.join(tmp, "encoded.mp4")
+            result = ffmpeg("-f", "lavfi",
+                            "-i", f"testsrc2=size={width}x{height}:rate=10:duration={seconds}",
+                            "-c:v", "libx264", "-preset", "veryslow", "-crf", "35", "-bf", "0",
+                            "-pix_fmt", "yuv420p", "-fflags", "+bitexact",
+                            "-flags:v", "+bitexact", encoded)
+            if result.returncode != 0:
+                sys.exit(f"make-samples: ffmpeg cannot encode H.264:\n{result.stderr}")
+            # Remux without re-encoding: no metadata but the creation time, no encoder tag.
+            output = ["-map", "0:v", "-c", "copy", "-map_metadata", "-1",
+                      "-metadata", f"creation_time={created}", "-fflags", "+bitexact"]
+            if name.endswith(".mp4"):
+                output += ["-movflags", "+faststart"]
+            for before, after in ROTATE_90 if rotation == 90 else [([], [])]:
+                result = ffmpeg(*before, "-i", encoded, *output, *after, path)
+                if result.returncode == 0 and track_matrix(path) == MATRIX[rotation]:
+                    break
+            else:
+                sys.exit(f"make-samples: ffmpeg did not write a {rotation} degree matrix in {name}")
+        check_video(path, width, height, seconds, rotation, created)
+
+
+def check_video(path, width, height, seconds, rotation, created):
+    """Checks a sample video as ffprobe sees it."""
+    assert os.path.getsize(path) < 20_000, (path, os.path.getsize(path))
+    probe = json.loads(subprocess.run(
+        ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams",
+         path], check=True, capture_output=True, text=True).stdout)
+    stream = probe["streams"][0]
+    assert (stream["codec_name"], stream["width"], stream["height"]) == ("h264", width, height)
+    assert abs(float(probe["format"]["duration"]) - seconds) < 0.001, probe["format"]
+    assert probe["format"]["tags"]["creation_time"].startswith(created[:-1]), probe["format"]
+    # ffprobe gives the display matrix's angle anticlockwise.
+    turns = [d.get("rotation") for d in stream.get("side_data_list", []) if "rotation" in d]
+    assert turns == ([-rotation] if rotation else []), (path, turns)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["videos"]:
+        make_videos()
+    else:
+        main()

@@ -3,7 +3,7 @@
 # Usage: Scripts/install-deps.sh [extra apt packages...]
 set -euo pipefail
 
-packages=(libvips-dev libexif-dev libseccomp-dev pkg-config "$@")
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev pkg-config "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

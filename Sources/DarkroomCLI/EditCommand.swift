@@ -49,11 +49,13 @@ struct EditCommand: ParsableCommand {
     let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
     let editor = filterOptions.editor(limits)
     let failed = try eachFile(
-      files, command: "edit", name: \.self, renderer: editor.renderer, grace: graceOption.grace
+      try resolveItems(files), command: "edit", name: \.self, renderer: editor.renderer,
+      grace: graceOption.grace
     ) { file, renderer in
       var editor = editor
       editor.renderer = renderer
       let result = try editor.edit(file, with: graph, mode: mode)
+      Library.refreshCatalog(for: file)
       if json {
         printLine(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
       } else {

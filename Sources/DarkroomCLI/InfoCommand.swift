@@ -33,7 +33,7 @@ struct InfoCommand: ParsableCommand {
     var failed = false
     var entries: [InfoEntry] = []
     var blocks: [String] = []
-    for file in files {
+    for file in try resolveItems(files) {
       do {
         let metadata = try AssetMetadata.read(path: file)
         if json { entries.append(.metadata(metadata)) } else { blocks.append(table(metadata)) }

@@ -158,7 +158,7 @@ struct RenderCommand: ParsableCommand {
 
   func run() throws {
     // Folders are walked for images; their outputs mirror the folder's tree under -o.
-    let (files, missing) = BatchInputs.collect(inputs.filter { $0 != "-" })
+    let (files, missing) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))
     var failed = !missing.isEmpty
     missing.forEach(reportError)
     if let folder = outputFolder, !isFolder(folder) {

@@ -31,12 +31,13 @@ struct RevertCommand: ParsableCommand {
 
   func run() throws {
     let editor = Editor()
-    let (found, missing) = BatchInputs.collect(files)
+    let (found, missing) = BatchInputs.collect(try resolveItems(files))
     missing.forEach(reportError)
     var failed = !missing.isEmpty
     for file in found.map(\.path) {
       do {
         let outcome = try editor.revert(file, to: to)
+        Library.refreshCatalog(for: file)
         let (status, message): (String, String) =
           switch outcome {
           case .restoredOriginal: ("reverted", "restored the original")
@@ -71,7 +72,7 @@ struct HistoryCommand: ParsableCommand {
   var json = false
 
   func run() throws {
-    let history = try Editor().editHistory(file)
+    let history = try Editor().editHistory(try Library.resolve(file))
     let versions = history.versions
     if json {
       print(
@@ -110,7 +111,7 @@ struct AdjustmentsCommand: ParsableCommand {
   var file: String
 
   func run() throws {
-    guard let data = try Editor().adjustments(file) else {
+    guard let data = try Editor().adjustments(try Library.resolve(file)) else {
       reportError(
         DarkroomError(.invalidArgument, file: file, "not edited: it has no adjustment data"))
       throw WorkFailed()

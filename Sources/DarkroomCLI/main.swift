@@ -18,7 +18,8 @@ struct DarkroomCommand: ParsableCommand {
     subcommands: [
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
-      CheckCommand.self, WorkerCommand.self,
+      CheckCommand.self, ScanCommand.self, ListCommand.self, AlbumsCommand.self,
+      AlbumCommand.self, FavouriteCommand.self, WorkerCommand.self,
     ])
 }
 

@@ -67,26 +67,3 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
     return ContentHash(digest: hasher.finalize())
   }
 }
-
-/// What the file system says about a file: cheap to read, and changed by every write.
-///
-/// The change time (`ctime`) is set by the kernel on any write or rename and cannot be set
-/// back by `touch -r` or `utimes`, so a file whose content changed never keeps its
-/// identity, even when its size and modification time were restored.
-struct FileIdentity: Sendable, Hashable, Codable {
-  var device: UInt64
-  var inode: UInt64
-  var size: Int64
-  var modified: Int64  // nanoseconds
-  var changed: Int64  // nanoseconds
-
-  init(path: String) throws(DarkroomError) {
-    var info = stat()
-    guard stat(path, &info) == 0 else { throw InputFile.errnoError(path) }
-    device = UInt64(info.st_dev)
-    inode = UInt64(info.st_ino)
-    size = Int64(info.st_size)
-    modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-    changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
-  }
-}

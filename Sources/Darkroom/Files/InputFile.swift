@@ -33,6 +33,12 @@ final class InputFile {
 
   deinit { close(descriptor) }
 
+  /// The open file's identity now (`fstat`): what tells whether it changed while read.
+  var identity: FileIdentity? {
+    var info = stat()
+    return fstat(descriptor, &info) == 0 ? FileIdentity(info) : nil
+  }
+
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.
   func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)

@@ -1,0 +1,205 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An asset's stable, opaque identifier: 26 characters of Crockford base32 whose first ten
+/// encode the millisecond it was made, so ids sort by the time the library first saw the
+/// asset (as ULIDs do). It stays with the asset through renames, moves and edits, like
+/// PhotoKit's `localIdentifier`.
+///
+/// ```swift
+/// let id = AssetID("01JD3ZQ4N8W5XK2M7P9R1T6V0B")  // nil unless well formed
+/// ```
+public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+  /// The 26-character text form.
+  public let rawValue: String
+
+  private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+
+  /// An id from its text form; nil unless it is 26 characters of Crockford base32 (upper
+  /// case, no I, L, O or U).
+  public init?(_ text: String) {
+    let bytes = Array(text.utf8)
+    guard bytes.count == 26, bytes.allSatisfy(Self.alphabet.contains), bytes[0] <= UInt8(ascii: "7")
+    else { return nil }
+    rawValue = text
+  }
+
+  /// A new id for `millisecond` (since 1970) followed by 80 random bits.
+  static func make(millisecond: UInt64 = AssetID.nowMilliseconds()) -> AssetID {
+    var random = SystemRandomNumberGenerator()
+    var digits = [UInt8](repeating: 0, count: 26)
+    var time = millisecond
+    for index in stride(from: 9, through: 0, by: -1) {
+      digits[index] = alphabet[Int(time & 31)]
+      time >>= 5
+    }
+    for index in 10..<26 { digits[index] = alphabet[Int(random.next() & 31)] }
+    return AssetID(unchecked: String(decoding: digits, as: UTF8.self))
+  }
+
+  init(unchecked rawValue: String) { self.rawValue = rawValue }
+
+  static func nowMilliseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+  }
+
+  public var description: String { rawValue }
+  public static func < (a: AssetID, b: AssetID) -> Bool { a.rawValue < b.rawValue }
+
+  public init(from decoder: Decoder) throws {
+    let text = try decoder.singleValueContainer().decode(String.self)
+    guard let id = AssetID(text) else {
+      throw DecodingError.dataCorrupted(
+        .init(codingPath: decoder.codingPath, debugDescription: "not an asset id: \(text)"))
+    }
+    self = id
+  }
+
+  public func encode(to encoder: Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(rawValue)
+  }
+}
+
+/// Photo or video.
+public enum MediaType: String, Sendable, Codable, CaseIterable {
+  case photo, video
+}
+
+/// One photo or video of a library, as its catalog knows it: the `PHAsset` of Darkroom.
+///
+/// Paths are relative to the library's root, with `/` between folders. Dates are seconds
+/// since 1970 (UTC). `Asset` is a `Sendable` value; it is a snapshot, not a live object.
+public struct Asset: Sendable, Codable, Equatable, Identifiable {
+  public var id: AssetID
+  /// The path relative to the library's root, e.g. `2024/trip/IMG_0001.jpg`.
+  public var path: String
+  /// SHA-256 of the file's bytes, 64 hex digits.
+  public var contentHash: String
+  public var byteSize: Int64
+  public var identity: FileIdentity
+  public var mediaType: MediaType
+  /// `jpeg`, `png`, `heif`, ..., or for videos `mp4`, `mov`, `m4v`, `3gp`.
+  public var format: String
+  /// The size as stored, and as shown (after orientation or a video's rotation).
+  public var width: Int
+  public var height: Int
+  public var displayWidth: Int
+  public var displayHeight: Int
+  /// EXIF orientation (1-8; 1 when absent), or a video's rotation in degrees.
+  public var orientation: Int
+  /// When it was taken (EXIF DateTimeOriginal, a video's creation time), if known. A photo's
+  /// local time without an offset is taken as UTC; `captureOffsetMinutes` is then nil.
+  public var captureDate: Double?
+  public var captureOffsetMinutes: Int?
+  /// The date lists sort by: the capture date, or else the file's modification time.
+  public var sortDate: Double
+  public var latitude: Double?
+  public var longitude: Double?
+  public var altitude: Double?
+  /// Make and model as one name (``AssetMetadata/cameraName``).
+  public var camera: String?
+  public var lens: String?
+  public var exposureTime: Double?
+  public var fNumber: Double?
+  public var iso: Int?
+  public var focalLength: Double?
+  /// A video's length in seconds.
+  public var duration: Double?
+  /// The version of the file's edit (0: not edited).
+  public var adjustmentVersion: Int
+  public var isFavourite: Bool
+  public var isHidden: Bool
+  /// When it was moved to the trash, if it is there.
+  public var trashedAt: Double?
+  /// Its folder is missing or unmounted: kept, not deleted (see ``Library/scan(_:options:progress:)``).
+  public var isOffline: Bool
+  /// When the catalog first saw it.
+  public var addedAt: Double
+
+  /// The file's name, the last part of ``path``.
+  public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
+  /// The folder the file is in, relative to the root (`""` for the root itself).
+  public var folder: String {
+    guard let slash = path.lastIndex(of: "/") else { return "" }
+    return String(path[..<slash])
+  }
+}
+
+extension Asset {
+  /// A new asset from what was read of a file: its metadata or its video header.
+  init(
+    path: String, hash: String, identity: FileIdentity, read: AssetContent, edited: Int,
+    added: Double
+  ) {
+    self.init(
+      id: .make(), path: path, contentHash: hash, byteSize: identity.size, identity: identity,
+      mediaType: .photo, format: "", width: 0, height: 0, displayWidth: 0, displayHeight: 0,
+      orientation: 1, captureDate: nil, captureOffsetMinutes: nil,
+      sortDate: Double(identity.modified) / 1e9, latitude: nil, longitude: nil, altitude: nil,
+      camera: nil, lens: nil, exposureTime: nil, fNumber: nil, iso: nil, focalLength: nil,
+      duration: nil, adjustmentVersion: edited, isFavourite: false, isHidden: false,
+      trashedAt: nil, isOffline: false, addedAt: added)
+    describe(read)
+  }
+
+  /// Replaces what comes from the file's content (keeps id, favourite, hidden, trash, dates
+  /// the catalog made).
+  mutating func describe(_ content: AssetContent) {
+    switch content {
+    case .photo(let m):
+      mediaType = .photo
+      format = m.format
+      (width, height, displayWidth, displayHeight) =
+        (m.width, m.height, m.displayWidth, m.displayHeight)
+      orientation = m.orientation.effective.rawValue
+      captureDate = m.captureDate.map(\.secondsSince1970)
+      captureOffsetMinutes = m.captureDate?.utcOffsetMinutes
+      (latitude, longitude, altitude) =
+        (m.location?.latitude, m.location?.longitude, m.location?.altitude)
+      camera = m.cameraName
+      lens = m.lensModel
+      (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
+      duration = nil
+    case .video(let v):
+      mediaType = .video
+      format = v.format
+      (width, height, displayWidth, displayHeight) =
+        (v.width, v.height, v.displayWidth, v.displayHeight)
+      orientation = v.rotation
+      captureDate = v.creationDate
+      captureOffsetMinutes = nil
+      (latitude, longitude, altitude, camera, lens) = (nil, nil, nil, nil, nil)
+      (exposureTime, fNumber, iso, focalLength) = (nil, nil, nil, nil)
+      duration = v.duration
+    }
+    sortDate = captureDate ?? Double(identity.modified) / 1e9
+  }
+}
+
+/// What the scan read of a file's content.
+enum AssetContent: Sendable {
+  case photo(AssetMetadata)
+  case video(VideoHeader)
+}
+
+extension CaptureDate {
+  /// Seconds since 1970: exact with an offset, the local time read as UTC without one.
+  var secondsSince1970: Double {
+    // Days from civil (Howard Hinnant's algorithm), proleptic Gregorian.
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146097 + dayOfEra - 719468
+    let seconds = days * 86400 + hour * 3600 + minute * 60 + second
+    let fraction = subsecond.flatMap { Double("0." + $0) } ?? 0
+    return Double(seconds - (utcOffsetMinutes ?? 0) * 60) + fraction
+  }
+}

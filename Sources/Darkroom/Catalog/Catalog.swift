@@ -1,0 +1,88 @@
+/// What a library's catalog keeps, behind a narrow interface of plain values: the scan, the
+/// fetches and the albums speak only this, so a server deployment could keep it in another
+/// database. ``SQLiteCatalog`` (SQLite through GRDB, in `.darkroom/catalog.sqlite`) is the
+/// embedded one, and the only one built.
+///
+/// Every method may be called from any thread, and by several processes sharing one
+/// library: writes wait for each other rather than fail.
+public protocol Catalog: Sendable {
+  /// What the catalog holds of one folder's files (photos, videos, and files it skipped).
+  func entries(inFolder folder: String) throws -> [CatalogEntry]
+  /// The folders it knows at or under `folder` (`""`: all).
+  func folders(under folder: String) throws -> [String]
+  /// The assets at or under `folder`.
+  func assets(under folder: String) throws -> [Asset]
+  /// Writes one batch of a scan's findings, all or nothing.
+  func commit(_ changes: CatalogChanges) throws
+
+  func asset(_ id: AssetID) throws -> Asset?
+  func asset(atPath path: String) throws -> Asset?
+  /// Assets whose content has this SHA-256 (hex).
+  func assets(withHash hash: String) throws -> [Asset]
+  /// How many assets a query matches, and one page of them in its order.
+  func count(_ query: AssetQuery) throws -> Int
+  func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset]
+
+  /// Every album with its count and poster: smart albums, folders, user albums.
+  func albums() throws -> [Album]
+  func createAlbum(_ title: String) throws
+  func renameAlbum(_ title: String, to newTitle: String) throws
+  func deleteAlbum(_ title: String) throws
+  /// Appends assets to a user album (those already in it keep their place).
+  func addToAlbum(_ title: String, _ ids: [AssetID]) throws
+  func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws
+  /// Chooses an album's poster; nil goes back to the newest.
+  func setPoster(_ title: String, _ id: AssetID?) throws
+  func setFavourite(_ ids: [AssetID], _ value: Bool) throws
+
+  /// Problems the database finds in itself (empty when sound).
+  func check() throws -> [String]
+}
+
+/// One file as the catalog last saw it.
+public struct CatalogEntry: Sendable, Equatable {
+  public var name: String
+  public var identity: FileIdentity
+  /// The asset it is; nil for a file the scan skipped (no photo or video, or damaged).
+  public var asset: AssetID?
+  public var contentHash: String?
+  public var isOffline: Bool
+}
+
+/// A file the scan read and could not take, remembered so that a rescan does not read it
+/// again until it changes.
+public struct SkippedFile: Sendable, Equatable {
+  public var path: String
+  public var identity: FileIdentity
+  public var reason: String
+
+  /// The version of what the scan reads: files skipped by an older one (before it knew a
+  /// format) are read again.
+  public static let reader = 1
+}
+
+/// One batch of a scan's findings.
+public struct CatalogChanges: Sendable {
+  /// New assets, and assets whose row is replaced whole (same id: changed, moved).
+  public var upserts: [Asset] = []
+  public var removals: [AssetID] = []
+  /// Assets whose files are out of reach (true) or back (false).
+  public var offline: [(AssetID, Bool)] = []
+  public var skipped: [SkippedFile] = []
+  /// Paths no longer skipped (gone, or now an asset).
+  public var unskipped: [String] = []
+
+  public init() {}
+
+  public var isEmpty: Bool {
+    upserts.isEmpty && removals.isEmpty && offline.isEmpty && skipped.isEmpty
+      && unskipped.isEmpty
+  }
+}
+
+/// Errors of a catalog's own making (the database's own are passed on as they are).
+public struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+  public var message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+}

@@ -1,0 +1,610 @@
+import FoundationEssentials
+import GRDB
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The embedded ``Catalog``: SQLite through GRDB, in WAL mode with a `DatabasePool`, so
+/// readers never wait for a writer, and every write is an `IMMEDIATE` transaction that waits
+/// up to a minute for another process's (a scan, a watcher, an edit, the server) instead of
+/// failing with `database is locked`. Foreign keys are on; the schema grows by migrations.
+public final class SQLiteCatalog: Catalog {
+  let pool: DatabasePool
+  /// The database file.
+  public let path: String
+
+  /// Opens (or creates) the catalog at `path`, bringing its schema up to date.
+  public init(path: String) throws {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(60)
+    configuration.foreignKeysEnabled = true
+    configuration.prepareDatabase { db in
+      // Durable against a killed process in WAL mode; only a power cut may lose the last
+      // transactions, never the database's consistency.
+      try db.execute(sql: "PRAGMA synchronous = NORMAL")
+      db.add(function: Self.distanceFunction)
+    }
+    self.path = path
+    pool = try DatabasePool(path: path, configuration: configuration)
+    try Self.migrator.migrate(pool)
+  }
+
+  // MARK: Schema
+
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1 assets, folders, albums") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE folder (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            parentId INTEGER REFERENCES folder(id));
+          CREATE TABLE asset (
+            id TEXT PRIMARY KEY NOT NULL,
+            folderId INTEGER NOT NULL REFERENCES folder(id),
+            name TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            byteSize INTEGER NOT NULL,
+            device INTEGER NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
+            mtime INTEGER NOT NULL, ctime INTEGER NOT NULL,
+            mediaType TEXT NOT NULL, format TEXT NOT NULL,
+            width INTEGER NOT NULL, height INTEGER NOT NULL,
+            displayWidth INTEGER NOT NULL, displayHeight INTEGER NOT NULL,
+            orientation INTEGER NOT NULL,
+            captureDate REAL, captureOffset INTEGER, sortDate REAL NOT NULL,
+            latitude REAL, longitude REAL, altitude REAL,
+            camera TEXT, lens TEXT, exposureTime REAL, fNumber REAL, iso INTEGER,
+            focalLength REAL, duration REAL,
+            adjustmentVersion INTEGER NOT NULL DEFAULT 0,
+            favourite INTEGER NOT NULL DEFAULT 0,
+            hidden INTEGER NOT NULL DEFAULT 0,
+            trashedAt REAL,
+            offline INTEGER NOT NULL DEFAULT 0,
+            addedAt REAL NOT NULL,
+            UNIQUE (folderId, name));
+          CREATE INDEX asset_sortDate ON asset(sortDate, id);
+          CREATE INDEX asset_hash ON asset(hash);
+          CREATE INDEX asset_inode ON asset(inode);
+          CREATE INDEX asset_size ON asset(byteSize, id);
+          CREATE INDEX asset_name ON asset(name, id);
+          CREATE INDEX asset_added ON asset(addedAt);
+          CREATE TABLE skipped (
+            folderId INTEGER NOT NULL REFERENCES folder(id),
+            name TEXT NOT NULL,
+            device INTEGER NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
+            mtime INTEGER NOT NULL, ctime INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            reader INTEGER NOT NULL,
+            PRIMARY KEY (folderId, name));
+          CREATE TABLE album (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL UNIQUE,
+            posterId TEXT REFERENCES asset(id) ON DELETE SET NULL,
+            createdAt REAL NOT NULL);
+          CREATE TABLE albumAsset (
+            albumId INTEGER NOT NULL REFERENCES album(id) ON DELETE CASCADE,
+            assetId TEXT NOT NULL REFERENCES asset(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (albumId, assetId));
+          CREATE INDEX albumAsset_asset ON albumAsset(assetId);
+          CREATE INDEX albumAsset_position ON albumAsset(albumId, position);
+          """)
+    }
+    return migrator
+  }
+
+  /// `dr_distance_km(lat1, lon1, lat2, lon2)`: great-circle distance (haversine, mean
+  /// Earth radius), for `--near`.
+  static let distanceFunction = DatabaseFunction("dr_distance_km", argumentCount: 4, pure: true) {
+    values in
+    guard let lat1 = Double.fromDatabaseValue(values[0]),
+      let lon1 = Double.fromDatabaseValue(values[1]),
+      let lat2 = Double.fromDatabaseValue(values[2]),
+      let lon2 = Double.fromDatabaseValue(values[3])
+    else { return nil }
+    return distanceKilometres(lat1, lon1, lat2, lon2)
+  }
+
+  // MARK: Rows
+
+  private static let columns = """
+    a.id, f.path, a.name, a.hash, a.byteSize, a.device, a.inode, a.size, a.mtime, a.ctime,
+    a.mediaType, a.format, a.width, a.height, a.displayWidth, a.displayHeight, a.orientation,
+    a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
+    a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
+    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt
+    """
+  private static let from = "asset a JOIN folder f ON f.id = a.folderId"
+
+  private static func asset(_ row: Row) -> Asset {
+    let folder: String = row[1]
+    let name: String = row[2]
+    return Asset(
+      id: AssetID(unchecked: row[0]), path: folder.isEmpty ? name : folder + "/" + name,
+      contentHash: row[3], byteSize: row[4],
+      identity: FileIdentity(
+        device: UInt64(bitPattern: row[5]), inode: UInt64(bitPattern: row[6]), size: row[7],
+        modified: row[8], changed: row[9]),
+      mediaType: MediaType(rawValue: row[10]) ?? .photo, format: row[11], width: row[12],
+      height: row[13], displayWidth: row[14], displayHeight: row[15], orientation: row[16],
+      captureDate: row[17], captureOffsetMinutes: row[18], sortDate: row[19], latitude: row[20],
+      longitude: row[21], altitude: row[22], camera: row[23], lens: row[24],
+      exposureTime: row[25], fNumber: row[26], iso: row[27], focalLength: row[28],
+      duration: row[29], adjustmentVersion: row[30], isFavourite: row[31], isHidden: row[32],
+      trashedAt: row[33], isOffline: row[34], addedAt: row[35])
+  }
+
+  private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
+    try pool.read { db in
+      try Row.fetchAll(
+        db, sql: "SELECT \(Self.columns) FROM \(Self.from) " + sql, arguments: arguments
+      )
+      .map(Self.asset)
+    }
+  }
+
+  // MARK: Scan
+
+  public func entries(inFolder folder: String) throws -> [CatalogEntry] {
+    try pool.read { db in
+      guard
+        let id = try Int64.fetchOne(
+          db, sql: "SELECT id FROM folder WHERE path = ?", arguments: [folder])
+      else { return [] }
+      let assets = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT name, device, inode, size, mtime, ctime, id, hash, offline FROM asset
+          WHERE folderId = ?
+          """, arguments: [id])
+      let skipped = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT name, device, inode, size, mtime, ctime FROM skipped
+          WHERE folderId = ? AND reader = ?
+          """, arguments: [id, SkippedFile.reader])
+      return (assets + skipped).map { row in
+        CatalogEntry(
+          name: row[0],
+          identity: FileIdentity(
+            device: UInt64(bitPattern: row[1]), inode: UInt64(bitPattern: row[2]), size: row[3],
+            modified: row[4], changed: row[5]),
+          asset: row.count > 6 ? AssetID(unchecked: row[6]) : nil,
+          contentHash: row.count > 7 ? row[7] : nil, isOffline: row.count > 8 ? row[8] : false)
+      }
+    }
+  }
+
+  public func folders(under folder: String) throws -> [String] {
+    try pool.read { db in
+      if folder.isEmpty { return try String.fetchAll(db, sql: "SELECT path FROM folder") }
+      return try String.fetchAll(
+        db, sql: "SELECT path FROM folder WHERE path = ? OR substr(path, 1, ?) = ?",
+        arguments: [folder, folder.utf8.count + 1, folder + "/"])
+    }
+  }
+
+  public func assets(under folder: String) throws -> [Asset] {
+    if folder.isEmpty { return try fetchAssets("") }
+    return try fetchAssets(
+      "WHERE f.path = ? OR substr(f.path, 1, ?) = ?",
+      [folder, folder.utf8.count + 1, folder + "/"])
+  }
+
+  public func commit(_ changes: CatalogChanges) throws {
+    guard !changes.isEmpty else { return }
+    try pool.write { db in
+      var folderIDs: [String: Int64] = [:]
+      for asset in changes.upserts {
+        let folderID = try Self.folderID(asset.folder, db, &folderIDs)
+        try Self.upsert(asset, folderID: folderID, db)
+      }
+      for path in changes.unskipped {
+        let (folder, name) = Self.split(path)
+        try db.execute(
+          sql:
+            "DELETE FROM skipped WHERE name = ? AND folderId = (SELECT id FROM folder WHERE path = ?)",
+          arguments: [name, folder])
+      }
+      for file in changes.skipped {
+        let (folder, name) = Self.split(file.path)
+        let folderID = try Self.folderID(folder, db, &folderIDs)
+        let i = file.identity
+        try db.execute(
+          sql: """
+            INSERT OR REPLACE INTO skipped
+              (folderId, name, device, inode, size, mtime, ctime, reason, reader)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [
+            folderID, name, Int64(bitPattern: i.device), Int64(bitPattern: i.inode), i.size,
+            i.modified, i.changed, file.reason, SkippedFile.reader,
+          ])
+      }
+      for id in changes.removals {
+        try db.execute(sql: "DELETE FROM asset WHERE id = ?", arguments: [id.rawValue])
+      }
+      for (id, offline) in changes.offline {
+        try db.execute(
+          sql: "UPDATE asset SET offline = ? WHERE id = ?", arguments: [offline, id.rawValue])
+      }
+      // Folders nothing is in any more (and that hold no folder that has something) go.
+      try db.execute(
+        sql: """
+          DELETE FROM folder WHERE path != '' AND NOT EXISTS (
+            SELECT 1 FROM folder g WHERE g.parentId = folder.id)
+          AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = folder.id)
+          AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = folder.id)
+          """)
+    }
+  }
+
+  private static func split(_ path: String) -> (folder: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+  }
+
+  /// The folder's row id, making it and its parents first if need be.
+  private static func folderID(_ path: String, _ db: Database, _ known: inout [String: Int64])
+    throws -> Int64
+  {
+    if let id = known[path] { return id }
+    if let id = try Int64.fetchOne(
+      db, sql: "SELECT id FROM folder WHERE path = ?", arguments: [path])
+    {
+      known[path] = id
+      return id
+    }
+    let parent: Int64? = path.isEmpty ? nil : try folderID(split(path).folder, db, &known)
+    try db.execute(
+      sql: "INSERT INTO folder (path, parentId) VALUES (?, ?)", arguments: [path, parent])
+    known[path] = db.lastInsertedRowID
+    return db.lastInsertedRowID
+  }
+
+  private static func upsert(_ a: Asset, folderID: Int64, _ db: Database) throws {
+    let i = a.identity
+    let values: [(any DatabaseValueConvertible)?] = [
+      a.id.rawValue, folderID, a.name, a.contentHash, a.byteSize, Int64(bitPattern: i.device),
+      Int64(bitPattern: i.inode), i.size, i.modified, i.changed, a.mediaType.rawValue, a.format,
+      a.width, a.height, a.displayWidth, a.displayHeight, a.orientation, a.captureDate,
+      a.captureOffsetMinutes, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera, a.lens,
+      a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
+      a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt,
+    ]
+    // A row already at this place with another id (a file replaced by a moved one) goes,
+    // and so does the memory of having skipped a file there.
+    try db.execute(
+      sql: "DELETE FROM asset WHERE folderId = ? AND name = ? AND id != ?",
+      arguments: [folderID, a.name, a.id.rawValue])
+    try db.execute(
+      sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?", arguments: [folderID, a.name])
+    try db.execute(
+      sql: """
+        INSERT INTO asset (id, folderId, name, hash, byteSize, device, inode, size, mtime, ctime,
+          mediaType, format, width, height, displayWidth, displayHeight, orientation,
+          captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
+          exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
+          hidden, trashedAt, offline, addedAt)
+        VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
+        ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
+          hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
+          inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+          ctime = excluded.ctime, mediaType = excluded.mediaType, format = excluded.format,
+          width = excluded.width, height = excluded.height,
+          displayWidth = excluded.displayWidth, displayHeight = excluded.displayHeight,
+          orientation = excluded.orientation, captureDate = excluded.captureDate,
+          captureOffset = excluded.captureOffset, sortDate = excluded.sortDate,
+          latitude = excluded.latitude, longitude = excluded.longitude,
+          altitude = excluded.altitude, camera = excluded.camera, lens = excluded.lens,
+          exposureTime = excluded.exposureTime, fNumber = excluded.fNumber, iso = excluded.iso,
+          focalLength = excluded.focalLength, duration = excluded.duration,
+          adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline
+        """, arguments: StatementArguments(values))
+  }
+
+  // MARK: Fetch
+
+  public func asset(_ id: AssetID) throws -> Asset? {
+    try fetchAssets("WHERE a.id = ?", [id.rawValue]).first
+  }
+
+  public func asset(atPath path: String) throws -> Asset? {
+    let (folder, name) = Self.split(path)
+    return try fetchAssets("WHERE f.path = ? AND a.name = ?", [folder, name]).first
+  }
+
+  public func assets(withHash hash: String) throws -> [Asset] {
+    try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
+  }
+
+  public func count(_ query: AssetQuery) throws -> Int {
+    let (filter, arguments) = Self.filter(query)
+    return try pool.read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.from) \(filter)", arguments: arguments)
+        ?? 0
+    }
+  }
+
+  public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
+    let (filter, arguments) = Self.filter(query)
+    let (order, orderArguments) = Self.order(query)
+    var all = arguments
+    all += orderArguments
+    all += [max(0, limit), max(0, offset)]
+    return try fetchAssets("\(filter) ORDER BY \(order) LIMIT ? OFFSET ?", all)
+  }
+
+  private static func order(_ query: AssetQuery) -> (String, StatementArguments) {
+    switch query.sort {
+    case .date: ("a.sortDate, a.id", [])
+    case .dateDescending: ("a.sortDate DESC, a.id DESC", [])
+    case .name: ("a.name, a.id", [])
+    case .size: ("a.byteSize, a.id", [])
+    case .album:
+      if case .user(let title)? = query.album {
+        (
+          """
+          (SELECT position FROM albumAsset p JOIN album b ON b.id = p.albumId
+           WHERE b.title = ? AND p.assetId = a.id), a.id
+          """, [title]
+        )
+      } else {
+        ("a.sortDate, a.id", [])
+      }
+    }
+  }
+
+  private static func filter(_ q: AssetQuery) -> (String, StatementArguments) {
+    var clauses: [String] = []
+    var arguments = StatementArguments()
+    func add(_ clause: String, _ values: [(any DatabaseValueConvertible)?] = []) {
+      clauses.append(clause)
+      arguments += StatementArguments(values)
+    }
+    switch q.album {
+    case nil: break
+    case .folder(let path): add("f.path = ?", [path])
+    case .user(let title):
+      add(
+        "a.id IN (SELECT assetId FROM albumAsset JOIN album ON album.id = albumId WHERE title = ?)",
+        [title])
+    case .smart(let smart):
+      switch smart {
+      case .all, .trash: break
+      case .favourites: add("a.favourite = 1")
+      case .edited: add("a.adjustmentVersion > 0")
+      case .videos: add("a.mediaType = 'video'")
+      case .withLocation: add("a.latitude IS NOT NULL")
+      case .recentlyAdded:
+        add(
+          "a.addedAt >= ?",
+          [Double(AssetID.nowMilliseconds()) / 1000 - SmartAlbum.recentDays * 86400])
+      }
+    }
+    let trashed = q.trashed || q.album == .smart(.trash)
+    add(trashed ? "a.trashedAt IS NOT NULL" : "a.trashedAt IS NULL")
+    if !q.includeHidden { add("a.hidden = 0") }
+    if let type = q.mediaType { add("a.mediaType = ?", [type.rawValue]) }
+    if let from = q.from { add("a.sortDate >= ?", [from]) }
+    if let to = q.to { add("a.sortDate <= ?", [to]) }
+    if let camera = q.camera {
+      let escaped = camera.replacingOccurrences(of: "\\", with: "\\\\")
+        .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+      add("a.camera LIKE ? ESCAPE '\\'", ["%" + escaped + "%"])
+    }
+    if let edited = q.edited { add(edited ? "a.adjustmentVersion > 0" : "a.adjustmentVersion = 0") }
+    if let favourite = q.favourite { add("a.favourite = ?", [favourite]) }
+    if let near = q.near {
+      // A box first (cheap, on the columns), then the exact distance.
+      let dLat = near.kilometres / 111.2
+      let cosine = max(0.01, cos(near.latitude * .pi / 180))
+      let dLon = min(180, near.kilometres / (111.2 * cosine))
+      add(
+        "a.latitude BETWEEN ? AND ? AND dr_distance_km(a.latitude, a.longitude, ?, ?) <= ?",
+        [
+          near.latitude - dLat, near.latitude + dLat, near.latitude, near.longitude,
+          near.kilometres,
+        ])
+      if dLon < 180 {
+        add(
+          "(a.longitude BETWEEN ? AND ? OR a.longitude BETWEEN ? AND ? OR a.longitude BETWEEN ? AND ?)",
+          [
+            near.longitude - dLon, near.longitude + dLon, near.longitude - dLon + 360,
+            near.longitude + dLon + 360, near.longitude - dLon - 360, near.longitude + dLon - 360,
+          ])
+      }
+    }
+    if let minimum = q.minDuration { add("a.duration >= ?", [minimum]) }
+    if let maximum = q.maxDuration { add("a.duration <= ?", [maximum]) }
+    return (clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND "), arguments)
+  }
+
+  // MARK: Albums
+
+  public func albums() throws -> [Album] {
+    var albums: [Album] = []
+    for smart in SmartAlbum.allCases {
+      var query = AssetQuery()
+      query.album = .smart(smart)
+      query.sort = .dateDescending
+      albums.append(
+        Album(
+          kind: .smart, ref: AlbumRef.smart(smart).text, title: smart.title, parent: nil,
+          count: try count(query), poster: try assets(query, offset: 0, limit: 1).first?.id))
+    }
+    try pool.read { db in
+      let folders = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT f.path,
+            (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+             AND a.hidden = 0),
+            (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+             AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
+            p.path
+          FROM folder f LEFT JOIN folder p ON p.id = f.parentId ORDER BY f.path
+          """)
+      for row in folders {
+        let path: String = row[0]
+        albums.append(
+          Album(
+            kind: .folder, ref: AlbumRef.folder(path).text,
+            title: path.isEmpty ? "(top folder)" : Self.split(path).name, parent: row[3],
+            count: row[1], poster: (row[2] as String?).map(AssetID.init(unchecked:))))
+      }
+      let users = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT b.title,
+            (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
+             WHERE p.albumId = b.id AND a.trashedAt IS NULL),
+            coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
+             WHERE p.albumId = b.id AND a.trashedAt IS NULL
+             ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
+          FROM album b ORDER BY b.title
+          """)
+      for row in users {
+        let title: String = row[0]
+        albums.append(
+          Album(
+            kind: .user, ref: AlbumRef.user(title).text, title: title, parent: nil,
+            count: row[1], poster: (row[2] as String?).map(AssetID.init(unchecked:))))
+      }
+    }
+    return albums
+  }
+
+  private func albumID(_ title: String, _ db: Database) throws -> Int64 {
+    guard
+      let id = try Int64.fetchOne(
+        db, sql: "SELECT id FROM album WHERE title = ?", arguments: [title])
+    else { throw CatalogError("no album named \"\(title)\" (darkroom albums lists them)") }
+    return id
+  }
+
+  private static func checkTitle(_ title: String) throws {
+    guard !title.isEmpty, !title.hasPrefix("folder:"), !title.hasPrefix("smart:") else {
+      throw CatalogError(
+        "\"\(title)\" cannot name an album: empty, or starting folder: or smart:")
+    }
+  }
+
+  public func createAlbum(_ title: String) throws {
+    try Self.checkTitle(title)
+    try pool.write { db in
+      guard
+        try Int64.fetchOne(db, sql: "SELECT id FROM album WHERE title = ?", arguments: [title])
+          == nil
+      else { throw CatalogError("an album named \"\(title)\" exists already") }
+      try db.execute(
+        sql: "INSERT INTO album (title, createdAt) VALUES (?, ?)",
+        arguments: [title, Double(AssetID.nowMilliseconds()) / 1000])
+    }
+  }
+
+  public func renameAlbum(_ title: String, to newTitle: String) throws {
+    try Self.checkTitle(newTitle)
+    try pool.write { db in
+      let id = try albumID(title, db)
+      if try Int64.fetchOne(db, sql: "SELECT id FROM album WHERE title = ?", arguments: [newTitle])
+        != nil
+      {
+        throw CatalogError("an album named \"\(newTitle)\" exists already")
+      }
+      try db.execute(sql: "UPDATE album SET title = ? WHERE id = ?", arguments: [newTitle, id])
+    }
+  }
+
+  public func deleteAlbum(_ title: String) throws {
+    try pool.write { db in
+      try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [try albumID(title, db)])
+    }
+  }
+
+  public func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
+    try pool.write { db in
+      let album = try albumID(title, db)
+      var position =
+        try Int.fetchOne(
+          db, sql: "SELECT max(position) FROM albumAsset WHERE albumId = ?", arguments: [album])
+        ?? 0
+      for id in ids {
+        try requireAsset(id, db)
+        position += 1
+        try db.execute(
+          sql: "INSERT OR IGNORE INTO albumAsset (albumId, assetId, position) VALUES (?, ?, ?)",
+          arguments: [album, id.rawValue, position])
+      }
+    }
+  }
+
+  public func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
+    try pool.write { db in
+      let album = try albumID(title, db)
+      for id in ids {
+        try db.execute(
+          sql: "DELETE FROM albumAsset WHERE albumId = ? AND assetId = ?",
+          arguments: [album, id.rawValue])
+      }
+    }
+  }
+
+  public func setPoster(_ title: String, _ id: AssetID?) throws {
+    try pool.write { db in
+      let album = try albumID(title, db)
+      if let id {
+        guard
+          try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM albumAsset WHERE albumId = ? AND assetId = ?",
+            arguments: [album, id.rawValue]) != nil
+        else { throw CatalogError("\(id) is not in the album \"\(title)\"") }
+      }
+      try db.execute(
+        sql: "UPDATE album SET posterId = ? WHERE id = ?", arguments: [id?.rawValue, album])
+    }
+  }
+
+  public func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
+    try pool.write { db in
+      for id in ids {
+        try requireAsset(id, db)
+        try db.execute(
+          sql: "UPDATE asset SET favourite = ? WHERE id = ?", arguments: [value, id.rawValue])
+      }
+    }
+  }
+
+  private func requireAsset(_ id: AssetID, _ db: Database) throws {
+    guard
+      try Bool.fetchOne(db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [id.rawValue])
+        != nil
+    else { throw CatalogError("\(id): no such asset in this library") }
+  }
+
+  // MARK: Check
+
+  public func check() throws -> [String] {
+    try pool.read { db in
+      var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+      let broken = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+      problems += broken.map { row in
+        "a row of \(row[0] as String) refers to a missing \(row[2] as String)"
+      }
+      return problems
+    }
+  }
+}
+
+/// Great-circle distance in kilometres (haversine, mean Earth radius 6371.0088 km).
+func distanceKilometres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+  let radians = Double.pi / 180
+  let dLat = (lat2 - lat1) * radians
+  let dLon = (lon2 - lon1) * radians
+  let h =
+    sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * radians) * cos(lat2 * radians) * sin(dLon / 2)
+    * sin(dLon / 2)
+  return 2 * 6371.0088 * asin(min(1, h.squareRoot()))
+}

@@ -1,0 +1,226 @@
+import FoundationEssentials
+
+/// The catalogs this process has open, one per library, shared by every `Library` value
+/// naming the same folder (a `DatabasePool` is meant to be opened once per process).
+private let openCatalogs = Locked<[String: SQLiteCatalog]>([:])
+
+extension Library {
+  /// `.darkroom/catalog.sqlite`.
+  public var catalogPath: String { metadataFolder.appendingPathComponent("catalog.sqlite").path }
+
+  /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``).
+  public var hasCatalog: Bool { FileManager.default.fileExists(atPath: catalogPath) }
+
+  /// Makes `root/.darkroom` if it is not there, and returns the library.
+  public static func create(at root: String) throws(DarkroomError) -> Library {
+    let library = Library(root: URL(fileURLWithPath: root))
+    try Folders.create(library.metadataFolder.path)
+    return library
+  }
+
+  /// The library's catalog, opened (and made, or migrated) on first use.
+  ///
+  /// - Throws: `io` naming the catalog file when the database cannot be opened.
+  public func catalog() throws(DarkroomError) -> any Catalog {
+    try sqliteCatalog()
+  }
+
+  func sqliteCatalog() throws(DarkroomError) -> SQLiteCatalog {
+    let path = catalogPath
+    do {
+      return try openCatalogs.withLock { open in
+        if let catalog = open[path] { return catalog }
+        try Folders.create(metadataFolder.path)
+        let catalog = try SQLiteCatalog(path: path)
+        open[path] = catalog
+        return catalog
+      }
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      throw DarkroomError(.io, file: path, "cannot open the catalog: \(error)")
+    }
+  }
+
+  /// Runs a catalog call, turning what it throws into a ``DarkroomError``.
+  func catalogCall<T>(_ body: (any Catalog) throws -> T) throws(DarkroomError) -> T {
+    let catalog = try catalog()
+    do {
+      return try body(catalog)
+    } catch let error as CatalogError {
+      throw DarkroomError(.invalidArgument, error.message)
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      throw DarkroomError(.io, file: catalogPath, "catalog: \(error)")
+    }
+  }
+
+  // MARK: Paths and ids
+
+  /// The absolute path of an asset's file.
+  public func path(of asset: Asset) -> String { root.path + "/" + asset.path }
+
+  /// `path` relative to the root (`""` for the root itself); nil if it is outside.
+  public func relativePath(_ path: String) -> String? {
+    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+    let top = root.path
+    if absolute == top { return "" }
+    let prefix = top.hasSuffix("/") ? top : top + "/"
+    guard absolute.hasPrefix(prefix) else { return nil }
+    return String(absolute.dropFirst(prefix.count))
+  }
+
+  /// The asset with this id.
+  ///
+  /// - Throws: `notFound` when the catalog has no such asset.
+  public func asset(_ id: AssetID) throws(DarkroomError) -> Asset {
+    guard let asset = try catalogCall({ try $0.asset(id) }) else {
+      throw DarkroomError(
+        .notFound, file: id.rawValue, "no such asset in the library at \(root.path)")
+    }
+    return asset
+  }
+
+  /// The asset whose file is at `path`, if the catalog has one.
+  public func asset(atPath path: String) throws(DarkroomError) -> Asset? {
+    guard let relative = relativePath(path) else { return nil }
+    return try catalogCall { try $0.asset(atPath: relative) }
+  }
+
+  /// What a command was given, as a file path: an existing file as it is, an asset id as
+  /// its file in the library that contains `folder` (the current one by default).
+  ///
+  /// - Throws: `notFound` for an id that library does not know (or outside any library).
+  public static func resolve(_ item: String, from folder: String = ".") throws(DarkroomError)
+    -> String
+  {
+    guard let id = AssetID(item), !FileManager.default.fileExists(atPath: item) else { return item }
+    guard let library = Library.containing(folder), library.hasCatalog else {
+      throw DarkroomError(
+        .notFound, file: item, "no such file, and no library here to look the asset id up in")
+    }
+    return library.path(of: try library.asset(id))
+  }
+
+  // MARK: Fetch and albums
+
+  /// The assets a query matches, in its order, loaded a page at a time (as `PHFetchResult`).
+  ///
+  /// ```swift
+  /// var query = AssetQuery()
+  /// query.edited = true
+  /// let result = try library.assets(matching: query)
+  /// for index in 0..<result.count { print(try result.asset(at: index).path) }
+  /// ```
+  public func assets(matching query: AssetQuery = AssetQuery()) throws(DarkroomError)
+    -> AssetFetchResult
+  {
+    let catalog = try catalog()
+    let count = try catalogCall { try $0.count(query) }
+    return AssetFetchResult(catalog: catalog, query: query, count: count, library: self)
+  }
+
+  /// Every album: smart albums, folders, user albums, each with a count and poster.
+  public func albums() throws(DarkroomError) -> [Album] {
+    try catalogCall { try $0.albums() }
+  }
+
+  /// A change to the user albums or to favourites.
+  public enum AlbumEdit: Sendable {
+    case create(String)
+    case rename(String, to: String)
+    case delete(String)
+    case add(String, [AssetID])
+    case remove(String, [AssetID])
+    case poster(String, AssetID?)
+    case favourite([AssetID], Bool)
+  }
+
+  /// Makes an album change.
+  ///
+  /// - Throws: `invalidArgument` naming what is wrong (no such album, a title taken, an
+  ///   unknown asset).
+  public func edit(_ change: AlbumEdit) throws(DarkroomError) {
+    try catalogCall { catalog in
+      switch change {
+      case .create(let title): try catalog.createAlbum(title)
+      case .rename(let title, let newTitle): try catalog.renameAlbum(title, to: newTitle)
+      case .delete(let title): try catalog.deleteAlbum(title)
+      case .add(let title, let ids): try catalog.addToAlbum(title, ids)
+      case .remove(let title, let ids): try catalog.removeFromAlbum(title, ids)
+      case .poster(let title, let id): try catalog.setPoster(title, id)
+      case .favourite(let ids, let value): try catalog.setFavourite(ids, value)
+      }
+    }
+  }
+
+  /// The ids of what a command names: asset ids as they are, files by their asset.
+  ///
+  /// - Throws: `notFound` for a file the catalog does not know (scan it first).
+  public func assetIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+    var ids: [AssetID] = []
+    for item in items {
+      if let id = AssetID(item), !FileManager.default.fileExists(atPath: item) {
+        ids.append(try asset(id).id)
+      } else if let asset = try asset(atPath: item) {
+        ids.append(asset.id)
+      } else {
+        throw DarkroomError(
+          .notFound, file: item, "not in the library's catalog (darkroom scan adds it)")
+      }
+    }
+    return ids
+  }
+}
+
+/// The result of a fetch: a count, and random access by index to rows loaded a page at a
+/// time, as `PHFetchResult` gives. It is a snapshot of the query's count when made; rows
+/// are read when first asked for.
+public final class AssetFetchResult: Sendable {
+  /// How many assets matched.
+  public let count: Int
+  public let query: AssetQuery
+  /// Rows loaded per page.
+  public static let pageSize = 100
+
+  private let catalog: any Catalog
+  private let library: Library
+  private let pages = Locked<[Int: [Asset]]>([:])
+
+  init(catalog: any Catalog, query: AssetQuery, count: Int, library: Library) {
+    (self.catalog, self.query, self.count, self.library) = (catalog, query, count, library)
+  }
+
+  /// The asset at `index` (0 ..< count).
+  ///
+  /// - Throws: `invalidArgument` for an index out of range; `io` if the catalog fails.
+  public func asset(at index: Int) throws(DarkroomError) -> Asset {
+    guard (0..<count).contains(index) else {
+      throw DarkroomError(.invalidArgument, "index \(index) is outside 0..<\(count)")
+    }
+    let page = index / Self.pageSize
+    if let rows = pages.withLock({ $0[page] }) {
+      guard index % Self.pageSize < rows.count else {
+        throw DarkroomError(.invalidArgument, "index \(index): the library changed under the fetch")
+      }
+      return rows[index % Self.pageSize]
+    }
+    let rows = try library.catalogCall {
+      try $0.assets(query, offset: page * Self.pageSize, limit: Self.pageSize)
+    }
+    pages.withLock { $0[page] = rows }
+    guard index % Self.pageSize < rows.count else {
+      throw DarkroomError(.invalidArgument, "index \(index): the library changed under the fetch")
+    }
+    return rows[index % Self.pageSize]
+  }
+
+  /// The assets in `range`, loading the pages they are on.
+  public func assets(in range: Range<Int>) throws(DarkroomError) -> [Asset] {
+    var result: [Asset] = []
+    result.reserveCapacity(range.count)
+    for index in range.clamped(to: 0..<count) { result.append(try asset(at: index)) }
+    return result
+  }
+}

@@ -1,0 +1,443 @@
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How ``Library/scan(_:options:progress:)`` works.
+public struct ScanOptions: Sendable {
+  /// Files read at once (default: one per core).
+  public var jobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+  /// Also into subfolders (the default).
+  public var recursive = true
+  /// Remove offline assets from the catalog instead of keeping them (their folder is gone
+  /// for good, not unmounted).
+  public var forgetOffline = false
+  /// Files whose findings are written in one transaction: what a kill can cost a rescan.
+  public var batchSize = 256
+  /// Asked between batches: true stops the scan cleanly (what is written stays; scan again
+  /// to go on).
+  public var shouldStop: @Sendable () -> Bool = { false }
+
+  public init() {}
+}
+
+/// How far a scan is.
+public struct ScanProgress: Sendable, Codable, Equatable {
+  /// Files found so far, and of those, new or changed ones to read.
+  public var found = 0
+  public var toRead = 0
+  /// Files read (hashed and described) so far, and their bytes.
+  public var read = 0
+  public var bytesRead: Int64 = 0
+}
+
+/// What a scan did.
+public struct ScanSummary: Sendable, Codable, Equatable {
+  /// Files found under the scanned folder.
+  public var files = 0
+  /// Files not read again: their identity (inode, size, times) had not changed.
+  public var unchanged = 0
+  public var added = 0
+  /// Files changed in place (same path, new content; same id).
+  public var changed = 0
+  /// Files found at a new path, matched to their asset by inode and content (same id).
+  public var moved = 0
+  /// Assets whose files are gone, taken out of the catalog.
+  public var removed = 0
+  /// Assets whose folder is missing or empty (unmounted), kept and marked offline.
+  public var offline = 0
+  /// Offline assets whose files are back.
+  public var online = 0
+  /// Files that are no photo or video Darkroom reads.
+  public var skipped = 0
+  /// Files that could not be read or are damaged: `path: problem`, one each.
+  public var problems: [String] = []
+  /// The scan was asked to stop before it finished (scan again to go on).
+  public var stopped = false
+  public var bytesRead: Int64 = 0
+  public var seconds = 0.0
+}
+
+extension Library {
+  /// Brings the catalog up to date with the files under `folder` (the whole library by
+  /// default), and makes the catalog if there is none.
+  ///
+  /// Incremental: a file whose identity (device, inode, size, modification and change
+  /// times) is what the catalog holds is not opened. A new or changed file is read once:
+  /// those bytes are hashed and their header described. A file found at a new path with the
+  /// inode and content of one that disappeared keeps its asset's id (a rename or move);
+  /// failing the inode, the same content alone does when exactly one asset had it.
+  ///
+  /// A folder that has gone missing, or is now empty, while the catalog has assets in it
+  /// (an unmounted disk, a vanished share) marks those assets *offline*: they are kept, and
+  /// come back online when the files do. Only files missing from a folder that is still
+  /// there are removed (their edits and originals stay in the store).
+  ///
+  /// Findings are written in batches (``ScanOptions/batchSize``), each one transaction:
+  /// killed at any point, the catalog is consistent, and the next scan goes on from there.
+  ///
+  /// - Throws: `notFound` or `invalidArgument` when `folder` is not in this library; `io`
+  ///   when the catalog cannot be written. A file that cannot be read is a problem in the
+  ///   summary, not an error.
+  public func scan(
+    _ folder: String? = nil, options: ScanOptions = ScanOptions(),
+    progress: (@Sendable (ScanProgress) -> Void)? = nil
+  ) throws(DarkroomError) -> ScanSummary {
+    let started = DispatchTime.now()
+    let folder = folder ?? root.path
+    guard let top = relativePath(folder) else {
+      throw DarkroomError(.invalidArgument, file: folder, "is outside the library at \(root.path)")
+    }
+    var scanner = try Scanner(library: self, top: top, options: options, progress: progress)
+    try scanner.run()
+    scanner.summary.seconds =
+      Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+    return scanner.summary
+  }
+}
+
+extension Library {
+  /// Reads `path` again into the catalog of the library that holds it, if that library has a
+  /// catalog (after an edit or a revert changed the file); does nothing otherwise. A failure
+  /// leaves the catalog to the next scan.
+  public static func refreshCatalog(for path: String) {
+    guard let library = Library.containing(path), library.hasCatalog else { return }
+    var options = ScanOptions()
+    options.recursive = false
+    options.jobs = 1
+    let folder = FilePath(path).parent
+    _ = try? library.scan(folder.isEmpty ? "." : folder, options: options)
+  }
+}
+
+/// One scan's state: what the walk found, what the catalog held, what is to be read.
+private struct Scanner {
+  let library: Library
+  let top: String
+  let options: ScanOptions
+  let progressHandler: (@Sendable (ScanProgress) -> Void)?
+  var summary = ScanSummary()
+  var progress = ScanProgress()
+  var catalog: any Catalog
+
+  /// A file to read: new, or changed in place (`previous`).
+  struct Pending: Sendable {
+    var path: String
+    var identity: FileIdentity
+    var previous: CatalogEntry?
+  }
+  var pending: [Pending] = []
+  /// Assets whose files were not found: candidates for a move, then removed or offline.
+  var missing: [AssetID: Missing] = [:]
+  struct Missing {
+    var identity: FileIdentity
+    var hash: String
+    var offline: Bool
+  }
+  var changes = CatalogChanges()
+
+  init(
+    library: Library, top: String, options: ScanOptions,
+    progress: (@Sendable (ScanProgress) -> Void)?
+  ) throws(DarkroomError) {
+    (self.library, self.top, self.options, progressHandler) = (library, top, options, progress)
+    catalog = try library.catalog()
+  }
+
+  mutating func run() throws(DarkroomError) {
+    try walkAndCompare()
+    try readPending()
+    try settleMissing()
+  }
+
+  private func call<T>(_ body: () throws -> T) throws(DarkroomError) -> T {
+    try library.catalogCall { _ in try body() }
+  }
+
+  private func absolute(_ relative: String) -> String {
+    relative.isEmpty ? library.root.path : library.root.path + "/" + relative
+  }
+
+  // MARK: Walk
+
+  private mutating func walkAndCompare() throws(DarkroomError) {
+    let known = Set(try call { try catalog.folders(under: top) })
+    var walked: Set<String> = []
+    var queue = [top]
+    while let folder = queue.popLast() {
+      guard let listing = Self.list(absolute(folder)) else { continue }  // vanished or unreadable
+      let entries = try call { try catalog.entries(inFolder: folder) }
+      if listing.files.isEmpty && listing.folders.isEmpty && !entries.isEmpty {
+        continue  // an empty folder that held assets: an unmounted disk's mount point
+      }
+      walked.insert(folder)
+      if options.recursive {
+        queue += listing.folders.map { folder.isEmpty ? $0 : folder + "/" + $0 }
+      }
+      compare(folder, listing.files, entries)
+    }
+    // Folders the catalog knows that the walk did not reach: their assets may have moved;
+    // those that did not are offline.
+    for folder in known.subtracting(walked)
+    where options.recursive || folder == top {
+      for entry in try call({ try catalog.entries(inFolder: folder) }) {
+        guard let id = entry.asset, let hash = entry.contentHash else { continue }
+        missing[id] = Missing(identity: entry.identity, hash: hash, offline: true)
+      }
+    }
+    report()
+  }
+
+  private mutating func compare(
+    _ folder: String, _ files: [(String, FileIdentity)], _ entries: [CatalogEntry]
+  ) {
+    var byName: [String: CatalogEntry] = [:]
+    for entry in entries { byName[entry.name] = entry }
+    for (name, identity) in files {
+      summary.files += 1
+      let path = folder.isEmpty ? name : folder + "/" + name
+      if let entry = byName.removeValue(forKey: name) {
+        if entry.identity == identity {
+          summary.unchanged += 1
+          if entry.isOffline, let id = entry.asset {
+            changes.offline.append((id, false))
+            summary.online += 1
+          }
+          continue
+        }
+        pending.append(Pending(path: path, identity: identity, previous: entry))
+      } else {
+        pending.append(Pending(path: path, identity: identity, previous: nil))
+      }
+    }
+    progress.found = summary.files
+    progress.toRead = pending.count
+    // Files gone from a folder that is still here.
+    for entry in byName.values {
+      if let id = entry.asset, let hash = entry.contentHash {
+        missing[id] = Missing(identity: entry.identity, hash: hash, offline: false)
+      } else {
+        changes.unskipped.append(folder.isEmpty ? entry.name : folder + "/" + entry.name)
+      }
+    }
+  }
+
+  /// A folder's regular files (with their identities) and subfolders, leaving out names
+  /// that start with a dot (`.darkroom` among them) and symbolic links; nil if it cannot be
+  /// listed.
+  static func list(_ path: String) -> (files: [(String, FileIdentity)], folders: [String])? {
+    guard let directory = opendir(path) else { return nil }
+    defer { closedir(directory) }
+    var files: [(String, FileIdentity)] = []
+    var folders: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+      }
+      if name.hasPrefix(".") { continue }
+      var info = stat()
+      guard fstatat(dirfd(directory), name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+      switch info.st_mode & S_IFMT {
+      case S_IFREG: if info.st_size > 0 { files.append((name, FileIdentity(info))) }
+      case S_IFDIR: folders.append(name)
+      default: break
+      }
+    }
+    return (files.sorted { $0.0 < $1.0 }, folders.sorted())
+  }
+
+  // MARK: Read
+
+  private mutating func readPending() throws(DarkroomError) {
+    var start = 0
+    while start < pending.count {
+      if options.shouldStop() {
+        summary.stopped = true
+        try flush()
+        return
+      }
+      let batch = Array(pending[start..<min(pending.count, start + options.batchSize)])
+      start += batch.count
+      let results = Self.readAll(batch, jobs: options.jobs, library: library)
+      for (item, outcome) in zip(batch, results) {
+        take(item, outcome)
+      }
+      try flush()
+      report()
+    }
+  }
+
+  /// Reads files on `jobs` threads; results in the batch's order.
+  private static func readAll(_ batch: [Pending], jobs: Int, library: Library) -> [ReadOutcome] {
+    let results = Locked([ReadOutcome?](repeating: nil, count: batch.count))
+    let next = Locked(0)
+    DispatchQueue.concurrentPerform(iterations: min(jobs, batch.count)) { _ in
+      while true {
+        let index = next.withLock { value -> Int in
+          defer { value += 1 }
+          return value
+        }
+        guard index < batch.count else { return }
+        let outcome = read(batch[index], library: library)
+        results.withLock { $0[index] = outcome }
+      }
+    }
+    return results.withLock { $0.map { $0 ?? .unreadable("not read") } }
+  }
+
+  enum ReadOutcome: Sendable {
+    case asset(AssetContent, hash: String, identity: FileIdentity, edited: Int)
+    case notMedia
+    case unreadable(String)
+    /// Changed while it was read: left for the next scan.
+    case moving
+  }
+
+  /// Files larger than this are hashed from disk in pieces and described from their header,
+  /// not read whole into memory.
+  static let wholeReadLimit = 256 << 20
+
+  private static func read(_ item: Pending, library: Library) -> ReadOutcome {
+    let path = library.root.path + "/" + item.path
+    do {
+      let file = try InputFile(path)
+      guard let before = file.identity else { return .unreadable("cannot examine it") }
+      let head = try file.read(at: 0, count: min(file.size, 64))
+      let content: AssetContent
+      let hash: ContentHash
+      if file.size <= wholeReadLimit {
+        let bytes = try file.read(at: 0, count: file.size)
+        hash = ContentHash.of(bytes: bytes)
+        guard let described = try describe(head[...], bytes: bytes, path: path) else {
+          return .notMedia
+        }
+        content = described
+      } else {
+        guard let described = try describe(head[...], bytes: nil, path: path) else {
+          return .notMedia
+        }
+        content = described
+        hash = try ContentHash.of(file: path)
+      }
+      guard file.identity == before else { return .moving }
+      let edited =
+        (try? OriginalStore(library: library).adjustment(forResult: hash))??.version ?? 0
+      return .asset(content, hash: hash.hex, identity: before, edited: edited)
+    } catch {
+      return .unreadable(error.message)
+    }
+  }
+
+  /// What the content is: a photo's metadata, a video's header; nil for anything else.
+  private static func describe(_ head: ArraySlice<UInt8>, bytes: [UInt8]?, path: String)
+    throws(DarkroomError) -> AssetContent?
+  {
+    // Videos first: HEIF and MP4 are both ISO media files, told apart by their brands.
+    if VideoHeader.recognises(head) {
+      if let bytes {
+        return .video(try VideoHeader.read(ByteSource(memory: bytes), name: path))
+      }
+      return .video(try VideoHeader.read(path: path))
+    }
+    if TrustedFormats.sniff(head) != nil {
+      let metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
+      if let damage = metadata.damage { throw damage }
+      return .photo(metadata)
+    }
+    return nil
+  }
+
+  private mutating func take(_ item: Pending, _ outcome: ReadOutcome) {
+    progress.read += 1
+    switch outcome {
+    case .moving:
+      summary.problems.append("\(item.path): changed while it was read; scan again")
+    case .notMedia, .unreadable:
+      if case .unreadable(let problem) = outcome {
+        summary.problems.append("\(item.path): \(problem)")
+      } else {
+        summary.skipped += 1
+      }
+      var reason = "not a photo or video"
+      if case .unreadable(let problem) = outcome { reason = problem }
+      changes.skipped.append(SkippedFile(path: item.path, identity: item.identity, reason: reason))
+      if let id = item.previous?.asset { changes.removals.append(id) }
+    case .asset(let content, let hash, let identity, let edited):
+      progress.bytesRead += identity.size
+      summary.bytesRead += identity.size
+      let now = Double(AssetID.nowMilliseconds()) / 1000
+      var asset = Asset(
+        path: item.path, hash: hash, identity: identity, read: content, edited: edited,
+        added: now)
+      if let id = item.previous?.asset {
+        asset.id = id  // changed in place: the same asset, new content
+        summary.changed += 1
+        changes.upserts.append(keepingUserState(asset))
+        return
+      }
+      if let moved = matchMove(hash: hash, identity: identity) {
+        asset.id = moved
+        missing[moved] = nil
+        summary.moved += 1
+        changes.upserts.append(keepingUserState(asset))
+      } else {
+        summary.added += 1
+        changes.upserts.append(asset)
+      }
+    }
+  }
+
+  /// The asset that disappeared with this inode and content, or else the only one with
+  /// this content.
+  private func matchMove(hash: String, identity: FileIdentity) -> AssetID? {
+    let sameContent = missing.filter { $0.value.hash == hash }
+    if let byInode = sameContent.first(where: {
+      $0.value.identity.inode == identity.inode && $0.value.identity.device == identity.device
+    }) {
+      return byInode.key
+    }
+    return sameContent.count == 1 ? sameContent.first?.key : nil
+  }
+
+  /// `asset` with what the user and the catalog set on its row kept (favourite, hidden,
+  /// trash, when it was added).
+  private func keepingUserState(_ asset: Asset) -> Asset {
+    guard let old = try? catalog.asset(asset.id) else { return asset }
+    var asset = asset
+    asset.isFavourite = old.isFavourite
+    asset.isHidden = old.isHidden
+    asset.trashedAt = old.trashedAt
+    asset.addedAt = old.addedAt
+    return asset
+  }
+
+  // MARK: Finish
+
+  private mutating func settleMissing() throws(DarkroomError) {
+    guard !summary.stopped else { return }
+    for (id, gone) in missing.sorted(by: { $0.key < $1.key }) {
+      if gone.offline && !options.forgetOffline {
+        guard let asset = try call({ try catalog.asset(id) }), !asset.isOffline else { continue }
+        changes.offline.append((id, true))
+        summary.offline += 1
+      } else {
+        changes.removals.append(id)
+        summary.removed += 1
+      }
+    }
+    try flush()
+  }
+
+  private mutating func flush() throws(DarkroomError) {
+    let batch = changes
+    changes = CatalogChanges()
+    try call { try catalog.commit(batch) }
+    FaultInjection.point("after-scan-batch")
+  }
+
+  private func report() {
+    progressHandler?(progress)
+  }
+}
