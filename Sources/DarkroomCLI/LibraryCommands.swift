@@ -65,7 +65,11 @@ struct ScanCommand: ParsableCommand {
   @Flag(help: "Print the summary as JSON.")
   var json = false
 
+  @Option(help: .hidden)
+  var batchSize: Int?
+
   func validate() throws {
+    if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be 1 or more") }
     if let jobs, jobs < 1 { throw ValidationError("--jobs must be 1 or more, not \(jobs)") }
   }
 
@@ -88,6 +92,7 @@ struct ScanCommand: ParsableCommand {
     var options = ScanOptions()
     if let jobs { options.jobs = jobs }
     options.forgetOffline = forgetOffline
+    if let batchSize { options.batchSize = batchSize }
     options.shouldStop = { stopping.isSet }
     let terminal = isatty(STDERR_FILENO) != 0
     let bar = progress == .bar || (progress == .auto && terminal)
@@ -170,7 +175,9 @@ struct ListCommand: ParsableCommand {
   @Flag(inversion: .prefixedNo, help: "Only favourites (or only the others).")
   var favourite: Bool?
 
-  @Option(help: ArgumentHelp("Within KM kilometres of a place.", valueName: "lat,lon,km"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Within KM kilometres of a place.", valueName: "lat,lon,km"))
   var near: String?
 
   @Option(help: ArgumentHelp("Videos at least this long.", valueName: "seconds"))
@@ -179,7 +186,9 @@ struct ListCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Videos at most this long.", valueName: "seconds"))
   var maxDuration: Double?
 
-  @Option(help: "date, -date, name, size, or album (a user album's own order; its default).")
+  @Option(
+    parsing: .unconditional,
+    help: "date, -date, name, size, or album (a user album's own order; its default).")
   var sort: AssetQuery.Sort?
 
   @Option(help: "At most this many.")

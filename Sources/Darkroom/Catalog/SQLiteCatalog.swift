@@ -264,7 +264,23 @@ public final class SQLiteCatalog: Catalog {
     return db.lastInsertedRowID
   }
 
-  private static func upsert(_ a: Asset, folderID: Int64, _ db: Database) throws {
+  private static func upsert(_ asset: Asset, folderID: Int64, _ db: Database) throws {
+    var a = asset
+    // Another row at this place: a file moved over it (this id is in the catalog already)
+    // replaces it; otherwise this is the same file found by two scans at once, and keeps
+    // the id the first gave it.
+    if let existing = try String.fetchOne(
+      db, sql: "SELECT id FROM asset WHERE folderId = ? AND name = ?",
+      arguments: [folderID, a.name]), existing != a.id.rawValue
+    {
+      let known = try Bool.fetchOne(
+        db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [a.id.rawValue])
+      if known == nil {
+        a.id = AssetID(unchecked: existing)
+      } else {
+        try db.execute(sql: "DELETE FROM asset WHERE id = ?", arguments: [existing])
+      }
+    }
     let i = a.identity
     let values: [(any DatabaseValueConvertible)?] = [
       a.id.rawValue, folderID, a.name, a.contentHash, a.byteSize, Int64(bitPattern: i.device),
@@ -274,11 +290,7 @@ public final class SQLiteCatalog: Catalog {
       a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt,
     ]
-    // A row already at this place with another id (a file replaced by a moved one) goes,
-    // and so does the memory of having skipped a file there.
-    try db.execute(
-      sql: "DELETE FROM asset WHERE folderId = ? AND name = ? AND id != ?",
-      arguments: [folderID, a.name, a.id.rawValue])
+    // A file that is an asset now is no longer one the scan skipped.
     try db.execute(
       sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?", arguments: [folderID, a.name])
     try db.execute(

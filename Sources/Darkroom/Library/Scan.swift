@@ -301,6 +301,7 @@ private struct Scanner {
 
   private static func read(_ item: Pending, library: Library) -> ReadOutcome {
     let path = library.root.path + "/" + item.path
+    FaultInjection.reached("scan-read", file: path)
     do {
       let file = try InputFile(path)
       guard let before = file.identity else { return .unreadable("cannot examine it") }
