@@ -66,6 +66,16 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
   public var file: String?
   /// What happened, without the file name.
   public var message: String
+  /// What the caller can do about it, when there is something: a command line turns it into
+  /// its own flag (the engine's messages name no flags).
+  public var remedy: Remedy?
+
+  /// Ways out of an error that the caller controls.
+  public enum Remedy: Sendable, Equatable, Codable {
+    /// The file's format is outside ``TrustedFormats/trusted``; ``TrustedFormats/allow(_:)``
+    /// with this name lets it through.
+    case allowFormat(String)
+  }
 
   /// Creates an error of `kind`, about `file` when there is one.
   ///
@@ -77,6 +87,13 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     self.kind = kind
     self.file = file
     self.message = message
+  }
+
+  /// The same error, with a remedy.
+  public func with(_ remedy: Remedy) -> DarkroomError {
+    var copy = self
+    copy.remedy = remedy
+    return copy
   }
 
   /// The error in one line: `FILE: message`, or the message alone when no file is known.

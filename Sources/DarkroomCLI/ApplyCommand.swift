@@ -175,7 +175,8 @@ struct ApplyCommand: ParsableCommand {
             sourceSHA256: result.adjustment.original.sha256,
             resultSHA256: result.adjustment.result.sha256)
         } catch {
-          return BatchOutcome(file: input.path, status: .failed, error: "\(error)")
+          return BatchOutcome(
+            file: input.path, status: .failed, error: commandLineText(error))
         }
       }, progress: display.update)
 

@@ -36,7 +36,15 @@ func printError(_ text: String) {
 
 /// One stderr line per problem, in the form the README documents.
 func reportError(_ error: Error) {
-  printError("darkroom: \(error)\n")
+  printError("darkroom: \(commandLineText(error))\n")
+}
+
+/// An error as the command line says it: the engine's words, and what to type about it.
+func commandLineText(_ error: Error) -> String {
+  guard let error = error as? DarkroomError, let remedy = error.remedy else { return "\(error)" }
+  switch remedy {
+  case .allowFormat(let format): return "\(error); allow it with --allow-format \(format)"
+  }
 }
 
 /// Encodes a value as key-sorted JSON (pretty unless asked otherwise), for `--json` output.

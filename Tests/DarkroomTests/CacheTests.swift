@@ -90,8 +90,8 @@ struct CacheTests {
     let cache = RenditionCache(folder: folder.url)
     let hash = ContentHash.of(text: "x")
     let entry = try cache.store(
-      source: hash, key: "k", representation: .thumbnail, edit: "original", bytes: [1, 2, 3, 4],
-      format: .png, width: 1, height: 1)
+      source: hash, key: "k", kind: "thumbnail", edit: "original", bytes: [1, 2, 3, 4],
+      fileExtension: "png", width: 1, height: 1)
     #expect(cache.lookup(source: hash, key: "k") != nil)
     try Data([1, 2]).write(to: entry.path.asURL)
     #expect(cache.lookup(source: hash, key: "k") == nil)

@@ -101,7 +101,7 @@ public enum TrustedFormats {
   static func refusal(_ format: String, file: String) -> DarkroomError {
     DarkroomError(
       .unsupportedFormat, file: file,
-      "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF); allow it with --allow-format \(format)"
-    )
+      "\(format) is not among the trusted formats (JPEG, PNG, WebP, GIF, HEIF/AVIF, TIFF)"
+    ).with(.allowFormat(format))
   }
 }

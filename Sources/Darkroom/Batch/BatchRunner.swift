@@ -1,4 +1,3 @@
-import CVipsShim
 import Dispatch
 import FoundationEssentials
 import Synchronization
@@ -120,7 +119,7 @@ public final class BatchRunner: Sendable {
   /// of files (1.15x from 20 to 100 files here). A fixed threshold and one arena per job keep
   /// it flat (1.03x). Call once, early, in a process that runs batches.
   public static func keepMemoryFlat(jobs: Int) {
-    dr_tune_malloc(Int32(max(2, jobs)))
+    Vips.tuneMalloc(arenas: max(2, jobs))
   }
 
   /// Sets how many threads libvips gives each image: the machine's cores shared between jobs.

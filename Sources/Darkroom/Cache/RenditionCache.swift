@@ -61,8 +61,8 @@ public struct RenditionCache: Sendable {
     public var path: String
     /// The spec's key: a hash of the spec, the edit state and the render version.
     public var key: String
-    /// The representation the entry holds.
-    public var representation: Representation
+    /// What the entry holds, as its caller names it (a representation: `thumbnail`, ...).
+    public var kind: String
     /// The edit state's short hash, or "original".
     public var edit: String
     /// The rendition's width in pixels.
@@ -71,8 +71,8 @@ public struct RenditionCache: Sendable {
     public var height: Int
     /// The size of the encoded rendition, in bytes.
     public var byteCount: Int
-    /// The format of the encoded rendition.
-    public var format: ImageFormat
+    /// The encoded rendition's file name extension (`jpg`, `webp`, ...).
+    public var fileExtension: String
   }
 
   // MARK: Source identity
@@ -164,20 +164,28 @@ public struct RenditionCache: Sendable {
   ///   the file cannot be written.
   @discardableResult
   public func store(
-    source: ContentHash, key: String, representation: Representation, edit: String,
-    bytes: [UInt8], format: ImageFormat, width: Int, height: Int
+    source: ContentHash, key: String, kind: String, edit: String,
+    bytes: [UInt8], fileExtension: String, width: Int, height: Int
   ) throws(DarkroomError) -> Entry {
+    guard Self.isName(kind), Self.isName(edit), Self.isName(key), Self.isName(fileExtension) else {
+      throw DarkroomError(
+        .invalidArgument, "a cache entry's names are letters, digits and hyphens")
+    }
     let directory = assetFolder(source)
-    let name =
-      "\(key)_\(representation.rawValue)_\(edit)_\(width)x\(height)_\(bytes.count).\(format.fileExtension)"
+    let name = "\(key)_\(kind)_\(edit)_\(width)x\(height)_\(bytes.count).\(fileExtension)"
     let path = directory.appendingPathComponent(name).path
     try makeFolder(path)
     // Leftovers of killed writers here are removed by eviction (`removeStaleTemporaries`).
     try AtomicFile.write(bytes, to: path, sweep: false)
     addUsage(Int64(bytes.count))
     return Entry(
-      path: path, key: key, representation: representation, edit: edit, width: width,
-      height: height, byteCount: bytes.count, format: format)
+      path: path, key: key, kind: kind, edit: edit, width: width, height: height,
+      byteCount: bytes.count, fileExtension: fileExtension)
+  }
+
+  /// What may stand between the `_` and `.` of an entry's name.
+  private static func isName(_ text: String) -> Bool {
+    !text.isEmpty && text.utf8.allSatisfy { $0 == UInt8(ascii: "-") || isalnum(Int32($0)) != 0 }
   }
 
   /// Runs `body` holding a lock for one entry, across processes, so that concurrent requests
@@ -201,16 +209,17 @@ public struct RenditionCache: Sendable {
 
   private static func parse(_ name: String, in directory: String) -> Entry? {
     guard !name.hasPrefix("."), let dot = name.lastIndex(of: "."),
-      let format = ImageFormat(fileExtension: String(name[name.index(after: dot)...]))
+      case let fileExtension = String(name[name.index(after: dot)...]), isName(fileExtension)
     else { return nil }
     let parts = name[..<dot].split(separator: "_")
-    guard parts.count == 5, let representation = Representation(rawValue: String(parts[1])),
+    guard parts.count == 5,
       let x = parts[3].firstIndex(of: "x"), let width = Int(parts[3][..<x]),
       let height = Int(parts[3][parts[3].index(after: x)...]), let bytes = Int(parts[4])
     else { return nil }
     return Entry(
-      path: directory + "/" + name, key: String(parts[0]), representation: representation,
-      edit: String(parts[2]), width: width, height: height, byteCount: bytes, format: format)
+      path: directory + "/" + name, key: String(parts[0]), kind: String(parts[1]),
+      edit: String(parts[2]), width: width, height: height, byteCount: bytes,
+      fileExtension: fileExtension)
   }
 
   private func touch(_ path: String) {

@@ -164,3 +164,16 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     return Array(packet.utf8)
   }
 }
+
+extension AdjustmentData {
+  /// What the renderer needs of this edit, for the file `name`.
+  ///
+  /// - Throws: `unsupportedFormat` for a result format this build does not write.
+  func recipe(for name: String) throws(DarkroomError) -> EditRecipe {
+    guard let format = ImageFormat(rawValue: result.format) else {
+      throw DarkroomError(.unsupportedFormat, file: name, "cannot write \(result.format)")
+    }
+    return EditRecipe(
+      graph: graph, version: version, format: format, quality: result.quality, xmp: xmpPacket)
+  }
+}

@@ -107,7 +107,8 @@ public struct Editor: Sendable {
         version: (previous?.version ?? 0) + 1, previous: previous == nil ? nil : currentHash.hex,
         created: Self.now())
       let rendered = try renderer.renderEdit(
-        .data(originalBytes, name: path), metadata: metadata, adjustment: adjustment)
+        .data(originalBytes, name: path), metadata: metadata,
+        recipe: adjustment.recipe(for: path))
       let resultHash = ContentHash.of(bytes: rendered)
       adjustment.result.sha256 = resultHash.hex
 
@@ -176,7 +177,8 @@ public struct Editor: Sendable {
         sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
       result: .init(sha256: "", format: format.rawValue, quality: quality), version: 1,
       previous: nil, created: Self.now())
-    return try renderer.renderEdit(source, metadata: metadata, adjustment: adjustment)
+    return try renderer.renderEdit(
+      source, metadata: metadata, recipe: adjustment.recipe(for: source.name))
   }
 
   /// What `revert` did. `RevertOutcome` is a `Sendable` value type.
@@ -241,7 +243,7 @@ public struct Editor: Sendable {
         }
         let metadata = try AssetMetadata.read(.data(original, name: path))
         bytes = try renderer.renderEdit(
-          .data(original, name: path), metadata: metadata, adjustment: wanted)
+          .data(original, name: path), metadata: metadata, recipe: wanted.recipe(for: path))
         guard ContentHash.of(bytes: bytes).hex == wanted.result.sha256 else {
           throw DarkroomError(
             .engine, file: path,

@@ -183,7 +183,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   public static func parse(spec: String) throws(DarkroomError) -> FilterGraph {
     let words = spec.split(whereSeparator: \.isWhitespace).map(String.init)
     guard let first = words.first else {
-      throw DarkroomError(.invalidArgument, "empty --filter")
+      throw DarkroomError(.invalidArgument, "empty filter specification")
     }
     if words.count == 1, let preset = Presets.named(first) { return preset }
     if first.hasSuffix(".json") || first.contains("/") {

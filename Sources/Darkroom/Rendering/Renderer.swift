@@ -229,44 +229,39 @@ public struct Renderer: Sendable {
     }
   }
 
-  /// Renders an edit at full size: the original turned upright, the graph applied, encoded
-  /// in the result's format with the original's metadata (Orientation 1) and the adjustment
-  /// data as XMP. The same original and adjustment data always give the same bytes.
-  func renderEdit(_ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData)
+  /// Renders an edit at full size: the original turned upright, the recipe's graph
+  /// applied, encoded in its format with the original's metadata (Orientation 1) and the
+  /// recipe's XMP. The same original and recipe always give the same bytes.
+  func renderEdit(_ source: ImageSource, metadata: AssetMetadata, recipe: EditRecipe)
     throws(DarkroomError) -> [UInt8]
   {
     // Stored adjustment data is read leniently; what is rendered must be a graph this
     // build knows, with values in range.
-    try adjustment.graph.validate(source: source.name, version: adjustment.version)
-    if let workers { return try workers.renderEdit(source, adjustment: adjustment, with: self) }
+    try recipe.graph.validate(source: source.name, version: recipe.version)
+    if let workers { return try workers.renderEdit(source, recipe: recipe, with: self) }
     TestFaults.current.apply(to: source.name)
     return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
-      try renderEditAttributed(source, metadata: metadata, adjustment: adjustment)
+      try renderEditAttributed(source, metadata: metadata, recipe: recipe)
     }
   }
 
   private func renderEditAttributed(
-    _ source: ImageSource, metadata: AssetMetadata, adjustment: AdjustmentData
+    _ source: ImageSource, metadata: AssetMetadata, recipe: EditRecipe
   ) throws(DarkroomError) -> [UInt8] {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
     // An edit keeps the source's profile with its pixels: no colour conversion.
     try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
-    guard let format = ImageFormat(rawValue: adjustment.result.format) else {
-      throw DarkroomError(
-        .unsupportedFormat, file: source.name, "cannot write \(adjustment.result.format)")
-    }
     // Streaming top to bottom needs an upright source and row-by-row filters.
-    let sequential = metadata.orientation.effective == .up && adjustment.graph.streams
+    let sequential = metadata.orientation.effective == .up && recipe.graph.streams
     return try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
       let upright = try open(input, sequential: sequential).autorotated().srgb()
-      let output = try adjustment.graph.apply(to: upright).preparedForOutput(
+      let output = try recipe.graph.apply(to: upright).preparedForOutput(
         upright: true, stripLocation: false)
-      output.setBlob("xmp-data", adjustment.xmpPacket)
+      output.setBlob("xmp-data", recipe.xmp)
       return try Watchdog.shared.guarding(output, limit: timeLimit) {
         () throws(DarkroomError) in
-        try output.encode(
-          suffix: format.saverSuffix(quality: adjustment.result.quality, strip: false))
+        try output.encode(suffix: recipe.format.saverSuffix(quality: recipe.quality, strip: false))
       }
     }
   }
@@ -315,4 +310,16 @@ public struct Renderer: Sendable {
     guard let description = profile.description?.lowercased() else { return false }
     return description.contains("srgb")
   }
+}
+
+/// What an edit's full-size render needs, as plain values: the graph, the output's format
+/// and quality, and the XMP packet to embed. Editing makes it from its adjustment data;
+/// Rendering knows nothing of adjustment documents.
+struct EditRecipe: Sendable, Codable, Equatable {
+  var graph: FilterGraph
+  /// The edit's version (for messages about a graph this build cannot render).
+  var version: Int
+  var format: ImageFormat
+  var quality: Int
+  var xmp: [UInt8]
 }

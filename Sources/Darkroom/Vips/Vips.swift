@@ -96,6 +96,12 @@ enum Vips {
   }
 
   /// Sets how many worker threads libvips uses per pipeline (0 restores its default).
+  /// A fixed mmap threshold and `arenas` malloc arenas (glibc), through the shim, which
+  /// owns the process's C-level tuning.
+  static func tuneMalloc(arenas: Int) {
+    dr_tune_malloc(Int32(arenas))
+  }
+
   static func setConcurrency(_ threads: Int) throws(DarkroomError) {
     try start()
     dr_concurrency_set(Int32(threads))

@@ -74,11 +74,11 @@ public enum Worker {
         rendition.bytes
       )
     case .edit:
-      guard let adjustment = job.adjustment else {
-        throw DarkroomError(.engine, "edit job without adjustment data")
+      guard let recipe = job.recipe else {
+        throw DarkroomError(.engine, "edit job without its recipe")
       }
       let metadata = try AssetMetadata.read(source)
-      let bytes = try renderer.renderEdit(source, metadata: metadata, adjustment: adjustment)
+      let bytes = try renderer.renderEdit(source, metadata: metadata, recipe: recipe)
       return (WorkerReply(), bytes)
     case .probe:
       var socket: Int32 = 0

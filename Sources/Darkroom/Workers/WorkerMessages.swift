@@ -21,7 +21,7 @@ struct WorkerJob: Codable, Sendable {
   /// Read the source from this file; nil: the bytes sent with the job are the source.
   var path: String?
   var spec: RenditionSpec?
-  var adjustment: AdjustmentData?
+  var recipe: EditRecipe?
   var maxPixels: Int
   var failOn: FailOn
   /// For `probe`: the folder the worker tries to create a file in.

@@ -319,24 +319,24 @@ extension WorkerPool {
     return Rendition(bytes: bytes, format: format, width: reply.width, height: reply.height)
   }
 
-  /// `renderer.renderEdit(source, ..., adjustment)`, in a worker.
-  func renderEdit(_ source: ImageSource, adjustment: AdjustmentData, with renderer: Renderer)
+  /// `renderer.renderEdit(source, ..., recipe)`, in a worker.
+  func renderEdit(_ source: ImageSource, recipe: EditRecipe, with renderer: Renderer)
     throws(DarkroomError) -> [UInt8]
   {
     try run(
-      job(.edit, source, renderer, adjustment: adjustment), payload: payload(source),
+      job(.edit, source, renderer, recipe: recipe), payload: payload(source),
       limit: renderer.timeLimit
     ).1
   }
 
   private func job(
     _ kind: WorkerJob.Kind, _ source: ImageSource, _ renderer: Renderer,
-    spec: RenditionSpec? = nil, adjustment: AdjustmentData? = nil
+    spec: RenditionSpec? = nil, recipe: EditRecipe? = nil
   ) -> WorkerJob {
     var path: String?
     if case .file(let file) = source { path = file }
     return WorkerJob(
-      kind: kind, name: source.name, path: path, spec: spec, adjustment: adjustment,
+      kind: kind, name: source.name, path: path, spec: spec, recipe: recipe,
       maxPixels: renderer.maxPixels, failOn: renderer.failOn)
   }
 

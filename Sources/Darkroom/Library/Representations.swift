@@ -157,9 +157,9 @@ public struct Representations: Sendable {
     _ spec: RenditionSpec, _ edit: String
   ) {
     _ = try? cache.store(
-      source: content, key: key, representation: spec.representation, edit: edit,
-      bytes: rendition.bytes, format: rendition.format, width: rendition.width,
-      height: rendition.height)
+      source: content, key: key, kind: spec.representation.rawValue, edit: edit,
+      bytes: rendition.bytes, fileExtension: rendition.format.fileExtension,
+      width: rendition.width, height: rendition.height)
   }
 
   /// The largest cached rendition of `source` in the same representation and format that
@@ -172,15 +172,15 @@ public struct Representations: Sendable {
     let box =
       spec.representation == .fullscreen ? (long, long) : (spec.targetWidth, spec.targetHeight)
     let candidates = cache.entries(of: content).filter {
-      $0.representation == spec.representation && $0.edit == "original"
-        && (spec.format == nil || $0.format == spec.format) && $0.width <= box.0
-        && $0.height <= box.1
+      $0.kind == spec.representation.rawValue && $0.edit == "original"
+        && (spec.format == nil || $0.fileExtension == spec.format?.fileExtension)
+        && $0.width <= box.0 && $0.height <= box.1
     }
     guard let best = candidates.max(by: { $0.width * $0.height < $1.width * $1.height }),
-      let bytes = cache.read(best)
+      let format = ImageFormat(fileExtension: best.fileExtension), let bytes = cache.read(best)
     else { return nil }
     var rendition = Rendition(
-      bytes: bytes, format: best.format, width: best.width, height: best.height)
+      bytes: bytes, format: format, width: best.width, height: best.height)
     rendition.fromCache = true
     return rendition
   }
@@ -188,10 +188,11 @@ public struct Representations: Sendable {
   private func cached(_ cache: RenditionCache, _ content: ContentHash, _ key: String)
     -> Rendition?
   {
-    guard let entry = cache.lookup(source: content, key: key), let bytes = cache.read(entry)
+    guard let entry = cache.lookup(source: content, key: key),
+      let format = ImageFormat(fileExtension: entry.fileExtension), let bytes = cache.read(entry)
     else { return nil }
     var rendition = Rendition(
-      bytes: bytes, format: entry.format, width: entry.width, height: entry.height)
+      bytes: bytes, format: format, width: entry.width, height: entry.height)
     rendition.fromCache = true
     return rendition
   }
