@@ -1,7 +1,15 @@
-// darkroom-bench: renders a filter graph on one file through the Swift API, with no library,
-// original store or adjustment data, so Benchmarks/edit.sh can show what those cost.
-// Usage: DarkroomBench INPUT OUTPUT SPEC...
+// darkroom-bench: what the shell benchmarks cannot time from outside.
+//   DarkroomBench INPUT OUTPUT SPEC...   an edit through the Swift API, with no library,
+//                                        original store or adjustment data (edit.sh)
+//   DarkroomBench catalog-query [ROWS]   p50/p99 of filtered, sorted pages of 100 out of
+//                                        ROWS (100,000) catalog rows, in process (scan.sh)
+//   DarkroomBench catalog-scale DIR [ROWS]
+//                                        a first scan of DIR's files into an empty catalog
+//                                        and into one already holding ROWS (1,000,000)
+//                                        synthetic rows (scan.sh)
 import Darkroom
+import Dispatch
+import FoundationEssentials
 
 #if canImport(Glibc)
   import Glibc
@@ -13,14 +21,202 @@ func fail(_ message: String, _ status: Int32) -> Never {
   exit(status)
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 4 else {
-  fail("usage: DarkroomBench INPUT OUTPUT SPEC...", 2)
+func say(_ text: String) {
+  let bytes = Array((text + "\n").utf8)
+  _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
 }
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+  let start = DispatchTime.now().uptimeNanoseconds
+  try body()
+  return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func format(_ value: Double, _ digits: Int = 2) -> String {
+  var scale = 1.0
+  for _ in 0..<digits { scale *= 10 }
+  return "\((value * scale).rounded() / scale)"
+}
+
+/// `count` synthetic rows in folders of 500 under `synthetic/`, with dates over ten years,
+/// five cameras, a tenth videos, a fifth with a location, a twentieth edited.
+func fillCatalog(_ catalog: SQLiteCatalog, rows count: Int) throws {
+  let cameras = ["Canon EOS R5", "NIKON Z 6", "FUJIFILM X100V", "Apple iPhone 15", "Sony A7 IV"]
+  var generator = SystemRandomNumberGenerator()
+  var start = 0
+  while start < count {
+    var changes = CatalogChanges()
+    for n in start..<min(count, start + 10_000) {
+      let video = n % 10 == 0
+      var asset = Asset(
+        path: "synthetic/\(n / 500)/\(n).\(video ? "mp4" : "jpg")",
+        contentHash: String(repeating: "0", count: 48)
+          + String(UInt64(n), radix: 16)
+          .leftPadded(to: 16),
+        identity: FileIdentity(
+          device: 1, inode: UInt64(n), size: 300_000 + Int64(n % 700_000), modified: 0,
+          changed: 0),
+        mediaType: video ? .video : .photo, format: video ? "mp4" : "jpeg", width: 4000,
+        height: 3000,
+        sortDate: 1.4e9 + Double(generator.next() % 315_360_000),
+        addedAt: 1.7e9)
+      asset.camera = video ? nil : cameras[n % cameras.count]
+      if n % 5 == 0 {
+        asset.latitude = -60 + Double(generator.next() % 120_000) / 1000
+        asset.longitude = -180 + Double(generator.next() % 360_000) / 1000
+      }
+      if video { asset.duration = Double(n % 120) }
+      if n % 20 == 0 { asset.adjustmentVersion = 1 }
+      changes.upserts.append(asset)
+    }
+    try catalog.commit(changes)
+    start += 10_000
+  }
+}
+
+extension String {
+  func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
+}
+
+func temporaryFolder() -> String {
+  var template = Array("/tmp/darkroom-bench-XXXXXX".utf8CString)
+  guard let made = mkdtemp(&template) else { fail("cannot make a temporary folder", 1) }
+  return String(cString: made)
+}
+
+func catalogQuery(rows: Int) throws {
+  let folder = temporaryFolder()
+  defer { _ = try? FileManager.default.removeItem(atPath: folder) }
+  let catalog = try SQLiteCatalog(path: folder + "/catalog.sqlite")
+  let fill = try seconds { try fillCatalog(catalog, rows: rows) }
+  say("catalog-query: \(rows) rows written in \(format(fill, 1)) s")
+  var queries: [(String, AssetQuery)] = []
+  var q = AssetQuery()
+  q.sort = .dateDescending
+  queries.append(("all, -date", q))
+  q.mediaType = .photo
+  q.camera = "nikon"
+  queries.append(("photos by camera, -date", q))
+  q = AssetQuery()
+  q.mediaType = .video
+  q.minDuration = 30
+  q.sort = .size
+  queries.append(("videos >= 30 s, by size", q))
+  q = AssetQuery()
+  q.from = 1.5e9
+  q.to = 1.6e9
+  q.sort = .date
+  queries.append(("a date range, by date", q))
+  q = AssetQuery()
+  q.near = (48.85, 2.29, 1500)
+  queries.append(("near a place, by date", q))
+  q = AssetQuery()
+  q.album = .folder("synthetic/42")
+  q.sort = .name
+  queries.append(("a folder, by name", q))
+  q = AssetQuery()
+  q.edited = true
+  q.sort = .dateDescending
+  queries.append(("edited, -date", q))
+  var all: [Double] = []
+  var generator = SystemRandomNumberGenerator()
+  for (name, query) in queries {
+    let total = try catalog.count(query)
+    var times: [Double] = []
+    for _ in 0..<200 {
+      let offset = total > 100 ? Int(generator.next() % UInt64(total - 100)) : 0
+      times.append(try seconds { _ = try catalog.assets(query, offset: offset, limit: 100) })
+    }
+    times.sort()
+    all += times
+    say(
+      "  \(name): \(total) match; page of 100 p50 \(format(times[100] * 1000)) ms, p99 \(format(times[197] * 1000)) ms"
+    )
+  }
+  all.sort()
+  say(
+    "catalog-query: all \(all.count) pages: p50 \(format(all[all.count / 2] * 1000)) ms, p99 \(format(all[all.count * 99 / 100] * 1000)) ms (target p99 < 10 ms)"
+  )
+}
+
+func catalogScale(files: String, rows: Int) throws {
+  let folder = temporaryFolder()
+  defer { _ = try? FileManager.default.removeItem(atPath: folder) }
+  let names = try FileManager.default.contentsOfDirectory(atPath: files).sorted().filter {
+    !$0.hasPrefix(".")
+  }
+  // Each run scans a library of its own (hard links to the files: nothing is copied), as
+  // a process keeps a catalog open once opened.
+  var run = 0
+  func makeLibrary() throws -> String {
+    run += 1
+    let library = folder + "/library-\(run)"
+    try FileManager.default.createDirectory(
+      atPath: library + "/files", withIntermediateDirectories: true)
+    for name in names { _ = link(files + "/" + name, library + "/files/" + name) }
+    return library
+  }
+  let template = folder + "/template.sqlite"
+  let build = try seconds {
+    let catalog = try SQLiteCatalog(path: template)
+    try fillCatalog(catalog, rows: rows)
+  }
+  say("catalog-scale: \(rows) synthetic rows written in \(format(build, 1)) s")
+  // A warm-up read, so that every scan finds the files in the page cache.
+  let warm = try makeLibrary()
+  _ = try Library.create(at: warm).scan(warm + "/files")
+  func scan(startingFrom source: String?) throws -> Double {
+    let library = try makeLibrary()
+    let target = try Library.create(at: library).catalogPath
+    if let source {
+      try FileManager.default.copyItem(atPath: source, toPath: target)
+    }
+    var summary = ScanSummary()
+    let time = try seconds {
+      summary = try Library(root: URL(fileURLWithPath: library)).scan(library + "/files")
+    }
+    guard summary.added == names.count else {
+      fail("scan added \(summary.added) of \(names.count)", 1)
+    }
+    return time
+  }
+  var empty: [Double] = []
+  var full: [Double] = []
+  for _ in 0..<3 {
+    empty.append(try scan(startingFrom: nil))
+    full.append(try scan(startingFrom: template))
+  }
+  empty.sort()
+  full.sort()
+  say(
+    "catalog-scale: \(names.count) new files: empty catalog \(format(empty[1] * 1000, 0)) ms, with \(rows) rows \(format(full[1] * 1000, 0)) ms (median of 3): \(format(full[1] / empty[1]))x (target <= 1.2x)"
+  )
+}
+
+let arguments = CommandLine.arguments
 do {
-  let bytes = try Editor().preview(
-    .file(arguments[1]), graph: FilterGraph.parse(specs: Array(arguments[3...])))
-  try AtomicFile.write(bytes, to: arguments[2])
+  switch arguments.count > 1 ? arguments[1] : "" {
+  case "help":
+    say(
+      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS]")
+  case "catalog-query":
+    try catalogQuery(rows: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000)
+  case "catalog-scale":
+    guard arguments.count > 2 else { fail("usage: DarkroomBench catalog-scale DIR [ROWS]", 2) }
+    try catalogScale(
+      files: arguments[2], rows: arguments.count > 3 ? Int(arguments[3]) ?? 1_000_000 : 1_000_000)
+  default:
+    guard arguments.count >= 4 else {
+      fail(
+        "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS]",
+        2)
+    }
+    let bytes = try Editor().preview(
+      .file(arguments[1]), graph: FilterGraph.parse(specs: Array(arguments[3...])))
+    try AtomicFile.write(bytes, to: arguments[2])
+  }
 } catch {
   fail("DarkroomBench: \(error)", 1)
 }

@@ -118,10 +118,6 @@ struct ApplyCommand: ParsableCommand {
   }
 
   func run() throws {
-    let graph = try filterOptions.graph()
-    // Only batches: single renders are faster with glibc's adaptive threshold.
-    BatchRunner.keepMemoryFlat(jobs: jobs)
-
     var arguments = inputs.filter { $0 != "-" }
     if inputs.contains("-") {
       arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
@@ -136,49 +132,27 @@ struct ApplyCommand: ParsableCommand {
       printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
     }
 
-    if let output {
-      do {
-        try FileManager.default.createDirectory(
-          atPath: output + "/" + Library.folderName, withIntermediateDirectories: true)
-      } catch {
-        reportError(DarkroomError(.io, file: output, "cannot create the output library: \(error)"))
-        throw WorkFailed()
-      }
-    }
-    // In process, libvips' threads are shared between the jobs here; workers get their
-    // share through their environment (and this process may never start libvips).
-    if inProcess { try BatchRunner.shareCores(jobs: jobs, threadsPerImage: vipsThreads) }
+    var request = ApplyRequest(inputs: selected, graph: try filterOptions.graph())
+    request.output = output
+    request.redo = force
+    request.jobs = jobs
+    request.failFast = failFast
+    request.editor = filterOptions.editor(limits)
+    request.vipsThreads = vipsThreads
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
-    let pool = workerPool(jobs: jobs, vipsThreads: vipsThreads)
-    defer { pool.shutDown() }
-    var editor = filterOptions.editor(limits)
-    editor.renderer.workers = inProcess ? nil : pool
-    let runner = BatchRunner(jobs: jobs, failFast: failFast)
+    request.workers = inProcess ? nil : workerConfiguration(jobs: jobs, vipsThreads: vipsThreads)
+    let job: ApplyJob
+    do {
+      job = try ApplyJob(request)
+    } catch {
+      reportError(error)
+      throw WorkFailed()
+    }
     let signals = StopSignals.install(
-      grace: graceOption.grace, stop: { runner.stop() }, abandon: { pool.abandon() })
+      grace: graceOption.grace, stop: { job.stop() }, abandon: { job.abandon() })
     let display = ProgressDisplay(
       mode: progress, total: selected.count, keepOutcomes: report != nil)
-    let force = self.force
-    let output = self.output
-
-    let counts = runner.run(
-      selected,
-      work: { [editor] input in
-        let destination = output.map { $0 + "/" + input.relativePath }
-        do {
-          let result = try editor.edit(
-            input.path, with: graph, mode: .replace, writingTo: destination,
-            skipIfCurrent: !force)
-          return BatchOutcome(
-            file: input.path, status: result.skipped ? .skipped : .done,
-            output: destination ?? input.path,
-            sourceSHA256: result.adjustment.original.sha256,
-            resultSHA256: result.adjustment.result.sha256)
-        } catch {
-          return BatchOutcome(
-            file: input.path, status: .failed, error: commandLineText(error))
-        }
-      }, progress: display.update)
+    let counts = job.run(progress: display.update)
 
     display.finish(counts)
     if let status = signals.status {
@@ -233,7 +207,8 @@ final class ProgressDisplay: @unchecked Sendable {
     if keepOutcomes { outcomes.append(outcome) }
     if outcome.status == .failed {
       if bar { printError("\r\u{1B}[K") }
-      printError("darkroom: \(outcome.error ?? outcome.file)\n")
+      printError(
+        "darkroom: \(outcome.failure.map(commandLineText) ?? outcome.error ?? outcome.file)\n")
     }
     if json, let line = try? jsonText(outcome, pretty: false) {
       writeAll(STDOUT_FILENO, Array((line + "\n").utf8))

@@ -5,7 +5,7 @@ import FoundationEssentials
 struct CheckCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "check",
-    abstract: "Verify a library's store of originals; repair what can be.",
+    abstract: "Verify a library's originals and catalog; repair what can be.",
     discussion: """
       Checks every original's SHA-256, that every edit's original is in the store,
       that no original shares its inode (a hard link) with a photo outside
@@ -13,7 +13,8 @@ struct CheckCommand: ParsableCommand {
       darkroom 0.1.0 have the last two problems; --repair gives each original a file
       of its own and makes the photos writable again (0666 less the umask). A
       damaged or missing original cannot be repaired: it is reported, and the edits
-      that need it still refuse to revert.
+      that need it still refuse to revert. The catalog (.darkroom/catalog.sqlite),
+      when there is one, must pass SQLite's integrity_check and foreign_key_check.
 
       Exit status: 0 if the library is sound (or was repaired), 1 if a problem
       remains.
@@ -42,7 +43,7 @@ struct CheckCommand: ParsableCommand {
         DarkroomError(.notFound, file: folder, "no library here (.darkroom/ in it or above it)"))
       throw WorkFailed()
     }
-    let report = LibraryCheck.run(on: library, searching: search, repair: repair)
+    let report = library.check(searching: search, repair: repair)
     if json {
       print(try jsonText(report))
     } else {

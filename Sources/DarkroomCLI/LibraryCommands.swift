@@ -30,23 +30,25 @@ struct ScanCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "scan",
     abstract: "Catalog the photos and videos of a library folder (incremental).",
+    usage: "darkroom scan [<folder>] [--jobs <n>] [--json] [<options>]",
     discussion: """
       Makes DIR a library (DIR/.darkroom/) if it is in none, then brings the catalog
-      (.darkroom/catalog.sqlite) up to date: new and changed files are read once (hashed,
-      header described), unchanged ones (same inode, size and times) are not opened. A
-      renamed or moved file keeps its asset id. Files gone from a folder leave the
-      catalog; a folder that is missing or empty (an unmounted disk) leaves its assets
-      offline instead, until their files are back (--forget-offline drops them).
+      (.darkroom/catalog.sqlite) up to date: new and changed files are read once
+      (hashed, header described), unchanged ones (same inode, size and times) are
+      not opened. A renamed or moved file keeps its asset id. Files gone from a
+      folder leave the catalog; a folder that is missing or empty (an unmounted
+      disk) leaves its assets offline instead, until their files are back
+      (--forget-offline drops them).
 
-      Ctrl-C or SIGTERM stop it between batches of files; what was written stays, and
-      the next scan goes on from there.
+      Ctrl-C or SIGTERM stop it between batches of files; what was written stays,
+      and the next scan goes on from there.
 
       Examples:
         darkroom scan ~/Photos
         darkroom scan ~/Photos/2024 --progress json
       """)
 
-  @Argument(help: "The library's folder, or a folder inside it (default: the current one).")
+  @Argument(help: "The library's folder, or a folder inside it.")
   var folder: String = "."
 
   @Option(help: "Files read at once (default: one per core).")
@@ -136,25 +138,27 @@ struct ListCommand: ParsableCommand {
     commandName: "list",
     abstract: "List a library's assets, filtered and sorted.",
     discussion: """
-      Prints one path a line (relative to the current folder when inside it), or with
-      --json an array of asset objects, or with -0 NUL-separated absolute paths for
-      another command:
+      Prints one path a line (relative to the current folder when inside it), or
+      with --json an array of asset objects, or with -0 NUL-separated absolute
+      paths for another command:
 
         darkroom list --edited -0 | darkroom apply -0 - --filter noir -o out/
         darkroom list --album "Best of 2024" --json
         darkroom list --type video --min-duration 10 --sort -date --limit 20
         darkroom list --near 48.8584,2.2945,5 --from 2024-06-01 --to 2024-06-30
 
-      Dates are the capture date, or the file's modification time when there is none.
+      Dates are the capture date, or the file's modification time without one.
       Hidden and trashed assets are left out (--album smart:trash lists the trash).
+
+      Albums: a user album's title; folder:PATH; smart:all, smart:favourites,
+      smart:edited, smart:videos, smart:with-location, smart:recently-added,
+      smart:trash (darkroom albums lists them).
       """)
 
   @OptionGroup var libraryOption: LibraryOption
 
   @Option(
-    help: ArgumentHelp(
-      "A user album's title, folder:PATH, or smart:all|favourites|edited|videos|with-location|recently-added|trash.",
-      valueName: "album"))
+    help: ArgumentHelp("An album: a title, folder:PATH or smart:NAME.", valueName: "album"))
   var album: String?
 
   @Option(name: .customLong("type"), help: "photo or video.")
@@ -166,7 +170,7 @@ struct ListCommand: ParsableCommand {
   @Option(help: ArgumentHelp("To this date, included.", valueName: "date"))
   var to: String?
 
-  @Option(help: "Camera make or model containing this text (any case).")
+  @Option(help: "A camera make or model containing this text.")
   var camera: String?
 
   @Flag(inversion: .prefixedNo, help: "Only edited (or, with --no-edited, unedited) assets.")
@@ -188,7 +192,7 @@ struct ListCommand: ParsableCommand {
 
   @Option(
     parsing: .unconditional,
-    help: "date, -date, name, size, or album (a user album's own order; its default).")
+    help: "date, -date, name, size, or album (a user album's order).")
   var sort: AssetQuery.Sort?
 
   @Option(help: "At most this many.")
@@ -296,11 +300,11 @@ func parseDate(_ text: String, option: String, endOfDay: Bool) throws -> Double 
 struct AlbumsCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "albums",
-    abstract: "List albums: smart albums, folders and user albums, with counts and posters.",
+    abstract: "List smart albums, folders and user albums, with counts and posters.",
     discussion: """
-      Each line: the name --album takes, the count, the poster asset's id (the one chosen
-      with album poster, or else the newest). Folders are albums of the files directly in
-      them; a folder's parent is the album it sits in.
+      Each line: the name --album takes, the count, the poster asset's id (the one
+      chosen with album poster, or else the newest). Folders are albums of the files
+      directly in them; a folder's parent is the album it sits in.
       """)
 
   @OptionGroup var libraryOption: LibraryOption
@@ -333,20 +337,19 @@ struct AlbumCommand: ParsableCommand {
       darkroom album create "Best of 2024"
       darkroom album add "Best of 2024" IMG_0001.jpg 01JD3ZQ4N8W5XK2M7P9R1T6V0B
       darkroom album remove "Best of 2024" IMG_0001.jpg
-      darkroom album poster "Best of 2024" IMG_0042.jpg     (--clear: the newest again)
+      darkroom album poster "Best of 2024" IMG_0042.jpg   (--clear: newest again)
       darkroom album rename "Best of 2024" "2024"
       darkroom album delete "2024"                          (the photos stay)
       darkroom album list                                   (user albums and counts)
 
-      Items are files of the library or asset ids. An album keeps the order assets were
-      added in; darkroom list --album TITLE prints them in it.
+      Items are files of the library or asset ids. An album keeps the order
+      assets were added in; darkroom list --album TITLE prints them in it.
       """)
 
-  @Argument(help: "create, rename, delete, add, remove, poster or list.")
+  @Argument(help: "What to do (see above).")
   var action: Action
 
-  @Argument(
-    help: "The album's title (and for rename, the new title; for add, remove and poster, items).")
+  @Argument(help: "The album's title, then a new title or items.")
   var arguments: [String] = []
 
   @Flag(help: "With poster: go back to the newest asset.")

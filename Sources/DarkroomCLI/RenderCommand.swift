@@ -196,18 +196,13 @@ struct RenderCommand: ParsableCommand {
 
   private func render(_ item: BatchInput, _ renderer: Renderer) throws {
     let input = item.path
-    var source: ImageSource =
+    let source: ImageSource =
       input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
-    // An edited file is its rendered result; --original renders from the stored original.
-    if original, input != "-", let bytes = try Editor().originalBytes(input) {
-      source = .data(bytes, name: input)
-    }
     let explicitFile = output.flatMap { $0 == "-" || outputFolder != nil ? nil : $0 }
-    let spec = spec(for: explicitFile)
-    let service = Representations(
-      renderer: renderer,
+    // An edited file is its rendered result; --original renders from the stored original.
+    let rendition = try Library.render(
+      source, spec(for: explicitFile), fromOriginal: original, renderer: renderer,
       cache: noCache ? nil : cacheOptions.cache(for: input == "-" ? nil : input))
-    let rendition = try service.rendition(of: source, spec)
 
     let destination: String
     if output == "-" || (output == nil && input == "-") {

@@ -21,10 +21,16 @@ struct WorkerCommand: ParsableCommand {
 /// A pool of this program's own workers, `jobs` of them kept ready, sharing the cores
 /// (`vipsThreads` each, or the cores divided by the jobs).
 func workerPool(jobs: Int, vipsThreads: Int? = nil) -> WorkerPool {
+  WorkerPool(workerConfiguration(jobs: jobs, vipsThreads: vipsThreads))
+}
+
+/// Workers that run this binary's `worker` command, `jobs` kept idle, each with its share of
+/// libvips threads.
+func workerConfiguration(jobs: Int, vipsThreads: Int? = nil) -> WorkerPool.Configuration {
   var configuration = WorkerPool.Configuration(executable: currentExecutable())
   configuration.idleWorkers = max(1, jobs)
   configuration.vipsThreads = vipsThreads ?? max(1, ProcessorCount.value / max(1, jobs))
-  return WorkerPool(configuration)
+  return configuration
 }
 
 /// The running binary, by /proc/self/exe (argv[0] may be a bare name found on PATH).

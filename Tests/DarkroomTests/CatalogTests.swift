@@ -368,6 +368,10 @@ struct CatalogTests {
       "render", "--rep", "thumbnail", Fixture.sample("clip.mov"), "-o", folder.file("t.jpg"),
     ])
     #expect(render.status == 1)
+    #expect(
+      render.stderr
+        == "darkroom: \(Fixture.sample("clip.mov")): is a video: Darkroom makes representations of photos only, so far\n"
+    )
     #expect(!FileManager.default.fileExists(atPath: folder.file("t.jpg")))
   }
 
@@ -470,6 +474,52 @@ struct CatalogTests {
         "synthetic/195.jpg", "synthetic/190.jpg", "synthetic/185.jpg",
       ])
     #expect(throws: DarkroomError.self) { try result.asset(at: 50) }
+  }
+
+  @Test("check finds a damaged catalog")
+  func checkCatalog() throws {
+    let lib = try LibraryFixture()
+    for n in 0..<40 { try lib.add("orientation-\(n % 8 + 1).jpg", as: "d/\(n).jpg", tag: "\(n)") }
+    #expect(try CLI.run(["scan", lib.root]).status == 0)
+    let sound = try CLI.run(["check", lib.root, "--json"])
+    #expect(sound.status == 0, "\(sound.stdout)")
+    // Garbage over the pages after the first (the schema's page stays readable).
+    let path = lib.library.catalogPath
+    // The scan's process left its work in the write-ahead log; the last connection to close
+    // moves it into the database file.
+    do { _ = try SQLiteCatalog(path: path) }
+    var bytes = try Fixture.bytes(path)
+    #expect(bytes.count > 12_288)
+    for index in 4096..<min(bytes.count, 12_288) { bytes[index] = 0x55 }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let damaged = try CLI.run(["check", lib.root, "--json"])
+    #expect(damaged.status == 1)
+    let report = try JSONDecoder().decode(LibraryCheck.Report.self, from: damaged.stdoutData)
+    #expect(report.findings.contains { $0.kind == .damagedCatalog && $0.file == path })
+  }
+
+  @Test("An apply job reports each file and the end as an AsyncSequence")
+  func applyEvents() async throws {
+    let lib = try LibraryFixture()
+    let files = try (1...3).map { try lib.add("orientation-\($0).jpg", as: "\($0).jpg") }
+    var request = ApplyRequest(
+      inputs: BatchInputs.collect([lib.root]).inputs, graph: try FilterGraph.parse(spec: "noir"))
+    request.output = lib.folder.file("out")
+    let job = try ApplyJob(request)
+    var outcomes: [BatchOutcome] = []
+    var finished: BatchCounts?
+    for await event in job.events() {
+      switch event {
+      case .file(let outcome, _): outcomes.append(outcome)
+      case .finished(let counts): finished = counts
+      }
+    }
+    #expect(outcomes.map(\.file).sorted() == files)
+    #expect(outcomes.allSatisfy { $0.status == .done })
+    #expect(finished?.done == 3 && finished?.failed == 0)
+    for outcome in outcomes {
+      #expect(try ContentHash.of(file: try #require(outcome.output)).hex == outcome.resultSHA256)
+    }
   }
 
   @Test("Asset ids are 26 characters of Crockford base32 that sort by time")

@@ -65,7 +65,8 @@ struct NewcomerTests {
     "help reads cleanly at 80 columns: nothing wraps mid-sentence, no line is longer",
     arguments: [
       [], ["info"], ["render"], ["edit"], ["apply"], ["revert"], ["history"], ["adjustments"],
-      ["filters"], ["cache"], ["cache", "stats"], ["cache", "prune"], ["check"],
+      ["filters"], ["cache"], ["cache", "stats"], ["cache", "prune"], ["check"], ["scan"],
+      ["list"], ["albums"], ["album"], ["favourite"],
     ])
   func helpAt80Columns(command: [String]) throws {
     let narrow = try CLI.run(command + ["--help"], environment: ["COLUMNS": "80"])

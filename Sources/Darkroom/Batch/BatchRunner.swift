@@ -30,11 +30,13 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
   public var sourceSHA256: String?
   /// The content hash of the file written, if known.
   public var resultSHA256: String?
+  /// The error itself, for a failed file (``error`` is its text); not in JSON.
+  public var failure: DarkroomError?
 
   /// An outcome; ``BatchRunner/run(_:work:progress:)`` fills in ``ms``.
   public init(
     file: String, status: Status, output: String? = nil, ms: Double = 0, error: String? = nil,
-    sourceSHA256: String? = nil, resultSHA256: String? = nil
+    sourceSHA256: String? = nil, resultSHA256: String? = nil, failure: DarkroomError? = nil
   ) {
     self.file = file
     self.status = status
@@ -43,6 +45,11 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
     self.error = error
     self.sourceSHA256 = sourceSHA256
     self.resultSHA256 = resultSHA256
+    self.failure = failure
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case file, status, output, ms, error, sourceSHA256, resultSHA256
   }
 }
 

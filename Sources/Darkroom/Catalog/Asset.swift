@@ -27,8 +27,8 @@ public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConv
     rawValue = text
   }
 
-  /// A new id for `millisecond` (since 1970) followed by 80 random bits.
-  static func make(millisecond: UInt64 = AssetID.nowMilliseconds()) -> AssetID {
+  /// A new id for `millisecond` (since 1970, now by default) followed by 80 random bits.
+  public static func make(millisecond: UInt64 = AssetID.nowMilliseconds()) -> AssetID {
     var random = SystemRandomNumberGenerator()
     var digits = [UInt8](repeating: 0, count: 26)
     var time = millisecond
@@ -42,7 +42,8 @@ public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConv
 
   init(unchecked rawValue: String) { self.rawValue = rawValue }
 
-  static func nowMilliseconds() -> UInt64 {
+  /// Milliseconds since 1970, now.
+  public static func nowMilliseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
@@ -132,6 +133,23 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
 }
 
 extension Asset {
+  /// An asset from plain values (the scan makes assets from files; this is for importers,
+  /// other catalogs and benchmarks). Fields not given are empty.
+  public init(
+    id: AssetID = .make(), path: String, contentHash: String, identity: FileIdentity,
+    mediaType: MediaType, format: String, width: Int, height: Int, sortDate: Double,
+    addedAt: Double
+  ) {
+    self.init(
+      id: id, path: path, contentHash: contentHash, byteSize: identity.size,
+      identity: identity, mediaType: mediaType, format: format, width: width, height: height,
+      displayWidth: width, displayHeight: height, orientation: 1, captureDate: sortDate,
+      captureOffsetMinutes: nil, sortDate: sortDate, latitude: nil, longitude: nil,
+      altitude: nil, camera: nil, lens: nil, exposureTime: nil, fNumber: nil, iso: nil,
+      focalLength: nil, duration: nil, adjustmentVersion: 0, isFavourite: false,
+      isHidden: false, trashedAt: nil, isOffline: false, addedAt: addedAt)
+  }
+
   /// A new asset from what was read of a file: its metadata or its video header.
   init(
     path: String, hash: String, identity: FileIdentity, read: AssetContent, edited: Int,

@@ -36,6 +36,8 @@ public enum LibraryCheck {
       case sharedInode = "shared-inode"
       /// An edited file is read-only (0444), as Darkroom 0.1.0 left them.
       case readOnlyEdit = "read-only-edit"
+      /// The catalog database fails SQLite's own checks. Not repairable here.
+      case damagedCatalog = "damaged-catalog"
     }
 
     /// What is wrong.

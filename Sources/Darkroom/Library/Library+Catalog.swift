@@ -174,6 +174,26 @@ extension Library {
   }
 }
 
+extension Library {
+  /// Checks the library as `git fsck` does a repository: the store of originals (see
+  /// ``LibraryCheck``) and, when there is one, the catalog (SQLite's `integrity_check` and
+  /// `foreign_key_check`).
+  public func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
+    var report = LibraryCheck.run(on: self, searching: searching, repair: repair)
+    guard hasCatalog else { return report }
+    let problems: [String]
+    do {
+      problems = try catalogCall { try $0.check() }
+    } catch {
+      problems = [error.message]
+    }
+    report.findings += problems.map {
+      LibraryCheck.Finding(kind: .damagedCatalog, file: catalogPath, message: $0, repaired: false)
+    }
+    return report
+  }
+}
+
 /// The result of a fetch: a count, and random access by index to rows loaded a page at a
 /// time, as `PHFetchResult` gives. It is a snapshot of the query's count when made; rows
 /// are read when first asked for.

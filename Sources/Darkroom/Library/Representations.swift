@@ -217,3 +217,50 @@ private final class Background<Value: Sendable>: @unchecked Sendable {
     return try result.get()
   }
 }
+
+extension Library {
+  /// Renders a representation of a photo: the one call behind `darkroom render` (and the
+  /// server's representation requests). For an edited file, `fromOriginal` renders its
+  /// stored original instead of the edit; `cache` (nil: none) keeps and serves renditions.
+  ///
+  /// - Throws: A ``DarkroomError`` naming the source, as ``Representations`` and
+  ///   ``Editor/originalBytes(_:)`` throw.
+  public static func render(
+    _ source: ImageSource, _ spec: RenditionSpec, fromOriginal: Bool = false,
+    renderer: Renderer = Renderer(), cache: RenditionCache?
+  ) throws(DarkroomError) -> Rendition {
+    var source = source
+    if fromOriginal, case .file(let path) = source, let bytes = try Editor().originalBytes(path) {
+      source = .data(bytes, name: path)
+    }
+    if try isVideo(source) {
+      throw DarkroomError(
+        .unsupportedFormat, file: source.name,
+        "is a video: Darkroom makes representations of photos only, so far")
+    }
+    return try Representations(renderer: renderer, cache: cache).rendition(of: source, spec)
+  }
+
+  private static func isVideo(_ source: ImageSource) throws(DarkroomError) -> Bool {
+    switch source {
+    case .file(let path):
+      let file = try InputFile(path)
+      return VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
+    case .data(let bytes, _):
+      return VideoHeader.recognises(bytes.prefix(64))
+    }
+  }
+
+  /// Renders a representation of one of this library's assets, cached in the library.
+  ///
+  /// - Throws: `notFound` for an id the catalog does not know; what
+  ///   ``render(_:_:fromOriginal:renderer:cache:)`` throws (`unsupportedFormat` for a video:
+  ///   its representations are not made yet).
+  public func render(_ id: AssetID, _ spec: RenditionSpec, renderer: Renderer = Renderer())
+    throws(DarkroomError) -> Rendition
+  {
+    let asset = try asset(id)
+    return try Self.render(
+      .file(path(of: asset)), spec, renderer: renderer, cache: RenditionCache(folder: cacheFolder))
+  }
+}

@@ -31,6 +31,8 @@ public struct ScanProgress: Sendable, Codable, Equatable {
   /// Files read (hashed and described) so far, and their bytes.
   public var read = 0
   public var bytesRead: Int64 = 0
+
+  public init() {}
 }
 
 /// What a scan did.
@@ -58,6 +60,8 @@ public struct ScanSummary: Sendable, Codable, Equatable {
   public var stopped = false
   public var bytesRead: Int64 = 0
   public var seconds = 0.0
+
+  public init() {}
 }
 
 extension Library {
