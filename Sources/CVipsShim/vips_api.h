@@ -39,6 +39,7 @@ typedef int (*dr_vips_thumbnail_buffer_fn)(void *buf, size_t len, VipsImage **ou
                                            ...);
 typedef int (*dr_vips_image_write_to_buffer_fn)(VipsImage *in, const char *suffix, void **buf,
                                                 size_t *size, ...);
+typedef void *(*dr_vips_image_write_to_memory_fn)(VipsImage *in, size_t *size);
 typedef int (*dr_vips_image_get_width_fn)(const VipsImage *image);
 typedef int (*dr_vips_image_get_height_fn)(const VipsImage *image);
 typedef int (*dr_vips_image_get_bands_fn)(const VipsImage *image);
@@ -105,6 +106,6 @@ typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
   X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
   X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)                \
-  X(vips_thumbnail_image)
+  X(vips_thumbnail_image) X(vips_image_write_to_memory)
 
 #endif

@@ -344,6 +344,15 @@ int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *le
   return *buf ? 0 : -1;
 }
 
+int dr_write_to_memory(VipsImage *in, void **buf, size_t *len) {
+  void *vips_buf = p_vips_image_write_to_memory(in, len);
+  if (!vips_buf) return -1;
+  *buf = malloc(*len ? *len : 1);
+  if (*buf) memcpy(*buf, vips_buf, *len);
+  p_g_free(vips_buf);
+  return *buf ? 0 : -1;
+}
+
 int dr_width(VipsImage *image) { return p_vips_image_get_width(image); }
 int dr_height(VipsImage *image) { return p_vips_image_get_height(image); }
 int dr_bands(VipsImage *image) { return p_vips_image_get_bands(image); }

@@ -201,6 +201,10 @@ struct ListCommand: ParsableCommand {
   @Option(help: "Skip this many first.")
   var offset: Int = 0
 
+  @Option(
+    help: ArgumentHelp("Only what comes after this asset id (the next page).", valueName: "id"))
+  var after: String?
+
   @Flag(help: "Print a JSON array of assets.")
   var json = false
 
@@ -233,6 +237,12 @@ struct ListCommand: ParsableCommand {
         )
       }
       query.near = (lat, lon, km)
+    }
+    if let after {
+      guard let id = AssetID(after) else {
+        throw ValidationError("--after takes an asset id (26 characters), not \(after)")
+      }
+      query.after = id
     }
     query.minDuration = minDuration
     query.maxDuration = maxDuration

@@ -19,7 +19,8 @@ struct DarkroomCommand: ParsableCommand {
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
       CheckCommand.self, ScanCommand.self, ListCommand.self, AlbumsCommand.self,
-      AlbumCommand.self, FavouriteCommand.self, WorkerCommand.self,
+      AlbumCommand.self, FavouriteCommand.self, DuplicatesCommand.self, TrashCommand.self,
+      WatchCommand.self, WorkerCommand.self,
     ])
 }
 

@@ -145,12 +145,23 @@ struct CatalogTests {
     #expect(back.online == 2 && counter.total == 0)
     #expect(try ids.map { try lib.library.asset($0).isOffline } == [false, false])
 
-    // An empty mount point: offline too. Scanning a folder that does not exist at all:
-    // offline as well.
+    // An empty mount point: the folder is there, empty, on another device than its files
+    // were (a disk that held them, now unmounted): offline too. (The catalog is told its
+    // files were on device 7, as a test cannot mount a disk.)
+    let catalog = try lib.library.sqliteCatalog()
+    var elsewhere = CatalogChanges()
+    elsewhere.upserts = try catalog.assets(under: "disk").map { asset in
+      var asset = asset
+      asset.identity.device = 7
+      return asset
+    }
+    try catalog.commit(elsewhere)
     try fm.moveItem(atPath: lib.folder.file("disk"), toPath: lib.folder.file(".away"))
     try fm.createDirectory(atPath: lib.folder.file("disk"), withIntermediateDirectories: false)
     #expect(try lib.scan().offline == 2)
+    #expect(try ids.map { try lib.library.asset($0).isOffline } == [true, true])
     try fm.removeItem(atPath: lib.folder.file("disk"))
+    // Scanning a folder that does not exist at all: offline as well.
     #expect(try lib.scan(lib.folder.file("disk")).removed == 0)
     #expect(try ids.map { try lib.library.asset($0).isOffline } == [true, true])
 

@@ -81,6 +81,9 @@ int dr_thumbnail_image(VipsImage *in, const DrThumbnailOptions *options, VipsIma
 /// Encodes to memory; `suffix` picks the saver and its options, e.g. ".jpg[Q=85,strip]".
 /// Free `*buf` with dr_free.
 int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *len);
+/// Runs the pipeline into memory: the pixels, band-interleaved, row after row (malloc()ed;
+/// free with dr_free).
+int dr_write_to_memory(VipsImage *in, void **buf, size_t *len);
 
 int dr_width(VipsImage *image);
 int dr_height(VipsImage *image);

@@ -122,6 +122,8 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var isOffline: Bool
   /// When the catalog first saw it.
   public var addedAt: Double
+  /// Where it was before it went to the trash (``path`` is then in `.darkroom/trash/`).
+  public var trashedFrom: String?
 
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -147,7 +149,7 @@ extension Asset {
       captureOffsetMinutes: nil, sortDate: sortDate, latitude: nil, longitude: nil,
       altitude: nil, camera: nil, lens: nil, exposureTime: nil, fNumber: nil, iso: nil,
       focalLength: nil, duration: nil, adjustmentVersion: 0, isFavourite: false,
-      isHidden: false, trashedAt: nil, isOffline: false, addedAt: addedAt)
+      isHidden: false, trashedAt: nil, isOffline: false, addedAt: addedAt, trashedFrom: nil)
   }
 
   /// A new asset from what was read of a file: its metadata or its video header.
@@ -162,7 +164,7 @@ extension Asset {
       sortDate: Double(identity.modified) / 1e9, latitude: nil, longitude: nil, altitude: nil,
       camera: nil, lens: nil, exposureTime: nil, fNumber: nil, iso: nil, focalLength: nil,
       duration: nil, adjustmentVersion: edited, isFavourite: false, isHidden: false,
-      trashedAt: nil, isOffline: false, addedAt: added)
+      trashedAt: nil, isOffline: false, addedAt: added, trashedFrom: nil)
     describe(read)
   }
 

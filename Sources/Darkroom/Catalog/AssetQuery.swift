@@ -31,6 +31,10 @@ public struct AssetQuery: Sendable, Equatable {
   /// Only trashed assets (true), or none of them (false, the default).
   public var trashed = false
   public var sort: Sort = .date
+  /// Only what comes after this asset in the query's order: the next page after a page
+  /// that ended with it (a cursor: no rows are skipped to get there, however deep the page).
+  /// Not for ``Sort/album``.
+  public var after: AssetID?
 
   public enum Sort: String, Sendable, CaseIterable {
     case date
@@ -48,7 +52,7 @@ public struct AssetQuery: Sendable, Equatable {
       && a.near?.latitude == b.near?.latitude && a.near?.longitude == b.near?.longitude
       && a.near?.kilometres == b.near?.kilometres && a.minDuration == b.minDuration
       && a.maxDuration == b.maxDuration && a.includeHidden == b.includeHidden
-      && a.trashed == b.trashed && a.sort == b.sort
+      && a.trashed == b.trashed && a.sort == b.sort && a.after == b.after
   }
 }
 

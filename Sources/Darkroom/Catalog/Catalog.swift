@@ -22,6 +22,8 @@ public protocol Catalog: Sendable {
   /// How many assets a query matches, and one page of them in its order.
   func count(_ query: AssetQuery) throws -> Int
   func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset]
+  /// The ids a query matches, in its order.
+  func ids(_ query: AssetQuery) throws -> [AssetID]
 
   /// Every album with its count and poster: smart albums, folders, user albums.
   func albums() throws -> [Album]
@@ -35,8 +37,30 @@ public protocol Catalog: Sendable {
   func setPoster(_ title: String, _ id: AssetID?) throws
   func setFavourite(_ ids: [AssetID], _ value: Bool) throws
 
+  /// Keeps the database's statistics fresh for its query planner (after a scan).
+  func maintain() throws
+
   /// Problems the database finds in itself (empty when sound).
   func check() throws -> [String]
+
+  /// The change log after `sequence`, oldest first, at most `limit` entries.
+  func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange]
+  /// The last change's sequence number (0: none yet).
+  func lastChange() throws -> Int64
+
+  /// Moves an asset's row to `path` (relative to the root): into the trash with the time it
+  /// went there (its old path kept), or out of it (`trashedAt` nil).
+  func move(_ id: AssetID, to path: String, trashedAt: Double?) throws
+
+  /// Groups of assets (outside the trash) with the same content, each sorted by id.
+  func exactDuplicates() throws -> [[AssetID]]
+  /// Every photo's fingerprint for its current content, nil where none is stored yet.
+  func fingerprints() throws -> [Fingerprint]
+  func save(_ fingerprints: [Fingerprint]) throws
+  /// Pairs the user said are not duplicates.
+  func distinctPairs() throws -> [(AssetID, AssetID)]
+  /// Remembers that these assets are not duplicates of each other.
+  func markDistinct(_ ids: [AssetID]) throws
 }
 
 /// One file as the catalog last saw it.

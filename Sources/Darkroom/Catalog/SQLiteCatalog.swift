@@ -63,6 +63,7 @@ public final class SQLiteCatalog: Catalog {
             trashedAt REAL,
             offline INTEGER NOT NULL DEFAULT 0,
             addedAt REAL NOT NULL,
+            trashedFrom TEXT,
             UNIQUE (folderId, name));
           CREATE INDEX asset_sortDate ON asset(sortDate, id);
           CREATE INDEX asset_hash ON asset(hash);
@@ -70,6 +71,14 @@ public final class SQLiteCatalog: Catalog {
           CREATE INDEX asset_size ON asset(byteSize, id);
           CREATE INDEX asset_name ON asset(name, id);
           CREATE INDEX asset_added ON asset(addedAt);
+          CREATE INDEX asset_visible_date ON asset(sortDate, id)
+            WHERE trashedAt IS NULL AND hidden = 0;
+          CREATE INDEX asset_type_date ON asset(mediaType, sortDate, id)
+            WHERE trashedAt IS NULL AND hidden = 0;
+          CREATE INDEX asset_edited_date ON asset(sortDate, id)
+            WHERE adjustmentVersion > 0 AND trashedAt IS NULL AND hidden = 0;
+          CREATE INDEX asset_place ON asset(latitude, longitude)
+            WHERE latitude IS NOT NULL;
           CREATE TABLE skipped (
             folderId INTEGER NOT NULL REFERENCES folder(id),
             name TEXT NOT NULL,
@@ -90,6 +99,21 @@ public final class SQLiteCatalog: Catalog {
             PRIMARY KEY (albumId, assetId));
           CREATE INDEX albumAsset_asset ON albumAsset(assetId);
           CREATE INDEX albumAsset_position ON albumAsset(albumId, position);
+          CREATE TABLE change (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            assetId TEXT NOT NULL,
+            path TEXT NOT NULL,
+            oldPath TEXT,
+            at REAL NOT NULL);
+          CREATE TABLE fingerprint (
+            assetId TEXT PRIMARY KEY NOT NULL REFERENCES asset(id) ON DELETE CASCADE,
+            contentHash TEXT NOT NULL,
+            value INTEGER NOT NULL);
+          CREATE TABLE distinctPair (
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            PRIMARY KEY (a, b));
           """)
     }
     return migrator
@@ -114,7 +138,7 @@ public final class SQLiteCatalog: Catalog {
     a.mediaType, a.format, a.width, a.height, a.displayWidth, a.displayHeight, a.orientation,
     a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
-    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt
+    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -133,7 +157,7 @@ public final class SQLiteCatalog: Catalog {
       longitude: row[21], altitude: row[22], camera: row[23], lens: row[24],
       exposureTime: row[25], fNumber: row[26], iso: row[27], focalLength: row[28],
       duration: row[29], adjustmentVersion: row[30], isFavourite: row[31], isHidden: row[32],
-      trashedAt: row[33], isOffline: row[34], addedAt: row[35])
+      trashedAt: row[33], isOffline: row[34], addedAt: row[35], trashedFrom: row[36])
   }
 
   private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
@@ -151,7 +175,7 @@ public final class SQLiteCatalog: Catalog {
     try pool.read { db in
       guard
         let id = try Int64.fetchOne(
-          db, sql: "SELECT id FROM folder WHERE path = ?", arguments: [folder])
+          db.cachedStatement(sql: "SELECT id FROM folder WHERE path = ?"), arguments: [folder])
       else { return [] }
       let assets = try Row.fetchAll(
         db,
@@ -198,47 +222,65 @@ public final class SQLiteCatalog: Catalog {
     try pool.write { db in
       var folderIDs: [String: Int64] = [:]
       for asset in changes.upserts {
+        let before = try Self.location(asset.id, db)
         let folderID = try Self.folderID(asset.folder, db, &folderIDs)
-        try Self.upsert(asset, folderID: folderID, db)
+        let id = try Self.upsert(asset, folderID: folderID, db)
+        if let before, before != asset.path {
+          try Self.record(.moved, id, asset.path, from: before, db)
+        } else {
+          try Self.record(
+            before == nil && id == asset.id ? .inserted : .changed, id, asset.path, db)
+        }
       }
       for path in changes.unskipped {
         let (folder, name) = Self.split(path)
-        try db.execute(
+        try db.cachedStatement(
           sql:
-            "DELETE FROM skipped WHERE name = ? AND folderId = (SELECT id FROM folder WHERE path = ?)",
-          arguments: [name, folder])
+            "DELETE FROM skipped WHERE name = ? AND folderId = (SELECT id FROM folder WHERE path = ?)"
+        ).execute(arguments: [name, folder])
       }
       for file in changes.skipped {
         let (folder, name) = Self.split(file.path)
         let folderID = try Self.folderID(folder, db, &folderIDs)
         let i = file.identity
-        try db.execute(
+        try db.cachedStatement(
           sql: """
             INSERT OR REPLACE INTO skipped
               (folderId, name, device, inode, size, mtime, ctime, reason, reader)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-          arguments: [
-            folderID, name, Int64(bitPattern: i.device), Int64(bitPattern: i.inode), i.size,
-            i.modified, i.changed, file.reason, SkippedFile.reader,
-          ])
+            """
+        ).execute(arguments: [
+          folderID, name, Int64(bitPattern: i.device), Int64(bitPattern: i.inode), i.size,
+          i.modified, i.changed, file.reason, SkippedFile.reader,
+        ])
       }
       for id in changes.removals {
-        try db.execute(sql: "DELETE FROM asset WHERE id = ?", arguments: [id.rawValue])
+        guard let path = try Self.location(id, db) else { continue }
+        try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?").execute(arguments: [
+          id.rawValue
+        ])
+        try Self.record(.removed, id, path, db)
       }
       for (id, offline) in changes.offline {
-        try db.execute(
-          sql: "UPDATE asset SET offline = ? WHERE id = ?", arguments: [offline, id.rawValue])
+        guard let path = try Self.location(id, db) else { continue }
+        try db.cachedStatement(sql: "UPDATE asset SET offline = ? WHERE id = ?").execute(
+          arguments: [offline, id.rawValue])
+        try Self.record(.changed, id, path, db)
       }
-      // Folders nothing is in any more (and that hold no folder that has something) go.
-      try db.execute(
-        sql: """
-          DELETE FROM folder WHERE path != '' AND NOT EXISTS (
-            SELECT 1 FROM folder g WHERE g.parentId = folder.id)
-          AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = folder.id)
-          AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = folder.id)
-          """)
+      try Self.removeEmptyFolders(db)
     }
+  }
+
+  /// Folders nothing is in any more (and that hold no folder that has something) go.
+  static func removeEmptyFolders(_ db: Database) throws {
+    try db.cachedStatement(
+      sql: """
+        DELETE FROM folder WHERE path != '' AND NOT EXISTS (
+          SELECT 1 FROM folder g WHERE g.parentId = folder.id)
+        AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = folder.id)
+        AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = folder.id)
+        """
+    ).execute()
   }
 
   private static func split(_ path: String) -> (folder: String, name: String) {
@@ -247,38 +289,40 @@ public final class SQLiteCatalog: Catalog {
   }
 
   /// The folder's row id, making it and its parents first if need be.
-  private static func folderID(_ path: String, _ db: Database, _ known: inout [String: Int64])
+  static func folderID(_ path: String, _ db: Database, _ known: inout [String: Int64])
     throws -> Int64
   {
     if let id = known[path] { return id }
     if let id = try Int64.fetchOne(
-      db, sql: "SELECT id FROM folder WHERE path = ?", arguments: [path])
+      db.cachedStatement(sql: "SELECT id FROM folder WHERE path = ?"), arguments: [path])
     {
       known[path] = id
       return id
     }
     let parent: Int64? = path.isEmpty ? nil : try folderID(split(path).folder, db, &known)
-    try db.execute(
-      sql: "INSERT INTO folder (path, parentId) VALUES (?, ?)", arguments: [path, parent])
+    try db.cachedStatement(sql: "INSERT INTO folder (path, parentId) VALUES (?, ?)").execute(
+      arguments: [path, parent])
     known[path] = db.lastInsertedRowID
     return db.lastInsertedRowID
   }
 
-  private static func upsert(_ asset: Asset, folderID: Int64, _ db: Database) throws {
+  /// Writes an asset's row; returns the id it has (another, when two scans found the same
+  /// new file at once).
+  private static func upsert(_ asset: Asset, folderID: Int64, _ db: Database) throws -> AssetID {
     var a = asset
     // Another row at this place: a file moved over it (this id is in the catalog already)
     // replaces it; otherwise this is the same file found by two scans at once, and keeps
     // the id the first gave it.
     if let existing = try String.fetchOne(
-      db, sql: "SELECT id FROM asset WHERE folderId = ? AND name = ?",
+      db.cachedStatement(sql: "SELECT id FROM asset WHERE folderId = ? AND name = ?"),
       arguments: [folderID, a.name]), existing != a.id.rawValue
     {
       let known = try Bool.fetchOne(
-        db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [a.id.rawValue])
+        db.cachedStatement(sql: "SELECT 1 FROM asset WHERE id = ?"), arguments: [a.id.rawValue])
       if known == nil {
         a.id = AssetID(unchecked: existing)
       } else {
-        try db.execute(sql: "DELETE FROM asset WHERE id = ?", arguments: [existing])
+        try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?").execute(arguments: [existing])
       }
     }
     let i = a.identity
@@ -291,9 +335,9 @@ public final class SQLiteCatalog: Catalog {
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt,
     ]
     // A file that is an asset now is no longer one the scan skipped.
-    try db.execute(
-      sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?", arguments: [folderID, a.name])
-    try db.execute(
+    try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
+      arguments: [folderID, a.name])
+    try db.cachedStatement(
       sql: """
         INSERT INTO asset (id, folderId, name, hash, byteSize, device, inode, size, mtime, ctime,
           mediaType, format, width, height, displayWidth, displayHeight, orientation,
@@ -314,7 +358,9 @@ public final class SQLiteCatalog: Catalog {
           exposureTime = excluded.exposureTime, fNumber = excluded.fNumber, iso = excluded.iso,
           focalLength = excluded.focalLength, duration = excluded.duration,
           adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline
-        """, arguments: StatementArguments(values))
+        """
+    ).execute(arguments: StatementArguments(values))
+    return a.id
   }
 
   // MARK: Fetch
@@ -335,7 +381,8 @@ public final class SQLiteCatalog: Catalog {
   public func count(_ query: AssetQuery) throws -> Int {
     let (filter, arguments) = Self.filter(query)
     return try pool.read { db in
-      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.from) \(filter)", arguments: arguments)
+      try Int.fetchOne(
+        db.cachedStatement(sql: "SELECT count(*) FROM asset a \(filter)"), arguments: arguments)
         ?? 0
     }
   }
@@ -343,10 +390,29 @@ public final class SQLiteCatalog: Catalog {
   public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
     let (filter, arguments) = Self.filter(query)
     let (order, orderArguments) = Self.order(query)
+    // The page is chosen on the asset table and its indexes alone (rows skipped by the
+    // offset are never joined or read whole); only its rows are then read.
     var all = arguments
     all += orderArguments
     all += [max(0, limit), max(0, offset)]
-    return try fetchAssets("\(filter) ORDER BY \(order) LIMIT ? OFFSET ?", all)
+    all += orderArguments
+    return try fetchAssets(
+      """
+      WHERE a.rowid IN (SELECT a.rowid FROM asset a \(filter) ORDER BY \(order) LIMIT ? OFFSET ?)
+      ORDER BY \(order)
+      """, all)
+  }
+
+  public func ids(_ query: AssetQuery) throws -> [AssetID] {
+    let (filter, arguments) = Self.filter(query)
+    let (order, orderArguments) = Self.order(query)
+    var all = arguments
+    all += orderArguments
+    return try pool.read { db in
+      try String.fetchAll(
+        db, sql: "SELECT a.id FROM asset a \(filter) ORDER BY \(order)", arguments: all
+      ).map(AssetID.init(unchecked:))
+    }
   }
 
   private static func order(_ query: AssetQuery) -> (String, StatementArguments) {
@@ -378,7 +444,7 @@ public final class SQLiteCatalog: Catalog {
     }
     switch q.album {
     case nil: break
-    case .folder(let path): add("f.path = ?", [path])
+    case .folder(let path): add("a.folderId = (SELECT id FROM folder WHERE path = ?)", [path])
     case .user(let title):
       add(
         "a.id IN (SELECT assetId FROM albumAsset JOIN album ON album.id = albumId WHERE title = ?)",
@@ -395,6 +461,20 @@ public final class SQLiteCatalog: Catalog {
           "a.addedAt >= ?",
           [Double(AssetID.nowMilliseconds()) / 1000 - SmartAlbum.recentDays * 86400])
       }
+    }
+    if let after = q.after {
+      // After the cursor's asset in the query's order (keyset paging: no rows skipped).
+      let key: String
+      let descending = q.sort == .dateDescending
+      switch q.sort {
+      case .date, .dateDescending: key = "sortDate"
+      case .name: key = "name"
+      case .size: key = "byteSize"
+      case .album: key = "sortDate"
+      }
+      add(
+        "(a.\(key), a.id) \(descending ? "<" : ">") (SELECT \(key), id FROM asset WHERE id = ?)",
+        [after.rawValue])
     }
     let trashed = q.trashed || q.album == .smart(.trash)
     add(trashed ? "a.trashedAt IS NOT NULL" : "a.trashedAt IS NULL")
@@ -457,7 +537,9 @@ public final class SQLiteCatalog: Catalog {
             (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
              AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
             p.path
-          FROM folder f LEFT JOIN folder p ON p.id = f.parentId ORDER BY f.path
+          FROM folder f LEFT JOIN folder p ON p.id = f.parentId
+          WHERE f.path != '.darkroom' AND f.path NOT LIKE '.darkroom/%'
+          ORDER BY f.path
           """)
       for row in folders {
         let path: String = row[0]
@@ -492,7 +574,7 @@ public final class SQLiteCatalog: Catalog {
   private func albumID(_ title: String, _ db: Database) throws -> Int64 {
     guard
       let id = try Int64.fetchOne(
-        db, sql: "SELECT id FROM album WHERE title = ?", arguments: [title])
+        db.cachedStatement(sql: "SELECT id FROM album WHERE title = ?"), arguments: [title])
     else { throw CatalogError("no album named \"\(title)\" (darkroom albums lists them)") }
     return id
   }
@@ -508,11 +590,11 @@ public final class SQLiteCatalog: Catalog {
     try Self.checkTitle(title)
     try pool.write { db in
       guard
-        try Int64.fetchOne(db, sql: "SELECT id FROM album WHERE title = ?", arguments: [title])
+        try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT id FROM album WHERE title = ?"), arguments: [title])
           == nil
       else { throw CatalogError("an album named \"\(title)\" exists already") }
-      try db.execute(
-        sql: "INSERT INTO album (title, createdAt) VALUES (?, ?)",
+      try db.cachedStatement(sql: "INSERT INTO album (title, createdAt) VALUES (?, ?)").execute(
         arguments: [title, Double(AssetID.nowMilliseconds()) / 1000])
     }
   }
@@ -521,18 +603,23 @@ public final class SQLiteCatalog: Catalog {
     try Self.checkTitle(newTitle)
     try pool.write { db in
       let id = try albumID(title, db)
-      if try Int64.fetchOne(db, sql: "SELECT id FROM album WHERE title = ?", arguments: [newTitle])
+      if try Int64.fetchOne(
+        db.cachedStatement(sql: "SELECT id FROM album WHERE title = ?"), arguments: [newTitle])
         != nil
       {
         throw CatalogError("an album named \"\(newTitle)\" exists already")
       }
-      try db.execute(sql: "UPDATE album SET title = ? WHERE id = ?", arguments: [newTitle, id])
+      try db.cachedStatement(sql: "UPDATE album SET title = ? WHERE id = ?").execute(arguments: [
+        newTitle, id,
+      ])
     }
   }
 
   public func deleteAlbum(_ title: String) throws {
     try pool.write { db in
-      try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [try albumID(title, db)])
+      try db.cachedStatement(sql: "DELETE FROM album WHERE id = ?").execute(arguments: [
+        try albumID(title, db)
+      ])
     }
   }
 
@@ -541,14 +628,15 @@ public final class SQLiteCatalog: Catalog {
       let album = try albumID(title, db)
       var position =
         try Int.fetchOne(
-          db, sql: "SELECT max(position) FROM albumAsset WHERE albumId = ?", arguments: [album])
+          db.cachedStatement(sql: "SELECT max(position) FROM albumAsset WHERE albumId = ?"),
+          arguments: [album])
         ?? 0
       for id in ids {
         try requireAsset(id, db)
         position += 1
-        try db.execute(
-          sql: "INSERT OR IGNORE INTO albumAsset (albumId, assetId, position) VALUES (?, ?, ?)",
-          arguments: [album, id.rawValue, position])
+        try db.cachedStatement(
+          sql: "INSERT OR IGNORE INTO albumAsset (albumId, assetId, position) VALUES (?, ?, ?)"
+        ).execute(arguments: [album, id.rawValue, position])
       }
     }
   }
@@ -557,9 +645,8 @@ public final class SQLiteCatalog: Catalog {
     try pool.write { db in
       let album = try albumID(title, db)
       for id in ids {
-        try db.execute(
-          sql: "DELETE FROM albumAsset WHERE albumId = ? AND assetId = ?",
-          arguments: [album, id.rawValue])
+        try db.cachedStatement(sql: "DELETE FROM albumAsset WHERE albumId = ? AND assetId = ?")
+          .execute(arguments: [album, id.rawValue])
       }
     }
   }
@@ -570,12 +657,13 @@ public final class SQLiteCatalog: Catalog {
       if let id {
         guard
           try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM albumAsset WHERE albumId = ? AND assetId = ?",
+            db.cachedStatement(sql: "SELECT 1 FROM albumAsset WHERE albumId = ? AND assetId = ?"),
             arguments: [album, id.rawValue]) != nil
         else { throw CatalogError("\(id) is not in the album \"\(title)\"") }
       }
-      try db.execute(
-        sql: "UPDATE album SET posterId = ? WHERE id = ?", arguments: [id?.rawValue, album])
+      try db.cachedStatement(sql: "UPDATE album SET posterId = ? WHERE id = ?").execute(arguments: [
+        id?.rawValue, album,
+      ])
     }
   }
 
@@ -583,17 +671,23 @@ public final class SQLiteCatalog: Catalog {
     try pool.write { db in
       for id in ids {
         try requireAsset(id, db)
-        try db.execute(
-          sql: "UPDATE asset SET favourite = ? WHERE id = ?", arguments: [value, id.rawValue])
+        try db.cachedStatement(sql: "UPDATE asset SET favourite = ? WHERE id = ?").execute(
+          arguments: [value, id.rawValue])
+        if let path = try Self.location(id, db) { try Self.record(.changed, id, path, db) }
       }
     }
   }
 
   private func requireAsset(_ id: AssetID, _ db: Database) throws {
     guard
-      try Bool.fetchOne(db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [id.rawValue])
+      try Bool.fetchOne(
+        db.cachedStatement(sql: "SELECT 1 FROM asset WHERE id = ?"), arguments: [id.rawValue])
         != nil
     else { throw CatalogError("\(id): no such asset in this library") }
+  }
+
+  public func maintain() throws {
+    try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
   }
 
   // MARK: Check

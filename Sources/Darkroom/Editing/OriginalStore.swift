@@ -116,3 +116,34 @@ struct OriginalStore: Sendable {
     return try body()
   }
 }
+
+extension OriginalStore {
+  /// Removes the store entries (originals and adjustment documents) of the content hashes
+  /// `gone`, except those that `kept` still need: an edit chain is needed by every content
+  /// it produced and by its original. Returns how many files were removed.
+  func removeEntries(of gone: Set<String>, keeping kept: Set<String>) -> Int {
+    let documents = allAdjustments()
+    // Each original's family: its documents (every version, on every branch) and results.
+    var family: [String: [AdjustmentData]] = [:]
+    for document in documents { family[document.original.sha256, default: []].append(document) }
+    func original(of hash: String) -> String? {
+      if let document = documents.first(where: { $0.result.sha256 == hash }) {
+        return document.original.sha256
+      }
+      return family[hash] != nil || ContentHash(hex: hash).map(hasOriginal) == true ? hash : nil
+    }
+    let live = Set(kept.compactMap(original))
+    var removed = 0
+    for root in Set(gone.compactMap(original)).subtracting(live) {
+      for document in family[root] ?? [] {
+        if let hash = ContentHash(hex: document.result.sha256),
+          unlink(adjustmentPath(forResult: hash)) == 0
+        {
+          removed += 1
+        }
+      }
+      if let hash = ContentHash(hex: root), unlink(originalPath(hash)) == 0 { removed += 1 }
+    }
+    return removed
+  }
+}

@@ -30,6 +30,12 @@ public struct FileIdentity: Sendable, Hashable, Codable {
     changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
   }
 
+  /// The device of the file system `path` is on.
+  static func device(of path: String) -> UInt64? {
+    var info = stat()
+    return stat(path, &info) == 0 ? UInt64(info.st_dev) : nil
+  }
+
   /// The identity of the file `path` names (following symbolic links).
   init(path: String) throws(DarkroomError) {
     var info = stat()

@@ -238,9 +238,10 @@ public final class AssetFetchResult: Sendable {
 
   /// The assets in `range`, loading the pages they are on.
   public func assets(in range: Range<Int>) throws(DarkroomError) -> [Asset] {
+    let range = range.clamped(to: 0..<count)
     var result: [Asset] = []
     result.reserveCapacity(range.count)
-    for index in range.clamped(to: 0..<count) { result.append(try asset(at: index)) }
+    for index in range { result.append(try asset(at: index)) }
     return result
   }
 }

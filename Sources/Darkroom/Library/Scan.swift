@@ -89,13 +89,40 @@ extension Library {
     _ folder: String? = nil, options: ScanOptions = ScanOptions(),
     progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) -> ScanSummary {
-    let started = DispatchTime.now()
-    let folder = folder ?? root.path
-    guard let top = relativePath(folder) else {
-      throw DarkroomError(.invalidArgument, file: folder, "is outside the library at \(root.path)")
+    try scan(
+      folders: [ScanRoot(folder: folder ?? root.path, recursive: options.recursive)],
+      options: options, progress: progress)
+  }
+
+  /// A folder for ``scan(folders:options:progress:)``, with or without its subfolders.
+  public struct ScanRoot: Sendable, Hashable {
+    public var folder: String
+    public var recursive: Bool
+    public init(folder: String, recursive: Bool) {
+      (self.folder, self.recursive) = (folder, recursive)
     }
-    var scanner = try Scanner(library: self, top: top, options: options, progress: progress)
+  }
+
+  /// Scans several folders in one pass, so that a file moved from one to another keeps its
+  /// id (what ``LibraryWatcher`` does with the folders the kernel said changed).
+  public func scan(
+    folders: [ScanRoot], options: ScanOptions = ScanOptions(),
+    progress: (@Sendable (ScanProgress) -> Void)? = nil
+  ) throws(DarkroomError) -> ScanSummary {
+    let started = DispatchTime.now()
+    var roots: [(String, Bool)] = []
+    for root in folders {
+      guard let top = relativePath(root.folder) else {
+        throw DarkroomError(
+          .invalidArgument, file: root.folder, "is outside the library at \(self.root.path)")
+      }
+      roots.append((top, root.recursive))
+    }
+    var scanner = try Scanner(library: self, roots: roots, options: options, progress: progress)
     try scanner.run()
+    if scanner.summary.added + scanner.summary.removed > 0 {
+      try? catalogCall { try $0.maintain() }
+    }
     scanner.summary.seconds =
       Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
     return scanner.summary
@@ -119,7 +146,8 @@ extension Library {
 /// One scan's state: what the walk found, what the catalog held, what is to be read.
 private struct Scanner {
   let library: Library
-  let top: String
+  /// The folders to scan, relative to the root, and whether with their subfolders.
+  let roots: [(folder: String, recursive: Bool)]
   let options: ScanOptions
   let progressHandler: (@Sendable (ScanProgress) -> Void)?
   var summary = ScanSummary()
@@ -143,10 +171,11 @@ private struct Scanner {
   var changes = CatalogChanges()
 
   init(
-    library: Library, top: String, options: ScanOptions,
+    library: Library, roots: [(String, Bool)], options: ScanOptions,
     progress: (@Sendable (ScanProgress) -> Void)?
   ) throws(DarkroomError) {
-    (self.library, self.top, self.options, progressHandler) = (library, top, options, progress)
+    (self.library, self.options, progressHandler) = (library, options, progress)
+    self.roots = roots.map { (folder: $0.0, recursive: $0.1) }
     catalog = try library.catalog()
   }
 
@@ -167,25 +196,35 @@ private struct Scanner {
   // MARK: Walk
 
   private mutating func walkAndCompare() throws(DarkroomError) {
-    let known = Set(try call { try catalog.folders(under: top) })
+    var known: Set<String> = []
+    for root in roots {
+      if root.recursive {
+        known.formUnion(try call { try catalog.folders(under: root.folder) })
+      } else {
+        known.insert(root.folder)
+      }
+    }
     var walked: Set<String> = []
-    var queue = [top]
-    while let folder = queue.popLast() {
+    var queue = roots
+    while let (folder, recursive) = queue.popLast() {
+      guard !walked.contains(folder) else { continue }
       guard let listing = Self.list(absolute(folder)) else { continue }  // vanished or unreadable
       let entries = try call { try catalog.entries(inFolder: folder) }
-      if listing.files.isEmpty && listing.folders.isEmpty && !entries.isEmpty {
-        continue  // an empty folder that held assets: an unmounted disk's mount point
+      if listing.files.isEmpty && listing.folders.isEmpty,
+        let device = FileIdentity.device(of: absolute(folder)),
+        entries.contains(where: { $0.asset != nil && $0.identity.device != device })
+      {
+        continue  // empty, on another device than its files were: an unmounted disk
       }
       walked.insert(folder)
-      if options.recursive {
-        queue += listing.folders.map { folder.isEmpty ? $0 : folder + "/" + $0 }
+      if recursive {
+        queue += listing.folders.map { (folder.isEmpty ? $0 : folder + "/" + $0, true) }
       }
       compare(folder, listing.files, entries)
     }
     // Folders the catalog knows that the walk did not reach: their assets may have moved;
     // those that did not are offline.
-    for folder in known.subtracting(walked)
-    where options.recursive || folder == top {
+    for folder in known.subtracting(walked) where !folder.hasPrefix(Library.folderName + "/") {
       for entry in try call({ try catalog.entries(inFolder: folder) }) {
         guard let id = entry.asset, let hash = entry.contentHash else { continue }
         missing[id] = Missing(identity: entry.identity, hash: hash, offline: true)

@@ -245,6 +245,17 @@ extension VipsImage {
     return Array(UnsafeRawBufferPointer(start: buffer, count: length))
   }
 
+  /// Runs the pipeline into memory: the pixels, band-interleaved, row after row.
+  func pixels() throws(DarkroomError) -> [UInt8] {
+    var buffer: UnsafeMutableRawPointer?
+    var length = 0
+    guard dr_write_to_memory(pointer, &buffer, &length) == 0, let buffer else {
+      throw Vips.takeError(context: "cannot read pixels", file: source)
+    }
+    defer { dr_free(buffer) }
+    return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+  }
+
   /// The image converted to a colour profile (a libvips built-in name or a file).
   func iccTransform(to profile: String) throws(DarkroomError) -> VipsImage {
     var out: OpaquePointer?

@@ -1,0 +1,176 @@
+import FoundationEssentials
+import GRDB
+
+extension SQLiteCatalog {
+  /// An asset's path, relative to the root; nil if there is no such asset.
+  static func location(_ id: AssetID, _ db: Database) throws -> String? {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql:
+            "SELECT f.path, a.name FROM asset a JOIN folder f ON f.id = a.folderId WHERE a.id = ?"),
+        arguments: [id.rawValue])
+    else { return nil }
+    let folder: String = row[0]
+    let name: String = row[1]
+    return folder.isEmpty ? name : folder + "/" + name
+  }
+
+  /// Appends to the change log, in the transaction that made the change.
+  static func record(
+    _ kind: CatalogChange.Kind, _ id: AssetID, _ path: String, from oldPath: String? = nil,
+    _ db: Database
+  ) throws {
+    try db.cachedStatement(
+      sql: "INSERT INTO change (kind, assetId, path, oldPath, at) VALUES (?, ?, ?, ?, ?)"
+    ).execute(arguments: [
+      kind.rawValue, id.rawValue, path, oldPath, Double(AssetID.nowMilliseconds()) / 1000,
+    ])
+  }
+
+  // MARK: Change log
+
+  public func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
+    try pool.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT seq, kind, assetId, path, oldPath, at FROM change WHERE seq > ?
+          ORDER BY seq LIMIT ?
+          """, arguments: [sequence, limit]
+      ).map { row in
+        CatalogChange(
+          sequence: row[0], kind: CatalogChange.Kind(rawValue: row[1]) ?? .changed,
+          id: AssetID(unchecked: row[2]), path: row[3], oldPath: row[4], at: row[5])
+      }
+    }
+  }
+
+  public func lastChange() throws -> Int64 {
+    try pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM change") ?? 0 }
+  }
+
+  // MARK: Trash
+
+  public func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
+    try pool.write { db in
+      guard let before = try Self.location(id, db) else {
+        throw CatalogError("\(id): no such asset in this library")
+      }
+      var known: [String: Int64] = [:]
+      let slash = path.lastIndex(of: "/")
+      let folder = slash.map { String(path[..<$0]) } ?? ""
+      let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+      let folderID = try Self.folderID(folder, db, &known)
+      try db.cachedStatement(
+        sql: """
+          UPDATE asset SET folderId = ?, name = ?, trashedAt = ?,
+            trashedFrom = CASE WHEN ? IS NULL THEN NULL ELSE coalesce(trashedFrom, ?) END
+          WHERE id = ?
+          """
+      ).execute(arguments: [folderID, name, trashedAt, trashedAt, before, id.rawValue])
+      try Self.record(.moved, id, path, from: before, db)
+      try Self.removeEmptyFolders(db)
+    }
+  }
+
+  // MARK: Duplicates
+
+  public func exactDuplicates() throws -> [[AssetID]] {
+    try pool.read { db in
+      try String.fetchAll(
+        db,
+        sql: """
+          SELECT group_concat(id, ' ') FROM (
+            SELECT id, hash FROM asset WHERE trashedAt IS NULL ORDER BY id)
+          GROUP BY hash HAVING count(*) > 1 ORDER BY min(id)
+          """
+      ).map { $0.split(separator: " ").map { AssetID(unchecked: String($0)) } }
+    }
+  }
+
+  public func fingerprints() throws -> [Fingerprint] {
+    try pool.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT a.id, a.hash, p.value FROM asset a
+          LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
+          WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
+          ORDER BY a.id
+          """
+      ).map { row in
+        Fingerprint(
+          id: AssetID(unchecked: row[0]), contentHash: row[1],
+          value: (row[2] as Int64?).map { UInt64(bitPattern: $0) })
+      }
+    }
+  }
+
+  public func save(_ fingerprints: [Fingerprint]) throws {
+    try pool.write { db in
+      for print in fingerprints {
+        guard let value = print.value else { continue }
+        try db.cachedStatement(
+          sql: """
+            INSERT OR REPLACE INTO fingerprint (assetId, contentHash, value)
+            SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM asset WHERE id = ?)
+            """
+        ).execute(arguments: [
+          print.id.rawValue, print.contentHash, Int64(bitPattern: value), print.id.rawValue,
+        ])
+      }
+    }
+  }
+
+  public func distinctPairs() throws -> [(AssetID, AssetID)] {
+    try pool.read { db in
+      try Row.fetchAll(db, sql: "SELECT a, b FROM distinctPair").map {
+        (AssetID(unchecked: $0[0]), AssetID(unchecked: $0[1]))
+      }
+    }
+  }
+
+  public func markDistinct(_ ids: [AssetID]) throws {
+    try pool.write { db in
+      for id in ids {
+        guard
+          try Bool.fetchOne(db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [id.rawValue])
+            != nil
+        else { throw CatalogError("\(id): no such asset in this library") }
+      }
+      let sorted = ids.sorted()
+      for (i, a) in sorted.enumerated() {
+        for b in sorted[(i + 1)...] where a != b {
+          try db.cachedStatement(sql: "INSERT OR IGNORE INTO distinctPair (a, b) VALUES (?, ?)")
+            .execute(arguments: [a.rawValue, b.rawValue])
+        }
+      }
+    }
+  }
+}
+
+/// One entry of a catalog's change log: what happened to an asset, in the order it
+/// happened, numbered so that a client that was away can ask for what it missed.
+public struct CatalogChange: Sendable, Codable, Equatable {
+  public enum Kind: String, Sendable, Codable {
+    case inserted, changed, removed, moved
+  }
+  /// Increasing, never reused.
+  public var sequence: Int64
+  public var kind: Kind
+  public var id: AssetID
+  /// The asset's path (relative to the root) after the change; for `removed`, before it.
+  public var path: String
+  /// For `moved`, where it was.
+  public var oldPath: String?
+  /// When, in seconds since 1970.
+  public var at: Double
+}
+
+/// A photo's perceptual fingerprint, for the content it was made from (nil: not made yet).
+public struct Fingerprint: Sendable, Equatable {
+  public var id: AssetID
+  public var contentHash: String
+  public var value: UInt64?
+}

@@ -1,0 +1,76 @@
+import FoundationEssentials
+
+/// How a fetch's result changed, as `PHFetchResultChangeDetails` tells it: the indexes
+/// removed (in the result before), inserted and changed (in the result after).
+public struct FetchResultChange: Sendable {
+  /// The result after the change.
+  public var result: AssetFetchResult
+  public var removedIndexes: [Int]
+  public var insertedIndexes: [Int]
+  public var changedIndexes: [Int]
+  /// The change log's sequence number this reflects.
+  public var sequence: Int64
+}
+
+extension Library {
+  /// The changes to a fetch's result as they happen, in this process or any other sharing
+  /// the library: the change log is looked at every `interval`, and when it moved, the
+  /// query is run again and compared with the last result. The first result is read before
+  /// this returns, so no change after the call is missed.
+  ///
+  /// ```swift
+  /// var videos = AssetQuery()
+  /// videos.mediaType = .video
+  /// for try await change in try library.changes(of: videos) {
+  ///   print("removed", change.removedIndexes, "inserted", change.insertedIndexes)
+  /// }
+  /// ```
+  public func changes(
+    of query: AssetQuery, every interval: Duration = .milliseconds(250)
+  ) throws(DarkroomError) -> AsyncThrowingStream<FetchResultChange, Error> {
+    let start = try catalogCall { catalog in (try catalog.lastChange(), try catalog.ids(query)) }
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          var (sequence, ids) = start
+          while !Task.isCancelled {
+            try await Task.sleep(for: interval)
+            let latest = try catalogCall { try $0.lastChange() }
+            guard latest > sequence else { continue }
+            var touched = Set<AssetID>()
+            var cursor = sequence
+            while cursor < latest {
+              let changes = try catalogCall { try $0.changes(since: cursor, limit: 1000) }
+              guard let last = changes.last else { break }
+              touched.formUnion(changes.map(\.id))
+              cursor = last.sequence
+            }
+            sequence = latest
+            let now = try catalogCall { try $0.ids(query) }
+            let (before, after) = (Set(ids), Set(now))
+            let change = FetchResultChange(
+              result: try assets(matching: query),
+              removedIndexes: ids.indices.filter { !after.contains(ids[$0]) },
+              insertedIndexes: now.indices.filter { !before.contains(now[$0]) },
+              changedIndexes: now.indices.filter {
+                before.contains(now[$0]) && touched.contains(now[$0])
+              },
+              sequence: latest)
+            ids = now
+            if !(change.removedIndexes.isEmpty && change.insertedIndexes.isEmpty
+              && change.changedIndexes.isEmpty)
+            {
+              continuation.yield(change)
+            }
+          }
+          continuation.finish()
+        } catch is CancellationError {
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+}

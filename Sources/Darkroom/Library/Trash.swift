@@ -1,0 +1,126 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What ``Library/emptyTrash(olderThan:)`` removed.
+public struct EmptiedTrash: Sendable, Codable, Equatable {
+  /// Assets deleted for good, with their files.
+  public var assets: [AssetID] = []
+  /// Originals and adjustment documents nothing refers to any more.
+  public var storeEntries = 0
+}
+
+extension Library {
+  /// `.darkroom/trash`: each trashed asset's file in a folder named by its id.
+  public var trashFolder: URL { metadataFolder.appendingPathComponent("trash") }
+
+  /// Moves assets to the trash: each file (with its edit history, which the store keeps by
+  /// content) into `.darkroom/trash/ID/`, out of every fetch but `smart:trash`. The catalog
+  /// is changed first, and back again if the file cannot be moved.
+  ///
+  /// - Throws: `notFound` for an unknown id; `invalidArgument` for one already in the trash;
+  ///   `io` when a file cannot be moved (that asset is left as it was).
+  @discardableResult
+  public func trash(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+    var moved: [Asset] = []
+    for id in ids {
+      let asset = try asset(id)
+      guard asset.trashedAt == nil else {
+        throw DarkroomError(.invalidArgument, file: id.rawValue, "is in the trash already")
+      }
+      let target = ".darkroom/trash/\(id.rawValue)/\(asset.name)"
+      let now = Double(AssetID.nowMilliseconds()) / 1000
+      try catalogCall { try $0.move(id, to: target, trashedAt: now) }
+      do throws(DarkroomError) {
+        try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
+        try Self.rename(path(of: asset), to: root.path + "/" + target)
+      } catch {
+        try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
+        throw error
+      }
+      moved.append(try self.asset(id))
+    }
+    return moved
+  }
+
+  /// Puts trashed assets back where they were, with their ids, albums and favourites.
+  ///
+  /// - Throws: `invalidArgument` for an asset not in the trash, or whose old place is taken
+  ///   by another file now (move that one away first); `io` when a file cannot be moved.
+  @discardableResult
+  public func restore(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+    var restored: [Asset] = []
+    for id in ids {
+      let asset = try asset(id)
+      guard asset.trashedAt != nil, let place = asset.trashedFrom else {
+        throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in the trash")
+      }
+      let destination = root.path + "/" + place
+      guard !FileManager.default.fileExists(atPath: destination) else {
+        throw DarkroomError(
+          .invalidArgument, file: destination,
+          "cannot restore \(id) there: another file has taken its place")
+      }
+      try Folders.create(FilePath(destination).parent)
+      try Self.rename(path(of: asset), to: destination)
+      try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
+      try? FileManager.default.removeItem(
+        atPath: trashFolder.appendingPathComponent(id.rawValue).path)
+      restored.append(try self.asset(id))
+    }
+    return restored
+  }
+
+  /// Deletes trashed assets for good (those trashed at least `olderThan` seconds ago, or
+  /// all): their files, their rows, and the store entries (originals, adjustment data) that
+  /// no other asset of the library refers to. Nothing else is touched.
+  ///
+  /// - Throws: `io` when the catalog cannot be written.
+  public func emptyTrash(olderThan age: Double? = nil) throws(DarkroomError) -> EmptiedTrash {
+    var query = AssetQuery()
+    query.trashed = true
+    query.includeHidden = true
+    let result = try assets(matching: query)
+    let cutoff = Double(AssetID.nowMilliseconds()) / 1000 - (age ?? 0)
+    let due = try result.assets(in: 0..<result.count).filter { ($0.trashedAt ?? 0) <= cutoff }
+    var emptied = EmptiedTrash()
+    guard !due.isEmpty else { return emptied }
+    var changes = CatalogChanges()
+    changes.removals = due.map(\.id)
+    try catalogCall { try $0.commit(changes) }
+    for asset in due {
+      unlink(path(of: asset))
+      try? FileManager.default.removeItem(
+        atPath: trashFolder.appendingPathComponent(asset.id.rawValue).path)
+    }
+    emptied.assets = due.map(\.id)
+    // What the rest of the library still refers to: every asset's content, in the trash too.
+    var everything = AssetQuery()
+    everything.includeHidden = true
+    let kept = Set(try assets(matching: everything).assets(in: 0..<Int.max).map(\.contentHash))
+    var trashed = query
+    trashed.trashed = true
+    let stillTrashed = try assets(matching: trashed)
+    let keptInTrash = try stillTrashed.assets(in: 0..<stillTrashed.count).map(\.contentHash)
+    emptied.storeEntries = OriginalStore(library: self).removeEntries(
+      of: Set(due.map(\.contentHash)), keeping: kept.union(keptInTrash))
+    return emptied
+  }
+
+  /// `rename(2)`, then both folders made durable.
+  private static func rename(_ from: String, to: String) throws(DarkroomError) {
+    guard Glibc.rename(from, to) == 0 else {
+      let reason = String(cString: strerror(errno))
+      throw DarkroomError(.io, file: from, "cannot move it to \(to): \(reason)")
+    }
+    for folder in [FilePath(from).parent, FilePath(to).parent] {
+      let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      if fd >= 0 {
+        fsync(fd)
+        close(fd)
+      }
+    }
+  }
+}
