@@ -72,6 +72,7 @@ func fillCatalog(_ catalog: SQLiteCatalog, rows count: Int, videos: Bool = true)
     try catalog.commit(changes)
     start += 10_000
   }
+  try catalog.maintain()  // as a scan does after adding files
 }
 
 extension String {
@@ -239,7 +240,10 @@ do {
   switch arguments.count > 1 ? arguments[1] : "" {
   case "help":
     say(
-      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS]")
+      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N]"
+    )
+  case "fingerprint-index":
+    try fingerprintIndex(count: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000)
   case "catalog-query":
     try catalogQuery(rows: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000)
   case "catalog-scale":

@@ -17,6 +17,9 @@ final class StopSignals: @unchecked Sendable {
   // Only touched on `queue`, and read after the work is over.
   private var received: Int32?
   private var abandoned = false
+  /// Whether the first signal is announced on standard error (not for a command whose
+  /// normal end it is, such as `watch`).
+  private var announce = true
 
   /// The exit status the signal asks for (143 or 130), once one arrived.
   var status: Int32? { queue.sync { received.map { 128 + $0 } } }
@@ -24,9 +27,11 @@ final class StopSignals: @unchecked Sendable {
   /// Installs the handlers: `stop` when a signal first arrives, `abandon` after `grace`
   /// (or at a second signal).
   static func install(
-    grace: Double, stop: @escaping @Sendable () -> Void, abandon: @escaping @Sendable () -> Void
+    grace: Double, announce: Bool = true, stop: @escaping @Sendable () -> Void,
+    abandon: @escaping @Sendable () -> Void
   ) -> StopSignals {
     let signals = StopSignals()
+    signals.announce = announce
     for number in [SIGINT, SIGTERM] {
       signal(number, SIG_IGN)  // delivered to the dispatch source instead
       let source = DispatchSource.makeSignalSource(signal: number, queue: signals.queue)
@@ -54,9 +59,11 @@ final class StopSignals: @unchecked Sendable {
     received = number
     let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
     let again = number == SIGINT ? "; Ctrl-C again to abandon them now" : ""
-    printError(
-      "darkroom: \(name): starting no more files; those running get \(fixed(grace, 0)) s to finish\(again)\n"
-    )
+    if announce {
+      printError(
+        "darkroom: \(name): starting no more files; those running get \(fixed(grace, 0)) s to finish\(again)\n"
+      )
+    }
     stop()
     queue.asyncAfter(deadline: .now() + grace) { [unowned self] in abandonOnce(abandon) }
   }

@@ -284,9 +284,11 @@ struct WatchCommand: ParsableCommand {
       }
     }
     let watcher = try LibraryWatcher(library: library, folder: folder)
-    let signals = StopSignals.install(grace: 0, stop: { watcher.stop() }, abandon: {})
+    // Ctrl-C and SIGTERM are how a watch ends: it stops within a moment, and exits 0.
+    let signals = StopSignals.install(
+      grace: 0, announce: false, stop: { watcher.stop() }, abandon: {})
     try watcher.run(
       ready: { printError("watch: watching \(library.root.path); Ctrl-C ends it\n") }, print)
-    _ = signals
+    withExtendedLifetime(signals) {}
   }
 }

@@ -78,14 +78,15 @@ extension SQLiteCatalog {
 
   public func exactDuplicates() throws -> [[AssetID]] {
     try pool.read { db in
-      try String.fetchAll(
+      let rows = try Row.fetchAll(
         db,
         sql: """
-          SELECT group_concat(id, ' ') FROM (
-            SELECT id, hash FROM asset WHERE trashedAt IS NULL ORDER BY id)
-          GROUP BY hash HAVING count(*) > 1 ORDER BY min(id)
-          """
-      ).map { $0.split(separator: " ").map { AssetID(unchecked: String($0)) } }
+          SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (
+            SELECT hash FROM asset WHERE trashedAt IS NULL GROUP BY hash HAVING count(*) > 1)
+          """)
+      var groups: [String: [AssetID]] = [:]
+      for row in rows { groups[row[0], default: []].append(AssetID(unchecked: row[1])) }
+      return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
     }
   }
 

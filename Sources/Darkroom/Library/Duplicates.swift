@@ -16,14 +16,25 @@ public struct DuplicateGroup: Sendable, Codable, Equatable {
 /// print is compared only with those sharing a block's value, or one near it.
 struct FingerprintIndex {
   private let values: [UInt64]
-  private var blocks: [[UInt16: [Int32]]] = Array(repeating: [:], count: 4)
+  /// Per block, the prints by that block's value: `members[block][start[value]..<start[value + 1]]`.
+  private var start: [[Int32]] = []
+  private var members: [[Int32]] = []
 
   init(_ values: [UInt64]) {
     self.values = values
-    for (index, value) in values.enumerated() {
-      for block in 0..<4 {
-        blocks[block][Self.block(value, block), default: []].append(Int32(index))
+    for block in 0..<4 {
+      var counts = [Int32](repeating: 0, count: 65537)
+      for value in values { counts[Int(Self.block(value, block)) + 1] += 1 }
+      for key in 0..<65536 { counts[key + 1] += counts[key] }
+      var next = counts
+      var items = [Int32](repeating: 0, count: values.count)
+      for (index, value) in values.enumerated() {
+        let key = Int(Self.block(value, block))
+        items[Int(next[key])] = Int32(index)
+        next[key] += 1
       }
+      start.append(counts)
+      members.append(items)
     }
   }
 
@@ -31,15 +42,15 @@ struct FingerprintIndex {
     UInt16(truncatingIfNeeded: value >> UInt64(16 * block))
   }
 
-  /// Every 16-bit value within `radius` bits of `value`.
-  private static func neighbours(_ value: UInt16, radius: Int) -> [UInt16] {
-    var result = [value]
-    var frontier = [(value, -1)]
+  /// Every 16-bit value within `radius` bits of 0 (to be XORed with a block's value).
+  private static func masks(radius: Int) -> [UInt16] {
+    var result: [UInt16] = [0]
+    var frontier: [(UInt16, Int)] = [(0, -1)]
     for _ in 0..<radius {
       var next: [(UInt16, Int)] = []
       for (current, last) in frontier {
         for bit in (last + 1)..<16 {
-          let flipped = current ^ (1 << UInt16(bit))
+          let flipped = current | (1 << UInt16(bit))
           result.append(flipped)
           next.append((flipped, bit))
         }
@@ -52,19 +63,47 @@ struct FingerprintIndex {
   /// The pairs (i < j) of prints within `radius` bits of each other.
   func pairs(within radius: Int) -> [(Int, Int)] {
     let blockRadius = radius / 4
-    var pairs: [(Int, Int)] = []
-    var seen = Set<Int32>()
-    for (i, value) in values.enumerated() {
-      seen.removeAll(keepingCapacity: true)
-      for block in 0..<4 {
-        for key in Self.neighbours(Self.block(value, block), radius: blockRadius) {
-          for j in blocks[block][key] ?? [] where Int(j) > i && seen.insert(j).inserted {
-            if (value ^ values[Int(j)]).nonzeroBitCount <= radius { pairs.append((i, Int(j))) }
+    let masks = Self.masks(radius: blockRadius)
+    // The four blocks are searched side by side.
+    let found = Locked([(Int, Int)]())
+    let (start, members, values) = (start, members, values)
+    DispatchQueue.concurrentPerform(iterations: 4) { block in
+      var pairs: [(Int, Int)] = []
+      values.withUnsafeBufferPointer { values in
+        start[block].withUnsafeBufferPointer { starts in
+          members[block].withUnsafeBufferPointer { items in
+            for i in 0..<values.count {
+              let value = values[i]
+              let key = Self.block(value, block)
+              for mask in masks {
+                let bucket = Int(key ^ mask)
+                var position = Int(starts[bucket])
+                let end = Int(starts[bucket + 1])
+                while position < end {
+                  let j = Int(items[position])
+                  position += 1
+                  guard j > i else { continue }
+                  let other = values[j]
+                  guard (value ^ other).nonzeroBitCount <= radius else { continue }
+                  // Counted once: by the first block in which the two are close.
+                  var earlier = false
+                  for previous in 0..<block
+                  where (Self.block(value, previous) ^ Self.block(other, previous))
+                    .nonzeroBitCount <= blockRadius
+                  {
+                    earlier = true
+                    break
+                  }
+                  if !earlier { pairs.append((i, j)) }
+                }
+              }
+            }
           }
         }
       }
+      found.withLock { $0 += pairs }
     }
-    return pairs
+    return found.withLock { $0 }
   }
 }
 
@@ -90,20 +129,26 @@ extension Library {
       !apart.contains(a < b ? "\(a)\(b)" : "\(b)\(a)")
     }
     var sets = UnionFind()
-    for group in exact {
+    // What each grouped asset's content is (for "exact"): an exact group's members share one.
+    var contents: [AssetID: String] = [:]
+    for (number, group) in exact.enumerated() {
+      for id in group { contents[id] = "exact \(number)" }
       for (a, b) in zip(group, group.dropFirst()) where allowed(a, b) { sets.union(a, b) }
     }
     if near {
       let prints = try fingerprints(jobs: jobs, problems: problems)
-      let index = FingerprintIndex(prints.map(\.1))
-      for (i, j) in index.pairs(within: threshold) where allowed(prints[i].0, prints[j].0) {
-        sets.union(prints[i].0, prints[j].0)
+      let index = FingerprintIndex(prints.map(\.value))
+      for (i, j) in index.pairs(within: threshold) where allowed(prints[i].id, prints[j].id) {
+        sets.union(prints[i].id, prints[j].id)
+        for k in [i, j] where contents[prints[k].id] == nil {
+          contents[prints[k].id] = prints[k].contentHash
+        }
       }
     }
     var groups: [DuplicateGroup] = []
     for members in sets.groups() where members.count > 1 {
-      let hashes = try Set(members.map { id throws(DarkroomError) in try asset(id).contentHash })
-      groups.append(DuplicateGroup(assets: members.sorted(), exact: hashes.count == 1))
+      let kinds = Set(members.map { contents[$0] ?? $0.rawValue })
+      groups.append(DuplicateGroup(assets: members.sorted(), exact: kinds.count == 1))
     }
     return groups.sorted { $0.assets[0] < $1.assets[0] }
   }
@@ -116,7 +161,7 @@ extension Library {
 
   /// Every photo's fingerprint, making those missing.
   private func fingerprints(jobs: Int, problems: (@Sendable (DarkroomError) -> Void)?)
-    throws(DarkroomError) -> [(AssetID, UInt64)]
+    throws(DarkroomError) -> [(id: AssetID, contentHash: String, value: UInt64)]
   {
     let stored = try catalogCall { try $0.fingerprints() }
     let missing = stored.filter { $0.value == nil }
@@ -144,7 +189,7 @@ extension Library {
     try catalogCall { try $0.save(new) }
     let values = Dictionary(new.map { ($0.id, $0.value) }, uniquingKeysWith: { a, _ in a })
     return stored.compactMap { print in
-      (print.value ?? values[print.id] ?? nil).map { (print.id, $0) }
+      (print.value ?? values[print.id] ?? nil).map { (print.id, print.contentHash, $0) }
     }
   }
 }
