@@ -149,11 +149,7 @@ struct TrashList: ParsableCommand {
 
   func run() throws {
     let library = try libraryOption.library()
-    var query = AssetQuery()
-    query.trashed = true
-    query.includeHidden = true
-    let result = try library.assets(matching: query)
-    let assets = try result.assets(in: 0..<result.count)
+    let assets = try library.trashedAssets()
     if json {
       print(try jsonText(assets.map { ListedAsset($0, library: library) }))
       return
@@ -176,11 +172,7 @@ struct TrashRestore: ParsableCommand {
 
   func run() throws {
     let library = try libraryOption.library()
-    var query = AssetQuery()
-    query.trashed = true
-    query.includeHidden = true
-    let result = try library.assets(matching: query)
-    let trashed = try result.assets(in: 0..<result.count)
+    let trashed = try library.trashedAssets()
     var ids: [AssetID] = []
     for item in items {
       let place = library.relativePath(item)

@@ -23,9 +23,6 @@ public final class SQLiteCatalog: Catalog {
       // Durable against a killed process in WAL mode; only a power cut may lose the last
       // transactions, never the database's consistency.
       try db.execute(sql: "PRAGMA synchronous = NORMAL")
-      // Pages read through a memory map and a 32 MiB cache: a large catalog's index pages
-      // stay at hand, so a write's cost does not grow with the catalog.
-      try db.execute(sql: "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -32768")
       db.add(function: Self.distanceFunction)
     }
     self.path = path

@@ -176,20 +176,24 @@ public struct Representations: Sendable {
         && (spec.format == nil || $0.fileExtension == spec.format?.fileExtension)
         && $0.width <= box.0 && $0.height <= box.1
     }
-    guard let best = candidates.max(by: { $0.width * $0.height < $1.width * $1.height }),
-      let format = ImageFormat(fileExtension: best.fileExtension), let bytes = cache.read(best)
-    else { return nil }
-    var rendition = Rendition(
-      bytes: bytes, format: format, width: best.width, height: best.height)
-    rendition.fromCache = true
-    return rendition
+    guard let best = candidates.max(by: { $0.width * $0.height < $1.width * $1.height }) else {
+      return nil
+    }
+    return Self.rendition(best, in: cache)
   }
 
   private func cached(_ cache: RenditionCache, _ content: ContentHash, _ key: String)
     -> Rendition?
   {
-    guard let entry = cache.lookup(source: content, key: key),
-      let format = ImageFormat(fileExtension: entry.fileExtension), let bytes = cache.read(entry)
+    cache.lookup(source: content, key: key).flatMap { Self.rendition($0, in: cache) }
+  }
+
+  /// A cache entry as a rendition; nil if it cannot be read (or names no format).
+  private static func rendition(_ entry: RenditionCache.Entry, in cache: RenditionCache)
+    -> Rendition?
+  {
+    guard let format = ImageFormat(fileExtension: entry.fileExtension),
+      let bytes = cache.read(entry)
     else { return nil }
     var rendition = Rendition(
       bytes: bytes, format: format, width: entry.width, height: entry.height)

@@ -79,12 +79,8 @@ extension Library {
   ///
   /// - Throws: `io` when the catalog cannot be written.
   public func emptyTrash(olderThan age: Double? = nil) throws(DarkroomError) -> EmptiedTrash {
-    var query = AssetQuery()
-    query.trashed = true
-    query.includeHidden = true
-    let result = try assets(matching: query)
     let cutoff = Double(AssetID.nowMilliseconds()) / 1000 - (age ?? 0)
-    let due = try result.assets(in: 0..<result.count).filter { ($0.trashedAt ?? 0) <= cutoff }
+    let due = try trashedAssets().filter { ($0.trashedAt ?? 0) <= cutoff }
     var emptied = EmptiedTrash()
     guard !due.isEmpty else { return emptied }
     var changes = CatalogChanges()
@@ -100,13 +96,21 @@ extension Library {
     var everything = AssetQuery()
     everything.includeHidden = true
     let kept = Set(try assets(matching: everything).assets(in: 0..<Int.max).map(\.contentHash))
-    var trashed = query
-    trashed.trashed = true
-    let stillTrashed = try assets(matching: trashed)
-    let keptInTrash = try stillTrashed.assets(in: 0..<stillTrashed.count).map(\.contentHash)
+    let keptInTrash = try trashedAssets().map(\.contentHash)
     emptied.storeEntries = OriginalStore(library: self).removeEntries(
       of: Set(due.map(\.contentHash)), keeping: kept.union(keptInTrash))
     return emptied
+  }
+
+  /// What is in the trash, in the order it went there (hidden assets too).
+  public func trashedAssets() throws(DarkroomError) -> [Asset] {
+    var query = AssetQuery()
+    query.trashed = true
+    query.includeHidden = true
+    let result = try assets(matching: query)
+    return try result.assets(in: 0..<result.count).sorted {
+      ($0.trashedAt ?? 0) < ($1.trashedAt ?? 0)
+    }
   }
 
   /// `rename(2)`, then both folders made durable.
