@@ -9,7 +9,7 @@
 # second. Then DarkroomBench fingerprint-index, once DarkroomBench has it.
 # Usage: Benchmarks/duplicates.sh, with optional variables:
 #   DUP_ORIGINALS=60        originals (8 files each)
-#   DUP_THRESHOLD=N         pass --threshold N to darkroom (default: darkroom's own, 10)
+#   DUP_THRESHOLD=N         pass --threshold N to darkroom (default: darkroom's own, 12)
 #   DUP_DHASH_THRESHOLD=10  imagehash's cut-off in bits (the best-F1 one is reported too)
 #   DUP_SWEEP="4 6 8 12 14 16"  darkroom thresholds also scored on the stored fingerprints
 #                           (empty: none)
@@ -96,7 +96,7 @@ if [ "${DUP_SKIP_DARKROOM:-}" = 1 ]; then
   darkroom_note="darkroom: skipped (DUP_SKIP_DARKROOM=1)"
 else
   threshold=()
-  label="default (10 bits)"
+  label="default (12 bits)"
   if [ -n "${DUP_THRESHOLD:-}" ]; then
     threshold=(--threshold "$DUP_THRESHOLD")
     label="--threshold $DUP_THRESHOLD"

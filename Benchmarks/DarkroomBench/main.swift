@@ -169,8 +169,10 @@ func fingerprintIndex(count: Int) throws {
     if index % 100 == 1, let original = prints[index - 1].value {
       prints[index].value =
         original ^ (1 << (generator.next() % 64)) ^ (1 << (generator.next() % 64))
+      prints[index].centre = prints[index - 1].centre
     } else {
       prints[index].value = generator.next()
+      prints[index].centre = generator.next()
     }
   }
   try catalog.save(prints)

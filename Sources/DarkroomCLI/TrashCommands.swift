@@ -13,7 +13,8 @@ struct DuplicatesCommand: ParsableCommand {
       that are the same picture resized, recompressed, converted, lightly cropped or
       brightened are grouped too, by perceptual fingerprints made on first need and
       kept in the catalog. --threshold is the largest number of the fingerprints'
-      64 bits that may differ (10 by default; lower is stricter).
+      64 bits that may differ (12 by default; lower is stricter; the hashes of the
+      photos' central quarters may differ by 2 more).
 
       darkroom duplicates keep ITEMS... remembers that these are not duplicates of
       each other: they are not grouped again.

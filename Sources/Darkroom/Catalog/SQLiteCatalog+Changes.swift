@@ -95,7 +95,7 @@ extension SQLiteCatalog {
       try Row.fetchAll(
         db,
         sql: """
-          SELECT a.id, a.hash, p.value FROM asset a
+          SELECT a.id, a.hash, p.value, p.centre FROM asset a
           LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
           WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
           ORDER BY a.id
@@ -103,7 +103,8 @@ extension SQLiteCatalog {
       ).map { row in
         Fingerprint(
           id: AssetID(unchecked: row[0]), contentHash: row[1],
-          value: (row[2] as Int64?).map { UInt64(bitPattern: $0) })
+          value: (row[2] as Int64?).map { UInt64(bitPattern: $0) },
+          centre: (row[3] as Int64?).map { UInt64(bitPattern: $0) })
       }
     }
   }
@@ -111,14 +112,15 @@ extension SQLiteCatalog {
   public func save(_ fingerprints: [Fingerprint]) throws {
     try pool.write { db in
       for print in fingerprints {
-        guard let value = print.value else { continue }
+        guard let value = print.value, let centre = print.centre else { continue }
         try db.cachedStatement(
           sql: """
-            INSERT OR REPLACE INTO fingerprint (assetId, contentHash, value)
-            SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM asset WHERE id = ?)
+            INSERT OR REPLACE INTO fingerprint (assetId, contentHash, value, centre)
+            SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM asset WHERE id = ?)
             """
         ).execute(arguments: [
-          print.id.rawValue, print.contentHash, Int64(bitPattern: value), print.id.rawValue,
+          print.id.rawValue, print.contentHash, Int64(bitPattern: value),
+          Int64(bitPattern: centre), print.id.rawValue,
         ])
       }
     }
@@ -169,9 +171,15 @@ public struct CatalogChange: Sendable, Codable, Equatable {
   public var at: Double
 }
 
-/// A photo's perceptual fingerprint, for the content it was made from (nil: not made yet).
+/// A photo's perceptual fingerprint, for the content it was made from (nil: not made yet):
+/// the hashes of its whole frame and of its central quarter (``PerceptualHash``).
 public struct Fingerprint: Sendable, Equatable {
   public var id: AssetID
   public var contentHash: String
   public var value: UInt64?
+  public var centre: UInt64?
+
+  public init(id: AssetID, contentHash: String, value: UInt64?, centre: UInt64?) {
+    (self.id, self.contentHash, self.value, self.centre) = (id, contentHash, value, centre)
+  }
 }

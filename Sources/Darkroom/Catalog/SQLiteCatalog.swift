@@ -108,7 +108,8 @@ public final class SQLiteCatalog: Catalog {
           CREATE TABLE fingerprint (
             assetId TEXT PRIMARY KEY NOT NULL REFERENCES asset(id) ON DELETE CASCADE,
             contentHash TEXT NOT NULL,
-            value INTEGER NOT NULL);
+            value INTEGER NOT NULL,
+            centre INTEGER NOT NULL);
           CREATE TABLE distinctPair (
             a TEXT NOT NULL,
             b TEXT NOT NULL,

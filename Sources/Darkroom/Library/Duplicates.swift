@@ -109,11 +109,15 @@ struct FingerprintIndex {
 
 extension Library {
   /// The default largest Hamming distance between the fingerprints of near duplicates.
-  public static let nearDuplicateThreshold = 10
+  public static let nearDuplicateThreshold = 12
+  /// How many more bits the hashes of the central quarters may differ by than the whole
+  /// frames'.
+  public static let centreSlack = 2
 
   /// Groups of duplicates among the library's photos and videos outside the trash: same
-  /// bytes, and with `near`, the same picture (perceptual fingerprints within `threshold`
-  /// bits). Fingerprints are made on first need, for photos that have none for their
+  /// bytes, and with `near`, the same picture: the hashes of their whole frames within
+  /// `threshold` bits, and those of their central quarters within `threshold` +
+  /// ``centreSlack`` (which tells a photo from the same scene taken a little wider). Fingerprints are made on first need, for photos that have none for their
   /// current content, `jobs` at a time, and kept in the catalog. Assets the user said are
   /// not duplicates (``keepApart(_:)``) are never grouped together.
   ///
@@ -138,7 +142,10 @@ extension Library {
     if near {
       let prints = try fingerprints(jobs: jobs, problems: problems)
       let index = FingerprintIndex(prints.map(\.value))
-      for (i, j) in index.pairs(within: threshold) where allowed(prints[i].id, prints[j].id) {
+      for (i, j) in index.pairs(within: threshold)
+      where (prints[i].centre ^ prints[j].centre).nonzeroBitCount <= threshold + Self.centreSlack
+        && allowed(prints[i].id, prints[j].id)
+      {
         sets.union(prints[i].id, prints[j].id)
         for k in [i, j] where contents[prints[k].id] == nil {
           contents[prints[k].id] = prints[k].contentHash
@@ -161,7 +168,7 @@ extension Library {
 
   /// Every photo's fingerprint, making those missing.
   private func fingerprints(jobs: Int, problems: (@Sendable (DarkroomError) -> Void)?)
-    throws(DarkroomError) -> [(id: AssetID, contentHash: String, value: UInt64)]
+    throws(DarkroomError) -> [(id: AssetID, contentHash: String, value: UInt64, centre: UInt64)]
   {
     let stored = try catalogCall { try $0.fingerprints() }
     let missing = stored.filter { $0.value == nil }
@@ -178,7 +185,7 @@ extension Library {
         var print = missing[index]
         do throws(DarkroomError) {
           guard let asset = try root.catalogCall({ try $0.asset(print.id) }) else { continue }
-          print.value = try PerceptualHash.of(path: root.path(of: asset))
+          (print.value, print.centre) = try PerceptualHash.of(path: root.path(of: asset))
           made.withLock { $0.append(print) }
         } catch {
           problems?(error)
@@ -187,9 +194,11 @@ extension Library {
     }
     let new = made.withLock { $0 }
     try catalogCall { try $0.save(new) }
-    let values = Dictionary(new.map { ($0.id, $0.value) }, uniquingKeysWith: { a, _ in a })
-    return stored.compactMap { print in
-      (print.value ?? values[print.id] ?? nil).map { (print.id, print.contentHash, $0) }
+    let byID = Dictionary(new.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    return stored.compactMap { stored in
+      let print = stored.value == nil ? byID[stored.id] ?? stored : stored
+      guard let value = print.value, let centre = print.centre else { return nil }
+      return (print.id, print.contentHash, value, centre)
     }
   }
 }
