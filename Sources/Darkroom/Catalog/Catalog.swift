@@ -54,7 +54,9 @@ public protocol Catalog: Sendable {
 
   /// Groups of assets (outside the trash) with the same content, each sorted by id.
   func exactDuplicates() throws -> [[AssetID]]
-  /// Every photo's fingerprint for its current content, nil where none is stored yet.
+  /// Every photo's fingerprint for its current content, nil where none is stored yet (only
+  /// those carry their content hash; the others' is empty, as the catalog already matched
+  /// it).
   func fingerprints() throws -> [Fingerprint]
   func save(_ fingerprints: [Fingerprint]) throws
   /// Pairs the user said are not duplicates.

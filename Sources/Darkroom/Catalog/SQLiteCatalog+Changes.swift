@@ -95,7 +95,8 @@ extension SQLiteCatalog {
       try Row.fetchAll(
         db,
         sql: """
-          SELECT a.id, a.hash, p.value, p.centre FROM asset a
+          SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
+          FROM asset a
           LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
           WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
           ORDER BY a.id

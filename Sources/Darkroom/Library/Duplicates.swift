@@ -61,40 +61,53 @@ struct FingerprintIndex {
   }
 
   /// The pairs (i < j) of prints within `radius` bits of each other.
+  ///
+  /// Each block is a join of its buckets: for every pattern of at most `radius / 4` bits,
+  /// every bucket is paired with the bucket that pattern away. The patterns are the outer
+  /// loop and the buckets the inner one, so the bucket table and the prints (kept in
+  /// bucket order) are read nearly in sequence, not at random.
   func pairs(within radius: Int) -> [(Int, Int)] {
     let blockRadius = radius / 4
     let masks = Self.masks(radius: blockRadius)
-    // The four blocks are searched side by side.
     let found = Locked([(Int, Int)]())
     let (start, members, values) = (start, members, values)
     DispatchQueue.concurrentPerform(iterations: 4) { block in
       var pairs: [(Int, Int)] = []
-      values.withUnsafeBufferPointer { values in
-        start[block].withUnsafeBufferPointer { starts in
-          members[block].withUnsafeBufferPointer { items in
-            for i in 0..<values.count {
-              let value = values[i]
-              let key = Self.block(value, block)
-              for mask in masks {
-                let bucket = Int(key ^ mask)
-                var position = Int(starts[bucket])
-                let end = Int(starts[bucket + 1])
-                while position < end {
-                  let j = Int(items[position])
-                  position += 1
-                  guard j > i else { continue }
-                  let other = values[j]
-                  guard (value ^ other).nonzeroBitCount <= radius else { continue }
-                  // Counted once: by the first block in which the two are close.
-                  var earlier = false
-                  for previous in 0..<block
-                  where (Self.block(value, previous) ^ Self.block(other, previous))
-                    .nonzeroBitCount <= blockRadius
-                  {
-                    earlier = true
-                    break
+      let ordered = members[block].map { values[Int($0)] }
+      let starts = start[block]
+      let occupied = (0..<65536).filter { starts[$0 + 1] > starts[$0] }
+      starts.withUnsafeBufferPointer { starts in
+        members[block].withUnsafeBufferPointer { items in
+          ordered.withUnsafeBufferPointer { ordered in
+            for mask in masks {
+              // Each pair of buckets once: from the one whose key has the mask's top bit clear.
+              let top = mask == 0 ? 0 : 1 << (15 - mask.leadingZeroBitCount)
+              for key in occupied where key & top == 0 {
+                let other = key ^ Int(mask)
+                let (otherStart, otherEnd) = (Int(starts[other]), Int(starts[other + 1]))
+                guard otherStart < otherEnd else { continue }
+                for p in Int(starts[key])..<Int(starts[key + 1]) {
+                  let value = ordered[p]
+                  var q = mask == 0 ? p + 1 : otherStart
+                  while q < otherEnd {
+                    let candidate = ordered[q]
+                    let at = q
+                    q += 1
+                    guard (value ^ candidate).nonzeroBitCount <= radius else { continue }
+                    // Counted once: by the first block in which the two are close.
+                    var earlier = false
+                    for previous in 0..<block
+                    where (Self.block(value, previous) ^ Self.block(candidate, previous))
+                      .nonzeroBitCount <= blockRadius
+                    {
+                      earlier = true
+                      break
+                    }
+                    if !earlier {
+                      let (a, b) = (Int(items[p]), Int(items[at]))
+                      pairs.append((min(a, b), max(a, b)))
+                    }
                   }
-                  if !earlier { pairs.append((i, j)) }
                 }
               }
             }
@@ -133,10 +146,11 @@ extension Library {
       !apart.contains(a < b ? "\(a)\(b)" : "\(b)\(a)")
     }
     var sets = UnionFind()
-    // What each grouped asset's content is (for "exact"): an exact group's members share one.
-    var contents: [AssetID: String] = [:]
+    // Which exact group each asset is in: a group is exact when all its members share one
+    // (assets with the same content are always in the same exact group).
+    var contents: [AssetID: Int] = [:]
     for (number, group) in exact.enumerated() {
-      for id in group { contents[id] = "exact \(number)" }
+      for id in group { contents[id] = number }
       for (a, b) in zip(group, group.dropFirst()) where allowed(a, b) { sets.union(a, b) }
     }
     if near {
@@ -147,15 +161,13 @@ extension Library {
         && allowed(prints[i].id, prints[j].id)
       {
         sets.union(prints[i].id, prints[j].id)
-        for k in [i, j] where contents[prints[k].id] == nil {
-          contents[prints[k].id] = prints[k].contentHash
-        }
       }
     }
     var groups: [DuplicateGroup] = []
     for members in sets.groups() where members.count > 1 {
-      let kinds = Set(members.map { contents[$0] ?? $0.rawValue })
-      groups.append(DuplicateGroup(assets: members.sorted(), exact: kinds.count == 1))
+      let first = contents[members[0]]
+      let exact = first != nil && members.allSatisfy { contents[$0] == first }
+      groups.append(DuplicateGroup(assets: members.sorted(), exact: exact))
     }
     return groups.sorted { $0.assets[0] < $1.assets[0] }
   }
