@@ -99,7 +99,6 @@ extension SQLiteCatalog {
           FROM asset a
           LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
           WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
-          ORDER BY a.id
           """
       ).map { row in
         Fingerprint(
