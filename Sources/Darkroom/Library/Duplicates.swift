@@ -180,7 +180,7 @@ extension Library {
 
   /// Every photo's fingerprint, making those missing.
   private func fingerprints(jobs: Int, problems: (@Sendable (DarkroomError) -> Void)?)
-    throws(DarkroomError) -> [(id: AssetID, contentHash: String, value: UInt64, centre: UInt64)]
+    throws(DarkroomError) -> [(id: AssetID, value: UInt64, centre: UInt64)]
   {
     let stored = try catalogCall { try $0.fingerprints() }
     let missing = stored.filter { $0.value == nil }
@@ -210,7 +210,7 @@ extension Library {
     return stored.compactMap { stored in
       let print = stored.value == nil ? byID[stored.id] ?? stored : stored
       guard let value = print.value, let centre = print.centre else { return nil }
-      return (print.id, print.contentHash, value, centre)
+      return (print.id, value, centre)
     }
   }
 }

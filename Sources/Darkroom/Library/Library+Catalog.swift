@@ -116,9 +116,8 @@ extension Library {
   public func assets(matching query: AssetQuery = AssetQuery()) throws(DarkroomError)
     -> AssetFetchResult
   {
-    let catalog = try catalog()
     let count = try catalogCall { try $0.count(query) }
-    return AssetFetchResult(catalog: catalog, query: query, count: count, library: self)
+    return AssetFetchResult(query: query, count: count, library: self)
   }
 
   /// Every album: smart albums, folders, user albums, each with a count and poster.
@@ -204,12 +203,11 @@ public final class AssetFetchResult: Sendable {
   /// Rows loaded per page.
   public static let pageSize = 100
 
-  private let catalog: any Catalog
   private let library: Library
   private let pages = Locked<[Int: [Asset]]>([:])
 
-  init(catalog: any Catalog, query: AssetQuery, count: Int, library: Library) {
-    (self.catalog, self.query, self.count, self.library) = (catalog, query, count, library)
+  init(query: AssetQuery, count: Int, library: Library) {
+    (self.query, self.count, self.library) = (query, count, library)
   }
 
   /// The asset at `index` (0 ..< count).

@@ -348,18 +348,18 @@ private struct Scanner {
     do {
       let file = try InputFile(path)
       guard let before = file.identity else { return .unreadable("cannot examine it") }
-      let head = try file.read(at: 0, count: min(file.size, 64))
       let content: AssetContent
       let hash: ContentHash
       if file.size <= wholeReadLimit {
         let bytes = try file.read(at: 0, count: file.size)
         hash = ContentHash.of(bytes: bytes)
-        guard let described = try describe(head[...], bytes: bytes, path: path) else {
+        guard let described = try describe(bytes.prefix(64), bytes: bytes, path: path) else {
           return .notMedia
         }
         content = described
       } else {
-        guard let described = try describe(head[...], bytes: nil, path: path) else {
+        let head = try file.read(at: 0, count: 64)[...]
+        guard let described = try describe(head, bytes: nil, path: path) else {
           return .notMedia
         }
         content = described
