@@ -12,6 +12,14 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     // The library's catalog: SQLite (Debian's libsqlite3-dev) through GRDB.
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    // `darkroom serve`: HTTP (Hummingbird 2), graceful stop (service-lifecycle), request logs
+    // (swift-log), the gallery's templates (swift-mustache) and /metrics (swift-prometheus).
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
     // Only for `swift package generate-documentation`: a plugin, not linked into anything.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
@@ -31,10 +39,22 @@ let package = Package(
         "CVipsShim", "CExif", "CSandbox", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),
+    // The library over HTTP: routes, auth, templates and SSE over `Library`; no orchestration.
+    .target(
+      name: "DarkroomServer",
+      dependencies: [
+        "Darkroom",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Mustache", package: "swift-mustache"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ]),
     .executableTarget(
       name: "DarkroomCLI",
       dependencies: [
-        "Darkroom",
+        "Darkroom", "DarkroomServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // Benchmarks/edit.sh: an edit through the Swift API, without a library or store.
@@ -42,7 +62,11 @@ let package = Package(
       name: "DarkroomBench", dependencies: ["Darkroom"], path: "Benchmarks/DarkroomBench"),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
     .testTarget(
-      name: "DarkroomTests", dependencies: ["Darkroom", "DarkroomCLI", "CSandbox"]),
+      name: "DarkroomTests",
+      dependencies: [
+        "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer",
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

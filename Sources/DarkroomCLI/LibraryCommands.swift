@@ -219,37 +219,28 @@ struct ListCommand: ParsableCommand {
   }
 
   func query() throws -> AssetQuery {
-    var query = AssetQuery()
-    query.album = album.map(AlbumRef.init)
-    query.mediaType = mediaType
-    query.from = try from.map { try parseDate($0, option: "--from", endOfDay: false) }
-    query.to = try to.map { try parseDate($0, option: "--to", endOfDay: true) }
-    query.camera = camera
-    query.edited = edited
-    query.favourite = favourite
-    if let near {
-      let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-      guard parts.count == 3, let lat = parts[0], let lon = parts[1], let km = parts[2],
-        (-90...90).contains(lat), (-180...180).contains(lon), km > 0
-      else {
-        throw ValidationError(
-          "--near takes LAT,LON,KM (degrees, and kilometres above 0), e.g. 48.8584,2.2945,5; not \(near)"
-        )
-      }
-      query.near = (lat, lon, km)
+    var parameters: [(name: String, value: String)] = []
+    func add(_ name: String, _ value: String?) {
+      if let value { parameters.append((name, value)) }
     }
-    if let after {
-      guard let id = AssetID(after) else {
-        throw ValidationError("--after takes an asset id (26 characters), not \(after)")
-      }
-      query.after = id
+    add("album", album)
+    add("type", mediaType?.rawValue)
+    add("from", from)
+    add("to", to)
+    add("camera", camera)
+    add("edited", edited.map(String.init))
+    add("favourite", favourite.map(String.init))
+    add("near", near)
+    add("min-duration", minDuration.map { String($0) })
+    add("max-duration", maxDuration.map { String($0) })
+    add("sort", sort?.rawValue)
+    add("after", after)
+    do {
+      return try AssetQuery(parameters: parameters)
+    } catch {
+      // The engine's message starts with the parameter's name, which is the option's.
+      throw ValidationError("--" + error.message)
     }
-    query.minDuration = minDuration
-    query.maxDuration = maxDuration
-    if case .user? = query.album { query.sort = sort ?? .album } else { query.sort = sort ?? .date }
-    if query.mediaType == nil, minDuration != nil || maxDuration != nil { query.mediaType = .video }
-    if case .smart(.trash)? = query.album { query.trashed = true }
-    return query
   }
 
   func run() throws {
@@ -293,19 +284,6 @@ struct ListedAsset: Encodable {
 
 extension MediaType: ExpressibleByArgument {}
 extension AssetQuery.Sort: ExpressibleByArgument {}
-
-/// `YYYY-MM-DD` (the whole day for `--to`), or a full ISO 8601 time; seconds since 1970.
-func parseDate(_ text: String, option: String, endOfDay: Bool) throws -> Double {
-  let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-  if parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }),
-    let day = try? Date("\(text)T00:00:00Z", strategy: .iso8601)
-  {
-    return day.timeIntervalSince1970 + (endOfDay ? 86_399.999 : 0)
-  }
-  if let date = try? Date(text, strategy: .iso8601) { return date.timeIntervalSince1970 }
-  throw ValidationError(
-    "\(option) takes a date (2024-06-30) or an ISO 8601 time (2024-06-30T18:00:00Z); not \(text)")
-}
 
 struct AlbumsCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

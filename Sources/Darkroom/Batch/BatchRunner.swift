@@ -72,6 +72,9 @@ public struct BatchCounts: Sendable, Codable, Equatable {
 
   /// Files finished so far, whatever their status.
   public var finished: Int { done + skipped + failed }
+
+  /// Nothing done yet of `total` files.
+  public init(total: Int) { self.total = total }
 }
 
 /// Runs one piece of work per file on `jobs` threads, in input order of starting, and

@@ -179,14 +179,20 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   ///
   /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for an empty spec, an unknown
   ///   filter or parameter, too many values or a value the filter refuses; for a `.json`
-  ///   path, what ``readWholeFile(_:)`` and ``decode(json:source:)`` throw.
-  public static func parse(spec: String) throws(DarkroomError) -> FilterGraph {
+  ///   path, what ``readWholeFile(_:)`` and ``decode(json:source:)`` throw. Without
+  ///   `readingFiles` (specs from a network client), a path is `invalidArgument`.
+  public static func parse(spec: String, readingFiles: Bool = true) throws(DarkroomError)
+    -> FilterGraph
+  {
     let words = spec.split(whereSeparator: \.isWhitespace).map(String.init)
     guard let first = words.first else {
       throw DarkroomError(.invalidArgument, "empty filter specification")
     }
     if words.count == 1, let preset = Presets.named(first) { return preset }
     if first.hasSuffix(".json") || first.contains("/") {
+      guard readingFiles else {
+        throw DarkroomError(.invalidArgument, "a filter is a preset or OP key=value, not a file")
+      }
       return try decode(json: InputFile.readAll(first), source: first)
     }
     guard let filter = Filters.named(first) else {
@@ -218,9 +224,11 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// The graph of several `--filter` arguments, in order.
   ///
   /// - Throws: The first ``DarkroomError`` that ``parse(spec:)`` throws.
-  public static func parse(specs: [String]) throws(DarkroomError) -> FilterGraph {
+  public static func parse(specs: [String], readingFiles: Bool = true) throws(DarkroomError)
+    -> FilterGraph
+  {
     var nodes: [FilterNode] = []
-    for spec in specs { nodes += try parse(spec: spec).nodes }
+    for spec in specs { nodes += try parse(spec: spec, readingFiles: readingFiles).nodes }
     return FilterGraph(nodes: nodes)
   }
 

@@ -162,6 +162,20 @@ public struct Representations: Sendable {
       width: rendition.width, height: rendition.height)
   }
 
+  /// The cached rendition of a file for `spec`, without rendering anything: nil when the
+  /// cache lacks it, or does not know the file's current content (it changed since it was
+  /// last hashed). What a server answers from before it queues a render.
+  public func cachedRendition(ofFile path: String, _ spec: RenditionSpec) -> Rendition? {
+    guard let cache, let known = cache.rememberedContentHash(ofFile: path) else { return nil }
+    return cached(cache, known, Self.key(spec, edit: "original"))
+  }
+
+  /// A validator that changes whenever a rendition's bytes would: the source's content hash
+  /// (hex) and every input of the spec. Used as an HTTP `ETag`.
+  public static func tag(content: String, _ spec: RenditionSpec) -> String {
+    "\(content.prefix(16))-\(key(spec, edit: "original"))"
+  }
+
   /// The largest cached rendition of `source` in the same representation and format that
   /// is no larger than the box: something to show while the exact one renders.
   public func cachedPreview(of source: ImageSource, _ spec: RenditionSpec) -> Rendition? {

@@ -1,0 +1,101 @@
+import FoundationEssentials
+
+extension AssetQuery {
+  /// The names ``init(parameters:)`` takes: `darkroom list`'s options and the server's query
+  /// parameters are the same words.
+  public static let parameterNames = [
+    "album", "type", "from", "to", "camera", "edited", "favourite", "near", "min-duration",
+    "max-duration", "sort", "after",
+  ]
+
+  /// A query from named text values, as a command line or a URL gives them:
+  /// `album` (a title, `folder:PATH`, `smart:NAME`), `type` (photo, video), `from` and `to`
+  /// (`YYYY-MM-DD`, the whole day for `to`, or an ISO 8601 time), `camera`, `edited` and
+  /// `favourite` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
+  /// (seconds), `sort` (date, -date, name, size, album) and `after` (an asset id: the next
+  /// page). Names it does not know are left to the caller.
+  ///
+  /// ```swift
+  /// let query = try AssetQuery(parameters: [("album", "smart:favourites"), ("sort", "-date")])
+  /// ```
+  ///
+  /// A user album sorts by its own order unless `sort` says otherwise; `smart:trash` lists
+  /// the trash; a duration bound without a type means videos.
+  ///
+  /// - Throws: `invalidArgument` whose message starts with the parameter's name and says
+  ///   what it takes, for a value it cannot read.
+  public init(parameters: [(name: String, value: String)]) throws(DarkroomError) {
+    self.init()
+    var sort: Sort?
+    for (name, value) in parameters {
+      switch name {
+      case "album": album = AlbumRef(value)
+      case "type":
+        guard let type = MediaType(rawValue: value) else {
+          throw Self.invalid(name, "photo or video", value)
+        }
+        mediaType = type
+      case "from": from = try Self.date(value, name: name, endOfDay: false)
+      case "to": to = try Self.date(value, name: name, endOfDay: true)
+      case "camera": camera = value
+      case "edited": edited = try Self.bool(value, name: name)
+      case "favourite": favourite = try Self.bool(value, name: name)
+      case "near":
+        let parts = value.split(separator: ",").map {
+          Double($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard parts.count == 3, let lat = parts[0], let lon = parts[1], let km = parts[2],
+          (-90...90).contains(lat), (-180...180).contains(lon), km > 0
+        else {
+          throw Self.invalid(
+            name, "LAT,LON,KM (degrees, and kilometres above 0), e.g. 48.8584,2.2945,5", value)
+        }
+        near = (lat, lon, km)
+      case "min-duration", "max-duration":
+        guard let seconds = Double(value), seconds >= 0, seconds.isFinite else {
+          throw Self.invalid(name, "a number of seconds", value)
+        }
+        if name == "min-duration" { minDuration = seconds } else { maxDuration = seconds }
+      case "sort":
+        guard let value = Sort(rawValue: value) else {
+          throw Self.invalid(name, "date, -date, name, size or album", value)
+        }
+        sort = value
+      case "after":
+        guard let id = AssetID(value) else {
+          throw Self.invalid(name, "an asset id (26 characters)", value)
+        }
+        after = id
+      default: continue
+      }
+    }
+    if case .user? = album { self.sort = sort ?? .album } else { self.sort = sort ?? .date }
+    if mediaType == nil, minDuration != nil || maxDuration != nil { mediaType = .video }
+    if case .smart(.trash)? = album { trashed = true }
+  }
+
+  private static func invalid(_ name: String, _ takes: String, _ value: String) -> DarkroomError {
+    DarkroomError(.invalidArgument, "\(name) takes \(takes); not \(value)")
+  }
+
+  private static func bool(_ text: String, name: String) throws(DarkroomError) -> Bool {
+    switch text {
+    case "true", "1", "yes": return true
+    case "false", "0", "no": return false
+    default: throw invalid(name, "true or false", text)
+    }
+  }
+
+  /// `YYYY-MM-DD` (the whole day when `endOfDay`), or a full ISO 8601 time; seconds since 1970.
+  static func date(_ text: String, name: String, endOfDay: Bool) throws(DarkroomError) -> Double {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    if parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }),
+      let day = try? Date("\(text)T00:00:00Z", strategy: .iso8601)
+    {
+      return day.timeIntervalSince1970 + (endOfDay ? 86_399.999 : 0)
+    }
+    if let date = try? Date(text, strategy: .iso8601) { return date.timeIntervalSince1970 }
+    throw invalid(
+      name, "a date (2024-06-30) or an ISO 8601 time (2024-06-30T18:00:00Z)", text)
+  }
+}

@@ -1,0 +1,98 @@
+/// Edits, reverts and history of a library's assets by id: what the server calls, where the
+/// command line names files. Each keeps the catalog up to date.
+extension Library {
+  /// Edits an asset in place (see ``Editor/edit(_:with:mode:writingTo:skipIfCurrent:)``),
+  /// then reads it into the catalog again.
+  ///
+  /// - Throws: `notFound` for an unknown id; `invalidArgument` for an asset in the trash or
+  ///   offline; what the editor throws.
+  @discardableResult
+  public func edit(
+    _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append, editor: Editor = Editor()
+  ) throws(DarkroomError) -> Editor.EditResult {
+    let path = try editablePath(id)
+    let result = try editor.edit(path, with: graph, mode: mode)
+    Self.refreshCatalog(for: path)
+    return result
+  }
+
+  /// Reverts an asset to its original, or to an earlier `version` of its edit (see
+  /// ``Editor/revert(_:to:)``), then reads it into the catalog again.
+  ///
+  /// - Throws: as ``edit(_:with:mode:editor:)``.
+  @discardableResult
+  public func revert(_ id: AssetID, to version: Int? = nil, editor: Editor = Editor())
+    throws(DarkroomError) -> Editor.RevertOutcome
+  {
+    let path = try editablePath(id)
+    let outcome = try editor.revert(path, to: version)
+    if outcome != .notEdited { Self.refreshCatalog(for: path) }
+    return outcome
+  }
+
+  /// An asset's edit history: every version, and which one the file is now.
+  ///
+  /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.
+  public func editHistory(_ id: AssetID) throws(DarkroomError) -> Editor.EditHistory {
+    try Editor().editHistory(path(of: asset(id)))
+  }
+
+  /// A preview of `graph` applied to an asset's original (its edit left out), fitting
+  /// `spec`'s screen, written nowhere: what an editor shows while its sliders move. The graph
+  /// is applied to the original's cached fullscreen rendition, so a preview costs a small
+  /// decode, not a full-size one (crops are in proportions, tone is per pixel: both commute
+  /// with the resize); it is JPEG, encoded twice, so only a preview.
+  ///
+  /// - Throws: `notFound` for an unknown id; what the renderer throws.
+  public func preview(
+    _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec, renderer: Renderer = Renderer()
+  ) throws(DarkroomError) -> Rendition {
+    let path = path(of: try asset(id))
+    let source: ImageSource =
+      try Editor().originalBytes(path).map { .data($0, name: path) }
+      ?? .file(path)
+    var base = spec
+    base.representation = .fullscreen
+    base.format = .jpeg
+    base.metadata = .strip
+    let screen = try Representations(renderer: renderer, cache: RenditionCache(folder: cacheFolder))
+      .rendition(of: source, base)
+    var editor = Editor()
+    editor.renderer = renderer
+    editor.quality = spec.quality
+    let bytes = try editor.preview(.data(screen.bytes, name: path), graph: graph)
+    let metadata = try AssetMetadata.read(.data(bytes, name: path))
+    return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)
+  }
+
+  /// The change log after `sequence`, oldest first, at most `limit` entries: what a client
+  /// that saw `sequence` has missed (see ``CatalogChange``).
+  public func changes(since sequence: Int64, limit: Int = 1000) throws(DarkroomError)
+    -> [CatalogChange]
+  {
+    try catalogCall { try $0.changes(since: sequence, limit: limit) }
+  }
+
+  /// The change log's latest sequence number (0 before any change).
+  public func lastChange() throws(DarkroomError) -> Int64 {
+    try catalogCall { try $0.lastChange() }
+  }
+
+  /// Every id a query matches, in its order (no paging): what a batch over "all of these"
+  /// works on.
+  public func assetIDs(matching query: AssetQuery) throws(DarkroomError) -> [AssetID] {
+    try catalogCall { try $0.ids(query) }
+  }
+
+  private func editablePath(_ id: AssetID) throws(DarkroomError) -> String {
+    let asset = try asset(id)
+    let path = path(of: asset)
+    if asset.trashedAt != nil {
+      throw DarkroomError(.invalidArgument, file: path, "is in the trash: restore it first")
+    }
+    if asset.isOffline {
+      throw DarkroomError(.notFound, file: path, "is offline: its folder is out of reach")
+    }
+    return path
+  }
+}

@@ -1,0 +1,132 @@
+import FoundationEssentials
+
+/// One action over many of a library's assets, by id: apply a graph, revert, move to the
+/// trash or restore. What a gallery's toolbar does to a selection (the server's batch jobs),
+/// with progress for each asset and the catalog brought up to date before it ends.
+///
+/// ```swift
+/// var batch = LibraryBatch(.apply(Presets.named("noir")!), ids: ids)
+/// batch.jobs = 2
+/// let counts = library.run(batch) { outcome, counts in print(counts.done, "/", counts.total) }
+/// ```
+public struct LibraryBatch: Sendable {
+  /// What is done to each asset.
+  public enum Action: Sendable, Equatable {
+    /// Renders the graph as the asset's edit (replacing any edit it had).
+    case apply(FilterGraph)
+    /// Restores the original.
+    case revert
+    case trash
+    case restore
+
+    /// The action's name, as the server's API spells it.
+    public var name: String {
+      switch self {
+      case .apply: "apply"
+      case .revert: "revert"
+      case .trash: "trash"
+      case .restore: "restore"
+      }
+    }
+  }
+
+  /// What happened to one asset.
+  public struct Outcome: Sendable, Codable, Equatable {
+    public var id: AssetID
+    public var status: BatchOutcome.Status
+    /// Why it failed.
+    public var error: String?
+  }
+
+  public var action: Action
+  public var ids: [AssetID]
+  /// Assets worked on at once (apply only; the others are quick file moves).
+  public var jobs = 1
+  /// The editor (and so the renderer, and its worker processes) that applies and reverts.
+  public var editor = Editor()
+
+  public init(_ action: Action, ids: [AssetID]) {
+    self.action = action
+    self.ids = ids
+  }
+}
+
+extension Library {
+  /// Runs a batch, calling `progress` after each asset (from the batch's threads, one call
+  /// at a time), and returns the counts. An asset that fails is counted and reported; the
+  /// others go on. `shouldStop` is asked between trash, restore and revert steps (the ones
+  /// left are `notStarted`); an apply runs to its end.
+  /// The catalog is brought up to date (the edited folders scanned again) before this
+  /// returns.
+  public func run(
+    _ batch: LibraryBatch, shouldStop: @escaping @Sendable () -> Bool = { false },
+    progress: @escaping @Sendable (LibraryBatch.Outcome, BatchCounts) -> Void = { _, _ in }
+  ) -> BatchCounts {
+    var paths: [String: AssetID] = [:]
+    var inputs: [BatchInput] = []
+    var counts = BatchCounts(total: batch.ids.count)
+    var folders = Set<String>()
+    func report(_ id: AssetID, _ error: DarkroomError?) {
+      if error == nil { counts.done += 1 } else { counts.failed += 1 }
+      progress(
+        .init(id: id, status: error == nil ? .done : .failed, error: error?.description), counts)
+    }
+    for id in batch.ids {
+      do throws(DarkroomError) {
+        let asset = try asset(id)
+        if case .apply = batch.action {
+          guard asset.trashedAt == nil else {
+            throw DarkroomError(.invalidArgument, file: asset.path, "is in the trash")
+          }
+          let path = path(of: asset)
+          paths[path] = id
+          inputs.append(BatchInput(path: path, relativePath: asset.path))
+          folders.insert(FilePath(path).parent)
+        } else {
+          guard !shouldStop() else {
+            counts.notStarted += 1
+            continue
+          }
+          switch batch.action {
+          case .trash: try trash([id])
+          case .restore: try restore([id])
+          default:
+            let path = path(of: asset)
+            if try batch.editor.revert(path) != .notEdited { folders.insert(FilePath(path).parent) }
+          }
+          report(id, nil)
+        }
+      } catch {
+        report(id, error)
+      }
+    }
+    if case .apply(let graph) = batch.action, !inputs.isEmpty {
+      var request = ApplyRequest(inputs: inputs, graph: graph)
+      request.jobs = batch.jobs
+      request.editor = batch.editor
+      if let job = try? ApplyJob(request) {
+        let before = counts
+        let applied = job.run { [paths] outcome, applied in
+          var now = before
+          now.done += applied.done + applied.skipped
+          now.failed += applied.failed
+          guard let id = paths[outcome.file] else { return }
+          progress(
+            .init(
+              id: id, status: outcome.status == .skipped ? .done : outcome.status,
+              error: outcome.error), now)
+        }
+        counts.done += applied.done + applied.skipped
+        counts.failed += applied.failed
+        counts.notStarted += applied.notStarted
+      }
+    }
+    if !folders.isEmpty {
+      var options = ScanOptions()
+      options.recursive = false
+      _ = try? scan(
+        folders: folders.map { ScanRoot(folder: $0, recursive: false) }, options: options)
+    }
+    return counts
+  }
+}

@@ -1,0 +1,205 @@
+import Crypto
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A file arriving into a library a piece at a time (an HTTP upload): written to a temporary
+/// file in its folder and hashed as it arrives, then checked, and only then named and
+/// catalogued. Content the library already holds is reported, not stored twice.
+///
+/// ```swift
+/// let upload = try Upload(into: library, name: "IMG_0001.jpg")
+/// for chunk in body { try upload.append(chunk) }
+/// switch try upload.finish() {
+/// case .added(let asset): print("new", asset.id)
+/// case .duplicate(let asset): print("already there as", asset.id)
+/// }
+/// ```
+///
+/// An upload that is never finished (the client went away) leaves nothing: its temporary
+/// file is removed when the `Upload` is. One task owns an `Upload`; it is not `Sendable`.
+public final class Upload {
+  /// What a finished upload became.
+  public enum Outcome: Sendable, Equatable {
+    /// A new asset, named and catalogued.
+    case added(Asset)
+    /// The library already had these bytes: this asset. Nothing was stored.
+    case duplicate(Asset)
+  }
+
+  /// What an upload may be.
+  public struct Limits: Sendable {
+    /// Bytes, at most (200 MiB unless set).
+    public var maxBytes: Int64 = 200 << 20
+    /// Pixels of an image, at most, read from its header.
+    public var maxPixels = Renderer().maxPixels
+    public init() {}
+  }
+
+  /// The folder, relative to the library's root, that uploads go to unless told otherwise.
+  public static let defaultFolder = "Uploads"
+
+  let library: Library
+  let folder: String
+  let name: String
+  let limits: Limits
+  let temporary: String
+  private var fd: Int32
+  private var hasher = SHA256()
+  private(set) public var byteCount: Int64 = 0
+  /// The temporary file is gone: linked into place, or abandoned.
+  private var finished = false
+
+  /// Starts an upload of a file called `name` (only its last component is used, cleaned of
+  /// anything a file name should not hold) into `folder` of the library.
+  ///
+  /// - Throws: `invalidArgument` for a folder outside the library; `io` when the folder or the
+  ///   temporary file cannot be made.
+  public init(
+    into library: Library, name: String, folder: String = Upload.defaultFolder,
+    limits: Limits = Limits()
+  ) throws(DarkroomError) {
+    guard let folder = Self.safeFolder(folder) else {
+      throw DarkroomError(.invalidArgument, "the folder must be a plain path inside the library")
+    }
+    self.library = library
+    self.folder = library.root.path + (folder.isEmpty ? "" : "/" + folder)
+    self.name = Self.safeName(name)
+    self.limits = limits
+    try Folders.create(self.folder)
+    temporary = self.folder + "/.upload.\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
+    fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw AtomicFile.writeError(self.folder + "/" + self.name, errno) }
+  }
+
+  deinit { abandon() }
+
+  /// Adds the next bytes.
+  ///
+  /// - Throws: `tooLarge` past ``Limits/maxBytes`` (the upload is then abandoned); `io` when
+  ///   the bytes cannot be written.
+  public func append(_ bytes: UnsafeRawBufferPointer) throws(DarkroomError) {
+    byteCount += Int64(bytes.count)
+    guard byteCount <= limits.maxBytes else {
+      abandon()
+      throw DarkroomError(
+        .tooLarge, file: name, "is larger than the upload limit of \(limits.maxBytes) bytes")
+    }
+    hasher.update(bufferPointer: bytes)
+    guard let start = bytes.baseAddress else { return }
+    var offset = 0
+    while offset < bytes.count {
+      let n = write(fd, start + offset, bytes.count - offset)
+      if n < 0 {
+        if errno == EINTR { continue }
+        let error = AtomicFile.writeError(folder + "/" + name, errno)
+        abandon()
+        throw error
+      }
+      offset += n
+    }
+  }
+
+  /// Removes what arrived so far (after ``finish()``, only the temporary name); the upload
+  /// can no longer be finished.
+  public func abandon() {
+    if fd >= 0 { close(fd) }
+    fd = -1
+    if !finished { unlink(temporary) }
+    finished = true
+  }
+
+  /// Checks what arrived and, if it is a photo or video within the limits that the library
+  /// lacks, names it (never over another file: `name-2.jpg` if `name.jpg` is taken), makes it
+  /// durable and catalogues it.
+  ///
+  /// - Throws: `empty`, `unsupportedFormat` (neither an image nor a video, read by content),
+  ///   `tooLarge` (over ``Limits/maxPixels``) or what reading its header throws, each naming
+  ///   the uploaded name; `io` when it cannot be written. Nothing is left behind.
+  public func finish() throws(DarkroomError) -> Outcome {
+    guard !finished, fd >= 0 else {
+      throw DarkroomError(.invalidArgument, file: name, "the upload was abandoned")
+    }
+    defer { abandon() }
+    guard fsync(fd) == 0 else { throw AtomicFile.writeError(folder + "/" + name, errno) }
+    close(fd)
+    fd = -1
+    guard byteCount > 0 else { throw DarkroomError(.empty, file: name, "is empty (0 bytes)") }
+    try check()
+    let hash = ContentHash(digest: hasher.finalize())
+    if let existing = try library.catalogCall({ try $0.assets(withHash: hash.hex) }).first {
+      return .duplicate(existing)
+    }
+    let path = try place()
+    abandon()  // the file is in place under its name; the temporary name goes
+    AtomicFile.syncFolder(folder)
+    var options = ScanOptions()
+    options.recursive = false
+    options.jobs = 1
+    _ = try library.scan(folder, options: options)
+    guard let asset = try library.asset(atPath: path) else {
+      throw DarkroomError(.io, file: path, "was stored but is not in the catalog")
+    }
+    return .added(asset)
+  }
+
+  /// What arrived is an image within the pixel limit, or a video, judged by content.
+  private func check() throws(DarkroomError) {
+    let file = try InputFile(temporary)
+    let head = try file.read(at: 0, count: min(file.size, 64))
+    if VideoHeader.recognises(head[...]) { return }
+    let metadata: AssetMetadata
+    do {
+      metadata = try AssetMetadata.read(path: temporary)
+    } catch {
+      var error = error
+      error.file = name
+      if error.kind == .corrupt || error.kind == .unsupportedFormat || error.kind == .truncated {
+        error = DarkroomError(
+          .unsupportedFormat, file: name,
+          "is not a photo or video Darkroom reads (\(error.message))")
+      }
+      throw error
+    }
+    guard metadata.width * metadata.height <= limits.maxPixels else {
+      throw DarkroomError(
+        .tooLarge, file: name,
+        "is \(metadata.width)x\(metadata.height): more than \(limits.maxPixels) pixels")
+    }
+  }
+
+  /// Links the temporary file to its first free name, which never replaces a file.
+  private func place() throws(DarkroomError) -> String {
+    let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+    let stem = dot.map { String(name[..<$0]) } ?? name
+    let suffix = dot.map { String(name[$0...]) } ?? ""
+    for n in 1...10_000 {
+      let candidate = folder + "/" + (n == 1 ? name : "\(stem)-\(n)\(suffix)")
+      if link(temporary, candidate) == 0 { return candidate }
+      guard errno == EEXIST else { throw AtomicFile.writeError(candidate, errno) }
+    }
+    throw DarkroomError(.io, file: folder + "/" + name, "no free name: 10,000 taken")
+  }
+
+  /// A file name's last component, without control characters, slashes or a leading dot,
+  /// at most 200 bytes; `upload` when nothing is left.
+  public static func safeName(_ name: String) -> String {
+    let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+    var cleaned = String(
+      last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
+    while cleaned.hasPrefix(".") || cleaned.hasPrefix(" ") { cleaned.removeFirst() }
+    while cleaned.utf8.count > 200 { cleaned.removeFirst() }
+    return cleaned.isEmpty ? "upload" : cleaned
+  }
+
+  /// A relative folder of plain components (no `..`, `.`, hidden or empty ones); nil if not.
+  static func safeFolder(_ folder: String) -> String? {
+    let parts = folder.split(separator: "/", omittingEmptySubsequences: true)
+    guard !folder.hasPrefix("/"),
+      parts.allSatisfy({ !$0.hasPrefix(".") && !$0.contains("\0") && !$0.contains("\\") })
+    else { return nil }
+    return parts.joined(separator: "/")
+  }
+}

@@ -1,0 +1,154 @@
+import ArgumentParser
+import Darkroom
+import DarkroomServer
+import Dispatch
+import Logging
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+struct ServeCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "serve",
+    abstract: "Serve a library over HTTP: a JSON API and a web gallery.",
+    usage: "darkroom serve [<dir>] [--host <host>] [--port <port>] [--token-file <file>]",
+    discussion: """
+      The gallery is at / (albums, thumbnails, a viewer and editor, upload), the
+      API at /api (docs/openapi.yaml describes it), metrics at /metrics.
+
+      Access needs a token: --token-file names a file of lines `read TOKEN` or
+      `write TOKEN`. Without one, a write token is made and printed at start.
+      Scripts send `Authorization: Bearer TOKEN`; the gallery logs in with it.
+
+      It listens on loopback; --host 0.0.0.0 opens it to your network (TLS is
+      a reverse proxy's job: see the README). Ctrl-C or SIGTERM stops it after
+      the requests and batch jobs under way.
+
+      Examples:
+        darkroom scan ~/Pictures && darkroom serve ~/Pictures
+        darkroom serve ~/Pictures --host 0.0.0.0 --token-file ~/.darkroom-tokens
+      """)
+
+  @Argument(help: "The library (default: the one containing the current folder).")
+  var directory: String?
+
+  @Option(help: "The address to listen on.")
+  var host = "127.0.0.1"
+
+  @Option(help: "The port (0: any free one).")
+  var port = 8080
+
+  @Option(help: ArgumentHelp("Tokens: lines of `read TOKEN` or `write TOKEN`.", valueName: "file"))
+  var tokenFile: String?
+
+  @Option(help: ArgumentHelp("Requests a second per client (0: no limit).", valueName: "n"))
+  var rateLimit = 200.0
+
+  @Option(help: ArgumentHelp("Cold renders that may wait before 503.", valueName: "n"))
+  var renderQueue = 64
+
+  @Option(help: ArgumentHelp("Largest upload, in bytes.", valueName: "bytes"))
+  var maxUploadBytes: Int64 = 200 << 20
+
+  @Option(help: "trace, debug, info (a line per request), warning or error.")
+  var logLevel = "info"
+
+  @Flag(help: "Decode in this process instead of worker processes.")
+  var noWorkers = false
+
+  @OptionGroup var limits: LimitOptions
+
+  func validate() throws {
+    guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
+    guard rateLimit >= 0 else { throw ValidationError("--rate-limit takes 0 or more") }
+    guard Logger.Level(rawValue: logLevel) != nil else {
+      throw ValidationError("--log-level takes trace, debug, info, notice, warning or error")
+    }
+  }
+
+  func run() throws {
+    let start = directory ?? "."
+    guard let library = Library.containing(start), library.hasCatalog else {
+      throw DarkroomError(
+        .notFound, file: start, "no library with a catalog here (darkroom scan DIR makes one)")
+    }
+    var configuration = ServerConfiguration()
+    configuration.host = host
+    configuration.port = port
+    configuration.rateLimit = rateLimit
+    configuration.rateBurst = max(rateLimit * 2, 1)
+    configuration.renderQueueBound = renderQueue
+    configuration.uploadLimits.maxBytes = maxUploadBytes
+    configuration.uploadLimits.maxPixels = limits.maxPixels
+    var renderer = limits.apply(to: Renderer())
+    if !noWorkers {
+      renderer.workers = WorkerPool(workerConfiguration(jobs: configuration.renderSlots))
+    }
+    configuration.renderer = renderer
+    var newToken: String?
+    if let tokenFile {
+      configuration.tokens = try Tokens(file: tokenFile)
+    } else {
+      let token = Tokens.random()
+      configuration.tokens.add(token, .write)
+      newToken = token
+    }
+    let server = try DarkroomServer(library: library, configuration: configuration)
+    var logger = Logger(label: "darkroom")
+    logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+    let (host, root, madeToken) = (host, library.root.path, newToken)
+    let application = server.application(logger: logger) { port in
+      var lines = ["darkroom serve: \(root)"]
+      let addresses = host == "0.0.0.0" ? NetworkAddresses.local() : [host]
+      for address in addresses { lines.append("  open http://\(address):\(port)/") }
+      if let madeToken { lines.append("  write token (log in with it): \(madeToken)") }
+      printLine(lines.joined(separator: "\n"))
+    }
+    let done = DispatchSemaphore(value: 0)
+    let failure = FailureBox()
+    Task {
+      do {
+        try await application.runService()
+      } catch {
+        failure.set(error)
+      }
+      done.signal()
+    }
+    done.wait()
+    renderer.workers?.shutDown()
+    if let error = failure.error { throw error }
+  }
+}
+
+/// The error the server's task ended with, read once it has ended.
+private final class FailureBox: @unchecked Sendable {
+  private(set) var error: (any Error)?
+  func set(_ error: any Error) { self.error = error }
+}
+
+/// This machine's IPv4 addresses other than loopback: where a phone on the LAN reaches it.
+enum NetworkAddresses {
+  static func local() -> [String] {
+    var first: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&first) == 0, let list = first else { return ["0.0.0.0"] }
+    defer { freeifaddrs(list) }
+    var addresses: [String] = []
+    var item: UnsafeMutablePointer<ifaddrs>? = list
+    while let current = item {
+      defer { item = current.pointee.ifa_next }
+      guard let address = current.pointee.ifa_addr, address.pointee.sa_family == UInt16(AF_INET)
+      else { continue }
+      var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+      if getnameinfo(
+        address, socklen_t(MemoryLayout<sockaddr_in>.size), &host, socklen_t(host.count), nil, 0,
+        NI_NUMERICHOST) == 0
+      {
+        let text = String(
+          decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if !text.hasPrefix("127.") { addresses.append(text) }
+      }
+    }
+    return addresses.isEmpty ? ["0.0.0.0"] : addresses
+  }
+}

@@ -1,0 +1,529 @@
+import Darkroom
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The JSON API under `/api` (described in `docs/openapi.yaml`): thin routes over `Library`.
+struct API: Sendable {
+  let library: Library
+  let configuration: ServerConfiguration
+  let queue: RenderQueue
+  let jobs: Jobs
+
+  static let json = "application/json; charset=utf-8"
+
+  func add(to router: Router<DarkroomRequestContext>) {
+    let api = router.group("api")
+    api.get("assets") { request, _ in try await listAssets(request) }
+    api.get("assets/:id") { _, context in
+      let id = try Self.assetID(context)
+      let asset = try await blocking { [library] () throws(DarkroomError) in try library.asset(id) }
+      return try Self.encode(APIAsset(asset))
+    }
+    api.get("assets/:id/history") { _, context in
+      let id = try Self.assetID(context)
+      let history = try await blocking { [library] () throws(DarkroomError) in
+        try library.editHistory(id)
+      }
+      return try Self.encode(APIHistory(history))
+    }
+    api.post("assets/:id/edit") { request, context in
+      let id = try Self.assetID(context)
+      let body = try await request.decode(as: EditBody.self, context: context)
+      let graph = try body.filterGraph()
+      let mode: Editor.Mode = body.mode == "append" ? .append : .replace
+      let editor = editor
+      let result = try await blocking { [library] () throws(DarkroomError) in
+        try library.edit(id, with: graph, mode: mode, editor: editor)
+      }
+      return try Self.encode(APIAdjustment(result.adjustment))
+    }
+    api.post("assets/:id/revert") { request, context in
+      let id = try Self.assetID(context)
+      let body = try await Self.optionalBody(RevertBody.self, request, context)
+      let editor = editor
+      let outcome = try await blocking { [library] () throws(DarkroomError) in
+        try library.revert(id, to: body?.version, editor: editor)
+      }
+      return try Self.encode(APIRevert(outcome))
+    }
+    api.post("assets/:id/preview") { request, context in
+      let id = try Self.assetID(context)
+      let body = try await request.decode(as: EditBody.self, context: context)
+      let graph = try body.filterGraph()
+      var spec = RenditionSpec(.fullscreen)
+      let size = body.size ?? 1280
+      guard (64...4096).contains(size) else { throw APIError.badRequest("size takes 64 to 4096") }
+      (spec.screenWidth, spec.screenHeight) = (size, size)
+      spec.quality = 80
+      let renderer = configuration.renderer
+      let previewSpec = spec
+      let rendition = try await queue.rendition("preview-\(Tokens.random())") {
+        [library] () throws(DarkroomError) in
+        try library.preview(id, graph: graph, previewSpec, renderer: renderer)
+      }
+      var headers: HTTPFields = [.contentType: "image/jpeg", .cacheControl: "no-store"]
+      headers[.contentLength] = String(rendition.bytes.count)
+      return Response(
+        status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
+    }
+    api.put("assets/:id/favourite") { request, context in
+      let id = try Self.assetID(context)
+      let body = try await request.decode(as: FavouriteBody.self, context: context)
+      try await blocking { [library] () throws(DarkroomError) in
+        try library.edit(.favourite([id], body.favourite))
+      }
+      return try Self.encode(APIAsset(try library.asset(id)))
+    }
+    api.get("assets/:id/:rep") { request, context in
+      try await representation(request, context)
+    }
+    api.get("albums") { _, _ in
+      let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
+      return try Self.encode(APIAlbums(albums: albums))
+    }
+    api.post("albums") { request, context in
+      let body = try await request.decode(as: AlbumBody.self, context: context)
+      let change = try body.change()
+      try await blocking { [library] () throws(DarkroomError) in try library.edit(change) }
+      let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
+      return try Self.encode(APIAlbums(albums: albums))
+    }
+    api.get("filters") { _, _ in
+      try Self.encode(
+        APIFilters(
+          presets: Presets.all.map { .init(name: $0.name, description: $0.graph.description) }))
+    }
+    api.post("jobs") { request, context in
+      let body = try await request.decode(as: JobBody.self, context: context)
+      let action = try body.batchAction()
+      let ids = try await ids(in: body.selection)
+      let job = jobs.start(LibraryBatch(action, ids: ids))
+      var response = try Self.encode(job.status, status: .accepted)
+      response.headers[.location] = "/api/jobs/\(job.id)"
+      return response
+    }
+    api.get("jobs/:id") { _, context in
+      try Self.encode(try job(context).status)
+    }
+    api.get("jobs/:id/events") { _, context in
+      let job = try job(context)
+      return Self.eventStream { writer in
+        for await event in job.events() {
+          switch event {
+          case .progress(let status, let outcome):
+            try await writer.event(
+              "progress", Self.jsonText(JobProgress(status: status, outcome: outcome)))
+          case .finished(let status):
+            try await writer.event("done", Self.jsonText(status))
+          }
+        }
+      }
+    }
+    api.get("trash") { _, _ in
+      let assets = try await blocking { [library] () throws(DarkroomError) in
+        try library.trashedAssets()
+      }
+      return try Self.encode(APIAssets(assets: assets.map(APIAsset.init), count: assets.count))
+    }
+    api.post("trash/empty") { _, _ in
+      let emptied = try await blocking { [library] () throws(DarkroomError) in
+        try library.emptyTrash()
+      }
+      return try Self.encode(emptied)
+    }
+    api.get("duplicates") { request, _ in
+      let near = request.uri.queryParameters["near"].map { $0 == "true" || $0 == "1" } ?? false
+      let groups = try await blocking { [library] () throws(DarkroomError) in
+        try library.duplicates(near: near)
+      }
+      return try Self.encode(APIDuplicates(groups: groups))
+    }
+    api.post("uploads") { request, context in try await upload(request, context) }
+    api.post("download") { request, context in try await download(request, context) }
+    api.get("changes") { request, _ in try changeFeed(request) }
+  }
+
+  var editor: Editor {
+    var editor = Editor()
+    editor.renderer = configuration.renderer
+    return editor
+  }
+
+  // MARK: Assets
+
+  func listAssets(_ request: Request) async throws -> Response {
+    var parameters: [(name: String, value: String)] = []
+    var limit = 100
+    for (name, value) in request.uri.queryParameters {
+      let (name, value) = (String(name), String(value))
+      if name == "limit" {
+        guard let n = Int(value), (1...1000).contains(n) else {
+          throw APIError.badRequest("limit takes 1 to 1000; not \(value)")
+        }
+        limit = n
+      } else if AssetQuery.parameterNames.contains(name) {
+        parameters.append((name, value))
+      } else {
+        throw APIError.badRequest(
+          "unknown parameter \(name): this call takes \(AssetQuery.parameterNames.joined(separator: ", ")), limit"
+        )
+      }
+    }
+    let query = try AssetQuery(parameters: parameters)
+    let pageSize = limit
+    let page = try await blocking { [library] () throws(DarkroomError) -> APIAssets in
+      let result = try library.assets(matching: query)
+      let assets = try result.assets(in: 0..<min(pageSize, result.count))
+      let next = result.count > pageSize ? assets.last?.id.rawValue : nil
+      return APIAssets(assets: assets.map(APIAsset.init), count: result.count, next: next)
+    }
+    return try Self.encode(page)
+  }
+
+  static func assetID(_ context: DarkroomRequestContext) throws -> AssetID {
+    let text = context.parameters.get("id") ?? ""
+    guard let id = AssetID(text) else {
+      throw APIError.notFound("not an asset id: \(text.prefix(64))")
+    }
+    return id
+  }
+
+  func job(_ context: DarkroomRequestContext) throws -> Job {
+    let id = context.parameters.get("id") ?? ""
+    guard let job = jobs.job(id) else { throw APIError.notFound("no such job: \(id.prefix(64))") }
+    return job
+  }
+
+  // MARK: Representations
+
+  func representation(_ request: Request, _ context: DarkroomRequestContext) async throws
+    -> Response
+  {
+    let id = try Self.assetID(context)
+    let name = context.parameters.get("rep") ?? ""
+    guard let representation = Representation(rawValue: name) else {
+      throw APIError.notFound(
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
+    }
+    var spec = RenditionSpec(representation)
+    let query = request.uri.queryParameters
+    if let text = query["size"] {
+      guard let size = Int(text), (16...4096).contains(size) else {
+        throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
+      }
+      if representation == .fullscreen {
+        (spec.screenWidth, spec.screenHeight) = (size, size)
+      } else {
+        spec.size = size
+      }
+    }
+    if let text = query["format"] {
+      guard let format = ImageFormat(rawValue: String(text)), Self.webFormats.contains(format)
+      else {
+        throw APIError.badRequest("format takes jpeg, png, webp or avif; not \(text.prefix(32))")
+      }
+      spec.format = format
+    }
+    // Only `full` keeps the file's metadata: a thumbnail carries no location.
+    if representation != .full { spec.metadata = .strip }
+    let asset = try library.asset(id)
+    let tag = "\"" + Representations.tag(content: asset.contentHash, spec) + "\""
+    var headers: HTTPFields = [.eTag: tag]
+    headers[.cacheControl] =
+      query["v"].map { $0 == APIAsset.version(asset) } == true
+      ? "public, max-age=31536000, immutable" : "no-cache"
+    if representation == .full { headers[.acceptRanges] = "bytes" }
+    if let match = request.headers[.ifNoneMatch],
+      match == "*"
+        || match.split(separator: ",").contains(where: {
+          $0.trimmingCharacters(in: .whitespaces) == tag
+        })
+    {
+      return Response(status: .notModified, headers: headers)
+    }
+    let path = library.path(of: asset)
+    let representations = Representations(cache: RenditionCache(folder: library.cacheFolder))
+    let rendition: Rendition
+    if let cached = representations.cachedRendition(ofFile: path, spec) {
+      rendition = cached
+    } else {
+      let renderer = configuration.renderer
+      let spec = spec
+      rendition = try await queue.rendition(tag) { [library] () throws(DarkroomError) in
+        try library.render(id, spec, renderer: renderer)
+      }
+    }
+    headers[.contentType] = Self.mediaType(rendition.format)
+    var bytes = rendition.bytes[...]
+    var status = HTTPResponse.Status.ok
+    if representation == .full, let range = request.headers[.range] {
+      switch Self.byteRange(range, count: bytes.count) {
+      case .whole: break
+      case .part(let part):
+        status = .partialContent
+        headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(bytes.count)"
+        bytes = bytes[part]
+      case .unsatisfiable:
+        var error = APIError(
+          .rangeNotSatisfiable, "range", "the range is outside the \(bytes.count) bytes")
+        error.headers[.contentRange] = "bytes */\(bytes.count)"
+        throw error
+      }
+    }
+    headers[.contentLength] = String(bytes.count)
+    return Response(
+      status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  static let webFormats: [ImageFormat] = [.jpeg, .png, .webp, .avif]
+
+  static func mediaType(_ format: ImageFormat) -> String {
+    switch format {
+    case .jpeg: "image/jpeg"
+    case .png: "image/png"
+    case .webp: "image/webp"
+    case .avif: "image/avif"
+    case .heic: "image/heic"
+    case .tiff: "image/tiff"
+    }
+  }
+
+  enum ByteRange: Equatable {
+    case whole
+    case part(Range<Int>)
+    case unsatisfiable
+  }
+
+  /// One `bytes=` range of `count` bytes (several ranges, or a form not understood, are
+  /// answered with the whole).
+  static func byteRange(_ header: String, count: Int) -> ByteRange {
+    guard header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
+    let parts = header.dropFirst(6).split(
+      separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2 else { return .whole }
+    let (first, last) = (Int(parts[0]), Int(parts[1]))
+    switch (parts[0].isEmpty, parts[1].isEmpty) {
+    case (true, false):
+      guard let suffix = last, suffix > 0 else { return .unsatisfiable }
+      return .part(max(0, count - suffix)..<count)
+    case (false, _):
+      guard let start = first, start < count else { return .unsatisfiable }
+      let end = parts[1].isEmpty ? count - 1 : min(count - 1, last ?? -1)
+      guard end >= start else { return .unsatisfiable }
+      return .part(start..<(end + 1))
+    default: return .whole
+    }
+  }
+
+  // MARK: Selections
+
+  /// The ids a selection names: a list, or a query ("all of this album") less some.
+  func ids(in selection: Selection) async throws -> [AssetID] {
+    if let ids = selection.ids {
+      guard ids.count <= 100_000 else { throw APIError.badRequest("at most 100,000 ids") }
+      return try ids.map { text in
+        guard let id = AssetID(text) else {
+          throw APIError.badRequest("not an asset id: \(text.prefix(64))")
+        }
+        return id
+      }
+    }
+    guard let parameters = selection.query else {
+      throw APIError.badRequest("a selection takes ids (a list) or query (list parameters)")
+    }
+    for name in parameters.keys where !AssetQuery.parameterNames.contains(name) {
+      throw APIError.badRequest("unknown query parameter \(name)")
+    }
+    let query = try AssetQuery(
+      parameters: parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    let except = Set((selection.except ?? []).compactMap(AssetID.init))
+    let ids = try await blocking { [library] () throws(DarkroomError) in
+      try library.assetIDs(matching: query)
+    }
+    return except.isEmpty ? ids : ids.filter { !except.contains($0) }
+  }
+
+  // MARK: Upload and download
+
+  func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let query = request.uri.queryParameters
+    guard let name = query["name"].map(String.init), !name.isEmpty else {
+      throw APIError.badRequest("name (the file's name) is required")
+    }
+    let limits = configuration.uploadLimits
+    if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
+      throw APIError(
+        .contentTooLarge, "too-large",
+        "\(Upload.safeName(name)): is larger than the upload limit of \(limits.maxBytes) bytes")
+    }
+    let upload = try Upload(
+      into: library, name: name, folder: query["folder"].map(String.init) ?? Upload.defaultFolder,
+      limits: limits)
+    for try await buffer in request.body {
+      try buffer.withUnsafeReadableBytes { bytes throws(DarkroomError) in try upload.append(bytes) }
+    }
+    switch try upload.finish() {
+    case .added(let asset):
+      return try Self.encode(APIUpload(status: "added", asset: APIAsset(asset)), status: .created)
+    case .duplicate(let asset):
+      return try Self.encode(APIUpload(status: "duplicate", asset: APIAsset(asset)))
+    }
+  }
+
+  func download(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let body = try await request.body.collect(upTo: context.maxUploadSize)
+    let selection: Selection
+    if request.headers[.contentType]?.hasPrefix(AccessMiddleware.formType) == true {
+      selection = Selection(form: AccessMiddleware.formPairs(String(buffer: body)))
+    } else {
+      selection = try JSONDecoder().decode(Selection.self, from: Data(buffer: body))
+    }
+    let ids = try await ids(in: selection)
+    let assets = try await blocking { [library] () throws(DarkroomError) in
+      try ids.map { id throws(DarkroomError) in try library.asset(id) }.filter { !$0.isOffline }
+    }
+    guard assets.count <= ZipStream.maxEntries,
+      assets.reduce(UInt64(0), { $0 + UInt64($1.byteSize) + 200 }) < ZipStream.maxBytes
+    else {
+      throw APIError(
+        .contentTooLarge, "too-large", "a zip holds at most 4 GiB and 65,535 files: select fewer")
+    }
+    let library = library
+    let headers: HTTPFields = [
+      .contentType: "application/zip",
+      .contentDisposition: "attachment; filename=\"darkroom-\(assets.count).zip\"",
+      .cacheControl: "no-store",
+    ]
+    return Response(
+      status: .ok, headers: headers,
+      body: ResponseBody { writer in
+        var zip = ZipStream()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        for asset in assets {
+          let name = asset.trashedFrom ?? asset.path
+          let fd = open(library.path(of: asset), O_RDONLY | O_CLOEXEC)
+          guard fd >= 0 else { continue }
+          defer { close(fd) }
+          try await writer.write(ByteBuffer(bytes: zip.header(name)))
+          var crc: UInt32 = 0
+          var size: UInt64 = 0
+          while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            buffer.withUnsafeBytes {
+              crc = CRC32.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+            }
+            size += UInt64(n)
+            try await writer.write(ByteBuffer(bytes: buffer[0..<n]))
+          }
+          try await writer.write(ByteBuffer(bytes: zip.descriptor(crc: crc, size: size)))
+        }
+        try await writer.write(ByteBuffer(bytes: zip.end()))
+        try await writer.finish(nil)
+      })
+  }
+
+  // MARK: Change feed
+
+  /// The library's change log as server-sent events, each with its sequence number as its
+  /// id, from `since` (or `Last-Event-ID`; the latest if neither); `follow=false` ends once
+  /// caught up.
+  func changeFeed(_ request: Request) throws -> Response {
+    let query = request.uri.queryParameters
+    var since: Int64? = nil
+    if let text = request.headers[.lastEventID] ?? query["since"].map(String.init) {
+      guard let value = Int64(text), value >= 0 else {
+        throw APIError.badRequest("since takes a change's sequence number; not \(text.prefix(32))")
+      }
+      since = value
+    }
+    let follow = query["follow"].map { $0 != "false" && $0 != "0" } ?? true
+    let library = library
+    let interval = configuration.changePollInterval
+    let start = try since ?? library.lastChange()
+    return Self.eventStream { writer in
+      var cursor = start
+      try await writer.comment("from \(cursor)")
+      var quiet = ContinuousClock.now
+      while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        let changes = try library.changes(since: cursor, limit: 500)
+        for change in changes {
+          try await writer.event("change", Self.jsonText(change), id: String(change.sequence))
+          cursor = change.sequence
+        }
+        if changes.count == 500 { continue }
+        if !follow { break }
+        if ContinuousClock.now - quiet > .seconds(15) {
+          try await writer.comment("still here")
+          quiet = .now
+        }
+        try await Task.sleep(for: interval)
+      }
+    }
+  }
+
+  // MARK: Encoding
+
+  static func encode(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response
+  {
+    let bytes = try jsonBytes(value)
+    return Response(
+      status: status,
+      headers: [
+        .contentType: json, .cacheControl: "no-store", .contentLength: String(bytes.count),
+      ],
+      body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  static func jsonBytes(_ value: some Encodable) throws -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return Array(try encoder.encode(value))
+  }
+
+  static func jsonText(_ value: some Encodable) throws -> String {
+    String(decoding: try jsonBytes(value), as: UTF8.self)
+  }
+
+  static func optionalBody<T: Decodable>(
+    _ type: T.Type, _ request: Request, _ context: DarkroomRequestContext
+  ) async throws -> T? {
+    let body = try await request.body.collect(upTo: context.maxUploadSize)
+    guard body.readableBytes > 0 else { return nil }
+    return try JSONDecoder().decode(T.self, from: Data(buffer: body))
+  }
+
+  /// A `text/event-stream` response written by `body`.
+  static func eventStream(
+    _ body: @escaping @Sendable (inout EventWriter) async throws -> Void
+  ) -> Response {
+    Response(
+      status: .ok,
+      headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+      body: ResponseBody { writer in
+        var events = EventWriter(writer: writer)
+        try await body(&events)
+        try await events.writer.finish(nil)
+      })
+  }
+}
+
+/// Writes server-sent events.
+struct EventWriter {
+  var writer: any ResponseBodyWriter
+
+  mutating func event(_ name: String, _ data: String, id: String? = nil) async throws {
+    var text = id.map { "id: \($0)\n" } ?? ""
+    text += "event: \(name)\n"
+    for line in data.split(separator: "\n", omittingEmptySubsequences: false) {
+      text += "data: \(line)\n"
+    }
+    try await writer.write(ByteBuffer(string: text + "\n"))
+  }
+
+  mutating func comment(_ text: String) async throws {
+    try await writer.write(ByteBuffer(string: ": \(text)\n\n"))
+  }
+}

@@ -1,0 +1,204 @@
+import Darkroom
+import Foundation
+
+/// An asset as the API shows it: the catalog's fields, and `version`, the first 12 hex
+/// digits of its content hash, which a representation URL carries to be cached for good.
+/// No server path: files are named relative to the library.
+struct APIAsset: Encodable, Sendable {
+  var asset: Asset
+
+  init(_ asset: Asset) { self.asset = asset }
+
+  static func version(_ asset: Asset) -> String { String(asset.contentHash.prefix(12)) }
+
+  func encode(to encoder: Encoder) throws {
+    try asset.encode(to: encoder)
+    var container = encoder.container(keyedBy: Key.self)
+    try container.encode(Self.version(asset), forKey: .version)
+  }
+  enum Key: String, CodingKey { case version }
+}
+
+/// A page of assets: `next` is the `after` of the next page (absent on the last).
+struct APIAssets: Encodable, Sendable {
+  var assets: [APIAsset]
+  var count: Int
+  var next: String?
+}
+
+struct APIAlbums: Encodable, Sendable {
+  var albums: [Album]
+}
+
+struct APIAdjustment: Encodable, Sendable {
+  var version: Int
+  var filters: [String]
+  var graph: FilterGraph
+  var created: String
+  init(_ data: AdjustmentData) {
+    version = data.version
+    filters = data.graph.nodes.map(\.text)
+    graph = data.graph
+    created = data.created
+  }
+}
+
+struct APIHistory: Encodable, Sendable {
+  /// The version the file is at now (0: the original).
+  var current: Int
+  var versions: [APIAdjustment]
+  init(_ history: Editor.EditHistory) {
+    current = history.current
+    versions = history.versions.map(APIAdjustment.init)
+  }
+}
+
+struct APIRevert: Encodable, Sendable {
+  /// restored-original, restored-version, not-edited or already-at-version.
+  var outcome: String
+  var version: Int
+  init(_ outcome: Editor.RevertOutcome) {
+    switch outcome {
+    case .restoredOriginal: (self.outcome, version) = ("restored-original", 0)
+    case .restoredVersion(let n, _): (self.outcome, version) = ("restored-version", n)
+    case .notEdited: (self.outcome, version) = ("not-edited", 0)
+    case .alreadyAtVersion(let n): (self.outcome, version) = ("already-at-version", n)
+    }
+  }
+}
+
+struct APIFilters: Encodable, Sendable {
+  struct Preset: Encodable, Sendable {
+    var name: String
+    var description: String?
+  }
+  var presets: [Preset]
+}
+
+struct APIUpload: Encodable, Sendable {
+  /// added or duplicate.
+  var status: String
+  var asset: APIAsset
+}
+
+struct APIDuplicates: Encodable, Sendable {
+  var groups: [DuplicateGroup]
+}
+
+struct JobProgress: Encodable, Sendable {
+  var status: Job.Status
+  var outcome: LibraryBatch.Outcome?
+}
+
+/// What an edit or a preview applies: preset names and `OP key=value` filters, or a graph.
+struct EditBody: Decodable, Sendable {
+  var filters: [String]?
+  var graph: FilterGraph?
+  /// append or replace (the default).
+  var mode: String?
+  /// A preview's long side, in pixels.
+  var size: Int?
+
+  func filterGraph() throws -> FilterGraph {
+    if let mode, mode != "append" && mode != "replace" {
+      throw APIError.badRequest("mode takes append or replace; not \(mode.prefix(32))")
+    }
+    if let graph { return graph }
+    guard let filters, !filters.isEmpty else {
+      throw APIError.badRequest("give filters (preset names or OP key=value) or a graph")
+    }
+    return try FilterGraph.parse(specs: filters, readingFiles: false)
+  }
+}
+
+struct RevertBody: Decodable, Sendable {
+  var version: Int?
+}
+
+struct FavouriteBody: Decodable, Sendable {
+  var favourite: Bool
+}
+
+/// A change to the user albums: `op` is create, rename, delete, add, remove or poster.
+struct AlbumBody: Decodable, Sendable {
+  var op: String
+  var title: String
+  var newTitle: String?
+  var ids: [String]?
+
+  func change() throws -> Library.AlbumEdit {
+    let ids = try (ids ?? []).map { text in
+      guard let id = AssetID(text) else {
+        throw APIError.badRequest("not an asset id: \(text.prefix(64))")
+      }
+      return id
+    }
+    switch op {
+    case "create": return .create(title)
+    case "rename":
+      guard let newTitle else { throw APIError.badRequest("rename takes newTitle") }
+      return .rename(title, to: newTitle)
+    case "delete": return .delete(title)
+    case "add": return .add(title, ids)
+    case "remove": return .remove(title, ids)
+    case "poster": return .poster(title, ids.first)
+    default:
+      throw APIError.badRequest(
+        "op takes create, rename, delete, add, remove or poster; not \(op.prefix(32))")
+    }
+  }
+}
+
+/// Some assets: a list of ids, or a query (the list's parameters) less `except`, which is
+/// how a gallery sends "all 50,000 of this album" without sending 50,000 ids.
+struct Selection: Decodable, Sendable {
+  var ids: [String]?
+  var query: [String: String]?
+  var except: [String]?
+
+  init(form: [(String, String)]) {
+    var ids: [String] = []
+    var query: [String: String] = [:]
+    for (name, value) in form {
+      if name == "ids" {
+        ids += value.split(separator: ",").map(String.init)
+      } else if AssetQuery.parameterNames.contains(name) {
+        query[name] = value
+      }
+    }
+    self.ids = ids.isEmpty && !query.isEmpty ? nil : ids
+    self.query = query.isEmpty ? nil : query
+  }
+}
+
+/// A batch job: `action` (apply, revert, trash, restore), `filters` for apply, and the
+/// selection.
+struct JobBody: Decodable, Sendable {
+  var action: String
+  var filters: [String]?
+  var graph: FilterGraph?
+  var ids: [String]?
+  var query: [String: String]?
+  var except: [String]?
+
+  var selection: Selection { Selection(ids: ids, query: query, except: except) }
+
+  func batchAction() throws -> LibraryBatch.Action {
+    switch action {
+    case "apply":
+      return .apply(try EditBody(filters: filters, graph: graph).filterGraph())
+    case "revert": return .revert
+    case "trash": return .trash
+    case "restore": return .restore
+    default:
+      throw APIError.badRequest(
+        "action takes apply, revert, trash or restore; not \(action.prefix(32))")
+    }
+  }
+}
+
+extension Selection {
+  init(ids: [String]?, query: [String: String]?, except: [String]?) {
+    (self.ids, self.query, self.except) = (ids, query, except)
+  }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+
+/// Who may do what: a bearer token (`Authorization: Bearer T`, for scripts) or the gallery's
+/// session cookie (set by the login form). A request without either gets 401 (a page: a
+/// redirect to the login form); a read-only one that would change something, 403. A
+/// cookie-authenticated request that changes something must carry the session's CSRF token
+/// (header `X-CSRF-Token` or form field `csrf`), and an `Origin`, when sent, must be this
+/// server's own.
+struct AccessMiddleware: RouterMiddleware {
+  let tokens: Tokens
+  let sessions: Sessions
+  static let cookieName = "darkroom_session"
+
+  /// Paths anyone may fetch: the login form, health, the gallery's script and style.
+  static func isPublic(_ path: String) -> Bool {
+    path == "/login" || path == "/healthz" || path.hasPrefix("/static/")
+  }
+
+  static func changesState(_ method: HTTPRequest.Method) -> Bool {
+    method != .get && method != .head && method != .options
+  }
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    var context = context
+    var request = request
+    let path = request.uri.path
+    if let origin = request.headers[.origin], Self.changesState(request.method),
+      !Self.sameOrigin(origin, request)
+    {
+      throw APIError(.forbidden, "forbidden", "a request from another site (Origin: \(origin))")
+    }
+    if Self.isPublic(path) { return try await next(request, context) }
+
+    if let authorization = request.headers[.authorization] {
+      guard authorization.hasPrefix("Bearer "),
+        let access = tokens.access(String(authorization.dropFirst(7)))
+      else {
+        var error = APIError(
+          .unauthorized, "unauthorized", "the token is not one this server knows")
+        error.headers[.wwwAuthenticate] = "Bearer"
+        throw error
+      }
+      context.access = access
+    } else if let id = Self.cookie(Self.cookieName, in: request), let session = sessions.session(id)
+    {
+      context.access = session.access
+      context.session = session
+      if Self.changesState(request.method) {
+        var sent = request.headers[.csrfToken]
+        if sent == nil, request.headers[.contentType]?.hasPrefix(Self.formType) == true {
+          let body = try await request.body.collect(upTo: 1 << 20)
+          sent = Self.formFields(String(buffer: body))["csrf"]
+          request.body = .init(buffer: body)
+        }
+        guard sent == session.csrfToken else {
+          throw APIError(.forbidden, "csrf", "the request lacks this session's CSRF token")
+        }
+      }
+    } else {
+      if !path.hasPrefix("/api/") && path != "/metrics" && request.method == .get {
+        let next =
+          path == "/"
+          ? ""
+          : "?next=" + (path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        return Response(status: .seeOther, headers: [.location: "/login" + next])
+      }
+      var error = APIError(
+        .unauthorized, "unauthorized", "log in, or send Authorization: Bearer TOKEN")
+      error.headers[.wwwAuthenticate] = "Bearer"
+      throw error
+    }
+    if Self.changesState(request.method), context.access != .write {
+      throw APIError(.forbidden, "read-only", "this token may read, not change anything")
+    }
+    return try await next(request, context)
+  }
+
+  static let formType = "application/x-www-form-urlencoded"
+
+  static func sameOrigin(_ origin: String, _ request: Request) -> Bool {
+    guard let host = request.head.authority else { return false }
+    return origin == "http://\(host)" || origin == "https://\(host)"
+  }
+
+  static func cookie(_ name: String, in request: Request) -> String? {
+    for header in request.headers[values: .cookie] {
+      for part in header.split(separator: ";") {
+        let pair = part.trimmingCharacters(in: .whitespaces).split(
+          separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        if pair.count == 2, pair[0] == name { return String(pair[1]) }
+      }
+    }
+    return nil
+  }
+
+  /// `a=1&b=x%20y` as a dictionary (the last of a repeated name wins).
+  static func formFields(_ text: String) -> [String: String] {
+    var fields: [String: String] = [:]
+    for (name, value) in formPairs(text) { fields[name] = value }
+    return fields
+  }
+
+  static func formPairs(_ text: String) -> [(String, String)] {
+    text.split(separator: "&").compactMap { pair in
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      func decode(_ s: Substring) -> String? {
+        String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+      }
+      guard let name = decode(parts[0]) else { return nil }
+      return (name, parts.count > 1 ? decode(parts[1]) ?? "" : "")
+    }
+  }
+}

@@ -1,0 +1,223 @@
+import Darkroom
+import Foundation
+import Hummingbird
+import Mustache
+
+/// The web gallery at `/`: albums, a grid of thumbnails, a viewer with an editor, and
+/// upload. Pages are HTML from templates (`Gallery/*.mustache`, compiled in) and work
+/// without JavaScript; `gallery.js` adds selection, batch jobs, the editor and upload.
+struct Gallery: Sendable {
+  let library: Library
+  let sessions: Sessions
+  let tokens: Tokens
+  let templates: MustacheLibrary
+  /// Changes when the script or stylesheet does: their URLs carry it, to be cached for good.
+  let assetVersion: String
+  /// Failed logins: five a minute per client.
+  let logins = RateLimiter(rate: 5.0 / 60, burst: 5)
+  static let pageSize = 200
+
+  init(library: Library, sessions: Sessions, tokens: Tokens) {
+    self.library = library
+    self.sessions = sessions
+    self.tokens = tokens
+    var templates: [String: MustacheTemplate] = [:]
+    for (name, text) in Self.files where name.hasSuffix(".mustache") {
+      // The templates are compiled in and checked by a test: a failure here is a build bug.
+      if let template = try? MustacheTemplate(string: text) {
+        templates[String(name.dropLast(".mustache".count))] = template
+      }
+    }
+    self.templates = MustacheLibrary(templates: templates)
+    assetVersion = String(
+      ContentHash.of(text: (Self.files["gallery.js"] ?? "") + (Self.files["gallery.css"] ?? ""))
+        .hex.prefix(12))
+  }
+
+  func add(to router: Router<DarkroomRequestContext>) {
+    router.get("static/:file") { request, context in
+      let name = context.parameters.get("file") ?? ""
+      guard name == "gallery.js" || name == "gallery.css", let text = Self.files[name] else {
+        throw APIError.notFound("no such file")
+      }
+      let type = name.hasSuffix(".js") ? "text/javascript" : "text/css"
+      let cache =
+        request.uri.queryParameters["v"].map { $0 == assetVersion } == true
+        ? "public, max-age=31536000, immutable" : "no-cache"
+      return Response(
+        status: .ok,
+        headers: [.contentType: type + "; charset=utf-8", .cacheControl: cache],
+        body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+    router.get("login") { request, _ in
+      page(
+        "login",
+        ["title": "Log in", "next": request.uri.queryParameters["next"].map(String.init) ?? "/"])
+    }
+    router.post("login") { request, context in try await login(request, context) }
+    router.post("logout") { request, context in
+      if let session = context.session { sessions.end(session.id) }
+      var headers: HTTPFields = [.location: "/login"]
+      headers[.setCookie] =
+        "\(AccessMiddleware.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+      return Response(status: .seeOther, headers: headers)
+    }
+    router.get("/") { _, context in try await albums(context) }
+    router.get("album") { request, context in try await album(request, context) }
+    router.get("asset/:id") { request, context in try await asset(request, context) }
+  }
+
+  // MARK: Pages
+
+  func page(_ name: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response
+  {
+    var values = values
+    values["assetVersion"] = assetVersion
+    values["page"] = name
+    let html = templates.render(values, withTemplate: name) ?? ""
+    return Response(
+      status: status,
+      headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+      body: .init(byteBuffer: ByteBuffer(string: html)))
+  }
+
+  func login(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let body = try await request.body.collect(upTo: 64 << 10)
+    let fields = AccessMiddleware.formFields(String(buffer: body))
+    var next = fields["next"] ?? "/"
+    // Only a path of this server: never another site.
+    if !next.hasPrefix("/") || next.hasPrefix("//") || next.contains("\\") { next = "/" }
+    guard let token = fields["token"], let access = tokens.access(token) else {
+      if let wait = logins.take(context.client) {
+        var error = APIError(
+          .tooManyRequests, "rate-limited", "too many failed logins: wait a minute")
+        error.headers[.retryAfter] = String(wait)
+        throw error
+      }
+      return page(
+        "login",
+        ["title": "Log in", "next": next, "error": "That token is not one this server knows."],
+        status: .unauthorized)
+    }
+    let session = sessions.create(access)
+    var headers: HTTPFields = [.location: next]
+    headers[.setCookie] =
+      "\(AccessMiddleware.cookieName)=\(session.id); Path=/; HttpOnly; SameSite=Strict"
+      + (request.headers[.init("X-Forwarded-Proto")!] == "https" ? "; Secure" : "")
+    return Response(status: .seeOther, headers: headers)
+  }
+
+  func common(_ context: DarkroomRequestContext, title: String) -> [String: Any] {
+    ["title": title, "csrf": context.session?.csrfToken ?? ""]
+  }
+
+  func albums(_ context: DarkroomRequestContext) async throws -> Response {
+    let (albums, posters) = try await blocking { [library] () throws(DarkroomError) in
+      let albums = try library.albums()
+      var posters: [String: String] = [:]
+      for id in albums.compactMap(\.poster) where posters[id.rawValue] == nil {
+        posters[id.rawValue] = (try? library.asset(id)).map { String($0.contentHash.prefix(12)) }
+      }
+      return (albums, posters)
+    }
+    func section(_ heading: String, _ kind: Album.Kind) -> [String: Any] {
+      [
+        "heading": heading,
+        "albums": albums.filter { $0.kind == kind }.map { album -> [String: Any] in
+          var values: [String: Any] = [
+            "ref": Self.escapeQuery(album.ref), "title": album.title, "count": album.count,
+          ]
+          if let poster = album.poster {
+            values["poster"] = poster.rawValue
+            values["version"] = posters[poster.rawValue] ?? ""
+          }
+          return values
+        },
+      ]
+    }
+    var values = common(context, title: "Albums")
+    values["sections"] = [
+      section("Library", .smart), section("Albums", .user), section("Folders", .folder),
+    ].filter { !(($0["albums"] as? [Any])?.isEmpty ?? true) }
+    return page("albums", values)
+  }
+
+  func album(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let query = request.uri.queryParameters
+    let ref = query["ref"].map(String.init) ?? "smart:all"
+    var parameters: [(name: String, value: String)] = [("album", ref)]
+    if let after = query["after"] { parameters.append(("after", String(after))) }
+    let assetQuery = try AssetQuery(parameters: parameters)
+    let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
+      let all = try library.assets(matching: AssetQuery(parameters: [("album", ref)]))
+      let page = try library.assets(matching: assetQuery)
+      let assets = try page.assets(in: 0..<min(Self.pageSize, page.count))
+      return (assets, all.count, page.count > Self.pageSize ? assets.last?.id.rawValue : nil)
+    }
+    let escaped = Self.escapeQuery(ref)
+    let title: String =
+      switch AlbumRef(ref) {
+      case .smart(let smart): smart.title
+      case .folder(let path): path.isEmpty ? "Library folder" : path
+      case .user(let title): title
+      }
+    var values = common(context, title: title)
+    values["ref"] = escaped
+    values["count"] = count
+    values["trash"] = ref == "smart:trash"
+    values["presets"] = Presets.names
+    values["next"] = next
+    values["assets"] = assets.map { asset -> [String: Any] in
+      [
+        "id": asset.id.rawValue, "version": String(asset.contentHash.prefix(12)),
+        "name": asset.name,
+      ]
+    }
+    return page("album", values)
+  }
+
+  func asset(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let id = try API.assetID(context)
+    let ref = request.uri.queryParameters["ref"].map(String.init) ?? "smart:all"
+    let (asset, previous, next) = try await blocking { [library] () throws(DarkroomError) in
+      let asset = try library.asset(id)
+      // Neighbours in the album's order: ids only (a 50,000-id list is 1.3 MB; fine here).
+      let ids = try library.assetIDs(matching: AssetQuery(parameters: [("album", ref)]))
+      let index = ids.firstIndex(of: id)
+      let previous = index.flatMap { $0 > 0 ? ids[$0 - 1] : nil }
+      let next = index.flatMap { $0 + 1 < ids.count ? ids[$0 + 1] : nil }
+      return (asset, previous, next)
+    }
+    var values = common(context, title: asset.name)
+    values["id"] = asset.id.rawValue
+    values["version"] = String(asset.contentHash.prefix(12))
+    values["name"] = asset.name
+    values["width"] = asset.displayWidth
+    values["height"] = asset.displayHeight
+    values["camera"] = asset.camera
+    values["ref"] = Self.escapeQuery(ref)
+    values["previous"] = previous?.rawValue
+    values["next"] = next?.rawValue
+    values["tone"] = Self.toneSliders
+    return page("asset", values)
+  }
+
+  /// The tone filter's parameters as sliders, from the filter's own definition.
+  static var toneSliders: [[String: Any]] {
+    guard let tone = Filters.catalog.first(where: { $0.name == "tone" }) else { return [] }
+    return tone.parameters.compactMap { parameter -> [String: Any]? in
+      guard case .number(let range) = parameter.kind else { return nil }
+      let span = range.upperBound - range.lowerBound
+      return [
+        "name": parameter.name, "min": range.lowerBound, "max": range.upperBound,
+        "step": span > 4 ? 0.05 : 0.01, "value": 0,
+      ]
+    }
+  }
+
+  static func escapeQuery(_ text: String) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~:")
+    return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+  }
+}

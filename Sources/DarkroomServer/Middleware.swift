@@ -1,0 +1,216 @@
+import Darkroom
+import FoundationEssentials
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+
+/// The server's counters, in one Prometheus registry (served at `/metrics`).
+public final class ServerMetrics: Sendable {
+  public let registry = PrometheusCollectorRegistry()
+  /// Cold renders started (coalesced requests count once).
+  public let renders: Counter
+  /// Cold renders refused because the queue was full (503).
+  public let rendersRejected: Counter
+  /// Cold renders running or waiting.
+  public let renderQueue: Gauge
+  let requestDuration: DurationHistogram
+
+  init() {
+    func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+      MetricNameDescriptor(
+        namespace: "darkroom", metricName: metric, unitName: unit, helpText: help)
+    }
+    renders = registry.makeCounter(
+      descriptor: name("renders", "total", "Cold renders started (coalesced requests once)."))
+    rendersRejected = registry.makeCounter(
+      descriptor: name("renders_rejected", "total", "Cold renders refused: the queue was full."))
+    renderQueue = registry.makeGauge(
+      descriptor: name("render_queue", "renders", "Cold renders running or waiting."))
+    requestDuration = registry.makeDurationHistogram(
+      descriptor: name(
+        "http_request_duration", "seconds", "Time from a request's head to its response's head."),
+      buckets: [
+        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(50),
+        .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
+      ])
+  }
+
+  private static let requests = (metric: "http_requests", help: "Responses by status.")
+
+  func count(status: Int) {
+    let descriptor = MetricNameDescriptor(
+      namespace: "darkroom", metricName: Self.requests.metric, unitName: "total",
+      helpText: Self.requests.help)
+    registry.makeCounter(descriptor: descriptor, labels: [("status", String(status))]).increment()
+  }
+}
+
+/// One log line per request (method, path, status, milliseconds) and its metrics. The
+/// outermost middleware, so it sees the status the client gets.
+struct RequestLogMiddleware: RouterMiddleware {
+  let metrics: ServerMetrics
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    let start = ContinuousClock.now
+    let response = try await next(request, context)
+    let elapsed = ContinuousClock.now - start
+    metrics.requestDuration.record(elapsed)
+    metrics.count(status: response.status.code)
+    let ms =
+      Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+    context.logger.info(
+      "\(request.method) \(request.uri.path) \(response.status.code) \(ms.formatted(.number.precision(.fractionLength(1)))) ms"
+    )
+    return response
+  }
+}
+
+/// Headers every response carries: a strict Content-Security-Policy (no inline script, no
+/// other host), no MIME sniffing, no framing, no referrer.
+struct SecurityHeadersMiddleware: RouterMiddleware {
+  static let policy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    + "frame-ancestors 'none'"
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    var response = try await next(request, context)
+    response.headers[.contentSecurityPolicy] = Self.policy
+    response.headers[.xContentTypeOptions] = "nosniff"
+    response.headers[.frameOptions] = "DENY"
+    response.headers[.referrerPolicy] = "no-referrer"
+    return response
+  }
+}
+
+/// An error the API answers with, as JSON: `{"error": {"status", "kind", "message"}}`.
+public struct APIError: Error, Sendable {
+  public var status: HTTPResponse.Status
+  public var kind: String
+  public var message: String
+  public var headers: HTTPFields = [:]
+
+  public init(_ status: HTTPResponse.Status, _ kind: String, _ message: String) {
+    (self.status, self.kind, self.message) = (status, kind, message)
+  }
+
+  static func badRequest(_ message: String) -> APIError {
+    .init(.badRequest, "bad-request", message)
+  }
+  static func notFound(_ message: String) -> APIError { .init(.notFound, "not-found", message) }
+}
+
+/// Turns whatever a handler throws into a JSON error with a 4xx status (a 5xx only for the
+/// server's own failures, such as a disk that cannot be written), naming files relative to
+/// the library so no server path leaks.
+struct ErrorMiddleware: RouterMiddleware {
+  let library: Library
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    do {
+      return try await next(request, context)
+    } catch {
+      let apiError = translate(error)
+      if apiError.status.code >= 500 {
+        context.logger.error("\(request.method) \(request.uri.path): \(error)")
+      }
+      return Self.response(apiError)
+    }
+  }
+
+  static func response(_ error: APIError) -> Response {
+    struct Body: Encodable {
+      struct Detail: Encodable {
+        var status: Int
+        var kind: String
+        var message: String
+      }
+      var error: Detail
+    }
+    let body = Body(
+      error: .init(status: error.status.code, kind: error.kind, message: error.message))
+    var headers = error.headers
+    headers[.contentType] = "application/json; charset=utf-8"
+    headers[.cacheControl] = "no-store"
+    let bytes = (try? JSONEncoder().encode(body)).map { Array($0) } ?? Array("{}".utf8)
+    return Response(
+      status: error.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  func translate(_ error: any Error) -> APIError {
+    switch error {
+    case let error as APIError: return error
+    case let error as DarkroomError: return Self.translate(error, library: library)
+    case let error as HTTPError:
+      let kind = error.status == .notFound ? "not-found" : "http"
+      let message =
+        error.body ?? (error.status == .notFound ? "no such page" : error.status.reasonPhrase)
+      return APIError(error.status, kind, message)
+    case is DecodingError:
+      return .badRequest("the JSON body does not match what this call takes: \(error)")
+    default:
+      return APIError(.internalServerError, "server", "the server failed: \(error)")
+    }
+  }
+
+  static func translate(_ error: DarkroomError, library: Library) -> APIError {
+    let status: HTTPResponse.Status =
+      switch error.kind {
+      case .notFound: .notFound
+      case .invalidArgument: .badRequest
+      case .tooLarge: .contentTooLarge
+      case .io: .internalServerError
+      // A file that cannot be decoded, crashes or hangs a decoder: the file's fault.
+      case .empty, .truncated, .corrupt, .unsupportedFormat, .isDirectory, .unreadable,
+        .timedOut, .engine:
+        .unprocessableContent
+      }
+    var message = error.message
+    if let file = error.file {
+      let name = library.relativePath(file) ?? FilePath(file).lastComponent
+      message = "\(name): \(error.message)"
+    }
+    return APIError(status, error.kind.rawValue, message)
+  }
+}
+
+/// A token bucket per client address; 429 with `Retry-After` past it.
+struct RateLimitMiddleware: RouterMiddleware {
+  let limiter: RateLimiter
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    if let wait = limiter.take(context.client) {
+      var error = APIError(.tooManyRequests, "rate-limited", "too many requests: slow down")
+      error.headers[.retryAfter] = String(wait)
+      throw error
+    }
+    return try await next(request, context)
+  }
+}
+
+/// Paths inside a library as plain strings.
+struct FilePath {
+  let path: String
+  init(_ path: String) { self.path = path }
+  var lastComponent: String { path.split(separator: "/").last.map(String.init) ?? path }
+}
+
+extension HTTPField.Name {
+  static let frameOptions = Self("X-Frame-Options")!
+  static let referrerPolicy = Self("Referrer-Policy")!
+  static let csrfToken = Self("X-CSRF-Token")!
+  static let lastEventID = Self("Last-Event-ID")!
+}

@@ -1,0 +1,117 @@
+import Darkroom
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `darkroom serve`: a library over HTTP, as a JSON API (`/api`), a web gallery (`/`) and
+/// Prometheus metrics (`/metrics`), built on Hummingbird. Every route is a thin call into
+/// ``Library``; this type only wires them together.
+///
+/// ```swift
+/// let server = try DarkroomServer(library: library, configuration: configuration)
+/// try await server.application().runService()  // until SIGINT or SIGTERM
+/// ```
+public struct DarkroomServer: Sendable {
+  public let library: Library
+  public let configuration: ServerConfiguration
+  public let metrics = ServerMetrics()
+  let sessions = Sessions()
+  let queue: RenderQueue
+  let jobs: Jobs
+  let gallery: Gallery
+
+  /// A server of `library`, which must have a catalog (`darkroom scan` makes it).
+  ///
+  /// - Throws: `notFound` when the library has no catalog.
+  public init(library: Library, configuration: ServerConfiguration) throws(DarkroomError) {
+    guard library.hasCatalog else {
+      throw DarkroomError(
+        .notFound, file: library.root.path, "has no catalog: run darkroom scan there first")
+    }
+    self.library = library
+    self.configuration = configuration
+    queue = RenderQueue(
+      slots: configuration.renderSlots, bound: configuration.renderQueueBound, metrics: metrics)
+    var editor = Editor()
+    editor.renderer = configuration.renderer
+    jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
+    gallery = Gallery(library: library, sessions: sessions, tokens: configuration.tokens)
+  }
+
+  /// The routes, behind their middleware: log and metrics, security headers, JSON errors,
+  /// the rate limit, then access.
+  public func router() -> Router<DarkroomRequestContext> {
+    let router = Router(context: DarkroomRequestContext.self)
+    router.add(middleware: RequestLogMiddleware(metrics: metrics))
+    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: ErrorMiddleware(library: library))
+    router.add(
+      middleware: RateLimitMiddleware(
+        limiter: RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)))
+    router.add(middleware: AccessMiddleware(tokens: configuration.tokens, sessions: sessions))
+    router.get("healthz") { _, _ in "ok\n" }
+    router.get("metrics") { [metrics] _, _ in
+      Response(
+        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+        body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+    }
+    API(library: library, configuration: configuration, queue: queue, jobs: jobs).add(to: router)
+    gallery.add(to: router)
+    return router
+  }
+
+  /// The application: the HTTP server, the library's watcher (which keeps the catalog, and
+  /// so the change feed, up to date) and the batch jobs, stopped gracefully together.
+  /// `onRunning` gets the port listened on (useful with port 0).
+  public func application(
+    logger: Logger = Logger(label: "darkroom"), watch: Bool = true,
+    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  ) -> some ApplicationProtocol {
+    var services: [any Service] = [JobsService(jobs: jobs)]
+    if watch { services.append(WatchService(library: library, logger: logger)) }
+    return Application(
+      router: router(),
+      configuration: .init(
+        address: .hostname(configuration.host, port: configuration.port), serverName: "darkroom"),
+      services: services,
+      onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+      logger: logger)
+  }
+}
+
+/// Waits, at a graceful stop, for the batch jobs under way to end.
+struct JobsService: Service {
+  let jobs: Jobs
+  func run() async throws {
+    try? await gracefulShutdown()
+    await jobs.waitForAll()
+  }
+}
+
+/// The library's watcher on a thread of its own, stopped at a graceful stop.
+struct WatchService: Service {
+  let library: Library
+  let logger: Logger
+
+  func run() async throws {
+    let watcher: LibraryWatcher
+    do {
+      watcher = try LibraryWatcher(library: library)
+    } catch {
+      logger.warning("not watching the library for changes: \(error)")
+      try? await gracefulShutdown()
+      return
+    }
+    let thread = Thread { [logger] in
+      do {
+        try watcher.run { _ in }
+      } catch {
+        logger.warning("the library's watcher stopped: \(error)")
+      }
+    }
+    thread.start()
+    try? await gracefulShutdown()
+    watcher.stop()
+  }
+}

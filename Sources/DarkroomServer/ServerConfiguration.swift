@@ -1,0 +1,101 @@
+import Darkroom
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How `darkroom serve` runs: where it listens, who may do what, and its limits.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 8080
+/// configuration.tokens = try Tokens(file: "tokens.txt")
+/// ```
+public struct ServerConfiguration: Sendable {
+  /// The address to listen on: loopback unless told otherwise.
+  public var host = "127.0.0.1"
+  public var port = 8080
+  /// Who may read and who may write (bearer tokens, and the login form's).
+  public var tokens = Tokens()
+  /// Renders at once: as many as cores.
+  public var renderSlots = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+  /// Cold renders waiting beyond the running ones before the server answers 503.
+  public var renderQueueBound = 64
+  /// Requests a second per client, sustained (0: no limit), and the burst allowed above it.
+  public var rateLimit = 200.0
+  public var rateBurst = 400.0
+  /// What an upload may be.
+  public var uploadLimits = Upload.Limits()
+  /// The renderer for representations and edits; with workers, decoders run in worker
+  /// processes, so a file that crashes one costs one error response.
+  public var renderer = Renderer()
+  /// Batch jobs' assets at once.
+  public var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+  /// Marks the session cookie `Secure` (behind a TLS proxy).
+  public var secureCookies = false
+  /// How often the change feed looks at the change log.
+  public var changePollInterval: Duration = .milliseconds(250)
+
+  public init() {}
+}
+
+/// The access a token or a session gives.
+public enum Access: String, Sendable, Comparable, Codable {
+  case read, write
+  public static func < (a: Access, b: Access) -> Bool { a == .read && b == .write }
+}
+
+/// Bearer tokens and what each may do, read from a file of lines `read TOKEN` or
+/// `write TOKEN` (`#` starts a comment). Tokens are kept as SHA-256 hashes: a lookup by
+/// hash leaks nothing through its timing about a token's characters.
+public struct Tokens: Sendable {
+  private var access: [String: Access] = [:]
+
+  public init() {}
+
+  /// The tokens in `file`.
+  ///
+  /// - Throws: `invalidArgument` naming the file and line for a line that is not
+  ///   `read TOKEN` or `write TOKEN`, or a token shorter than 16 characters; what reading
+  ///   the file throws.
+  public init(file: String) throws(DarkroomError) {
+    let text = String(decoding: try readWholeFile(file), as: UTF8.self)
+    for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
+      .enumerated()
+    {
+      let words = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+      if words.isEmpty { continue }
+      guard words.count == 2, let access = Access(rawValue: String(words[0])),
+        words[1].count >= 16
+      else {
+        throw DarkroomError(
+          .invalidArgument, file: file,
+          "line \(number + 1): expected `read TOKEN` or `write TOKEN`, with a token of 16 characters or more"
+        )
+      }
+      add(String(words[1]), access)
+    }
+  }
+
+  /// Adds a token.
+  public mutating func add(_ token: String, _ access: Access) {
+    self.access[ContentHash.of(text: token).hex] = access
+  }
+
+  /// What `token` may do; nil for a token that is not one.
+  public func access(_ token: String) -> Access? {
+    access[ContentHash.of(text: token).hex]
+  }
+
+  public var isEmpty: Bool { access.isEmpty }
+
+  /// A new random token: 32 hex digits from the system's secure generator.
+  public static func random() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<2).map { _ in
+      let text = String(generator.next() as UInt64, radix: 16)
+      return String(repeating: "0", count: 16 - text.count) + text
+    }.joined()
+  }
+}
