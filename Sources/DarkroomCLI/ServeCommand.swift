@@ -12,7 +12,7 @@ struct ServeCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve",
     abstract: "Serve a library over HTTP: a JSON API and a web gallery.",
-    usage: "darkroom serve [<dir>] [--host <host>] [--port <port>] [--token-file <file>]",
+    usage: "darkroom serve [<dir>] [--port <port>] [--token-file <file>] [<options>]",
     discussion: """
       The gallery is at / (albums, thumbnails, a viewer and editor, upload), the
       API at /api (docs/openapi.yaml describes it), metrics at /metrics.

@@ -73,10 +73,19 @@ struct AccessMiddleware: RouterMiddleware {
       error.headers[.wwwAuthenticate] = "Bearer"
       throw error
     }
-    if Self.changesState(request.method), context.access != .write {
+    if Self.needsWrite(request), context.access != .write {
       throw APIError(.forbidden, "read-only", "this token may read, not change anything")
     }
     return try await next(request, context)
+  }
+
+  /// A request that changes something: any but GET and HEAD, except the two POSTs that
+  /// only read (a zip of a selection, an editor's preview).
+  static func needsWrite(_ request: Request) -> Bool {
+    let path = request.uri.path
+    return changesState(request.method)
+      && !(path == "/api/download"
+        || (path.hasPrefix("/api/assets/") && path.hasSuffix("/preview")))
   }
 
   static let formType = "application/x-www-form-urlencoded"

@@ -52,6 +52,9 @@ final class RenderQueue: Sendable {
     return try await task.value
   }
 
+  /// Renders running or waiting.
+  var depth: Int { state.withLock { $0.inFlight.count } }
+
   private func acquire() async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       let now = state.withLock { state -> Bool in

@@ -66,7 +66,7 @@ struct NewcomerTests {
     arguments: [
       [], ["info"], ["render"], ["edit"], ["apply"], ["revert"], ["history"], ["adjustments"],
       ["filters"], ["cache"], ["cache", "stats"], ["cache", "prune"], ["check"], ["scan"],
-      ["list"], ["albums"], ["album"], ["favourite"],
+      ["list"], ["albums"], ["album"], ["favourite"], ["serve"],
     ])
   func helpAt80Columns(command: [String]) throws {
     let narrow = try CLI.run(command + ["--help"], environment: ["COLUMNS": "80"])

@@ -54,7 +54,11 @@ extension SQLiteCatalog {
 
   public func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
     try pool.write { db in
-      guard let before = try Self.location(id, db) else {
+      guard let before = try Self.location(id, db),
+        let left = try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT folderId FROM asset WHERE id = ?"),
+          arguments: [id.rawValue])
+      else {
         throw CatalogError("\(id): no such asset in this library")
       }
       var known: [String: Int64] = [:]
@@ -70,7 +74,9 @@ extension SQLiteCatalog {
           """
       ).execute(arguments: [folderID, name, trashedAt, trashedAt, before, id.rawValue])
       try Self.record(.moved, id, path, from: before, db)
-      try Self.removeEmptyFolders(db)
+      // Only the folder left behind (and its parents) can have become empty: looking at
+      // every folder would make trashing n assets cost n² (each has a trash folder).
+      try Self.removeIfEmpty(left, db)
     }
   }
 

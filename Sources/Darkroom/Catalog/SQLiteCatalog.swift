@@ -283,6 +283,24 @@ public final class SQLiteCatalog: Catalog {
     ).execute()
   }
 
+  /// Removes a folder row with nothing in it, then its parent if that is empty now, and so on.
+  static func removeIfEmpty(_ folderID: Int64, _ db: Database) throws {
+    var next: Int64? = folderID
+    while let id = next {
+      let parent = try Int64.fetchOne(
+        db.cachedStatement(
+          sql: """
+            SELECT parentId FROM folder WHERE id = ? AND path != ''
+            AND NOT EXISTS (SELECT 1 FROM folder g WHERE g.parentId = ?)
+            AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = ?)
+            AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = ?)
+            """), arguments: [id, id, id, id])
+      guard let parent else { return }
+      try db.cachedStatement(sql: "DELETE FROM folder WHERE id = ?").execute(arguments: [id])
+      next = parent
+    }
+  }
+
   private static func split(_ path: String) -> (folder: String, name: String) {
     guard let slash = path.lastIndex(of: "/") else { return ("", path) }
     return (String(path[..<slash]), String(path[path.index(after: slash)...]))

@@ -71,10 +71,35 @@ extension Library {
       progress(
         .init(id: id, status: error == nil ? .done : .failed, error: error?.description), counts)
     }
+    // Trash and restore move files in chunks: each folder is made durable once a chunk.
+    var moves: [AssetID] = []
+    func flushMoves() {
+      guard !moves.isEmpty else { return }
+      defer { moves = [] }
+      let chunk = moves
+      do throws(DarkroomError) {
+        if batch.action == .trash { try trash(chunk) } else { try restore(chunk) }
+        for id in chunk { report(id, nil) }
+      } catch {
+        // One of them failed: the others are done one at a time, to tell which.
+        for id in chunk {
+          do throws(DarkroomError) {
+            let trashed = try asset(id).trashedAt != nil
+            if trashed != (batch.action == .trash) {
+              if batch.action == .trash { try trash([id]) } else { try restore([id]) }
+            }
+            report(id, nil)
+          } catch {
+            report(id, error)
+          }
+        }
+      }
+    }
     for id in batch.ids {
       do throws(DarkroomError) {
         let asset = try asset(id)
-        if case .apply = batch.action {
+        switch batch.action {
+        case .apply:
           guard asset.trashedAt == nil else {
             throw DarkroomError(.invalidArgument, file: asset.path, "is in the trash")
           }
@@ -82,24 +107,27 @@ extension Library {
           paths[path] = id
           inputs.append(BatchInput(path: path, relativePath: asset.path))
           folders.insert(FilePath(path).parent)
-        } else {
+        case .trash, .restore:
           guard !shouldStop() else {
             counts.notStarted += 1
             continue
           }
-          switch batch.action {
-          case .trash: try trash([id])
-          case .restore: try restore([id])
-          default:
-            let path = path(of: asset)
-            if try batch.editor.revert(path) != .notEdited { folders.insert(FilePath(path).parent) }
+          moves.append(id)
+          if moves.count == 100 { flushMoves() }
+        case .revert:
+          guard !shouldStop() else {
+            counts.notStarted += 1
+            continue
           }
+          let path = path(of: asset)
+          if try batch.editor.revert(path) != .notEdited { folders.insert(FilePath(path).parent) }
           report(id, nil)
         }
       } catch {
         report(id, error)
       }
     }
+    flushMoves()
     if case .apply(let graph) = batch.action, !inputs.isEmpty {
       var request = ApplyRequest(inputs: inputs, graph: graph)
       request.jobs = batch.jobs

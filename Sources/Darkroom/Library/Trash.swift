@@ -25,6 +25,9 @@ extension Library {
   @discardableResult
   public func trash(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
     var moved: [Asset] = []
+    // Each folder touched is made durable once, before this returns (or throws).
+    var touched = Set<String>()
+    defer { Self.sync(touched) }
     for id in ids {
       let asset = try asset(id)
       guard asset.trashedAt == nil else {
@@ -35,7 +38,7 @@ extension Library {
       try catalogCall { try $0.move(id, to: target, trashedAt: now) }
       do throws(DarkroomError) {
         try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
-        try Self.rename(path(of: asset), to: root.path + "/" + target)
+        try Self.rename(path(of: asset), to: root.path + "/" + target, touching: &touched)
       } catch {
         try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
         throw error
@@ -52,6 +55,8 @@ extension Library {
   @discardableResult
   public func restore(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
     var restored: [Asset] = []
+    var touched = Set<String>()
+    defer { Self.sync(touched) }
     for id in ids {
       let asset = try asset(id)
       guard asset.trashedAt != nil, let place = asset.trashedFrom else {
@@ -64,7 +69,7 @@ extension Library {
           "cannot restore \(id) there: another file has taken its place")
       }
       try Folders.create(FilePath(destination).parent)
-      try Self.rename(path(of: asset), to: destination)
+      try Self.rename(path(of: asset), to: destination, touching: &touched)
       try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
       try? FileManager.default.removeItem(
         atPath: trashFolder.appendingPathComponent(id.rawValue).path)
@@ -113,13 +118,21 @@ extension Library {
     }
   }
 
-  /// `rename(2)`, then both folders made durable.
-  private static func rename(_ from: String, to: String) throws(DarkroomError) {
+  /// `rename(2)`; both folders are noted, for ``sync(_:)`` to make durable.
+  private static func rename(_ from: String, to: String, touching folders: inout Set<String>)
+    throws(DarkroomError)
+  {
     guard Glibc.rename(from, to) == 0 else {
       let reason = String(cString: strerror(errno))
       throw DarkroomError(.io, file: from, "cannot move it to \(to): \(reason)")
     }
-    for folder in [FilePath(from).parent, FilePath(to).parent] {
+    folders.insert(FilePath(from).parent)
+    folders.insert(FilePath(to).parent)
+  }
+
+  /// Makes folders' renames durable, each folder once.
+  private static func sync(_ folders: Set<String>) {
+    for folder in folders {
       let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       if fd >= 0 {
         fsync(fd)

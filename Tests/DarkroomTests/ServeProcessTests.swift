@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// `darkroom serve` as a process of its own, on a free port, stopped when the test ends.
+final class ServeProcess: @unchecked Sendable {
+  let process = Process()
+  let port: Int
+  let output: TemporaryFolder
+
+  /// Starts the server on `library` and waits (up to a minute) for it to say where it is.
+  init(_ library: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    output = try TemporaryFolder()
+    let tokens = try output.write(
+      "tokens", Array("write \(ServedLibrary.writeToken)\nread \(ServedLibrary.readToken)\n".utf8))
+    let out = output.file("stdout")
+    _ = FileManager.default.createFile(atPath: out, contents: nil)
+    _ = FileManager.default.createFile(atPath: output.file("stderr"), contents: nil)
+    process.executableURL = URL(fileURLWithPath: CLI.binary)
+    process.arguments = ["serve", library, "--port", "0", "--token-file", tokens] + arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+    process.standardError = try FileHandle(
+      forWritingTo: URL(fileURLWithPath: output.file("stderr")))
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    var found: Int?
+    let deadline = Date().addingTimeInterval(60)
+    while found == nil, process.isRunning, Date() < deadline {
+      let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+      if let range = text.range(of: "open http://127.0.0.1:") {
+        found = Int(text[range.upperBound...].prefix { $0.isNumber })
+      } else {
+        usleep(20_000)
+      }
+    }
+    guard let found else {
+      process.terminate()
+      let errors = (try? String(contentsOfFile: output.file("stderr"), encoding: .utf8)) ?? ""
+      throw DarkroomError(.engine, "darkroom serve did not start: \(errors)")
+    }
+    port = found
+  }
+
+  var stderr: String { (try? String(contentsOfFile: output.file("stderr"), encoding: .utf8)) ?? "" }
+  var stdout: String { (try? String(contentsOfFile: output.file("stdout"), encoding: .utf8)) ?? "" }
+
+  /// Sends SIGTERM and waits for the exit status.
+  func stop() -> Int32 {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGTERM)
+      process.waitUntilExit()
+    }
+    return process.terminationStatus
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
+  /// A connected socket to the server.
+  func connect() throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(fd)
+      throw DarkroomError(.io, "cannot connect to port \(port)")
+    }
+    return fd
+  }
+
+  /// One HTTP/1.1 request on a connection of its own; the whole response (status line,
+  /// headers, body) as text, read until the server closes.
+  func request(
+    _ method: String, _ path: String, body: [UInt8] = [], token: String = ServedLibrary.writeToken
+  )
+    throws -> (status: Int, text: String)
+  {
+    let fd = try connect()
+    defer { close(fd) }
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+    head += "Authorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\n"
+    if !body.isEmpty { head += "Content-Type: application/json\r\n" }
+    send(fd, Array(head.utf8) + Array("\r\n".utf8) + body)
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
+    let text = String(decoding: response, as: UTF8.self)
+    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (status, text)
+  }
+
+  func send(_ fd: Int32, _ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+      if n <= 0 { return }
+      offset += n
+    }
+  }
+}
+
+/// Waits for `condition`, up to `seconds` (a bound on a wait, not a timing being tested).
+func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  while Date() < deadline {
+    if try condition() { return true }
+    usleep(20_000)
+  }
+  return try condition()
+}
+
+@Suite("darkroom serve: the process")
+struct ServeProcessTests {
+  @Test("an upload cut off half way leaves nothing in the library")
+  func interruptedUpload() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let server = try ServeProcess(served.root)
+    let photo = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    let fd = try server.connect()
+    let head =
+      "POST /api/uploads?name=cut.jpg HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      + "Authorization: Bearer \(ServedLibrary.writeToken)\r\nContent-Length: \(photo.count)\r\n\r\n"
+    server.send(fd, Array(head.utf8) + Array(photo.prefix(photo.count / 2)))
+    // The server has the first half when a request on another connection is answered.
+    let uploads = served.root + "/Uploads"
+    #expect(
+      eventually {
+        ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).count == 1
+      })
+    close(fd)
+    #expect(
+      eventually { ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).isEmpty }
+    )
+    let list = try server.request("GET", "/api/assets")
+    #expect(list.status == 200)
+    #expect(list.text.contains("\"count\":1"))
+    #expect(server.stop() == 0)
+  }
+
+  @Test("SIGTERM stops it gracefully: the batch job under way finishes, then exit 0")
+  func gracefulStop() throws {
+    let served = try ServedLibrary()
+    let ids = try served.ids().map(\.rawValue)
+    let server = try ServeProcess(served.root)
+    let body = try JSONSerialization.data(withJSONObject: [
+      "action": "apply", "filters": ["noir"], "ids": ids,
+    ])
+    let started = try server.request("POST", "/api/jobs", body: Array(body))
+    #expect(started.status == 202)
+    #expect(server.stop() == 0)
+    for id in try served.ids() {
+      #expect(try served.library.editHistory(id).current == 1, "\(id)")
+    }
+    #expect(server.stderr.contains("POST /api/jobs 202"))
+  }
+
+  @Test("it prints where it listens; a missing token file or library is a clear error")
+  func startupLines() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let server = try ServeProcess(served.root)
+    #expect(
+      server.stdout.hasPrefix(
+        "darkroom serve: \(served.root)\n  open http://127.0.0.1:\(server.port)/\n"))
+    #expect(server.stop() == 0)
+    let bad = try CLI.run(["serve", served.root, "--token-file", served.folder.file("none")])
+    #expect(bad.status == 1)
+    #expect(bad.stderr.hasPrefix("darkroom: \(served.folder.file("none")): "))
+    let empty = try TemporaryFolder()
+    let noLibrary = try CLI.run(["serve", empty.path])
+    #expect(noLibrary.status == 1)
+    #expect(
+      noLibrary.stderr.contains("no library with a catalog here (darkroom scan DIR makes one)"))
+  }
+}
