@@ -66,6 +66,7 @@ let package = Package(
       dependencies: [
         "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -123,7 +123,9 @@ function albumPage(main) {
       progressText.textContent = error.message;
       return;
     }
-    const touched = new Set();
+    // The cells the job covers: the selection when it was sent (progress events may start
+    // after the first assets are done, so they cannot tell).
+    const touched = new Set(cells().map((cell) => cell.dataset.id).filter(isSelected));
     const events = new EventSource("/api/jobs/" + job.id + "/events");
     const show = (status) => {
       bar.max = Math.max(1, status.total);
@@ -134,7 +136,6 @@ function albumPage(main) {
     events.addEventListener("progress", (event) => {
       const data = JSON.parse(event.data);
       show(data.status);
-      if (data.outcome) touched.add(data.outcome.id);
     });
     events.addEventListener("done", async (event) => {
       events.close();

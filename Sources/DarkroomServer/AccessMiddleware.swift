@@ -65,7 +65,9 @@ struct AccessMiddleware: RouterMiddleware {
         let next =
           path == "/"
           ? ""
-          : "?next=" + (path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+          : "?next="
+            + (request.uri.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+              ?? "")
         return Response(status: .seeOther, headers: [.location: "/login" + next])
       }
       var error = APIError(

@@ -276,7 +276,9 @@ extension Gallery {
           progressText.textContent = error.message;
           return;
         }
-        const touched = new Set();
+        // The cells the job covers: the selection when it was sent (progress events may start
+        // after the first assets are done, so they cannot tell).
+        const touched = new Set(cells().map((cell) => cell.dataset.id).filter(isSelected));
         const events = new EventSource("/api/jobs/" + job.id + "/events");
         const show = (status) => {
           bar.max = Math.max(1, status.total);
@@ -287,7 +289,6 @@ extension Gallery {
         events.addEventListener("progress", (event) => {
           const data = JSON.parse(event.data);
           show(data.status);
-          if (data.outcome) touched.add(data.outcome.id);
         });
         events.addEventListener("done", async (event) => {
           events.close();

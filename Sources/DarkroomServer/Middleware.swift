@@ -85,7 +85,9 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     response.headers[.contentSecurityPolicy] = Self.policy
     response.headers[.xContentTypeOptions] = "nosniff"
     response.headers[.frameOptions] = "DENY"
-    response.headers[.referrerPolicy] = "no-referrer"
+    // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on its
+    // own form posts, which the CSRF check must refuse.
+    response.headers[.referrerPolicy] = "same-origin"
     return response
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 
 @testable import Darkroom
@@ -27,6 +28,13 @@ final class ServedLibrary: @unchecked Sendable {
 
   var root: String { library.root.path }
 
+  /// Request lines only when a test fails for a reason a log would show.
+  static let quiet: Logger = {
+    var logger = Logger(label: "darkroom-tests")
+    logger.logLevel = .warning
+    return logger
+  }()
+
   /// A configuration that knows the two tokens.
   func configuration() -> ServerConfiguration {
     var configuration = ServerConfiguration()
@@ -46,7 +54,7 @@ final class ServedLibrary: @unchecked Sendable {
   ) async throws {
     let server = try DarkroomServer(
       library: library, configuration: configuration ?? self.configuration())
-    try await server.application(watch: false).test(.router) { client in
+    try await server.application(logger: Self.quiet, watch: false).test(.router) { client in
       try await body(client, server)
     }
   }
@@ -102,7 +110,7 @@ struct ServerTests {
       #expect(write.errorKind == "read-only")
       let page = try await client.execute(uri: "/album?ref=smart:all", method: .get)
       #expect(page.status == .seeOther)
-      #expect(page.headers[.location] == "/login?next=%2Falbum")
+      #expect(page.headers[.location] == "/login?next=%2Falbum%3Fref%3Dsmart%3Aall")
       let metrics = try await client.execute(uri: "/metrics", method: .get)
       #expect(metrics.status == .unauthorized)
       let health = try await client.execute(uri: "/healthz", method: .get)
@@ -344,7 +352,8 @@ struct ServerTests {
     var configuration = ServerConfiguration()
     configuration.tokens.add(ServedLibrary.writeToken, .write)
     let server = try DarkroomServer(library: library, configuration: configuration)
-    try await server.application(watch: false).test(.router) { client in
+    try await server.application(logger: ServedLibrary.quiet, watch: false).test(.router) {
+      client in
       // Everything but two, which stay where they are.
       let keep = try library.assetIDs(matching: AssetQuery()).prefix(2).map(\.rawValue)
       let body = jsonBody(["action": "trash", "query": ["album": "smart:all"], "except": keep])

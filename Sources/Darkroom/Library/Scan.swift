@@ -475,8 +475,15 @@ private struct Scanner {
   }
 
   private mutating func flush() throws(DarkroomError) {
-    let batch = changes
+    var batch = changes
     changes = CatalogChanges()
+    // A file written since it was read (an edit, a revert, another scan's file) is left to
+    // the scan that sees its new identity: committing what was read would put old content
+    // over a newer row that scan wrote meanwhile.
+    let root = library.root.path
+    batch.upserts.removeAll { asset in
+      asset.trashedAt == nil && (try? FileIdentity(path: root + "/" + asset.path)) != asset.identity
+    }
     try call { try catalog.commit(batch) }
     FaultInjection.point("after-scan-batch")
   }

@@ -1,0 +1,291 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// A WebDriver session in Debian's `chromium`, through `chromedriver`, both started here and
+/// stopped when it ends. Commands are plain HTTP/1.1 JSON requests on a socket.
+final class Browser: @unchecked Sendable {
+  let driver = Process()
+  let port: Int
+  let profile: TemporaryFolder
+  private(set) var session = ""
+  static let element = "element-6066-11e4-a52e-4f735466cecf"
+
+  init() throws {
+    profile = try TemporaryFolder()
+    port = try Self.freePort()
+    driver.executableURL = URL(fileURLWithPath: "/usr/bin/chromedriver")
+    driver.arguments = ["--port=\(port)", "--log-path=\(profile.file("chromedriver.log"))"]
+    driver.standardOutput = FileHandle.nullDevice
+    driver.standardError = FileHandle.nullDevice
+    try driver.run()
+    let ready = eventually(30) {
+      ((try? call("GET", "/status")) as? [String: Any])?["ready"] as? Bool == true
+    }
+    guard ready else { throw DarkroomError(.engine, "chromedriver did not start on port \(port)") }
+    let options: [String: Any] = [
+      "binary": "/usr/bin/chromium",
+      "args": [
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--window-size=1280,1000", "--user-data-dir=\(profile.file("profile"))",
+      ],
+    ]
+    let created = try call(
+      "POST", "/session",
+      ["capabilities": ["alwaysMatch": ["browserName": "chrome", "goog:chromeOptions": options]]])
+    guard let id = (created as? [String: Any])?["sessionId"] as? String else {
+      throw DarkroomError(.engine, "no WebDriver session: \(String(describing: created))")
+    }
+    session = id
+  }
+
+  deinit {
+    if !session.isEmpty { _ = try? call("DELETE", "/session/\(session)") }
+    if driver.isRunning {
+      kill(driver.processIdentifier, SIGKILL)
+      driver.waitUntilExit()
+    }
+  }
+
+  static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length)
+        return getsockname(fd, $0, &length)
+      }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  /// One WebDriver command; its `value`.
+  @discardableResult
+  func call(_ method: String, _ path: String, _ body: [String: Any]? = nil) throws -> Any? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { throw DarkroomError(.io, "chromedriver is not listening") }
+    let payload = try body.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+    head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n\r\n"
+    let request = Array(head.utf8) + payload
+    var offset = 0
+    while offset < request.count {
+      let n = request[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+      guard n > 0 else { throw DarkroomError(.io, "cannot write to chromedriver") }
+      offset += n
+    }
+    // chromedriver keeps connections open: read the head, then Content-Length bytes.
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    var split: Range<Int>?
+    var length = 0
+    while split == nil || response.count < split!.upperBound + length {
+      let n = read(fd, &buffer, buffer.count)
+      guard n > 0 else { break }
+      response += buffer[0..<n]
+      if split == nil, let end = response.firstRange(of: Array("\r\n\r\n".utf8)) {
+        split = end
+        let head = String(decoding: response[..<end.lowerBound], as: UTF8.self).lowercased()
+        for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
+          length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+      }
+    }
+    guard let split else { return nil }
+    let json = try JSONSerialization.jsonObject(
+      with: Data(response[split.upperBound...]), options: [.fragmentsAllowed])
+    let value = (json as? [String: Any])?["value"]
+    if let error = (value as? [String: Any])?["error"] as? String {
+      throw DarkroomError(
+        .engine, "WebDriver \(path): \(error): \((value as? [String: Any])?["message"] ?? "")")
+    }
+    return value
+  }
+
+  func go(_ url: String) throws { try call("POST", "/session/\(session)/url", ["url": url]) }
+  var url: String { ((try? call("GET", "/session/\(session)/url")) as? String) ?? "" }
+
+  func find(_ css: String) throws -> String {
+    let value = try call(
+      "POST", "/session/\(session)/element", ["using": "css selector", "value": css])
+    guard let id = (value as? [String: Any])?[Self.element] as? String else {
+      throw DarkroomError(.notFound, "no element \(css)")
+    }
+    return id
+  }
+
+  func findAll(_ css: String) throws -> [String] {
+    let value = try call(
+      "POST", "/session/\(session)/elements", ["using": "css selector", "value": css])
+    return (value as? [[String: Any]] ?? []).compactMap { $0[Self.element] as? String }
+  }
+
+  func click(_ element: String) throws {
+    try call("POST", "/session/\(session)/element/\(element)/click", [:])
+  }
+  func type(_ element: String, _ text: String) throws {
+    try call("POST", "/session/\(session)/element/\(element)/value", ["text": text])
+  }
+  func text(_ element: String) throws -> String {
+    (try call("GET", "/session/\(session)/element/\(element)/text") as? String) ?? ""
+  }
+
+  /// A click with a modifier key held (Shift: \u{E008}, Control: \u{E009}).
+  func click(_ element: String, holding key: String) throws {
+    let origin: [String: Any] = [Self.element: element]
+    try call(
+      "POST", "/session/\(session)/actions",
+      [
+        "actions": [
+          [
+            "type": "key", "id": "keyboard",
+            "actions": [
+              ["type": "keyDown", "value": key], ["type": "pause"], ["type": "pause"],
+              ["type": "pause"],
+              ["type": "keyUp", "value": key],
+            ],
+          ],
+          [
+            "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
+            "actions": [
+              ["type": "pause"], ["type": "pointerMove", "origin": origin, "x": 0, "y": 0],
+              ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+              ["type": "pause"],
+            ],
+          ],
+        ]
+      ])
+    try call("DELETE", "/session/\(session)/actions")
+  }
+
+  func press(_ key: String) throws {
+    try call(
+      "POST", "/session/\(session)/actions",
+      [
+        "actions": [
+          [
+            "type": "key", "id": "keys",
+            "actions": [["type": "keyDown", "value": key], ["type": "keyUp", "value": key]],
+          ]
+        ]
+      ])
+  }
+
+  func run(_ script: String, _ arguments: [Any] = []) throws -> Any? {
+    try call("POST", "/session/\(session)/execute/sync", ["script": script, "args": arguments])
+  }
+
+  /// The colour near the top left of each of the grid's first `count` thumbnails (the
+  /// samples' centre is white: grey either way), as loaded in the page (decoded from the
+  /// image responses by a canvas); nil until all are loaded.
+  func thumbnailColours(_ count: Int) throws -> [[Double]]? {
+    let value = try run(
+      """
+      const imgs = Array.from(document.querySelectorAll('.grid .cell img')).slice(0, arguments[0]);
+      if (!imgs.every((img) => img.complete && img.naturalWidth > 0)) return null;
+      return imgs.map((img) => {
+        const canvas = document.createElement('canvas');
+        canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+        const context = canvas.getContext('2d');
+        context.drawImage(img, 0, 0);
+        const d = context.getImageData(img.naturalWidth / 10, img.naturalHeight / 10, 1, 1).data;
+        return [d[0], d[1], d[2]];
+      });
+      """, [count])
+    return (value as? [[Any]])?.map { $0.compactMap { ($0 as? NSNumber)?.doubleValue } }
+  }
+}
+
+func isGrey(_ rgb: [Double]) -> Bool { rgb.count == 3 && rgb.max()! - rgb.min()! <= 3 }
+
+@Suite("The gallery in a real browser (Debian's chromium through chromedriver)", .serialized)
+struct BrowserTests {
+  @Test(
+    "log in, open an album, Shift-click three, apply noir to 3/3 grey, revert, upload; no token, no page"
+  )
+  func gallery() throws {
+    let served = try ServedLibrary()
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+
+    // Without a session, a page is refused: the login form instead.
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(browser.url == base + "/login?next=%2Falbum%3Fref%3Dsmart%3Aall")
+    try browser.type(try browser.find("#token"), "not the token")
+    try browser.click(try browser.find("button[type=submit]"))
+    #expect(
+      try browser.text(try browser.find(".error")) == "That token is not one this server knows.")
+
+    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
+    try browser.click(try browser.find("button[type=submit]"))
+    #expect(
+      eventually { browser.url == base + "/album?ref=smart:all" }, "back where the login began")
+    try browser.go(base + "/")
+    try browser.click(try browser.find("a[href='/album?ref=smart:all']"))
+    #expect(browser.url == base + "/album?ref=smart:all")
+    let cells = try browser.findAll(".grid .cell a")
+    #expect(cells.count == 9)
+    #expect(
+      eventually {
+        (try? browser.thumbnailColours(3)).flatMap { $0 }?.allSatisfy { !isGrey($0) } == true
+      })
+
+    try browser.click(cells[0])
+    try browser.click(cells[2], holding: "\u{E008}")
+    let count = try browser.find(".selection-count")
+    #expect(try browser.text(count) == "3 selected")
+
+    try browser.click(try browser.find("#preset option[value='noir']"))
+    try browser.click(try browser.find("button[data-act='apply']"))
+    let progress = try browser.find(".progress-text")
+    #expect(eventually(120) { (try? browser.text(progress)) == "Applying 3/3 · done" })
+    #expect(
+      eventually(60) {
+        (try? browser.thumbnailColours(3)).flatMap { $0 }?.allSatisfy(isGrey) == true
+      })
+    let untouched = try browser.thumbnailColours(4)?.last
+    #expect(untouched.map { !isGrey($0) } == true, "the fourth was not selected")
+    let ids = try served.ids()
+    #expect(try ids.filter { try served.library.asset($0).adjustmentVersion == 1 }.count == 3)
+
+    try browser.click(try browser.find("button[data-act='revert']"))
+    #expect(eventually(120) { (try? browser.text(progress)) == "Reverting 3/3 · done" })
+    #expect(
+      eventually(60) {
+        (try? browser.thumbnailColours(3)).flatMap { $0 }?.allSatisfy { !isGrey($0) } == true
+      },
+      """
+      \((try? browser.thumbnailColours(3)) ?? nil)
+      \(String(describing: try? browser.run("return Array.from(document.querySelectorAll('.grid img')).slice(0, 3).map((i) => i.src)")))
+      \(ids.compactMap { try? served.library.asset($0) }.map { "\($0.id) \($0.contentHash.prefix(12)) v\($0.adjustmentVersion)" })
+      \(server.stderr.suffix(4000))
+      """)
+    #expect(try ids.allSatisfy { try served.library.asset($0).adjustmentVersion == 0 })
+
+    try browser.press("\u{E00C}")  // Escape clears the selection
+    #expect(try browser.text(count) == "0 selected")
+
+    // Upload through the file picker: the new photo appears in the grid.
+    try browser.type(try browser.find("#files"), Fixture.sample("display-p3.jpg"))
+    #expect(eventually(60) { (try? browser.findAll(".grid .cell").count) == 10 })
+    #expect(try browser.text(try browser.find(".uploads li")) == "display-p3.jpg: added")
+    #expect(FileManager.default.fileExists(atPath: served.root + "/Uploads/display-p3.jpg"))
+    #expect(server.stop() == 0)
+  }
+}
