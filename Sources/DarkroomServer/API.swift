@@ -10,6 +10,9 @@ struct API: Sendable {
   let configuration: ServerConfiguration
   let queue: RenderQueue
   let jobs: Jobs
+  let memory: RenditionMemory
+  /// The library's rendition cache (made once: its folder is a URL).
+  let cache: RenditionCache
 
   static let json = "application/json; charset=utf-8"
 
@@ -201,6 +204,12 @@ struct API: Sendable {
   func representation(_ request: Request, _ context: DarkroomRequestContext) async throws
     -> Response
   {
+    // A versioned URL served before is answered from memory: it names one version of one
+    // asset, and its bytes never change.
+    let versioned = request.uri.queryParameters["v"] != nil
+    if versioned, let (rendition, tag) = memory.rendition(request.uri.string) {
+      return Self.representationResponse(rendition, tag: tag, immutable: true, request)
+    }
     let id = try Self.assetID(context)
     let name = context.parameters.get("rep") ?? ""
     guard let representation = Representation(rawValue: name) else {
@@ -230,36 +239,61 @@ struct API: Sendable {
     if representation != .full { spec.metadata = .strip }
     let asset = try library.asset(id)
     let tag = "\"" + Representations.tag(content: asset.contentHash, spec) + "\""
-    var headers: HTTPFields = [.eTag: tag]
-    headers[.cacheControl] =
-      query["v"].map { $0 == APIAsset.version(asset) } == true
-      ? "public, max-age=31536000, immutable" : "no-cache"
-    if representation == .full { headers[.acceptRanges] = "bytes" }
-    if let match = request.headers[.ifNoneMatch],
-      match == "*"
-        || match.split(separator: ",").contains(where: {
-          $0.trimmingCharacters(in: .whitespaces) == tag
-        })
-    {
-      return Response(status: .notModified, headers: headers)
+    let immutable = query["v"].map { $0 == APIAsset.version(asset) } == true
+    if Self.notModified(request, tag) {
+      return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
     let path = library.path(of: asset)
-    let representations = Representations(cache: RenditionCache(folder: library.cacheFolder))
+    let representations = Representations(cache: cache)
+    // Kept in memory under the tag only if made from the content the tag names (a file
+    // changed since the catalog read it must not file new pixels under the old tag).
+    func keep(_ rendition: Rendition) {
+      if cache.rememberedContentHash(ofFile: path)?.hex == asset.contentHash {
+        memory.keep(rendition, as: tag, tag: tag)
+        if immutable { memory.keep(rendition, as: request.uri.string, tag: tag) }
+      }
+    }
     let rendition: Rendition
-    if let cached = representations.cachedRendition(ofFile: path, spec) {
+    if let remembered = memory.rendition(tag) {
+      rendition = remembered.rendition
+      if immutable { memory.keep(rendition, as: request.uri.string, tag: tag) }
+    } else if let cached = representations.cachedRendition(ofFile: path, spec) {
       rendition = cached
+      keep(cached)
     } else {
       let renderer = configuration.renderer
       let spec = spec
       rendition = try await queue.rendition(tag) { [library] () throws(DarkroomError) in
         try library.render(id, spec, renderer: renderer)
       }
+      keep(rendition)
     }
-    headers[.contentType] = Self.mediaType(rendition.format)
+    return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
+  }
+
+  static func notModified(_ request: Request, _ tag: String) -> Bool {
+    guard let match = request.headers[.ifNoneMatch] else { return false }
+    return match == "*"
+      || match.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == tag }
+  }
+
+  /// A representation's response: 304 for a matching `If-None-Match` (or no rendition), a
+  /// `Range` of a `full` one, or the whole.
+  static func representationResponse(
+    _ rendition: Rendition?, tag: String, immutable: Bool, _ request: Request
+  ) -> Response {
+    var headers: HTTPFields = [.eTag: tag]
+    headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
+    let full = request.uri.path.hasSuffix("/full")
+    if full { headers[.acceptRanges] = "bytes" }
+    guard let rendition, !notModified(request, tag) else {
+      return Response(status: .notModified, headers: headers)
+    }
+    headers[.contentType] = mediaType(rendition.format)
     var bytes = rendition.bytes[...]
     var status = HTTPResponse.Status.ok
-    if representation == .full, let range = request.headers[.range] {
-      switch Self.byteRange(range, count: bytes.count) {
+    if full, let range = request.headers[.range] {
+      switch byteRange(range, count: bytes.count) {
       case .whole: break
       case .part(let part):
         status = .partialContent
@@ -269,7 +303,7 @@ struct API: Sendable {
         var error = APIError(
           .rangeNotSatisfiable, "range", "the range is outside the \(bytes.count) bytes")
         error.headers[.contentRange] = "bytes */\(bytes.count)"
-        throw error
+        return ErrorMiddleware.response(error)
       }
     }
     headers[.contentLength] = String(bytes.count)

@@ -20,6 +20,8 @@ public struct DarkroomServer: Sendable {
   let queue: RenderQueue
   let jobs: Jobs
   let gallery: Gallery
+  /// Renditions served lately, by tag: 64 MiB of them.
+  let memory = RenditionMemory(budget: 64 << 20)
 
   /// A server of `library`, which must have a catalog (`darkroom scan` makes it).
   ///
@@ -56,7 +58,10 @@ public struct DarkroomServer: Sendable {
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
-    API(library: library, configuration: configuration, queue: queue, jobs: jobs).add(to: router)
+    API(
+      library: library, configuration: configuration, queue: queue, jobs: jobs, memory: memory,
+      cache: RenditionCache(folder: library.cacheFolder)
+    ).add(to: router)
     gallery.add(to: router)
     return router
   }

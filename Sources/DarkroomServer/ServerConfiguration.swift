@@ -31,8 +31,6 @@ public struct ServerConfiguration: Sendable {
   public var renderer = Renderer()
   /// Batch jobs' assets at once.
   public var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-  /// Marks the session cookie `Secure` (behind a TLS proxy).
-  public var secureCookies = false
   /// How often the change feed looks at the change log.
   public var changePollInterval: Duration = .milliseconds(250)
 

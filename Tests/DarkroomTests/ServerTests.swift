@@ -201,6 +201,15 @@ struct ServerTests {
         uri: uri + "&v=\(version)", method: .get, headers: ServedLibrary.read)
       #expect(versioned.headers[.cacheControl] == "public, max-age=31536000, immutable")
       #expect(versioned.bytes == first.bytes)
+      // Again, from memory: the same bytes and tag, and 304 for the tag.
+      let remembered = try await client.execute(
+        uri: uri + "&v=\(version)", method: .get, headers: ServedLibrary.read)
+      #expect(remembered.bytes == first.bytes)
+      #expect(remembered.headers[.eTag] == tag)
+      #expect(remembered.headers[.cacheControl] == "public, max-age=31536000, immutable")
+      let rememberedAgain = try await client.execute(
+        uri: uri + "&v=\(version)", method: .get, headers: conditional)
+      #expect(rememberedAgain.status == .notModified)
       let other = try await client.execute(
         uri: "/api/assets/\(asset.id)/thumbnail?size=65", method: .get, headers: ServedLibrary.read)
       #expect(other.headers[.eTag] != tag)

@@ -6,7 +6,7 @@ private let openCatalogs = Locked<[String: SQLiteCatalog]>([:])
 
 extension Library {
   /// `.darkroom/catalog.sqlite`.
-  public var catalogPath: String { metadataFolder.appendingPathComponent("catalog.sqlite").path }
+  public var catalogPath: String { rootPath + "/" + Self.folderName + "/catalog.sqlite" }
 
   /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``).
   public var hasCatalog: Bool { FileManager.default.fileExists(atPath: catalogPath) }
@@ -59,7 +59,7 @@ extension Library {
   // MARK: Paths and ids
 
   /// The absolute path of an asset's file.
-  public func path(of asset: Asset) -> String { root.path + "/" + asset.path }
+  public func path(of asset: Asset) -> String { rootPath + "/" + asset.path }
 
   /// `path` relative to the root (`""` for the root itself); nil if it is outside.
   public func relativePath(_ path: String) -> String? {

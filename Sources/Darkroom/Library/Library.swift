@@ -15,6 +15,9 @@ import FoundationEssentials
 public struct Library: Sendable, Hashable {
   /// The folder that contains `.darkroom/`.
   public let root: URL
+  /// `root`'s path, made once: paths in the library are built from it for every request a
+  /// server answers, and `URL` arithmetic is slow.
+  public let rootPath: String
 
   /// The name of a library's own folder, `.darkroom`.
   public static let folderName = ".darkroom"
@@ -27,6 +30,7 @@ public struct Library: Sendable, Hashable {
   /// The library whose `.darkroom/` folder is (or would be) in `root`; creates nothing.
   public init(root: URL) {
     self.root = root.standardizedFileURL
+    rootPath = self.root.path
   }
 
   /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`
