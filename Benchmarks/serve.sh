@@ -109,7 +109,7 @@ kill "$PID"; wait "$PID" 2>/dev/null || true
 start=$(date +%s.%N)
 printf '%s\n' "$LIB"/*.jpg | xargs -P 2 -I{} sh -c \
   'exec "$0" render "$1" --rep fullscreen --quality 85 --strip --no-cache -o "$2/cli-${1##*/}"' \
-  "$DARKROOM" {} "$WORK/cold-out"
+  "$DARKROOM" {} "$WORK/cold-out" >/dev/null
 cli=$(/usr/bin/python3 -c "import sys; print('%.2f' % ($COLD / ($(date +%s.%N) - $start)))")
 printf '\n2. cold fullscreen, %s distinct photos, two at a time\n' "$COLD"
 printf '%-26s %12s\n' "darkroom serve" "$served/s" "darkroom render" "$cli/s"

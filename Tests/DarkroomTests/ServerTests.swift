@@ -698,6 +698,65 @@ struct ServerTests {
     }
   }
 
+  @Test("one asset, filters, preview, trash and duplicates answer as documented")
+  func remainingRoutes() async throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("gps copy.jpg"))
+    _ = try served.library.scan()
+    let ids = try served.ids()
+    let first = try served.library.asset(ids[0])
+    try await served.test { client, _ in
+      let one = try await client.execute(
+        uri: "/api/assets/\(first.id)", method: .get, headers: ServedLibrary.read)
+      #expect(one.object["id"] as? String == first.id.rawValue)
+      #expect(one.object["version"] as? String == String(first.contentHash.prefix(12)))
+      #expect(one.object["path"] as? String == first.path)
+      #expect(!one.text.contains(served.root))
+      let filters = try await client.execute(
+        uri: "/api/filters", method: .get, headers: ServedLibrary.read)
+      let presets = (filters.object["presets"] as? [[String: Any]])?.compactMap {
+        $0["name"] as? String
+      }
+      #expect(presets == Presets.names)
+      // A preview is rendered, written nowhere, and a read-only token may ask for it.
+      let before = try Fixture.bytes(served.library.path(of: first))
+      let preview = try await client.execute(
+        uri: "/api/assets/\(first.id)/preview", method: .post, headers: ServedLibrary.read,
+        body: jsonBody(["filters": ["noir"], "size": 200]))
+      #expect(preview.status == .ok)
+      let metadata = try AssetMetadata.read(.data(preview.bytes, name: "preview"))
+      #expect(max(metadata.width, metadata.height) == 200)
+      #expect(try centrePixel(preview.bytes).count == 1 || isGrey(try centrePixel(preview.bytes)))
+      #expect(try Fixture.bytes(served.library.path(of: first)) == before)
+      let duplicates = try await client.execute(
+        uri: "/api/duplicates", method: .get, headers: ServedLibrary.read)
+      let groups = duplicates.object["groups"] as? [[String: Any]] ?? []
+      #expect(groups.count == 1)
+      #expect((groups.first?["assets"] as? [String])?.count == 2)
+      #expect(groups.first?["exact"] as? Bool == true)
+      let trash = try await client.execute(
+        uri: "/api/jobs", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["action": "trash", "ids": [first.id.rawValue]]))
+      let job = try #require(trash.object["id"] as? String)
+      _ = try await client.execute(
+        uri: "/api/jobs/\(job)/events", method: .get, headers: ServedLibrary.read)
+      let trashed = try await client.execute(
+        uri: "/api/trash", method: .get, headers: ServedLibrary.read)
+      #expect(
+        (trashed.object["assets"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [
+          first.id.rawValue
+        ])
+      let emptied = try await client.execute(
+        uri: "/api/trash/empty", method: .post, headers: ServedLibrary.write)
+      #expect(emptied.object["assets"] as? [String] == [first.id.rawValue])
+      let gone = try await client.execute(
+        uri: "/api/assets/\(first.id)", method: .get, headers: ServedLibrary.read)
+      #expect(gone.status == .notFound)
+    }
+    #expect(!FileManager.default.fileExists(atPath: served.library.path(of: first)))
+  }
+
   @Test("malformed requests get a 4xx JSON error, never a 5xx")
   func malformed() async throws {
     let served = try ServedLibrary()
