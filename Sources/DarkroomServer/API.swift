@@ -74,6 +74,7 @@ struct API: Sendable {
     api.put("assets/:id/favourite") { request, context in
       let id = try Self.assetID(context)
       let body = try await request.decode(as: FavouriteBody.self, context: context)
+      _ = try library.asset(id)  // 404 for an unknown id, as everywhere
       try await blocking { [library] () throws(DarkroomError) in
         try library.edit(.favourite([id], body.favourite))
       }
@@ -231,7 +232,7 @@ struct API: Sendable {
     if let text = query["format"] {
       guard let format = ImageFormat(rawValue: String(text)), Self.webFormats.contains(format)
       else {
-        throw APIError.badRequest("format takes jpeg, png, webp or avif; not \(text.prefix(32))")
+        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
       }
       spec.format = format
     }
@@ -311,7 +312,9 @@ struct API: Sendable {
       status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 
-  static let webFormats: [ImageFormat] = [.jpeg, .png, .webp, .avif]
+  /// What a browser shows. AVIF is left out: not every libvips has its encoder (Debian's
+  /// does not), and a missing encoder is not the file's fault.
+  static let webFormats: [ImageFormat] = [.jpeg, .png, .webp]
 
   static func mediaType(_ format: ImageFormat) -> String {
     switch format {

@@ -81,12 +81,12 @@ struct AccessMiddleware: RouterMiddleware {
     return try await next(request, context)
   }
 
-  /// A request that changes something: any but GET and HEAD, except the two POSTs that
-  /// only read (a zip of a selection, an editor's preview).
+  /// A request that changes something: any but GET and HEAD, except the POSTs that change
+  /// nothing in the library (a zip of a selection, an editor's preview, logging out).
   static func needsWrite(_ request: Request) -> Bool {
     let path = request.uri.path
     return changesState(request.method)
-      && !(path == "/api/download"
+      && !(path == "/api/download" || path == "/logout"
         || (path.hasPrefix("/api/assets/") && path.hasSuffix("/preview")))
   }
 

@@ -25,10 +25,12 @@ final class Job: Sendable {
   }
 
   let id: String
+  let library: Library
   private let state: Mutex<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
 
-  init(action: String, total: Int) {
+  init(action: String, total: Int, library: Library) {
+    self.library = library
     id = Tokens.random()
     state = Mutex((Status(id: id, action: action, total: total), [:]))
   }
@@ -59,7 +61,11 @@ final class Job: Sendable {
     let (status, listeners) = state.withLock { state in
       state.status.done = counts.done + counts.skipped
       state.status.failed = counts.failed
-      if outcome.status == .failed { state.status.failures.append(outcome) }
+      if outcome.status == .failed {
+        var failure = outcome
+        failure.error = failure.error.map { ErrorMiddleware.scrub($0, library: library) }
+        state.status.failures.append(failure)
+      }
       return (state.status, Array(state.listeners.values))
     }
     for listener in listeners { listener.yield(.progress(status, outcome)) }
@@ -102,7 +108,7 @@ final class Jobs: Sendable {
     var batch = batch
     batch.jobs = concurrency
     batch.editor = editor
-    let job = Job(action: batch.action.name, total: batch.ids.count)
+    let job = Job(action: batch.action.name, total: batch.ids.count, library: library)
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.
       if jobs.count > 1000 { jobs = jobs.filter { !$0.value.status.finished } }

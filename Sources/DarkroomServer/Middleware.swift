@@ -188,12 +188,20 @@ struct ErrorMiddleware: RouterMiddleware {
         .timedOut, .engine:
         .unprocessableContent
       }
-    var message = error.message
+    var message = scrub(error.message, library: library)
     if let file = error.file {
       let name = library.relativePath(file) ?? FilePath(file).lastComponent
-      message = "\(name): \(error.message)"
+      message = "\(name): \(message)"
     }
     return APIError(status, error.kind.rawValue, message)
+  }
+
+  /// A message with the library's place on the server taken out: clients know files by
+  /// their paths in the library.
+  static func scrub(_ message: String, library: Library) -> String {
+    message.replacingOccurrences(of: " at \(library.rootPath)", with: "")
+      .replacingOccurrences(of: library.rootPath + "/", with: "")
+      .replacingOccurrences(of: library.rootPath, with: "the library")
   }
 }
 

@@ -44,7 +44,7 @@ public struct DarkroomServer: Sendable {
   /// The routes, behind their middleware: log and metrics, security headers, JSON errors,
   /// the rate limit, then access.
   public func router() -> Router<DarkroomRequestContext> {
-    let router = Router(context: DarkroomRequestContext.self)
+    let router = Router(context: DarkroomRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestLogMiddleware(metrics: metrics))
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware(library: library))

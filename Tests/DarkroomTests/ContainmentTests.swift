@@ -193,3 +193,37 @@ extension ContainmentTests {
     }
   }
 }
+
+@Suite("Worker processes outlive the thread that asked for them")
+struct WorkerThreadTests {
+  @Test("a worker started for a thread that has since ended still renders (no PDEATHSIG kill)")
+  func workerOutlivesItsThread() throws {
+    let pool = WorkerPool(WorkerPool.Configuration(executable: CLI.binary))
+    defer { pool.shutDown() }
+    var configured = Renderer()
+    configured.workers = pool
+    let renderer = configured
+    let spec = RenditionSpec(.thumbnail)
+    let source = ImageSource.file(Fixture.sample("orientation-1.jpg"))
+    // The first render on a thread of its own, which then ends (joined: it is gone).
+    final class Box: @unchecked Sendable { var result: Result<Rendition, DarkroomError>? }
+    let box = Box()
+    let context = Unmanaged.passRetained(
+      Thread {
+        box.result = Result { () throws(DarkroomError) in try renderer.render(source, spec) }
+      })
+    var thread = pthread_t()
+    pthread_create(
+      &thread, nil,
+      { argument in
+        Unmanaged<Thread>.fromOpaque(argument!).takeRetainedValue().main()
+        return nil
+      }, context.toOpaque())
+    pthread_join(thread, nil)
+    _ = try #require(box.result).get()
+    // The idle worker is still alive: the second render uses it, and nothing crashed.
+    _ = try renderer.render(source, spec)
+    #expect(pool.counts.crashed == 0)
+    #expect(pool.counts.started == 1)
+  }
+}

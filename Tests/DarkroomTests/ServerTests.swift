@@ -270,7 +270,9 @@ struct ServerTests {
         let response = try await client.execute(uri: uri, method: .get, headers: ServedLibrary.read)
         #expect(response.status == .notFound, "\(uri)")
         #expect(!response.text.contains("secret") || response.text.contains("secret.txt"), "\(uri)")
-        #expect(!response.text.contains(served.root), "\(uri): a server path leaked")
+        let message = (response.object["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(!message.isEmpty, "\(uri)")
+        #expect(!message.contains(served.root), "\(uri): a server path leaked: \(message)")
       }
     }
   }
@@ -755,6 +757,56 @@ struct ServerTests {
       #expect(gone.status == .notFound)
     }
     #expect(!FileManager.default.fileExists(atPath: served.library.path(of: first)))
+  }
+
+  @Test(
+    "what Schemathesis and a reading found: upload folders, unknown favourites, AVIF, HEAD, logout")
+  func foundByReading() async throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let id = try served.ids()[0]
+    let photo = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    try await served.test { client, _ in
+      for folder in [
+        "orientation-1.jpg", "orientation-1.jpg%2Fsub", String(repeating: "a", count: 300),
+      ] {
+        let response = try await client.execute(
+          uri: "/api/uploads?name=x.jpg&folder=\(folder)", method: .post,
+          headers: ServedLibrary.write,
+          body: ByteBuffer(bytes: photo))
+        #expect(response.status == .badRequest, "\(folder.prefix(40)): \(response.text)")
+      }
+      let favourite = try await client.execute(
+        uri: "/api/assets/01ARZ3NDEKTSV4RRFFQ69G5FAV/favourite", method: .put,
+        headers: ServedLibrary.write,
+        body: jsonBody(["favourite": true]))
+      #expect(favourite.status == .notFound)
+      let avif = try await client.execute(
+        uri: "/api/assets/\(id)/thumbnail?format=avif", method: .get, headers: ServedLibrary.read)
+      #expect(avif.status == .badRequest)
+      let head = try await client.execute(
+        uri: "/api/assets/\(id)/thumbnail?size=32", method: .head, headers: ServedLibrary.read)
+      #expect(head.status == .ok)
+      #expect(head.headers[.eTag] != nil)
+      let login = try await client.execute(
+        uri: "/login", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+        body: ByteBuffer(string: "token=\(ServedLibrary.readToken)"))
+      let session = String((login.headers[.setCookie] ?? "").split(separator: ";")[0])
+      let page = try await client.execute(uri: "/", method: .get, headers: [.cookie: session])
+      let csrf = String(
+        page.text.split(separator: "name=\"csrf-token\" content=\"").dropFirst().first?.prefix(32)
+          ?? "")
+      let logout = try await client.execute(
+        uri: "/logout", method: .post,
+        headers: [.cookie: session, .contentType: "application/x-www-form-urlencoded"],
+        body: ByteBuffer(string: "csrf=\(csrf)"))
+      #expect(logout.status == .seeOther)
+      let after = try await client.execute(uri: "/", method: .get, headers: [.cookie: session])
+      #expect(after.status == .seeOther)
+    }
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: served.root).sorted() == [
+        ".darkroom", "orientation-1.jpg",
+      ])
   }
 
   @Test("malformed requests get a 4xx JSON error, never a 5xx")

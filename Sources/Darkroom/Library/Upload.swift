@@ -65,9 +65,19 @@ public final class Upload {
       throw DarkroomError(.invalidArgument, "the folder must be a plain path inside the library")
     }
     self.library = library
-    self.folder = library.root.path + (folder.isEmpty ? "" : "/" + folder)
+    self.folder = library.rootPath + (folder.isEmpty ? "" : "/" + folder)
     self.name = Self.safeName(name)
     self.limits = limits
+    // A file in the way of the folder is the request's mistake, not the server's.
+    var walked = library.rootPath
+    for part in folder.split(separator: "/") {
+      walked += "/" + part
+      var info = stat()
+      if stat(walked, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+        throw DarkroomError(
+          .invalidArgument, "the folder \(folder) cannot be made: a file is in the way")
+      }
+    }
     try Folders.create(self.folder)
     temporary = self.folder + "/.upload.\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
     fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -198,7 +208,9 @@ public final class Upload {
   static func safeFolder(_ folder: String) -> String? {
     let parts = folder.split(separator: "/", omittingEmptySubsequences: true)
     guard !folder.hasPrefix("/"),
-      parts.allSatisfy({ !$0.hasPrefix(".") && !$0.contains("\0") && !$0.contains("\\") })
+      parts.allSatisfy({
+        !$0.hasPrefix(".") && !$0.contains("\0") && !$0.contains("\\") && $0.utf8.count <= 255
+      })
     else { return nil }
     return parts.joined(separator: "/")
   }

@@ -175,8 +175,16 @@ public final class WorkerPool: Sendable {
       if let idle { _ = retire(idle, kill: true) }
       throw Self.abandoned(file)
     }
-    if let idle { return idle }
-    let worker = try WorkerProcess.start(configuration)
+    if let idle {
+      // Killed while idle (out of memory, or by hand): reaped, and another one taken.
+      guard idle.hasExited() else { return idle }
+      _ = retire(idle, kill: false)
+      return try acquire(for: file)
+    }
+    let configuration = configuration
+    let worker = try SpawnThread.shared.run {
+      Result { () throws(DarkroomError) in try WorkerProcess.start(configuration) }
+    }.get()
     state.withLock { state in
       state.all[worker.pid] = worker
       state.counts.started += 1
@@ -221,6 +229,13 @@ final class WorkerProcess: @unchecked Sendable {
   let input: Int32
   let output: Int32
   var jobs = 0
+
+  /// Whether the process has ended (it is reaped later, by `close()`).
+  func hasExited() -> Bool {
+    var info = siginfo_t()
+    return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+      && info._sifields._sigchld.si_pid == pid
+  }
 
   private init(pid: pid_t, input: Int32, output: Int32) {
     self.pid = pid
