@@ -16,8 +16,10 @@ struct LibraryOption: ParsableArguments {
       valueName: "dir"))
   var path: String?
 
-  func library() throws -> Library {
-    let start = path ?? "."
+  func library() throws -> Library { try Self.library(containing: path ?? ".") }
+
+  /// The library with a catalog that contains `start`.
+  static func library(containing start: String) throws -> Library {
     guard let library = Library.containing(start), library.hasCatalog else {
       throw DarkroomError(
         .notFound, file: start, "no library with a catalog here (darkroom scan DIR makes one)")

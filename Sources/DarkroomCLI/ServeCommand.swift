@@ -68,11 +68,7 @@ struct ServeCommand: ParsableCommand {
   }
 
   func run() throws {
-    let start = directory ?? "."
-    guard let library = Library.containing(start), library.hasCatalog else {
-      throw DarkroomError(
-        .notFound, file: start, "no library with a catalog here (darkroom scan DIR makes one)")
-    }
+    let library = try LibraryOption.library(containing: directory ?? ".")
     var configuration = ServerConfiguration()
     configuration.host = host
     configuration.port = port

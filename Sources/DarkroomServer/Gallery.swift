@@ -103,7 +103,7 @@ struct Gallery: Sendable {
     var headers: HTTPFields = [.location: next]
     headers[.setCookie] =
       "\(AccessMiddleware.cookieName)=\(session.id); Path=/; HttpOnly; SameSite=Strict"
-      + (request.headers[.init("X-Forwarded-Proto")!] == "https" ? "; Secure" : "")
+      + (request.headers[.forwardedProto] == "https" ? "; Secure" : "")
     return Response(status: .seeOther, headers: headers)
   }
 
@@ -116,7 +116,7 @@ struct Gallery: Sendable {
       let albums = try library.albums()
       var posters: [String: String] = [:]
       for id in albums.compactMap(\.poster) where posters[id.rawValue] == nil {
-        posters[id.rawValue] = (try? library.asset(id)).map { String($0.contentHash.prefix(12)) }
+        posters[id.rawValue] = (try? library.asset(id)).map(APIAsset.version)
       }
       return (albums, posters)
     }
@@ -169,7 +169,7 @@ struct Gallery: Sendable {
     values["next"] = next
     values["assets"] = assets.map { asset -> [String: Any] in
       [
-        "id": asset.id.rawValue, "version": String(asset.contentHash.prefix(12)),
+        "id": asset.id.rawValue, "version": APIAsset.version(asset),
         "name": asset.name,
       ]
     }
@@ -190,7 +190,7 @@ struct Gallery: Sendable {
     }
     var values = common(context, title: asset.name)
     values["id"] = asset.id.rawValue
-    values["version"] = String(asset.contentHash.prefix(12))
+    values["version"] = APIAsset.version(asset)
     values["name"] = asset.name
     values["width"] = asset.displayWidth
     values["height"] = asset.displayHeight

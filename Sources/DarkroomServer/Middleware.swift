@@ -234,4 +234,5 @@ extension HTTPField.Name {
   static let referrerPolicy = Self("Referrer-Policy")!
   static let csrfToken = Self("X-CSRF-Token")!
   static let lastEventID = Self("Last-Event-ID")!
+  static let forwardedProto = Self("X-Forwarded-Proto")!
 }
