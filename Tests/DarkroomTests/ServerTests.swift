@@ -731,6 +731,22 @@ struct ServerTests {
       #expect(max(metadata.width, metadata.height) == 200)
       #expect(try centrePixel(preview.bytes).count == 1 || isGrey(try centrePixel(preview.bytes)))
       #expect(try Fixture.bytes(served.library.path(of: first)) == before)
+      // A pixel crop names the original's pixels, whatever the preview's size.
+      let crop: [String: Any] = [
+        "format": "org.darkroom.filter-graph", "version": 1,
+        "nodes": [
+          [
+            "op": "crop",
+            "params": ["unit": "px", "x": 300, "y": 100, "width": 200, "height": 200],
+          ]
+        ],
+      ]
+      let cropped = try await client.execute(
+        uri: "/api/assets/\(first.id)/preview", method: .post, headers: ServedLibrary.read,
+        body: jsonBody(["graph": crop, "size": 200]))
+      #expect(cropped.status == .ok, "\(cropped.text)")
+      let square = try AssetMetadata.read(.data(cropped.bytes, name: "preview"))
+      #expect(square.width == square.height && square.width >= 60 && square.width <= 70)
       let duplicates = try await client.execute(
         uri: "/api/duplicates", method: .get, headers: ServedLibrary.read)
       let groups = duplicates.object["groups"] as? [[String: Any]] ?? []

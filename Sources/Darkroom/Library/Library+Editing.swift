@@ -41,7 +41,7 @@ extension Library {
   /// `spec`'s screen, written nowhere: what an editor shows while its sliders move. The graph
   /// is applied to the original's cached fullscreen rendition, so a preview costs a small
   /// decode, not a full-size one (crops are in proportions, tone is per pixel: both commute
-  /// with the resize); it is JPEG, encoded twice, so only a preview.
+  /// with the resize; pixel crops are scaled); it is JPEG, encoded twice, so only a preview.
   ///
   /// - Throws: `notFound` for an unknown id; what the renderer throws.
   public func preview(
@@ -60,7 +60,21 @@ extension Library {
     var editor = Editor()
     editor.renderer = renderer
     editor.quality = spec.quality
-    let bytes = try editor.preview(.data(screen.bytes, name: path), graph: graph)
+    // Pixel crops name the original's pixels: scaled to the smaller image's.
+    let original = try AssetMetadata.read(source)
+    let scale = Double(screen.width) / Double(max(1, original.displayWidth))
+    let scaled = try FilterGraph(
+      nodes: graph.nodes.map { node throws(DarkroomError) in
+        guard node.op == "crop", node.params["unit"] == .text("px") else { return node }
+        var params = node.params
+        for side in ["x", "y", "width", "height"] {
+          if case .number(let value)? = params[side] {
+            params[side] = .number((value * scale).rounded())
+          }
+        }
+        return try FilterNode("crop", params)
+      })
+    let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
     let metadata = try AssetMetadata.read(.data(bytes, name: path))
     return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)
   }
