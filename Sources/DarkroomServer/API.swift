@@ -179,9 +179,8 @@ struct API: Sendable {
     let pageSize = limit
     let page = try await blocking { [library] () throws(DarkroomError) -> APIAssets in
       let result = try library.assets(matching: query)
-      let assets = try result.assets(in: 0..<min(pageSize, result.count))
-      let next = result.count > pageSize ? assets.last?.id.rawValue : nil
-      return APIAssets(assets: assets.map(APIAsset.init), count: result.count, next: next)
+      let (assets, next) = try result.page(limit: pageSize)
+      return APIAssets(assets: assets.map(APIAsset.init), count: result.count, next: next?.rawValue)
     }
     return try Self.encode(page)
   }
@@ -360,12 +359,7 @@ struct API: Sendable {
   func ids(in selection: Selection) async throws -> [AssetID] {
     if let ids = selection.ids {
       guard ids.count <= 100_000 else { throw APIError.badRequest("at most 100,000 ids") }
-      return try ids.map { text in
-        guard let id = AssetID(text) else {
-          throw APIError.badRequest("not an asset id: \(text.prefix(64))")
-        }
-        return id
-      }
+      return try Selection.assetIDs(ids)
     }
     guard let parameters = selection.query else {
       throw APIError.badRequest("a selection takes ids (a list) or query (list parameters)")

@@ -127,12 +127,7 @@ struct AlbumBody: Decodable, Sendable {
   var ids: [String]?
 
   func change() throws -> Library.AlbumEdit {
-    let ids = try (ids ?? []).map { text in
-      guard let id = AssetID(text) else {
-        throw APIError.badRequest("not an asset id: \(text.prefix(64))")
-      }
-      return id
-    }
+    let ids = try Selection.assetIDs(ids ?? [])
     switch op {
     case "create": return .create(title)
     case "rename":
@@ -155,6 +150,16 @@ struct Selection: Decodable, Sendable {
   var ids: [String]?
   var query: [String: String]?
   var except: [String]?
+
+  /// Ids from a request body; 400 for the first that is not one.
+  static func assetIDs(_ texts: [String]) throws -> [AssetID] {
+    try texts.map { text in
+      guard let id = AssetID(text) else {
+        throw APIError.badRequest("not an asset id: \(text.prefix(64))")
+      }
+      return id
+    }
+  }
 
   init(form: [(String, String)]) {
     var ids: [String] = []

@@ -150,9 +150,8 @@ struct Gallery: Sendable {
     let assetQuery = try AssetQuery(parameters: parameters)
     let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
       let all = try library.assets(matching: AssetQuery(parameters: [("album", ref)]))
-      let page = try library.assets(matching: assetQuery)
-      let assets = try page.assets(in: 0..<min(Self.pageSize, page.count))
-      return (assets, all.count, page.count > Self.pageSize ? assets.last?.id.rawValue : nil)
+      let (assets, next) = try library.assets(matching: assetQuery).page(limit: Self.pageSize)
+      return (assets, all.count, next?.rawValue)
     }
     let escaped = Self.escapeQuery(ref)
     let title: String =

@@ -242,4 +242,11 @@ public final class AssetFetchResult: Sendable {
     for index in range { result.append(try asset(at: index)) }
     return result
   }
+
+  /// The first `limit` assets, and the id to pass as the query's `after` for the ones that
+  /// follow (nil when none do): a page of a keyset-paged listing.
+  public func page(limit: Int) throws(DarkroomError) -> (assets: [Asset], next: AssetID?) {
+    let assets = try assets(in: 0..<limit)
+    return (assets, count > limit ? assets.last?.id : nil)
+  }
 }

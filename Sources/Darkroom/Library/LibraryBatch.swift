@@ -150,10 +150,7 @@ extension Library {
       }
     }
     if !folders.isEmpty {
-      var options = ScanOptions()
-      options.recursive = false
-      _ = try? scan(
-        folders: folders.map { ScanRoot(folder: $0, recursive: false) }, options: options)
+      _ = try? scan(folders: folders.map { ScanRoot(folder: $0, recursive: false) })
     }
     return counts
   }

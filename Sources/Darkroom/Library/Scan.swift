@@ -135,11 +135,17 @@ extension Library {
   /// leaves the catalog to the next scan.
   public static func refreshCatalog(for path: String) {
     guard let library = Library.containing(path), library.hasCatalog else { return }
+    let folder = FilePath(path).parent
+    _ = try? library.scanFiles(in: folder.isEmpty ? "." : folder)
+  }
+
+  /// Scans the files of one folder (not its subfolders) on this thread: what a change to a
+  /// few known files needs.
+  func scanFiles(in folder: String) throws(DarkroomError) -> ScanSummary {
     var options = ScanOptions()
     options.recursive = false
     options.jobs = 1
-    let folder = FilePath(path).parent
-    _ = try? library.scan(folder.isEmpty ? "." : folder, options: options)
+    return try scan(folder, options: options)
   }
 }
 

@@ -145,10 +145,7 @@ public final class Upload {
     let path = try place()
     abandon()  // the file is in place under its name; the temporary name goes
     AtomicFile.syncFolder(folder)
-    var options = ScanOptions()
-    options.recursive = false
-    options.jobs = 1
-    _ = try library.scan(folder, options: options)
+    _ = try library.scanFiles(in: folder)
     guard let asset = try library.asset(atPath: path) else {
       throw DarkroomError(.io, file: path, "was stored but is not in the catalog")
     }
