@@ -30,13 +30,18 @@ let package = Package(
     .systemLibrary(
       name: "CExif", pkgConfig: "libexif",
       providers: [.apt(["libexif-dev"]), .brew(["libexif"])]),
+    // libsodium (Debian's libsodium-dev): Argon2id and XChaCha20-Poly1305 for encrypted
+    // spaces; only Sources/Darkroom/Spaces/Sodium.swift imports it.
+    .systemLibrary(
+      name: "CSodium", pkgConfig: "libsodium",
+      providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
     .target(name: "CVipsShim"),
     // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
     .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
       name: "Darkroom",
       dependencies: [
-        "CVipsShim", "CExif", "CSandbox", .product(name: "Crypto", package: "swift-crypto"),
+        "CVipsShim", "CExif", "CSandbox", "CSodium", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     // The library over HTTP: routes, auth, templates and SSE over `Library`; no orchestration.

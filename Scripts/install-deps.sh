@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # chromium and chromium-driver are for the tests only: the gallery's browser tests drive them.
-packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev pkg-config chromium chromium-driver "$@")
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config chromium chromium-driver "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -101,6 +101,8 @@ struct ApplyCommand: ParsableCommand {
 
   @OptionGroup var graceOption: GraceOption
 
+  @OptionGroup var spaceOption: SpaceOption
+
   func validate() throws {
     guard jobs >= 1 else {
       throw ValidationError("Expected integer of at least 1 for --jobs but received \(jobs)")
@@ -118,6 +120,12 @@ struct ApplyCommand: ParsableCommand {
   }
 
   func run() throws {
+    if let space = try spaceOption.open() {
+      // In a space, apply edits the assets (all but the trash, without arguments).
+      return try SpaceWork.edit(
+        space, inputs, graph: filterOptions.graph(), append: false,
+        renderer: limits.apply(to: Renderer()), quality: filterOptions.quality)
+    }
     var arguments = inputs.filter { $0 != "-" }
     if inputs.contains("-") {
       arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)

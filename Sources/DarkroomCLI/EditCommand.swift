@@ -43,8 +43,15 @@ struct EditCommand: ParsableCommand {
 
   @OptionGroup var graceOption: GraceOption
 
+  @OptionGroup var spaceOption: SpaceOption
+
   func run() throws {
     let graph = try filterOptions.graph()
+    if let space = try spaceOption.open() {
+      return try SpaceWork.edit(
+        space, files, graph: graph, append: !replace && filterOptions.adjustment == nil,
+        renderer: limits.apply(to: Renderer()), quality: filterOptions.quality)
+    }
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
     let editor = filterOptions.editor(limits)

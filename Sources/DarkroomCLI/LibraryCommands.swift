@@ -159,6 +159,8 @@ struct ListCommand: ParsableCommand {
 
   @OptionGroup var libraryOption: LibraryOption
 
+  @OptionGroup var spaceOption: SpaceOption
+
   @Option(
     help: ArgumentHelp("An album: a title, folder:PATH or smart:NAME.", valueName: "album"))
   var album: String?
@@ -246,6 +248,9 @@ struct ListCommand: ParsableCommand {
   }
 
   func run() throws {
+    if let space = try spaceOption.open() {
+      return try SpaceList.print(space, trashed: false, json: json)
+    }
     let library = try libraryOption.library()
     let result = try library.assets(matching: try query())
     let end = limit.map { min(result.count, offset + $0) } ?? result.count

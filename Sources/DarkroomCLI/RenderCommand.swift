@@ -83,6 +83,8 @@ struct RenderCommand: ParsableCommand {
 
   @OptionGroup var cacheOptions: CacheOptions
 
+  @OptionGroup var spaceOption: SpaceOption
+
   @OptionGroup var limits: LimitOptions
 
   @OptionGroup var graceOption: GraceOption
@@ -104,6 +106,10 @@ struct RenderCommand: ParsableCommand {
     if strip && stripLocation {
       throw ValidationError(
         "--strip already removes the location; give one of --strip and --strip-location")
+    }
+    if spaceOption.folder != nil && output == nil {
+      throw ValidationError(
+        "With --space, give -o FILE, -o DIR or -o -: nothing is written beside a space's assets")
     }
     if several, output == "-" {
       throw ValidationError("Several inputs cannot all go to standard output; give -o a folder")
@@ -157,6 +163,11 @@ struct RenderCommand: ParsableCommand {
   }
 
   func run() throws {
+    if let space = try spaceOption.open(), let output {
+      return try SpaceWork.render(
+        space, inputs, spec: spec(for: outputFolder == nil ? output : nil),
+        renderer: limits.apply(to: Renderer()), output: output, json: json)
+    }
     // Folders are walked for images; their outputs mirror the folder's tree under -o.
     let (files, missing) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))
     var failed = !missing.isEmpty

@@ -6,6 +6,7 @@ struct RevertCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "revert",
     abstract: "Restore edited files to their original bytes, or to a version.",
+    usage: "darkroom revert <files> ... [--to <version>] [--json] [<options>]",
     discussion: """
       The original comes from the library's store and is checked against its SHA-256
       before it replaces the file. A file is recognised by its content, so revert
@@ -29,7 +30,10 @@ struct RevertCommand: ParsableCommand {
   @Flag(help: "Print one JSON object per file.")
   var json = false
 
+  @OptionGroup var spaceOption: SpaceOption
+
   func run() throws {
+    if let space = try spaceOption.open() { return try SpaceWork.revert(space, files) }
     let editor = Editor()
     let (found, missing) = BatchInputs.collect(try resolveItems(files))
     missing.forEach(reportError)

@@ -131,7 +131,10 @@ struct TrashMove: ParsableCommand {
 
   @OptionGroup var libraryOption: LibraryOption
 
+  @OptionGroup var spaceOption: SpaceOption
+
   func run() throws {
+    if let space = try spaceOption.open() { return try SpaceWork.trash(space, items, true) }
     let library = try libraryOption.library()
     for asset in try library.trash(try library.assetIDs(items)) {
       printLine("\(asset.trashedFrom ?? asset.path): in the trash (\(asset.id))")
@@ -171,7 +174,10 @@ struct TrashRestore: ParsableCommand {
 
   @OptionGroup var libraryOption: LibraryOption
 
+  @OptionGroup var spaceOption: SpaceOption
+
   func run() throws {
+    if let space = try spaceOption.open() { return try SpaceWork.trash(space, items, false) }
     let library = try libraryOption.library()
     let trashed = try library.trashedAssets()
     var ids: [AssetID] = []

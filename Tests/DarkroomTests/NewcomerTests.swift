@@ -66,7 +66,8 @@ struct NewcomerTests {
     arguments: [
       [], ["info"], ["render"], ["edit"], ["apply"], ["revert"], ["history"], ["adjustments"],
       ["filters"], ["cache"], ["cache", "stats"], ["cache", "prune"], ["check"], ["scan"],
-      ["list"], ["albums"], ["album"], ["favourite"], ["serve"],
+      ["list"], ["albums"], ["album"], ["favourite"], ["serve"], ["space"], ["space", "create"],
+      ["space", "add"], ["space", "list"], ["space", "export"], ["space", "passwd"], ["trash"],
     ])
   func helpAt80Columns(command: [String]) throws {
     let narrow = try CLI.run(command + ["--help"], environment: ["COLUMNS": "80"])

@@ -92,6 +92,41 @@ public enum AtomicFile {
     return false
   }
 
+  /// Links `temporary` to the first free name in `folder`: `name`, else `stem-2.ext`,
+  /// `stem-3.ext`, ...; a link never replaces a file.
+  ///
+  /// - Returns: the path linked.
+  static func linkToFreeName(_ temporary: String, name: String, in folder: String)
+    throws(DarkroomError) -> String
+  {
+    let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+    let stem = dot.map { String(name[..<$0]) } ?? name
+    let suffix = dot.map { String(name[$0...]) } ?? ""
+    for n in 1...10_000 {
+      let candidate = folder + "/" + (n == 1 ? name : "\(stem)-\(n)\(suffix)")
+      if link(temporary, candidate) == 0 { return candidate }
+      guard errno == EEXIST else { throw AtomicFile.writeError(candidate, errno) }
+    }
+    throw DarkroomError(.io, file: folder + "/" + name, "no free name: 10,000 taken")
+  }
+
+  /// Writes `bytes` durably as a new file in `folder`, under `name` or the first free name
+  /// after it (see ``linkToFreeName(_:name:in:)``), never over another file.
+  ///
+  /// - Returns: the path written.
+  public static func writeNew(
+    _ bytes: [UInt8], name: String, in folder: String, mode: mode_t = 0o644
+  )
+    throws(DarkroomError) -> String
+  {
+    let temporary = folder + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    try write(bytes, to: temporary, durable: true, mode: mode, sweep: false)
+    defer { unlink(temporary) }
+    let path = try linkToFreeName(temporary, name: name, in: folder)
+    syncFolder(folder)
+    return path
+  }
+
   /// Removes temporary files that a killed writer of `name` left behind: `.NAME.PID.N.tmp`
   /// whose process is gone.
   static func removeAbandonedTemporaries(of name: String, in folder: String) {

@@ -179,15 +179,7 @@ public final class Upload {
 
   /// Links the temporary file to its first free name, which never replaces a file.
   private func place() throws(DarkroomError) -> String {
-    let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-    let stem = dot.map { String(name[..<$0]) } ?? name
-    let suffix = dot.map { String(name[$0...]) } ?? ""
-    for n in 1...10_000 {
-      let candidate = folder + "/" + (n == 1 ? name : "\(stem)-\(n)\(suffix)")
-      if link(temporary, candidate) == 0 { return candidate }
-      guard errno == EEXIST else { throw AtomicFile.writeError(candidate, errno) }
-    }
-    throw DarkroomError(.io, file: folder + "/" + name, "no free name: 10,000 taken")
+    try AtomicFile.linkToFreeName(temporary, name: name, in: folder)
   }
 
   /// A file name's last component, without control characters, slashes or a leading dot,

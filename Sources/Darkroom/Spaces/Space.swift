@@ -1,0 +1,499 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An open encrypted space: its originals, edits, catalog and renditions, encrypted at rest in
+/// a folder that may hold other spaces (docs/spaces.md).
+///
+/// ```swift
+/// let space = try Space.open("Private", password: Array("correct horse".utf8))
+/// let (asset, _) = try space.add(file: "IMG_0001.jpg")
+/// let screen = try space.render(asset, RenditionSpec(.fullscreen), renderer: Renderer())
+/// ```
+///
+/// Nothing it does writes plaintext to disk: originals are decrypted into memory, rendered
+/// from there (in a worker process when the renderer has workers, over a pipe) and encrypted
+/// again before any byte is written. Its keys live in guarded memory and are gone with it.
+/// Writers take the folder's lock, so processes and threads may share a folder.
+public final class Space: Sendable {
+  /// The folder of spaces this space is in.
+  public let folder: String
+  let keys: SpaceKeys
+  private let catalog: SpaceCatalog
+  private let slot: Int
+  private let kdf: KDFParameters
+  private let state: Locked<State>
+
+  struct State {
+    var assets: [String: SpaceAsset] = [:]
+    var rows: [String: [UInt8]] = [:]
+  }
+
+  private init(folder: String, slot: Int, kdf: KDFParameters, key: SecretKey)
+    throws(DarkroomError)
+  {
+    self.folder = folder
+    self.slot = slot
+    self.kdf = kdf
+    keys = SpaceKeys(key)
+    catalog = try SpaceCatalog(path: folder + "/catalog")
+    state = Locked(State())
+    try reload()
+  }
+
+  // MARK: Opening
+
+  /// The answer to any password that opens no space: it says nothing else.
+  static func noSpace(_ folder: String) -> DarkroomError {
+    DarkroomError(.invalidArgument, file: folder, "no space opens with this password")
+  }
+
+  /// Opens the space that `password` opens in `folder`.
+  ///
+  /// - Throws: "no space opens with this password" (`invalidArgument`), whether the folder
+  ///   holds no space, one, or eight; `notFound` or `corrupt` for a folder without a header
+  ///   or with a damaged one.
+  public static func open(_ folder: String, password: [UInt8]) throws(DarkroomError) -> Space {
+    let header = try SpaceHeader.read(folder)
+    guard let (slot, key) = try header.open(password) else { throw noSpace(folder) }
+    return try Space(folder: folder, slot: slot, kdf: header.slots[slot].kdf, key: key)
+  }
+
+  /// Makes a space with `password` in `folder`, making the folder and its header when there
+  /// is none.
+  ///
+  /// The header cannot tell which of its slots are in use: the new space takes a slot at
+  /// random among those that none of `otherPasswords` opens. A space in `folder` whose
+  /// password is not among them may be overwritten (docs/spaces.md).
+  ///
+  /// - Throws: `invalidArgument` when `password` already opens a space here, or no slot is
+  ///   left; `io` when the folder cannot be written.
+  public static func create(
+    at folder: String, password: [UInt8], otherPasswords: [[UInt8]] = [],
+    kdf: KDFParameters = .standard, slots: Int = 8
+  ) throws(DarkroomError) -> Space {
+    guard !password.isEmpty else {
+      throw DarkroomError(.invalidArgument, file: folder, "the password is empty")
+    }
+    var header: SpaceHeader
+    if FileManager.default.fileExists(atPath: folder + "/header") {
+      header = try SpaceHeader.read(folder)
+    } else {
+      try makeFolder(folder)
+      try makeFolder(folder + "/objects")
+      header = SpaceHeader.new(slots: slots, kdf: kdf)
+    }
+    guard try header.open(password) == nil else {
+      throw DarkroomError(.invalidArgument, file: folder, "this password already opens a space")
+    }
+    var used = Set<Int>()
+    for other in otherPasswords {
+      if let (slot, _) = try header.open(other) { used.insert(slot) }
+    }
+    guard let slot = (0..<header.slots.count).filter({ !used.contains($0) }).randomElement()
+    else {
+      throw DarkroomError(.invalidArgument, file: folder, "every key slot is in use")
+    }
+    let kdfOfSlot = header.slots[slot].kdf
+    guard
+      let passwordKey = Sodium.passwordKey(
+        password, salt: header.salt, ops: kdfOfSlot.ops, memory: kdfOfSlot.memory)
+    else { throw DarkroomError(.engine, "Argon2id could not run (out of memory?)") }
+    let key = Sodium.randomKey()
+    header.fill(slot, with: key, passwordKey: passwordKey)
+    try header.write(folder)
+    return try Space(folder: folder, slot: slot, kdf: kdfOfSlot, key: key)
+  }
+
+  private static func makeFolder(_ path: String) throws(DarkroomError) {
+    guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+      throw AtomicFile.writeError(path, errno)
+    }
+  }
+
+  /// Seals this space's key under `password` in its own slot; nothing else changes.
+  ///
+  /// - Throws: `invalidArgument` when `password` is empty or opens another space.
+  public func changePassword(to password: [UInt8]) throws(DarkroomError) {
+    guard !password.isEmpty else {
+      throw DarkroomError(.invalidArgument, file: folder, "the password is empty")
+    }
+    try withWriteLock { () throws(DarkroomError) in
+      var header = try SpaceHeader.read(folder)
+      if let (other, _) = try header.open(password), other != slot {
+        throw DarkroomError(.invalidArgument, file: folder, "this password already opens a space")
+      }
+      guard
+        let passwordKey = Sodium.passwordKey(
+          password, salt: header.salt, ops: kdf.ops, memory: kdf.memory)
+      else { throw DarkroomError(.engine, "Argon2id could not run (out of memory?)") }
+      header.fill(slot, with: keys.space, passwordKey: passwordKey)
+      try header.write(folder)
+    }
+  }
+
+  // MARK: The catalog
+
+  /// Every asset of the space, oldest first (trashed ones too; see ``SpaceAsset/trashed``).
+  public var assets: [SpaceAsset] {
+    state.withLock { $0.assets.values }.sorted { ($0.added, $0.id) < ($1.added, $1.id) }
+  }
+
+  /// The asset with this id, or the one asset with this name.
+  ///
+  /// - Throws: `notFound` for neither; `invalidArgument` for a name that several assets have.
+  public func asset(_ reference: String) throws(DarkroomError) -> SpaceAsset {
+    let all = state.withLock { $0.assets }
+    if let asset = all[reference] { return asset }
+    let named = all.values.filter { $0.name == reference }
+    guard named.count < 2 else {
+      throw DarkroomError(
+        .invalidArgument, file: reference,
+        "\(named.count) assets have this name; give an id (darkroom space list)")
+    }
+    guard let asset = named.first else {
+      throw DarkroomError(.notFound, file: reference, "no asset with this id or name in the space")
+    }
+    return asset
+  }
+
+  /// Reads the catalog again (another process may have written) and forgets what it had.
+  func reload() throws(DarkroomError) {
+    var fresh = State()
+    for (row, body) in try catalog.load(key: keys.catalog) {
+      if let asset = body.asset {
+        fresh.assets[asset.id] = asset
+        fresh.rows[asset.id] = row
+      }
+    }
+    state.withLock { $0 = fresh }
+  }
+
+  // MARK: Writing
+
+  /// Runs `body` holding the folder's write lock, after recovering what a killed writer of
+  /// this space left and reading the catalog afresh.
+  func withWriteLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    let path = folder + "/lock"
+    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw AtomicFile.writeError(path, errno) }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 {
+      guard errno == EINTR else { throw AtomicFile.writeError(path, errno) }
+    }
+    try recover()
+    return try body()
+  }
+
+  /// Removes the objects of writes that never committed (a row listing them, made before
+  /// they were written), then reads the catalog.
+  private func recover() throws(DarkroomError) {
+    for (row, body) in try catalog.load(key: keys.catalog) {
+      guard let pending = body.pending else { continue }
+      for name in pending { removeObject(name) }
+      try catalog.commit([(row, nil)], key: keys.catalog)
+    }
+    try reload()
+  }
+
+  func objectPath(_ name: String) -> String { folder + "/objects/" + name.prefix(2) + "/" + name }
+
+  private func removeObject(_ name: String) {
+    let path = objectPath(name)
+    unlink(path)
+    unlink(path + ".partial")
+  }
+
+  private func prepare(_ name: String) throws(DarkroomError) {
+    try Self.makeFolder(folder + "/objects/" + name.prefix(2))
+  }
+
+  static func newName() -> String { hex(Sodium.random(16)[...]) }
+
+  /// Records `objects` as pending before they are written, so that recovery removes them
+  /// if this process dies before `commit`.
+  private func stage(_ objects: [String]) throws(DarkroomError) -> [UInt8] {
+    let row = Sodium.random(16)
+    try catalog.commit([(row, SpaceCatalog.Body(pending: objects))], key: keys.catalog)
+    return row
+  }
+
+  /// Commits `assets` and drops the pending row in one transaction; then removes `garbage`
+  /// (objects no row needs any more), recorded as pending until they are gone.
+  private func commit(
+    _ assets: [SpaceAsset], pending: [UInt8]?, removing garbage: [String] = []
+  ) throws(DarkroomError) {
+    var rows = state.withLock { $0.rows }
+    var changes: [(id: [UInt8], body: SpaceCatalog.Body?)] = []
+    for asset in assets {
+      let row = rows[asset.id] ?? Sodium.random(16)
+      rows[asset.id] = row
+      changes.append((row, SpaceCatalog.Body(asset: asset)))
+    }
+    if let pending { changes.append((pending, nil)) }
+    let garbageRow = garbage.isEmpty ? nil : Sodium.random(16)
+    if let garbageRow { changes.append((garbageRow, SpaceCatalog.Body(pending: garbage))) }
+    try catalog.commit(changes, key: keys.catalog)
+    state.withLock { state in
+      for asset in assets {
+        state.assets[asset.id] = asset
+        state.rows[asset.id] = rows[asset.id]
+      }
+    }
+    if let garbageRow {
+      for name in garbage { removeObject(name) }
+      try catalog.commit([(garbageRow, nil)], key: keys.catalog)
+    }
+  }
+
+  /// Undoes a write that failed before its commit.
+  private func abandon(_ pending: [UInt8], _ objects: [String]) {
+    for name in objects { removeObject(name) }
+    try? catalog.commit([(pending, nil)], key: keys.catalog)
+  }
+
+  /// Writes `bytes` as a new object and returns its name (the caller has staged it).
+  private func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
+    try prepare(name)
+    try SpaceObject.write(bytes, name: name, to: objectPath(name), keys: keys)
+  }
+
+  // MARK: Adding
+
+  /// Encrypts the file at `path` into the space. With `move`, the file is removed once its
+  /// object and catalog row are durable, and only if it did not change meanwhile.
+  ///
+  /// - Returns: the asset, and false when the space already had these bytes (then nothing is
+  ///   added, and a moved file is still removed).
+  /// - Throws: what reading the image's header throws (not an image, a damaged header);
+  ///   `io` for a failed write, which leaves nothing behind.
+  public func add(file path: String, move: Bool = false) throws(DarkroomError)
+    -> (asset: SpaceAsset, added: Bool)
+  {
+    let file = try InputFile(path)
+    let before = file.identity
+    let metadata = try AssetMetadata.read(.file(path))
+    let result = try withWriteLock { () throws(DarkroomError) in
+      try add(
+        name: URL(fileURLWithPath: path).lastPathComponent, length: file.size,
+        metadata: metadata
+      ) { offset, count throws(DarkroomError) in
+        let bytes = try file.read(at: offset, count: count)
+        guard bytes.count == count else {
+          throw DarkroomError(.truncated, file: path, "the file shrank while it was read")
+        }
+        return bytes
+      }
+    }
+    if move {
+      guard let before, before == file.identity, (try? FileIdentity(path: path)) == before else {
+        throw DarkroomError(
+          .io, file: path, "changed while it was encrypted; it is in the space, and kept here")
+      }
+      guard unlink(path) == 0 else { throw InputFile.errnoError(path) }
+      AtomicFile.syncFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    }
+    return result
+  }
+
+  /// Encrypts image bytes (an upload) into the space; see ``add(file:move:)``.
+  public func add(bytes: [UInt8], name: String) throws(DarkroomError)
+    -> (asset: SpaceAsset, added: Bool)
+  {
+    let metadata = try AssetMetadata.read(.data(bytes, name: name))
+    return try withWriteLock { () throws(DarkroomError) in
+      try add(name: name, length: bytes.count, metadata: metadata) { offset, count in
+        Array(bytes[offset..<offset + count])
+      }
+    }
+  }
+
+  private func add(
+    name: String, length: Int, metadata: AssetMetadata,
+    read: (Int, Int) throws(DarkroomError) -> [UInt8]
+  ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
+    let object = Self.newName()
+    let pending = try stage([object])
+    let hasher = KeyedHasher(key: keys.names)
+    do {
+      try prepare(object)
+      try SpaceObject.write(name: object, length: length, to: objectPath(object), keys: keys) {
+        offset, count throws(DarkroomError) in
+        let bytes = try read(offset, count)
+        hasher.update(bytes)
+        return bytes
+      }
+    } catch {
+      abandon(pending, [object])
+      throw error
+    }
+    FaultInjection.point("space-object-durable")
+    let identity = hex(hasher.finish().prefix(16))
+    if let existing = state.withLock({ $0.assets.values.first { $0.identity == identity } }) {
+      abandon(pending, [object])
+      return (existing, false)
+    }
+    let asset = SpaceAsset(
+      id: Self.newName(), name: name, added: Double(AssetID.nowMilliseconds()) / 1000,
+      format: metadata.format, width: metadata.displayWidth, height: metadata.displayHeight,
+      byteSize: length, identity: identity, original: object, adjustments: nil, rendered: nil,
+      editVersion: 0, trashed: false)
+    try commit([asset], pending: pending)
+    return (asset, true)
+  }
+
+  // MARK: Reading
+
+  /// A reader of one of `asset`'s objects; errors name the asset.
+  func reader(_ object: String, of asset: SpaceAsset) throws(DarkroomError) -> SpaceObjectReader {
+    try SpaceObjectReader(path: objectPath(object), name: object, keys: keys, label: asset.name)
+  }
+
+  /// The original's bytes, decrypted into memory.
+  public func original(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
+    try reader(asset.original, of: asset).readAll()
+  }
+
+  /// The asset as it looks now: the edit's full-size result, or the original.
+  public func current(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
+    try reader(asset.rendered ?? asset.original, of: asset).readAll()
+  }
+
+  /// Bytes `range` of the asset as it looks now, decrypting only the chunks they are in.
+  public func current(_ asset: SpaceAsset, range: Range<Int>) throws(DarkroomError) -> [UInt8] {
+    try reader(asset.rendered ?? asset.original, of: asset).read(range)
+  }
+
+  /// A representation of the asset as it looks now, cached in the space as an object whose
+  /// name is a keyed hash of what it depends on.
+  public func render(_ asset: SpaceAsset, _ spec: RenditionSpec, renderer: Renderer)
+    throws(DarkroomError) -> Rendition
+  {
+    let name = keys.name(
+      [
+        Array("rendition".utf8), Array(asset.identity.utf8),
+        Array((asset.rendered ?? "").utf8), Array(spec.canonical.utf8),
+        littleEndianBytes(UInt64(Renderer.renderVersion)),
+      ])
+    let path = objectPath(name)
+    if let cached = try? SpaceObjectReader(
+      path: path, name: name, keys: keys, label: asset.name
+    ).readAll(), cached.count > 8 {
+      let width = Int(readLittleEndian(cached, 0, 4))
+      let height = Int(readLittleEndian(cached, 4, 4))
+      let format = spec.format ?? ImageFormat(sourceFormat: asset.format) ?? .jpeg
+      var rendition = Rendition(
+        bytes: Array(cached[8...]), format: format, width: width, height: height)
+      rendition.fromCache = true
+      return rendition
+    }
+    let source = try current(asset)
+    let rendition = try renderer.render(.data(source, name: asset.name), spec)
+    try prepare(name)
+    let stored =
+      littleEndianBytes(UInt64(rendition.width), 4) + littleEndianBytes(UInt64(rendition.height), 4)
+      + rendition.bytes
+    // Renditions can be made again: a unique partial name, and no catalog row.
+    try SpaceObject.write(
+      name: name, length: stored.count, to: path, keys: keys,
+      partial: path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
+    ) { offset, count in Array(stored[offset..<offset + count]) }
+    return rendition
+  }
+
+  // MARK: Editing
+
+  /// Applies `graph` to the original, as a new edit: the adjustment data and the full-size
+  /// result are new objects, and the previous edit's are removed once the catalog names the
+  /// new ones.
+  public func edit(
+    _ asset: SpaceAsset, graph: FilterGraph, renderer: Renderer, quality: Int = 92
+  ) throws(DarkroomError) -> SpaceAsset {
+    try withWriteLock { () throws(DarkroomError) in
+      let asset = try self.asset(asset.id)
+      let original = try self.original(asset)
+      let metadata = try AssetMetadata.read(.data(original, name: asset.name))
+      let format = ImageFormat(sourceFormat: metadata.format) ?? .jpeg
+      var history = try self.history(asset)
+      let data = AdjustmentData(
+        graph: graph,
+        original: .init(
+          sha256: asset.identity, byteSize: asset.byteSize, format: asset.format,
+          fileName: asset.name),
+        result: .init(sha256: "", format: format.rawValue, quality: quality),
+        version: asset.editVersion + 1, previous: nil, created: Editor.now())
+      let result = try renderer.renderEdit(
+        .data(original, name: asset.name), metadata: metadata, recipe: data.recipe(for: asset.name))
+      history.append(data)
+      let document = Canonical.json(history)
+      let (adjustments, rendered) = (Self.newName(), Self.newName())
+      let pending = try stage([adjustments, rendered])
+      do throws(DarkroomError) {
+        try writeObject(adjustments, document)
+        try writeObject(rendered, result)
+      } catch {
+        abandon(pending, [adjustments, rendered])
+        throw error
+      }
+      FaultInjection.point("space-edit-written")
+      var edited = asset
+      edited.adjustments = adjustments
+      edited.rendered = rendered
+      edited.editVersion = data.version
+      try commit(
+        [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
+      return edited
+    }
+  }
+
+  /// The asset's edits, oldest first (empty for an unedited asset).
+  public func history(_ asset: SpaceAsset) throws(DarkroomError) -> [AdjustmentData] {
+    guard let object = asset.adjustments else { return [] }
+    let bytes = try reader(object, of: asset).readAll()
+    do {
+      return try JSONDecoder().decode([AdjustmentData].self, from: Data(bytes))
+    } catch {
+      throw DarkroomError(.corrupt, file: asset.name, "its adjustment data does not parse")
+    }
+  }
+
+  /// Back to the original: the edit's objects are removed.
+  public func revert(_ asset: SpaceAsset) throws(DarkroomError) -> SpaceAsset {
+    try withWriteLock { () throws(DarkroomError) in
+      let asset = try self.asset(asset.id)
+      guard asset.editVersion > 0 else { return asset }
+      var reverted = asset
+      reverted.adjustments = nil
+      reverted.rendered = nil
+      reverted.editVersion = 0
+      try commit(
+        [reverted], pending: nil,
+        removing: [asset.adjustments, asset.rendered].compactMap { $0 })
+      return reverted
+    }
+  }
+
+  /// Moves assets to the space's trash, or back (`trashed: false`).
+  public func setTrashed(_ assets: [SpaceAsset], _ trashed: Bool) throws(DarkroomError) {
+    try withWriteLock { () throws(DarkroomError) in
+      var changed: [SpaceAsset] = []
+      for asset in assets {
+        var current = try self.asset(asset.id)
+        guard current.trashed != trashed else { continue }
+        current.trashed = trashed
+        changed.append(current)
+      }
+      if !changed.isEmpty { try commit(changed, pending: nil) }
+    }
+  }
+
+  /// Writes the asset as it looks now to `folder` under its name (or the first free
+  /// "name-2.ext"), never over a file.
+  ///
+  /// - Returns: the path written.
+  public func export(_ asset: SpaceAsset, to folder: String) throws(DarkroomError) -> String {
+    try AtomicFile.writeNew(current(asset), name: Upload.safeName(asset.name), in: folder)
+  }
+}
