@@ -166,7 +166,7 @@ struct RenderCommand: ParsableCommand {
     if let space = try spaceOption.open(), let output {
       return try SpaceWork.render(
         space, inputs, spec: spec(for: outputFolder == nil ? output : nil),
-        renderer: limits.apply(to: Renderer()), output: output, json: json)
+        renderer: limits.apply(to: Renderer()), output: output, json: json, cached: !noCache)
     }
     // Folders are walked for images; their outputs mirror the folder's tree under -o.
     let (files, missing) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))

@@ -342,7 +342,7 @@ enum SpaceWork {
   /// Renders each asset to `output`: a file for one asset, `-`, or a folder.
   static func render(
     _ space: Space, _ references: [String], spec: RenditionSpec, renderer: Renderer,
-    output: String, json: Bool
+    output: String, json: Bool, cached: Bool
   ) throws {
     let assets = try space.assets(references)
     let folder = output != "-" && (output.hasSuffix("/") || isFolder(output))
@@ -352,7 +352,7 @@ enum SpaceWork {
     var failed = false
     for asset in assets {
       do throws(any Error) {
-        let rendition = try space.render(asset, spec, renderer: renderer)
+        let rendition = try space.render(asset, spec, renderer: renderer, cached: cached)
         let stem = URL(fileURLWithPath: asset.name).deletingPathExtension().lastPathComponent
         var path = output
         if output == "-" {

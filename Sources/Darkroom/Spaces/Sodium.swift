@@ -69,6 +69,20 @@ enum Sodium {
     return out
   }
 
+  /// Seals `plain` into `out`, which has room for it and the tag.
+  static func seal(
+    _ plain: UnsafeRawBufferPointer, key: SecretKey, nonce: [UInt8],
+    into out: UnsafeMutablePointer<UInt8>
+  ) {
+    precondition(nonce.count == nonceBytes)
+    var written: UInt64 = 0
+    key.withBytes { k in
+      _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+        out, &written, plain.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        UInt64(plain.count), nil, 0, nil, nonce, k)
+    }
+  }
+
   static func seal(_ plain: [UInt8], key: SecretKey, nonce: [UInt8], data: [UInt8] = [])
     -> [UInt8]
   {
@@ -177,7 +191,7 @@ final class SecretKey: @unchecked Sendable {
 /// A keyed BLAKE2b hash over data given in pieces (the content identity of a large original,
 /// hashed as it is encrypted). libsodium's state wants 64-byte alignment: it is allocated
 /// here, and freed in `deinit`.
-final class KeyedHasher {
+final class KeyedHasher: @unchecked Sendable {  // used by one thread at a time
   private let state: UnsafeMutableRawPointer
 
   init(key: SecretKey) {
@@ -193,8 +207,13 @@ final class KeyedHasher {
   deinit { state.deallocate() }
 
   func update(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { update($0) }
+  }
+
+  func update(_ bytes: UnsafeRawBufferPointer) {
     _ = crypto_generichash_update(
-      OpaquePointer(state), bytes, UInt64(bytes.count))
+      OpaquePointer(state), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      UInt64(bytes.count))
   }
 
   /// The 32-byte hash; the hasher is spent after this.

@@ -319,12 +319,9 @@ public final class Space: Sendable {
     let hasher = KeyedHasher(key: keys.names)
     do {
       try prepare(object)
-      try SpaceObject.write(name: object, length: length, to: objectPath(object), keys: keys) {
-        offset, count throws(DarkroomError) in
-        let bytes = try read(offset, count)
-        hasher.update(bytes)
-        return bytes
-      }
+      try SpaceObject.write(
+        name: object, length: length, to: objectPath(object), keys: keys,
+        alongside: { hasher.update($0) }, read: read)
     } catch {
       abandon(pending, [object])
       throw error
@@ -367,10 +364,10 @@ public final class Space: Sendable {
   }
 
   /// A representation of the asset as it looks now, cached in the space as an object whose
-  /// name is a keyed hash of what it depends on.
-  public func render(_ asset: SpaceAsset, _ spec: RenditionSpec, renderer: Renderer)
-    throws(DarkroomError) -> Rendition
-  {
+  /// name is a keyed hash of what it depends on (`cached: false` neither reads nor writes it).
+  public func render(
+    _ asset: SpaceAsset, _ spec: RenditionSpec, renderer: Renderer, cached useCache: Bool = true
+  ) throws(DarkroomError) -> Rendition {
     let name = keys.name(
       [
         Array("rendition".utf8), Array(asset.identity.utf8),
@@ -378,9 +375,11 @@ public final class Space: Sendable {
         littleEndianBytes(UInt64(Renderer.renderVersion)),
       ])
     let path = objectPath(name)
-    if let cached = try? SpaceObjectReader(
-      path: path, name: name, keys: keys, label: asset.name
-    ).readAll(), cached.count > 8 {
+    if useCache,
+      let cached = try? SpaceObjectReader(
+        path: path, name: name, keys: keys, label: asset.name
+      ).readAll(), cached.count > 8
+    {
       let width = Int(readLittleEndian(cached, 0, 4))
       let height = Int(readLittleEndian(cached, 4, 4))
       let format = spec.format ?? ImageFormat(sourceFormat: asset.format) ?? .jpeg
@@ -391,6 +390,7 @@ public final class Space: Sendable {
     }
     let source = try current(asset)
     let rendition = try renderer.render(.data(source, name: asset.name), spec)
+    guard useCache else { return rendition }
     try prepare(name)
     let stored =
       littleEndianBytes(UInt64(rendition.width), 4) + littleEndianBytes(UInt64(rendition.height), 4)

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -82,6 +83,7 @@ enum SpaceObject {
   /// partial file (ciphertext), which the space's recovery removes.
   static func write(
     name: String, length: Int, to path: String, keys: SpaceKeys, partial: String? = nil,
+    alongside: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
     read: (_ offset: Int, _ count: Int) throws(DarkroomError) -> [UInt8]
   ) throws(DarkroomError) {
     let fileKey = Sodium.randomKey()
@@ -130,15 +132,38 @@ enum SpaceObject {
       if plain.count < end - start {
         plain += [UInt8](repeating: 0, count: end - start - plain.count)
       }
-      var out: [UInt8] = []
-      out.reserveCapacity(plain.count + batch * Sodium.tagBytes)
-      plain.withUnsafeBytes { raw in
-        for i in 0..<batch {
-          let from = i * chunkBytes
-          let to = min(raw.count, from + chunkBytes)
-          let nonce = chunkNonce(stream, index + i, last: index + i == chunks - 1)
-          out += Sodium.seal(
-            UnsafeRawBufferPointer(rebasing: raw[from..<to]), key: fileKey, nonce: nonce)
+      // The chunks are sealed on one core while `alongside` (the content's keyed hash) runs
+      // on the other; without it, the chunks are split between the two.
+      var out = [UInt8](repeating: 0, count: plain.count + batch * Sodium.tagBytes)
+      let dataCount = max(0, min(length, end) - start)
+      let first = index
+      plain.withUnsafeBytes { input in
+        out.withUnsafeMutableBufferPointer { sealed in
+          guard let base = sealed.baseAddress else { return }
+          // Both threads are done before these buffers go; they write disjoint ranges.
+          nonisolated(unsafe) let target = base
+          nonisolated(unsafe) let raw = input
+          @Sendable func sealChunks(_ range: Range<Int>) {
+            for i in range {
+              let from = i * chunkBytes
+              let to = min(raw.count, from + chunkBytes)
+              Sodium.seal(
+                UnsafeRawBufferPointer(rebasing: raw[from..<to]), key: fileKey,
+                nonce: chunkNonce(stream, first + i, last: first + i == chunks - 1),
+                into: target + i * (chunkBytes + Sodium.tagBytes))
+            }
+          }
+          DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if let alongside {
+              if part == 0 {
+                alongside(UnsafeRawBufferPointer(rebasing: raw[0..<dataCount]))
+              } else {
+                sealChunks(0..<batch)
+              }
+            } else {
+              sealChunks(part == 0 ? 0..<batch / 2 : batch / 2..<batch)
+            }
+          }
         }
       }
       Sodium.wipe(&plain)
