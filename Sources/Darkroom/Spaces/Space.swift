@@ -160,12 +160,19 @@ public final class Space: Sendable {
   }
 
   /// Reads the catalog again (another process may have written) and forgets what it had.
-  func reload() throws(DarkroomError) {
+  func reload() throws(DarkroomError) { try reload(recovering: false) }
+
+  /// One read of the catalog: the asset rows become the index; with `recovering`, the
+  /// objects that pending rows name are removed, and those rows with them.
+  private func reload(recovering: Bool) throws(DarkroomError) {
     var fresh = State()
     for (row, body) in try catalog.load(key: keys.catalog) {
       if let asset = body.asset {
         fresh.assets[asset.id] = asset
         fresh.rows[asset.id] = row
+      } else if recovering, let pending = body.pending {
+        for name in pending { removeObject(name) }
+        try catalog.commit([(row, nil)], key: keys.catalog)
       }
     }
     state.withLock { $0 = fresh }
@@ -189,14 +196,7 @@ public final class Space: Sendable {
 
   /// Removes the objects of writes that never committed (a row listing them, made before
   /// they were written), then reads the catalog.
-  private func recover() throws(DarkroomError) {
-    for (row, body) in try catalog.load(key: keys.catalog) {
-      guard let pending = body.pending else { continue }
-      for name in pending { removeObject(name) }
-      try catalog.commit([(row, nil)], key: keys.catalog)
-    }
-    try reload()
-  }
+  private func recover() throws(DarkroomError) { try reload(recovering: true) }
 
   func objectPath(_ name: String) -> String { folder + "/objects/" + name.prefix(2) + "/" + name }
 
