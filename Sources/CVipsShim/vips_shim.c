@@ -269,10 +269,17 @@ VipsImage *dr_image_new_from_file(const char *path, int sequential, int fail_on)
                                     DR_FAIL_OPTION(fail_on), NULL);
 }
 
+// A buffer's pixels stay in memory: for random access to a large image libvips would
+// otherwise decode into a temporary file (past its "disc threshold", 100 MB), and a buffer
+// is how an encrypted space's plaintext reaches libvips without touching the disk.
 VipsImage *dr_image_new_from_buffer(const void *buf, size_t len, int sequential, int fail_on) {
-  return p_vips_image_new_from_buffer(buf, len, "", "access",
-                                      sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM,
-                                      DR_FAIL_OPTION(fail_on), NULL);
+  // The option came with 8.10; an older libvips may still use its temporary file.
+  int access = sequential ? DR_ACCESS_SEQUENTIAL : DR_ACCESS_RANDOM;
+  if (vips_major > 8 || (vips_major == 8 && vips_minor >= 10))
+    return p_vips_image_new_from_buffer(buf, len, "", "access", access, "memory", 1,
+                                        DR_FAIL_OPTION(fail_on), NULL);
+  return p_vips_image_new_from_buffer(buf, len, "", "access", access, DR_FAIL_OPTION(fail_on),
+                                      NULL);
 }
 
 // Probes leave libvips' error buffer alone: clearing it here would erase another file's
