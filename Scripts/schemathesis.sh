@@ -90,8 +90,15 @@ read_token=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
 printf 'write %s\nread %s\n' "$token" "$read_token" >"$work/tokens"
 chmod 600 "$work/tokens"
 
-# 3. The server, on a free port, without the rate limit (Schemathesis is one busy client).
+# 3. A folder of encrypted spaces (cheap Argon2id), so that the space routes answer as they
+#    do when served (a bearer token cannot unlock one: those answers are 403s).
+printf 'schemathesis\n' >"$work/space-password"
+"$darkroom" space create "$work/spaces" --password-file "$work/space-password" \
+  --kdf-passes 1 --kdf-memory 8 >/dev/null
+
+# 4. The server, on a free port, without the rate limit (Schemathesis is one busy client).
 "$darkroom" serve "$library" --port 0 --token-file "$work/tokens" --rate-limit 0 \
+  --spaces "$work/spaces" \
   >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 port=""
@@ -144,7 +151,7 @@ request-timeout = 3.0
 max-stream-events = 20
 EOF
 
-# 4. Schemathesis. Every check but three: `unsupported_method` (a method a route does not
+# 5. Schemathesis. Every check but three: `unsupported_method` (a method a route does not
 #    take gets 404 from the router, not 405), and `positive_data_acceptance` and
 #    `negative_data_rejection`, which need every rule of a body in the schema, where some
 #    depend on the library's state (an album that exists, an asset not in the trash) or
@@ -176,7 +183,7 @@ set +e
 status=$?
 set -e
 
-# 5. The server stops on SIGTERM (in cleanup); its 5xx, if any, are in its log.
+# 6. The server stops on SIGTERM (in cleanup); its 5xx, if any, are in its log.
 if grep -q ' 5[0-9][0-9] [0-9.]* ms$' "$work/server.err"; then
   echo "schemathesis.sh: the server answered with 5xx:" >&2
   grep ' 5[0-9][0-9] [0-9.]* ms$' "$work/server.err" | sort | uniq -c | sort -rn | head -n 20 >&2

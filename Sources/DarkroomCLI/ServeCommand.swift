@@ -2,6 +2,7 @@ import ArgumentParser
 import Darkroom
 import DarkroomServer
 import Dispatch
+import FoundationEssentials
 import Logging
 
 #if canImport(Glibc)
@@ -20,6 +21,11 @@ struct ServeCommand: ParsableCommand {
       Access needs a token: --token-file names a file of lines `read TOKEN` or
       `write TOKEN`. Without one, a write token is made and printed at start.
       Scripts send `Authorization: Bearer TOKEN`; the gallery logs in with it.
+
+      --spaces DIR serves a folder of encrypted spaces (darkroom space create) at
+      /space: a logged-in session unlocks one with its password. The key stays
+      in memory for that session only, and is dropped on Lock, on logout, after
+      --space-idle minutes without use and when the server stops.
 
       It listens on loopback; --host 0.0.0.0 opens it to your network (TLS is
       a reverse proxy's job: see the README). Ctrl-C or SIGTERM stops it after
@@ -51,6 +57,12 @@ struct ServeCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Largest upload, in bytes.", valueName: "bytes"))
   var maxUploadBytes: Int64 = 200 << 20
 
+  @Option(help: ArgumentHelp("A folder of encrypted spaces to serve at /space.", valueName: "dir"))
+  var spaces: String?
+
+  @Option(help: ArgumentHelp("Lock an unlocked space after this idle time.", valueName: "minutes"))
+  var spaceIdle = 15
+
   @Option(help: "trace, debug, info (a line per request), warning or error.")
   var logLevel = "info"
 
@@ -62,6 +74,9 @@ struct ServeCommand: ParsableCommand {
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
     guard rateLimit >= 0 else { throw ValidationError("--rate-limit takes 0 or more") }
+    guard (1...1440).contains(spaceIdle) else {
+      throw ValidationError("--space-idle takes 1 to 1440 minutes")
+    }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError("--log-level takes trace, debug, info, notice, warning or error")
     }
@@ -76,6 +91,15 @@ struct ServeCommand: ParsableCommand {
     configuration.rateBurst = max(rateLimit * 2, 1)
     configuration.renderQueueBound = renderQueue
     configuration.uploadLimits.maxBytes = maxUploadBytes
+    if let spaces {
+      // Refused now, not at the first unlock: a folder without a header is no folder of spaces.
+      guard FileManager.default.fileExists(atPath: spaces + "/header") else {
+        throw DarkroomError(
+          .notFound, file: spaces, "is not a folder of spaces: darkroom space create makes one")
+      }
+      configuration.spaces = spaces
+    }
+    configuration.spaceIdle = .seconds(spaceIdle * 60)
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var renderer = limits.apply(to: Renderer())
     if !noWorkers {
@@ -93,12 +117,13 @@ struct ServeCommand: ParsableCommand {
     let server = try DarkroomServer(library: library, configuration: configuration)
     var logger = Logger(label: "darkroom")
     logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-    let (host, root, madeToken) = (host, library.root.path, newToken)
+    let (host, root, madeToken, spaces) = (host, library.root.path, newToken, spaces)
     let application = server.application(logger: logger) { port in
       var lines = ["darkroom serve: \(root)"]
       let addresses = host == "0.0.0.0" ? NetworkAddresses.local() : [host]
       for address in addresses { lines.append("  open http://\(address):\(port)/") }
       if let madeToken { lines.append("  write token (log in with it): \(madeToken)") }
+      if spaces != nil { lines.append("  encrypted spaces: unlock one at /space") }
       printLine(lines.joined(separator: "\n"))
     }
     let done = DispatchSemaphore(value: 0)

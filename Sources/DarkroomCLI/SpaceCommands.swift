@@ -162,10 +162,10 @@ struct SpaceCreate: ParsableCommand {
       "The passwords of the folder's other spaces, one a line.", valueName: "file"))
   var keep: String?
 
-  @Option(help: ArgumentHelp("Argon2id passes (default 3).", valueName: "n"))
+  @Option(help: ArgumentHelp("Argon2id passes.", valueName: "n"))
   var kdfPasses: UInt64 = KDFParameters.standard.ops
 
-  @Option(help: ArgumentHelp("Argon2id memory in MiB (default 256).", valueName: "MiB"))
+  @Option(help: ArgumentHelp("Argon2id memory in MiB.", valueName: "MiB"))
   var kdfMemory: Int = KDFParameters.standard.memory >> 20
 
   func validate() throws {
@@ -401,12 +401,10 @@ enum SpaceWork {
     let assets = try space.assets(references)
     for (n, asset) in assets.enumerated() {
       do {
-        var wanted = graph
-        if append, let last = try space.history(asset).last {
-          wanted = FilterGraph(nodes: last.graph.nodes + graph.nodes)
-        }
-        let edited = try space.edit(asset, graph: wanted, renderer: renderer, quality: quality)
-        let filters = wanted.nodes.map(\.text).joined(separator: " | ")
+        let edited = try space.edit(
+          asset, graph: graph, append: append, renderer: renderer, quality: quality)
+        let filters = (try space.history(edited).last?.graph.nodes ?? graph.nodes)
+          .map(\.text).joined(separator: " | ")
         printLine(
           "[\(n + 1)/\(assets.count)] \(asset.name): edited (version \(edited.editVersion): \(filters))"
         )

@@ -82,11 +82,12 @@ struct AccessMiddleware: RouterMiddleware {
   }
 
   /// A request that changes something: any but GET and HEAD, except the POSTs that change
-  /// nothing in the library (a zip of a selection, an editor's preview, logging out).
+  /// nothing in the library (a zip of a selection, an editor's preview, logging out,
+  /// unlocking or locking a space: a read-only session may look into a space).
   static func needsWrite(_ request: Request) -> Bool {
     let path = request.uri.path
     return changesState(request.method)
-      && !(path == "/api/download" || path == "/logout"
+      && !(path == "/api/download" || path == "/logout" || SpaceRoutes.locksOrUnlocks(path)
         || (path.hasPrefix("/api/assets/") && path.hasSuffix("/preview")))
   }
 

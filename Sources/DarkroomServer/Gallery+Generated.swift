@@ -551,6 +551,7 @@ extension Gallery {
     <header class="bar">
       <a class="home" href="/">Darkroom</a>
       <span class="title">{{title}}</span>
+      {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
       {{#csrf}}
       <form method="post" action="/logout" class="logout">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -571,6 +572,44 @@ extension Gallery {
         <button type="submit">Log in</button>
       </form>
       <p class="hint">The token is in the file given to <code>darkroom serve --token-file</code>, or printed when the server started.</p>
+    </main>
+    {{> foot}}
+    """####,
+    "space.mustache": ####"""
+    {{> head}}
+    <main class="space">
+      {{#locked}}
+      <section class="login">
+        <h1>Unlock a space</h1>
+        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        {{#canUnlock}}
+        <form method="post" action="/space/unlock">
+          <input type="hidden" name="csrf" value="{{csrf}}">
+          <label for="password">Password</label>
+          <input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+          <button type="submit">Unlock</button>
+        </form>
+        <p class="hint">The key stays in this server's memory for this session only. It is dropped when you lock the space or log out, after {{idleMinutes}} minutes without use, and when the server stops.</p>
+        {{/canUnlock}}
+        {{^canUnlock}}<p class="hint">Log in to the gallery first: a space is unlocked for a session.</p>{{/canUnlock}}
+      </section>
+      {{/locked}}
+      {{#unlocked}}
+      <div class="toolbar">
+        <p class="summary">{{count}} items, encrypted at rest. Locks after {{idleMinutes}} minutes without use.</p>
+        <form method="post" action="/space/lock">
+          <input type="hidden" name="csrf" value="{{csrf}}">
+          <button type="submit">Lock</button>
+        </form>
+      </div>
+      <ul class="grid" aria-label="Photos in the space">
+        {{#assets}}
+        <li class="cell">
+          <a href="/api/space/assets/{{id}}/fullscreen"><img src="/api/space/assets/{{id}}/thumbnail?size=200" srcset="/api/space/assets/{{id}}/thumbnail?size=200 1x, /api/space/assets/{{id}}/thumbnail?size=400 2x" width="200" height="200" alt="{{name}}" loading="lazy"></a>
+        </li>
+        {{/assets}}
+      </ul>
+      {{/unlocked}}
     </main>
     {{> foot}}
     """####,

@@ -10,6 +10,8 @@ struct Gallery: Sendable {
   let library: Library
   let sessions: Sessions
   let tokens: Tokens
+  /// Whether the server serves a folder of encrypted spaces (the bar then links to it).
+  let servesSpaces: Bool
   let templates: MustacheLibrary
   /// Changes when the script or stylesheet does: their URLs carry it, to be cached for good.
   let assetVersion: String
@@ -17,8 +19,9 @@ struct Gallery: Sendable {
   let logins = RateLimiter(rate: 5.0 / 60, burst: 5)
   static let pageSize = 200
 
-  init(library: Library, sessions: Sessions, tokens: Tokens) {
+  init(library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false) {
     self.library = library
+    self.servesSpaces = servesSpaces
     self.sessions = sessions
     self.tokens = tokens
     var templates: [String: MustacheTemplate] = [:]
@@ -108,7 +111,7 @@ struct Gallery: Sendable {
   }
 
   func common(_ context: DarkroomRequestContext, title: String) -> [String: Any] {
-    ["title": title, "csrf": context.session?.csrfToken ?? ""]
+    ["title": title, "csrf": context.session?.csrfToken ?? "", "spaces": servesSpaces]
   }
 
   func albums(_ context: DarkroomRequestContext) async throws -> Response {

@@ -16,7 +16,7 @@ public struct DarkroomServer: Sendable {
   public let library: Library
   public let configuration: ServerConfiguration
   public let metrics = ServerMetrics()
-  let sessions = Sessions()
+  let sessions: Sessions
   let queue: RenderQueue
   let jobs: Jobs
   let gallery: Gallery
@@ -33,12 +33,15 @@ public struct DarkroomServer: Sendable {
     }
     self.library = library
     self.configuration = configuration
+    sessions = Sessions(spaceIdle: configuration.spaceIdle)
     queue = RenderQueue(
       slots: configuration.renderSlots, bound: configuration.renderQueueBound, metrics: metrics)
     var editor = Editor()
     editor.renderer = configuration.renderer
     jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
-    gallery = Gallery(library: library, sessions: sessions, tokens: configuration.tokens)
+    gallery = Gallery(
+      library: library, sessions: sessions, tokens: configuration.tokens,
+      servesSpaces: configuration.spaces != nil)
   }
 
   /// The routes, behind their middleware: log and metrics, security headers, JSON errors,
@@ -63,6 +66,10 @@ public struct DarkroomServer: Sendable {
       cache: RenditionCache(folder: library.cacheFolder)
     ).add(to: router)
     gallery.add(to: router)
+    SpaceRoutes(
+      folder: configuration.spaces, sessions: sessions, configuration: configuration, queue: queue,
+      gallery: gallery
+    ).add(to: router)
     return router
   }
 
@@ -73,7 +80,7 @@ public struct DarkroomServer: Sendable {
     logger: Logger = Logger(label: "darkroom"), watch: Bool = true,
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
   ) -> some ApplicationProtocol {
-    var services: [any Service] = [JobsService(jobs: jobs)]
+    var services: [any Service] = [JobsService(jobs: jobs), SpaceLockService(sessions: sessions)]
     if watch { services.append(WatchService(library: library, logger: logger)) }
     return Application(
       router: router(),

@@ -33,6 +33,11 @@ public struct ServerConfiguration: Sendable {
   public var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   /// How often the change feed looks at the change log.
   public var changePollInterval: Duration = .milliseconds(250)
+  /// A folder of encrypted spaces (`darkroom space create`) that the gallery's sessions may
+  /// unlock with a password; nil for none.
+  public var spaces: String?
+  /// An unlocked space is locked after this long without a request that uses it.
+  public var spaceIdle: Duration = .seconds(15 * 60)
 
   public init() {}
 }

@@ -1,3 +1,4 @@
+import Darkroom
 import Synchronization
 
 /// A login to the gallery: what it may do, and the token its state-changing requests
@@ -9,11 +10,26 @@ public struct Session: Sendable {
   var expires: ContinuousClock.Instant
 }
 
-/// The gallery's sessions, in memory: a restart logs everyone out.
+/// The gallery's sessions, in memory: a restart logs everyone out. A session may hold an
+/// unlocked encrypted space: its keys live here and nowhere else, and are zeroed when the
+/// session locks it, logs out or expires, when the space has been idle for `spaceIdle`,
+/// and when the server stops.
 final class Sessions: Sendable {
   private let sessions = Mutex<[String: Session]>([:])
+  private let spaces = Mutex<[String: UnlockedSpace]>([:])
   /// A session lasts this long after its last use.
   static let lifetime: Duration = .seconds(12 * 3600)
+  /// An unlocked space is locked after this long without a request that uses it.
+  let spaceIdle: Duration
+
+  struct UnlockedSpace {
+    let space: Space
+    var lastUse: ContinuousClock.Instant
+  }
+
+  init(spaceIdle: Duration = .seconds(15 * 60)) {
+    self.spaceIdle = spaceIdle
+  }
 
   func create(_ access: Access) -> Session {
     let session = Session(
@@ -38,9 +54,74 @@ final class Sessions: Sendable {
     }
   }
 
+  /// Ends session `id`, locking its space.
   func end(_ id: String) {
     _ = sessions.withLock { $0.removeValue(forKey: id) }
+    lock(id)
   }
+
+  // MARK: Unlocked spaces
+
+  /// Gives session `id` an unlocked space (locking the one it had). A session that ended
+  /// while the password was being tried gets nothing: the space is locked at once.
+  func unlock(_ space: Space, for id: String, at now: ContinuousClock.Instant = .now) {
+    guard sessions.withLock({ $0[id] != nil }) else { return space.close() }
+    let previous = spaces.withLock { spaces in
+      spaces.updateValue(UnlockedSpace(space: space, lastUse: now), forKey: id)
+    }
+    if let previous, previous.space !== space { previous.space.close() }
+  }
+
+  /// Session `id`'s unlocked space, its idle time reset; nil when it has none, or when it
+  /// has been idle too long (it is locked then).
+  func space(for id: String, at now: ContinuousClock.Instant = .now) -> Space? {
+    let (space, idle) = spaces.withLock { spaces -> (Space?, Space?) in
+      guard var unlocked = spaces[id] else { return (nil, nil) }
+      guard now - unlocked.lastUse <= spaceIdle else {
+        spaces[id] = nil
+        return (nil, unlocked.space)
+      }
+      unlocked.lastUse = now
+      spaces[id] = unlocked
+      return (unlocked.space, nil)
+    }
+    idle?.close()
+    return space
+  }
+
+  /// Locks session `id`'s space, if it has one.
+  func lock(_ id: String) {
+    spaces.withLock { $0.removeValue(forKey: id) }?.space.close()
+  }
+
+  /// Locks the spaces idle for longer than `spaceIdle` and those of sessions that ended or
+  /// expired, and forgets expired sessions. Returns how many spaces it locked.
+  @discardableResult
+  func sweep(at now: ContinuousClock.Instant = .now) -> Int {
+    let live = sessions.withLock { sessions in
+      sessions = sessions.filter { $0.value.expires > now }
+      return Set(sessions.keys)
+    }
+    let locked = spaces.withLock { spaces in
+      let gone = spaces.filter { !live.contains($0.key) || now - $0.value.lastUse > spaceIdle }
+      for id in gone.keys { spaces[id] = nil }
+      return gone.values.map(\.space)
+    }
+    for space in locked { space.close() }
+    return locked.count
+  }
+
+  /// Locks every space (the server is stopping).
+  func lockAll() {
+    let all = spaces.withLock { spaces in
+      defer { spaces = [:] }
+      return spaces.values.map(\.space)
+    }
+    for space in all { space.close() }
+  }
+
+  /// How many sessions hold an unlocked space.
+  var unlockedCount: Int { spaces.withLock { $0.count } }
 }
 
 /// A token bucket per client: `rate` requests a second sustained, `burst` at once.

@@ -45,7 +45,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
   }
 
   /// The format Darkroom writes for a source whose format is `name` (from metadata).
-  init?(sourceFormat name: String) {
+  public init?(sourceFormat name: String) {
     switch name {
     case "jpeg": self = .jpeg
     case "png": self = .png

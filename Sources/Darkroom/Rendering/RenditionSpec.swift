@@ -95,7 +95,7 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
   }
 
   /// A stable text form of every field that affects output: part of the cache key.
-  var canonical: String {
+  public var canonical: String {
     var parts = ["rep=\(representation.rawValue)"]
     switch representation {
     case .full: break

@@ -178,6 +178,15 @@ final class SecretKey: @unchecked Sendable {
 
   deinit { sodium_free(pointer) }
 
+  /// Zeroes the key now, before the last reference goes (locking a space a request may still
+  /// hold): whatever still uses it fails to authenticate from here on.
+  func wipe() { sodium_memzero(pointer, Sodium.keyBytes) }
+
+  /// True once every byte is zero (``wipe()``; a random key is all zero with odds 2^-256).
+  var isWiped: Bool {
+    withBytes { bytes in (0..<Sodium.keyBytes).allSatisfy { bytes[$0] == 0 } }
+  }
+
   func withBytes<R>(_ body: (UnsafePointer<UInt8>) throws -> R) rethrows -> R {
     try body(UnsafePointer(pointer.assumingMemoryBound(to: UInt8.self)))
   }

@@ -29,6 +29,7 @@ public final class Space: Sendable {
   struct State {
     var assets: [String: SpaceAsset] = [:]
     var rows: [String: [UInt8]] = [:]
+    var closed = false
   }
 
   private init(folder: String, slot: Int, kdf: KDFParameters, key: SecretKey)
@@ -134,6 +135,16 @@ public final class Space: Sendable {
     }
   }
 
+  /// Locks the space: its keys are zeroed and its index forgotten now, whoever still holds
+  /// it (a server's request under way then fails, and nothing can be written with it).
+  public func close() {
+    state.withLock { $0 = State(closed: true) }
+    keys.wipe()
+  }
+
+  /// True once ``close()`` has run.
+  public var isClosed: Bool { state.withLock { $0.closed } }
+
   // MARK: The catalog
 
   /// Every asset of the space, oldest first (trashed ones too; see ``SpaceAsset/trashed``).
@@ -166,6 +177,7 @@ public final class Space: Sendable {
   /// objects that pending rows name are removed, and those rows with them.
   private func reload(recovering: Bool) throws(DarkroomError) {
     var fresh = State()
+    guard !isClosed else { throw Self.closedError(folder) }
     for (row, body) in try catalog.load(key: keys.catalog) {
       if let asset = body.asset {
         fresh.assets[asset.id] = asset
@@ -175,7 +187,14 @@ public final class Space: Sendable {
         try catalog.commit([(row, nil)], key: keys.catalog)
       }
     }
-    state.withLock { $0 = fresh }
+    try state.withLock { state throws(DarkroomError) in
+      guard !state.closed else { throw Self.closedError(folder) }
+      state = fresh
+    }
+  }
+
+  static func closedError(_ folder: String) -> DarkroomError {
+    DarkroomError(.invalidArgument, file: folder, "the space is locked")
   }
 
   // MARK: Writing
@@ -186,7 +205,7 @@ public final class Space: Sendable {
     let path = folder + "/lock"
     let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw AtomicFile.writeError(path, errno) }
-    defer { close(fd) }
+    defer { Glibc.close(fd) }
     while flock(fd, LOCK_EX) != 0 {
       guard errno == EINTR else { throw AtomicFile.writeError(path, errno) }
     }
@@ -358,6 +377,11 @@ public final class Space: Sendable {
     try reader(asset.rendered ?? asset.original, of: asset).readAll()
   }
 
+  /// The size in bytes of the asset as it looks now (read from its object's sealed header).
+  public func currentSize(_ asset: SpaceAsset) throws(DarkroomError) -> Int {
+    try reader(asset.rendered ?? asset.original, of: asset).length
+  }
+
   /// Bytes `range` of the asset as it looks now, decrypting only the chunks they are in.
   public func current(_ asset: SpaceAsset, range: Range<Int>) throws(DarkroomError) -> [UInt8] {
     try reader(asset.rendered ?? asset.original, of: asset).read(range)
@@ -408,8 +432,11 @@ public final class Space: Sendable {
   /// Applies `graph` to the original, as a new edit: the adjustment data and the full-size
   /// result are new objects, and the previous edit's are removed once the catalog names the
   /// new ones.
+  ///
+  /// With `append`, the edit is the current edit's filters followed by `graph`'s.
   public func edit(
-    _ asset: SpaceAsset, graph: FilterGraph, renderer: Renderer, quality: Int = 92
+    _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false, renderer: Renderer,
+    quality: Int = 92
   ) throws(DarkroomError) -> SpaceAsset {
     try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
@@ -417,6 +444,10 @@ public final class Space: Sendable {
       let metadata = try AssetMetadata.read(.data(original, name: asset.name))
       let format = ImageFormat(sourceFormat: metadata.format) ?? .jpeg
       var history = try self.history(asset)
+      var graph = graph
+      if append, let last = history.last {
+        graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
+      }
       let data = AdjustmentData(
         graph: graph,
         original: .init(

@@ -21,6 +21,11 @@ struct SpaceKeys: Sendable {
     names = Sodium.subkey(spaceKey, id: 3)
   }
 
+  /// Zeroes every key (``SecretKey/wipe()``).
+  func wipe() {
+    for key in [space, objects, catalog, names] { key.wipe() }
+  }
+
   /// A keyed hash of `parts` as 32 hex digits: cache names and content identities, which
   /// say nothing to anyone without the key.
   func name(_ parts: [[UInt8]]) -> String {

@@ -1,0 +1,408 @@
+import Darkroom
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+import Synchronization
+
+/// An encrypted space in the gallery (`/space`) and the API (`/api/space`), for a session
+/// that unlocked it with its password (docs/spaces.md). The space's keys are held by the
+/// session (``Sessions``), never written anywhere; originals are decrypted into memory and
+/// rendered from there, renditions are cached in the space encrypted, and every response
+/// says `Cache-Control: no-store`, so that a browser keeps no plaintext on its disk either.
+struct SpaceRoutes: Sendable {
+  /// The folder of spaces; nil when the server serves none (every route then answers 404).
+  let folder: String?
+  let sessions: Sessions
+  let configuration: ServerConfiguration
+  let queue: RenderQueue
+  let gallery: Gallery
+  /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
+  let unlocking = Gate()
+  /// Failed unlocks: five a minute per client.
+  let failures = RateLimiter(rate: 5.0 / 60, burst: 5)
+
+  static let noStore: HTTPFields = [.cacheControl: "no-store"]
+
+  /// The POSTs that lock or unlock, which a read-only session may make.
+  static func locksOrUnlocks(_ path: String) -> Bool {
+    ["/space/unlock", "/space/lock", "/api/space/unlock", "/api/space/lock"].contains(path)
+  }
+
+  func add(to router: Router<DarkroomRequestContext>) {
+    router.get("space") { _, context in try await page(context) }
+    router.post("space/unlock") { request, context in
+      let body = try await request.body.collect(upTo: 64 << 10)
+      var fields = AccessMiddleware.formFields(String(buffer: body))
+      var password = Array((fields.removeValue(forKey: "password") ?? "").utf8)
+      defer { wipe(&password) }
+      do {
+        try await unlock(password, context)
+      } catch let error as APIError where error.kind == "no-space" {
+        return try await page(
+          context, error: "No space opens with this password.", status: .forbidden)
+      }
+      return Response(status: .seeOther, headers: [.location: "/space"])
+    }
+    router.post("space/lock") { _, context in
+      if let session = context.session { sessions.lock(session.id) }
+      return Response(status: .seeOther, headers: [.location: "/space"])
+    }
+
+    let api = router.group("api/space")
+    api.get("") { _, context in
+      try API.encode(
+        APISpaceState(
+          served: folder != nil,
+          unlocked: context.session.map { sessions.space(for: $0.id) != nil } ?? false,
+          idleSeconds: Int(configuration.spaceIdle.components.seconds)))
+    }
+    api.post("unlock") { request, context in
+      let body = try await request.decode(as: UnlockBody.self, context: context)
+      var password = Array(body.password.utf8)
+      defer { wipe(&password) }
+      try await unlock(password, context)
+      let space = try space(context)
+      return try API.encode(APISpaceAssets(space.assets.filter { !$0.trashed }))
+    }
+    api.post("lock") { _, context in
+      _ = try session(context)
+      if let session = context.session { sessions.lock(session.id) }
+      return try API.encode(
+        APISpaceState(
+          served: true, unlocked: false,
+          idleSeconds: Int(configuration.spaceIdle.components.seconds)))
+    }
+    api.get("assets") { request, context in
+      let space = try space(context)
+      let trashed = request.uri.queryParameters["trashed"].map { $0 == "true" || $0 == "1" }
+      return try API.encode(
+        APISpaceAssets(space.assets.filter { $0.trashed == (trashed ?? false) }))
+    }
+    api.get("assets/:id") { _, context in
+      let (_, asset) = try spaceAsset(context)
+      return try API.encode(APISpaceAsset(asset))
+    }
+    api.get("assets/:id/:rep") { request, context in
+      try await representation(request, context)
+    }
+    api.post("assets/:id/edit") { request, context in
+      let (space, asset) = try spaceAsset(context)
+      let body = try await request.decode(as: EditBody.self, context: context)
+      let graph = try body.filterGraph()
+      let renderer = configuration.renderer
+      let append = body.mode == "append"
+      let edited = try await blocking { () throws(DarkroomError) in
+        try space.edit(asset, graph: graph, append: append, renderer: renderer)
+      }
+      return try API.encode(APISpaceAsset(edited))
+    }
+    api.post("assets/:id/revert") { _, context in
+      let (space, asset) = try spaceAsset(context)
+      let reverted = try await blocking { () throws(DarkroomError) in try space.revert(asset) }
+      return try API.encode(APISpaceAsset(reverted))
+    }
+    api.post("uploads") { request, context in try await upload(request, context) }
+  }
+
+  // MARK: Unlocking
+
+  func session(_ context: DarkroomRequestContext) throws -> Session {
+    guard folder != nil else {
+      throw APIError.notFound("this server serves no spaces (darkroom serve --spaces DIR)")
+    }
+    guard let session = context.session else {
+      throw APIError(
+        .forbidden, "session-needed",
+        "a space is unlocked for a gallery session: log in at /login (a bearer token has no session to hold its key)"
+      )
+    }
+    return session
+  }
+
+  /// The session's unlocked space.
+  func space(_ context: DarkroomRequestContext) throws -> Space {
+    let session = try session(context)
+    guard let space = sessions.space(for: session.id) else {
+      throw APIError(.forbidden, "locked", "the space is locked: unlock it first")
+    }
+    return space
+  }
+
+  func spaceAsset(_ context: DarkroomRequestContext) throws -> (Space, SpaceAsset) {
+    let space = try space(context)
+    let text = context.parameters.get("id") ?? ""
+    // Ids only (32 hex digits), never names: a name in a URL would end up in logs.
+    guard text.count == 32, text.utf8.allSatisfy({ Self.hexDigits.contains($0) }),
+      let asset = space.assets.first(where: { $0.id == text })
+    else { throw APIError.notFound("no asset \(text.prefix(64)) in this space") }
+    return (space, asset)
+  }
+
+  static let hexDigits = Set("0123456789abcdef".utf8)
+
+  /// Opens the space `password` opens for the session, one unlock at a time.
+  ///
+  /// - Throws: 403 `no-space` with exactly "no space opens with this password"; 429 after
+  ///   too many failures; 503 while another unlock runs.
+  func unlock(_ password: [UInt8], _ context: DarkroomRequestContext) async throws {
+    let session = try session(context)
+    guard let folder else { return }
+    guard !password.isEmpty else { throw APIError.badRequest("the password is empty") }
+    guard unlocking.enter() else {
+      var error = APIError(.serviceUnavailable, "busy", "another space is being unlocked: retry")
+      error.headers[.retryAfter] = "1"
+      throw error
+    }
+    defer { unlocking.leave() }
+    let space: Space
+    do {
+      space = try await blocking { () throws(DarkroomError) in
+        try Space.open(folder, password: password)
+      }
+    } catch let error as DarkroomError where error.kind == .invalidArgument {
+      if let wait = failures.take(context.client) {
+        var error = APIError(
+          .tooManyRequests, "rate-limited", "too many failed unlocks: wait a minute")
+        error.headers[.retryAfter] = String(wait)
+        throw error
+      }
+      throw APIError(.forbidden, "no-space", "no space opens with this password")
+    }
+    sessions.unlock(space, for: session.id)
+  }
+
+  func wipe(_ bytes: inout [UInt8]) {
+    for index in bytes.indices { bytes[index] = 0 }
+  }
+
+  // MARK: Pages
+
+  func page(
+    _ context: DarkroomRequestContext, error: String? = nil, status: HTTPResponse.Status = .ok
+  ) async throws -> Response {
+    guard folder != nil else {
+      throw APIError.notFound("this server serves no spaces (darkroom serve --spaces DIR)")
+    }
+    var values = gallery.common(context, title: "Encrypted space")
+    values["error"] = error
+    values["idleMinutes"] = max(1, Int(configuration.spaceIdle.components.seconds) / 60)
+    if let session = context.session, let space = sessions.space(for: session.id) {
+      let assets = space.assets.filter { !$0.trashed }
+      values["unlocked"] = true
+      values["count"] = assets.count
+      values["assets"] = assets.map { asset -> [String: Any] in
+        ["id": asset.id, "name": asset.name, "version": asset.editVersion]
+      }
+    } else {
+      values["locked"] = true
+      values["canUnlock"] = context.session != nil
+    }
+    return gallery.page("space", values, status: status)
+  }
+
+  // MARK: Representations
+
+  func representation(_ request: Request, _ context: DarkroomRequestContext) async throws
+    -> Response
+  {
+    let (space, asset) = try spaceAsset(context)
+    let name = context.parameters.get("rep") ?? ""
+    guard let representation = Representation(rawValue: name) else {
+      throw APIError.notFound(
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
+    }
+    let query = request.uri.queryParameters
+    if representation == .full {
+      guard query["size"] == nil, query["format"] == nil else {
+        throw APIError.badRequest("full is the asset as it is: it takes no size or format")
+      }
+      return try await full(space, asset, request)
+    }
+    var spec = RenditionSpec(representation)
+    if let text = query["size"] {
+      guard let size = Int(text), (16...4096).contains(size) else {
+        throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
+      }
+      if representation == .fullscreen {
+        (spec.screenWidth, spec.screenHeight) = (size, size)
+      } else {
+        spec.size = size
+      }
+    }
+    if let text = query["format"] {
+      guard let format = ImageFormat(rawValue: String(text)), API.webFormats.contains(format)
+      else {
+        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
+      }
+      spec.format = format
+    }
+    spec.metadata = .strip
+    let renderer = configuration.renderer
+    let render = spec
+    // Coalesced per space, asset version and spec; the key never leaves this process.
+    let key =
+      "space \(ObjectIdentifier(space).hashValue) \(asset.id) \(asset.editVersion) \(spec.canonical)"
+    let rendition = try await queue.rendition(key) { () throws(DarkroomError) in
+      try space.render(asset, render, renderer: renderer)
+    }
+    var headers = Self.noStore
+    headers[.contentType] = API.mediaType(rendition.format)
+    headers[.contentLength] = String(rendition.bytes.count)
+    return Response(
+      status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
+  }
+
+  /// The asset as it is (the edit's result, or the original), with `Range` requests
+  /// answered by decrypting only the chunks they cover.
+  func full(_ space: Space, _ asset: SpaceAsset, _ request: Request) async throws -> Response {
+    let size = try await blocking { () throws(DarkroomError) in try space.currentSize(asset) }
+    var headers = Self.noStore
+    headers[.acceptRanges] = "bytes"
+    headers[.contentType] =
+      ImageFormat(sourceFormat: asset.format).map(API.mediaType) ?? "application/octet-stream"
+    var range = 0..<size
+    var status = HTTPResponse.Status.ok
+    if let header = request.headers[.range] {
+      switch API.byteRange(header, count: size) {
+      case .whole: break
+      case .part(let part):
+        range = part
+        status = .partialContent
+        headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
+      case .unsatisfiable:
+        var error = APIError(
+          .rangeNotSatisfiable, "range", "the range is outside the \(size) bytes")
+        error.headers[.contentRange] = "bytes */\(size)"
+        throw error
+      }
+    }
+    let part = range
+    let bytes = try await blocking { () throws(DarkroomError) in
+      try space.current(asset, range: part)
+    }
+    headers[.contentLength] = String(bytes.count)
+    return Response(
+      status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  // MARK: Uploads
+
+  /// `POST /api/space/uploads?name=N`: the body, held in memory (never in a temporary file),
+  /// encrypted into the space.
+  func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let space = try space(context)
+    guard let name = request.uri.queryParameters["name"].map(String.init), !name.isEmpty else {
+      throw APIError.badRequest("name (the file's name) is required")
+    }
+    let safe = Upload.safeName(name)
+    let limits = configuration.uploadLimits
+    let tooLarge = APIError(
+      .contentTooLarge, "too-large",
+      "\(safe): is larger than the upload limit of \(limits.maxBytes) bytes")
+    if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
+      throw tooLarge
+    }
+    var bytes: [UInt8] = []
+    for try await buffer in request.body {
+      guard Int64(bytes.count + buffer.readableBytes) <= limits.maxBytes else { throw tooLarge }
+      bytes += buffer.readableBytesView
+    }
+    let upload = bytes
+    let (asset, added) = try await blocking { () throws(DarkroomError) in
+      let metadata = try AssetMetadata.read(.data(upload, name: safe))
+      guard metadata.width * metadata.height <= limits.maxPixels else {
+        throw DarkroomError(
+          .tooLarge, file: safe,
+          "\(metadata.width)x\(metadata.height) is more than the limit of \(limits.maxPixels) pixels"
+        )
+      }
+      return try space.add(bytes: upload, name: safe)
+    }
+    return try API.encode(
+      APISpaceUpload(status: added ? "added" : "duplicate", asset: APISpaceAsset(asset)),
+      status: added ? .created : .ok)
+  }
+}
+
+/// Locks idle spaces as time passes (not only when a request comes), and every space when
+/// the server stops.
+struct SpaceLockService: Service {
+  let sessions: Sessions
+
+  func run() async throws {
+    let interval = max(.seconds(1), min(.seconds(30), sessions.spaceIdle / 4))
+    try? await cancelWhenGracefulShutdown { () async throws -> Void in
+      while !Task.isCancelled {
+        try await Task.sleep(for: interval)
+        sessions.sweep()
+      }
+    }
+    sessions.lockAll()
+  }
+}
+
+/// One at a time, without waiting: `enter` fails while another holds it.
+final class Gate: Sendable {
+  private let busy = Mutex(false)
+
+  func enter() -> Bool {
+    busy.withLock { busy in
+      defer { busy = true }
+      return !busy
+    }
+  }
+
+  func leave() { busy.withLock { $0 = false } }
+}
+
+// MARK: Bodies
+
+struct UnlockBody: Decodable {
+  var password: String
+}
+
+struct APISpaceState: Encodable {
+  var served: Bool
+  var unlocked: Bool
+  var idleSeconds: Int
+}
+
+/// An asset of a space as the API shows it: never its objects' names or its keyed identity.
+struct APISpaceAsset: Encodable {
+  var id: String
+  var name: String
+  var added: Double
+  var format: String
+  var width: Int
+  var height: Int
+  var byteSize: Int
+  var editVersion: Int
+  var trashed: Bool
+
+  init(_ asset: SpaceAsset) {
+    id = asset.id
+    name = asset.name
+    added = asset.added
+    format = asset.format
+    width = asset.width
+    height = asset.height
+    byteSize = asset.byteSize
+    editVersion = asset.editVersion
+    trashed = asset.trashed
+  }
+}
+
+struct APISpaceAssets: Encodable {
+  var assets: [APISpaceAsset]
+  var count: Int
+
+  init(_ assets: [SpaceAsset]) {
+    self.assets = assets.map(APISpaceAsset.init)
+    count = assets.count
+  }
+}
+
+struct APISpaceUpload: Encodable {
+  var status: String
+  var asset: APISpaceAsset
+}

@@ -1,0 +1,365 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import Darkroom
+@testable import DarkroomServer
+
+/// A served library beside a folder of two spaces: "alpha" (empty) and "beta" (one photo).
+final class ServedSpaces: @unchecked Sendable {
+  let served: ServedLibrary
+  let folder: TemporaryFolder
+  let dir: String
+
+  init() throws {
+    served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    folder = try Fixture.temporaryFolder()
+    dir = folder.file("Spaces")
+    _ = try Space.create(at: dir, password: pw("alpha"), kdf: testKDF)
+    let beta = try Space.create(
+      at: dir, password: pw("beta"), otherPasswords: [pw("alpha")], kdf: testKDF)
+    _ = try beta.add(file: Fixture.sample("orientation-8.jpg"))
+  }
+
+  func configuration(idle: Duration = .seconds(900)) -> ServerConfiguration {
+    var configuration = served.configuration()
+    configuration.spaces = dir
+    configuration.spaceIdle = idle
+    return configuration
+  }
+
+  func test(
+    _ configuration: ServerConfiguration? = nil,
+    _ body: @escaping @Sendable (any TestClientProtocol, DarkroomServer) async throws -> Void
+  ) async throws {
+    try await served.test(configuration ?? self.configuration(), body)
+  }
+}
+
+/// A gallery login: its cookie, session id and CSRF token.
+struct GalleryLogin {
+  let cookie: String
+  let csrf: String
+  var session: String { String(cookie.dropFirst(AccessMiddleware.cookieName.count + 1)) }
+
+  static let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+
+  static func login(
+    _ client: any TestClientProtocol, token: String = ServedLibrary.writeToken
+  ) async throws -> GalleryLogin {
+    let login = try await client.execute(
+      uri: "/login", method: .post, headers: form, body: ByteBuffer(string: "token=\(token)"))
+    let cookie = String(try #require(login.headers[.setCookie]).split(separator: ";")[0])
+    let page = try await client.execute(uri: "/space", method: .get, headers: [.cookie: cookie])
+    let csrf = try #require(
+      page.text.split(separator: "name=\"csrf-token\" content=\"").dropFirst().first?.prefix(32))
+    return GalleryLogin(cookie: cookie, csrf: String(csrf))
+  }
+
+  /// Headers of a cookie request that may change something.
+  var headers: HTTPFields { [.cookie: cookie, .csrfToken: csrf] }
+
+  func form(_ text: String) -> ByteBuffer { ByteBuffer(string: "csrf=\(csrf)&" + text) }
+
+  func get(_ client: any TestClientProtocol, _ uri: String, _ extra: HTTPFields = [:])
+    async throws -> TestResponse
+  {
+    var headers: HTTPFields = [.cookie: cookie]
+    headers.append(contentsOf: extra)
+    return try await client.execute(uri: uri, method: .get, headers: headers)
+  }
+
+  func post(_ client: any TestClientProtocol, _ uri: String, _ body: ByteBuffer = ByteBuffer())
+    async throws -> TestResponse
+  {
+    try await client.execute(uri: uri, method: .post, headers: headers, body: body)
+  }
+
+  func postForm(_ client: any TestClientProtocol, _ uri: String, _ text: String = "")
+    async throws -> TestResponse
+  {
+    var headers = Self.form
+    headers[.cookie] = cookie
+    return try await client.execute(uri: uri, method: .post, headers: headers, body: form(text))
+  }
+}
+
+/// Where a secret's bytes appear under `folder`: every 16-byte window of `secret` at a
+/// multiple of 16 is looked for at every offset of every file, so any copy of 31 or more
+/// contiguous bytes of it is found.
+func leaks(of secret: [UInt8], under folder: String) throws -> [String] {
+  var windows = Set<[UInt8]>()
+  for start in stride(from: 0, to: secret.count - 15, by: 16) {
+    windows.insert(Array(secret[start..<start + 16]))
+  }
+  var found: [String] = []
+  for (file, bytes) in try filesUnder(folder) where bytes.count >= 16 {
+    for offset in 0...(bytes.count - 16) where windows.contains(Array(bytes[offset..<offset + 16]))
+    {
+      found.append("\(file) at \(offset)")
+      break
+    }
+  }
+  return found
+}
+
+/// The EXIF segment (APP1) of a JPEG: its GPS directory is in it.
+func exifSegment(_ jpeg: [UInt8]) throws -> [UInt8] {
+  var at = 2
+  while at + 4 < jpeg.count, jpeg[at] == 0xFF {
+    let length = Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3])
+    if jpeg[at + 1] == 0xE1 { return Array(jpeg[at..<at + 2 + length]) }
+    at += 2 + length
+  }
+  throw DarkroomError(.corrupt, "no EXIF segment")
+}
+
+@Suite("darkroom serve: encrypted spaces")
+struct ServerSpaceTests {
+  @Test(
+    "unlock, upload, browse, render, range, edit, revert and lock: nothing in plaintext on disk")
+  func unlockAndServe() async throws {
+    let spaces = try ServedSpaces()
+    let gps = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    let turned = try Fixture.bytes(Fixture.sample("orientation-6.jpg"))
+    let cacheBefore = try filesUnder(spaces.served.library.cacheFolder.path).count
+    try await spaces.test { client, server in
+      let login = try await GalleryLogin.login(client)
+      let lockedPage = try await login.get(client, "/space")
+      #expect(lockedPage.status == .ok)
+      #expect(lockedPage.text.contains("Unlock a space"))
+      #expect(lockedPage.headers[.cacheControl] == "no-store")
+      let locked = try await login.get(client, "/api/space/assets")
+      #expect(locked.status == .forbidden)
+      #expect(locked.errorKind == "locked")
+
+      // A wrong password: the page says so, and the API says exactly this and nothing else.
+      let wrongPage = try await login.postForm(client, "/space/unlock", "password=gamma")
+      #expect(wrongPage.status == .forbidden)
+      #expect(wrongPage.text.contains("No space opens with this password."))
+      let wrong = try await login.post(
+        client, "/api/space/unlock", jsonBody(["password": "gamma"]))
+      #expect(wrong.status == .forbidden)
+      #expect(wrong.errorKind == "no-space")
+      #expect(
+        (wrong.object["error"] as? [String: Any])?["message"] as? String
+          == "no space opens with this password")
+      #expect(server.sessions.unlockedCount == 0)
+
+      let unlocked = try await login.postForm(client, "/space/unlock", "password=alpha")
+      #expect(unlocked.status == .seeOther)
+      #expect(unlocked.headers[.location] == "/space")
+      #expect(server.sessions.unlockedCount == 1)
+
+      // Uploads: added, then the same bytes again, then a second photo.
+      func upload(_ name: String, _ bytes: [UInt8]) async throws -> TestResponse {
+        try await login.post(client, "/api/space/uploads?name=\(name)", ByteBuffer(bytes: bytes))
+      }
+      let added = try await upload("gps.jpg", gps)
+      #expect(added.status == .created)
+      #expect(added.object["status"] as? String == "added")
+      #expect(try await upload("again.jpg", gps).object["status"] as? String == "duplicate")
+      let second = try await upload("orientation-6.jpg", turned)
+      #expect(second.status == .created)
+      let id = try #require((second.object["asset"] as? [String: Any])?["id"] as? String)
+      let notImage = try await upload("notes.jpg", Array("not an image".utf8))
+      #expect(notImage.status.code / 100 == 4)
+
+      // Only this space's assets: beta's photo is not among them.
+      let list = try await login.get(client, "/api/space/assets")
+      let names = (list.object["assets"] as? [[String: Any]] ?? []).compactMap {
+        $0["name"] as? String
+      }
+      #expect(names.sorted() == ["gps.jpg", "orientation-6.jpg"])
+      #expect(list.headers[.cacheControl] == "no-store")
+      let page = try await login.get(client, "/space")
+      #expect(page.text.contains("/api/space/assets/\(id)/thumbnail"))
+      #expect(page.text.contains("action=\"/space/lock\""))
+
+      // Renders come from memory, with the bytes the plaintext file renders to.
+      let screen = try await login.get(client, "/api/space/assets/\(id)/fullscreen")
+      #expect(screen.status == .ok)
+      #expect(screen.headers[.cacheControl] == "no-store")
+      #expect(screen.headers[.contentType] == "image/jpeg")
+      var spec = RenditionSpec(.fullscreen)
+      spec.metadata = .strip
+      let expected = try Renderer().render(.file(Fixture.sample("orientation-6.jpg")), spec)
+      #expect(screen.bytes == expected.bytes)
+      let again = try await login.get(client, "/api/space/assets/\(id)/fullscreen")
+      #expect(again.bytes == screen.bytes)
+
+      // Range: exactly the bytes asked for, and the whole without one.
+      let part = try await login.get(
+        client, "/api/space/assets/\(id)/full", [.range: "bytes=100-199"])
+      #expect(part.status == .partialContent)
+      #expect(part.bytes == Array(turned[100..<200]))
+      #expect(part.headers[.contentRange] == "bytes 100-199/\(turned.count)")
+      let whole = try await login.get(client, "/api/space/assets/\(id)/full")
+      #expect(whole.bytes == turned)
+      let outside = try await login.get(
+        client, "/api/space/assets/\(id)/full", [.range: "bytes=\(turned.count)-"])
+      #expect(outside.status == .rangeNotSatisfiable)
+
+      // An edit turns the thumbnail grey; a revert brings back the original, byte for byte.
+      let edit = try await login.post(
+        client, "/api/space/assets/\(id)/edit", jsonBody(["filters": ["noir"]]))
+      #expect(edit.status == .ok)
+      #expect(edit.object["editVersion"] as? Int == 1)
+      let grey = try centrePixel(
+        try await login.get(client, "/api/space/assets/\(id)/thumbnail").bytes)
+      #expect(grey[0] == grey[1] && grey[1] == grey[2], "grey: \(grey)")
+      let revert = try await login.post(client, "/api/space/assets/\(id)/revert")
+      #expect(revert.object["editVersion"] as? Int == 0)
+      #expect(try await login.get(client, "/api/space/assets/\(id)/full").bytes == turned)
+
+      // Bad requests are 4xx with a JSON error.
+      for uri in [
+        "/api/space/assets/\(id)/poster", "/api/space/assets/../header",
+        "/api/space/assets/gps.jpg/full", "/api/space/assets/\(id)/full?size=10",
+        "/api/space/assets/\(id)/thumbnail?format=avif",
+        "/api/space/assets/0123456789abcdef0123456789abcdef/full",
+      ] {
+        let bad = try await login.get(client, uri)
+        #expect(bad.status.code / 100 == 4, "\(uri): \(bad.status)")
+        #expect(bad.errorKind != nil, "\(uri)")
+      }
+
+      // Lock: the key is zeroed now, and the space answers "locked".
+      let held = try #require(server.sessions.space(for: login.session))
+      let lock = try await login.postForm(client, "/space/lock")
+      #expect(lock.status == .seeOther)
+      #expect(held.isClosed)
+      #expect(held.keys.space.isWiped && held.keys.objects.isWiped)
+      #expect(held.assets.isEmpty)
+      #expect(server.sessions.unlockedCount == 0)
+      #expect(try await login.get(client, "/api/space/assets/\(id)/full").errorKind == "locked")
+    }
+    // Nothing under the folder is plaintext: no image signature, EXIF (its GPS directory
+    // included), location text or file name.
+    #expect(
+      try plaintextFound(
+        under: spaces.dir, names: ["gps.jpg", "orientation-6", "orientation-8", "-22.95", "43.21"]
+      ).isEmpty)
+    #expect(try leaks(of: exifSegment(gps), under: spaces.dir).isEmpty)
+    #expect(try leaks(of: turned, under: spaces.dir).isEmpty)
+    // Nor did the library's own cache get any of it.
+    #expect(try filesUnder(spaces.served.library.cacheFolder.path).count == cacheBefore)
+    // The scanner finds 40 bytes of the EXIF segment at an odd offset among random ones.
+    let control = try Fixture.temporaryFolder()
+    let noise = (0..<999).map { _ in UInt8.random(in: 0...255) }
+    _ = try control.write("control", noise + Array(try exifSegment(gps)[37..<77]) + noise)
+    #expect(try leaks(of: exifSegment(gps), under: control.path) == ["control at 1010"])
+  }
+
+  @Test(
+    "the key is dropped on logout and after the idle time; bearer tokens and read-only sessions")
+  func keyLifetime() async throws {
+    let spaces = try ServedSpaces()
+    let idle = Duration.seconds(600)
+    try await spaces.test(spaces.configuration(idle: idle)) { client, server in
+      // Logout.
+      var login = try await GalleryLogin.login(client)
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "beta"]))
+      var held = try #require(server.sessions.space(for: login.session))
+      #expect(held.assets.map(\.name) == ["orientation-8.jpg"])
+      let logout = try await login.postForm(client, "/logout")
+      #expect(logout.status == .seeOther)
+      #expect(held.isClosed && held.keys.space.isWiped)
+      #expect(server.sessions.unlockedCount == 0)
+
+      // Idle, found by the sweeper (as time passes) and by a request (as it comes).
+      login = try await GalleryLogin.login(client)
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      held = try #require(server.sessions.space(for: login.session))
+      #expect(server.sessions.sweep(at: .now + idle / 2) == 0)
+      #expect(!held.isClosed)
+      #expect(server.sessions.sweep(at: .now + idle + .seconds(1)) == 1)
+      #expect(held.isClosed && held.keys.names.isWiped)
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      held = try #require(server.sessions.space(for: login.session))
+      #expect(server.sessions.space(for: login.session, at: .now + idle + .seconds(1)) == nil)
+      #expect(held.isClosed)
+      #expect(try await login.get(client, "/api/space/assets").errorKind == "locked")
+      let state = try await login.get(client, "/api/space")
+      #expect(state.object["unlocked"] as? Bool == false)
+      #expect(state.object["idleSeconds"] as? Int == 600)
+
+      // A bearer token has no session to hold a key.
+      let bearer = try await client.execute(
+        uri: "/api/space/unlock", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["password": "alpha"]))
+      #expect(bearer.status == .forbidden)
+      #expect(bearer.errorKind == "session-needed")
+
+      // A read-only session may unlock and look, not add.
+      let reader = try await GalleryLogin.login(client, token: ServedLibrary.readToken)
+      let opened = try await reader.post(
+        client, "/api/space/unlock", jsonBody(["password": "beta"]))
+      #expect(opened.status == .ok)
+      #expect(opened.object["count"] as? Int == 1)
+      let write = try await reader.post(
+        client, "/api/space/uploads?name=a.jpg",
+        ByteBuffer(bytes: try Fixture.bytes(Fixture.sample("gps.jpg"))))
+      #expect(write.status == .forbidden)
+      #expect(write.errorKind == "read-only")
+
+      // Failed unlocks are rate limited: five a minute.
+      var statuses: [Int] = []
+      for _ in 0..<6 {
+        let response = try await reader.post(
+          client, "/api/space/unlock", jsonBody(["password": "wrong"]))
+        statuses.append(response.status.code)
+      }
+      #expect(statuses == [403, 403, 403, 403, 403, 429])
+    }
+  }
+
+  @Test("every key is zeroed when the server stops")
+  func shutdown() async throws {
+    let spaces = try ServedSpaces()
+    let server = try DarkroomServer(
+      library: spaces.served.library, configuration: spaces.configuration())
+    let held = Locked<Space?>(nil)
+    try await server.application(logger: ServedLibrary.quiet, watch: false).test(.live) { client in
+      let login = try await GalleryLogin.login(client)
+      let opened = try await login.post(
+        client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      #expect(opened.status == .ok)
+      held.withLock { $0 = server.sessions.space(for: login.session) }
+    }
+    let space = try #require(held.withLock { $0 })
+    #expect(space.isClosed && space.keys.space.isWiped)
+    #expect(server.sessions.unlockedCount == 0)
+  }
+
+  @Test("a server without --spaces has no space routes; serve refuses a folder that is not one")
+  func noSpaces() async throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    try await served.test { client, _ in
+      let login = try await GalleryLogin.loginWithoutSpaces(client)
+      for uri in ["/space", "/api/space/assets"] {
+        let response = try await client.execute(
+          uri: uri, method: .get, headers: [.cookie: login])
+        #expect(response.status == .notFound)
+        #expect(response.errorKind == "not-found")
+      }
+    }
+    let folder = try Fixture.temporaryFolder()
+    let result = try CLI.run(["serve", served.root, "--spaces", folder.path, "--port", "0"])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr
+        == "darkroom: \(folder.path): is not a folder of spaces: darkroom space create makes one\n")
+  }
+}
+
+extension GalleryLogin {
+  /// A login's cookie on a server without spaces (whose /space is not a page).
+  static func loginWithoutSpaces(_ client: any TestClientProtocol) async throws -> String {
+    let login = try await client.execute(
+      uri: "/login", method: .post, headers: form,
+      body: ByteBuffer(string: "token=\(ServedLibrary.writeToken)"))
+    return String(try #require(login.headers[.setCookie]).split(separator: ";")[0])
+  }
+}
