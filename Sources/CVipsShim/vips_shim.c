@@ -332,6 +332,12 @@ VipsImage *dr_jpeg_new_from_buffer_shrunk(const void *buf, size_t len, int shrin
                                       DR_FAIL_OPTION(fail_on), NULL);
 }
 
+// The same from a file, read as it is decoded: the file is never held whole in memory.
+VipsImage *dr_jpeg_new_from_file_shrunk(const char *path, int shrink, int fail_on) {
+  return p_vips_image_new_from_file(path, "shrink", shrink, "access", DR_ACCESS_SEQUENTIAL,
+                                    DR_FAIL_OPTION(fail_on), NULL);
+}
+
 int dr_thumbnail_image(VipsImage *in, const DrThumbnailOptions *o, VipsImage **out) {
   if (o->export_profile)
     return p_vips_thumbnail_image(in, out, o->width, "height", o->height, "crop", o->crop,

@@ -133,39 +133,55 @@ struct TrustTests {
 
   @Test("a file changed between hashing and rendering is never cached under the old hash")
   func cacheStoresOnlyWhatWasRendered() throws {
+    // A full PNG rendition reads the file once: what was read is hashed and rendered.
+    try replacedMidRender(spec(.full, format: .png), streamed: false)
+    // A thumbnail of a JPEG is decoded from the file as it is read, beside the hash: a file
+    // replaced meanwhile is rendered as it is now, and that render is cached under no hash.
+    try replacedMidRender(spec(.thumbnail, size: 64), streamed: true)
+  }
+
+  func replacedMidRender(_ rendition: RenditionSpec, streamed: Bool) throws {
     let folder = try Fixture.temporaryFolder()
     let first = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
     let second = try Fixture.bytes(Fixture.sample("orientation-3.jpg"))
     let path = try folder.write("photo.jpg", first)
     let cache = RenditionCache(folder: URL(fileURLWithPath: folder.file("cache")))
     let representations = Representations(cache: cache)
-    let thumbnail = spec(.thumbnail, size: 64)
     let uncached = Representations(cache: nil)
-    let expectedFirst = try uncached.rendition(of: .data(first, name: "first"), thumbnail).bytes
-    let expectedSecond = try uncached.rendition(of: .data(second, name: "second"), thumbnail).bytes
+    let expectedFirst = try uncached.rendition(of: .data(first, name: "first"), rendition).bytes
+    let expectedSecond = try uncached.rendition(of: .data(second, name: "second"), rendition).bytes
     #expect(expectedFirst != expectedSecond)
 
-    // The file is replaced (a new inode, as an edit elsewhere does) right after its hash.
+    // The file is replaced (a new inode, as an edit elsewhere does) right after its hash
+    // began.
     let served = try FaultInjection.whenReached(
       "after-source-hash", file: path,
       {
         _ = FileManager.default.createFile(atPath: path + ".new", contents: Data(second))
         rename(path + ".new", path)
       },
-      during: { try representations.rendition(of: .file(path), thumbnail) })
-    #expect(served.bytes == expectedFirst, "what was read is what was rendered")
-    for entry in cache.entries(of: ContentHash.of(bytes: first)) {
-      #expect(cache.read(entry) == expectedFirst)
-    }
+      during: { try representations.rendition(of: .file(path), rendition) })
     #expect(cache.entries(of: ContentHash.of(bytes: second)).isEmpty)
+    if streamed {
+      #expect(served.bytes == expectedSecond, "rendered as the file is now")
+      #expect(cache.entries(of: ContentHash.of(bytes: first)).isEmpty)
+    } else {
+      #expect(served.bytes == expectedFirst, "what was read is what was rendered")
+      for entry in cache.entries(of: ContentHash.of(bytes: first)) {
+        #expect(cache.read(entry) == expectedFirst)
+      }
+    }
 
-    let now = try representations.rendition(of: .file(path), thumbnail)
+    let now = try representations.rendition(of: .file(path), rendition)
     #expect(now.bytes == expectedSecond)
     #expect(!now.fromCache)
-    // Back to the first bytes: the first rendition is served, and it is the right one.
+    // Back to the first bytes: the first rendition is served (from the cache when the one
+    // read stored it), and it is the right one.
     try overwriteInPlace(path, with: first)
-    let again = try representations.rendition(of: .file(path), thumbnail)
-    #expect(again.fromCache && again.bytes == expectedFirst)
+    let again = try representations.rendition(of: .file(path), rendition)
+    #expect(again.bytes == expectedFirst)
+    #expect(again.fromCache != streamed)
+    #expect(try representations.rendition(of: .file(path), rendition).fromCache)
   }
 
   @Test("a HEIC whose EXIF says 6: info, fullscreen, thumbnail and crop follow the pixels")

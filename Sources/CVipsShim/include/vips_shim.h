@@ -75,6 +75,7 @@ int dr_thumbnail_buffer(const void *buf, size_t len, const DrThumbnailOptions *o
 /// A JPEG in memory decoded at 1/`shrink` of its size (2, 4 or 8: libjpeg's DCT scaling,
 /// much cheaper than decoding it whole and resizing), lazily and top to bottom.
 VipsImage *dr_jpeg_new_from_buffer_shrunk(const void *buf, size_t len, int shrink, int fail_on);
+VipsImage *dr_jpeg_new_from_file_shrunk(const char *path, int shrink, int fail_on);
 /// vips_thumbnail's resize, orientation, colour and crop, on an image already opened.
 int dr_thumbnail_image(VipsImage *in, const DrThumbnailOptions *options, VipsImage **out);
 

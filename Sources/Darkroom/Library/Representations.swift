@@ -136,6 +136,26 @@ public struct Representations: Sendable {
       return rendition
     }
     if renderer.workers == nil { Vips.startInBackground() }
+    // A JPEG shown smaller is decoded from the file as it is read (libjpeg scales it on the
+    // way) while another core hashes the file: the photo is never held whole in memory
+    // (10 MB less at peak for a 24 MP photo, and 6% faster: Benchmarks/README.md). What is
+    // rendered is filed under that hash only if the file did not change meanwhile.
+    if renderer.workers == nil, spec.representation != .full,
+      let metadata = try? AssetMetadata.read(.file(path)), metadata.format == "jpeg"
+    {
+      let hashing = Background { () throws(DarkroomError) in try ContentHash.of(file: path) }
+      FaultInjection.reached("after-source-hash", file: path)
+      let rendered = Result { () throws(DarkroomError) in
+        try renderer.render(.file(path), spec, metadata: metadata)
+      }
+      let content = try hashing.wait()
+      let rendition = try rendered.get()
+      guard (try? FileIdentity(path: path)) == identity else { return rendition }
+      cache.remember(content, ofFile: path, readAs: identity)
+      if let hit = cached(cache, content, key) { return hit }
+      store(rendition, cache, content, key, spec, edit)
+      return rendition
+    }
     let bytes = try InputFile.readAll(path)
     let hashing = Background { () throws(DarkroomError) in ContentHash.of(bytes: bytes) }
     FaultInjection.reached("after-source-hash", file: path)

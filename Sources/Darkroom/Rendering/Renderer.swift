@@ -176,13 +176,17 @@ public struct Renderer: Sendable {
         }
         // libvips keeps a source's profile unless asked to convert; display output is sRGB.
         if needsSRGB { options.exportProfile = "srgb" }
-        if case .memory(let pinned, let name) = input, metadata.format == "jpeg",
+        if metadata.format == "jpeg",
           case let shrink = Self.jpegShrink(metadata, box, fill: spec.representation == .thumbnail),
           shrink > 1
         {
-          image = try VipsImage.openJPEG(
-            buffer: pinned, name: name, shrink: shrink, failOn: failOn
-          ).thumbnail(options)
+          let loaded =
+            switch input {
+            case .memory(let pinned, let name):
+              try VipsImage.openJPEG(buffer: pinned, name: name, shrink: shrink, failOn: failOn)
+            case .file(let path): try VipsImage.openJPEG(path: path, shrink: shrink, failOn: failOn)
+            }
+          image = try loaded.thumbnail(options)
         } else {
           image = try thumbnail(input, options)
         }

@@ -198,6 +198,17 @@ extension VipsImage {
     return VipsImage(owning: image, source: name, pinned: buffer)
   }
 
+  /// A JPEG file, decoded at 1/`shrink` of its size as it is read.
+  static func openJPEG(path: String, shrink: Int, failOn: FailOn) throws(DarkroomError)
+    -> VipsImage
+  {
+    try Vips.start()
+    guard let image = dr_jpeg_new_from_file_shrunk(path, Int32(shrink), failOn.vipsValue) else {
+      throw Vips.takeError(context: "cannot open", file: path)
+    }
+    return VipsImage(owning: image, source: path)
+  }
+
   /// Resize, orientation, colour and crop of libvips' `thumbnail`, on this image.
   func thumbnail(_ options: ThumbnailOptions) throws(DarkroomError) -> VipsImage {
     var out: OpaquePointer?
