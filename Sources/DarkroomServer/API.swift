@@ -211,32 +211,8 @@ struct API: Sendable {
       return Self.representationResponse(rendition, tag: tag, immutable: true, request)
     }
     let id = try Self.assetID(context)
-    let name = context.parameters.get("rep") ?? ""
-    guard let representation = Representation(rawValue: name) else {
-      throw APIError.notFound(
-        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
-    }
-    var spec = RenditionSpec(representation)
+    let spec = try Self.renditionSpec(context, request)
     let query = request.uri.queryParameters
-    if let text = query["size"] {
-      guard let size = Int(text), (16...4096).contains(size) else {
-        throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
-      }
-      if representation == .fullscreen {
-        (spec.screenWidth, spec.screenHeight) = (size, size)
-      } else {
-        spec.size = size
-      }
-    }
-    if let text = query["format"] {
-      guard let format = ImageFormat(rawValue: String(text)), Self.webFormats.contains(format)
-      else {
-        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
-      }
-      spec.format = format
-    }
-    // Only `full` keeps the file's metadata: a thumbnail carries no location.
-    if representation != .full { spec.metadata = .strip }
     let asset = try library.asset(id)
     let tag = "\"" + Representations.tag(content: asset.contentHash, spec) + "\""
     let immutable = query["v"].map { $0 == APIAsset.version(asset) } == true
@@ -271,6 +247,46 @@ struct API: Sendable {
     return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
   }
 
+  /// The representation a request's path names (404 for none), with its `size` and `format`.
+  /// Only `full` keeps the file's metadata: a thumbnail carries no location.
+  static func renditionSpec(_ context: DarkroomRequestContext, _ request: Request) throws
+    -> RenditionSpec
+  {
+    let name = context.parameters.get("rep") ?? ""
+    guard let representation = Representation(rawValue: name) else {
+      throw APIError.notFound(
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
+    }
+    var spec = RenditionSpec(representation)
+    let query = request.uri.queryParameters
+    if let text = query["size"] {
+      guard let size = Int(text), (16...4096).contains(size) else {
+        throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
+      }
+      if representation == .fullscreen {
+        (spec.screenWidth, spec.screenHeight) = (size, size)
+      } else {
+        spec.size = size
+      }
+    }
+    if let text = query["format"] {
+      guard let format = ImageFormat(rawValue: String(text)), webFormats.contains(format)
+      else {
+        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
+      }
+      spec.format = format
+    }
+    if representation != .full { spec.metadata = .strip }
+    return spec
+  }
+
+  /// 416 for a range outside `count` bytes.
+  static func unsatisfiable(_ count: Int) -> APIError {
+    var error = APIError(.rangeNotSatisfiable, "range", "the range is outside the \(count) bytes")
+    error.headers[.contentRange] = "bytes */\(count)"
+    return error
+  }
+
   static func notModified(_ request: Request, _ tag: String) -> Bool {
     guard let match = request.headers[.ifNoneMatch] else { return false }
     return match == "*"
@@ -300,10 +316,7 @@ struct API: Sendable {
         headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(bytes.count)"
         bytes = bytes[part]
       case .unsatisfiable:
-        var error = APIError(
-          .rangeNotSatisfiable, "range", "the range is outside the \(bytes.count) bytes")
-        error.headers[.contentRange] = "bytes */\(bytes.count)"
-        return ErrorMiddleware.response(error)
+        return ErrorMiddleware.response(unsatisfiable(bytes.count))
       }
     }
     headers[.contentLength] = String(bytes.count)
@@ -380,14 +393,10 @@ struct API: Sendable {
 
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let query = request.uri.queryParameters
-    guard let name = query["name"].map(String.init), !name.isEmpty else {
-      throw APIError.badRequest("name (the file's name) is required")
-    }
+    let name = try Self.uploadName(request)
     let limits = configuration.uploadLimits
     if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
-      throw APIError(
-        .contentTooLarge, "too-large",
-        "\(Upload.safeName(name)): is larger than the upload limit of \(limits.maxBytes) bytes")
+      throw Self.tooLarge(name, limits)
     }
     let upload = try Upload(
       into: library, name: name, folder: query["folder"].map(String.init) ?? Upload.defaultFolder,
@@ -401,6 +410,21 @@ struct API: Sendable {
     case .duplicate(let asset):
       return try Self.encode(APIUpload(status: "duplicate", asset: APIAsset(asset)))
     }
+  }
+
+  /// An upload's `name` (400 without one).
+  static func uploadName(_ request: Request) throws -> String {
+    guard let name = request.uri.queryParameters["name"].map(String.init), !name.isEmpty else {
+      throw APIError.badRequest("name (the file's name) is required")
+    }
+    return name
+  }
+
+  /// 413 for an upload named `name` over the byte limit.
+  static func tooLarge(_ name: String, _ limits: Upload.Limits) -> APIError {
+    APIError(
+      .contentTooLarge, "too-large",
+      "\(Upload.safeName(name)): is larger than the upload limit of \(limits.maxBytes) bytes")
   }
 
   func download(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {

@@ -34,7 +34,7 @@ struct SpaceRoutes: Sendable {
       let body = try await request.body.collect(upTo: 64 << 10)
       var fields = AccessMiddleware.formFields(String(buffer: body))
       var password = Array((fields.removeValue(forKey: "password") ?? "").utf8)
-      defer { wipe(&password) }
+      defer { Space.wipe(&password) }
       do {
         try await unlock(password, context)
       } catch let error as APIError where error.kind == "no-space" {
@@ -59,7 +59,7 @@ struct SpaceRoutes: Sendable {
     api.post("unlock") { request, context in
       let body = try await request.decode(as: UnlockBody.self, context: context)
       var password = Array(body.password.utf8)
-      defer { wipe(&password) }
+      defer { Space.wipe(&password) }
       try await unlock(password, context)
       let space = try space(context)
       return try API.encode(APISpaceAssets(space.assets.filter { !$0.trashed }))
@@ -171,10 +171,6 @@ struct SpaceRoutes: Sendable {
     sessions.unlock(space, for: session.id)
   }
 
-  func wipe(_ bytes: inout [UInt8]) {
-    for index in bytes.indices { bytes[index] = 0 }
-  }
-
   // MARK: Pages
 
   func page(
@@ -206,35 +202,13 @@ struct SpaceRoutes: Sendable {
     -> Response
   {
     let (space, asset) = try spaceAsset(context)
-    let name = context.parameters.get("rep") ?? ""
-    guard let representation = Representation(rawValue: name) else {
-      throw APIError.notFound(
-        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
-    }
-    let query = request.uri.queryParameters
-    if representation == .full {
+    var spec = try API.renditionSpec(context, request)
+    if spec.representation == .full {
+      let query = request.uri.queryParameters
       guard query["size"] == nil, query["format"] == nil else {
         throw APIError.badRequest("full is the asset as it is: it takes no size or format")
       }
       return try await full(space, asset, request)
-    }
-    var spec = RenditionSpec(representation)
-    if let text = query["size"] {
-      guard let size = Int(text), (16...4096).contains(size) else {
-        throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
-      }
-      if representation == .fullscreen {
-        (spec.screenWidth, spec.screenHeight) = (size, size)
-      } else {
-        spec.size = size
-      }
-    }
-    if let text = query["format"] {
-      guard let format = ImageFormat(rawValue: String(text)), API.webFormats.contains(format)
-      else {
-        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
-      }
-      spec.format = format
     }
     spec.metadata = .strip
     let renderer = configuration.renderer
@@ -269,11 +243,7 @@ struct SpaceRoutes: Sendable {
         range = part
         status = .partialContent
         headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
-      case .unsatisfiable:
-        var error = APIError(
-          .rangeNotSatisfiable, "range", "the range is outside the \(size) bytes")
-        error.headers[.contentRange] = "bytes */\(size)"
-        throw error
+      case .unsatisfiable: throw API.unsatisfiable(size)
       }
     }
     let part = range
@@ -291,14 +261,9 @@ struct SpaceRoutes: Sendable {
   /// encrypted into the space.
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let space = try space(context)
-    guard let name = request.uri.queryParameters["name"].map(String.init), !name.isEmpty else {
-      throw APIError.badRequest("name (the file's name) is required")
-    }
-    let safe = Upload.safeName(name)
+    let safe = Upload.safeName(try API.uploadName(request))
     let limits = configuration.uploadLimits
-    let tooLarge = APIError(
-      .contentTooLarge, "too-large",
-      "\(safe): is larger than the upload limit of \(limits.maxBytes) bytes")
+    let tooLarge = API.tooLarge(safe, limits)
     if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
       throw tooLarge
     }
@@ -309,13 +274,7 @@ struct SpaceRoutes: Sendable {
     }
     let upload = bytes
     let (asset, added) = try await blocking { () throws(DarkroomError) in
-      let metadata = try AssetMetadata.read(.data(upload, name: safe))
-      guard metadata.width * metadata.height <= limits.maxPixels else {
-        throw DarkroomError(
-          .tooLarge, file: safe,
-          "\(metadata.width)x\(metadata.height) is more than the limit of \(limits.maxPixels) pixels"
-        )
-      }
+      try limits.check(AssetMetadata.read(.data(upload, name: safe)), name: safe)
       return try space.add(bytes: upload, name: safe)
     }
     return try API.encode(

@@ -91,12 +91,16 @@ public struct RenditionCache: Sendable {
 
   /// Remembers `hash` as the content of `path`, read while the file had `identity`; only if
   /// the file still has it (it did not change while it was read).
-  func remember(_ hash: ContentHash, ofFile path: String, readAs identity: FileIdentity) {
-    guard (try? FileIdentity(path: path)) == identity else { return }
+  ///
+  /// - Returns: false when the file changed (nothing is remembered then).
+  @discardableResult
+  func remember(_ hash: ContentHash, ofFile path: String, readAs identity: FileIdentity) -> Bool {
+    guard (try? FileIdentity(path: path)) == identity else { return false }
     let memo = memoPath(path)
     try? makeFolder(memo)
     try? AtomicFile.write(
       Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo, sweep: false)
+    return true
   }
 
   /// The remembered content hash of a file whose identity has not changed since, or nil.

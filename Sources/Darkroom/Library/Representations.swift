@@ -131,9 +131,7 @@ public struct Representations: Sendable {
       let rendition = try renderer.render(.file(path), spec)
       // Any write since the hash changed the file's ctime (or its inode).
       guard (try? FileIdentity(path: path)) == identity else { return rendition }
-      if let hit = cached(cache, content, key) { return hit }
-      store(rendition, cache, content, key, spec, edit)
-      return rendition
+      return kept(rendition, cache, content, key, spec, edit)
     }
     if renderer.workers == nil { Vips.startInBackground() }
     // A JPEG shown smaller is decoded from the file as it is read (libjpeg scales it on the
@@ -150,11 +148,8 @@ public struct Representations: Sendable {
       }
       let content = try hashing.wait()
       let rendition = try rendered.get()
-      guard (try? FileIdentity(path: path)) == identity else { return rendition }
-      cache.remember(content, ofFile: path, readAs: identity)
-      if let hit = cached(cache, content, key) { return hit }
-      store(rendition, cache, content, key, spec, edit)
-      return rendition
+      guard cache.remember(content, ofFile: path, readAs: identity) else { return rendition }
+      return kept(rendition, cache, content, key, spec, edit)
     }
     let bytes = try InputFile.readAll(path)
     let hashing = Background { () throws(DarkroomError) in ContentHash.of(bytes: bytes) }
@@ -164,7 +159,14 @@ public struct Representations: Sendable {
     }
     let content = try hashing.wait()
     cache.remember(content, ofFile: path, readAs: identity)
-    let rendition = try rendered.get()
+    return kept(try rendered.get(), cache, content, key, spec, edit)
+  }
+
+  /// What another process stored under the entry meanwhile, else `rendition`, stored.
+  private func kept(
+    _ rendition: Rendition, _ cache: RenditionCache, _ content: ContentHash, _ key: String,
+    _ spec: RenditionSpec, _ edit: String
+  ) -> Rendition {
     if let hit = cached(cache, content, key) { return hit }
     store(rendition, cache, content, key, spec, edit)
     return rendition

@@ -36,6 +36,15 @@ public final class Upload {
     /// Pixels of an image, at most, read from its header.
     public var maxPixels = Renderer().maxPixels
     public init() {}
+
+    /// - Throws: `tooLarge`, naming `name`, for an image over ``maxPixels``.
+    public func check(_ metadata: AssetMetadata, name: String) throws(DarkroomError) {
+      guard metadata.width * metadata.height <= maxPixels else {
+        throw DarkroomError(
+          .tooLarge, file: name,
+          "is \(metadata.width)x\(metadata.height): more than \(maxPixels) pixels")
+      }
+    }
   }
 
   /// The folder, relative to the library's root, that uploads go to unless told otherwise.
@@ -170,11 +179,7 @@ public final class Upload {
       }
       throw error
     }
-    guard metadata.width * metadata.height <= limits.maxPixels else {
-      throw DarkroomError(
-        .tooLarge, file: name,
-        "is \(metadata.width)x\(metadata.height): more than \(limits.maxPixels) pixels")
-    }
+    try limits.check(metadata, name: name)
   }
 
   /// Links the temporary file to its first free name, which never replaces a file.

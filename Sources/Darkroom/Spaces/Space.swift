@@ -142,6 +142,9 @@ public final class Space: Sendable {
     keys.wipe()
   }
 
+  /// Zeroes a password once it has been used, in a way the compiler cannot leave out.
+  public static func wipe(_ password: inout [UInt8]) { Sodium.wipe(&password) }
+
   /// True once ``close()`` has run.
   public var isClosed: Bool { state.withLock { $0.closed } }
 
