@@ -237,13 +237,28 @@ func catalogScale(files: String, rows: Int) throws {
   )
 }
 
+/// Content hashing throughput (`ContentHash.of(bytes:)`) over a file held in memory, the
+/// median of `runs`, against the same bytes through `sha256sum`'s rate printed by apply.sh.
+func hashRate(_ path: String, runs: Int) throws {
+  let bytes = try readWholeFile(path)
+  var times: [Double] = []
+  for _ in 0..<runs { times.append(seconds { _ = ContentHash.of(bytes: bytes) }) }
+  let median = times.sorted()[times.count / 2]
+  say(
+    "hash: \(bytes.count) bytes in \(format(median * 1000, 1)) ms: \(format(Double(bytes.count) / median / 1e6, 0)) MB/s"
+  )
+}
+
 let arguments = CommandLine.arguments
 do {
   switch arguments.count > 1 ? arguments[1] : "" {
   case "help":
     say(
-      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N]"
+      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N] | hash FILE [RUNS]"
     )
+  case "hash":
+    guard arguments.count > 2 else { fail("usage: DarkroomBench hash FILE [RUNS]", 2) }
+    try hashRate(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 9 : 9)
   case "fingerprint-index":
     try fingerprintIndex(count: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000)
   case "catalog-query":

@@ -89,6 +89,7 @@ typedef int (*dr_vips_thumbnail_image_fn)(VipsImage *in, VipsImage **out, int wi
 typedef size_t (*dr_vips_type_find_fn)(const char *basename, const char *nickname);
 typedef int (*dr_vips_icc_present_fn)(void);
 typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name, int *out);
+typedef VipsImage *(*dr_vips_image_copy_memory_fn)(VipsImage *image);
 
 // X-macro: every function above, in one list, for declaring, resolving and checking.
 #define DR_VIPS_FUNCTIONS(X)                                                                 \
@@ -106,6 +107,6 @@ typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
   X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
   X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)                \
-  X(vips_thumbnail_image) X(vips_image_write_to_memory)
+  X(vips_thumbnail_image) X(vips_image_write_to_memory) X(vips_image_copy_memory)
 
 #endif

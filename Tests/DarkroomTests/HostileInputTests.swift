@@ -258,4 +258,24 @@ struct HostileInputTests {
     #expect(result.stderr.contains("took longer than the time limit"), "\(result.stderr)")
     #expect(!FileManager.default.fileExists(atPath: folder.file("big.png")))
   }
+
+  @Test("an edit whose pixel work runs past --timeout stops, and the file is left as it was")
+  func editTimeLimit() throws {
+    let folder = try Fixture.temporaryFolder()
+    // 24 megapixels stored sideways: the turn needs them all in memory, which takes far
+    // longer than the watchdog's first look (20 ms).
+    var options = VipsImage.ThumbnailOptions(width: 6000, height: 6000)
+    options.size = 1  // up
+    options.autoRotate = false
+    let large = try VipsImage.thumbnail(path: Fixture.sample("orientation-6.jpg"), options)
+    let input = try folder.write("big.jpg", try large.encode(suffix: ".jpg[Q=80]"))
+    let before = try ContentHash.of(file: input)
+    let result = try CLI.run([
+      "edit", input, "--filter", "rotate 90", "--filter", "crop aspect=1:1", "--timeout", "0.001",
+    ])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("took longer than the time limit"), "\(result.stderr)")
+    #expect(try ContentHash.of(file: input) == before)
+  }
+
 }

@@ -76,4 +76,106 @@ struct SpeedPathTests {
     #expect(Renderer.jpegShrink(metadata, (3000, 5000), fill: false) == 1)  // 1.2x
     #expect(Renderer.jpegShrink(metadata, (8000, 8000), fill: false) == 1)  // no upscale
   }
+
+  /// An edit as it was rendered before geometry folded: the whole image turned upright,
+  /// then the graph in order, then the same output settings as `Renderer.renderEdit`.
+  static func editTurningUprightFirst(_ bytes: [UInt8], _ recipe: EditRecipe) throws -> [UInt8] {
+    let upright = try VipsImage.open(buffer: PinnedBytes(bytes), name: "in", sequential: false)
+      .autorotated().srgb()
+    let output = try recipe.graph.apply(to: upright).preparedForOutput(
+      upright: true, stripLocation: false)
+    output.setBlob("xmp-data", recipe.xmp)
+    return try output.encode(suffix: recipe.format.saverSuffix(quality: 92, strip: false))
+  }
+
+  static let foldingGraphs = [
+    ["noir", "tone exposure=0.5 contrast=0.2", "crop aspect=4:5"],
+    ["crop x=0.1 y=0.2 width=0.5 height=0.3", "rotate 90"],
+    [
+      "rotate 270", "flip vertical", "crop unit=px x=7 y=11 width=100 height=50",
+      "tone exposure=0.3",
+    ],
+    ["flip horizontal", "crop aspect=16:9", "rotate 180", "crop aspect=1:1", "noir"],
+    ["tone saturation=0.4 warmth=0.2", "rotate 90", "flip horizontal", "crop aspect=3:2"],
+    ["noir", "rotate 90", "tone saturation=0.3", "crop x=0.25 y=0 width=0.5 height=1"],
+    ["tone exposure=0.2"],
+  ]
+
+  @Test(
+    "an edit folds crops, turns and flips into the orientation: the same bytes as turning the whole image upright first",
+    arguments: Array(1...8))
+  func foldedGeometryIsExact(orientation: Int) throws {
+    // An odd size, so that centring and turning cannot hide an off-by-one.
+    let stored = try VipsImage.open(
+      path: Fixture.sample("orientation-1.jpg"), sequential: false
+    ).cropped(left: 13, top: 7, width: 301, height: 203).encode(suffix: ".jpg[Q=90]")
+    let bytes = ExifBuilder.jpeg(
+      stored,
+      replacingExifWith: ExifBuilder.block([ExifBuilder.short(0x0112, UInt16(orientation))]))
+    var inputs = [("o\(orientation).jpg", bytes)]
+    if orientation == 1 {
+      for sample in ["alpha.png", "display-p3.jpg", "gps.jpg", "heif-exif-6.heic"] {
+        inputs.append((sample, try Fixture.bytes(Fixture.sample(sample))))
+      }
+    }
+    for (name, input) in inputs {
+      let metadata = try AssetMetadata.read(.data(input, name: name))
+      let format = try #require(ImageFormat(sourceFormat: metadata.format))
+      for specs in Self.foldingGraphs {
+        let graph = try FilterGraph.parse(specs: specs)
+        #expect(graph.foldsGeometry)
+        let recipe = EditRecipe(
+          graph: graph, version: 1, format: format, quality: 92, xmp: Array("<x/>".utf8))
+        let folded = try Renderer().renderEdit(
+          .data(input, name: name), metadata: metadata, recipe: recipe)
+        let reference = try Self.editTurningUprightFirst(input, recipe)
+        #expect(
+          ContentHash.of(bytes: folded) == ContentHash.of(bytes: reference), "\(name): \(specs)")
+      }
+    }
+    // Straightening resamples: it takes the upright path.
+    #expect(!(try FilterGraph.parse(specs: ["crop angle=5"]).foldsGeometry))
+  }
+
+  static func rectangle(_ p: Placement) -> [Int] { [p.left, p.top, p.width, p.height] }
+
+  @Test("placements: the orientation and a crop land on the stored pixels they show")
+  func placementArithmetic() {
+    // 6000x4000 stored, orientation 6 (4000x6000 upright); the centred 4:5 crop keeps the
+    // upright rows 500..<5500, which are the stored columns 500..<5500.
+    var placement = Placement(storedWidth: 6000, storedHeight: 4000, orientation: .right)
+    #expect((placement.uprightWidth, placement.uprightHeight) == (4000, 6000))
+    placement.crop(left: 0, top: 500, width: 4000, height: 5000)
+    #expect(Self.rectangle(placement) == [500, 0, 5000, 4000])
+    #expect(placement.movesPixels)
+    // Orientation 8 turns the stored image anticlockwise: the upright top-left 10x20 is the
+    // stored top-right 20x10.
+    var left = Placement(storedWidth: 600, storedHeight: 400, orientation: .left)
+    left.crop(left: 0, top: 0, width: 10, height: 20)
+    #expect(Self.rectangle(left) == [580, 0, 20, 10])
+    // Mirrored top to bottom, then left to right: a half turn.
+    var half = Placement(storedWidth: 600, storedHeight: 400, orientation: .up)
+    half.flip(vertically: true)
+    half.flip(vertically: false)
+    #expect(!half.mirrored && half.quarterTurns == 2)
+    // Mirrored top to bottom, a half turn, mirrored left to right: no move at all.
+    half.turn(quarterTurns: 2)
+    #expect(!half.movesPixels)
+  }
+
+  @Test("grey to colour in one table pass: every level three times, through the table")
+  func greyToColourThroughTable() throws {
+    let grey = try VipsImage.open(path: Fixture.sample("orientation-1.jpg"), sequential: false)
+      .greyscale([0.2126, 0.7152, 0.0722])
+    let levels = try grey.pixels()
+    let table = (0..<256).map { UInt8(255 - $0) }
+    let plain = try grey.greyToRGB()
+    let mapped = try grey.greyToRGB(through: table)
+    #expect(plain.bands == 3 && mapped.bands == 3)
+    #expect(try plain.pixels() == levels.flatMap { [$0, $0, $0] })
+    #expect(
+      try mapped.pixels() == levels.flatMap { [table[Int($0)], table[Int($0)], table[Int($0)]] })
+    #expect(Set(levels).count > 100, "the sample has many grey levels")
+  }
+
 }

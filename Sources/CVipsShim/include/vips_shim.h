@@ -122,8 +122,8 @@ int dr_to_srgb(VipsImage *in, VipsImage **out);
 int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]);
 /// One band from three: the weighted sum of each pixel's bands, rounded to 8 bits.
 int dr_recomb_grey(VipsImage *in, VipsImage **out, const double weights[3]);
-/// Three copies of a one-band image, as sRGB.
-int dr_grey_to_rgb(VipsImage *in, VipsImage **out);
+/// Three copies of a one-band image (through `table`, if not NULL), as sRGB.
+int dr_grey_to_rgb(VipsImage *in, VipsImage **out, const unsigned char table[256]);
 /// Maps every band of an 8-bit image through a 256-entry table.
 int dr_maplut(VipsImage *in, VipsImage **out, const unsigned char table[256]);
 int dr_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
@@ -131,6 +131,8 @@ int dr_extract_bands(VipsImage *in, VipsImage **out, int first, int count);
 int dr_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
 /// Quarter turns clockwise: 1, 2 or 3.
 int dr_rot(VipsImage *in, VipsImage **out, int quarter_turns);
+/// Computes `in` into memory now: a random-access image, whatever `in` was read as.
+int dr_copy_memory(VipsImage *in, VipsImage **out);
 /// 0 mirrors left-right, 1 top-bottom.
 int dr_flip(VipsImage *in, VipsImage **out, int vertical);
 /// Rotates by any angle (degrees, clockwise); the canvas grows to fit.

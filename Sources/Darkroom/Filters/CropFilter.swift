@@ -62,31 +62,52 @@ enum CropFilter: FilterDefinition {
       let (w, h) = (Double(image.width), Double(image.height))
       let inner = innerSize(width: w, height: h, degrees: angle)
       let turned = try image.rotated(degrees: angle)
-      image = try centred(turned, width: inner.width, height: inner.height)
+      let r = centred(turned.width, turned.height, width: inner.width, height: inner.height)
+      image = try turned.cropped(left: r.left, top: r.top, width: r.width, height: r.height)
     }
-    let (w, h) = (Double(image.width), Double(image.height))
+    let r = try rectangle(a, width: image.width, height: image.height, source: image.source)
+    if r == (0, 0, image.width, image.height) { return image }
+    return try image.cropped(left: r.left, top: r.top, width: r.width, height: r.height)
+  }
+
+  /// A crop that straightens resamples; any other only keeps a rectangle.
+  static func folding(_ a: FilterArguments) -> PlacementStep? {
+    guard (a.number("angle") ?? 0) == 0 else { return nil }
+    return { placement, source throws(DarkroomError) in
+      let r = try rectangle(
+        a, width: placement.uprightWidth, height: placement.uprightHeight, source: source)
+      placement.crop(left: r.left, top: r.top, width: r.width, height: r.height)
+    }
+  }
+
+  typealias Rectangle = (left: Int, top: Int, width: Int, height: Int)
+
+  /// The rectangle this crop keeps of an image of this size (after any straightening).
+  static func rectangle(_ a: FilterArguments, width iw: Int, height ih: Int, source: String?)
+    throws(DarkroomError) -> Rectangle
+  {
+    let (w, h) = (Double(iw), Double(ih))
     if let ratio = a.text("aspect").flatMap(FilterParameter.ratio) {
       let width = min(w, h * ratio)
-      return try centred(image, width: width, height: width / ratio)
+      return centred(iw, ih, width: width, height: width / ratio)
     }
     guard let x = a.number("x"), let y = a.number("y"), let cw = a.number("width"),
       let ch = a.number("height")
-    else { return image }
+    else { return (0, 0, iw, ih) }
     let scale = a.text("unit") == "px" ? (1.0, 1.0) : (w, h)
     let left = Int((x * scale.0).rounded())
     let top = Int((y * scale.1).rounded())
-    let width = min(Int((cw * scale.0).rounded()), image.width - left)
-    let height = min(Int((ch * scale.1).rounded()), image.height - top)
-    guard left < image.width, top < image.height, width >= 1, height >= 1 else {
+    let width = min(Int((cw * scale.0).rounded()), iw - left)
+    let height = min(Int((ch * scale.1).rounded()), ih - top)
+    guard left < iw, top < ih, width >= 1, height >= 1 else {
       throw DarkroomError(
-        .invalidArgument, file: image.source,
-        "crop rectangle \(left),\(top) \(Int(cw * scale.0))x\(Int(ch * scale.1)) is outside the \(image.width)x\(image.height) image"
+        .invalidArgument, file: source,
+        "crop rectangle \(left),\(top) \(Int(cw * scale.0))x\(Int(ch * scale.1)) is outside the \(iw)x\(ih) image"
       )
     }
-    return try image.cropped(left: left, top: top, width: width, height: height)
+    return (left, top, width, height)
   }
 
-  /// The largest rectangle with the image's aspect ratio inside the image turned by `degrees`.
   static func innerSize(width w: Double, height h: Double, degrees: Double) -> (
     width: Double, height: Double
   ) {
@@ -95,13 +116,9 @@ enum CropFilter: FilterDefinition {
     return (w * f, h * f)
   }
 
-  private static func centred(_ image: VipsImage, width: Double, height: Double)
-    throws(DarkroomError)
-    -> VipsImage
-  {
-    let cw = max(1, min(image.width, Int(width.rounded(.down))))
-    let ch = max(1, min(image.height, Int(height.rounded(.down))))
-    return try image.cropped(
-      left: (image.width - cw) / 2, top: (image.height - ch) / 2, width: cw, height: ch)
+  private static func centred(_ iw: Int, _ ih: Int, width: Double, height: Double) -> Rectangle {
+    let cw = max(1, min(iw, Int(width.rounded(.down))))
+    let ch = max(1, min(ih, Int(height.rounded(.down))))
+    return ((iw - cw) / 2, (ih - ch) / 2, cw, ch)
   }
 }

@@ -15,12 +15,20 @@ protocol FilterDefinition: Sendable {
   /// The filter as pointwise steps, for filters that are (nil for geometric ones, which
   /// run through `apply`).
   static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]?
+  /// The filter as a change of ``Placement``, for filters that only move whole pixels (nil
+  /// for those that compute new ones, which run through `apply`). The closure gets the
+  /// placement so far and the source's name (for messages).
+  static func folding(_ arguments: FilterArguments) -> PlacementStep?
 }
+
+/// A filter's change to where the upright pixels lie in the stored image.
+typealias PlacementStep = (inout Placement, _ source: String?) throws(DarkroomError) -> Void
 
 extension FilterDefinition {
   static func validate(_ arguments: FilterArguments) throws(DarkroomError) {}
   static var streams: Bool { true }
   static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? { nil }
+  static func folding(_ arguments: FilterArguments) -> PlacementStep? { nil }
 }
 
 /// What a filter is and takes, for listings and docs (`darkroom filters`).

@@ -256,6 +256,61 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// Whether every step works top to bottom, so the source can be read sequentially.
   var streams: Bool { nodes.allSatisfy { $0.definition?.streams ?? false } }
 
+  /// Whether every step is pointwise or only moves whole pixels, so that the graph can run
+  /// on the stored image as it is decoded (``apply(toStored:orientation:materialize:)``).
+  var foldsGeometry: Bool {
+    nodes.allSatisfy { node in
+      guard let filter = node.definition else { return true }  // skipped, as by apply(to:)
+      let arguments = FilterArguments(values: node.params)
+      return filter.pointwise(arguments) != nil || filter.folding(arguments) != nil
+    }
+  }
+
+  /// The graph on the stored image as it is decoded (top to bottom is enough): the same
+  /// pixels as ``apply(to:)`` on the image turned upright by `orientation`, in 8-bit sRGB.
+  ///
+  /// The orientation and every crop, turn and flip fold into one ``Placement``; the source
+  /// is cut to its rectangle first, converted and put through the pointwise plan, and only
+  /// then, if it must move, computed into memory by `materialize` and mirrored and turned.
+  /// Requires ``foldsGeometry``.
+  func apply(
+    toStored image: VipsImage, orientation: Orientation,
+    materialize: (VipsImage) throws(DarkroomError) -> VipsImage
+  ) throws(DarkroomError) -> VipsImage {
+    var placement = Placement(
+      storedWidth: image.width, storedHeight: image.height, orientation: orientation)
+    var plan = PointwisePlan()
+    for node in nodes {
+      guard let filter = node.definition else { continue }
+      let arguments = FilterArguments(values: node.params)
+      if let steps = filter.pointwise(arguments) {
+        for step in steps { plan.append(step) }
+      } else if let fold = filter.folding(arguments) {
+        try fold(&placement, image.source)
+      } else {
+        throw DarkroomError(
+          .engine, file: image.source, "\(node.op) cannot run on the stored image (a bug)")
+      }
+    }
+    var result = image
+    if !placement.isWhole(storedWidth: image.width, storedHeight: image.height) {
+      result = try result.cropped(
+        left: placement.left, top: placement.top, width: placement.width,
+        height: placement.height)
+    }
+    var grey = false
+    let finalTable = plan.takeFinalGreyTable()
+    result = try plan.run(on: result.srgb(), grey: &grey)
+    if placement.movesPixels {
+      result = try materialize(result)
+      if placement.mirrored { result = try result.flipped(vertically: false) }
+      if placement.quarterTurns != 0 {
+        result = try result.rotated(quarterTurns: placement.quarterTurns)
+      }
+    }
+    return grey ? try result.greyToRGB(through: finalTable) : result
+  }
+
   /// The graph as libvips operations on an upright 8-bit sRGB image.
   ///
   /// Pointwise filters are planned together (`PointwisePlan`); each geometric filter runs

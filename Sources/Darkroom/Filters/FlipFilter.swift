@@ -14,4 +14,9 @@ enum FlipFilter: FilterDefinition {
   {
     try image.flipped(vertically: arguments.text("direction") == "vertical")
   }
+
+  static func folding(_ arguments: FilterArguments) -> PlacementStep? {
+    let vertically = arguments.text("direction") == "vertical"
+    return { placement, _ in placement.flip(vertically: vertically) }
+  }
 }

@@ -22,6 +22,18 @@ struct PointwisePlan {
     }
   }
 
+  /// Removes and returns the last step when it is a table and the steps leave one grey band
+  /// (from colour): that table can go into the grey-to-colour pass at the end instead of
+  /// taking a pass of its own.
+  mutating func takeFinalGreyTable() -> [UInt8]? {
+    guard case .table(let table)? = steps.last,
+      let lastGrey = steps.lastIndex(where: { if case .grey = $0 { true } else { false } }),
+      !steps[lastGrey...].contains(where: { if case .matrix = $0 { true } else { false } })
+    else { return nil }
+    steps.removeLast()
+    return table
+  }
+
   /// Runs the steps; `grey` says whether the image is one grey band (before and after).
   func run(on image: VipsImage, grey: inout Bool) throws(DarkroomError) -> VipsImage {
     var result = image

@@ -10,6 +10,15 @@ enum RotateFilter: FilterDefinition {
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
     -> VipsImage
   {
-    try image.rotated(quarterTurns: Int(arguments.number("angle") ?? 90) / 90)
+    try image.rotated(quarterTurns: turns(arguments))
+  }
+
+  static func folding(_ arguments: FilterArguments) -> PlacementStep? {
+    let turns = turns(arguments)
+    return { placement, _ in placement.turn(quarterTurns: turns) }
+  }
+
+  private static func turns(_ arguments: FilterArguments) -> Int {
+    Int(arguments.number("angle") ?? 90) / 90
   }
 }

@@ -256,14 +256,34 @@ public struct Renderer: Sendable {
     if let damage = metadata.damage, failOn != .none { throw damage }
     // An edit keeps the source's profile with its pixels: no colour conversion.
     try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
-    // Streaming top to bottom needs an upright source and row-by-row filters.
-    let sequential = metadata.orientation.effective == .up && recipe.graph.streams
+    let start = ContinuousClock.now
     return try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
-      let upright = try open(input, sequential: sequential).autorotated().srgb()
-      let output = try recipe.graph.apply(to: upright).preparedForOutput(
-        upright: true, stripLocation: false)
+      let edited: VipsImage
+      if recipe.graph.foldsGeometry {
+        // Crops, turns and flips fold into the orientation, so only the pixels kept are
+        // filtered and turned. A JPEG streams top to bottom through the crop and the
+        // pointwise filters into memory, where it turns; other formats are decoded whole
+        // (libvips 8.14's HEIF loader frees the EXIF it lent the image once a sequential
+        // read ends, and the saver would then embed freed memory).
+        let streams = metadata.format == "jpeg"
+        let stored = try open(input, sequential: streams)
+        edited = try recipe.graph.apply(
+          toStored: stored, orientation: stored.orientation
+        ) { image throws(DarkroomError) in
+          guard streams else { return image }
+          return try Watchdog.shared.guarding(image, limit: timeLimit, from: start) {
+            () throws(DarkroomError) in try image.inMemory()
+          }
+        }
+      } else {
+        // Straightening resamples the upright image: it needs the whole of it.
+        let sequential = metadata.orientation.effective == .up && recipe.graph.streams
+        edited = try recipe.graph.apply(
+          to: open(input, sequential: sequential).autorotated().srgb())
+      }
+      let output = try edited.preparedForOutput(upright: true, stripLocation: false)
       output.setBlob("xmp-data", recipe.xmp)
-      return try Watchdog.shared.guarding(output, limit: timeLimit) {
+      return try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
         () throws(DarkroomError) in
         try output.encode(suffix: recipe.format.saverSuffix(quality: recipe.quality, strip: false))
       }

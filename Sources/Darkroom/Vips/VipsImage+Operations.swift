@@ -41,10 +41,14 @@ extension VipsImage {
     }
   }
 
-  /// Three colour bands again from one grey band; alpha is left as it is.
-  func greyToRGB() throws(DarkroomError) -> VipsImage {
+  /// Three colour bands again from one grey band, mapped through `table` on the way (one
+  /// pass either way); alpha is left as it is.
+  func greyToRGB(through table: [UInt8]? = nil) throws(DarkroomError) -> VipsImage {
     try onColourBands { image throws(DarkroomError) in
-      try image.derived { dr_grey_to_rgb(image.pointer, &$0) }
+      try image.derived { out in
+        guard let table else { return dr_grey_to_rgb(image.pointer, &out, nil) }
+        return table.withUnsafeBufferPointer { dr_grey_to_rgb(image.pointer, &out, $0.baseAddress) }
+      }
     }
   }
 
@@ -66,6 +70,12 @@ extension VipsImage {
   /// Quarter turns clockwise (1, 2 or 3).
   func rotated(quarterTurns: Int) throws(DarkroomError) -> VipsImage {
     try derived { dr_rot(pointer, &$0, Int32(quarterTurns)) }
+  }
+
+  /// This image computed into memory now (a random-access image however the source is
+  /// read); the pipeline's errors are thrown here.
+  func inMemory() throws(DarkroomError) -> VipsImage {
+    try derived { dr_copy_memory(pointer, &$0) }
   }
 
   func flipped(vertically: Bool) throws(DarkroomError) -> VipsImage {

@@ -69,6 +69,12 @@ final class VipsImage: @unchecked Sendable {
     return Int(value)
   }
 
+  /// How libvips' `autorot` would turn this image upright: its orientation field, with a
+  /// missing or out-of-range value (libvips ignores those) as up.
+  var orientation: Orientation {
+    integer(named: "orientation").flatMap { Orientation(rawValue: $0) } ?? .up
+  }
+
   func string(named name: String) -> String? {
     var value: UnsafePointer<CChar>?
     guard dr_get_string(pointer, name, &value) == 0, let value else { return nil }

@@ -16,13 +16,15 @@ final class Watchdog: Sendable {
   private let watched = Locked<[ObjectIdentifier: Watched]>([:])
   private let timer = Locked<DispatchSourceTimer?>(nil)
 
-  /// Runs `body` (which pulls `image`'s pixels), killing it after `limit`.
+  /// Runs `body` (which pulls `image`'s pixels), killing it `limit` after `start` (a render
+  /// that pulls pixels twice gives both the same start).
   func guarding<T>(
-    _ image: VipsImage, limit: Duration?, _ body: () throws(DarkroomError) -> T
+    _ image: VipsImage, limit: Duration?, from start: ContinuousClock.Instant = .now,
+    _ body: () throws(DarkroomError) -> T
   ) throws(DarkroomError) -> T {
     guard let limit else { return try body() }
     let key = ObjectIdentifier(image)
-    watched.withLock { $0[key] = Watched(image: image, deadline: .now + limit) }
+    watched.withLock { $0[key] = Watched(image: image, deadline: start + limit) }
     startTimer()
     defer { _ = watched.withLock { $0.removeValue(forKey: key) } }
     do {
