@@ -259,11 +259,13 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// Whether every step is pointwise or only moves whole pixels, so that the graph can run
   /// on the stored image as it is decoded (``apply(toStored:orientation:materialize:)``).
   var foldsGeometry: Bool {
-    nodes.allSatisfy { node in
-      guard let filter = node.definition else { return true }  // skipped, as by apply(to:)
-      let arguments = FilterArguments(values: node.params)
-      return filter.pointwise(arguments) != nil || filter.folding(arguments) != nil
-    }
+    steps.allSatisfy { $0.pointwise($1) != nil || $0.folding($1) != nil }
+  }
+
+  /// The nodes this build knows, with their arguments; rendering skips the others (a graph
+  /// read leniently is checked by ``validate(source:version:)`` first).
+  private var steps: [(filter: any FilterDefinition.Type, arguments: FilterArguments)] {
+    nodes.compactMap { node in node.definition.map { ($0, FilterArguments(values: node.params)) } }
   }
 
   /// The graph on the stored image as it is decoded (top to bottom is enough): the same
@@ -280,16 +282,14 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     var placement = Placement(
       storedWidth: image.width, storedHeight: image.height, orientation: orientation)
     var plan = PointwisePlan()
-    for node in nodes {
-      guard let filter = node.definition else { continue }
-      let arguments = FilterArguments(values: node.params)
+    for (filter, arguments) in steps {
       if let steps = filter.pointwise(arguments) {
         for step in steps { plan.append(step) }
       } else if let fold = filter.folding(arguments) {
         try fold(&placement, image.source)
       } else {
         throw DarkroomError(
-          .engine, file: image.source, "\(node.op) cannot run on the stored image (a bug)")
+          .engine, file: image.source, "\(filter.name) cannot run on the stored image (a bug)")
       }
     }
     var result = image
@@ -319,9 +319,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     var result = image
     var grey = false
     var plan = PointwisePlan()
-    for node in nodes {
-      guard let filter = node.definition else { continue }
-      let arguments = FilterArguments(values: node.params)
+    for (filter, arguments) in steps {
       if let steps = filter.pointwise(arguments) {
         for step in steps { plan.append(step) }
         continue
