@@ -37,29 +37,22 @@ struct RevertCommand: ParsableCommand {
     let editor = Editor()
     let (found, missing) = BatchInputs.collect(try resolveItems(files))
     missing.forEach(reportError)
-    var failed = !missing.isEmpty
-    for file in found.map(\.path) {
-      do {
-        let outcome = try editor.revert(file, to: to)
-        Library.refreshCatalog(for: file)
-        let (status, message): (String, String) =
-          switch outcome {
-          case .restoredOriginal: ("reverted", "restored the original")
-          case .restoredVersion(let n, _): ("reverted", "restored version \(n)")
-          case .notEdited: ("not-edited", "not edited; nothing to revert")
-          case .alreadyAtVersion(let n): ("unchanged", "already at version \(n)")
-          }
-        if json {
-          print(try jsonText(["file": file, "status": status], pretty: false))
-        } else {
-          print("\(file): \(message)")
+    try eachReportingFailures(found.map(\.path), failed: !missing.isEmpty) { file in
+      let outcome = try editor.revert(file, to: to)
+      Library.refreshCatalog(for: file)
+      let (status, message): (String, String) =
+        switch outcome {
+        case .restoredOriginal: ("reverted", "restored the original")
+        case .restoredVersion(let n, _): ("reverted", "restored version \(n)")
+        case .notEdited: ("not-edited", "not edited; nothing to revert")
+        case .alreadyAtVersion(let n): ("unchanged", "already at version \(n)")
         }
-      } catch {
-        failed = true
-        reportError(error)
+      if json {
+        print(try jsonText(["file": file, "status": status], pretty: false))
+      } else {
+        print("\(file): \(message)")
       }
     }
-    if failed { throw WorkFailed() }
   }
 }
 

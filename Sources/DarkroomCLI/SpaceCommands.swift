@@ -217,24 +217,17 @@ struct SpaceAdd: ParsableCommand {
 
   func run() throws {
     let space = try Space.open(folder, password: password.read())
-    var failed = false
-    for file in files {
-      do {
-        let (asset, added) = try space.add(file: file, move: move)
-        if json {
-          printLine(
-            try jsonText(
-              ["file": file, "id": asset.id, "status": added ? "added" : "duplicate"],
-              pretty: false))
-        } else {
-          printLine("\(file): \(added ? "added as" : "already in the space as") \(asset.id)")
-        }
-      } catch {
-        failed = true
-        reportError(error)
+    try eachReportingFailures(files) { file in
+      let (asset, added) = try space.add(file: file, move: move)
+      if json {
+        printLine(
+          try jsonText(
+            ["file": file, "id": asset.id, "status": added ? "added" : "duplicate"],
+            pretty: false))
+      } else {
+        printLine("\(file): \(added ? "added as" : "already in the space as") \(asset.id)")
       }
     }
-    if failed { throw WorkFailed() }
   }
 }
 
@@ -293,16 +286,9 @@ struct SpaceExport: ParsableCommand {
     guard isFolder(output) else {
       throw DarkroomError(.notFound, file: output, "is not a folder")
     }
-    var failed = false
-    for asset in try space.assets(assets) {
-      do {
-        printLine("\(asset.id): \(try space.export(asset, to: output))")
-      } catch {
-        failed = true
-        reportError(error)
-      }
+    try eachReportingFailures(space.assets(assets)) { asset in
+      printLine("\(asset.id): \(try space.export(asset, to: output))")
     }
-    if failed { throw WorkFailed() }
   }
 }
 
@@ -349,38 +335,31 @@ enum SpaceWork {
     if assets.count > 1 && !folder {
       throw ValidationError("Several assets need -o to name a folder")
     }
-    var failed = false
-    for asset in assets {
-      do throws(any Error) {
-        let rendition = try space.render(asset, spec, renderer: renderer, cached: cached)
-        let stem = URL(fileURLWithPath: asset.name).deletingPathExtension().lastPathComponent
-        var path = output
-        if output == "-" {
-          writeAll(STDOUT_FILENO, rendition.bytes)
-        } else if folder {
-          path = try AtomicFile.writeNew(
-            rendition.bytes,
-            name: "\(stem).\(spec.representation.rawValue).\(rendition.format.fileExtension)",
-            in: output)
-        } else {
-          try AtomicFile.write(rendition.bytes, to: output)
-        }
-        if json {
-          printLine(
-            try jsonText(
-              RenderedAsset(
-                id: asset.id, output: path, width: rendition.width, height: rendition.height,
-                format: rendition.format.rawValue, cached: rendition.fromCache),
-              pretty: false))
-        } else if output != "-" {
-          printLine(path)
-        }
-      } catch {
-        failed = true
-        reportError(error)
+    try eachReportingFailures(assets) { asset in
+      let rendition = try space.render(asset, spec, renderer: renderer, cached: cached)
+      let stem = URL(fileURLWithPath: asset.name).deletingPathExtension().lastPathComponent
+      var path = output
+      if output == "-" {
+        writeAll(STDOUT_FILENO, rendition.bytes)
+      } else if folder {
+        path = try AtomicFile.writeNew(
+          rendition.bytes,
+          name: "\(stem).\(spec.representation.rawValue).\(rendition.format.fileExtension)",
+          in: output)
+      } else {
+        try AtomicFile.write(rendition.bytes, to: output)
+      }
+      if json {
+        printLine(
+          try jsonText(
+            RenderedAsset(
+              id: asset.id, output: path, width: rendition.width, height: rendition.height,
+              format: rendition.format.rawValue, cached: rendition.fromCache),
+            pretty: false))
+      } else if output != "-" {
+        printLine(path)
       }
     }
-    if failed { throw WorkFailed() }
   }
 
   struct RenderedAsset: Encodable {
@@ -397,23 +376,16 @@ enum SpaceWork {
     _ space: Space, _ references: [String], graph: FilterGraph, append: Bool,
     renderer: Renderer, quality: Int
   ) throws {
-    var failed = false
     let assets = try space.assets(references)
-    for (n, asset) in assets.enumerated() {
-      do {
-        let edited = try space.edit(
-          asset, graph: graph, append: append, renderer: renderer, quality: quality)
-        let filters = (try space.history(edited).last?.graph.nodes ?? graph.nodes)
-          .map(\.text).joined(separator: " | ")
-        printLine(
-          "[\(n + 1)/\(assets.count)] \(asset.name): edited (version \(edited.editVersion): \(filters))"
-        )
-      } catch {
-        failed = true
-        reportError(error)
-      }
+    try eachReportingFailures(Array(assets.enumerated())) { n, asset in
+      let edited = try space.edit(
+        asset, graph: graph, append: append, renderer: renderer, quality: quality)
+      let filters = (try space.history(edited).last?.graph.nodes ?? graph.nodes)
+        .map(\.text).joined(separator: " | ")
+      printLine(
+        "[\(n + 1)/\(assets.count)] \(asset.name): edited (version \(edited.editVersion): \(filters))"
+      )
     }
-    if failed { throw WorkFailed() }
   }
 
   static func revert(_ space: Space, _ references: [String]) throws {

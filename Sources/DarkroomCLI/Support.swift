@@ -39,6 +39,23 @@ func reportError(_ error: Error) {
   printError("darkroom: \(commandLineText(error))\n")
 }
 
+/// Runs `body` on each item; a failure is reported and the next item goes on. Throws
+/// `WorkFailed` at the end if an item failed, or if `failed` says that something already did.
+func eachReportingFailures<Item>(
+  _ items: [Item], failed: Bool = false, _ body: (Item) throws -> Void
+) throws {
+  var failed = failed
+  for item in items {
+    do {
+      try body(item)
+    } catch {
+      failed = true
+      reportError(error)
+    }
+  }
+  if failed { throw WorkFailed() }
+}
+
 /// An error as the command line says it: the engine's words, and what to type about it.
 func commandLineText(_ error: Error) -> String {
   guard let error = error as? DarkroomError, let remedy = error.remedy else { return "\(error)" }
