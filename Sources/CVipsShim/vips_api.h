@@ -7,13 +7,43 @@
 #include <stddef.h>
 
 typedef struct _VipsImage VipsImage;
+typedef struct _VipsRegion VipsRegion;
+typedef struct _VipsRect VipsRect;
 typedef struct _GTypeInstance GTypeInstance;
+typedef struct _GClosure GClosure;
+
+// The head of libvips' VipsRegion (<vips/region.h>): what a generate function of Darkroom's
+// own reads, the rectangle it must fill (valid) and where its pixels are (data, bpl, the
+// fields libvips' VIPS_REGION_ADDR macro reads). The GObject and VipsObject fields before
+// them are spelled out so that the offsets follow the platform's ABI; ShimCheck asserts
+// every offset against the real header.
+typedef struct {
+  int left, top, width, height;
+} dr_rect;
+typedef struct {
+  void *g_class;            // GObject: GTypeInstance
+  unsigned int ref_count;   //   ref_count
+  void *qdata;              //   qdata
+  int constructed;          // VipsObject
+  int static_object;
+  void *argument_table;
+  char *nickname;
+  char *description;
+  int preclose, close, postclose;
+  size_t local_memory;
+  VipsImage *im;            // VipsRegion
+  dr_rect valid;
+  int type;
+  unsigned char *data;
+  int bpl;
+} dr_region_head;
 
 // GLogLevelFlags: G_LOG_LEVEL_WARNING.
 enum { DR_LOG_LEVEL_WARNING = 1 << 4 };
 
 // VipsInterpretation, VipsBandFormat, VipsOperationRound, VipsAngle, VipsDirection values.
 enum { DR_INTERPRETATION_SRGB = 22, DR_INTERPRETATION_B_W = 1, DR_FORMAT_UCHAR = 0, DR_ROUND_RINT = 0 };
+enum { DR_CODING_NONE = 0, DR_DEMAND_STYLE_THINSTRIP = 2 };
 enum { DR_ANGLE_D90 = 1, DR_ANGLE_D180 = 2, DR_ANGLE_D270 = 3 };
 enum { DR_DIRECTION_HORIZONTAL = 0, DR_DIRECTION_VERTICAL = 1 };
 
@@ -90,6 +120,30 @@ typedef size_t (*dr_vips_type_find_fn)(const char *basename, const char *nicknam
 typedef int (*dr_vips_icc_present_fn)(void);
 typedef int (*dr_vips_image_get_int_fn)(const VipsImage *image, const char *name, int *out);
 typedef VipsImage *(*dr_vips_image_copy_memory_fn)(VipsImage *image);
+// An operation of Darkroom's own: a new image whose pixels a generate function computes.
+typedef void *(*dr_start_fn)(VipsImage *out, void *a, void *b);
+typedef int (*dr_generate_fn)(VipsRegion *out, void *seq, void *a, void *b, int *stop);
+typedef int (*dr_stop_fn)(void *seq, void *a, void *b);
+typedef VipsImage *(*dr_vips_image_new_fn)(void);
+typedef int (*dr_vips_image_pipelinev_fn)(VipsImage *image, int hint, ...);
+typedef void (*dr_vips_image_init_fields_fn)(VipsImage *image, int xsize, int ysize, int bands,
+                                             int format, int coding, int interpretation,
+                                             double xres, double yres);
+typedef int (*dr_vips_image_generate_fn)(VipsImage *image, dr_start_fn start_fn,
+                                         dr_generate_fn generate_fn, dr_stop_fn stop_fn, void *a,
+                                         void *b);
+typedef void *(*dr_vips_start_one_fn)(VipsImage *out, void *a, void *b);
+typedef int (*dr_vips_stop_one_fn)(void *seq, void *a, void *b);
+typedef int (*dr_vips_region_prepare_fn)(VipsRegion *reg, const VipsRect *r);
+typedef double (*dr_vips_image_get_xres_fn)(const VipsImage *image);
+typedef double (*dr_vips_image_get_yres_fn)(const VipsImage *image);
+typedef int (*dr_vips_image_get_interpretation_fn)(const VipsImage *image);
+typedef void *(*dr_g_object_ref_fn)(void *object);
+typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char *detailed_signal,
+                                                     void (*c_handler)(void), void *data,
+                                                     void (*destroy_data)(void *data,
+                                                                          GClosure *closure),
+                                                     unsigned int connect_flags);
 
 // X-macro: every function above, in one list, for declaring, resolving and checking.
 #define DR_VIPS_FUNCTIONS(X)                                                                 \
@@ -107,6 +161,9 @@ typedef VipsImage *(*dr_vips_image_copy_memory_fn)(VipsImage *image);
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
   X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
   X(vips_version) X(vips_type_find) X(vips_icc_present) X(vips_image_get_int)                \
-  X(vips_thumbnail_image) X(vips_image_write_to_memory) X(vips_image_copy_memory)
+  X(vips_thumbnail_image) X(vips_image_write_to_memory) X(vips_image_copy_memory)           \
+  X(vips_image_new) X(vips_image_pipelinev) X(vips_image_init_fields) X(vips_image_generate)  \
+  X(vips_start_one) X(vips_stop_one) X(vips_region_prepare) X(vips_image_get_xres)            \
+  X(vips_image_get_yres) X(vips_image_get_interpretation) X(g_object_ref) X(g_signal_connect_data)
 
 #endif

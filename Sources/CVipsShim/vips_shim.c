@@ -446,7 +446,9 @@ int dr_to_srgb(VipsImage *in, VipsImage **out) {
   return status;
 }
 
-static int recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows) {
+// libvips' recomb, then rint, then a cast to 8 bits: the reference arithmetic for
+// mix_generate below (and the way on platforms where it is not used).
+static int recomb_by_libvips(VipsImage *in, VipsImage **out, const double *matrix, int rows) {
   VipsImage *m = p_vips_image_new_matrix_from_array(3, rows, matrix, 3 * rows);
   if (!m) return -1;
   VipsImage *mixed = NULL, *rounded = NULL;
@@ -459,17 +461,148 @@ static int recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows
   return status;
 }
 
-int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]) {
-  return recomb(in, out, matrix, 3);
+// The same arithmetic in one pass instead of three, with no float image between them.
+// libvips' recomb sums, for each output band, weight times level in double precision,
+// starting from 0.0 and in band order, and stores the sum as a float; round's rint rounds
+// that float half to even; cast clips it to 0...255. Here `table[row][band][level]` holds
+// weight times level, the same double product recomb computes, so the sum is the same
+// double, the same float, and the same byte: a test compares all 16,777,216 RGB triples.
+//
+// Exactness needs the sum done as separate multiplies and adds (no fused multiply-add in
+// either libvips or here), which is what x86-64 compilers emit for baseline x86-64 code,
+// Debian's; elsewhere libvips' own operations run. Weights must keep the sum in int range
+// (cvtss2si gives INT_MIN past it, where cast clips to 255).
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define DR_OWN_MIX 1
+#else
+#define DR_OWN_MIX 0
+#endif
+
+typedef struct {
+  VipsImage *in;  // a reference, dropped when the output image closes
+  int rows;
+  double table[3][3][256];
+} mix_state;
+
+static int mix_is_own(VipsImage *in, const double *matrix, int rows) {
+  if (!DR_OWN_MIX || rows < 1 || rows > 3) return 0;
+  if (p_vips_image_get_bands(in) != 3 || p_vips_image_get_format(in) != DR_FORMAT_UCHAR) return 0;
+  for (int row = 0; row < rows; row++) {
+    double bound = 0;
+    for (int band = 0; band < 3; band++) {
+      double weight = matrix[3 * row + band];
+      if (!(weight > -1e6 && weight < 1e6)) return 0;  // NaN and infinities too
+      bound += 255 * (weight < 0 ? -weight : weight);
+    }
+    if (bound >= 1 << 30) return 0;
+  }
+  return 1;
 }
 
-int dr_recomb_grey(VipsImage *in, VipsImage **out, const double weights[3]) {
-  VipsImage *grey = NULL;
-  if (recomb(in, &grey, weights, 1) != 0) return -1;
+#if DR_OWN_MIX
+static inline unsigned char mix_round(double sum) {
+  // Double to float to the nearest integer, ties to even (the default rounding mode), as
+  // recomb's store, rint and cast do.
+  int level = _mm_cvtss_si32(_mm_set_ss((float)sum));
+  return (unsigned char)(level < 0 ? 0 : level > 255 ? 255 : level);
+}
+
+static int mix_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
+  (void)a, (void)stop;
+  const dr_region_head *out = (const dr_region_head *)out_region;
+  const dr_region_head *in = (const dr_region_head *)seq;
+  const mix_state *mix = b;
+  if (p_vips_region_prepare((VipsRegion *)seq, (const VipsRect *)&out->valid) != 0) return -1;
+  const dr_rect r = out->valid;
+  const int rows = mix->rows;
+  for (int y = 0; y < r.height; y++) {
+    // VIPS_REGION_ADDR: the input has 3 one-byte bands, the output `rows`.
+    const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
+                             (size_t)(r.left - in->valid.left) * 3;
+    unsigned char *q = out->data + (size_t)y * out->bpl;
+    if (rows == 1) {
+      const double *t0 = mix->table[0][0], *t1 = mix->table[0][1], *t2 = mix->table[0][2];
+      for (int x = 0; x < r.width; x++, p += 3) {
+        double sum = t0[p[0]];
+        sum += t1[p[1]];
+        sum += t2[p[2]];
+        q[x] = mix_round(sum);
+      }
+    } else {
+      for (int x = 0; x < r.width; x++, p += 3, q += rows)
+        for (int row = 0; row < rows; row++) {
+          double sum = mix->table[row][0][p[0]];
+          sum += mix->table[row][1][p[1]];
+          sum += mix->table[row][2][p[2]];
+          q[row] = mix_round(sum);
+        }
+    }
+  }
+  return 0;
+}
+
+static void mix_close(VipsImage *image, void *data) {
+  (void)image;
+  mix_state *mix = data;
+  p_g_object_unref(mix->in);
+  free(mix);
+}
+
+static int mix_own(VipsImage *in, VipsImage **out, const double *matrix, int rows,
+                   int interpretation) {
+  mix_state *mix = malloc(sizeof *mix);
+  if (!mix) return -1;
+  mix->in = p_g_object_ref(in);
+  mix->rows = rows;
+  for (int row = 0; row < rows; row++)
+    for (int band = 0; band < 3; band++)
+      for (int level = 0; level < 256; level++)
+        mix->table[row][band][level] = matrix[3 * row + band] * level;
+  VipsImage *image = p_vips_image_new();
+  if (!image) {
+    p_g_object_unref(in);
+    free(mix);
+    return -1;
+  }
+  // From here the image owns `mix`: closing it (unref below or later) frees both.
+  p_g_signal_connect_data(image, "close", (void (*)(void))mix_close, mix, NULL, 0);
+  if (p_vips_image_pipelinev(image, DR_DEMAND_STYLE_THINSTRIP, in, NULL) != 0) {
+    p_g_object_unref(image);
+    return -1;
+  }
+  p_vips_image_init_fields(image, p_vips_image_get_width(in), p_vips_image_get_height(in), rows,
+                           DR_FORMAT_UCHAR, DR_CODING_NONE, interpretation,
+                           p_vips_image_get_xres(in), p_vips_image_get_yres(in));
+  if (p_vips_image_generate(image, p_vips_start_one, mix_generate, p_vips_stop_one, in, mix) != 0) {
+    p_g_object_unref(image);
+    return -1;
+  }
+  *out = image;
+  return 0;
+}
+#endif
+
+int dr_recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows, int by_libvips) {
+  int interpretation = rows == 1 ? DR_INTERPRETATION_B_W : p_vips_image_get_interpretation(in);
+#if DR_OWN_MIX
+  if (!by_libvips && mix_is_own(in, matrix, rows))
+    return mix_own(in, out, matrix, rows, interpretation);
+#endif
+  VipsImage *mixed = NULL;
+  if (recomb_by_libvips(in, &mixed, matrix, rows) != 0) return -1;
   // One band is greyscale: tagged so, an alpha band joined to it is seen as alpha.
-  int status = p_vips_copy(grey, out, "interpretation", DR_INTERPRETATION_B_W, NULL);
-  p_g_object_unref(grey);
+  int status = p_vips_copy(mixed, out, "interpretation", interpretation, NULL);
+  p_g_object_unref(mixed);
   return status;
+}
+
+VipsImage *dr_image_from_pixels(const void *data, size_t len, int width, int height, int bands) {
+  return p_vips_image_new_from_memory_copy(data, len, width, height, bands, DR_FORMAT_UCHAR);
+}
+
+int dr_recomb_is_own(VipsImage *in, const double *matrix, int rows) {
+  return mix_is_own(in, matrix, rows);
 }
 
 int dr_grey_to_rgb(VipsImage *in, VipsImage **out, const unsigned char table[256]) {

@@ -163,6 +163,52 @@ struct SpeedPathTests {
     #expect(!half.movesPixels)
   }
 
+  /// Every RGB triple once, 4096x4096.
+  static func everyColour() throws -> VipsImage {
+    let side = 4096
+    let pixels = [UInt8](unsafeUninitializedCapacity: side * side * 3) { buffer, count in
+      for index in 0..<(side * side) {
+        buffer[3 * index] = UInt8(truncatingIfNeeded: index >> 16)
+        buffer[3 * index + 1] = UInt8(truncatingIfNeeded: index >> 8)
+        buffer[3 * index + 2] = UInt8(truncatingIfNeeded: index)
+      }
+      count = side * side * 3
+    }
+    return try VipsImage.fromPixels(pixels, width: side, height: side, bands: 3)
+  }
+
+  @Test("grey and colour matrices in one pass: libvips' recomb + rint + cast bytes, all colours")
+  func oneMixPassIsLibvipsExactly() throws {
+    let all = try Self.everyColour()
+    let matrices: [(String, [Double])] = [
+      ("Rec. 709 luma, noir's", [0.2126, 0.7152, 0.0722]),
+      ("Rec. 601 luma", [0.299, 0.587, 0.114]),
+      ("thirds, with many exact ties", [1.0 / 3, 1.0 / 3, 1.0 / 3]),
+      ("sums past 255, clipped", [0.5, 0.5, 0.5]),
+      ("negative weights, clipped at 0", [-0.3, 1.1, 0.4]),
+      ("sepia", [0.393, 0.769, 0.189, 0.349, 0.686, 0.168, 0.272, 0.534, 0.131]),
+    ]
+    for (name, matrix) in matrices {
+      let rows = matrix.count / 3
+      #if arch(x86_64)
+        #expect(all.mixesInOnePass(matrix, rows: rows), "\(name): the shim's own pass runs")
+      #endif
+      let own = try all.mixed(matrix, rows: rows)
+      let reference = try all.mixed(matrix, rows: rows, byLibvips: true)
+      #expect(own.bands == rows && reference.bands == rows)
+      let ownBytes = try own.pixels()
+      #expect(ownBytes.count == 4096 * 4096 * rows)
+      #expect(
+        ContentHash.of(bytes: ownBytes) == ContentHash.of(bytes: try reference.pixels()),
+        "\(name): the same byte for every colour")
+    }
+    // Where the sum could leave int range, or the input is not 3 bands, libvips runs.
+    #expect(!all.mixesInOnePass([1e7, 0, 0], rows: 1))
+    #expect(!all.mixesInOnePass([.nan, 0, 0], rows: 1))
+    let grey = try all.greyscale([0.2126, 0.7152, 0.0722])
+    #expect(!grey.mixesInOnePass([1, 0, 0], rows: 1))
+  }
+
   @Test("grey to colour in one table pass: every level three times, through the table")
   func greyToColourThroughTable() throws {
     let grey = try VipsImage.open(path: Fixture.sample("orientation-1.jpg"), sequential: false)

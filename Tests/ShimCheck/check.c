@@ -3,6 +3,7 @@
 // "the shim's libvips declarations match <vips/vips.h>" compiles this file with the C
 // compiler and `pkg-config --cflags vips`, outside SwiftPM, whose system-library targets
 // warn about the -pthread that vips' pkg-config file carries.
+#include <stddef.h>
 #include <vips/vips.h>
 
 #include "../../Sources/CVipsShim/include/vips_shim.h"
@@ -28,6 +29,21 @@ _Static_assert(VIPS_ANGLE_D90 == DR_ANGLE_D90 && VIPS_ANGLE_D180 == DR_ANGLE_D18
                    VIPS_ANGLE_D270 == DR_ANGLE_D270, "VipsAngle");
 _Static_assert(VIPS_DIRECTION_HORIZONTAL == DR_DIRECTION_HORIZONTAL &&
                    VIPS_DIRECTION_VERTICAL == DR_DIRECTION_VERTICAL, "VipsDirection");
+
+_Static_assert(VIPS_CODING_NONE == DR_CODING_NONE, "VipsCoding");
+_Static_assert(VIPS_DEMAND_STYLE_THINSTRIP == DR_DEMAND_STYLE_THINSTRIP, "VipsDemandStyle");
+
+// The region fields the shim's own generate function reads, where libvips has them.
+#define DR_REGION_FIELD(field)                                                    \
+  _Static_assert(offsetof(VipsRegion, field) == offsetof(dr_region_head, field), \
+                 "VipsRegion." #field " is not where the shim reads it");
+DR_REGION_FIELD(im) DR_REGION_FIELD(valid) DR_REGION_FIELD(type) DR_REGION_FIELD(data)
+DR_REGION_FIELD(bpl)
+_Static_assert(sizeof(VipsObject) == offsetof(dr_region_head, im), "VipsObject");
+#define DR_RECT_FIELD(field)                                                      \
+  _Static_assert(offsetof(VipsRect, field) == offsetof(dr_rect, field), "VipsRect." #field);
+DR_RECT_FIELD(left) DR_RECT_FIELD(top) DR_RECT_FIELD(width) DR_RECT_FIELD(height)
+_Static_assert(sizeof(VipsRect) == sizeof(dr_rect), "VipsRect");
 
 #define DR_COUNT(name) +1
 int dr_vips_api_checked(void);

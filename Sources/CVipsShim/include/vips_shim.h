@@ -118,10 +118,16 @@ void dr_concurrency_set(int threads);
 int dr_autorot(VipsImage *in, VipsImage **out);
 /// Converts to 8-bit sRGB (a copy when it already is): greyscale, CMYK and 16-bit inputs.
 int dr_to_srgb(VipsImage *in, VipsImage **out);
-/// Multiplies every pixel's 3 bands by a 3x3 matrix (row-major), rounds to 8 bits.
-int dr_recomb3(VipsImage *in, VipsImage **out, const double matrix[9]);
-/// One band from three: the weighted sum of each pixel's bands, rounded to 8 bits.
-int dr_recomb_grey(VipsImage *in, VipsImage **out, const double weights[3]);
+/// Multiplies every pixel's 3 bands by a `rows`x3 matrix (row-major, 1 to 3 rows), rounded
+/// to 8 bits: `rows` bands (one is tagged greyscale). The bytes are those of libvips'
+/// recomb, rint and cast, which run instead when `by_libvips` is set (the tests' reference)
+/// or where Darkroom's one-pass version does not apply (see dr_recomb_is_own).
+int dr_recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows, int by_libvips);
+/// A new 8-bit image with a copy of `data` (band-interleaved pixels, row after row).
+VipsImage *dr_image_from_pixels(const void *data, size_t len, int width, int height, int bands);
+/// Whether dr_recomb computes this in one pass of its own (x86-64, 3-band 8-bit input,
+/// weights that keep sums in range) rather than through libvips' three operations.
+int dr_recomb_is_own(VipsImage *in, const double *matrix, int rows);
 /// Three copies of a one-band image (through `table`, if not NULL), as sRGB.
 int dr_grey_to_rgb(VipsImage *in, VipsImage **out, const unsigned char table[256]);
 /// Maps every band of an 8-bit image through a 256-entry table.

@@ -25,20 +25,34 @@ extension VipsImage {
 
   /// Colour bands times a 3x3 matrix, rounded to 8 bits; alpha is left as it is.
   func recombined(_ matrix: [Double]) throws(DarkroomError) -> VipsImage {
-    try onColourBands { image throws(DarkroomError) in
-      try image.derived { out in
-        matrix.withUnsafeBufferPointer { dr_recomb3(image.pointer, &out, $0.baseAddress) }
-      }
-    }
+    try mixed(matrix, rows: 3)
   }
 
   /// One grey band from the three colour bands, weighted; alpha is left as it is.
   func greyscale(_ weights: [Double]) throws(DarkroomError) -> VipsImage {
-    try onColourBands { image throws(DarkroomError) in
+    try mixed(weights, rows: 1)
+  }
+
+  /// Colour bands times a `rows`x3 matrix, rounded to 8 bits, as libvips' `recomb`, `rint`
+  /// and `cast` would round them: in one pass of the shim's own where it can
+  /// (`dr_recomb_is_own`), through those three operations when `byLibvips` is set (the
+  /// tests' reference) or it cannot.
+  func mixed(_ matrix: [Double], rows: Int, byLibvips: Bool = false) throws(DarkroomError)
+    -> VipsImage
+  {
+    precondition(matrix.count == 3 * rows, "a matrix of \(rows) rows of 3 weights")
+    return try onColourBands { image throws(DarkroomError) in
       try image.derived { out in
-        weights.withUnsafeBufferPointer { dr_recomb_grey(image.pointer, &out, $0.baseAddress) }
+        matrix.withUnsafeBufferPointer {
+          dr_recomb(image.pointer, &out, $0.baseAddress, Int32(rows), byLibvips ? 1 : 0)
+        }
       }
     }
+  }
+
+  /// Whether `mixed` runs the shim's one pass for this image (its colour bands) and matrix.
+  func mixesInOnePass(_ matrix: [Double], rows: Int) -> Bool {
+    matrix.withUnsafeBufferPointer { dr_recomb_is_own(pointer, $0.baseAddress, Int32(rows)) != 0 }
   }
 
   /// Three colour bands again from one grey band, mapped through `table` on the way (one

@@ -45,6 +45,19 @@ final class VipsImage: @unchecked Sendable {
     return VipsImage(owning: image, source: path)
   }
 
+  /// An 8-bit image of `pixels` (band-interleaved, row after row), copied.
+  static func fromPixels(_ pixels: [UInt8], width: Int, height: Int, bands: Int)
+    throws(DarkroomError) -> VipsImage
+  {
+    precondition(pixels.count == width * height * bands, "one byte per band per pixel")
+    try Vips.start()
+    let image = pixels.withUnsafeBytes {
+      dr_image_from_pixels($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands))
+    }
+    guard let image else { throw Vips.takeError(context: "cannot make an image of pixels") }
+    return VipsImage(owning: image, source: nil)
+  }
+
   var width: Int { Int(dr_width(pointer)) }
   var height: Int { Int(dr_height(pointer)) }
   var bands: Int { Int(dr_bands(pointer)) }
