@@ -471,7 +471,8 @@ static int recomb_by_libvips(VipsImage *in, VipsImage **out, const double *matri
 // Exactness needs the sum done as separate multiplies and adds (no fused multiply-add in
 // either libvips or here), which is what x86-64 compilers emit for baseline x86-64 code,
 // Debian's; elsewhere libvips' own operations run. Weights must keep the sum in int range
-// (cvtss2si gives INT_MIN past it, where cast clips to 255).
+// (cvtss2si gives INT_MIN past it, where cast clips to 255): below a million in size, a sum
+// stays under 3 x 255 x 10^6, far inside it.
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define DR_OWN_MIX 1
@@ -488,15 +489,8 @@ typedef struct {
 static int mix_is_own(VipsImage *in, const double *matrix, int rows) {
   if (!DR_OWN_MIX || rows < 1 || rows > 3) return 0;
   if (p_vips_image_get_bands(in) != 3 || p_vips_image_get_format(in) != DR_FORMAT_UCHAR) return 0;
-  for (int row = 0; row < rows; row++) {
-    double bound = 0;
-    for (int band = 0; band < 3; band++) {
-      double weight = matrix[3 * row + band];
-      if (!(weight > -1e6 && weight < 1e6)) return 0;  // NaN and infinities too
-      bound += 255 * (weight < 0 ? -weight : weight);
-    }
-    if (bound >= 1 << 30) return 0;
-  }
+  for (int i = 0; i < 3 * rows; i++)
+    if (!(matrix[i] > -1e6 && matrix[i] < 1e6)) return 0;  // NaN and infinities too
   return 1;
 }
 
@@ -561,7 +555,7 @@ static int mix_own(VipsImage *in, VipsImage **out, const double *matrix, int row
         mix->table[row][band][level] = matrix[3 * row + band] * level;
   VipsImage *image = p_vips_image_new();
   if (!image) {
-    p_g_object_unref(in);
+    p_g_object_unref(mix->in);
     free(mix);
     return -1;
   }
@@ -584,16 +578,18 @@ static int mix_own(VipsImage *in, VipsImage **out, const double *matrix, int row
 #endif
 
 int dr_recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows, int by_libvips) {
-  int interpretation = rows == 1 ? DR_INTERPRETATION_B_W : p_vips_image_get_interpretation(in);
+  // One band is greyscale: tagged so, an alpha band joined to it is seen as alpha. More
+  // bands keep the input's interpretation, as recomb's own output does.
 #if DR_OWN_MIX
   if (!by_libvips && mix_is_own(in, matrix, rows))
-    return mix_own(in, out, matrix, rows, interpretation);
+    return mix_own(in, out, matrix, rows,
+                   rows == 1 ? DR_INTERPRETATION_B_W : p_vips_image_get_interpretation(in));
 #endif
-  VipsImage *mixed = NULL;
-  if (recomb_by_libvips(in, &mixed, matrix, rows) != 0) return -1;
-  // One band is greyscale: tagged so, an alpha band joined to it is seen as alpha.
-  int status = p_vips_copy(mixed, out, "interpretation", interpretation, NULL);
-  p_g_object_unref(mixed);
+  if (rows != 1) return recomb_by_libvips(in, out, matrix, rows);
+  VipsImage *grey = NULL;
+  if (recomb_by_libvips(in, &grey, matrix, rows) != 0) return -1;
+  int status = p_vips_copy(grey, out, "interpretation", DR_INTERPRETATION_B_W, NULL);
+  p_g_object_unref(grey);
   return status;
 }
 

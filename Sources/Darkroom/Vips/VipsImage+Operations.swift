@@ -50,7 +50,8 @@ extension VipsImage {
     }
   }
 
-  /// Whether `mixed` runs the shim's one pass for this image (its colour bands) and matrix.
+  /// Whether `mixed` runs the shim's one pass for this image, which must have exactly three
+  /// colour bands and no alpha (with alpha, `mixed` asks the same of its colour bands).
   func mixesInOnePass(_ matrix: [Double], rows: Int) -> Bool {
     matrix.withUnsafeBufferPointer { dr_recomb_is_own(pointer, $0.baseAddress, Int32(rows)) != 0 }
   }
