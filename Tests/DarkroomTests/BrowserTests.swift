@@ -229,8 +229,13 @@ struct BrowserTests {
     #expect(browser.url == base + "/login?next=%2Falbum%3Fref%3Dsmart%3Aall")
     try browser.type(try browser.find("#token"), "not the token")
     try browser.click(try browser.find("button[type=submit]"))
+    // The refusal is a new page: looked for until it has loaded, as every step after a
+    // click below is.
     #expect(
-      try browser.text(try browser.find(".error")) == "That token is not one this server knows.")
+      eventually {
+        (try? browser.text(try browser.find(".error")))
+          == "That token is not one this server knows."
+      })
 
     try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
     try browser.click(try browser.find("button[type=submit]"))
