@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -104,6 +105,23 @@ int dr_pipe_cloexec(int fds[2]) {
   // 16 times fewer wake-ups of the other side than the default 64 KiB. Best effort.
   fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
   return 0;
+}
+
+int dr_lock_key(int fd, uint64_t key, int wait) {
+  struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+  range.l_start = (off_t)(key & ((UINT64_C(1) << 62) - 1));
+  for (;;) {
+    if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &range) == 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EACCES) return 1;
+    if (errno != EINVAL) return -1;
+    break;  // no OFD locks in this kernel
+  }
+  for (;;) {
+    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0) return 0;
+    if (errno == EINTR) continue;
+    return errno == EWOULDBLOCK ? 1 : -1;
+  }
 }
 
 int dr_die_with_parent(void) {

@@ -93,6 +93,24 @@ struct EditTests {
     #expect(try ContentHash.of(file: paths[0]) == before)
   }
 
+  @Test("a file's edit lock excludes its own edits, in any thread or process, and no other file's")
+  func editLocksAreByFile() throws {
+    let folder = try Fixture.temporaryFolder()
+    let store = OriginalStore(library: Library(root: folder.url))
+    let file = folder.file("a.jpg")
+    // A file that shared `file`'s lock file when edits' locks were striped over 256 files.
+    let other = try SignalTests.sharingStripe(with: file, in: folder.path)
+    #expect(try store.lockIsFree(for: file))
+    try store.withLock(for: file) { () throws(DarkroomError) in
+      // Another open of the lock file, as another thread or process makes, is refused...
+      #expect(try !store.lockIsFree(for: file))
+      #expect(try !store.lockIsFree(for: folder.path + "/./a.jpg"), "the same file, spelt so")
+      // ...while a file whose lock once shared a stripe with it is free.
+      #expect(try store.lockIsFree(for: folder.file(other)))
+    }
+    #expect(try store.lockIsFree(for: file), "released at the end")
+  }
+
   @Test("noir makes R = G = B everywhere")
   func noirIsGrey() throws {
     let (folder, paths) = try workspace("alpha.png")

@@ -1,3 +1,4 @@
+import CSandbox
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -99,21 +100,44 @@ struct OriginalStore: Sendable {
   }
 
   /// Runs `body` holding the lock for one file of the library, so that edits and reverts of
-  /// that file in several processes do not interleave, while other files go ahead. Locks are
-  /// striped over 256 lock files in `.darkroom/locks/`, by a hash of the file's path.
+  /// that file in several processes do not interleave, while other files go ahead.
+  ///
+  /// Every file's lock is one byte of `.darkroom/locks/files`, at an offset taken from a hash
+  /// of its path, locked with an open-file-description lock (`dr_lock_key`): a lock per file
+  /// with no lock file per file. (Locks striped over 256 files, as before, let a file whose
+  /// render hangs hold up an unrelated file that shared its stripe, 1 pair in 256.)
   func withLock<T>(for file: String, _ body: () throws(DarkroomError) -> T) throws(DarkroomError)
     -> T
   {
+    let fd = try openLock()
+    guard fd >= 0 else { return try body() }
+    defer { close(fd) }  // closing the description releases its lock
+    // Waits for the lock; where the file system has no locks at all (-1), edits go ahead
+    // unserialised, as they do where the lock file cannot be opened.
+    _ = dr_lock_key(fd, Self.lockKey(file), 1)
+    return try body()
+  }
+
+  /// Whether no one holds `file`'s lock now (tests).
+  func lockIsFree(for file: String) throws(DarkroomError) -> Bool {
+    let fd = try openLock()
+    guard fd >= 0 else { return true }
+    defer { close(fd) }
+    return dr_lock_key(fd, Self.lockKey(file), 0) == 0
+  }
+
+  /// The lock file, open for writing (a write lock needs it), or -1 where it cannot be opened
+  /// (a read-only library: its files cannot be edited either, and the edit says why).
+  private func openLock() throws(DarkroomError) -> Int32 {
     let folder = library.metadataFolder.appendingPathComponent("locks").path
     try Folders.create(folder)
+    return open(folder + "/files", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+  }
+
+  /// The byte of `file`'s lock: 62 bits of a hash of its absolute path.
+  static func lockKey(_ file: String) -> UInt64 {
     let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
-    let stripe = ContentHash.of(text: absolute).hex.prefix(2)
-    let fd = open(folder + "/" + stripe, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { return try body() }
-    defer { close(fd) }
-    while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-    defer { flock(fd, LOCK_UN) }
-    return try body()
+    return UInt64(ContentHash.of(text: absolute).hex.prefix(16), radix: 16) ?? 0
   }
 }
 
