@@ -13,9 +13,15 @@ install_peers() {
   python3 -c 'import pyvips' 2>/dev/null || python3 -m pip install -q pyvips
 }
 
+# release_build ARGS: a release build as Scripts/install.sh makes it, with the Swift runtime
+# and Foundation linked in (--static-swift-stdlib), which starts a process about 18 ms sooner.
+# Every release build here uses the same flags: a build with other flags rebuilds everything.
+release_build() {
+  (cd "$ROOT" && swift build -c release --static-swift-stdlib "$@" >&2)
+}
+
 build_darkroom() {
-  (cd "$ROOT" && swift build -c release --product darkroom >&2 \
-    && swift build -c release --product DarkroomBench >&2)
+  release_build --product darkroom && release_build --product DarkroomBench
   DARKROOM="$ROOT/.build/release/darkroom"
   DARKROOM_BENCH="$ROOT/.build/release/DarkroomBench"
 }

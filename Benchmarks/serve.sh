@@ -14,7 +14,7 @@ SOAK="${SOAK:-300}"
 COLD="${COLD:-24}"
 DURATION="${DURATION:-20}"
 "$ROOT/Scripts/install-deps.sh" libvips-tools libimage-exiftool-perl wrk nginx curl time
-[ -n "${SERVE_SKIP_BUILD:-}" ] || (cd "$ROOT" && swift build -c release --product darkroom >&2)
+[ -n "${SERVE_SKIP_BUILD:-}" ] || release_build --product darkroom
 DARKROOM="$ROOT/.build/release/darkroom"
 
 LIB="$WORK/serve-lib"

@@ -17,7 +17,7 @@ RUNS="${1:-7}"
 if [ -z "${SPACES_SKIP_BUILD:-}" ]; then
   install_peers
   "$ROOT/Scripts/install-deps.sh" age openssl
-  (cd "$ROOT" && swift build -c release --product darkroom >&2)
+  release_build --product darkroom
 fi
 DARKROOM="$ROOT/.build/release/darkroom"
 
