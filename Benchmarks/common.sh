@@ -13,11 +13,11 @@ install_peers() {
   python3 -c 'import pyvips' 2>/dev/null || python3 -m pip install -q pyvips
 }
 
-# release_build ARGS: a release build as Scripts/install.sh makes it, with the Swift runtime
-# and Foundation linked in (--static-swift-stdlib), which starts a process about 18 ms sooner.
-# Every release build here uses the same flags: a build with other flags rebuilds everything.
+# release_build ARGS: the release build Scripts/install.sh makes (Scripts/release-build.sh: the
+# runtime linked in, the code laid out, DT_RELR). Every release build here uses the same
+# flags: a build with other flags rebuilds everything.
 release_build() {
-  (cd "$ROOT" && swift build -c release --static-swift-stdlib "$@" >&2)
+  "$ROOT/Scripts/release-build.sh" "$@" >&2
 }
 
 build_darkroom() {

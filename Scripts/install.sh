@@ -34,11 +34,11 @@ fi
 
 Scripts/install-deps.sh
 echo "install: building darkroom (release; a few minutes the first time)" >&2
-# The Swift runtime and Foundation are linked into the binary: it starts about 18 ms sooner
-# (no dynamic linking of a dozen Swift libraries: a tenth of a cold thumbnail), and it runs
-# without the toolchain's libraries. Benchmarks/common.sh builds the same way.
-swift build -c release --static-swift-stdlib --product darkroom
-built="$(swift build -c release --static-swift-stdlib --show-bin-path)/darkroom"
+# Scripts/release-build.sh holds the flags: the Swift runtime and Foundation linked in, the
+# code a render runs laid out together, compact relocations (it says why, with figures).
+# Benchmarks/common.sh builds the same way.
+Scripts/release-build.sh --product darkroom
+built="$(Scripts/release-build.sh --show-bin-path)/darkroom"
 as_needed mkdir -p "$prefix/bin"
 as_needed install -m 0755 "$built" "$target"
 echo "install: installed $target" >&2
