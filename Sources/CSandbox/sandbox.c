@@ -3,17 +3,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/io_uring.h>
 #include <sched.h>
-#include <signal.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -26,70 +36,141 @@ extern char **environ;
 #endif
 #endif
 
-// The filter is a deny list over a default of "allow": libvips, GLib and the codecs under
-// them make many ordinary calls (mmap, futex, threads, reading their own modules), and an
-// allow list would break on the next release of any of them. What is denied answers EPERM
-// (EACCES for opening to write), so a decoder that tries fails cleanly instead of dying.
-static int deny(scmp_filter_ctx ctx, int call, int code) {
-  return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(code), call, 0);
+// The calls a decoding worker makes, measured by running the test corpus and the hostile
+// corpus through `darkroom worker` under `strace -f -c` (libvips 8.14, GLib 2.74, glibc 2.36,
+// the Swift runtime): reading and mapping, threads and their synchronisation, clocks, and
+// looking at already-open descriptors. Everything else answers EPERM: a decoder that tries
+// something new fails that one file cleanly, and the list grows only by a measured need.
+static const int allowed_calls[] = {
+    // Reading what is open, and writing to the pipe to the parent (files can only be opened
+    // for reading: see the open rules below).
+    SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(preadv2),
+    SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(lseek), SCMP_SYS(fcntl),
+    SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(poll), SCMP_SYS(ppoll),
+    SCMP_SYS(select), SCMP_SYS(pselect6), SCMP_SYS(eventfd2),
+    // Dispatch's event loop (the Swift runtime's queues) and GLib's: on its own descriptors.
+    SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
+    SCMP_SYS(epoll_pwait2), SCMP_SYS(timerfd_create), SCMP_SYS(timerfd_settime),
+    SCMP_SYS(timerfd_gettime),
+    // Looking at files (the loaders, fontconfig and GLib's module lookup).
+    SCMP_SYS(fstat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(readlink),
+    SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(getcwd), SCMP_SYS(statfs),
+    SCMP_SYS(fstatfs),
+    // Memory.
+    SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(mprotect),
+    SCMP_SYS(madvise), SCMP_SYS(membarrier),
+    // Threads (clone itself is allowed for threads only, below) and their waiting.
+    SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list), SCMP_SYS(rseq),
+    SCMP_SYS(set_tid_address), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(getcpu), SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(getppid),
+    SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall),
+    SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
+    SCMP_SYS(sigaltstack),
+    // Time, identity, randomness, usage.
+    SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+    SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep), SCMP_SYS(getrandom), SCMP_SYS(uname),
+    SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
+    SCMP_SYS(getrusage), SCMP_SYS(sysinfo), SCMP_SYS(getrlimit),
+};
+
+static int allow_all(scmp_filter_ctx ctx) {
+  int rc = 0;
+  for (size_t i = 0; i < sizeof allowed_calls / sizeof *allowed_calls && rc == 0; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_calls[i], 0);
+  return rc;
 }
 
-int dr_sandbox_enter(size_t address_space_bytes, char *error, size_t error_size) {
+// Calls allowed only with some arguments: the flags and targets a filter can see (they are
+// in registers, not in memory).
+static int allow_narrowly(scmp_filter_ctx ctx, pid_t self) {
+  // Opening for reading only: no write access, creation, truncation, appending or O_TMPFILE.
+  const unsigned long writes =
+      O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
+  int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                            SCMP_A2(SCMP_CMP_MASKED_EQ, writes, O_RDONLY));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                          SCMP_A1(SCMP_CMP_MASKED_EQ, writes, O_RDONLY));
+  // New threads, never new processes. clone3 and openat2 keep their flags in memory a filter
+  // cannot read: they answer ENOSYS, and glibc falls back to clone and openat.
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+  if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+  // Signals to this process only (abort() raises SIGABRT with tgkill on itself).
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+  // Reading limits, never raising them; naming threads; asking whether stderr is a terminal.
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,
+                          SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+  const int names[] = {PR_SET_NAME, PR_GET_NAME};
+  for (size_t i = 0; i < sizeof names / sizeof *names && rc == 0; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)names[i]));
+  const unsigned long terminal[] = {TCGETS, TIOCGWINSZ};
+  for (size_t i = 0; i < sizeof terminal / sizeof *terminal && rc == 0; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+                          SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)terminal[i]));
+  return rc;
+}
+
+// Every capability, from every set, for good: a worker started by root keeps root's uid but
+// none of its powers (no reading others' files past their modes, no tracing).
+static int drop_capabilities(void) {
+  for (int cap = 0; cap <= CAP_LAST_CAP; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+  memset(data, 0, sizeof data);
+  return (int)syscall(SYS_capset, &header, data);
+}
+
+static void limit(int resource, rlim_t value) {
+  struct rlimit rl = {value, value};
+  setrlimit(resource, &rl);
+}
+
+int dr_sandbox_enter(const DrSandboxLimits *limits, char *error, size_t error_size) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     snprintf(error, error_size, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
     return -1;
   }
-  struct rlimit none = {0, 0};
-  setrlimit(RLIMIT_CORE, &none);
-#ifdef DR_SANITIZED
-  address_space_bytes = 0;
-#endif
-  if (address_space_bytes > 0) {
-    struct rlimit space = {address_space_bytes, address_space_bytes};
-    setrlimit(RLIMIT_AS, &space);
+  // Not dumpable: no core file, and no other process of the same user may trace this one,
+  // read its memory or take its descriptors.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    snprintf(error, error_size, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+    return -1;
   }
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (drop_capabilities() != 0) {
+    snprintf(error, error_size, "capset: %s", strerror(errno));
+    return -1;
+  }
+  limit(RLIMIT_CORE, 0);
+  // No file grows: the pipe to the parent is not a file. A write to a stderr that is a file
+  // then fails (EFBIG) instead of killing the worker with SIGXFSZ.
+  signal(SIGXFSZ, SIG_IGN);
+  limit(RLIMIT_FSIZE, 0);
+  if (limits->open_files > 0) limit(RLIMIT_NOFILE, limits->open_files);
+  if (limits->cpu_seconds > 0) limit(RLIMIT_CPU, limits->cpu_seconds);
+  size_t address_space = limits->address_space_bytes;
+#ifdef DR_SANITIZED
+  address_space = 0;
+#endif
+  if (address_space > 0) limit(RLIMIT_AS, address_space);
+
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
   if (!ctx) {
     snprintf(error, error_size, "seccomp_init failed");
     return -1;
   }
-  int rc = 0;
-  // No network, nor any other socket (a worker talks to its parent over inherited pipes).
-  const int network[] = {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect),
-                         SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept),
-                         SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
-                         SCMP_SYS(recvfrom), SCMP_SYS(recvmsg)};
-  for (size_t i = 0; i < sizeof network / sizeof *network && rc == 0; i++)
-    rc = deny(ctx, network[i], EPERM);
-  // No new processes or programs. clone is allowed for threads only; clone3 hides its flags
-  // in memory a filter cannot read, so it answers ENOSYS and glibc falls back to clone.
-  const int spawn[] = {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat),
-                       SCMP_SYS(ptrace), SCMP_SYS(process_vm_writev), SCMP_SYS(kill),
-                       SCMP_SYS(tkill)};
-  for (size_t i = 0; i < sizeof spawn / sizeof *spawn && rc == 0; i++)
-    rc = deny(ctx, spawn[i], EPERM);
-  if (rc == 0)
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  if (rc == 0) rc = deny(ctx, SCMP_SYS(clone3), ENOSYS);
-  if (rc == 0) rc = deny(ctx, SCMP_SYS(openat2), ENOSYS);  // its flags, too, are in memory
-  // No writing to files: opening for writing, creating, removing, renaming, linking.
-  const unsigned long write_flags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND};
-  for (size_t i = 0; i < sizeof write_flags / sizeof *write_flags && rc == 0; i++) {
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1,
-                          SCMP_A2(SCMP_CMP_MASKED_EQ, write_flags[i], write_flags[i]));
-    if (rc == 0)
-      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1,
-                            SCMP_A1(SCMP_CMP_MASKED_EQ, write_flags[i], write_flags[i]));
-  }
-  const int changes[] = {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
-                         SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
-                         SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
-                         SCMP_SYS(symlinkat), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
-                         SCMP_SYS(rmdir), SCMP_SYS(truncate), SCMP_SYS(chmod),
-                         SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchownat)};
-  for (size_t i = 0; i < sizeof changes / sizeof *changes && rc == 0; i++)
-    rc = deny(ctx, changes[i], EACCES);
+  int rc = allow_all(ctx);
+  if (rc == 0) rc = allow_narrowly(ctx, getpid());
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) {
@@ -106,6 +187,8 @@ int dr_pipe_cloexec(int fds[2]) {
   fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
   return 0;
 }
+
+int dr_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
 int dr_lock_key(int fd, uint64_t key, int wait) {
   struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
@@ -130,29 +213,89 @@ int dr_die_with_parent(void) {
   return getppid() == parent ? 0 : -1;  // the parent died before the request took effect
 }
 
-void dr_sandbox_probe(const char *folder, int *socket_opened, int *process_started,
-                      int *file_created) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  *socket_opened = s >= 0;
-  if (s >= 0) close(s);
+// MARK: The probe
+
+static int opened(int fd) {
+  if (fd < 0) return 0;
+  close(fd);
+  return 1;
+}
+
+int dr_sandbox_probe(const char *folder, int target, const void *secret,
+                     int results[DR_PROBE_COUNT]) {
+  memset(results, 0, sizeof(int) * DR_PROBE_COUNT);
+  pid_t parent = (pid_t)target;
+  char path[4096];
+
+  results[DR_PROBE_SOCKET] = opened(socket(AF_INET, SOCK_STREAM, 0));
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0) {
+    results[DR_PROBE_SOCKET] = 1;
+    close(pair[0]);
+    close(pair[1]);
+  }
 
   pid_t pid = 0;
   char *argv[] = {"true", NULL};
-  *process_started = posix_spawnp(&pid, "true", NULL, NULL, argv, environ) == 0;
-  if (*process_started) waitpid(pid, NULL, 0);
+  if (posix_spawnp(&pid, "true", NULL, NULL, argv, environ) == 0) {
+    results[DR_PROBE_PROCESS] = 1;
+    waitpid(pid, NULL, 0);
+  }
   pid_t child = fork();
   if (child == 0) _exit(0);
   if (child > 0) {
-    *process_started = 1;
+    results[DR_PROBE_PROCESS] = 1;
     waitpid(child, NULL, 0);
   }
+  if (target != getpid()) {
+    char *none[] = {"/bin/true", NULL};
+    // execve returns only when it failed; a success would replace this worker, whose
+    // parent then reads no reply (also a failed probe).
+    execve("/bin/true", none, environ);
+  }
 
-  char path[4096];
+  // Every route to a new or changed file: open, openat, creat, O_TMPFILE, openat2.
   snprintf(path, sizeof path, "%s/sandbox-probe", folder);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  *file_created = fd >= 0;
-  if (fd >= 0) {
-    close(fd);
+  int file = opened(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  file |= opened(openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  file |= opened(creat(path, 0644));
+  file |= opened(open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644));
+  struct {
+    uint64_t flags, mode, resolve;
+  } how = {O_WRONLY | O_CREAT | O_CLOEXEC, 0644, 0};
+  file |= opened((int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  if (file) unlink(path);
+  results[DR_PROBE_FILE] = file;
+
+  snprintf(path, sizeof path, "%s/sandbox-node", folder);
+  if (mknodat(AT_FDCWD, path, S_IFIFO | 0600, 0) == 0) {
+    results[DR_PROBE_MKNOD] = 1;
     unlink(path);
   }
+
+  struct io_uring_params params;
+  memset(&params, 0, sizeof params);
+  results[DR_PROBE_IO_URING] = opened((int)syscall(SYS_io_uring_setup, 4, &params));
+
+  // Signal 0 only asks whether a signal could be sent: nothing reaches the parent.
+  results[DR_PROBE_SIGNAL] = syscall(SYS_tgkill, parent, parent, 0) == 0 || kill(parent, 0) == 0;
+
+  char stolen[16];
+  struct iovec local = {stolen, sizeof stolen};
+  struct iovec remote = {(void *)(uintptr_t)secret, sizeof stolen};
+  results[DR_PROBE_READ_MEMORY] =
+      secret != NULL && syscall(SYS_process_vm_readv, parent, &local, 1, &remote, 1, 0) > 0;
+
+  int pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+  if (pidfd >= 0) {
+    results[DR_PROBE_PIDFD] = 1;
+    results[DR_PROBE_PIDFD] |= opened((int)syscall(SYS_pidfd_getfd, pidfd, 0, 0));
+    close(pidfd);
+  }
+
+  if (ptrace(PTRACE_ATTACH, parent, NULL, NULL) == 0) {
+    results[DR_PROBE_PTRACE] = 1;
+    ptrace(PTRACE_DETACH, parent, NULL, NULL);
+  }
+  return 0;
 }

@@ -90,13 +90,15 @@ struct Gallery: Sendable {
     var next = fields["next"] ?? "/"
     // Only a path of this server: never another site.
     if !next.hasPrefix("/") || next.hasPrefix("//") || next.contains("\\") { next = "/" }
+    // Past the limit no token is checked, the right one included: 429 whatever was sent.
+    if let wait = logins.wait(context.client) {
+      var error = APIError(
+        .tooManyRequests, "rate-limited", "too many failed logins: wait a minute")
+      error.headers[.retryAfter] = String(wait)
+      throw error
+    }
     guard let token = fields["token"], let access = tokens.access(token) else {
-      if let wait = logins.take(context.client) {
-        var error = APIError(
-          .tooManyRequests, "rate-limited", "too many failed logins: wait a minute")
-        error.headers[.retryAfter] = String(wait)
-        throw error
-      }
+      logins.take(context.client)
       return page(
         "login",
         ["title": "Log in", "next": next, "error": "That token is not one this server knows."],

@@ -213,7 +213,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     _ request: Request, context: DarkroomRequestContext,
     next: (Request, DarkroomRequestContext) async throws -> Response
   ) async throws -> Response {
-    if let wait = limiter.take(context.client) {
+    if let wait = limiter.admit(context.client) {
       var error = APIError(.tooManyRequests, "rate-limited", "too many requests: slow down")
       error.headers[.retryAfter] = String(wait)
       throw error

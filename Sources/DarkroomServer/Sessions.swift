@@ -124,7 +124,8 @@ final class Sessions: Sendable {
   var unlockedCount: Int { spaces.withLock { $0.count } }
 }
 
-/// A token bucket per client: `rate` requests a second sustained, `burst` at once.
+/// A token bucket per client: `rate` failed guesses a second sustained, `burst` at once.
+/// Asked (``wait(_:)``) before a guess is checked; a failed guess takes a token.
 final class RateLimiter: Sendable {
   private struct Bucket {
     var tokens: Double
@@ -139,25 +140,50 @@ final class RateLimiter: Sendable {
     self.burst = max(1, burst)
   }
 
-  /// Takes one token for `client`: nil if allowed, else the seconds until the next one.
-  func take(_ client: String) -> Int? {
+  /// Seconds until `client` has a token again; nil if it has one now. Takes nothing: asked
+  /// before a guess is checked, so that past the limit no guess is checked at all.
+  func wait(_ client: String) -> Int? {
     guard rate > 0 else { return nil }
-    let now = ContinuousClock.now
     return buckets.withLock { buckets in
-      var bucket = buckets[client] ?? Bucket(tokens: burst, last: now)
-      let elapsed = now - bucket.last
-      let seconds =
-        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-      bucket.tokens = min(burst, bucket.tokens + seconds * rate)
-      bucket.last = now
-      if buckets.count > 10_000 { buckets = buckets.filter { $0.value.tokens < burst } }
+      let bucket = refilled(buckets[client], at: .now)
+      return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+    }
+  }
+
+  /// Takes one token for `client` (a request): nil if it had one, else the seconds until
+  /// the next one.
+  func admit(_ client: String) -> Int? {
+    guard rate > 0 else { return nil }
+    return buckets.withLock { buckets in
+      var bucket = refilled(buckets[client], at: .now)
+      defer { buckets[client] = bucket }
       guard bucket.tokens >= 1 else {
-        buckets[client] = bucket
         return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
       }
       bucket.tokens -= 1
-      buckets[client] = bucket
+      if buckets.count > 10_000 { buckets = buckets.filter { $0.value.tokens < burst } }
       return nil
     }
+  }
+
+  /// Takes one token from `client` (a failed guess), if it has one.
+  func take(_ client: String) {
+    guard rate > 0 else { return }
+    buckets.withLock { buckets in
+      var bucket = refilled(buckets[client], at: .now)
+      bucket.tokens = max(0, bucket.tokens - 1)
+      if buckets.count > 10_000 { buckets = buckets.filter { $0.value.tokens < burst } }
+      buckets[client] = bucket
+    }
+  }
+
+  private func refilled(_ bucket: Bucket?, at now: ContinuousClock.Instant) -> Bucket {
+    guard var bucket else { return Bucket(tokens: burst, last: now) }
+    let elapsed = now - bucket.last
+    let seconds =
+      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+    bucket.last = now
+    return bucket
   }
 }

@@ -19,7 +19,12 @@ struct SpaceRoutes: Sendable {
   /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
   let unlocking = Gate()
   /// Failed unlocks: five a minute per client.
+  /// Failed unlocks per client, and of all clients together (a password is not tied to one
+  /// space until it opens one, so the spaces folder is the unit): guessing from many
+  /// addresses gains little.
   let failures = RateLimiter(rate: 5.0 / 60, burst: 5)
+  let allFailures = RateLimiter(rate: 30.0 / 60, burst: 30)
+  static let everyone = "*"
 
   static let noStore: HTTPFields = [.cacheControl: "no-store"]
 
@@ -154,18 +159,21 @@ struct SpaceRoutes: Sendable {
       throw error
     }
     defer { unlocking.leave() }
+    // Past either limit no password is tried, the right one included: 429 whatever was sent.
+    if let wait = failures.wait(context.client) ?? allFailures.wait(Self.everyone) {
+      var error = APIError(
+        .tooManyRequests, "rate-limited", "too many failed unlocks: wait a minute")
+      error.headers[.retryAfter] = String(wait)
+      throw error
+    }
     let space: Space
     do {
       space = try await blocking { () throws(DarkroomError) in
         try Space.open(folder, password: password)
       }
     } catch let error as DarkroomError where error.kind == .invalidArgument {
-      if let wait = failures.take(context.client) {
-        var error = APIError(
-          .tooManyRequests, "rate-limited", "too many failed unlocks: wait a minute")
-        error.headers[.retryAfter] = String(wait)
-        throw error
-      }
+      failures.take(context.client)
+      allFailures.take(Self.everyone)
       throw APIError(.forbidden, "no-space", "no space opens with this password")
     }
     sessions.unlock(space, for: session.id)

@@ -74,21 +74,50 @@ struct ContainmentTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("t.jpg")))
   }
 
-  @Test("a worker can open no network socket, start no process and create no file")
+  @Test(
+    "a worker finds no way out: no socket, process, written file, node, io_uring, signal to its parent, read of its memory, pidfd or ptrace"
+  )
   func sandboxHolds() throws {
     let folder = try Fixture.temporaryFolder()
-    // The probe itself works: outside the sandbox, this test process can do all three.
-    var socket: Int32 = 0
-    var process: Int32 = 0
-    var file: Int32 = 0
-    dr_sandbox_probe(folder.path, &socket, &process, &file)
-    #expect(socket == 1 && process == 1 && file == 1)
+    let secret = Array("the parent's secret".utf8)
+    // The probe itself works: outside the sandbox, against this very process (which it may
+    // read, signal and take descriptors from), every way but ptrace (never of oneself) works.
+    var results = [Int32](repeating: 0, count: SandboxProbe.names.count)
+    try secret.withUnsafeBytes { bytes in
+      _ = dr_sandbox_probe(folder.path, getpid(), bytes.baseAddress, &results)
+      var expected = Dictionary(uniqueKeysWithValues: SandboxProbe.names.map { ($0, true) })
+      expected["ptrace"] = false
+      // Where the kernel turns io_uring off for everyone, nothing needs refusing.
+      let uring =
+        (try? String(contentsOfFile: "/proc/sys/kernel/io_uring_disabled", encoding: .utf8))
+      if uring.map({ $0.hasPrefix("0") }) == false { expected["io_uring"] = false }
+      #expect(SandboxProbe.named(results) == expected)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
 
-    let pool = WorkerPool(.init(executable: CLI.binary))
-    defer { pool.shutDown() }
-    let inside = try pool.probeSandbox(folder: folder.path)
-    #expect(inside == ["socket": false, "process": false, "file": false])
+      let pool = WorkerPool(.init(executable: CLI.binary))
+      defer { pool.shutDown() }
+      let inside = try pool.probeSandbox(folder: folder.path, secret: bytes.baseAddress)
+      #expect(inside == Dictionary(uniqueKeysWithValues: SandboxProbe.names.map { ($0, false) }))
+    }
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test("a worker starts with a clean environment: secrets in the parent's do not reach it")
+  func workerEnvironmentIsClean() {
+    var configuration = WorkerPool.Configuration(executable: CLI.binary)
+    configuration.vipsThreads = 2
+    configuration.environment = ["EXTRA": "1"]
+    let environment = configuration.workerEnvironment(from: [
+      "PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "DARKROOM_ALLOW_FORMATS": "svg",
+      "VIPS_WARNING": "0", "AWS_SECRET_ACCESS_KEY": "x", "DARKROOM": "y", "HOME": "/root",
+      "HTTPS_PROXY": "http://proxy",
+    ])
+    #expect(
+      environment == [
+        "PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "DARKROOM_ALLOW_FORMATS": "svg",
+        "VIPS_WARNING": "0", "VIPS_CONCURRENCY": "2", "EXTRA": "1", "SWIFT_BACKTRACE": "enable=no",
+        "DARKROOM_WORKER_ADDRESS_SPACE": String(16 << 30), "DARKROOM_WORKER_CPU_SECONDS": "3600",
+      ])
   }
 
   @Test("workers are recycled after their job count; a crash is replaced by a new worker")
@@ -191,6 +220,22 @@ extension ContainmentTests {
       #expect((read != nil) == expectFrame, "\(length)")
       if expectFrame { #expect(read?.payload == [1, 2, 3, 4, 5]) }
     }
+    // A reply is bounded by what was asked: five bytes where four were the most is refused.
+    for (most, expectFrame) in [(UInt64(5), true), (4, false)] {
+      var fds: [Int32] = [0, 0]
+      try #require(pipe(&fds) == 0)
+      let bytes = frame(header: Array("{}".utf8), announcing: 5, sending: [1, 2, 3, 4, 5])
+      _ = bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+      close(fds[1])
+      var timedOut = false
+      let read = Frames.read(fds[0], maxPayload: most, timedOut: &timedOut)
+      close(fds[0])
+      #expect((read != nil) == expectFrame, "\(most)")
+    }
+    // What a thumbnail's reply may be: 256x256 at 8 bytes a pixel and 16 MiB for metadata.
+    var spec = RenditionSpec(.thumbnail)
+    spec.size = 256
+    #expect(WorkerPool.largestReply(spec, Renderer()) == 256 * 256 * 8 + (16 << 20))
   }
 }
 

@@ -312,6 +312,12 @@ struct ServerSpaceTests {
         statuses.append(response.status.code)
       }
       #expect(statuses == [403, 403, 403, 403, 403, 429])
+      // Past the limit the right password is not even tried: 429, and nothing opens.
+      let right = try await reader.post(
+        client, "/api/space/unlock", jsonBody(["password": "beta"]))
+      #expect(right.status == .tooManyRequests)
+      #expect(right.errorKind == "rate-limited")
+      #expect(Int(right.headers[.retryAfter] ?? "") ?? 0 >= 1)
     }
   }
 

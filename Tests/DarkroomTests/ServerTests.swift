@@ -601,6 +601,13 @@ struct ServerTests {
       }
       #expect(statuses.prefix(5).allSatisfy { $0 == .unauthorized })
       #expect(statuses.suffix(2).allSatisfy { $0 == .tooManyRequests })
+      // Past the limit the right token is not even checked: 429, and no session cookie.
+      let right = try await client.execute(
+        uri: "/login", method: .post,
+        headers: [.contentType: "application/x-www-form-urlencoded"],
+        body: ByteBuffer(string: "token=\(ServedLibrary.readToken)"))
+      #expect(right.status == .tooManyRequests)
+      #expect(right.headers[.setCookie] == nil)
     }
     var configuration = served.configuration()
     configuration.rateLimit = 0.001

@@ -5,13 +5,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Drops what a decoder never needs, for the rest of this process's life: new privileges
-/// (PR_SET_NO_NEW_PRIVS), core dumps, address space beyond `address_space_bytes` (0: no
-/// limit), and through a seccomp filter: network sockets, new processes and programs
-/// (fork, vfork, clone without CLONE_THREAD, execve), tracing, and opening files for writing
-/// or removing and renaming them. Threads stay allowed (libvips computes on many). Returns 0,
-/// or -1 with a reason in `error`.
-int dr_sandbox_enter(size_t address_space_bytes, char *error, size_t error_size);
+/// The resource limits of a worker (0: none).
+typedef struct {
+  /// Address space, against decompression bombs that get past the pixel limit.
+  size_t address_space_bytes;
+  /// CPU seconds over the worker's whole life (it is retired after a number of jobs).
+  unsigned long cpu_seconds;
+  /// Open descriptors at once.
+  unsigned long open_files;
+} DrSandboxLimits;
+
+/// Takes away, for the rest of this process's life, all that a decoder never needs:
+/// new privileges (PR_SET_NO_NEW_PRIVS), being traced or read by other processes
+/// (PR_SET_DUMPABLE 0), every capability, core dumps, writing to any file (RLIMIT_FSIZE 0),
+/// the `limits`, and every system call but an allow list (seccomp, default EPERM): reading
+/// and mapping, threads, clocks, opening files for reading only, signals to itself. Denied
+/// among others: sockets, new processes and programs, io_uring, ptrace, process_vm_*,
+/// pidfd_*, mknod*, signals to other processes, namespaces, bpf and perf. Returns 0, or -1
+/// with a reason in `error`.
+int dr_sandbox_enter(const DrSandboxLimits *limits, char *error, size_t error_size);
+
+/// PR_SET_DUMPABLE 0 for this process: its workers (and any other process of its user
+/// without CAP_SYS_PTRACE) cannot read its memory, take its descriptors or trace it. Called
+/// by a process that starts workers, since it holds what they must not see.
+int dr_set_not_dumpable(void);
 
 /// Makes the kernel kill this process when its parent dies (PR_SET_PDEATHSIG), so that a
 /// worker stuck in a decoder never outlives the batch that started it. Returns 0, or -1 if
@@ -32,9 +49,24 @@ int dr_pipe_cloexec(int fds[2]);
 /// (errno set).
 int dr_lock_key(int fd, uint64_t key, int wait);
 
-/// For tests, inside a sandboxed worker: whether a network socket can be opened, a process
-/// started, and a file created in `folder`. Each is 1 if it succeeded (a sandbox failure).
-void dr_sandbox_probe(const char *folder, int *socket_opened, int *process_started,
-                      int *file_created);
+/// What `dr_sandbox_probe` tries, each a way out of the sandbox.
+enum {
+  DR_PROBE_SOCKET,       ///< socket(AF_INET) or socketpair
+  DR_PROBE_PROCESS,      ///< posix_spawn, fork, or execve
+  DR_PROBE_FILE,         ///< a file opened for writing: open, openat, creat, O_TMPFILE, openat2
+  DR_PROBE_MKNOD,        ///< mknodat
+  DR_PROBE_IO_URING,     ///< io_uring_setup
+  DR_PROBE_SIGNAL,       ///< tgkill or kill to `target`
+  DR_PROBE_READ_MEMORY,  ///< process_vm_readv of `secret` in `target`
+  DR_PROBE_PIDFD,        ///< pidfd_open of `target`, pidfd_getfd of its descriptor 0
+  DR_PROBE_PTRACE,       ///< PTRACE_ATTACH to `target`
+  DR_PROBE_COUNT
+};
+
+/// For tests, inside a sandboxed worker: tries each way out above, against `target` (the
+/// parent; this process itself for a control run, which skips execve) and in `folder`, and
+/// sets `results[i]` to 1 for each that worked (a hole in the sandbox). Returns 0.
+int dr_sandbox_probe(const char *folder, int target, const void *secret,
+                     int results[DR_PROBE_COUNT]);
 
 #endif

@@ -21,9 +21,12 @@ public enum Worker {
     // flat (BatchRunner.keepMemoryFlat), for this process's libvips threads.
     BatchRunner.keepMemoryFlat(jobs: 1)
     var reason = [CChar](repeating: 0, count: 256)
-    let space = ProcessInfo.processInfo.environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(
-      Int.init)
-    if dr_sandbox_enter(space ?? 0, &reason, reason.count) != 0 {
+    let environment = ProcessInfo.processInfo.environment
+    var limits = DrSandboxLimits()
+    limits.address_space_bytes = environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(Int.init) ?? 0
+    limits.cpu_seconds = environment["DARKROOM_WORKER_CPU_SECONDS"].flatMap(UInt.init) ?? 0
+    limits.open_files = 256
+    if dr_sandbox_enter(&limits, &reason, reason.count) != 0 {
       let text = String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
       let line = Array("darkroom worker: cannot enter the sandbox: \(text)\n".utf8)
       _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
@@ -81,14 +84,24 @@ public enum Worker {
       let bytes = try renderer.renderEdit(source, metadata: metadata, recipe: recipe)
       return (WorkerReply(), bytes)
     case .probe:
-      var socket: Int32 = 0
-      var process: Int32 = 0
-      var file: Int32 = 0
-      dr_sandbox_probe(job.folder ?? "/tmp", &socket, &process, &file)
-      return (
-        WorkerReply(
-          probe: ["socket": socket != 0, "process": process != 0, "file": file != 0]), []
-      )
+      var results = [Int32](repeating: 0, count: Int(DR_PROBE_COUNT))
+      let secret = job.probeSecret.flatMap { UnsafeRawPointer(bitPattern: UInt($0)) }
+      _ = dr_sandbox_probe(job.folder ?? "/tmp", getppid(), secret, &results)
+      return (WorkerReply(probe: SandboxProbe.named(results)), [])
     }
+  }
+}
+
+/// The ways out of the sandbox that `dr_sandbox_probe` tries, by name, for tests.
+public enum SandboxProbe {
+  /// The names, in the order of the probe's results.
+  public static let names = [
+    "socket", "process", "file", "mknod", "io_uring", "signal", "process_vm_readv", "pidfd",
+    "ptrace",
+  ]
+
+  /// The probe's results by name: true for each way that worked.
+  public static func named(_ results: [Int32]) -> [String: Bool] {
+    Dictionary(uniqueKeysWithValues: zip(names, results.map { $0 != 0 }))
   }
 }

@@ -26,6 +26,8 @@ struct WorkerJob: Codable, Sendable {
   var failOn: FailOn
   /// For `probe`: the folder the worker tries to create a file in.
   var folder: String?
+  /// For `probe`: the address of bytes in the parent that the worker tries to read.
+  var probeSecret: UInt64?
 }
 
 /// A worker's answer: the encoded bytes follow it, or it carries the error.
@@ -42,7 +44,7 @@ struct WorkerReply: Codable, Sendable {
 /// endian) and a binary payload (8-byte length). Nothing here allocates more than a frame says,
 /// and a frame's header is bounded, so a confused peer cannot make the other side balloon.
 enum Frames {
-  static let maxHeader = 1 << 24
+  static let maxHeader = 1 << 20
   /// The largest payload: a 268-megapixel image, four 16-bit bands, uncompressed, and more.
   static let maxPayload: UInt64 = 4 << 30
 
@@ -54,12 +56,14 @@ enum Frames {
 
   /// The next frame, or nil at the end of the stream (or past `deadline`, with `timedOut`
   /// set) or on a malformed frame.
-  static func read(_ fd: Int32, deadline: ContinuousClock.Instant? = nil, timedOut: inout Bool)
-    -> (header: [UInt8], payload: [UInt8])?
-  {
+  static func read(
+    _ fd: Int32, deadline: ContinuousClock.Instant? = nil, maxPayload: UInt64 = Frames.maxPayload,
+    timedOut: inout Bool
+  ) -> (header: [UInt8], payload: [UInt8])? {
     guard let size = readExactly(fd, 4, deadline, &timedOut).map(number), size <= maxHeader,
       let header = readExactly(fd, Int(size), deadline, &timedOut),
-      let length = readExactly(fd, 8, deadline, &timedOut).map(number), length <= maxPayload,
+      let length = readExactly(fd, 8, deadline, &timedOut).map(number),
+      length <= min(maxPayload, Frames.maxPayload),
       let payload = readExactly(fd, Int(length), deadline, &timedOut)
     else { return nil }
     return (header, payload)

@@ -42,11 +42,39 @@ public final class WorkerPool: Sendable {
     /// The address-space limit of each worker (0: none), against decompression bombs that
     /// get past the pixel limit.
     public var addressSpace = 16 << 30
+    /// The CPU seconds a worker may use over its life (0: no limit), a backstop behind the
+    /// time limit of each job.
+    public var cpuSeconds = 3600
     /// libvips threads per worker (nil: libvips' default, one per core). A batch of N jobs
     /// on C cores gives each worker C / N, as the in-process path does.
     public var vipsThreads: Int?
-    /// Extra environment for workers.
+    /// Extra environment for workers. Workers start with a clean environment: only
+    /// ``inheritedEnvironment`` passes from this process, and these.
     public var environment: [String: String] = [:]
+
+    /// The variables a worker takes from its parent's environment (by name, or by prefix
+    /// for those ending in `*`): the locale, libvips' and Darkroom's own settings, the
+    /// allocator's, and the sanitizers'. Nothing else (tokens, keys, proxies) reaches one.
+    public static let inheritedEnvironment = [
+      "PATH", "LANG", "LC_*", "TMPDIR", "LD_LIBRARY_PATH", "VIPS_*", "DARKROOM_*", "MALLOC_*",
+      "GLIBC_TUNABLES", "ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+    ]
+
+    /// The environment a worker starts with.
+    func workerEnvironment(from parent: [String: String]) -> [String: String] {
+      var environment = parent.filter { key, _ in
+        Self.inheritedEnvironment.contains { name in
+          name.hasSuffix("*") ? key.hasPrefix(name.dropLast()) : key == name
+        }
+      }
+      environment["DARKROOM_WORKER_ADDRESS_SPACE"] = String(addressSpace)
+      environment["DARKROOM_WORKER_CPU_SECONDS"] = String(cpuSeconds)
+      // A crash is reported by the parent, in one line; the runtime's backtrace is noise.
+      environment["SWIFT_BACKTRACE"] = "enable=no"
+      if let vipsThreads { environment["VIPS_CONCURRENCY"] = String(vipsThreads) }
+      for (key, value) in self.environment { environment[key] = value }
+      return environment
+    }
 
     /// A configuration that starts `executable` with `arguments`, with the default limits
     /// and no extra environment.
@@ -86,9 +114,13 @@ public final class WorkerPool: Sendable {
   ///
   /// Making a pool sets this process to ignore `SIGPIPE`, so that a worker that dies cannot
   /// take its parent with it.
+  /// Making a pool also makes this process non-dumpable (`PR_SET_DUMPABLE` 0): it holds
+  /// what its workers must not see (keys of unlocked spaces, sessions, decrypted photos), and
+  /// a worker running as the same user could otherwise read its memory or take its files.
   public init(_ configuration: Configuration) {
     self.configuration = configuration
     signal(SIGPIPE, SIG_IGN)  // a worker that died must not take its parent with it
+    _ = dr_set_not_dumpable()
   }
 
   deinit { shutDown() }
@@ -102,9 +134,11 @@ public final class WorkerPool: Sendable {
     }
   }
 
-  /// Runs one job in a worker: the reply and the bytes that came with it.
-  func run(_ job: WorkerJob, payload: [UInt8] = [], limit: Duration?) throws(DarkroomError)
-    -> (WorkerReply, [UInt8])
+  /// Runs one job in a worker: the reply and the bytes that came with it, at most
+  /// `maxReply` of them (a worker that sends more is killed: no worker makes its parent
+  /// allocate what it likes).
+  func run(_ job: WorkerJob, payload: [UInt8] = [], limit: Duration?, maxReply: UInt64)
+    throws(DarkroomError) -> (WorkerReply, [UInt8])
   {
     let worker = try acquire(for: job.name)
     guard let header = try? JSONEncoder().encode(job) else {
@@ -114,7 +148,9 @@ public final class WorkerPool: Sendable {
     var timedOut = false
     let frame =
       Frames.write(worker.input, header: Array(header), payload: payload)
-      ? Frames.read(worker.output, deadline: limit.map { .now + $0 }, timedOut: &timedOut) : nil
+      ? Frames.read(
+        worker.output, deadline: limit.map { .now + $0 }, maxPayload: maxReply,
+        timedOut: &timedOut) : nil
     guard let frame else {
       let status = retire(worker, kill: true)
       throw lost(job.name, status: status, timedOut: timedOut, limit: limit)
@@ -260,12 +296,7 @@ final class WorkerProcess: @unchecked Sendable {
     posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
     posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
 
-    var environment = ProcessInfo.processInfo.environment
-    environment["DARKROOM_WORKER_ADDRESS_SPACE"] = String(configuration.addressSpace)
-    // A crash is reported by the parent, in one line; the runtime's backtrace is noise here.
-    environment["SWIFT_BACKTRACE"] = "enable=no"
-    if let threads = configuration.vipsThreads { environment["VIPS_CONCURRENCY"] = String(threads) }
-    for (key, value) in configuration.environment { environment[key] = value }
+    let environment = configuration.workerEnvironment(from: ProcessInfo.processInfo.environment)
     let arguments = [configuration.executable] + configuration.arguments
     let environmentLines = environment.map { "\($0.key)=\($0.value)" }
 
@@ -327,7 +358,7 @@ extension WorkerPool {
   {
     let (reply, bytes) = try run(
       job(.render, source, renderer, spec: spec), payload: payload(source),
-      limit: renderer.timeLimit)
+      limit: renderer.timeLimit, maxReply: Self.largestReply(spec, renderer))
     guard let format = reply.format else {
       throw DarkroomError(.engine, file: source.name, "a worker's rendition has no format")
     }
@@ -340,8 +371,23 @@ extension WorkerPool {
   {
     try run(
       job(.edit, source, renderer, recipe: recipe), payload: payload(source),
-      limit: renderer.timeLimit
+      limit: renderer.timeLimit, maxReply: Self.largestReply(pixels: renderer.maxPixels)
     ).1
+  }
+
+  /// The most bytes a rendition of `spec` can take: its pixels at 16 bits in four bands,
+  /// uncompressed, and room for its metadata.
+  static func largestReply(_ spec: RenditionSpec, _ renderer: Renderer) -> UInt64 {
+    let long = max(spec.screenWidth, spec.screenHeight)
+    switch spec.representation {
+    case .full: return largestReply(pixels: renderer.maxPixels)
+    case .fullscreen: return largestReply(pixels: long * long)
+    default: return largestReply(pixels: spec.targetWidth * spec.targetHeight)
+    }
+  }
+
+  static func largestReply(pixels: Int) -> UInt64 {
+    min(Frames.maxPayload, UInt64(max(0, pixels)) * 8 + (16 << 20))
   }
 
   private func job(
@@ -360,10 +406,14 @@ extension WorkerPool {
     return []
   }
 
-  /// Tests: what a sandboxed worker can do (socket, process, file in `folder`).
-  func probeSandbox(folder: String) throws(DarkroomError) -> [String: Bool] {
-    let job = WorkerJob(
+  /// Tests: which ways out of its sandbox a worker finds (``SandboxProbe/names``), trying to
+  /// create files in `folder` and to read the bytes at `secret` in this process.
+  func probeSandbox(folder: String, secret: UnsafeRawPointer?) throws(DarkroomError)
+    -> [String: Bool]
+  {
+    var job = WorkerJob(
       kind: .probe, name: "probe", maxPixels: 0, failOn: .error, folder: folder)
-    return try run(job, limit: .seconds(30)).0.probe ?? [:]
+    job.probeSecret = secret.map { UInt64(UInt(bitPattern: $0)) }
+    return try run(job, limit: .seconds(30), maxReply: 1 << 16).0.probe ?? [:]
   }
 }
