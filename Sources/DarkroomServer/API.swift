@@ -219,7 +219,7 @@ struct API: Sendable {
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
-    let path = library.path(of: asset)
+    let path = try library.checkedPath(of: asset)
     let representations = Representations(cache: cache)
     // Kept in memory under the tag only if made from the content the tag names (a file
     // changed since the catalog read it must not file new pixels under the old tag).
@@ -445,6 +445,11 @@ struct API: Sendable {
       throw APIError(
         .contentTooLarge, "too-large", "a zip holds at most 4 GiB and 65,535 files: select fewer")
     }
+    // Every file is checked before the first byte goes: a link or a replaced file is a 4xx,
+    // not a zip with a hole (or with the link's target) in it.
+    try await blocking { [library] () throws(DarkroomError) in
+      for asset in assets { _ = try library.openFile(of: asset) }
+    }
     let library = library
     let headers: HTTPFields = [
       .contentType: "application/zip",
@@ -458,14 +463,13 @@ struct API: Sendable {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         for asset in assets {
           let name = asset.trashedFrom ?? asset.path
-          let fd = open(library.path(of: asset), O_RDONLY | O_CLOEXEC)
-          guard fd >= 0 else { continue }
-          defer { close(fd) }
+          // Changed since the check above: left out, as a file gone meanwhile is.
+          guard let file = try? library.openFile(of: asset) else { continue }
           try await writer.write(ByteBuffer(bytes: zip.header(name)))
           var crc: UInt32 = 0
           var size: UInt64 = 0
           while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = (try? file.read(at: Int(size), into: &buffer)) ?? 0
             if n <= 0 { break }
             buffer.withUnsafeBytes {
               crc = CRC32.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<n]))

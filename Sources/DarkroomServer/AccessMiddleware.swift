@@ -56,7 +56,7 @@ struct AccessMiddleware: RouterMiddleware {
           sent = Self.formFields(String(buffer: body))["csrf"]
           request.body = .init(buffer: body)
         }
-        guard sent == session.csrfToken else {
+        guard let sent, Secrets.equal(sent, session.csrfToken) else {
           throw APIError(.forbidden, "csrf", "the request lacks this session's CSRF token")
         }
       }
@@ -125,5 +125,16 @@ struct AccessMiddleware: RouterMiddleware {
       guard let name = decode(parts[0]) else { return nil }
       return (name, parts.count > 1 ? decode(parts[1]) ?? "" : "")
     }
+  }
+}
+
+/// Comparisons of secrets.
+enum Secrets {
+  /// Whether `a` and `b` are the same, in a time that depends on their lengths only, not on
+  /// where they first differ.
+  static func equal(_ a: String, _ b: String) -> Bool {
+    let (x, y) = (Array(a.utf8), Array(b.utf8))
+    guard x.count == y.count else { return false }
+    return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
   }
 }

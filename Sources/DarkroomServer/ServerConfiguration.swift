@@ -58,10 +58,21 @@ public struct Tokens: Sendable {
 
   /// The tokens in `file`.
   ///
-  /// - Throws: `invalidArgument` naming the file and line for a line that is not
-  ///   `read TOKEN` or `write TOKEN`, or a token shorter than 16 characters; what reading
-  ///   the file throws.
+  /// A file that its group or others may read or write is refused, as ssh refuses such a
+  /// key: its tokens are the server's passwords.
+  ///
+  /// - Throws: `invalidArgument` naming the file for one with group or other permission
+  ///   bits, and naming the file and line for a line that is not `read TOKEN` or
+  ///   `write TOKEN`, or a token shorter than 16 characters; what reading the file throws.
   public init(file: String) throws(DarkroomError) {
+    var info = stat()
+    if stat(file, &info) == 0, info.st_mode & 0o077 != 0 {
+      let mode = String(info.st_mode & 0o777, radix: 8)
+      throw DarkroomError(
+        .invalidArgument, file: file,
+        "others may read or change this token file (mode \(mode)): make it private with chmod 600"
+      )
+    }
     let text = String(decoding: try readWholeFile(file), as: UTF8.self)
     for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
       .enumerated()

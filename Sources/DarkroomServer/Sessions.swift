@@ -8,6 +8,8 @@ public struct Session: Sendable {
   public let access: Access
   public let csrfToken: String
   var expires: ContinuousClock.Instant
+  /// The end no use extends: ``Sessions/absoluteLifetime`` after the login.
+  let ends: ContinuousClock.Instant
 }
 
 /// The gallery's sessions, in memory: a restart logs everyone out. A session may hold an
@@ -17,8 +19,10 @@ public struct Session: Sendable {
 final class Sessions: Sendable {
   private let sessions = Mutex<[String: Session]>([:])
   private let spaces = Mutex<[String: UnlockedSpace]>([:])
-  /// A session lasts this long after its last use.
+  /// A session lasts this long after its last use...
   static let lifetime: Duration = .seconds(12 * 3600)
+  /// ...and no longer than this after its login, however often it is used.
+  static let absoluteLifetime: Duration = .seconds(7 * 24 * 3600)
   /// An unlocked space is locked after this long without a request that uses it.
   let spaceIdle: Duration
 
@@ -31,24 +35,24 @@ final class Sessions: Sendable {
     self.spaceIdle = spaceIdle
   }
 
-  func create(_ access: Access) -> Session {
+  func create(_ access: Access, at now: ContinuousClock.Instant = .now) -> Session {
     let session = Session(
       id: Tokens.random() + Tokens.random(), access: access, csrfToken: Tokens.random(),
-      expires: .now + Self.lifetime)
+      expires: now + Self.lifetime, ends: now + Self.absoluteLifetime)
     sessions.withLock { sessions in
       // Expired sessions go when new ones come.
-      let now = ContinuousClock.now
       sessions = sessions.filter { $0.value.expires > now }
       sessions[session.id] = session
     }
     return session
   }
 
-  /// The live session `id`, its lifetime renewed; nil if there is none.
-  func session(_ id: String) -> Session? {
+  /// The live session `id`, its lifetime renewed (never past its absolute end); nil if
+  /// there is none.
+  func session(_ id: String, at now: ContinuousClock.Instant = .now) -> Session? {
     sessions.withLock { sessions in
-      guard var session = sessions[id], session.expires > .now else { return nil }
-      session.expires = .now + Self.lifetime
+      guard var session = sessions[id], session.expires > now else { return nil }
+      session.expires = min(now + Self.lifetime, session.ends)
       sessions[id] = session
       return session
     }

@@ -14,6 +14,7 @@ final class ServeProcess: @unchecked Sendable {
     output = try TemporaryFolder()
     let tokens = try output.write(
       "tokens", Array("write \(ServedLibrary.writeToken)\nread \(ServedLibrary.readToken)\n".utf8))
+    chmod(tokens, 0o600)
     let out = output.file("stdout")
     _ = FileManager.default.createFile(atPath: out, contents: nil)
     _ = FileManager.default.createFile(atPath: output.file("stderr"), contents: nil)
@@ -178,6 +179,15 @@ struct ServeProcessTests {
     let bad = try CLI.run(["serve", served.root, "--token-file", served.folder.file("none")])
     #expect(bad.status == 1)
     #expect(bad.stderr.hasPrefix("darkroom: \(served.folder.file("none")): "))
+    // A token file others may read is refused, as ssh refuses such a key.
+    let open = try served.folder.write("tokens", Array("write \(ServedLibrary.writeToken)\n".utf8))
+    chmod(open, 0o644)
+    let shared = try CLI.run(["serve", served.root, "--token-file", open])
+    #expect(shared.status == 1)
+    #expect(
+      shared.stderr
+        == "darkroom: \(open): others may read or change this token file (mode 644): make it private with chmod 600\n"
+    )
     let empty = try TemporaryFolder()
     let noLibrary = try CLI.run(["serve", empty.path])
     #expect(noLibrary.status == 1)

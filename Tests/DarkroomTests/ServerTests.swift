@@ -624,6 +624,32 @@ struct ServerTests {
     }
   }
 
+  @Test("a session renews with use for 12 hours at a time, but ends 7 days after its login")
+  func sessionLifetime() {
+    let sessions = Sessions()
+    let start = ContinuousClock.now
+    let session = sessions.create(.read, at: start)
+    // Used every 11 hours: alive through day 6, and gone at day 7 however recent its use.
+    var now = start
+    while now + .seconds(11 * 3600) < start + Sessions.absoluteLifetime {
+      now += .seconds(11 * 3600)
+      #expect(sessions.session(session.id, at: now) != nil, "\(now - start)")
+    }
+    #expect(sessions.session(session.id, at: start + Sessions.absoluteLifetime) == nil)
+    // Unused for 12 hours: gone, even early in its life.
+    let idle = sessions.create(.read, at: start)
+    #expect(sessions.session(idle.id, at: start + Sessions.lifetime + .seconds(1)) == nil)
+  }
+
+  @Test("secrets compare equal only when every byte is")
+  func secretsCompare() {
+    #expect(Secrets.equal("0123456789abcdef", "0123456789abcdef"))
+    #expect(!Secrets.equal("0123456789abcdef", "0123456789abcdeF"))
+    #expect(!Secrets.equal("0123456789abcdef", "1123456789abcdef"))
+    #expect(!Secrets.equal("0123456789abcdef", "0123456789abcde"))
+    #expect(!Secrets.equal("", "x"))
+  }
+
   @Test("the change feed replays the change log as server-sent events with their sequence numbers")
   func changeFeed() async throws {
     let served = try ServedLibrary()

@@ -54,7 +54,11 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
   ///   `unsupportedFormat` (not a regular file) or `empty` (0 bytes) when the file cannot be
   ///   opened, `io` when a read fails.
   public static func of(file path: String) throws(DarkroomError) -> ContentHash {
-    let file = try InputFile(path)
+    try of(open: InputFile(path))
+  }
+
+  /// Hashes an open file from its start, in 1 MiB reads.
+  static func of(open file: InputFile) throws(DarkroomError) -> ContentHash {
     var hasher = SHA256()
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     var offset = 0

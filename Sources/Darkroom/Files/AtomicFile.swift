@@ -96,15 +96,21 @@ public enum AtomicFile {
   /// `stem-3.ext`, ...; a link never replaces a file.
   ///
   /// - Returns: the path linked.
-  static func linkToFreeName(_ temporary: String, name: String, in folder: String)
-    throws(DarkroomError) -> String
-  {
+  ///
+  /// With `descriptor` (the folder, opened), `temporary` and the new name are relative to it:
+  /// no link on the way to the folder is followed.
+  static func linkToFreeName(
+    _ temporary: String, name: String, in folder: String, descriptor: Int32? = nil
+  ) throws(DarkroomError) -> String {
     let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
     let stem = dot.map { String(name[..<$0]) } ?? name
     let suffix = dot.map { String(name[$0...]) } ?? ""
     for n in 1...10_000 {
-      let candidate = folder + "/" + (n == 1 ? name : "\(stem)-\(n)\(suffix)")
-      if link(temporary, candidate) == 0 { return candidate }
+      let free = n == 1 ? name : "\(stem)-\(n)\(suffix)"
+      let candidate = folder + "/" + free
+      let linked =
+        descriptor.map { linkat($0, temporary, $0, free, 0) } ?? link(temporary, candidate)
+      if linked == 0 { return candidate }
       guard errno == EEXIST else { throw AtomicFile.writeError(candidate, errno) }
     }
     throw DarkroomError(.io, file: folder + "/" + name, "no free name: 10,000 taken")

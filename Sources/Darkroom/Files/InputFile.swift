@@ -6,9 +6,14 @@
 
 /// An input file opened for reading, with the errors a person can act on. Reads are
 /// positional (`pread`), so a header parser can jump around without seeking.
-final class InputFile {
-  let path: String
-  let size: Int
+///
+/// ``Library/openFile(of:)`` gives one for a catalogued asset. One task owns an `InputFile`;
+/// its descriptor is closed when it goes.
+public final class InputFile {
+  /// The path it was opened by (for messages).
+  public let path: String
+  /// Its size in bytes when it was opened.
+  public let size: Int
   private let descriptor: Int32
 
   /// Opens `path`; refuses missing and unreadable files, folders, devices and empty files.
@@ -31,6 +36,31 @@ final class InputFile {
     size = Int(info.st_size)
   }
 
+  /// Takes `descriptor` (closed when this is), opened for `path`; refuses one that is not a
+  /// regular file or is empty, closing it.
+  init(descriptor fd: Int32, path: String) throws(DarkroomError) {
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+      let error = Self.errnoError(path)
+      close(fd)
+      throw error
+    }
+    let type = info.st_mode & S_IFMT
+    guard type == S_IFREG, info.st_size > 0 else {
+      close(fd)
+      if type == S_IFDIR {
+        throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
+      }
+      if type != S_IFREG {
+        throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
+      }
+      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
+    }
+    self.path = path
+    descriptor = fd
+    size = Int(info.st_size)
+  }
+
   deinit { close(descriptor) }
 
   /// The open file's identity now (`fstat`): what tells whether it changed while read.
@@ -40,7 +70,7 @@ final class InputFile {
   }
 
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.
-  func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
+  public func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
     let got = try read(at: offset, into: &bytes)
     if got < count { bytes.removeLast(count - got) }
@@ -48,7 +78,7 @@ final class InputFile {
   }
 
   /// Fills `buffer` from `offset`; returns how many bytes were read (0 at the end).
-  func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
+  public func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
     var done = 0
     var failure: Int32 = 0
     buffer.withUnsafeMutableBytes { raw in

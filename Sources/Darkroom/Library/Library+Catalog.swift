@@ -61,6 +61,38 @@ extension Library {
   /// The absolute path of an asset's file.
   public func path(of asset: Asset) -> String { rootPath + "/" + asset.path }
 
+  /// Opens an asset's file for reading, to send its bytes: beneath the library's root with
+  /// no symbolic link at any step, and only if it is the file the catalog names (the same
+  /// device and inode, or else the same content), so that a file swapped for a link, or for
+  /// another file, since it was catalogued is never sent in its place.
+  ///
+  /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
+  ///   `notFound` for a missing file; what opening throws.
+  public func openFile(of asset: Asset) throws(DarkroomError) -> InputFile {
+    let file = try Beneath.openFile(asset.path, in: rootPath)
+    guard let now = file.identity else {
+      throw DarkroomError(.io, file: file.path, "cannot read its identity")
+    }
+    if now.device == asset.identity.device && now.inode == asset.identity.inode {
+      return file
+    }
+    guard try ContentHash.of(open: file).hex == asset.contentHash else {
+      throw DarkroomError(
+        .unreadable, file: file.path,
+        "is not the file the catalog knows (it was replaced since it was catalogued)")
+    }
+    return file
+  }
+
+  /// The path of an asset's file, for work that opens it by path (rendering), once checked
+  /// to be reached from the library's root through no symbolic link and to be a regular file.
+  ///
+  /// - Throws: as ``openFile(of:)`` throws for a link or a missing file.
+  public func checkedPath(of asset: Asset) throws(DarkroomError) -> String {
+    _ = try Beneath.openFile(asset.path, in: rootPath)
+    return path(of: asset)
+  }
+
   /// `path` relative to the root (`""` for the root itself); nil if it is outside.
   public func relativePath(_ path: String) -> String? {
     let absolute = URL(fileURLWithPath: path).standardizedFileURL.path

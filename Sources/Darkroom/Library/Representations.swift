@@ -300,7 +300,10 @@ extension Library {
     throws(DarkroomError) -> Rendition
   {
     let asset = try asset(id)
+    // A full representation may be the file's own bytes: it must be the catalogued file.
+    let path =
+      spec.representation == .full ? try openFile(of: asset).path : try checkedPath(of: asset)
     return try Self.render(
-      .file(path(of: asset)), spec, renderer: renderer, cache: RenditionCache(folder: cacheFolder))
+      .file(path), spec, renderer: renderer, cache: RenditionCache(folder: cacheFolder))
   }
 }

@@ -55,6 +55,9 @@ public final class Upload {
   let name: String
   let limits: Limits
   let temporary: String
+  /// The folder, opened through no link: every name is made and removed relative to it.
+  private let folderFD: Int32
+  private let temporaryName: String
   private var fd: Int32
   private var hasher = SHA256()
   private(set) public var byteCount: Int64 = 0
@@ -64,7 +67,8 @@ public final class Upload {
   /// Starts an upload of a file called `name` (only its last component is used, cleaned of
   /// anything a file name should not hold) into `folder` of the library.
   ///
-  /// - Throws: `invalidArgument` for a folder outside the library; `io` when the folder or the
+  /// - Throws: `invalidArgument` for a folder outside the library, or one reached through a
+  ///   symbolic link (an upload never writes through a link); `io` when the folder or the
   ///   temporary file cannot be made.
   public init(
     into library: Library, name: String, folder: String = Upload.defaultFolder,
@@ -87,13 +91,22 @@ public final class Upload {
           .invalidArgument, "the folder \(folder) cannot be made: a file is in the way")
       }
     }
-    try Folders.create(self.folder)
-    temporary = self.folder + "/.upload.\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
-    fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw AtomicFile.writeError(self.folder + "/" + self.name, errno) }
+    folderFD = try Beneath.folder(folder, in: library.rootPath, create: true)
+    temporaryName = ".upload.\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
+    temporary = self.folder + "/" + temporaryName
+    fd = openat(
+      folderFD, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    guard fd >= 0 else {
+      let error = AtomicFile.writeError(self.folder + "/" + self.name, errno)
+      close(folderFD)
+      throw error
+    }
   }
 
-  deinit { abandon() }
+  deinit {
+    abandon()
+    close(folderFD)
+  }
 
   /// Adds the next bytes.
   ///
@@ -126,7 +139,7 @@ public final class Upload {
   public func abandon() {
     if fd >= 0 { close(fd) }
     fd = -1
-    if !finished { unlink(temporary) }
+    if !finished { unlinkat(folderFD, temporaryName, 0) }
     finished = true
   }
 
@@ -153,7 +166,7 @@ public final class Upload {
     }
     let path = try place()
     abandon()  // the file is in place under its name; the temporary name goes
-    AtomicFile.syncFolder(folder)
+    fsync(folderFD)
     _ = try library.scanFiles(in: folder)
     guard let asset = try library.asset(atPath: path) else {
       throw DarkroomError(.io, file: path, "was stored but is not in the catalog")
@@ -184,7 +197,7 @@ public final class Upload {
 
   /// Links the temporary file to its first free name, which never replaces a file.
   private func place() throws(DarkroomError) -> String {
-    try AtomicFile.linkToFreeName(temporary, name: name, in: folder)
+    try AtomicFile.linkToFreeName(temporaryName, name: name, in: folder, descriptor: folderFD)
   }
 
   /// A file name's last component, without control characters, slashes or a leading dot,
