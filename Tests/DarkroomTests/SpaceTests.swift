@@ -147,6 +147,30 @@ struct SpaceTests {
     #expect(SpaceObject.padded(original) > original || SpaceObject.padded(original) == original)
   }
 
+  @Test("a space's photos are decoded by its own workers only, which end when it closes")
+  func ownWorkers() throws {
+    let folder = try Fixture.temporaryFolder()
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    let (photo, _) = try space.add(file: Fixture.sample("gps.jpg"))
+    let shared = WorkerPool(.init(executable: CLI.binary))
+    defer { shared.shutDown() }
+    var renderer = Renderer()
+    renderer.workers = shared
+    let thumb = try space.render(photo, RenditionSpec(.thumbnail), renderer: renderer)
+    _ = try space.edit(photo, graph: graph("noir"), renderer: renderer)
+    #expect(
+      thumb.bytes
+        == (try space.render(photo, RenditionSpec(.thumbnail), renderer: Renderer(), cached: false)
+          .bytes))
+    // The library's pool never saw the space's bytes; the space's own pool did, both jobs.
+    #expect(shared.counts.started == 0)
+    let own = try #require(space.ownWorkers)
+    #expect(own.counts.started == 1 && own.counts.running == 1)
+    space.close()
+    #expect(space.ownWorkers == nil)
+    #expect(own.counts.running == 0)
+  }
+
   @Test("Padmé padding: never smaller, at most 12% larger, few distinct sizes")
   func padding() {
     for length in [0, 1, 2, 100, 4_096, 65_537, 1_000_000, 123_456_789] {

@@ -25,6 +25,9 @@ public final class Space: Sendable {
   private let slot: Int
   private let kdf: KDFParameters
   private let state: Locked<State>
+  /// The workers that have seen this space's decrypted bytes: its own, started like the
+  /// renderer's shared ones, never used for anything else and ended when it closes.
+  private let workers = Locked<WorkerPool?>(nil)
 
   struct State {
     var assets: [String: SpaceAsset] = [:]
@@ -140,7 +143,27 @@ public final class Space: Sendable {
   public func close() {
     state.withLock { $0 = State(closed: true) }
     keys.wipe()
+    workers.withLock { pool in
+      defer { pool = nil }
+      return pool
+    }?.shutDown()
   }
+
+  /// `renderer`, its workers (if it has any) replaced by this space's own: a worker that
+  /// decrypted one space's photo may be compromised by it, and must not see another's, nor
+  /// anything of the library's.
+  func ownRenderer(_ renderer: Renderer) -> Renderer {
+    guard let shared = renderer.workers else { return renderer }
+    var own = renderer
+    own.workers = workers.withLock { pool in
+      if pool == nil { pool = WorkerPool(shared.configuration) }
+      return pool
+    }
+    return own
+  }
+
+  /// This space's own workers, once a render or edit has started them (for tests).
+  var ownWorkers: WorkerPool? { workers.withLock { $0 } }
 
   /// Zeroes a password once it has been used, in a way the compiler cannot leave out.
   public static func wipe(_ password: inout [UInt8]) { Sodium.wipe(&password) }
@@ -416,7 +439,7 @@ public final class Space: Sendable {
       return rendition
     }
     let source = try current(asset)
-    let rendition = try renderer.render(.data(source, name: asset.name), spec)
+    let rendition = try ownRenderer(renderer).render(.data(source, name: asset.name), spec)
     guard useCache else { return rendition }
     try prepare(name)
     let stored =
@@ -458,7 +481,7 @@ public final class Space: Sendable {
           fileName: asset.name),
         result: .init(sha256: "", format: format.rawValue, quality: quality),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
-      let result = try renderer.renderEdit(
+      let result = try ownRenderer(renderer).renderEdit(
         .data(original, name: asset.name), metadata: metadata, recipe: data.recipe(for: asset.name))
       history.append(data)
       let document = Canonical.json(history)

@@ -99,7 +99,8 @@ public final class WorkerPool: Sendable {
     public var running = 0
   }
 
-  private let configuration: Configuration
+  /// How this pool starts and retires its workers.
+  public let configuration: Configuration
   private let state = Locked<State>(State())
 
   private struct State {
