@@ -120,6 +120,7 @@ struct ApplyCommand: ParsableCommand {
   }
 
   func run() throws {
+    limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     if let space = try spaceOption.open() {
       // In a space, apply edits the assets (all but the trash, without arguments).
       return try SpaceWork.edit(

@@ -46,6 +46,7 @@ struct EditCommand: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
+    limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let graph = try filterOptions.graph()
     if let space = try spaceOption.open() {
       return try SpaceWork.edit(

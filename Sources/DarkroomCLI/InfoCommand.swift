@@ -5,6 +5,7 @@ struct InfoCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "info",
     abstract: "Show size, orientation, capture date, GPS, camera and colour profile.",
+    usage: "darkroom info <files> ... [--json] [<options>]",
     discussion: """
       Reads only each file's header: no pixels are decoded, so it is fast on large
       files. Files without EXIF (most PNG, GIF and WebP) are normal; their EXIF
@@ -28,8 +29,22 @@ struct InfoCommand: ParsableCommand {
 
   @OptionGroup var formats: FormatOptions
 
+  @Option(
+    help: ArgumentHelp(
+      "Stop reading a header in a worker after this many seconds (0: no limit).",
+      valueName: "seconds"))
+  var timeout: Double = 60
+
+  func validate() throws {
+    guard timeout >= 0, timeout.isFinite else {
+      throw ValidationError(
+        "Expected a number of seconds, 0 or more, for --timeout but received \(timeout)")
+    }
+  }
+
   func run() throws {
     formats.allow()
+    Containment.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
     var failed = false
     var entries: [InfoEntry] = []
     var blocks: [String] = []

@@ -92,9 +92,12 @@ struct ScanCommand: ParsableCommand {
       throw DarkroomError(.notFound, file: folder, "no such folder")
     }
     let stopping = StopFlag()
-    let signals = StopSignals.install(grace: 0, stop: { stopping.set() }, abandon: {})
+    let signals = StopSignals.install(
+      grace: 0, cutOff: false, stop: { stopping.set() }, abandon: {})
     var options = ScanOptions()
     if let jobs { options.jobs = jobs }
+    // Every file's header is parsed in a sandboxed worker, never in this process.
+    Containment.useWorkers(workerConfiguration(jobs: options.jobs), for: .everyFile)
     options.forgetOffline = forgetOffline
     if let batchSize { options.batchSize = batchSize }
     options.shouldStop = { stopping.isSet }

@@ -39,6 +39,7 @@ struct LimitOptions: ParsableArguments {
     limited.failOn = failOn
     limited.maxPixels = maxPixels
     limited.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
+    Containment.timeLimit = limited.timeLimit
     return limited
   }
 }

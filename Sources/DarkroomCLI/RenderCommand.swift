@@ -163,6 +163,7 @@ struct RenderCommand: ParsableCommand {
   }
 
   func run() throws {
+    limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     if let space = try spaceOption.open(), let output {
       return try SpaceWork.render(
         space, inputs, spec: spec(for: outputFolder == nil ? output : nil),

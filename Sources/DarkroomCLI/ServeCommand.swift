@@ -103,7 +103,10 @@ struct ServeCommand: ParsableCommand {
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var renderer = limits.apply(to: Renderer())
     if !noWorkers {
-      renderer.workers = WorkerPool(workerConfiguration(jobs: configuration.renderSlots))
+      let pool = WorkerPool(workerConfiguration(jobs: configuration.renderSlots))
+      renderer.workers = pool
+      // Uploads, scans and the watcher read every file's header in the same workers.
+      Containment.useWorkers(pool, for: .everyFile, timeLimit: renderer.timeLimit)
     }
     configuration.renderer = renderer
     var newToken: String?

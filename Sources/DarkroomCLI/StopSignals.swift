@@ -20,6 +20,9 @@ final class StopSignals: @unchecked Sendable {
   /// Whether the first signal is announced on standard error (not for a command whose
   /// normal end it is, such as `watch`).
   private var announce = true
+  /// Whether the process is ended 2 s after the work was abandoned, if it has not ended by
+  /// then (not for commands that stop between batches of their own, such as `scan`).
+  private var cutOff = true
 
   /// The exit status the signal asks for (143 or 130), once one arrived.
   var status: Int32? { queue.sync { received.map { 128 + $0 } } }
@@ -27,11 +30,12 @@ final class StopSignals: @unchecked Sendable {
   /// Installs the handlers: `stop` when a signal first arrives, `abandon` after `grace`
   /// (or at a second signal).
   static func install(
-    grace: Double, announce: Bool = true, stop: @escaping @Sendable () -> Void,
-    abandon: @escaping @Sendable () -> Void
+    grace: Double, announce: Bool = true, cutOff: Bool = true,
+    stop: @escaping @Sendable () -> Void, abandon: @escaping @Sendable () -> Void
   ) -> StopSignals {
     let signals = StopSignals()
     signals.announce = announce
+    signals.cutOff = cutOff
     for number in [SIGINT, SIGTERM] {
       signal(number, SIG_IGN)  // delivered to the dispatch source instead
       let source = DispatchSource.makeSignalSource(signal: number, queue: signals.queue)
@@ -72,6 +76,17 @@ final class StopSignals: @unchecked Sendable {
     guard !abandoned else { return }
     abandoned = true
     abandon()
+    // Headers being read in workers are abandoned too.
+    Containment.abandon()
+    // What is abandoned ends at once; a thread stuck inside a library call in this process
+    // does not hold the stop: 2 s on, the process ends with the signal's status. Outputs are
+    // renamed into place whole or not at all, so nothing half-written is left under a name.
+    guard cutOff else { return }
+    let status = 128 + (received ?? SIGTERM)
+    queue.asyncAfter(deadline: .now() + 2) {
+      printError("darkroom: stopped: work still running was cut off\n")
+      finish(status)
+    }
   }
 }
 

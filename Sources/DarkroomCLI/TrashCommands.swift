@@ -282,10 +282,12 @@ struct WatchCommand: ParsableCommand {
         sequence = last.sequence
       }
     }
+    // Every file's header is parsed in a sandboxed worker, never in this process.
+    Containment.useWorkers(workerConfiguration(jobs: ProcessorCount.value), for: .everyFile)
     let watcher = try LibraryWatcher(library: library, folder: folder)
     // Ctrl-C and SIGTERM are how a watch ends: it stops within a moment, and exits 0.
     let signals = StopSignals.install(
-      grace: 0, announce: false, stop: { watcher.stop() }, abandon: {})
+      grace: 0, announce: false, cutOff: false, stop: { watcher.stop() }, abandon: {})
     try watcher.run(
       ready: { printError("watch: watching \(library.root.path); Ctrl-C ends it\n") }, print)
     withExtendedLifetime(signals) {}

@@ -29,19 +29,34 @@ struct DarkroomCommand: ParsableCommand {
 // and --version exit 0.
 do {
   var command = try DarkroomCommand.parseAsRoot()
+  // Formats outside the trusted list are parsed and decoded in sandboxed workers only, even
+  // for one file (commands over a library send every file there: see their run()).
+  if !(command is WorkerCommand) {
+    Containment.useWorkers(workerConfiguration(jobs: 1), for: .untrustedFormats)
+  }
   try command.run()
+  finish(0)
 } catch let failure as WorkFailed {
-  exit(failure.status)
+  finish(failure.status)
 } catch let error as DarkroomError {
   reportError(error)
-  exit(1)
+  finish(1)
 } catch {
   let code = DarkroomCommand.exitCode(for: error)
   if code == .validationFailure {
     var message = DarkroomCommand.fullMessage(for: error)
     if message.hasPrefix("Error: ") { message = "darkroom: " + message.dropFirst("Error: ".count) }
     printError(message + "\n")
-    exit(2)
+    finish(2)
   }
   DarkroomCommand.exit(withError: error)
+}
+
+/// Ends the process with `status` once standard output and error are flushed, without the C
+/// libraries' exit-time destructors: libvips may still be starting on another thread (it
+/// starts while a file is read), and a library it loads (GnuTLS) double-frees when its
+/// destructor runs in the middle of that start, turning a right answer into exit 134.
+func finish(_ status: Int32) -> Never {
+  fflush(nil)
+  _exit(status)
 }

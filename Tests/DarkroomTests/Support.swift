@@ -76,9 +76,10 @@ enum CLI {
     return Fixture.root.appendingPathComponent(".build/debug/darkroom").path
   }()
 
+  /// Runs `darkroom` (or another `executable`) with `arguments` and waits for it.
   static func run(
     _ arguments: [String], stdin: Data? = nil, cwd: String? = nil,
-    environment: [String: String] = [:]
+    environment: [String: String] = [:], executable: String = binary
   ) throws -> CLIResult {
     let folder = try TemporaryFolder()
     let out = folder.file("stdout")
@@ -86,7 +87,7 @@ enum CLI {
     _ = FileManager.default.createFile(atPath: out, contents: nil)
     _ = FileManager.default.createFile(atPath: err, contents: nil)
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }

@@ -83,7 +83,7 @@ public struct AssetMetadata: Sendable, Equatable {
 /// ```
 ///
 /// `CaptureDate` is a `Sendable` value type.
-public struct CaptureDate: Sendable, Equatable {
+public struct CaptureDate: Sendable, Equatable, Codable {
   /// The date and time as written (EXIF DateTimeOriginal), in the camera's local time;
   /// `second` may be 60 for a leap second.
   public var year, month, day, hour, minute, second: Int

@@ -32,6 +32,10 @@ extension AssetMetadata {
   /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
   ///   no bytes.
   public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
+    // Bytes in scope of ``Containment`` are parsed in a worker, never by this process.
+    if let pool = Containment.pool(for: source) {
+      return try pool.metadata(source, limit: Containment.timeLimit)
+    }
     let name = source.name
     do {
       switch source {
@@ -81,6 +85,7 @@ extension AssetMetadata {
     let head = try source.bytes(0, min(32, source.count)) ?? []
     try TrustedFormats.check(head, file: name)
     try Vips.prepareLoader(for: TrustedFormats.sniff(head))
+    TestFaults.current.apply(to: name)  // tests: a loader that hangs or crashes in a header
     let image = try libvipsHeader()
     // An unrecognised first few bytes pass the check above while a format is allowed: the
     // loader libvips chose must be permitted too.

@@ -94,21 +94,14 @@ public enum BatchInputs {
     }
   }
 
-  /// Whether a file starts like an image format Darkroom reads.
+  /// Whether a file starts like an image format Darkroom reads: a trusted one, one allowed
+  /// (``TrustedFormats/allow(_:)``), or JPEG XL (which then gets its line saying how to
+  /// allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
   public static func looksLikeImage(_ path: String) -> Bool {
-    guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
-      return false
-    }
-    func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
-      head.count >= offset + bytes.count && Array(head[offset..<offset + bytes.count]) == bytes
-    }
-    let ascii = { (text: String, offset: Int) in starts(Array(text.utf8), at: offset) }
-    return starts([0xFF, 0xD8, 0xFF]) || starts([0x89, 0x50, 0x4E, 0x47]) || ascii("GIF8", 0)
-      || (ascii("RIFF", 0) && ascii("WEBP", 8)) || starts([0x49, 0x49, 0x2A, 0x00])
-      || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0xFF, 0x0A])
-      || (ascii("ftyp", 4)
-        && ["heic", "heix", "hevc", "mif1", "msf1", "avif", "avis"].contains { ascii($0, 8) })
-      || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20])
+    guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32),
+      let format = TrustedFormats.sniff(head[...]), format != "video"
+    else { return false }
+    return TrustedFormats.permits(format) || format == "jxl"
   }
 
   /// Paths from a list on standard input: one a line, or NUL-separated.

@@ -102,7 +102,11 @@ public struct Renderer: Sendable {
   public func render(_ source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
-    if let workers { return try workers.render(source, spec, with: self) }
+    // A file bound for a worker goes there whole: this process neither parses it nor
+    // starts libvips for it.
+    if let workers = workers ?? Containment.pool(for: source) {
+      return try workers.render(source, spec, with: self)
+    }
     // One read path: a file is read into memory and decoded from there, as an edit decodes
     // its original, so that both reach the same verdict, with the same message, on a
     // damaged file. Very large files are decoded from disk.
@@ -125,7 +129,9 @@ public struct Renderer: Sendable {
   public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
-    if let workers { return try workers.render(source, spec, with: self) }
+    if let workers = workers ?? Containment.pool(forFormat: metadata.format) {
+      return try workers.render(source, spec, with: self)
+    }
     TestFaults.current.apply(to: source.name)
     return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
       try renderAttributed(source, spec, metadata: metadata)
@@ -242,7 +248,9 @@ public struct Renderer: Sendable {
     // Stored adjustment data is read leniently; what is rendered must be a graph this
     // build knows, with values in range.
     try recipe.graph.validate(source: source.name, version: recipe.version)
-    if let workers { return try workers.renderEdit(source, recipe: recipe, with: self) }
+    if let workers = workers ?? Containment.pool(forFormat: metadata.format) {
+      return try workers.renderEdit(source, recipe: recipe, with: self)
+    }
     TestFaults.current.apply(to: source.name)
     return try Vips.attributingErrors(file: source.name) { () throws(DarkroomError) in
       try renderEditAttributed(source, metadata: metadata, recipe: recipe)

@@ -83,6 +83,8 @@ public enum Worker {
       let metadata = try AssetMetadata.read(source)
       let bytes = try renderer.renderEdit(source, metadata: metadata, recipe: recipe)
       return (WorkerReply(), bytes)
+    case .metadata:
+      return (WorkerReply(metadata: MetadataWire(try AssetMetadata.read(source))), [])
     case .probe:
       var results = [Int32](repeating: 0, count: Int(DR_PROBE_COUNT))
       let secret = job.probeSecret.flatMap { UnsafeRawPointer(bitPattern: UInt($0)) }

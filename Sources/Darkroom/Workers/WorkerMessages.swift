@@ -11,6 +11,8 @@ struct WorkerJob: Codable, Sendable {
     case render
     /// An edit's full-size result, from the original bytes sent with the job.
     case edit
+    /// What a file's header says (``AssetMetadata``), from the file or the bytes sent.
+    case metadata
     /// Tests: what the sandbox lets a worker do (see `dr_sandbox_probe`).
     case probe
   }
@@ -38,6 +40,62 @@ struct WorkerReply: Codable, Sendable {
   var format: ImageFormat?
   /// For `probe`: what the worker could do (each true is a hole in the sandbox).
   var probe: [String: Bool]?
+  /// For `metadata`: what the header says.
+  var metadata: MetadataWire?
+}
+
+/// ``AssetMetadata`` as a worker sends it: every field, exactly (its JSON form for people,
+/// `darkroom info --json`, leaves out what it can derive).
+struct MetadataWire: Codable, Sendable {
+  var file: String
+  var format: String
+  var byteSize, width, height: Int
+  var orientationStatus: String
+  var orientationRaw: Int?
+  var hasAlpha: Bool
+  var captureDate: CaptureDate?
+  var location: GPSLocation?
+  var cameraMake, cameraModel, lensMake, lensModel: String?
+  var exposureTime, fNumber: Double?
+  var iso: Int?
+  var focalLength: Double?
+  var iccProfile: ICCProfileInfo?
+  var damage: DarkroomError?
+
+  init(_ m: AssetMetadata) {
+    (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
+    (orientationStatus, orientationRaw, hasAlpha) = (
+      m.orientation.status, m.orientation.raw, m.hasAlpha
+    )
+    (captureDate, location) = (m.captureDate, m.location)
+    (cameraMake, cameraModel, lensMake, lensModel) =
+      (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel)
+    (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
+    (iccProfile, damage) = (m.iccProfile, m.damage)
+  }
+
+  /// The metadata; nil for an orientation that cannot be (a worker that lies).
+  var metadata: AssetMetadata? {
+    let orientation: OrientationTag
+    switch (orientationStatus, orientationRaw) {
+    case ("absent", nil): orientation = .absent
+    case ("valid", let raw?):
+      guard let valid = Orientation(rawValue: raw) else { return nil }
+      orientation = .valid(valid)
+    case ("invalid", let raw?): orientation = .invalid(raw: raw)
+    case ("ignored", let raw?): orientation = .ignored(raw: raw)
+    default: return nil
+    }
+    var m = AssetMetadata(
+      file: file, format: format, byteSize: byteSize, width: width, height: height,
+      orientation: orientation, hasAlpha: hasAlpha)
+    (m.captureDate, m.location) = (captureDate, location)
+    (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel) =
+      (cameraMake, cameraModel, lensMake, lensModel)
+    (m.exposureTime, m.fNumber, m.iso, m.focalLength) = (exposureTime, fNumber, iso, focalLength)
+    (m.iccProfile, m.damage) = (iccProfile, damage)
+    return m
+  }
 }
 
 /// Messages between a parent and its workers, over pipes: a JSON header (4-byte length, little

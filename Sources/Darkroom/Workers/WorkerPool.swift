@@ -376,6 +376,17 @@ extension WorkerPool {
     ).1
   }
 
+  /// `AssetMetadata.read(source)`, in a worker, stopped after `limit`.
+  func metadata(_ source: ImageSource, limit: Duration?) throws(DarkroomError) -> AssetMetadata {
+    let reply = try run(
+      job(.metadata, source, Renderer()), payload: payload(source), limit: limit, maxReply: 0
+    ).0
+    guard let metadata = reply.metadata?.metadata else {
+      throw DarkroomError(.engine, file: source.name, "a worker's metadata cannot be read")
+    }
+    return metadata
+  }
+
   /// The most bytes a rendition of `spec` can take: its pixels at 16 bits in four bands,
   /// uncompressed, and room for its metadata.
   static func largestReply(_ spec: RenditionSpec, _ renderer: Renderer) -> UInt64 {

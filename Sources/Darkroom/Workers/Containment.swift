@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where this process parses and decodes bytes it did not make: in sandboxed workers, or
+/// here.
+///
+/// Once a process has said which workers to use, reading a file's header
+/// (``AssetMetadata/read(_:)``: libvips' loaders and sniffers, libexif) and rendering it
+/// (``Renderer``) happen in a worker for every file in the scope: with `.untrustedFormats`,
+/// for the formats outside ``TrustedFormats/trusted`` that a person allowed (an SVG that
+/// hangs its loader, a JPEG 2000 file that corrupts the heap then cost one file a line, never
+/// the process); with `.everyFile`, for all (a server, a scan, a batch: long-lived processes,
+/// or ones that hold what a hostile file must not reach). Without it, everything is read
+/// here, as a library embedding Darkroom without workers expects.
+///
+/// ```swift
+/// Containment.useWorkers(.init(executable: "/usr/local/bin/darkroom"), for: .everyFile)
+/// let metadata = try AssetMetadata.read(path: "drawing.svg")  // parsed in a worker
+/// ```
+///
+/// Process-wide: set it once, before work starts. The workers themselves never use it.
+public enum Containment {
+  /// Which files go to the workers.
+  public enum Scope: Sendable {
+    /// Formats outside ``TrustedFormats/trusted`` (and files no magic number names).
+    case untrustedFormats
+    /// Every file.
+    case everyFile
+  }
+
+  private struct State {
+    var configuration: WorkerPool.Configuration?
+    var pool: WorkerPool?
+    var scope = Scope.untrustedFormats
+    var timeLimit: Duration? = .seconds(60)
+  }
+
+  private static let state = Locked(State())
+
+  /// Parses and decodes the files in `scope` in workers started with `configuration` (the
+  /// first when one is needed), each read stopped after `timeLimit`.
+  public static func useWorkers(
+    _ configuration: WorkerPool.Configuration, for scope: Scope,
+    timeLimit: Duration? = .seconds(60)
+  ) {
+    state.withLock { state in
+      state.configuration = configuration
+      state.scope = scope
+      state.timeLimit = timeLimit
+    }
+  }
+
+  /// Uses `pool` (a server's, a batch's) for the files in `scope`.
+  public static func useWorkers(_ pool: WorkerPool, for scope: Scope, timeLimit: Duration?) {
+    state.withLock { state in
+      state.configuration = pool.configuration
+      state.pool = pool
+      state.scope = scope
+      state.timeLimit = timeLimit
+    }
+  }
+
+  /// Ends the workers started for this (not a pool that was given).
+  public static func shutDown() {
+    let pool = state.withLock { state -> WorkerPool? in
+      defer { state.pool = nil }
+      return state.configuration == nil ? nil : state.pool
+    }
+    pool?.shutDown()
+  }
+
+  /// Stops every worker now: reads under way fail with "abandoned", and none starts after
+  /// (for a process asked to stop, once its grace is over).
+  public static func abandon() {
+    state.withLock { $0.pool }?.abandon()
+  }
+
+  /// The time limit of a header read in a worker (nil: none).
+  public static var timeLimit: Duration? {
+    get { state.withLock { $0.timeLimit } }
+    set { state.withLock { $0.timeLimit = newValue } }
+  }
+
+  /// The workers a file in `format` (as its first bytes name it; nil for none) goes to; nil
+  /// when it is read in this process.
+  static func pool(forFormat format: String?) -> WorkerPool? {
+    state.withLock { state -> WorkerPool? in
+      guard let configuration = state.configuration else { return nil }
+      if state.scope == .untrustedFormats, let format, TrustedFormats.trusted.contains(format) {
+        return nil
+      }
+      if state.pool == nil { state.pool = WorkerPool(configuration) }
+      return state.pool
+    }
+  }
+
+  /// The workers `source` goes to, judged by its first bytes; nil: this process.
+  static func pool(for source: ImageSource) -> WorkerPool? {
+    guard state.withLock({ $0.configuration != nil }) else { return nil }
+    let head: [UInt8]
+    switch source {
+    case .data(let bytes, _): head = Array(bytes.prefix(32))
+    case .file(let path):
+      // A file that cannot be opened fails the same way wherever it is read.
+      guard let file = try? InputFile(path), let bytes = try? file.read(at: 0, count: 32) else {
+        return nil
+      }
+      head = bytes
+    }
+    return pool(forFormat: TrustedFormats.sniff(head[...]))
+  }
+}
