@@ -75,11 +75,12 @@ struct ContainmentTests {
   }
 
   @Test(
-    "a worker finds no way out: no socket, process, written file, node, io_uring, signal to its parent, read of its memory, pidfd or ptrace"
+    "a worker finds no way out: no socket, process, written file, node, io_uring, signal to its parent, read of its memory, pidfd, ptrace, or file it was not handed"
   )
   func sandboxHolds() throws {
     let folder = try Fixture.temporaryFolder()
     let secret = Array("the parent's secret".utf8)
+    _ = try folder.write("outside.txt", Array("not for workers".utf8))
     // The probe itself works: outside the sandbox, against this very process (which it may
     // read, signal and take descriptors from), every way but ptrace (never of oneself) works.
     var results = [Int32](repeating: 0, count: SandboxProbe.names.count)
@@ -92,14 +93,14 @@ struct ContainmentTests {
         (try? String(contentsOfFile: "/proc/sys/kernel/io_uring_disabled", encoding: .utf8))
       if uring.map({ $0.hasPrefix("0") }) == false { expected["io_uring"] = false }
       #expect(SandboxProbe.named(results) == expected)
-      #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["outside.txt"])
 
       let pool = WorkerPool(.init(executable: CLI.binary))
       defer { pool.shutDown() }
       let inside = try pool.probeSandbox(folder: folder.path, secret: bytes.baseAddress)
       #expect(inside == Dictionary(uniqueKeysWithValues: SandboxProbe.names.map { ($0, false) }))
     }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["outside.txt"])
   }
 
   @Test("a worker starts with a clean environment: secrets in the parent's do not reach it")

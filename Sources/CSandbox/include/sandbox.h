@@ -13,13 +13,29 @@ typedef struct {
   unsigned long cpu_seconds;
   /// Open descriptors at once.
   unsigned long open_files;
+  /// Folders and files it may read besides the system's, colon-separated (NULL: none).
+  const char *readable;
+  /// Set to 1 when Landlock restricts what it reads (NULL: not asked).
+  int *landlocked;
 } DrSandboxLimits;
+
+/// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC): a worker's input, over which its parent
+/// sends jobs and hands it the descriptors of the files they name.
+int dr_socketpair_cloexec(int fds[2]);
+
+/// Sends `fd` over the Unix socket `socket` (SCM_RIGHTS, with one byte). Returns 0 or -1.
+int dr_send_descriptor(int socket, int fd);
+
+/// Receives a descriptor sent with `dr_send_descriptor` (close-on-exec). Returns it, or -1.
+int dr_receive_descriptor(int socket);
 
 /// Takes away, for the rest of this process's life, all that a decoder never needs:
 /// new privileges (PR_SET_NO_NEW_PRIVS), being traced or read by other processes
 /// (PR_SET_DUMPABLE 0), every capability, core dumps, writing to any file (RLIMIT_FSIZE 0),
-/// the `limits`, and every system call but an allow list (seccomp, default EPERM): reading
-/// and mapping, threads, clocks, opening files for reading only, signals to itself. Denied
+/// the `limits`, reading files other than the system's (Landlock, where the kernel has it:
+/// what it decodes, it is handed open), and every system call but an allow list (seccomp,
+/// default EPERM): reading and mapping, threads, clocks, opening files for reading only,
+/// signals to itself, descriptors from its parent. Denied
 /// among others: sockets, new processes and programs, io_uring, ptrace, process_vm_*,
 /// pidfd_*, mknod*, signals to other processes, namespaces, bpf and perf. Returns 0, or -1
 /// with a reason in `error`.
@@ -60,6 +76,7 @@ enum {
   DR_PROBE_READ_MEMORY,  ///< process_vm_readv of `secret` in `target`
   DR_PROBE_PIDFD,        ///< pidfd_open of `target`, pidfd_getfd of its descriptor 0
   DR_PROBE_PTRACE,       ///< PTRACE_ATTACH to `target`
+  DR_PROBE_READ_OUTSIDE, ///< reading `folder`/outside.txt, which it was not handed
   DR_PROBE_COUNT
 };
 

@@ -14,7 +14,8 @@ public final class InputFile {
   public let path: String
   /// Its size in bytes when it was opened.
   public let size: Int
-  private let descriptor: Int32
+  /// The open descriptor, owned by this (closed when it goes).
+  let descriptor: Int32
 
   /// Opens `path`; refuses missing and unreadable files, folders, devices and empty files.
   init(_ path: String) throws(DarkroomError) {

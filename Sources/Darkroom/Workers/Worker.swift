@@ -26,7 +26,12 @@ public enum Worker {
     limits.address_space_bytes = environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(Int.init) ?? 0
     limits.cpu_seconds = environment["DARKROOM_WORKER_CPU_SECONDS"].flatMap(UInt.init) ?? 0
     limits.open_files = 256
-    if dr_sandbox_enter(&limits, &reason, reason.count) != 0 {
+    let readable = environment["DARKROOM_WORKER_READABLE"] ?? ""
+    let entered = readable.withCString { readable in
+      limits.readable = readable
+      return dr_sandbox_enter(&limits, &reason, reason.count)
+    }
+    if entered != 0 {
       let text = String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
       let line = Array("darkroom worker: cannot enter the sandbox: \(text)\n".utf8)
       _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
@@ -40,7 +45,14 @@ public enum Worker {
       var bytes: [UInt8] = []
       do {
         let job = try decoder.decode(WorkerJob.self, from: Data(frame.header))
-        (reply, bytes) = run(job, payload: frame.payload)
+        // A file is handed open, after its job: this process can open none of its own.
+        var handed: InputFile?
+        if job.handsFile {
+          let fd = dr_receive_descriptor(STDIN_FILENO)
+          guard fd >= 0 else { return 1 }
+          handed = try? InputFile(descriptor: fd, path: job.name)
+        }
+        (reply, bytes) = run(job, payload: frame.payload, file: handed)
       } catch {
         reply = WorkerReply(
           error: DarkroomError(.engine, "the worker could not read its job: \(error)"))
@@ -52,8 +64,17 @@ public enum Worker {
     return 0
   }
 
-  private static func run(_ job: WorkerJob, payload: [UInt8]) -> (WorkerReply, [UInt8]) {
-    do {
+  private static func run(_ job: WorkerJob, payload: [UInt8], file: InputFile?) -> (
+    WorkerReply, [UInt8]
+  ) {
+    do throws(DarkroomError) {
+      var payload = payload
+      if job.handsFile {
+        guard let file else {
+          throw DarkroomError(.unreadable, file: job.name, "cannot read the file it was handed")
+        }
+        payload = try file.read(at: 0, count: file.size)
+      }
       return try execute(job, payload: payload)
     } catch {
       return (WorkerReply(error: error.file == nil ? error.about(job.name) : error), [])
@@ -67,7 +88,7 @@ public enum Worker {
     renderer.maxPixels = job.maxPixels
     renderer.failOn = job.failOn
     renderer.timeLimit = nil  // the parent keeps the time, and kills a worker that overruns it
-    let source: ImageSource = job.path.map { .file($0) } ?? .data(payload, name: job.name)
+    let source = ImageSource.data(payload, name: job.name)
     switch job.kind {
     case .render:
       guard let spec = job.spec else { throw DarkroomError(.engine, "render job without spec") }
@@ -99,7 +120,7 @@ public enum SandboxProbe {
   /// The names, in the order of the probe's results.
   public static let names = [
     "socket", "process", "file", "mknod", "io_uring", "signal", "process_vm_readv", "pidfd",
-    "ptrace",
+    "ptrace", "read_outside",
   ]
 
   /// The probe's results by name: true for each way that worked.

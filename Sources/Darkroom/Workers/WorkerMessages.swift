@@ -20,8 +20,9 @@ struct WorkerJob: Codable, Sendable {
   var kind: Kind
   /// The file, for messages (and the fault switches of tests).
   var name: String
-  /// Read the source from this file; nil: the bytes sent with the job are the source.
-  var path: String?
+  /// The source is a file handed open after the job (`dr_send_descriptor`); false: the bytes
+  /// sent with the job are the source.
+  var handsFile = false
   var spec: RenditionSpec?
   var recipe: EditRecipe?
   var maxPixels: Int

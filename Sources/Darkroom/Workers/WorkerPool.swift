@@ -138,17 +138,21 @@ public final class WorkerPool: Sendable {
   /// Runs one job in a worker: the reply and the bytes that came with it, at most
   /// `maxReply` of them (a worker that sends more is killed: no worker makes its parent
   /// allocate what it likes).
-  func run(_ job: WorkerJob, payload: [UInt8] = [], limit: Duration?, maxReply: UInt64)
-    throws(DarkroomError) -> (WorkerReply, [UInt8])
-  {
+  func run(
+    _ job: WorkerJob, payload: [UInt8] = [], file: InputFile? = nil, limit: Duration?,
+    maxReply: UInt64
+  ) throws(DarkroomError) -> (WorkerReply, [UInt8]) {
     let worker = try acquire(for: job.name)
     guard let header = try? JSONEncoder().encode(job) else {
       release(worker)
       throw DarkroomError(.engine, file: job.name, "cannot encode the job for a worker")
     }
     var timedOut = false
-    let frame =
+    let sent =
       Frames.write(worker.input, header: Array(header), payload: payload)
+      && (file.map { dr_send_descriptor(worker.input, $0.descriptor) == 0 } ?? true)
+    let frame =
+      sent
       ? Frames.read(
         worker.output, deadline: limit.map { .now + $0 }, maxPayload: maxReply,
         timedOut: &timedOut) : nil
@@ -285,7 +289,8 @@ final class WorkerProcess: @unchecked Sendable {
   {
     var toChild: [Int32] = [-1, -1]
     var fromChild: [Int32] = [-1, -1]
-    guard dr_pipe_cloexec(&toChild) == 0 else { throw failure("pipe") }
+    // Jobs go over a Unix socket, which also carries the descriptors of the files they name.
+    guard dr_socketpair_cloexec(&toChild) == 0 else { throw failure("socketpair") }
     guard dr_pipe_cloexec(&fromChild) == 0 else {
       Glibc.close(toChild[0])
       Glibc.close(toChild[1])
@@ -358,7 +363,7 @@ extension WorkerPool {
     throws(DarkroomError) -> Rendition
   {
     let (reply, bytes) = try run(
-      job(.render, source, renderer, spec: spec), payload: payload(source),
+      job(.render, source, renderer, spec: spec), payload: payload(source), file: open(source),
       limit: renderer.timeLimit, maxReply: Self.largestReply(spec, renderer))
     guard let format = reply.format else {
       throw DarkroomError(.engine, file: source.name, "a worker's rendition has no format")
@@ -371,7 +376,7 @@ extension WorkerPool {
     throws(DarkroomError) -> [UInt8]
   {
     try run(
-      job(.edit, source, renderer, recipe: recipe), payload: payload(source),
+      job(.edit, source, renderer, recipe: recipe), payload: payload(source), file: open(source),
       limit: renderer.timeLimit, maxReply: Self.largestReply(pixels: renderer.maxPixels)
     ).1
   }
@@ -379,7 +384,8 @@ extension WorkerPool {
   /// `AssetMetadata.read(source)`, in a worker, stopped after `limit`.
   func metadata(_ source: ImageSource, limit: Duration?) throws(DarkroomError) -> AssetMetadata {
     let reply = try run(
-      job(.metadata, source, Renderer()), payload: payload(source), limit: limit, maxReply: 0
+      job(.metadata, source, Renderer()), payload: payload(source), file: open(source),
+      limit: limit, maxReply: 0
     ).0
     guard let metadata = reply.metadata?.metadata else {
       throw DarkroomError(.engine, file: source.name, "a worker's metadata cannot be read")
@@ -406,11 +412,18 @@ extension WorkerPool {
     _ kind: WorkerJob.Kind, _ source: ImageSource, _ renderer: Renderer,
     spec: RenditionSpec? = nil, recipe: EditRecipe? = nil
   ) -> WorkerJob {
-    var path: String?
-    if case .file(let file) = source { path = file }
-    return WorkerJob(
-      kind: kind, name: source.name, path: path, spec: spec, recipe: recipe,
+    var job = WorkerJob(
+      kind: kind, name: source.name, spec: spec, recipe: recipe,
       maxPixels: renderer.maxPixels, failOn: renderer.failOn)
+    if case .file = source { job.handsFile = true }
+    return job
+  }
+
+  /// A file source, opened here: a worker is handed the open file, never its path (it can
+  /// open no file of its own). Errors are this process's, as if it read the file itself.
+  private func open(_ source: ImageSource) throws(DarkroomError) -> InputFile? {
+    guard case .file(let path) = source else { return nil }
+    return try InputFile(path)
   }
 
   private func payload(_ source: ImageSource) -> [UInt8] {
