@@ -131,13 +131,15 @@ struct SpaceCommand: ParsableCommand {
         darkroom render --space Private IMG_0001.jpg --rep fullscreen -o screen.jpg
         darkroom edit --space Private --filter noir IMG_0001.jpg
         darkroom space export Private -o decrypted/
-        darkroom space passwd Private
+        darkroom space passwd Private --rotate
+        darkroom space remove Private
 
       list, render, edit, revert, apply and trash take --space DIR, with asset ids
       or names in place of files. docs/spaces.md has the design and threat model.
       """,
     subcommands: [
       SpaceCreate.self, SpaceAdd.self, SpaceList.self, SpaceExport.self, SpacePasswd.self,
+      SpaceRemove.self,
     ])
 }
 
@@ -295,8 +297,17 @@ struct SpaceExport: ParsableCommand {
 struct SpacePasswd: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "passwd",
-    abstract: "Change a space's password; nothing is re-encrypted.",
-    usage: "darkroom space passwd <folder> [<options>]")
+    abstract: "Change a space's password, or its key with --rotate.",
+    usage: "darkroom space passwd <folder> [--rotate] [<options>]",
+    discussion: """
+      Without --rotate, the same space key is sealed under the new password and
+      nothing is re-encrypted: a copy of the folder's header taken before still
+      opens everything with the old password. With --rotate, every object is
+      encrypted again under a new key, and what the old key sealed is removed:
+      the old header and password then open nothing. It reads and writes the
+      whole space; cut off, it is safe to run again. Give the same password
+      twice to rotate the key alone.
+      """)
 
   @Argument(help: "The folder of spaces.")
   var folder: String
@@ -306,6 +317,9 @@ struct SpacePasswd: ParsableCommand {
   @Option(
     help: ArgumentHelp("Read the new password from this file's first line.", valueName: "file"))
   var newPasswordFile: String?
+
+  @Flag(help: "Re-encrypt everything under a new key (see above).")
+  var rotate = false
 
   func run() throws {
     let space = try Space.open(folder, password: password.read("Current password: "))
@@ -318,8 +332,14 @@ struct SpacePasswd: ParsableCommand {
         throw DarkroomError(.invalidArgument, "the two passwords differ")
       }
     }
-    try space.changePassword(to: new)
-    printLine("\(folder): the password is changed")
+    if rotate {
+      let rotated = try space.rotateKey(password: new)
+      printLine("\(folder): a new key seals the space's \(rotated.assets.count) assets")
+      rotated.close()
+    } else {
+      try space.changePassword(to: new)
+      printLine("\(folder): the password is changed")
+    }
   }
 }
 
@@ -403,5 +423,30 @@ enum SpaceWork {
     for asset in assets {
       printLine("\(asset.name): \(trashed ? "in the trash" : "restored") (\(asset.id))")
     }
+  }
+}
+
+struct SpaceRemove: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "remove",
+    abstract: "Remove a space: its key slot, objects and catalog rows.",
+    usage: "darkroom space remove <folder> [<options>]",
+    discussion: """
+      The space the password opens is removed for good: its key slot is filled
+      with random bytes, as unused slots are, and its encrypted objects and
+      catalog rows are deleted. The folder's other spaces are untouched. Export
+      what you want to keep first (darkroom space export).
+      """)
+
+  @Argument(help: "The folder of spaces.")
+  var folder: String
+
+  @OptionGroup var password: PasswordOptions
+
+  func run() throws {
+    let space = try Space.open(folder, password: password.read("Password of the space to remove: "))
+    let count = space.assets.count
+    try space.remove()
+    printLine("\(folder): the space and its \(count) assets are removed")
   }
 }

@@ -284,6 +284,105 @@ struct SpaceTests {
     #expect(zip(before.slots, after.slots).filter { $0 != $1 }.count == 1, "one slot changed")
   }
 
+  @Test("a rotated key: same assets and bytes, new objects; an old header copy opens nothing")
+  func rotateKey() throws {
+    let folder = try Fixture.temporaryFolder()
+    let dir = folder.file("S")
+    let space = try Space.create(at: dir, password: pw("old"), kdf: testKDF)
+    let other = try Space.create(at: dir, password: pw("other"), otherPasswords: [pw("old")])
+    let (a, _) = try space.add(file: Fixture.sample("gps.jpg"))
+    let (b, _) = try space.add(file: Fixture.sample("orientation-6.jpg"))
+    let edited = try space.edit(b, graph: graph("noir"), renderer: Renderer())
+    _ = try space.render(a, RenditionSpec(.thumbnail), renderer: Renderer())
+    _ = try other.add(file: Fixture.sample("display-p3.jpg"))
+    let editedBytes = try space.current(edited)
+    let history = try space.history(edited)
+    let oldHeader = try Fixture.bytes(dir + "/header")
+    let otherObjects = try filesUnder(dir + "/objects").filter { path, _ in
+      (try? SpaceObjectReader(
+        path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
+        keys: other.keys, label: "x")) != nil
+    }
+    let before = Set(try filesUnder(dir + "/objects").keys)
+
+    let rotated = try space.rotateKey(password: pw("new"))
+    #expect(space.isClosed)
+    #expect(rotated.assets.map(\.id) == [a.id, b.id], "ids never change")
+    #expect(try rotated.original(rotated.asset(a.id)) == Fixture.bytes(Fixture.sample("gps.jpg")))
+    #expect(try rotated.current(rotated.asset(b.id)) == editedBytes)
+    #expect(try rotated.history(rotated.asset(b.id)).map(\.graph) == history.map(\.graph))
+    // Every object of this space is new; the other space's are exactly as they were.
+    let after = Set(try filesUnder(dir + "/objects").keys)
+    #expect(before.intersection(after) == Set(otherObjects.keys))
+    #expect(try Space.open(dir, password: pw("other")).assets.count == 1)
+    #expect(throws: DarkroomError.self) { try Space.open(dir, password: pw("old")) }
+
+    // An old copy of the header, with the old password: the old key, and nothing it opens.
+    rotated.close()
+    _ = try folder.write("S/header", oldHeader)
+    let stale = try Space.open(dir, password: pw("old"))
+    #expect(stale.assets.isEmpty)
+    let opened = try filesUnder(dir + "/objects").keys.filter { path in
+      (try? SpaceObjectReader(
+        path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
+        keys: stale.keys, label: "x")) != nil
+    }
+    #expect(opened.isEmpty, "no object opens with the old key")
+  }
+
+  @Test("a rotation killed before or after its switch: the next writer undoes or finishes it")
+  func rotationCutOff() throws {
+    for point in ["rotation-before-switch", "rotation-after-switch"] {
+      let folder = try Fixture.temporaryFolder()
+      let dir = folder.file("S")
+      let space = try Space.create(at: dir, password: pw("old"), kdf: testKDF)
+      let (a, _) = try space.add(file: Fixture.sample("gps.jpg"))
+      space.close()
+      let oldHeader = try Fixture.bytes(dir + "/header")
+      let old = try folder.write("old", Array("old\n".utf8))
+      let new = try folder.write("new", Array("new\n".utf8))
+      let killed = try CLI.run(
+        ["space", "passwd", dir, "--rotate", "--password-file", old, "--new-password-file", new],
+        environment: ["DARKROOM_FAULT": point])
+      #expect(killed.status == 137, "\(point): \(killed.stderr)")
+      let password = point == "rotation-before-switch" ? "old" : "new"
+      // The next writer (an add) recovers; the photo is whole either way.
+      let reopened = try Space.open(dir, password: pw(password))
+      _ = try reopened.add(file: Fixture.sample("orientation-1.jpg"))
+      #expect(
+        try reopened.original(reopened.asset(a.id)) == Fixture.bytes(Fixture.sample("gps.jpg")))
+      // Every object left opens under the key in force; none is a leftover of the other.
+      let objects = try filesUnder(dir + "/objects").keys
+      let mine = objects.filter { path in
+        (try? SpaceObjectReader(
+          path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
+          keys: reopened.keys, label: "x")) != nil
+      }
+      #expect(mine.count == objects.count && objects.count == 2, "\(point): \(objects)")
+      if point == "rotation-after-switch" {
+        _ = try folder.write("S/header", oldHeader)
+        #expect(try Space.open(dir, password: pw("old")).assets.isEmpty)
+      }
+    }
+  }
+
+  @Test("a removed space: its password opens nothing, its objects are gone, others stay")
+  func removeSpace() throws {
+    let folder = try Fixture.temporaryFolder()
+    let dir = folder.file("S")
+    let space = try Space.create(at: dir, password: pw("gone"), kdf: testKDF)
+    let other = try Space.create(at: dir, password: pw("other"), otherPasswords: [pw("gone")])
+    _ = try space.add(file: Fixture.sample("gps.jpg"))
+    _ = try other.add(file: Fixture.sample("display-p3.jpg"))
+    let headerSize = try Fixture.bytes(dir + "/header").count
+    try space.remove()
+    #expect(space.isClosed)
+    #expect(throws: DarkroomError.self) { try Space.open(dir, password: pw("gone")) }
+    #expect(try Space.open(dir, password: pw("other")).assets.map(\.name) == ["display-p3.jpg"])
+    #expect(try filesUnder(dir + "/objects").count == 1, "only the other space's object")
+    #expect(try Fixture.bytes(dir + "/header").count == headerSize, "the header looks the same")
+  }
+
   @Test("trash, restore and revert; revert removes the edit's objects")
   func trashAndRevert() throws {
     let folder = try Fixture.temporaryFolder()

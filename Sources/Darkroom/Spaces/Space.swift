@@ -21,9 +21,9 @@ public final class Space: Sendable {
   /// The folder of spaces this space is in.
   public let folder: String
   let keys: SpaceKeys
-  private let catalog: SpaceCatalog
-  private let slot: Int
-  private let kdf: KDFParameters
+  let catalog: SpaceCatalog
+  let slot: Int
+  let kdf: KDFParameters
   private let state: Locked<State>
   /// The workers that have seen this space's decrypted bytes: its own, started like the
   /// renderer's shared ones, never used for anything else and ended when it closes.
@@ -35,7 +35,7 @@ public final class Space: Sendable {
     var closed = false
   }
 
-  private init(folder: String, slot: Int, kdf: KDFParameters, key: SecretKey)
+  init(folder: String, slot: Int, kdf: KDFParameters, key: SecretKey)
     throws(DarkroomError)
   {
     self.folder = folder
@@ -111,7 +111,7 @@ public final class Space: Sendable {
     return try Space(folder: folder, slot: slot, kdf: kdfOfSlot, key: key)
   }
 
-  private static func makeFolder(_ path: String) throws(DarkroomError) {
+  static func makeFolder(_ path: String) throws(DarkroomError) {
     guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
       throw AtomicFile.writeError(path, errno)
     }
@@ -211,6 +211,8 @@ public final class Space: Sendable {
       } else if recovering, let pending = body.pending {
         for name in pending { removeObject(name) }
         try catalog.commit([(row, nil)], key: keys.catalog)
+      } else if recovering, body.rotation != nil || body.rotatedFrom != nil {
+        try recoverRotation(row, body)
       }
     }
     try state.withLock { state throws(DarkroomError) in
@@ -245,13 +247,13 @@ public final class Space: Sendable {
 
   func objectPath(_ name: String) -> String { folder + "/objects/" + name.prefix(2) + "/" + name }
 
-  private func removeObject(_ name: String) {
+  func removeObject(_ name: String) {
     let path = objectPath(name)
     unlink(path)
     unlink(path + ".partial")
   }
 
-  private func prepare(_ name: String) throws(DarkroomError) {
+  func prepare(_ name: String) throws(DarkroomError) {
     try Self.makeFolder(folder + "/objects/" + name.prefix(2))
   }
 

@@ -42,6 +42,11 @@ final class SpaceCatalog: Sendable {
   struct Body: Codable {
     var asset: SpaceAsset?
     var pending: [String]?
+    /// A key rotation under way, in a row of the old key: the new key's bytes.
+    var rotation: [UInt8]?
+    /// A key rotation switched to this key, in a row of the new key: the old key's bytes,
+    /// until everything the old key sealed is removed.
+    var rotatedFrom: [UInt8]?
   }
 
   let queue: DatabaseQueue
