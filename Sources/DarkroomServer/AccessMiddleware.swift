@@ -75,19 +75,23 @@ struct AccessMiddleware: RouterMiddleware {
       error.headers[.wwwAuthenticate] = "Bearer"
       throw error
     }
-    if Self.needsWrite(request), context.access != .write {
+    // Logging out changes nothing in the library, but only a session has one to end: a
+    // read-only bearer token's POST /logout is a write like any other.
+    let endsOwnSession = path == "/logout" && context.session != nil
+    if Self.needsWrite(request), !endsOwnSession, context.access != .write {
       throw APIError(.forbidden, "read-only", "this token may read, not change anything")
     }
     return try await next(request, context)
   }
 
   /// A request that changes something: any but GET and HEAD, except the POSTs that change
-  /// nothing in the library (a zip of a selection, an editor's preview, logging out,
-  /// unlocking or locking a space: a read-only session may look into a space).
+  /// nothing in the library (a zip of a selection, an editor's preview, unlocking or
+  /// locking a space: a read-only session may look into a space). A session's logout is
+  /// let through in `handle`.
   static func needsWrite(_ request: Request) -> Bool {
     let path = request.uri.path
     return changesState(request.method)
-      && !(path == "/api/download" || path == "/logout" || SpaceRoutes.locksOrUnlocks(path)
+      && !(path == "/api/download" || SpaceRoutes.locksOrUnlocks(path)
         || (path.hasPrefix("/api/assets/") && path.hasSuffix("/preview")))
   }
 

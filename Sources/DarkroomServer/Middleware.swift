@@ -3,6 +3,7 @@ import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 import Synchronization
 
@@ -170,11 +171,18 @@ struct ErrorMiddleware: RouterMiddleware {
         error.body ?? (error.status == .notFound ? "no such page" : error.status.reasonPhrase)
       return APIError(error.status, kind, message)
     case is DecodingError:
-      return .badRequest("the JSON body does not match what this call takes: \(error)")
+      return .badRequest("the JSON body does not match what this call takes")
+    case is NIOTooManyBytesError:
+      return APIError(
+        .contentTooLarge, "too-large",
+        "the request body is larger than this call takes (\(Self.bodyLimitText))")
     default:
-      return APIError(.internalServerError, "server", "the server failed: \(error)")
+      // The detail goes to the log only: no SQL, path or type name reaches a client.
+      return APIError(.internalServerError, "server", "the server failed; its log says why")
     }
   }
+
+  static let bodyLimitText = "4 MiB for JSON"
 
   static func translate(_ error: DarkroomError, library: Library) -> APIError {
     let status: HTTPResponse.Status =
@@ -188,6 +196,10 @@ struct ErrorMiddleware: RouterMiddleware {
         .timedOut, .engine:
         .unprocessableContent
       }
+    // The server's own failure: the detail (a catalog's SQL, a path) goes to the log only.
+    if status == .internalServerError {
+      return APIError(status, error.kind.rawValue, "the server failed; its log says why")
+    }
     var message = scrub(error.message, library: library)
     if let file = error.file {
       let name = library.relativePath(file) ?? FilePath(file).lastComponent

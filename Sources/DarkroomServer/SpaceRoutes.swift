@@ -49,6 +49,9 @@ struct SpaceRoutes: Sendable {
       return Response(status: .seeOther, headers: [.location: "/space"])
     }
     router.post("space/lock") { _, context in
+      guard folder != nil else {
+        throw APIError.notFound("this server serves no spaces (darkroom serve --spaces DIR)")
+      }
       if let session = context.session { sessions.lock(session.id) }
       return Response(status: .seeOther, headers: [.location: "/space"])
     }

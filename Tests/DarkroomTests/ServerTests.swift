@@ -624,6 +624,55 @@ struct ServerTests {
     }
   }
 
+  @Test(
+    "bad requests get 4xx and a JSON error without internals: body size, filter length, logout, revert version, spaces"
+  )
+  func badRequests() async throws {
+    let served = try ServedLibrary()
+    let id = try served.ids()[0]
+    try await served.test { client, _ in
+      // A JSON body over 4 MiB: 413 on every call that takes one.
+      let huge = ByteBuffer(
+        string: "{\"filters\": [\"" + String(repeating: "x", count: 5 << 20) + "\"]}")
+      for (uri, method) in [
+        ("/api/jobs", HTTPRequest.Method.post), ("/api/assets/\(id)/edit", .post),
+        ("/api/download", .post), ("/api/albums", .post),
+      ] {
+        let response = try await client.execute(
+          uri: uri, method: method, headers: ServedLibrary.write, body: huge)
+        #expect(response.status == .contentTooLarge, "\(uri)")
+        #expect(response.errorKind == "too-large", "\(uri)")
+      }
+      // A filter of 50,000 characters: 400, naming the parameter, with no SQL in the answer.
+      let camera = String(repeating: "%", count: 50_000)
+      let long = try await client.execute(
+        uri: "/api/assets?camera=" + camera.replacingOccurrences(of: "%", with: "%25"),
+        method: .get, headers: ServedLibrary.read)
+      #expect(long.status == .badRequest)
+      #expect(
+        (long.object["error"] as? [String: Any])?["message"] as? String
+          == "camera takes at most 1024 bytes; not 50000")
+      // A read-only token has no session to end: logging out is a write like any other.
+      let logout = try await client.execute(
+        uri: "/logout", method: .post, headers: ServedLibrary.read)
+      #expect(logout.status == .forbidden)
+      #expect(logout.errorKind == "read-only")
+      // A version below 0 is no version.
+      let revert = try await client.execute(
+        uri: "/api/assets/\(id)/revert", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["version": -1]))
+      #expect(revert.status == .badRequest)
+      #expect(
+        ((revert.object["error"] as? [String: Any])?["message"] as? String)?.hasSuffix(
+          "version takes 0 (the original) or more; not -1") == true, "\(revert.text)")
+      // Locking a space on a server that serves none: 404, not a redirect to a 404.
+      let lock = try await client.execute(
+        uri: "/space/lock", method: .post, headers: ServedLibrary.write)
+      #expect(lock.status == .notFound)
+      #expect(lock.errorKind == "not-found")
+    }
+  }
+
   @Test("a session renews with use for 12 hours at a time, but ends 7 days after its login")
   func sessionLifetime() {
     let sessions = Sessions()

@@ -77,7 +77,8 @@ struct VipsTests {
           .encode(suffix: ".png")
       }
     }
-    #expect(error?.kind == .engine)
+    // The decoder's complaint about the data: the file's fault, not libvips' (`engine`).
+    #expect(error?.kind == .corrupt)
     #expect(error?.description.contains("cut.jpg") == true)
     #expect(
       error?.message.contains("VipsJpeg") == true || error?.message.contains("jpeg") == true,

@@ -28,6 +28,13 @@ extension AssetQuery {
     self.init()
     var sort: Sort?
     for (name, value) in parameters {
+      // No value a person types is this long; a longer one is a mistake or an attack (a
+      // LIKE pattern of 50,000 characters is more than SQLite will match).
+      guard value.utf8.count <= Self.longestValue else {
+        throw DarkroomError(
+          .invalidArgument,
+          "\(name) takes at most \(Self.longestValue) bytes; not \(value.utf8.count)")
+      }
       switch name {
       case "album": album = AlbumRef(value)
       case "type":
@@ -74,8 +81,11 @@ extension AssetQuery {
     if case .smart(.trash)? = album { trashed = true }
   }
 
+  /// The longest value a parameter takes, in bytes.
+  public static let longestValue = 1024
+
   private static func invalid(_ name: String, _ takes: String, _ value: String) -> DarkroomError {
-    DarkroomError(.invalidArgument, "\(name) takes \(takes); not \(value)")
+    DarkroomError(.invalidArgument, "\(name) takes \(takes); not \(value.prefix(64))")
   }
 
   private static func bool(_ text: String, name: String) throws(DarkroomError) -> Bool {

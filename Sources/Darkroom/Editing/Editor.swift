@@ -208,6 +208,10 @@ public struct Editor: Sendable {
   @discardableResult
   public func revert(_ path: String, to version: Int? = nil) throws(DarkroomError) -> RevertOutcome
   {
+    if let version, version < 0 {
+      throw DarkroomError(
+        .invalidArgument, file: path, "version takes 0 (the original) or more; not \(version)")
+    }
     _ = try InputFile(path)  // a missing or unreadable file is an error, not "not edited"
     guard let library = Library.containing(path) else { return .notEdited }
     let store = OriginalStore(library: library)

@@ -47,7 +47,7 @@ extension Library {
   public func preview(
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec, renderer: Renderer = Renderer()
   ) throws(DarkroomError) -> Rendition {
-    let path = path(of: try asset(id))
+    let path = try checkedPath(of: asset(id))
     let source: ImageSource =
       try Editor().originalBytes(path).map { .data($0, name: path) }
       ?? .file(path)
@@ -100,7 +100,7 @@ extension Library {
 
   private func editablePath(_ id: AssetID) throws(DarkroomError) -> String {
     let asset = try asset(id)
-    let path = path(of: asset)
+    let path = try checkedPath(of: asset)  // no link leads an edit out of the library
     if asset.trashedAt != nil {
       throw DarkroomError(.invalidArgument, file: path, "is in the trash: restore it first")
     }

@@ -103,7 +103,7 @@ extension Library {
           guard asset.trashedAt == nil else {
             throw DarkroomError(.invalidArgument, file: asset.path, "is in the trash")
           }
-          let path = path(of: asset)
+          let path = try checkedPath(of: asset)
           paths[path] = id
           inputs.append(BatchInput(path: path, relativePath: asset.path))
           folders.insert(FilePath(path).parent)
@@ -119,7 +119,7 @@ extension Library {
             counts.notStarted += 1
             continue
           }
-          let path = path(of: asset)
+          let path = try checkedPath(of: asset)
           if try batch.editor.revert(path) != .notEdited { folders.insert(FilePath(path).parent) }
           report(id, nil)
         }

@@ -58,7 +58,19 @@ enum Vips {
     var detail = lines.isEmpty ? "libvips failed" : lines.joined(separator: "; ")
     // One line, about 200 characters at most: the first causes are the telling ones.
     if detail.count > maxDetail { detail = String(detail.prefix(maxDetail - 1)) + "…" }
-    return DarkroomError(.engine, file: file, "\(context): \(detail)")
+    return DarkroomError(kind(of: detail), file: file, "\(context): \(detail)")
+  }
+
+  /// What a libvips message blames: a decoder's complaint about the data (`corrupt`: the
+  /// file's fault) or anything else (`engine`: libvips itself, such as a missing encoder).
+  static func kind(of detail: String) -> DarkroomError.Kind {
+    let text = detail.lowercased()
+    let decoders = [
+      "vipsjpeg", "jpegload", "pngload", "vipspng", "libpng", "gifload", "webpload", "heifload",
+      "tiff2vips", "tiffload", "vipsforeignload", "premature end", "corrupt", "bogus", "truncated",
+      "unexpected end", "not a known file format", "read error", "decode",
+    ]
+    return decoders.contains { text.contains($0) } ? .corrupt : .engine
   }
 
   /// Runs one file's libvips work so that its error message is its own.
