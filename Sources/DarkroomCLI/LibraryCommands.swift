@@ -98,6 +98,7 @@ struct ScanCommand: ParsableCommand {
     if let jobs { options.jobs = jobs }
     // Every file's header is parsed in a sandboxed worker, never in this process.
     Containment.useWorkers(workerConfiguration(jobs: options.jobs), for: .everyFile)
+    library.sweepTemporaries()  // what killed writers left
     options.forgetOffline = forgetOffline
     if let batchSize { options.batchSize = batchSize }
     options.shouldStop = { stopping.isSet }

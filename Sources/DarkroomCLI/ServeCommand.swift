@@ -117,6 +117,8 @@ struct ServeCommand: ParsableCommand {
       configuration.tokens.add(token, .write)
       newToken = token
     }
+    // What a killed server or command left (a cut-off upload, an edit never renamed) goes.
+    library.sweepTemporaries()
     let server = try DarkroomServer(library: library, configuration: configuration)
     var logger = Logger(label: "darkroom")
     logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info

@@ -228,6 +228,9 @@ public final class SQLiteCatalog: Catalog {
       for asset in changes.upserts {
         let before = try Self.location(asset.id, db)
         let folderID = try Self.folderID(asset.folder, db, &folderIDs)
+        // The same file found new by two writers at once (an upload and the watcher's scan):
+        // the first one's row stands, and the second changes nothing, nor logs a change.
+        if before == nil, try Self.holdsSameFile(asset, folderID: folderID, db) { continue }
         let id = try Self.upsert(asset, folderID: folderID, db)
         if let before, before != asset.path {
           try Self.record(.moved, id, asset.path, from: before, db)
@@ -330,6 +333,31 @@ public final class SQLiteCatalog: Catalog {
 
   /// Writes an asset's row; returns the id it has (another, when two scans found the same
   /// new file at once).
+  /// Whether another row at `asset`'s place already holds the very same file (content and
+  /// identity).
+  private static func holdsSameFile(_ asset: Asset, folderID: Int64, _ db: Database) throws
+    -> Bool
+  {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql:
+            "SELECT id, hash, device, inode, size, mtime, ctime FROM asset WHERE folderId = ? AND name = ?"
+        ), arguments: [folderID, asset.name])
+    else { return false }
+    let i = asset.identity
+    let id: String = row["id"]
+    let hash: String = row["hash"]
+    let device: Int64 = row["device"]
+    let inode: Int64 = row["inode"]
+    let size: Int64 = row["size"]
+    let mtime: Int64 = row["mtime"]
+    let ctime: Int64 = row["ctime"]
+    return id != asset.id.rawValue && hash == asset.contentHash
+      && device == Int64(bitPattern: i.device) && inode == Int64(bitPattern: i.inode)
+      && size == i.size && mtime == i.modified && ctime == i.changed
+  }
+
   private static func upsert(_ asset: Asset, folderID: Int64, _ db: Database) throws -> AssetID {
     var a = asset
     // Another row at this place: a file moved over it (this id is in the catalog already)

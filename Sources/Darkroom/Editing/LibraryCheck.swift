@@ -38,6 +38,9 @@ public enum LibraryCheck {
       case readOnlyEdit = "read-only-edit"
       /// The catalog database fails SQLite's own checks. Not repairable here.
       case damagedCatalog = "damaged-catalog"
+      /// A temporary file whose writer died (a cut-off upload, an edit never renamed into
+      /// place); repair removes it.
+      case abandonedTemporary = "abandoned-temporary"
     }
 
     /// What is wrong.

@@ -211,6 +211,12 @@ extension Library {
   /// `foreign_key_check`).
   public func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
     var report = LibraryCheck.run(on: self, searching: searching, repair: repair)
+    for path in sweepTemporaries(removing: repair) {
+      report.findings.append(
+        .init(
+          kind: .abandonedTemporary, file: path,
+          message: "a temporary file whose writer is gone", repaired: repair))
+    }
     guard hasCatalog else { return report }
     let problems: [String]
     do {

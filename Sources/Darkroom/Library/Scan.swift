@@ -173,6 +173,7 @@ private struct Scanner {
     var identity: FileIdentity
     var hash: String
     var offline: Bool
+    var path: String
   }
   var changes = CatalogChanges()
 
@@ -214,8 +215,13 @@ private struct Scanner {
     var queue = roots
     while let (folder, recursive) = queue.popLast() {
       guard !walked.contains(folder) else { continue }
-      guard let listing = Self.list(absolute(folder)) else { continue }  // vanished or unreadable
+      // The catalog first, then the folder: a file another writer (an upload, a restore)
+      // links and catalogues in between is then seen as new, and its row (found by path)
+      // keeps its id; listed first, it would be taken for gone, removed, and given a new id
+      // by the next scan.
       let entries = try call { try catalog.entries(inFolder: folder) }
+      FaultInjection.reached("scan-between-catalog-and-listing", file: folder)
+      guard let listing = Self.list(absolute(folder)) else { continue }  // vanished or unreadable
       if listing.files.isEmpty && listing.folders.isEmpty,
         let device = FileIdentity.device(of: absolute(folder)),
         entries.contains(where: { $0.asset != nil && $0.identity.device != device })
@@ -233,7 +239,8 @@ private struct Scanner {
     for folder in known.subtracting(walked) where !folder.hasPrefix(Library.folderName + "/") {
       for entry in try call({ try catalog.entries(inFolder: folder) }) {
         guard let id = entry.asset, let hash = entry.contentHash else { continue }
-        missing[id] = Missing(identity: entry.identity, hash: hash, offline: true)
+        missing[id] = Missing(
+          identity: entry.identity, hash: hash, offline: true, path: folder + "/" + entry.name)
       }
     }
     report()
@@ -266,7 +273,9 @@ private struct Scanner {
     // Files gone from a folder that is still here.
     for entry in byName.values {
       if let id = entry.asset, let hash = entry.contentHash {
-        missing[id] = Missing(identity: entry.identity, hash: hash, offline: false)
+        missing[id] = Missing(
+          identity: entry.identity, hash: hash, offline: false,
+          path: folder.isEmpty ? entry.name : folder + "/" + entry.name)
       } else {
         changes.unskipped.append(folder.isEmpty ? entry.name : folder + "/" + entry.name)
       }
@@ -473,6 +482,9 @@ private struct Scanner {
         changes.offline.append((id, true))
         summary.offline += 1
       } else {
+        // A file at its path again (written back since the folder was listed) is left to
+        // the scan that sees it: its row, and its id, stay.
+        if (try? FileIdentity(path: library.root.path + "/" + gone.path)) != nil { continue }
         changes.removals.append(id)
         summary.removed += 1
       }

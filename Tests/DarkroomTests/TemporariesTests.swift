@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// What a killed writer leaves (an upload's `.partial`, an edit's `.tmp`) is swept by the
+/// next command that opens the library; what a live writer is writing is left alone.
+@Suite("Temporaries of dead writers")
+struct TemporariesTests {
+  /// A library with one photo, and temporaries of a dead process and of this (live) one.
+  static func library() throws -> (ServedLibrary, dead: [String], live: [String]) {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    // A process that has ended: its pid names no process now.
+    let ended = Process()
+    ended.executableURL = URL(fileURLWithPath: "/bin/true")
+    try ended.run()
+    ended.waitUntilExit()
+    let pid = ended.processIdentifier
+    let me = getpid()
+    try FileManager.default.createDirectory(
+      atPath: served.folder.file("Uploads"), withIntermediateDirectories: true)
+    let dead = [
+      "Uploads/.upload.\(pid).42.partial", ".orientation-1.jpg.\(pid).7.tmp",
+      ".darkroom/originals/.abc.\(pid).9.tmp",
+    ]
+    let live = ["Uploads/.upload.\(me).1.partial", ".orientation-1.jpg.\(me).2.tmp"]
+    for path in dead + live {
+      try FileManager.default.createDirectory(
+        atPath: served.folder.file((path as NSString).deletingLastPathComponent),
+        withIntermediateDirectories: true)
+      _ = try served.folder.write(path, Array(repeating: 7, count: 1000))
+    }
+    return (served, dead, live)
+  }
+
+  static func exists(_ served: ServedLibrary, _ path: String) -> Bool {
+    FileManager.default.fileExists(atPath: served.folder.file(path))
+  }
+
+  @Test("check reports a dead writer's temporaries; check --repair removes them, and only them")
+  func checkAndRepair() throws {
+    let (served, dead, live) = try Self.library()
+    let check = try CLI.run(["check", served.root])
+    #expect(check.status == 1)
+    for path in dead {
+      #expect(check.stdout.contains("\(path): a temporary file whose writer is gone\n"), "\(path)")
+      #expect(Self.exists(served, path), "reported, not removed: \(path)")
+    }
+    #expect(!live.contains { check.stdout.contains($0) }, "\(check.stdout)")
+    let repair = try CLI.run(["check", "--repair", served.root])
+    #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+    #expect(dead.allSatisfy { !Self.exists(served, $0) })
+    #expect(live.allSatisfy { Self.exists(served, $0) })
+  }
+
+  @Test("scan and serve sweep them when they open the library")
+  func scanAndServeSweep() throws {
+    let (served, dead, live) = try Self.library()
+    let scan = try CLI.run(["scan", served.root])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    #expect(dead.allSatisfy { !Self.exists(served, $0) })
+    #expect(live.allSatisfy { Self.exists(served, $0) })
+
+    let (again, deadAgain, _) = try Self.library()
+    let server = try ServeProcess(again.root)
+    #expect(deadAgain.allSatisfy { !Self.exists(again, $0) })
+    #expect(server.stop() == 0)
+  }
+}
+
+@Suite("Ids that never change")
+struct StableIDTests {
+  @Test(
+    "a file linked and catalogued while a scan walks its folder keeps its id: no remove and insert")
+  func uploadDuringScanKeepsItsID() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let library = served.library
+    try FileManager.default.createDirectory(
+      atPath: served.folder.file("Uploads"), withIntermediateDirectories: true)
+    let start = try library.lastChange()
+    let newcomer = served.folder.file("Uploads/new.jpg")
+    let bytes = try Fixture.bytes(Fixture.sample("orientation-3.jpg"))
+    // What an upload does, between the scan's two reads of the folder: the file is linked
+    // into place, then catalogued.
+    let placed = Locked<AssetID?>(nil)
+    let started = Locked(false)
+    try FaultInjection.whenReached(
+      "scan-between-catalog-and-listing", file: "Uploads",
+      {
+        // Once: the upload's own cataloguing walks the folder too, and reaches this point.
+        let first = started.withLock { was -> Bool in
+          defer { was = true }
+          return !was
+        }
+        guard first else { return }
+        FileManager.default.createFile(atPath: newcomer, contents: Data(bytes))
+        _ = try? library.scanFiles(in: served.folder.file("Uploads"))
+        placed.withLock { $0 = try? library.asset(atPath: newcomer)?.id }
+      },
+      during: { _ = try library.scan() })
+    let id = try #require(placed.withLock { $0 })
+    #expect(try library.asset(atPath: newcomer)?.id == id)
+    let changes = try library.changes(since: start).filter { $0.path == "Uploads/new.jpg" }
+    #expect(changes.map(\.kind) == [.inserted], "\(changes)")
+    #expect(changes.allSatisfy { $0.id == id })
+  }
+}
