@@ -71,6 +71,22 @@ extension AssetMetadata {
     }
   }
 
+  /// Reads the metadata of a file handed open (a worker's): JPEG and PNG headers through
+  /// the descriptor, reading only what they need; other formats from the whole file, as
+  /// ``read(_:)`` reads bytes.
+  static func read(handed file: InputFile, name: String) throws(DarkroomError) -> AssetMetadata {
+    do {
+      if let header = try ContainerHeader.parse(ByteSource(file: file)), !header.hasCompressedICC {
+        return make(name, file.size, header)
+      }
+    } catch let error as DarkroomError {
+      throw error.file == nil ? error.about(name) : error
+    } catch {
+      throw DarkroomError(.io, file: name, "cannot read: \(error)")
+    }
+    return try read(.data(file.read(at: 0, count: file.size), name: name))
+  }
+
   private static func read(
     _ source: ByteSource, _ name: String, libvipsHeader: () throws -> VipsImage
   ) throws -> AssetMetadata {

@@ -73,6 +73,11 @@ public enum Worker {
         guard let file else {
           throw DarkroomError(.unreadable, file: job.name, "cannot read the file it was handed")
         }
+        // A header is read through the descriptor, only as far as it goes.
+        if job.kind == .metadata {
+          let metadata = try AssetMetadata.read(handed: file, name: job.name)
+          return (WorkerReply(metadata: MetadataWire(metadata)), [])
+        }
         payload = try file.read(at: 0, count: file.size)
       }
       return try execute(job, payload: payload)
