@@ -294,7 +294,15 @@ private struct Scanner {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
         String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
       }
-      if name.hasPrefix(".") { continue }
+      if name.hasPrefix(".") {
+        // A temporary that a killed writer left (an upload, an edit) goes as it is seen.
+        if let pid = Library.writer(ofTemporary: name), pid != getpid(), kill(pid, 0) != 0,
+          errno == ESRCH
+        {
+          unlinkat(dirfd(directory), name, 0)
+        }
+        continue
+      }
       var info = stat()
       guard fstatat(dirfd(directory), name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
       switch info.st_mode & S_IFMT {
@@ -366,15 +374,21 @@ private struct Scanner {
       let content: AssetContent
       let hash: ContentHash
       if file.size <= wholeReadLimit {
+        // A worker reads the header of the very file open here while this hashes it.
+        let head = try file.read(at: 0, count: min(64, file.size))[...]
+        let header = try startHeader(head, file: file, path: path)
         let bytes = try file.read(at: 0, count: file.size)
         hash = ContentHash.of(bytes: bytes)
-        guard let described = try describe(bytes.prefix(64), bytes: bytes, path: path) else {
+        guard
+          let described = try describe(
+            bytes.prefix(64), bytes: bytes, file: file, path: path, header: header)
+        else {
           return .notMedia
         }
         content = described
       } else {
         let head = try file.read(at: 0, count: 64)[...]
-        guard let described = try describe(head, bytes: nil, path: path) else {
+        guard let described = try describe(head, bytes: nil, file: file, path: path) else {
           return .notMedia
         }
         content = described
@@ -390,9 +404,20 @@ private struct Scanner {
   }
 
   /// What the content is: a photo's metadata, a video's header; nil for anything else.
-  private static func describe(_ head: ArraySlice<UInt8>, bytes: [UInt8]?, path: String)
-    throws(DarkroomError) -> AssetContent?
+  /// A photo's header read started in a worker (``Containment``), or nil.
+  private static func startHeader(_ head: ArraySlice<UInt8>, file: InputFile, path: String)
+    throws(DarkroomError) -> WorkerPool.SentJob?
   {
+    guard !VideoHeader.recognises(head), let format = TrustedFormats.sniff(head),
+      let pool = Containment.pool(forFormat: format)
+    else { return nil }
+    return try pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit)
+  }
+
+  private static func describe(
+    _ head: ArraySlice<UInt8>, bytes: [UInt8]?, file: InputFile, path: String,
+    header: WorkerPool.SentJob? = nil
+  ) throws(DarkroomError) -> AssetContent? {
     // Videos first: HEIF and MP4 are both ISO media files, told apart by their brands.
     if VideoHeader.recognises(head) {
       if let bytes {
@@ -400,8 +425,18 @@ private struct Scanner {
       }
       return .video(try VideoHeader.read(path: path))
     }
-    if TrustedFormats.sniff(head) != nil {
-      let metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
+    if let format = TrustedFormats.sniff(head) {
+      // In a worker, the header is read from the very file hashed here, handed open (the
+      // worker reads only the header's bytes); here, from the bytes already read.
+      let metadata: AssetMetadata
+      if let header {
+        metadata = try WorkerPool.metadata(of: header)
+      } else if let pool = Containment.pool(forFormat: format) {
+        metadata = try WorkerPool.metadata(
+          of: pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit))
+      } else {
+        metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
+      }
       if let damage = metadata.damage { throw damage }
       return .photo(metadata)
     }

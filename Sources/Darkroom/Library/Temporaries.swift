@@ -11,8 +11,8 @@ extension Library {
   /// writers clean up after themselves). A temporary whose process still runs is left alone.
   ///
   /// With `removing`, they are removed; either way their paths, relative to the root, are
-  /// returned. `darkroom serve` sweeps at start, `scan` before it walks, and `check` reports
-  /// them (and removes them with `--repair`).
+  /// returned. `darkroom serve` sweeps at start, and `check` reports them (and removes them
+  /// with `--repair`); a scan removes those it sees in the folders it lists.
   @discardableResult
   public func sweepTemporaries(removing: Bool = true) -> [String] {
     var found: [String] = []

@@ -142,31 +142,75 @@ public final class WorkerPool: Sendable {
     _ job: WorkerJob, payload: [UInt8] = [], file: InputFile? = nil, limit: Duration?,
     maxReply: UInt64
   ) throws(DarkroomError) -> (WorkerReply, [UInt8]) {
+    try start(job, payload: payload, file: file, limit: limit, maxReply: maxReply).finish()
+  }
+
+  /// Sends one job to a worker and returns at once: its reply is read by
+  /// ``SentJob/finish()``, so that the caller can work meanwhile (a scan hashes the file
+  /// whose header a worker reads).
+  func start(
+    _ job: WorkerJob, payload: [UInt8] = [], file: InputFile? = nil, limit: Duration?,
+    maxReply: UInt64
+  ) throws(DarkroomError) -> SentJob {
     let worker = try acquire(for: job.name)
     guard let header = try? JSONEncoder().encode(job) else {
       release(worker)
       throw DarkroomError(.engine, file: job.name, "cannot encode the job for a worker")
     }
-    var timedOut = false
     let sent =
       Frames.write(worker.input, header: Array(header), payload: payload)
       && (file.map { dr_send_descriptor(worker.input, $0.descriptor) == 0 } ?? true)
-    let frame =
-      sent
-      ? Frames.read(
-        worker.output, deadline: limit.map { .now + $0 }, maxPayload: maxReply,
-        timedOut: &timedOut) : nil
-    guard let frame else {
-      let status = retire(worker, kill: true)
-      throw lost(job.name, status: status, timedOut: timedOut, limit: limit)
+    return SentJob(
+      pool: self, worker: worker, job: job, sent: sent, deadline: limit.map { .now + $0 },
+      limit: limit, maxReply: maxReply)
+  }
+
+  /// A job a worker has (see ``start(_:payload:file:limit:maxReply:)``). Its reply is read
+  /// once; one never read retires its worker when it goes.
+  final class SentJob {
+    let pool: WorkerPool
+    let worker: WorkerProcess
+    let job: WorkerJob
+    let sent: Bool
+    let deadline: ContinuousClock.Instant?
+    let limit: Duration?
+    let maxReply: UInt64
+    private var done = false
+
+    fileprivate init(
+      pool: WorkerPool, worker: WorkerProcess, job: WorkerJob, sent: Bool,
+      deadline: ContinuousClock.Instant?, limit: Duration?, maxReply: UInt64
+    ) {
+      (self.pool, self.worker, self.job, self.sent) = (pool, worker, job, sent)
+      (self.deadline, self.limit, self.maxReply) = (deadline, limit, maxReply)
     }
-    guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(frame.header)) else {
-      _ = retire(worker, kill: true)
-      throw DarkroomError(.engine, file: job.name, "a worker sent a reply that cannot be read")
+
+    deinit {
+      if !done { _ = pool.retire(worker, kill: true) }
     }
-    release(worker)
-    if let error = reply.error { throw error }
-    return (reply, frame.payload)
+
+    /// Waits for the reply (until the job's deadline).
+    func finish() throws(DarkroomError) -> (WorkerReply, [UInt8]) {
+      done = true
+      var timedOut = false
+      let frame =
+        sent
+        ? Frames.read(
+          worker.output, deadline: deadline, maxPayload: maxReply, timedOut: &timedOut) : nil
+      guard let frame else {
+        let status = pool.retire(worker, kill: true)
+        throw pool.lost(job.name, status: status, timedOut: timedOut, limit: limit)
+      }
+      guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(frame.header))
+      else {
+        _ = pool.retire(worker, kill: true)
+        throw DarkroomError(.engine, file: job.name, "a worker sent a reply that cannot be read")
+      }
+      // A header read is light: it does not wear a worker out (decodes do, by memory growth).
+      pool.release(worker, counting: job.kind != .metadata)
+      if let error = reply.error { throw error }
+      return (reply, frame.payload)
+    }
   }
 
   /// Stops every worker now, busy or idle: the files they held fail with "abandoned", and
@@ -189,7 +233,7 @@ public final class WorkerPool: Sendable {
     for worker in workers { _ = retire(worker, kill: true) }
   }
 
-  private func lost(_ file: String, status: Int32, timedOut: Bool, limit: Duration?)
+  fileprivate func lost(_ file: String, status: Int32, timedOut: Bool, limit: Duration?)
     -> DarkroomError
   {
     if state.withLock({ $0.abandoning }) { return Self.abandoned(file) }
@@ -233,8 +277,8 @@ public final class WorkerPool: Sendable {
     return worker
   }
 
-  private func release(_ worker: WorkerProcess) {
-    worker.jobs += 1
+  fileprivate func release(_ worker: WorkerProcess, counting: Bool = true) {
+    if counting { worker.jobs += 1 }
     let worn =
       worker.jobs >= configuration.jobsPerWorker
       || worker.peakMemory > configuration.memoryHighWater
@@ -253,7 +297,7 @@ public final class WorkerPool: Sendable {
 
   /// Ends a worker (politely: its input closed, so it exits; or with SIGKILL) and reaps it.
   /// Returns its wait status.
-  private func retire(_ worker: WorkerProcess, kill force: Bool) -> Int32 {
+  fileprivate func retire(_ worker: WorkerProcess, kill force: Bool) -> Int32 {
     if force { kill(worker.pid, SIGKILL) }
     let status = worker.close()
     state.withLock { state in
@@ -389,6 +433,24 @@ extension WorkerPool {
     ).0
     guard let metadata = reply.metadata?.metadata else {
       throw DarkroomError(.engine, file: source.name, "a worker's metadata cannot be read")
+    }
+    return metadata
+  }
+
+  /// Starts `AssetMetadata.read` of a file open here, in a worker it is handed to; the
+  /// metadata is read with ``metadata(of:)``.
+  func startMetadata(handing file: InputFile, name: String, limit: Duration?)
+    throws(DarkroomError) -> SentJob
+  {
+    var job = job(.metadata, .data([], name: name), Renderer())
+    job.handsFile = true
+    return try start(job, file: file, limit: limit, maxReply: 0)
+  }
+
+  /// The metadata a started header read gives.
+  static func metadata(of sent: SentJob) throws(DarkroomError) -> AssetMetadata {
+    guard let metadata = try sent.finish().0.metadata?.metadata else {
+      throw DarkroomError(.engine, file: sent.job.name, "a worker's metadata cannot be read")
     }
     return metadata
   }
