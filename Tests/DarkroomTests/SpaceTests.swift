@@ -9,6 +9,15 @@ let testKDF = KDFParameters(ops: 1, memory: 8 << 20)
 func pw(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// Every regular file under `folder`, with its bytes.
+/// The objects of a folder of spaces (paths under `objects/`) whose header opens under `keys`.
+func objects(in folder: String, openingWith keys: SpaceKeys) throws -> [String] {
+  try filesUnder(folder + "/objects").keys.filter { path in
+    (try? SpaceObjectReader(
+      path: folder + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
+      keys: keys, label: "x")) != nil
+  }.sorted()
+}
+
 func filesUnder(_ folder: String) throws -> [String: [UInt8]] {
   var out: [String: [UInt8]] = [:]
   let enumerator = FileManager.default.enumerator(atPath: folder)
@@ -298,11 +307,7 @@ struct SpaceTests {
     let editedBytes = try space.current(edited)
     let history = try space.history(edited)
     let oldHeader = try Fixture.bytes(dir + "/header")
-    let otherObjects = try filesUnder(dir + "/objects").filter { path, _ in
-      (try? SpaceObjectReader(
-        path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
-        keys: other.keys, label: "x")) != nil
-    }
+    let otherObjects = try objects(in: dir, openingWith: other.keys)
     let before = Set(try filesUnder(dir + "/objects").keys)
 
     let rotated = try space.rotateKey(password: pw("new"))
@@ -313,7 +318,7 @@ struct SpaceTests {
     #expect(try rotated.history(rotated.asset(b.id)).map(\.graph) == history.map(\.graph))
     // Every object of this space is new; the other space's are exactly as they were.
     let after = Set(try filesUnder(dir + "/objects").keys)
-    #expect(before.intersection(after) == Set(otherObjects.keys))
+    #expect(before.intersection(after) == Set(otherObjects))
     #expect(try Space.open(dir, password: pw("other")).assets.count == 1)
     #expect(throws: DarkroomError.self) { try Space.open(dir, password: pw("old")) }
 
@@ -322,12 +327,7 @@ struct SpaceTests {
     _ = try folder.write("S/header", oldHeader)
     let stale = try Space.open(dir, password: pw("old"))
     #expect(stale.assets.isEmpty)
-    let opened = try filesUnder(dir + "/objects").keys.filter { path in
-      (try? SpaceObjectReader(
-        path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
-        keys: stale.keys, label: "x")) != nil
-    }
-    #expect(opened.isEmpty, "no object opens with the old key")
+    #expect(try objects(in: dir, openingWith: stale.keys).isEmpty, "none opens with the old key")
   }
 
   @Test("a rotation killed before or after its switch: the next writer undoes or finishes it")
@@ -352,13 +352,9 @@ struct SpaceTests {
       #expect(
         try reopened.original(reopened.asset(a.id)) == Fixture.bytes(Fixture.sample("gps.jpg")))
       // Every object left opens under the key in force; none is a leftover of the other.
-      let objects = try filesUnder(dir + "/objects").keys
-      let mine = objects.filter { path in
-        (try? SpaceObjectReader(
-          path: dir + "/objects/" + path, name: String(path.split(separator: "/").last ?? ""),
-          keys: reopened.keys, label: "x")) != nil
-      }
-      #expect(mine.count == objects.count && objects.count == 2, "\(point): \(objects)")
+      let all = try filesUnder(dir + "/objects").keys
+      let mine = try objects(in: dir, openingWith: reopened.keys)
+      #expect(mine.count == all.count && all.count == 2, "\(point): \(all)")
       if point == "rotation-after-switch" {
         _ = try folder.write("S/header", oldHeader)
         #expect(try Space.open(dir, password: pw("old")).assets.isEmpty)

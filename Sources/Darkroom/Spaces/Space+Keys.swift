@@ -25,18 +25,8 @@ extension Space {
   ///   what reading and writing objects throws (a damaged object names its asset, and the
   ///   space is left as it was).
   public func rotateKey(password: [UInt8]) throws(DarkroomError) -> Space {
-    guard !password.isEmpty else {
-      throw DarkroomError(.invalidArgument, file: folder, "the password is empty")
-    }
     let rotated = try withWriteLock { () throws(DarkroomError) -> Space in
-      var header = try SpaceHeader.read(folder)
-      if let (other, _) = try header.open(password), other != slot {
-        throw DarkroomError(.invalidArgument, file: folder, "this password already opens a space")
-      }
-      guard
-        let passwordKey = Sodium.passwordKey(
-          password, salt: header.salt, ops: kdf.ops, memory: kdf.memory)
-      else { throw DarkroomError(.engine, "Argon2id could not run (out of memory?)") }
+      var (header, passwordKey) = try sealingKey(for: password)
       let newKey = Sodium.randomKey()
       let next = SpaceKeys(newKey)
       var newBytes = newKey.bytes

@@ -121,21 +121,30 @@ public final class Space: Sendable {
   ///
   /// - Throws: `invalidArgument` when `password` is empty or opens another space.
   public func changePassword(to password: [UInt8]) throws(DarkroomError) {
-    guard !password.isEmpty else {
-      throw DarkroomError(.invalidArgument, file: folder, "the password is empty")
-    }
     try withWriteLock { () throws(DarkroomError) in
-      var header = try SpaceHeader.read(folder)
-      if let (other, _) = try header.open(password), other != slot {
-        throw DarkroomError(.invalidArgument, file: folder, "this password already opens a space")
-      }
-      guard
-        let passwordKey = Sodium.passwordKey(
-          password, salt: header.salt, ops: kdf.ops, memory: kdf.memory)
-      else { throw DarkroomError(.engine, "Argon2id could not run (out of memory?)") }
+      var (header, passwordKey) = try sealingKey(for: password)
       header.fill(slot, with: keys.space, passwordKey: passwordKey)
       try header.write(folder)
     }
+  }
+
+  /// The folder's header and the key that seals this space's slot under `password`.
+  ///
+  /// - Throws: `invalidArgument` when `password` is empty or opens another space; `engine`
+  ///   when Argon2id cannot run.
+  func sealingKey(for password: [UInt8]) throws(DarkroomError) -> (SpaceHeader, SecretKey) {
+    guard !password.isEmpty else {
+      throw DarkroomError(.invalidArgument, file: folder, "the password is empty")
+    }
+    let header = try SpaceHeader.read(folder)
+    if let (other, _) = try header.open(password), other != slot {
+      throw DarkroomError(.invalidArgument, file: folder, "this password already opens a space")
+    }
+    guard
+      let passwordKey = Sodium.passwordKey(
+        password, salt: header.salt, ops: kdf.ops, memory: kdf.memory)
+    else { throw DarkroomError(.engine, "Argon2id could not run (out of memory?)") }
+    return (header, passwordKey)
   }
 
   /// Locks the space: its keys are zeroed and its index forgotten now, whoever still holds
