@@ -108,3 +108,55 @@ struct StableIDTests {
     #expect(changes.allSatisfy { $0.id == id })
   }
 }
+
+@Suite("A server killed mid-write leaves nothing after its restart")
+struct KilledServerTests {
+  /// Every temporary file (an upload's `.partial`, a write's `.tmp`) under `root`.
+  static func temporaries(_ root: String) -> [String] {
+    (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
+      let name = $0.split(separator: "/").last.map(String.init) ?? $0
+      return name.hasPrefix(".") && (name.hasSuffix(".partial") || name.hasSuffix(".tmp"))
+    }
+  }
+
+  @Test("SIGKILL during a large upload, and during an apply job: no temporary after the restart")
+  func killedDuringUploadAndJob() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    // 1. An upload of 64 MiB, killed after 8 MiB arrived.
+    let server = try ServeProcess(served.root)
+    let upload = try server.connect()
+    defer { close(upload) }
+    let size = 64 << 20
+    server.send(
+      upload,
+      Array(
+        ("POST /api/uploads?name=big.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
+          + "Authorization: Bearer \(ServedLibrary.writeToken)\r\nContent-Length: \(size)\r\n\r\n")
+          .utf8) + (try Fixture.bytes(Fixture.sample("gps.jpg")))
+        + [UInt8](repeating: 0, count: 8 << 20))
+    #expect(eventually { !Self.temporaries(served.root).isEmpty }, "the upload is under way")
+    kill(server.process.processIdentifier, SIGKILL)
+    server.process.waitUntilExit()
+    #expect(Self.temporaries(served.root).count == 1, "the crash left the upload's partial file")
+
+    // 2. An apply job, killed after an edit's result was written beside its photo but before
+    // it was renamed into place.
+    let faulty = try ServeProcess(served.root, environment: ["DARKROOM_FAULT": "before-replace"])
+    let job = try faulty.request(
+      "POST", "/api/jobs",
+      body: Array(#"{"action": "apply", "filters": ["noir"], "query": {}}"#.utf8))
+    #expect(job.status == 202, "\(job.text)")
+    // A bound against a hang, not a measurement: the job reaches its fault point at once.
+    #expect(eventually(60) { !faulty.process.isRunning }, "killed at the fault point")
+    if faulty.process.isRunning { kill(faulty.process.processIdentifier, SIGKILL) }
+    faulty.process.waitUntilExit()
+    #expect(faulty.process.terminationReason == .uncaughtSignal)
+    #expect(Self.temporaries(served.root).contains { $0.hasSuffix(".tmp") }, "the edit's temporary")
+
+    // 3. Started again: after its first request, no temporary anywhere in the library.
+    let again = try ServeProcess(served.root)
+    #expect(try again.request("GET", "/healthz").status == 200)
+    #expect(Self.temporaries(served.root) == [])
+    #expect(again.stop() == 0)
+  }
+}
