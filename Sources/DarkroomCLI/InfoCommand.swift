@@ -1,5 +1,6 @@
 import ArgumentParser
 import Darkroom
+import FoundationEssentials
 
 struct InfoCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -50,6 +51,15 @@ struct InfoCommand: ParsableCommand {
     var blocks: [String] = []
     for file in try resolveItems(files) {
       do {
+        // A video is described from its container header, as a scan catalogues it.
+        if let video = try VideoHeader.describe(path: file) {
+          if json {
+            entries.append(.video(file: file, video))
+          } else {
+            blocks.append(table(file, video))
+          }
+          continue
+        }
         let metadata = try AssetMetadata.read(path: file)
         if json { entries.append(.metadata(metadata)) } else { blocks.append(table(metadata)) }
       } catch {
@@ -64,6 +74,25 @@ struct InfoCommand: ParsableCommand {
       print(blocks.joined(separator: "\n"))
     }
     if failed { throw WorkFailed() }
+  }
+
+  private func table(_ file: String, _ v: VideoHeader) -> String {
+    let rows: [(String, String?)] = [
+      ("File", file), ("Format", v.format + " (video)"), ("Duration", fixed(v.duration, 2) + " s"),
+      ("Stored size", "\(v.width) x \(v.height)"),
+      ("Display size", "\(v.displayWidth) x \(v.displayHeight)"),
+      ("Rotation", "\(v.rotation) degrees"),
+      ("Created", v.creationDate.map { Date(timeIntervalSince1970: $0).formatted(.iso8601) }),
+    ]
+    return Self.aligned(rows)
+  }
+
+  private static func aligned(_ rows: [(String, String?)]) -> String {
+    let width = rows.map(\.0.count).max() ?? 0
+    return rows.compactMap { label, value in
+      guard let value, !value.isEmpty else { return nil }
+      return label + String(repeating: " ", count: width - label.count) + "  " + value
+    }.joined(separator: "\n") + "\n"
   }
 
   private func table(_ m: AssetMetadata) -> String {
@@ -109,25 +138,39 @@ struct InfoCommand: ParsableCommand {
       ),
       ("Damage", m.damage?.message),
     ]
-    let width = rows.map(\.0.count).max() ?? 0
-    return rows.compactMap { label, value in
-      guard let value, !value.isEmpty else { return nil }
-      return label + String(repeating: " ", count: width - label.count) + "  " + value
-    }.joined(separator: "\n") + "\n"
+    return Self.aligned(rows)
   }
 }
 
 /// One element of `info --json`'s array.
 private enum InfoEntry: Encodable {
   case metadata(AssetMetadata)
+  case video(file: String, VideoHeader)
   case failure(file: String, error: Error)
 
-  private enum Field: String, CodingKey { case file, error, errorKind }
+  private enum Field: String, CodingKey {
+    case file, error, errorKind, mediaType, format, duration, width, height, displayWidth,
+      displayHeight, rotation, creationDate
+  }
 
   func encode(to encoder: Encoder) throws {
     switch self {
     case .metadata(let metadata):
       try metadata.encode(to: encoder)
+    case .video(let file, let v):
+      var c = encoder.container(keyedBy: Field.self)
+      try c.encode(file, forKey: .file)
+      try c.encode("video", forKey: .mediaType)
+      try c.encode(v.format, forKey: .format)
+      try c.encode(v.duration, forKey: .duration)
+      try c.encode(v.width, forKey: .width)
+      try c.encode(v.height, forKey: .height)
+      try c.encode(v.displayWidth, forKey: .displayWidth)
+      try c.encode(v.displayHeight, forKey: .displayHeight)
+      try c.encode(v.rotation, forKey: .rotation)
+      try c.encode(
+        v.creationDate.map { Date(timeIntervalSince1970: $0).formatted(.iso8601) },
+        forKey: .creationDate)
     case .failure(let file, let error):
       var c = encoder.container(keyedBy: Field.self)
       try c.encode(file, forKey: .file)

@@ -80,4 +80,24 @@ struct InfoCommandTests {
     #expect(result.stderr.hasPrefix("darkroom: "), "one error format: \(result.stderr)")
     #expect(result.stderr.contains("Usage: darkroom"))
   }
+
+  @Test("info describes a video from its container header, as scan does, allowed or not")
+  func videos() throws {
+    let mp4 = Fixture.sample("video-rotated.mp4")
+    for allow in [[], ["--allow-format", "video"]] {
+      let result = try CLI.run(["info", "--json"] + allow + [mp4])
+      #expect(result.status == 0, "\(result.stderr)")
+      let entry = try #require(
+        (try JSONSerialization.jsonObject(with: result.stdoutData) as? [[String: Any]])?.first)
+      #expect(entry["mediaType"] as? String == "video")
+      #expect(entry["format"] as? String == "mp4")
+      #expect(entry["duration"] as? Double == 1.5)
+      #expect(entry["width"] as? Int == 64 && entry["height"] as? Int == 48)
+      #expect(entry["displayWidth"] as? Int == 48 && entry["displayHeight"] as? Int == 64)
+      #expect(entry["rotation"] as? Int == 90)
+      #expect(entry["creationDate"] as? String == "2024-05-06T07:08:09Z")
+    }
+    let table = try CLI.run(["info", Fixture.sample("clip.mov")])
+    #expect(table.stdout.contains("Format        mov (video)\nDuration      2.00 s\n"))
+  }
 }

@@ -80,15 +80,21 @@ public enum TrustedFormats {
     return nil
   }
 
-  /// Whether `format` may reach libvips: trusted, or allowed.
+  /// Whether `format` may reach libvips: trusted, or allowed. Never a video (MP4, MOV):
+  /// its container header is read by ``VideoHeader``, and no image loader should take it.
   static func permits(_ format: String) -> Bool {
-    trusted.contains(format) || allowed.contains(format)
+    format != "video" && (trusted.contains(format) || allowed.contains(format))
   }
 
   /// Refuses a file whose first bytes name a format neither trusted nor allowed.
   static func check(_ head: ArraySlice<UInt8>, file: String) throws(DarkroomError) {
     let format = sniff(head)
     if let format, permits(format) { return }
+    if format == "video" {
+      throw DarkroomError(
+        .unsupportedFormat, file: file,
+        "is a video (MP4, MOV): its container header is read, its frames are not decoded")
+    }
     guard let format else {
       if !allowed.isEmpty { return }  // libvips may know it; an allowed loader may read it
       throw DarkroomError(

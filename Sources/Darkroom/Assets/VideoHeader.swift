@@ -58,6 +58,16 @@ extension VideoHeader {
     try read(ByteSource(file: InputFile(path)), name: path)
   }
 
+  /// The header of the file at `path` if its first bytes say it is a video; nil if they
+  /// do not (a photo, or anything else).
+  ///
+  /// - Throws: what ``read(path:)`` throws, for a file that looks like a video.
+  public static func describe(path: String) throws(DarkroomError) -> VideoHeader? {
+    let file = try InputFile(path)
+    guard recognises(try file.read(at: 0, count: min(file.size, 64))[...]) else { return nil }
+    return try read(ByteSource(file: file), name: path)
+  }
+
   /// Parses the header in `source`, a file or bytes in memory; errors name `name`.
   static func read(_ source: ByteSource, name: String) throws(DarkroomError) -> VideoHeader {
     do {
