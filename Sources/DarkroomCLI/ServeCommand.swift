@@ -32,7 +32,7 @@ struct ServeCommand: ParsableCommand {
       the requests and batch jobs under way.
 
       Examples:
-        darkroom scan ~/Pictures && darkroom serve ~/Pictures
+        darkroom serve ~/Pictures    # in no library yet: catalogued while served
         darkroom serve ~/Pictures --host 0.0.0.0 --token-file ~/.darkroom-tokens
       """)
 
@@ -83,7 +83,7 @@ struct ServeCommand: ParsableCommand {
   }
 
   func run() throws {
-    let library = try LibraryOption.library(containing: directory ?? ".")
+    let library = try Self.library(at: directory ?? ".")
     var configuration = ServerConfiguration()
     configuration.host = host
     configuration.port = port
@@ -144,6 +144,21 @@ struct ServeCommand: ParsableCommand {
     done.wait()
     renderer.workers?.shutDown()
     if let error = failure.error { throw error }
+  }
+}
+
+extension ServeCommand {
+  /// The library `folder` is in, with its catalog; a folder in no library becomes one, with
+  /// an empty catalog that the server's watcher fills with its first scan (and keeps current).
+  static func library(at folder: String) throws -> Library {
+    var isFolder = false
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder else {
+      throw DarkroomError(.notFound, file: folder, "no such folder")
+    }
+    if let found = Library.containing(folder), found.hasCatalog { return found }
+    let library = try Library.containing(folder) ?? Library.create(at: folder)
+    _ = try library.catalog()
+    return library
   }
 }
 

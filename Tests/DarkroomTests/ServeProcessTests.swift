@@ -188,10 +188,24 @@ struct ServeProcessTests {
       shared.stderr
         == "darkroom: \(open): others may read or change this token file (mode 644): make it private with chmod 600\n"
     )
-    let empty = try TemporaryFolder()
-    let noLibrary = try CLI.run(["serve", empty.path])
-    #expect(noLibrary.status == 1)
+    let missing = try CLI.run(["serve", served.folder.file("nowhere")])
+    #expect(missing.status == 1)
+    #expect(missing.stderr == "darkroom: \(served.folder.file("nowhere")): no such folder\n")
+  }
+
+  @Test("serve on a folder in no library makes it one and catalogues it, without a scan first")
+  func servesAFolderWithoutCatalog() throws {
+    let folder = try TemporaryFolder()
+    try FileManager.default.createDirectory(
+      atPath: folder.file("a"), withIntermediateDirectories: true)
+    _ = try folder.write("a/photo.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))
+    let server = try ServeProcess(folder.path)
     #expect(
-      noLibrary.stderr.contains("no library with a catalog here (darkroom scan DIR makes one)"))
+      eventually {
+        (try? server.request("GET", "/api/assets").text.contains("\"path\":\"a/photo.jpg\""))
+          == true
+      }, "the watcher's first scan catalogues the photo")
+    #expect(FileManager.default.fileExists(atPath: folder.file(".darkroom/catalog.sqlite")))
+    #expect(server.stop() == 0)
   }
 }
