@@ -96,7 +96,7 @@ struct StableIDTests {
           return !was
         }
         guard first else { return }
-        FileManager.default.createFile(atPath: newcomer, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: newcomer, contents: Data(bytes))
         _ = try? library.scanFiles(in: served.folder.file("Uploads"))
         placed.withLock { $0 = try? library.asset(atPath: newcomer)?.id }
       },
