@@ -29,6 +29,7 @@ done
 "$DARKROOM" scan "$LIB" >/dev/null
 TOKEN="bench-token-0123456789abcdef"
 echo "write $TOKEN" >"$WORK/serve-tokens"
+chmod 600 "$WORK/serve-tokens"  # serve refuses a token file others may read
 AUTH="Authorization: Bearer $TOKEN"
 
 PIDS=()
