@@ -32,20 +32,27 @@ extension AssetMetadata {
   /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
   ///   no bytes.
   public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
-    // Bytes in scope of ``Containment`` are parsed in a worker, never by this process.
-    if let pool = Containment.pool(for: source) {
-      return try pool.metadata(source, limit: Containment.timeLimit)
-    }
+    // Bytes in scope of ``Containment`` are parsed in a worker, never by this process: a
+    // file is handed to it open (once opened here), bytes are sent.
     let name = source.name
     do {
       switch source {
       case .file(let path):
-        return try read(ByteSource(file: InputFile(path)), name) {
+        let file = try InputFile(path)
+        let head = try file.read(at: 0, count: min(32, file.size))[...]
+        if let pool = Containment.pool(forFormat: TrustedFormats.sniff(head)) {
+          return try WorkerPool.metadata(
+            of: pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit))
+        }
+        return try read(ByteSource(file: file), name) {
           try Vips.attributingErrors(file: path) { () throws(DarkroomError) in
             try VipsImage.header(path: path)
           }
         }
       case .data(let bytes, _):
+        if let pool = Containment.pool(forFormat: TrustedFormats.sniff(bytes.prefix(32))) {
+          return try pool.metadata(source, limit: Containment.timeLimit)
+        }
         guard !bytes.isEmpty else {
           throw DarkroomError(.empty, file: name, "empty input (0 bytes)")
         }

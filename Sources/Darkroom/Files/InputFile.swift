@@ -22,15 +22,7 @@ public final class InputFile {
     self.path = path
     var info = stat()
     guard stat(path, &info) == 0 else { throw Self.errnoError(path) }
-    if (info.st_mode & S_IFMT) == S_IFDIR {
-      throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
-    }
-    guard (info.st_mode & S_IFMT) == S_IFREG else {
-      throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
-    }
-    guard info.st_size > 0 else {
-      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
-    }
+    try Self.checkReadable(info, path)  // before opening: a FIFO's open would wait
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw Self.errnoError(path) }
     descriptor = fd
@@ -41,25 +33,29 @@ public final class InputFile {
   /// regular file or is empty, closing it.
   init(descriptor fd: Int32, path: String) throws(DarkroomError) {
     var info = stat()
-    guard fstat(fd, &info) == 0 else {
-      let error = Self.errnoError(path)
+    do throws(DarkroomError) {
+      guard fstat(fd, &info) == 0 else { throw Self.errnoError(path) }
+      try Self.checkReadable(info, path)
+    } catch {
       close(fd)
       throw error
-    }
-    let type = info.st_mode & S_IFMT
-    guard type == S_IFREG, info.st_size > 0 else {
-      close(fd)
-      if type == S_IFDIR {
-        throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
-      }
-      if type != S_IFREG {
-        throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
-      }
-      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
     }
     self.path = path
     descriptor = fd
     size = Int(info.st_size)
+  }
+
+  /// Refuses what `info` describes unless it is a regular file with bytes in it.
+  private static func checkReadable(_ info: stat, _ path: String) throws(DarkroomError) {
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+      throw DarkroomError(.isDirectory, file: path, "is a directory, not an image file")
+    }
+    guard (info.st_mode & S_IFMT) == S_IFREG else {
+      throw DarkroomError(.unsupportedFormat, file: path, "is not a regular file")
+    }
+    guard info.st_size > 0 else {
+      throw DarkroomError(.empty, file: path, "empty file (0 bytes)")
+    }
   }
 
   deinit { close(descriptor) }

@@ -296,11 +296,7 @@ private struct Scanner {
       }
       if name.hasPrefix(".") {
         // A temporary that a killed writer left (an upload, an edit) goes as it is seen.
-        if let pid = Library.writer(ofTemporary: name), pid != getpid(), kill(pid, 0) != 0,
-          errno == ESRCH
-        {
-          unlinkat(dirfd(directory), name, 0)
-        }
+        if Library.isAbandonedTemporary(name) { unlinkat(dirfd(directory), name, 0) }
         continue
       }
       var info = stat()
@@ -425,15 +421,14 @@ private struct Scanner {
       }
       return .video(try VideoHeader.read(path: path))
     }
-    if let format = TrustedFormats.sniff(head) {
+    if TrustedFormats.sniff(head) != nil {
       // In a worker, the header is read from the very file hashed here, handed open (the
       // worker reads only the header's bytes); here, from the bytes already read.
       let metadata: AssetMetadata
-      if let header {
-        metadata = try WorkerPool.metadata(of: header)
-      } else if let pool = Containment.pool(forFormat: format) {
-        metadata = try WorkerPool.metadata(
-          of: pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit))
+      var started = header
+      if started == nil { started = try startHeader(head, file: file, path: path) }
+      if let started {
+        metadata = try WorkerPool.metadata(of: started)
       } else {
         metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
       }

@@ -24,9 +24,7 @@ extension Library {
         continue
       }
       let name = relative.split(separator: "/").last.map(String.init) ?? relative
-      guard name.hasPrefix("."), let pid = Self.writer(ofTemporary: name), pid != getpid(),
-        kill(pid, 0) != 0, errno == ESRCH
-      else { continue }
+      guard Self.isAbandonedTemporary(name) else { continue }
       var info = stat()
       guard lstat(rootPath + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
         continue
@@ -35,6 +33,15 @@ extension Library {
       found.append(relative)
     }
     return found.sorted()
+  }
+
+  /// Whether `name` is one of Darkroom's temporaries whose writer is gone (its process no
+  /// longer runs). One of this process's own is never.
+  static func isAbandonedTemporary(_ name: String) -> Bool {
+    guard name.hasPrefix("."), let pid = writer(ofTemporary: name), pid != getpid() else {
+      return false
+    }
+    return kill(pid, 0) != 0 && errno == ESRCH
   }
 
   /// The process that writes a temporary named `name`; nil for a name that is not one of

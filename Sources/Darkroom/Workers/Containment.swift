@@ -61,15 +61,6 @@ public enum Containment {
     }
   }
 
-  /// Ends the workers started for this (not a pool that was given).
-  public static func shutDown() {
-    let pool = state.withLock { state -> WorkerPool? in
-      defer { state.pool = nil }
-      return state.configuration == nil ? nil : state.pool
-    }
-    pool?.shutDown()
-  }
-
   /// Stops every worker now: reads under way fail with "abandoned", and none starts after
   /// (for a process asked to stop, once its grace is over).
   public static func abandon() {
@@ -95,7 +86,8 @@ public enum Containment {
     }
   }
 
-  /// The workers `source` goes to, judged by its first bytes; nil: this process.
+  /// The workers `source` goes to, judged by its first bytes; nil: this process (what a
+  /// render asks before it reads the file).
   static func pool(for source: ImageSource) -> WorkerPool? {
     guard state.withLock({ $0.configuration != nil }) else { return nil }
     let head: [UInt8]

@@ -427,14 +427,10 @@ extension WorkerPool {
 
   /// `AssetMetadata.read(source)`, in a worker, stopped after `limit`.
   func metadata(_ source: ImageSource, limit: Duration?) throws(DarkroomError) -> AssetMetadata {
-    let reply = try run(
-      job(.metadata, source, Renderer()), payload: payload(source), file: open(source),
-      limit: limit, maxReply: 0
-    ).0
-    guard let metadata = reply.metadata?.metadata else {
-      throw DarkroomError(.engine, file: source.name, "a worker's metadata cannot be read")
-    }
-    return metadata
+    try Self.metadata(
+      of: start(
+        job(.metadata, source, Renderer()), payload: payload(source), file: open(source),
+        limit: limit, maxReply: 0))
   }
 
   /// Starts `AssetMetadata.read` of a file open here, in a worker it is handed to; the
@@ -442,9 +438,7 @@ extension WorkerPool {
   func startMetadata(handing file: InputFile, name: String, limit: Duration?)
     throws(DarkroomError) -> SentJob
   {
-    var job = job(.metadata, .data([], name: name), Renderer())
-    job.handsFile = true
-    return try start(job, file: file, limit: limit, maxReply: 0)
+    try start(job(.metadata, .file(name), Renderer()), file: file, limit: limit, maxReply: 0)
   }
 
   /// The metadata a started header read gives.
