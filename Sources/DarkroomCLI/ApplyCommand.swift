@@ -121,52 +121,48 @@ struct ApplyCommand: ParsableCommand {
 
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
+    let items: JobItems
+    var missing: [DarkroomError] = []
     if let space = try spaceOption.open() {
       // In a space, apply edits the assets (all but the trash, without arguments).
-      return try SpaceWork.edit(
-        space, inputs, graph: filterOptions.graph(), append: false,
-        renderer: limits.apply(to: Renderer()), quality: filterOptions.quality)
-    }
-    var arguments = inputs.filter { $0 != "-" }
-    if inputs.contains("-") {
-      arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
-    }
-    let (collected, missing) = BatchInputs.collect(arguments)
-    missing.forEach(reportError)
-    var selected = collected
-    if let shard = shard.flatMap(Shard.init) { selected = selected.filter(shard.contains) }
-    if collected.isEmpty && missing.isEmpty {
-      printError("apply: no images found in \(arguments.joined(separator: " "))\n")
-    } else if selected.isEmpty {
-      printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
+      items = .space(space, try space.assets(inputs))
+    } else {
+      var arguments = inputs.filter { $0 != "-" }
+      if inputs.contains("-") {
+        arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
+      }
+      let collected: [BatchInput]
+      (collected, missing) = BatchInputs.collect(arguments)
+      missing.forEach(reportError)
+      var selected = collected
+      if let shard = shard.flatMap(Shard.init) { selected = selected.filter(shard.contains) }
+      if collected.isEmpty && missing.isEmpty {
+        printError("apply: no images found in \(arguments.joined(separator: " "))\n")
+      } else if selected.isEmpty {
+        printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
+      }
+      items = .files(selected)
     }
 
-    var request = ApplyRequest(inputs: selected, graph: try filterOptions.graph())
+    var request = JobRequest(.edit(try filterOptions.graph(), mode: .replace), on: items)
     request.output = output
-    request.redo = force
+    request.skipCurrent = !force
     request.jobs = jobs
     request.failFast = failFast
     request.editor = filterOptions.editor(limits)
     request.vipsThreads = vipsThreads
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
-    request.workers = inProcess ? nil : workerConfiguration(jobs: jobs, vipsThreads: vipsThreads)
-    let job: ApplyJob
-    do {
-      job = try ApplyJob(request)
-    } catch {
-      reportError(error)
-      throw WorkFailed()
-    }
-    let signals = StopSignals.install(
-      grace: graceOption.grace, stop: { job.stop() }, abandon: { job.abandon() })
+    request.workers =
+      inProcess ? .given : .own(workerConfiguration(jobs: jobs, vipsThreads: vipsThreads))
     let display = ProgressDisplay(
-      mode: progress, total: selected.count, keepOutcomes: report != nil)
-    let counts = job.run(progress: display.update)
-
+      mode: progress, total: items.count, keepOutcomes: report != nil)
+    let end = try runJob(
+      request, grace: graceOption.grace, command: "apply", progress: display.update)
+    let (counts, signal) = (end.counts, end.signal)
     display.finish(counts)
-    if let status = signals.status {
+    if let signal {
       printError(
-        "apply: stopped by \(status == 143 ? "SIGTERM" : "SIGINT"); run it again to resume\n")
+        "apply: stopped by \(signal == 143 ? "SIGTERM" : "SIGINT"); run it again to resume\n")
     }
     if let report {
       let document = BatchReport(
@@ -178,8 +174,19 @@ struct ApplyCommand: ParsableCommand {
         reportError(error)
       }
     }
-    if let status = signals.status { throw WorkFailed(status: status) }
-    if counts.failed > 0 || !missing.isEmpty { throw WorkFailed() }
+    try end.check(failed: !missing.isEmpty)
+  }
+}
+
+extension JobItems {
+  /// How many items a job of these has (a query's are counted when the job is made).
+  var count: Int {
+    switch self {
+    case .files(let inputs): inputs.count
+    case .assets(let ids): ids.count
+    case .space(_, let assets): assets.count
+    case .query: 0
+    }
   }
 }
 

@@ -48,30 +48,30 @@ struct EditCommand: ParsableCommand {
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let graph = try filterOptions.graph()
-    if let space = try spaceOption.open() {
-      return try SpaceWork.edit(
-        space, files, graph: graph, append: !replace && filterOptions.adjustment == nil,
-        renderer: limits.apply(to: Renderer()), quality: filterOptions.quality)
-    }
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
-    let editor = filterOptions.editor(limits)
-    let failed = try eachFile(
-      try resolveItems(files), command: "edit", name: \.self, renderer: editor.renderer,
-      grace: graceOption.grace
-    ) { file, renderer in
-      var editor = editor
-      editor.renderer = renderer
-      let result = try editor.edit(file, with: graph, mode: mode)
-      Library.refreshCatalog(for: file)
-      if json {
-        printLine(String(decoding: result.adjustment.canonicalJSON, as: UTF8.self))
+    let items: JobItems =
+      if let space = try spaceOption.open() {
+        .space(space, try space.assets(files))
       } else {
-        let filters = result.adjustment.graph.nodes.map(\.text).joined(separator: " | ")
-        printLine("\(file): edited (version \(result.adjustment.version): \(filters))")
+        .files(try resolveItems(files).map { BatchInput(path: $0, relativePath: $0) })
+      }
+    var request = JobRequest(.edit(graph, mode: mode), on: items)
+    request.editor = filterOptions.editor(limits)
+    request.workers = .contained
+    let json = json
+    let end = try runJob(request, grace: graceOption.grace, command: "edit") { outcome, _ in
+      guard let adjustment = outcome.adjustment, outcome.failure == nil else {
+        return reportFailure(outcome)
+      }
+      if json {
+        printLine(String(decoding: adjustment.canonicalJSON, as: UTF8.self))
+      } else {
+        let filters = adjustment.graph.nodes.map(\.text).joined(separator: " | ")
+        printLine("\(outcome.file): edited (version \(adjustment.version): \(filters))")
       }
     }
-    if failed { throw WorkFailed() }
+    try end.check()
   }
 }
 

@@ -164,14 +164,16 @@ struct RenderCommand: ParsableCommand {
 
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
-    if let space = try spaceOption.open(), let output {
-      return try SpaceWork.render(
-        space, inputs, spec: spec(for: outputFolder == nil ? output : nil),
-        renderer: limits.apply(to: Renderer()), output: output, json: json, cached: !noCache)
+    let items: JobItems
+    var missing: [DarkroomError] = []
+    if let space = try spaceOption.open() {
+      items = .space(space, try space.assets(inputs))
+    } else {
+      // Folders are walked for images; their outputs mirror the folder's tree under -o.
+      var (files, notFound) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))
+      if inputs.contains("-") { files.insert(BatchInput(path: "-", relativePath: "stdin"), at: 0) }
+      (items, missing) = (.files(files), notFound)
     }
-    // Folders are walked for images; their outputs mirror the folder's tree under -o.
-    let (files, missing) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))
-    var failed = !missing.isEmpty
     missing.forEach(reportError)
     if let folder = outputFolder, !isFolder(folder) {
       do {
@@ -181,16 +183,33 @@ struct RenderCommand: ParsableCommand {
         throw WorkFailed()
       }
     }
-    var work = files
-    if inputs.contains("-") { work.insert(BatchInput(path: "-", relativePath: "stdin"), at: 0) }
-    if try eachFile(
-      work, command: "render", name: \.path, renderer: limits.apply(to: Renderer()),
-      grace: graceOption.grace,
-      { input, renderer in try render(input, renderer) })
-    {
-      failed = true
+    let target = RenderTarget(
+      output: output, folder: outputFolder, representation: representation, json: json)
+    var step = RenderStep(spec(for: outputFolder == nil ? output : nil)) {
+      item, rendition throws(DarkroomError) in try target.write(item, rendition)
     }
-    if failed { throw WorkFailed() }
+    step.fromOriginal = original
+    step.useCache = !noCache
+    step.cacheFolder = cacheOptions.folder.map { URL(fileURLWithPath: $0) }
+    step.cacheLimitBytes = cacheOptions.limit.bytes
+    if inputs.contains("-") { step.standardInput = try StandardInput.readAll() }
+    var request = JobRequest(.render(step), on: items)
+    request.editor.renderer = limits.apply(to: Renderer())
+    request.workers = .contained
+    let end = try runJob(request, grace: graceOption.grace, command: "render") { outcome, _ in
+      if outcome.failure != nil { return reportFailure(outcome) }
+      guard let made = outcome.rendition, let written = outcome.output else { return }
+      if json {
+        let record = RenderRecord(
+          input: outcome.file, id: outcome.id, output: written,
+          representation: target.representation.rawValue, width: made.width, height: made.height,
+          format: made.format.rawValue, bytes: made.bytes, cached: made.cached)
+        printLine((try? jsonText(record, pretty: false)) ?? "")
+      } else if written != "-" {
+        printLine(written)
+      }
+    }
+    try end.check(failed: !missing.isEmpty)
   }
 
   private func spec(for output: String?) -> RenditionSpec {
@@ -206,17 +225,19 @@ struct RenderCommand: ParsableCommand {
     return spec
   }
 
-  private func render(_ item: BatchInput, _ renderer: Renderer) throws {
-    let input = item.path
-    let source: ImageSource =
-      input == "-" ? .data(try StandardInput.readAll(), name: "-") : .file(input)
-    let explicitFile = output.flatMap { $0 == "-" || outputFolder != nil ? nil : $0 }
-    // An edited file is its rendered result; --original renders from the stored original.
-    let rendition = try Library.render(
-      source, spec(for: explicitFile), fromOriginal: original, renderer: renderer,
-      cache: noCache ? nil : cacheOptions.cache(for: input == "-" ? nil : input))
+}
 
-    let destination: String
+/// Where `render` writes: standard output, a file, or a folder mirroring the inputs.
+private struct RenderTarget: Sendable {
+  var output: String?
+  /// The folder -o names, if it names one.
+  var folder: String?
+  var representation: Representation
+  var json: Bool
+
+  /// Writes one rendition and returns where (`-`: standard output).
+  func write(_ item: JobItem, _ rendition: Rendition) throws(DarkroomError) -> String {
+    let input = item.path
     if output == "-" || (output == nil && input == "-") {
       guard isatty(STDOUT_FILENO) == 0 else {
         throw DarkroomError(
@@ -224,35 +245,33 @@ struct RenderCommand: ParsableCommand {
           "refusing to write image bytes to a terminal; use -o FILE or a pipe")
       }
       writeAll(STDOUT_FILENO, rendition.bytes)
-      destination = "-"
-    } else {
-      destination = outputPath(for: item, format: rendition.format)
-      if input != "-", sameFile(destination, input) {
-        throw DarkroomError(
-          .invalidArgument, file: input, "the output would replace the input; choose another -o")
-      }
-      try AtomicFile.write(rendition.bytes, to: destination)
+      return "-"
     }
-    if json {
-      let record = RenderRecord(
-        input: input, output: destination, representation: representation.rawValue,
-        width: rendition.width, height: rendition.height, format: rendition.format.rawValue,
-        bytes: rendition.bytes.count, cached: rendition.fromCache)
-      printLine(try jsonText(record, pretty: false))
-    } else if destination != "-" {
-      printLine(destination)
+    let name = "\(stem(of: item)).\(representation.rawValue).\(rendition.format.fileExtension)"
+    if let folder, item.id != nil {
+      // A space's assets may share a name: each gets a name of its own.
+      return try AtomicFile.writeNew(rendition.bytes, name: name, in: folder)
     }
+    let destination = outputPath(for: item, name: name)
+    if item.id == nil, input != "-", sameFile(destination, input) {
+      throw DarkroomError(
+        .invalidArgument, file: input, "the output would replace the input; choose another -o")
+    }
+    try AtomicFile.write(rendition.bytes, to: destination)
+    return destination
   }
 
-  private func outputPath(for item: BatchInput, format: ImageFormat) -> String {
+  private func stem(of item: JobItem) -> String {
+    item.path == "-"
+      ? "stdin" : URL(fileURLWithPath: item.path).deletingPathExtension().lastPathComponent
+  }
+
+  private func outputPath(for item: JobItem, name: String) -> String {
     let input = item.path
-    let base =
-      input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
-    let name = "\(base).\(representation.rawValue).\(format.fileExtension)"
-    if let output = outputFolder {
+    if let folder {
       // Mirror the input's folder under the output folder.
-      let folder = item.relativePath.split(separator: "/").dropLast().joined(separator: "/")
-      let target = folder.isEmpty ? output : output + "/" + folder
+      let below = item.relativePath.split(separator: "/").dropLast().joined(separator: "/")
+      let target = below.isEmpty ? folder : folder + "/" + below
       try? FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
       return target + "/" + name
     }
@@ -263,7 +282,9 @@ struct RenderCommand: ParsableCommand {
 }
 
 private struct RenderRecord: Encodable {
-  var input, output, representation: String
+  var input: String
+  var id: String?
+  var output, representation: String
   var width, height: Int
   var format: String
   var bytes: Int

@@ -30,29 +30,41 @@ struct RevertCommand: ParsableCommand {
   @Flag(help: "Print one JSON object per file.")
   var json = false
 
+  @OptionGroup var graceOption: GraceOption
+
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
-    if let space = try spaceOption.open() { return try SpaceWork.revert(space, files) }
-    let editor = Editor()
-    let (found, missing) = BatchInputs.collect(try resolveItems(files))
+    var missing: [DarkroomError] = []
+    let items: JobItems
+    if let space = try spaceOption.open() {
+      items = .space(space, try files.map { try space.asset($0) })
+    } else {
+      let (found, notFound) = BatchInputs.collect(try resolveItems(files))
+      (items, missing) = (.files(found), notFound)
+    }
     missing.forEach(reportError)
-    try eachReportingFailures(found.map(\.path), failed: !missing.isEmpty) { file in
-      let outcome = try editor.revert(file, to: to)
-      Library.refreshCatalog(for: file)
+    let json = json
+    let end = try runJob(
+      JobRequest(.revert(to: to), on: items), grace: graceOption.grace, command: "revert"
+    ) { outcome, _ in
+      guard let reverted = outcome.reverted, outcome.failure == nil else {
+        return reportFailure(outcome)
+      }
       let (status, message): (String, String) =
-        switch outcome {
+        switch reverted {
         case .restoredOriginal: ("reverted", "restored the original")
         case .restoredVersion(let n, _): ("reverted", "restored version \(n)")
         case .notEdited: ("not-edited", "not edited; nothing to revert")
         case .alreadyAtVersion(let n): ("unchanged", "already at version \(n)")
         }
       if json {
-        print(try jsonText(["file": file, "status": status], pretty: false))
+        printLine((try? jsonText(["file": outcome.file, "status": status], pretty: false)) ?? "")
       } else {
-        print("\(file): \(message)")
+        printLine("\(outcome.file): \(message)")
       }
     }
+    try end.check(failed: !missing.isEmpty)
   }
 }
 

@@ -106,47 +106,50 @@ struct GraceOption: ParsableArguments {
   }
 }
 
+/// Runs a library job as every command of many items does: SIGTERM or Ctrl-C stop it as
+/// ``StopSignals`` says, and one file worked on in this process runs under a deadline that
+/// covers every stage. `progress` gets each outcome (on the job's threads, one call at a
+/// time). Throws `WorkFailed` when the job cannot start (which is reported).
+func runJob(
+  _ request: JobRequest, grace: Double, command: String,
+  progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
+) throws -> JobEnd {
+  let job: LibraryJob
+  do {
+    job = try LibraryJob(request)
+  } catch {
+    reportError(error)
+    throw WorkFailed()
+  }
+  if job.count == 1, case .files(let inputs) = request.items, let only = inputs.first {
+    ProcessDeadline.arm(file: only.path, limit: request.editor.renderer.timeLimit)
+  }
+  let signals = StopSignals.install(
+    grace: grace, stop: { job.stop() }, abandon: { job.abandon() })
+  let counts = job.run(progress: progress)
+  if counts.notStarted > 0, signals.status != nil, command != "apply" {  // apply sums up
+    printError("\(command): stopped with \(counts.notStarted) not started\n")
+  }
+  return JobEnd(counts: counts, signal: signals.status)
+}
+
+/// How a command's job ended: its counts, and the status a stop signal asks for.
+struct JobEnd {
+  var counts: BatchCounts
+  var signal: Int32?
+
+  /// Throws `WorkFailed`: with the signal's status after one, else with 1 when an item
+  /// failed or `failed` says something else did.
+  func check(failed: Bool = false) throws {
+    if let signal { throw WorkFailed(status: signal) }
+    if counts.failed > 0 || failed { throw WorkFailed() }
+  }
+}
+
 /// Set once by a signal handler, read by the loop over files.
 final class StopFlag: @unchecked Sendable {
   private let queue = DispatchQueue(label: "darkroom.flag")
   private var value = false
   func set() { queue.sync { value = true } }
   var isSet: Bool { queue.sync { value } }
-}
-
-/// The loop of `render` and `edit` over their files. Several files: each file's pixel work in
-/// a worker process (`body` gets `renderer` with its workers set), so that a decoder that crashes or hangs costs
-/// that file alone, and SIGTERM or Ctrl-C stop the loop as `StopSignals` says. One file: in
-/// this process, under a deadline that covers every stage. Each failure is reported; returns
-/// whether any file failed, or throws `WorkFailed` with 143 or 130 after a signal.
-func eachFile<Item>(
-  _ items: [Item], command: String, name: (Item) -> String, renderer: Renderer,
-  grace: Double, _ body: (Item, Renderer) throws -> Void
-) throws -> Bool {
-  let pool = items.count > 1 ? workerPool(jobs: 1) : nil
-  defer { pool?.shutDown() }
-  var renderer = renderer
-  renderer.workers = pool
-  if pool == nil, let only = items.first {
-    ProcessDeadline.arm(file: name(only), limit: renderer.timeLimit)
-  }
-  let stopping = StopFlag()
-  let signals = pool.map { pool in
-    StopSignals.install(grace: grace, stop: { stopping.set() }, abandon: { pool.abandon() })
-  }
-  var failed = false
-  for (index, item) in items.enumerated() {
-    if stopping.isSet {
-      printError("\(command): stopped with \(items.count - index) not started\n")
-      break
-    }
-    do {
-      try body(item, renderer)
-    } catch {
-      failed = true
-      reportError(error)
-    }
-  }
-  if let status = signals?.status { throw WorkFailed(status: status) }
-  return failed
 }

@@ -39,6 +39,15 @@ func reportError(_ error: Error) {
   printError("darkroom: \(commandLineText(error))\n")
 }
 
+/// A job's failed item, as one line on standard error.
+func reportFailure(_ outcome: BatchOutcome) {
+  if let failure = outcome.failure {
+    reportError(failure)
+  } else {
+    printError("darkroom: \(outcome.file): \(outcome.error ?? "failed")\n")
+  }
+}
+
 /// Runs `body` on each item; a failure is reported and the next item goes on. Throws
 /// `WorkFailed` at the end if an item failed, or if `failed` says that something already did.
 func eachReportingFailures<Item>(

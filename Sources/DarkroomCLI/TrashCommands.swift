@@ -134,11 +134,11 @@ struct TrashMove: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
-    if let space = try spaceOption.open() { return try SpaceWork.trash(space, items, true) }
-    let library = try libraryOption.library()
-    for asset in try library.trash(try library.assetIDs(items)) {
-      printLine("\(asset.trashedFrom ?? asset.path): in the trash (\(asset.id))")
+    if let space = try spaceOption.open() {
+      return try move(.trash, .space(space, try items.map { try space.asset($0) }), nil)
     }
+    let library = try libraryOption.library()
+    try move(.trash, .assets(try library.assetIDs(items)), library)
   }
 }
 
@@ -177,7 +177,9 @@ struct TrashRestore: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
-    if let space = try spaceOption.open() { return try SpaceWork.trash(space, items, false) }
+    if let space = try spaceOption.open() {
+      return try move(.restore, .space(space, try items.map { try space.asset($0) }), nil)
+    }
     let library = try libraryOption.library()
     let trashed = try library.trashedAssets()
     var ids: [AssetID] = []
@@ -189,8 +191,19 @@ struct TrashRestore: ParsableCommand {
         throw DarkroomError(.notFound, file: item, "is not in the trash")
       }
     }
-    for asset in try library.restore(ids) { printLine("\(asset.path): restored (\(asset.id))") }
+    try move(.restore, .assets(ids), library)
   }
+}
+
+/// Moves items to the trash or out of it, a line each: `PATH: in the trash (ID)`.
+private func move(_ action: JobAction, _ items: JobItems, _ library: Library?) throws {
+  let said = if case .trash = action { "in the trash" } else { "restored" }
+  let end = try runJob(JobRequest(action, on: items, in: library), grace: 10, command: "trash") {
+    outcome, _ in
+    guard outcome.failure == nil else { return reportFailure(outcome) }
+    printLine("\(outcome.file): \(said) (\(outcome.id ?? ""))")
+  }
+  try end.check()
 }
 
 struct TrashEmpty: ParsableCommand {

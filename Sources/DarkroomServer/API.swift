@@ -101,9 +101,9 @@ struct API: Sendable {
     }
     api.post("jobs") { request, context in
       let body = try await request.decode(as: JobBody.self, context: context)
-      let action = try body.batchAction()
+      let action = try body.jobAction()
       let ids = try await ids(in: body.selection)
-      let job = jobs.start(LibraryBatch(action, ids: ids))
+      let job = jobs.start(action, on: ids)
       var response = try Self.encode(job.status, status: .accepted)
       response.headers[.location] = "/api/jobs/\(job.id)"
       return response

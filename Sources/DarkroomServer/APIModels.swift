@@ -87,7 +87,21 @@ struct APIDuplicates: Encodable, Sendable {
 
 struct JobProgress: Encodable, Sendable {
   var status: Job.Status
-  var outcome: LibraryBatch.Outcome?
+  var outcome: JobOutcome?
+}
+
+/// What happened to one asset of a job.
+struct JobOutcome: Codable, Sendable, Equatable {
+  var id: String
+  /// done or failed (an asset that already carried the edit is done).
+  var status: BatchOutcome.Status
+  var error: String?
+
+  init(_ outcome: BatchOutcome) {
+    id = outcome.id ?? ""
+    status = outcome.status == .skipped ? .done : outcome.status
+    error = outcome.error
+  }
 }
 
 /// What an edit or a preview applies: preset names and `OP key=value` filters, or a graph.
@@ -188,11 +202,11 @@ struct JobBody: Decodable, Sendable {
 
   var selection: Selection { Selection(ids: ids, query: query, except: except) }
 
-  func batchAction() throws -> LibraryBatch.Action {
+  func jobAction() throws -> JobAction {
     switch action {
     case "apply":
-      return .apply(try EditBody(filters: filters, graph: graph).filterGraph())
-    case "revert": return .revert
+      return .edit(try EditBody(filters: filters, graph: graph).filterGraph(), mode: .replace)
+    case "revert": return .revert(to: nil)
     case "trash": return .trash
     case "restore": return .restore
     default:

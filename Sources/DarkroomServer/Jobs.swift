@@ -15,12 +15,12 @@ final class Job: Sendable {
     var failed = 0
     var finished = false
     /// The assets that failed, and why.
-    var failures: [LibraryBatch.Outcome] = []
+    var failures: [JobOutcome] = []
   }
 
   /// One step of a job's progress, as an event stream carries it.
   enum Event: Sendable {
-    case progress(Status, LibraryBatch.Outcome?)
+    case progress(Status, JobOutcome?)
     case finished(Status)
   }
 
@@ -57,7 +57,7 @@ final class Job: Sendable {
     }
   }
 
-  func record(_ outcome: LibraryBatch.Outcome, _ counts: BatchCounts) {
+  func record(_ outcome: JobOutcome, _ counts: BatchCounts) {
     let (status, listeners) = state.withLock { state in
       state.status.done = counts.done + counts.skipped
       state.status.failed = counts.failed
@@ -103,23 +103,22 @@ final class Jobs: Sendable {
 
   func job(_ id: String) -> Job? { jobs.withLock { $0[id] } }
 
-  /// Starts a batch on its own thread and returns its job at once.
-  func start(_ batch: LibraryBatch) -> Job {
-    var batch = batch
-    batch.jobs = concurrency
-    batch.editor = editor
-    let job = Job(action: batch.action.name, total: batch.ids.count, library: library)
+  /// Starts a library job on its own thread and returns the server's record of it at once.
+  func start(_ action: JobAction, on ids: [AssetID]) -> Job {
+    var request = JobRequest(action, on: .assets(ids), in: library)
+    request.jobs = concurrency
+    request.editor = editor
+    let job = Job(action: action.name, total: ids.count, library: library)
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.
       if jobs.count > 1000 { jobs = jobs.filter { !$0.value.status.finished } }
       jobs[job.id] = job
     }
-    let library = library
-    let task = Task.detached { [batch] in
-      let counts = try? await blocking {
-        library.run(batch, progress: { outcome, counts in job.record(outcome, counts) })
+    let task = Task.detached { [request] in
+      let counts = try? await blocking { () throws(DarkroomError) in
+        try LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
       }
-      job.finish(counts ?? BatchCounts(total: batch.ids.count))
+      job.finish(counts ?? BatchCounts(total: ids.count))
       _ = self.running.withLock { $0.removeValue(forKey: job.id) }
     }
     running.withLock { $0[job.id] = task }

@@ -513,15 +513,16 @@ struct CatalogTests {
   func applyEvents() async throws {
     let lib = try LibraryFixture()
     let files = try (1...3).map { try lib.add("orientation-\($0).jpg", as: "\($0).jpg") }
-    var request = ApplyRequest(
-      inputs: BatchInputs.collect([lib.root]).inputs, graph: try FilterGraph.parse(spec: "noir"))
+    var request = JobRequest(
+      .edit(try FilterGraph.parse(spec: "noir"), mode: .replace),
+      on: .files(BatchInputs.collect([lib.root]).inputs))
     request.output = lib.folder.file("out")
-    let job = try ApplyJob(request)
+    let job = try LibraryJob(request)
     var outcomes: [BatchOutcome] = []
     var finished: BatchCounts?
     for await event in job.events() {
       switch event {
-      case .file(let outcome, _): outcomes.append(outcome)
+      case .item(let outcome, _): outcomes.append(outcome)
       case .finished(let counts): finished = counts
       }
     }

@@ -507,7 +507,13 @@ struct SpaceCommandTests {
     #expect(list.stdout.contains("  600x400  original  gps.jpg\n"))
     let edit = try CLI.run(
       ["apply", "--space", "S", "--password-file", "pa", "--filter", "noir", "gps.jpg"], cwd: cwd)
-    #expect(edit.stdout == "[1/1] gps.jpg: edited (version 1: noir)\n", "\(edit.stderr)")
+    // apply in a space is apply: a summary on standard error, the file's line with --progress.
+    #expect(edit.status == 0 && edit.stdout.isEmpty)
+    #expect(edit.stderr.hasPrefix("apply: 1 done, 0 skipped, 0 failed in "), "\(edit.stderr)")
+    let again = try CLI.run(
+      ["edit", "--space", "S", "--password-file", "pa", "--filter", "mono", "gps.jpg"], cwd: cwd)
+    #expect(
+      again.stdout == "gps.jpg: edited (version 2: noir | tone saturation=-1)\n", "\(again.stderr)")
     let render = try CLI.run(
       [
         "render", "--space", "S", "--password-file", "pa", "gps.jpg", "--rep", "thumbnail",

@@ -90,14 +90,14 @@ struct StableIDTests {
     try FaultInjection.whenReached(
       "scan-between-catalog-and-listing", file: "Uploads",
       {
-        // Once: the upload's own cataloguing walks the folder too, and reaches this point.
+        // Once (the point is reached again by later folders of the walk).
         let first = started.withLock { was -> Bool in
           defer { was = true }
           return !was
         }
         guard first else { return }
         _ = FileManager.default.createFile(atPath: newcomer, contents: Data(bytes))
-        _ = try? library.scanFiles(in: served.folder.file("Uploads"))
+        _ = try? library.recatalog([newcomer])
         placed.withLock { $0 = try? library.asset(atPath: newcomer)?.id }
       },
       during: { _ = try library.scan() })

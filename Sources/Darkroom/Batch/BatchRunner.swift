@@ -16,8 +16,12 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
     case failed
   }
 
-  /// The input file.
+  /// The input file (for a library's asset, its path in the library).
   public var file: String
+  /// The asset, for an item of a library or a space.
+  public var id: String?
+  /// The edit's version after the work (0: the original), for an edit or a revert.
+  public var version: Int?
   /// How the file's work ended.
   public var status: Status
   /// The file written, when there is one.
@@ -32,6 +36,12 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
   public var resultSHA256: String?
   /// The error itself, for a failed file (``error`` is its text); not in JSON.
   public var failure: DarkroomError?
+  /// The edit's adjustment data, for an edit; not in JSON.
+  public var adjustment: AdjustmentData?
+  /// What a revert did; not in JSON.
+  public var reverted: Editor.RevertOutcome?
+  /// What a render made (its bytes are where ``output`` says); not in JSON.
+  public var rendition: RenditionSummary?
 
   /// An outcome; ``BatchRunner/run(_:work:progress:)`` fills in ``ms``.
   public init(
@@ -49,8 +59,18 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
   }
 
   private enum CodingKeys: String, CodingKey {
-    case file, status, output, ms, error, sourceSHA256, resultSHA256
+    case file, id, version, status, output, ms, error, sourceSHA256, resultSHA256
   }
+}
+
+/// What a render made: the rendition without its bytes.
+public struct RenditionSummary: Sendable, Equatable {
+  public var width: Int
+  public var height: Int
+  public var format: ImageFormat
+  public var bytes: Int
+  /// Whether it came from the cache.
+  public var cached: Bool
 }
 
 /// Counts so far, for progress displays and the final summary.
@@ -149,8 +169,8 @@ public final class BatchRunner: Sendable {
   /// outcome rather than throwing. `progress` is called once per finished file, one call at a
   /// time, in the order files finish. This call blocks its thread until the batch ends; files
   /// not started because of ``stop()`` are counted in ``BatchCounts/notStarted``.
-  public func run(
-    _ inputs: [BatchInput], work: @escaping @Sendable (BatchInput) -> BatchOutcome,
+  public func run<Item: Sendable>(
+    _ inputs: [Item], work: @escaping @Sendable (Item) -> BatchOutcome,
     progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
   ) -> BatchCounts {
     let start = ContinuousClock.now

@@ -8,6 +8,8 @@
 public protocol Catalog: Sendable {
   /// What the catalog holds of one folder's files (photos, videos, and files it skipped).
   func entries(inFolder folder: String) throws -> [CatalogEntry]
+  /// What it holds of the files with these names in one folder.
+  func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry]
   /// The folders it knows at or under `folder` (`""`: all).
   func folders(under folder: String) throws -> [String]
   /// The assets at or under `folder`.

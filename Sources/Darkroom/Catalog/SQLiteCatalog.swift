@@ -176,23 +176,38 @@ public final class SQLiteCatalog: Catalog {
   // MARK: Scan
 
   public func entries(inFolder folder: String) throws -> [CatalogEntry] {
+    try entries(inFolder: folder, named: nil)
+  }
+
+  public func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
+    try entries(inFolder: folder, named: Optional(names))
+  }
+
+  private func entries(inFolder folder: String, named names: [String]?) throws -> [CatalogEntry] {
     try pool.read { db in
       guard
         let id = try Int64.fetchOne(
           db.cachedStatement(sql: "SELECT id FROM folder WHERE path = ?"), arguments: [folder])
       else { return [] }
+      var only = ""
+      var arguments: [(any DatabaseValueConvertible)?] = [id]
+      if let names {
+        only = " AND name IN (" + names.map { _ in "?" }.joined(separator: ",") + ")"
+        arguments += names.map { $0 }
+      }
       let assets = try Row.fetchAll(
         db,
         sql: """
           SELECT name, device, inode, size, mtime, ctime, id, hash, offline FROM asset
-          WHERE folderId = ?
-          """, arguments: [id])
+          WHERE folderId = ?\(only)
+          """, arguments: StatementArguments(arguments))
       let skipped = try Row.fetchAll(
         db,
         sql: """
           SELECT name, device, inode, size, mtime, ctime FROM skipped
-          WHERE folderId = ? AND reader = ?
-          """, arguments: [id, SkippedFile.reader])
+          WHERE folderId = ? AND reader = ?\(only)
+          """,
+        arguments: StatementArguments([id, SkippedFile.reader] + Array(arguments.dropFirst())))
       return (assets + skipped).map { row in
         CatalogEntry(
           name: row[0],

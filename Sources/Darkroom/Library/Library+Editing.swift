@@ -2,7 +2,7 @@
 /// command line names files. Each keeps the catalog up to date.
 extension Library {
   /// Edits an asset in place (see ``Editor/edit(_:with:mode:writingTo:skipIfCurrent:)``),
-  /// then reads it into the catalog again.
+  /// and reads it into the catalog again: a ``LibraryJob`` of one asset.
   ///
   /// - Throws: `notFound` for an unknown id; `invalidArgument` for an asset in the trash or
   ///   offline; what the editor throws.
@@ -10,24 +10,39 @@ extension Library {
   public func edit(
     _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append, editor: Editor = Editor()
   ) throws(DarkroomError) -> Editor.EditResult {
-    let path = try editablePath(id)
-    let result = try editor.edit(path, with: graph, mode: mode)
-    Self.refreshCatalog(for: path)
-    return result
+    let outcome = try one(.edit(graph, mode: mode), id, editor)
+    guard let adjustment = outcome.adjustment else {
+      throw DarkroomError(.engine, file: outcome.file, "the edit left no adjustment data")
+    }
+    return Editor.EditResult(
+      adjustment: adjustment, library: self, skipped: outcome.status == .skipped)
   }
 
   /// Reverts an asset to its original, or to an earlier `version` of its edit (see
-  /// ``Editor/revert(_:to:)``), then reads it into the catalog again.
+  /// ``Editor/revert(_:to:)``), and reads it into the catalog again: a ``LibraryJob`` of one
+  /// asset.
   ///
   /// - Throws: as ``edit(_:with:mode:editor:)``.
   @discardableResult
   public func revert(_ id: AssetID, to version: Int? = nil, editor: Editor = Editor())
     throws(DarkroomError) -> Editor.RevertOutcome
   {
-    let path = try editablePath(id)
-    let outcome = try editor.revert(path, to: version)
-    if outcome != .notEdited { Self.refreshCatalog(for: path) }
-    return outcome
+    try one(.revert(to: version), id, editor).reverted ?? .notEdited
+  }
+
+  /// Runs `action` on one asset, in this process (or the editor's workers).
+  private func one(_ action: JobAction, _ id: AssetID, _ editor: Editor) throws(DarkroomError)
+    -> BatchOutcome
+  {
+    var request = JobRequest(action, on: .assets([id]), in: self)
+    request.editor = editor
+    let outcome = Locked<BatchOutcome?>(nil)
+    try LibraryJob(request).run { result, _ in outcome.withLock { $0 = result } }
+    guard let result = outcome.withLock({ $0 }) else {
+      throw DarkroomError(.engine, file: id.rawValue, "the job ended without an outcome")
+    }
+    if let failure = result.failure { throw failure }
+    return result
   }
 
   /// An asset's edit history: every version, and which one the file is now.
@@ -98,8 +113,9 @@ extension Library {
     try catalogCall { try $0.ids(query) }
   }
 
-  private func editablePath(_ id: AssetID) throws(DarkroomError) -> String {
-    let asset = try asset(id)
+  /// An asset's file, for an edit or a revert: not through a link, not in the trash, not
+  /// offline.
+  func editablePath(_ asset: Asset) throws(DarkroomError) -> String {
     let path = try checkedPath(of: asset)  // no link leads an edit out of the library
     if asset.trashedAt != nil {
       throw DarkroomError(.invalidArgument, file: path, "is in the trash: restore it first")

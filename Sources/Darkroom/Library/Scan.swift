@@ -130,22 +130,29 @@ extension Library {
 }
 
 extension Library {
+  /// Reads these files (absolute paths, or relative to the working folder) into the catalog
+  /// again, and nothing else: what a change to known files (an edit, a revert) needs, without
+  /// listing their folders. A changed file keeps its id, a new one is added, and one that is
+  /// gone is taken out. A file outside the library is ignored.
+  ///
+  /// - Throws: `io` when the catalog cannot be written.
+  @discardableResult
+  public func recatalog(_ paths: [String]) throws(DarkroomError) -> ScanSummary {
+    let files = paths.compactMap(relativePath).filter { !$0.isEmpty }
+    guard !files.isEmpty else { return ScanSummary() }
+    var options = ScanOptions()
+    options.jobs = 1
+    var scanner = try Scanner(library: self, roots: [], files: files, options: options)
+    try scanner.run()
+    return scanner.summary
+  }
+
   /// Reads `path` again into the catalog of the library that holds it, if that library has a
   /// catalog (after an edit or a revert changed the file); does nothing otherwise. A failure
   /// leaves the catalog to the next scan.
-  public static func refreshCatalog(for path: String) {
+  static func recatalog(file path: String) {
     guard let library = Library.containing(path), library.hasCatalog else { return }
-    let folder = FilePath(path).parent
-    _ = try? library.scanFiles(in: folder.isEmpty ? "." : folder)
-  }
-
-  /// Scans the files of one folder (not its subfolders) on this thread: what a change to a
-  /// few known files needs.
-  func scanFiles(in folder: String) throws(DarkroomError) -> ScanSummary {
-    var options = ScanOptions()
-    options.recursive = false
-    options.jobs = 1
-    return try scan(folder, options: options)
+    _ = try? library.recatalog([path])
   }
 }
 
@@ -154,6 +161,8 @@ private struct Scanner {
   let library: Library
   /// The folders to scan, relative to the root, and whether with their subfolders.
   let roots: [(folder: String, recursive: Bool)]
+  /// Files to read again instead (relative to the root): their folders are not listed.
+  let files: [String]?
   let options: ScanOptions
   let progressHandler: (@Sendable (ScanProgress) -> Void)?
   var summary = ScanSummary()
@@ -178,16 +187,17 @@ private struct Scanner {
   var changes = CatalogChanges()
 
   init(
-    library: Library, roots: [(String, Bool)], options: ScanOptions,
-    progress: (@Sendable (ScanProgress) -> Void)?
+    library: Library, roots: [(String, Bool)], files: [String]? = nil, options: ScanOptions,
+    progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) {
     (self.library, self.options, progressHandler) = (library, options, progress)
+    self.files = files
     self.roots = roots.map { (folder: $0.0, recursive: $0.1) }
     catalog = try library.catalog()
   }
 
   mutating func run() throws(DarkroomError) {
-    try walkAndCompare()
+    if let files { try compare(files: files) } else { try walkAndCompare() }
     try readPending()
     try settleMissing()
   }
@@ -242,6 +252,32 @@ private struct Scanner {
         missing[id] = Missing(
           identity: entry.identity, hash: hash, offline: true, path: folder + "/" + entry.name)
       }
+    }
+    report()
+  }
+
+  /// Compares named files with their rows, as the walk does with whole folders (the catalog
+  /// read first, then the files, for the same reason).
+  private mutating func compare(files: [String]) throws(DarkroomError) {
+    var byFolder: [String: [String]] = [:]
+    for path in files {
+      let folder = FilePath(path).parent
+      byFolder[folder, default: []].append(
+        String(path.dropFirst(folder.isEmpty ? 0 : folder.count + 1)))
+    }
+    for (folder, names) in byFolder.sorted(by: { $0.key < $1.key }) {
+      let wanted = Set(names)
+      let entries = try call { try catalog.entries(inFolder: folder, named: wanted.sorted()) }
+      var found: [(String, FileIdentity)] = []
+      for name in wanted.sorted() {
+        var info = stat()
+        let path = absolute(folder.isEmpty ? name : folder + "/" + name)
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else {
+          continue
+        }
+        found.append((name, FileIdentity(info)))
+      }
+      compare(folder, found, entries)
     }
     report()
   }

@@ -167,9 +167,17 @@ public final class Upload {
     let path = try place()
     abandon()  // the file is in place under its name; the temporary name goes
     fsync(folderFD)
-    _ = try library.scanFiles(in: folder)
+    // The one way a file enters the catalog, as a scan reads it: this file alone.
+    let summary = try library.recatalog([path])
     guard let asset = try library.asset(atPath: path) else {
-      throw DarkroomError(.io, file: path, "was stored but is not in the catalog")
+      // The scan would not take it (damage it reads that the check above let through): it
+      // is not kept, so that nothing uncatalogued stays in the library.
+      unlinkat(folderFD, URL(fileURLWithPath: path).lastPathComponent, 0)
+      fsync(folderFD)
+      let problem = summary.problems.first.map { String($0.drop { $0 != ":" }.dropFirst(2)) }
+      throw DarkroomError(
+        .unsupportedFormat, file: name,
+        "is not a photo or video Darkroom reads (\(problem ?? "the scan skipped it"))")
     }
     return .added(asset)
   }
@@ -191,6 +199,9 @@ public final class Upload {
           "is not a photo or video Darkroom reads (\(error.message))")
       }
       throw error
+    }
+    if let damage = metadata.damage {
+      throw DarkroomError(.unsupportedFormat, file: name, "is damaged: \(damage.message)")
     }
     try limits.check(metadata, name: name)
   }

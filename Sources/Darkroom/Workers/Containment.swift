@@ -67,6 +67,9 @@ public enum Containment {
     state.withLock { $0.pool }?.abandon()
   }
 
+  /// The configuration of the workers this process uses, if it said which.
+  static var configuration: WorkerPool.Configuration? { state.withLock { $0.configuration } }
+
   /// The time limit of a header read in a worker (nil: none).
   public static var timeLimit: Duration? {
     get { state.withLock { $0.timeLimit } }

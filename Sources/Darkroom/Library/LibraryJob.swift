@@ -1,0 +1,540 @@
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+/// What a ``LibraryJob`` works on.
+public enum JobItems: Sendable {
+  /// Files by path, each known under an output folder by its ``BatchInput/relativePath``.
+  /// The catalog of the library each file is in (if it has one) is kept up to date.
+  case files([BatchInput])
+  /// A library's assets, by id (``JobRequest/library`` names the library).
+  case assets([AssetID])
+  /// Every asset a query matches when the job is made.
+  case query(AssetQuery)
+  /// Assets of an unlocked space.
+  case space(Space, [SpaceAsset])
+}
+
+/// What a ``LibraryJob`` does to each item.
+public enum JobAction: Sendable {
+  /// Renders the graph as the item's edit: after its current edit's filters (`.append`) or
+  /// instead of them (`.replace`).
+  case edit(FilterGraph, mode: Editor.Mode)
+  /// Restores the original, or an earlier version of the edit.
+  case revert(to: Int?)
+  /// Moves the item to its library's trash.
+  case trash
+  /// Puts a trashed item back where it was.
+  case restore
+  /// Makes a representation and hands it to ``RenderStep/deliver``.
+  case render(RenderStep)
+
+  /// The action's name, as the server's API spells it.
+  public var name: String {
+    switch self {
+    case .edit: "apply"
+    case .revert: "revert"
+    case .trash: "trash"
+    case .restore: "restore"
+    case .render: "render"
+    }
+  }
+}
+
+/// How a job's render action renders, and where each rendition goes.
+public struct RenderStep: Sendable {
+  public var spec: RenditionSpec
+  /// Render an edited file's original instead of its result.
+  public var fromOriginal = false
+  /// Whether renditions are looked up in and kept in a cache.
+  public var useCache = true
+  /// The cache folder; nil: the item's library's, else ``RenditionCache/defaultFolder(for:)``.
+  public var cacheFolder: URL?
+  public var cacheLimitBytes = RenditionCache.defaultLimitBytes
+  /// The bytes of the item whose path is `-` (what a command read from standard input).
+  public var standardInput: [UInt8]?
+  /// Writes one rendition where it belongs and returns that place (nil: nowhere a path
+  /// names, such as standard output). Called on the job's threads, one item at a time per
+  /// thread.
+  public var deliver: @Sendable (JobItem, Rendition) throws(DarkroomError) -> String?
+
+  public init(
+    _ spec: RenditionSpec,
+    deliver: @escaping @Sendable (JobItem, Rendition) throws(DarkroomError) -> String?
+  ) {
+    self.spec = spec
+    self.deliver = deliver
+  }
+}
+
+/// One item as a job's render delivers it.
+public struct JobItem: Sendable {
+  /// The file's path (`-`: standard input); for a space's asset, its name.
+  public var path: String
+  /// Its path under an output folder: below the folder it was found in, or in its library.
+  public var relativePath: String
+  /// The asset's id, for an item of a library or a space.
+  public var id: String?
+}
+
+/// Which worker processes do a job's pixel work.
+public enum JobWorkers: Sendable {
+  /// The editor's renderer as it is given (its workers, or this process).
+  case given
+  /// When the job has several items, workers of its own made like ``Containment``'s (if
+  /// this process set any); one item is done as `given`.
+  case contained
+  /// Workers of its own, started with this configuration.
+  case own(WorkerPool.Configuration)
+}
+
+/// What a ``LibraryJob`` does.
+public struct JobRequest: Sendable {
+  public var items: JobItems
+  public var action: JobAction
+  /// The library that `assets` and `query` items are in.
+  public var library: Library?
+  /// For an edit of files: a folder for the results (a library of its own, mirroring the
+  /// files' relative paths); nil edits the files in place.
+  public var output: String?
+  /// Skip items that already carry this edit of the same source (a re-run after a stop).
+  public var skipCurrent = false
+  /// Items worked on at once.
+  public var jobs = 1
+  /// Stop at the first failure (running items still finish).
+  public var failFast = false
+  /// The edit's renderer settings (limits, quality, workers).
+  public var editor = Editor()
+  public var workers = JobWorkers.given
+  /// libvips threads per item in this process (default: cores divided by jobs).
+  public var vipsThreads: Int?
+
+  public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
+    self.action = action
+    self.items = items
+    self.library = library
+  }
+}
+
+/// One item's outcome, or the end of the job, as ``LibraryJob/events()`` delivers them.
+public enum JobEvent: Sendable {
+  case item(BatchOutcome, BatchCounts)
+  case finished(BatchCounts)
+}
+
+/// The one way Darkroom works on many items: every command and request that edits, reverts,
+/// trashes, restores or renders more than one thing (and the single edits and reverts too)
+/// runs one of these. It owns the worker processes, runs `jobs` items at a time, keeps each
+/// changed file's catalog row true as it goes (no rescan afterwards), and reports each
+/// outcome through a callback or as an `AsyncSequence`:
+///
+/// ```swift
+/// var request = JobRequest(.edit(noir, mode: .replace), on: .query(query), in: library)
+/// request.jobs = 2
+/// let job = try LibraryJob(request)
+/// for await event in job.events() {
+///   if case .item(let outcome, let counts) = event {
+///     print("\(counts.finished)/\(counts.total)", outcome.file, outcome.status)
+///   }
+/// }
+/// ```
+///
+/// ``stop()`` starts no more items; ``abandon()`` also kills the workers of items in flight
+/// (their outputs were never renamed into place). Re-running an edit with
+/// ``JobRequest/skipCurrent`` skips what is done, so a stopped job resumes.
+public final class LibraryJob: Sendable {
+  public let request: JobRequest
+  private let references: [Reference]
+  private let runner: BatchRunner
+  private let pool: WorkerPool?
+
+  /// An item before it is looked at.
+  private enum Reference: Sendable {
+    case file(BatchInput)
+    case asset(AssetID)
+    case space(Space, SpaceAsset)
+  }
+
+  /// Prepares the job: its items (a query is run now), the output folder, the process's
+  /// memory and thread settings, the worker processes.
+  ///
+  /// - Throws: `invalidArgument` for library items without a library; `io` when the output
+  ///   folder cannot be made; `engine` when libvips' threads cannot be set; what the catalog
+  ///   throws for a query.
+  public init(_ request: JobRequest) throws(DarkroomError) {
+    self.request = request
+    switch request.items {
+    case .files(let inputs): references = inputs.map(Reference.file)
+    case .assets(let ids):
+      guard request.library != nil else { throw Self.noLibrary }
+      references = ids.map(Reference.asset)
+    case .query(let query):
+      guard let library = request.library else { throw Self.noLibrary }
+      references = try library.assetIDs(matching: query).map(Reference.asset)
+    case .space(let space, let assets): references = assets.map { .space(space, $0) }
+    }
+    if let output = request.output {
+      do {
+        try FileManager.default.createDirectory(
+          atPath: output + "/" + Library.folderName, withIntermediateDirectories: true)
+      } catch {
+        throw DarkroomError(.io, file: output, "cannot create the output library: \(error)")
+      }
+    }
+    let several = references.count > 1
+    if several, case .edit = request.action {
+      // Only batches: single renders are faster with glibc's adaptive threshold.
+      BatchRunner.keepMemoryFlat(jobs: request.jobs)
+    }
+    var configuration: WorkerPool.Configuration?
+    switch request.workers {
+    case .given: configuration = nil
+    case .contained: configuration = several ? Containment.configuration : nil
+    case .own(let own): configuration = own
+    }
+    if var configuration {
+      if case .contained = request.workers {
+        configuration.idleWorkers = max(1, request.jobs)
+        configuration.vipsThreads =
+          request.vipsThreads ?? max(1, ProcessorCount.value / max(1, request.jobs))
+      }
+      pool = WorkerPool(configuration)
+    } else {
+      if several, request.editor.renderer.workers == nil {
+        // In process, libvips' threads are shared between the jobs; workers get their share
+        // through their configuration (and this process may never start libvips).
+        try BatchRunner.shareCores(jobs: request.jobs, threadsPerImage: request.vipsThreads)
+      }
+      pool = nil
+    }
+    runner = BatchRunner(jobs: request.jobs, failFast: request.failFast)
+  }
+
+  private static let noLibrary = DarkroomError(
+    .invalidArgument, "a job over assets needs the library they are in")
+
+  deinit { pool?.shutDown() }
+
+  /// How many items the job has.
+  public var count: Int { references.count }
+
+  /// Starts no more items; those running finish.
+  public func stop() { runner.stop() }
+
+  /// Kills the workers of items in flight: they fail as abandoned, and no item starts after.
+  public func abandon() {
+    runner.stop()
+    pool?.abandon()
+  }
+
+  /// Whether the job was stopped (by ``stop()``, or at a failure with `failFast`).
+  public var isStopped: Bool { runner.isStopped }
+
+  /// Runs the job to its end (or until stopped), calling `progress` after each item, on the
+  /// thread that finished it, one call at a time. Returns the counts.
+  @discardableResult
+  public func run(progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void = { _, _ in })
+    -> BatchCounts
+  {
+    switch request.action {
+    case .trash, .restore:
+      if let library = request.library { return move(in: library, progress: progress) }
+    default: break
+    }
+    var editor = request.editor
+    if let pool { editor.renderer.workers = pool }
+    let context = Context(request: request, editor: editor)
+    return runner.run(references, work: { context.perform($0) }, progress: progress)
+  }
+
+  /// Runs the job on a thread of its own, as an asynchronous sequence of outcomes that ends
+  /// with ``JobEvent/finished(_:)``. Cancelling the task that iterates it stops the job (as
+  /// ``stop()`` does): the items in flight finish, and the sequence still ends with the final
+  /// counts.
+  public func events() -> JobEvents {
+    let buffer = JobEvents.Buffer()
+    DispatchQueue(label: "darkroom.job").async { [self] in
+      let counts = run { outcome, counts in buffer.yield(.item(outcome, counts)) }
+      buffer.yield(.finished(counts))
+      buffer.finish()
+    }
+    return JobEvents(buffer: buffer, job: self)
+  }
+
+  // MARK: The work on one item
+
+  /// What every item's work shares.
+  private struct Context: Sendable {
+    let request: JobRequest
+    let editor: Editor
+
+    func perform(_ reference: Reference) -> BatchOutcome {
+      var outcome = BatchOutcome(file: "", status: .done)
+      do throws(DarkroomError) {
+        switch reference {
+        case .file(let input):
+          outcome.file = input.path
+          try onFile(input, &outcome)
+        case .asset(let id):
+          outcome.id = id.rawValue
+          guard let library = request.library else { throw LibraryJob.noLibrary }
+          try onAsset(id, in: library, &outcome)
+        case .space(let space, let asset):
+          (outcome.file, outcome.id) = (asset.name, asset.id)
+          try onSpaceAsset(asset, in: space, &outcome)
+        }
+      } catch {
+        outcome.status = .failed
+        outcome.error = error.description
+        outcome.failure = error
+      }
+      return outcome
+    }
+
+    private func onFile(_ input: BatchInput, _ outcome: inout BatchOutcome) throws(DarkroomError) {
+      let item = JobItem(path: input.path, relativePath: input.relativePath)
+      switch request.action {
+      case .edit(let graph, let mode):
+        let destination = request.output.map { $0 + "/" + input.relativePath }
+        try edit(input.path, graph, mode, writingTo: destination, &outcome)
+        Library.recatalog(file: destination ?? input.path)
+      case .revert(let version):
+        try revert(input.path, to: version, &outcome)
+        if outcome.reverted != .notEdited { Library.recatalog(file: input.path) }
+      case .render(let step):
+        let source: ImageSource =
+          input.path == "-" ? .data(step.standardInput ?? [], name: "-") : .file(input.path)
+        let library = input.path == "-" ? nil : Library.containing(input.path)
+        try render(source, item, step, library: library, &outcome)
+      case .trash, .restore:
+        throw DarkroomError(
+          .invalidArgument, file: input.path, "only a library's assets go to the trash")
+      }
+    }
+
+    private func onAsset(_ id: AssetID, in library: Library, _ outcome: inout BatchOutcome)
+      throws(DarkroomError)
+    {
+      let asset = try library.asset(id)
+      outcome.file = asset.path
+      switch request.action {
+      case .edit(let graph, let mode):
+        let path = try library.editablePath(asset)
+        try edit(path, graph, mode, writingTo: nil, &outcome)
+        _ = try? library.recatalog([path])
+      case .revert(let version):
+        let path = try library.editablePath(asset)
+        try revert(path, to: version, &outcome)
+        if outcome.reverted != .notEdited { _ = try? library.recatalog([path]) }
+      case .render(let step):
+        // A full representation may be the file's own bytes: it must be the catalogued file.
+        let path =
+          step.spec.representation == .full
+          ? try library.openFile(of: asset).path : try library.checkedPath(of: asset)
+        let item = JobItem(path: path, relativePath: asset.path, id: id.rawValue)
+        try render(.file(path), item, step, library: library, &outcome)
+      case .trash: try library.trash([id])
+      case .restore: try library.restore([id])
+      }
+    }
+
+    private func onSpaceAsset(_ asset: SpaceAsset, in space: Space, _ outcome: inout BatchOutcome)
+      throws(DarkroomError)
+    {
+      switch request.action {
+      case .edit(let graph, let mode):
+        let edited = try space.edit(
+          asset, graph: graph, append: mode == .append, renderer: editor.renderer,
+          quality: editor.quality)
+        outcome.version = edited.editVersion
+        outcome.adjustment = try space.history(edited).last
+      case .revert:
+        // A space keeps no versions between the original and the current edit.
+        outcome.reverted = asset.editVersion > 0 ? .restoredOriginal(sha256: "") : .notEdited
+        outcome.status = asset.editVersion > 0 ? .done : .skipped
+        outcome.version = try space.revert(asset).editVersion
+      case .trash: try space.setTrashed([asset], true)
+      case .restore: try space.setTrashed([asset], false)
+      case .render(let step):
+        let rendition = try space.render(
+          asset, step.spec, renderer: editor.renderer, cached: step.useCache)
+        let item = JobItem(path: asset.name, relativePath: asset.name, id: asset.id)
+        outcome.output = try step.deliver(item, rendition)
+        outcome.rendition = RenditionSummary(rendition)
+      }
+    }
+
+    private func edit(
+      _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
+      _ outcome: inout BatchOutcome
+    ) throws(DarkroomError) {
+      let result = try editor.edit(
+        path, with: graph, mode: mode, writingTo: destination, skipIfCurrent: request.skipCurrent)
+      outcome.status = result.skipped ? .skipped : .done
+      outcome.output = destination ?? path
+      outcome.version = result.adjustment.version
+      outcome.adjustment = result.adjustment
+      outcome.sourceSHA256 = result.adjustment.original.sha256
+      outcome.resultSHA256 = result.adjustment.result.sha256
+    }
+
+    private func revert(_ path: String, to version: Int?, _ outcome: inout BatchOutcome)
+      throws(DarkroomError)
+    {
+      let reverted = try editor.revert(path, to: version)
+      outcome.reverted = reverted
+      outcome.output = path
+      switch reverted {
+      case .restoredOriginal(let sha256): (outcome.version, outcome.resultSHA256) = (0, sha256)
+      case .restoredVersion(let n, let sha256):
+        (outcome.version, outcome.resultSHA256) = (n, sha256)
+      case .alreadyAtVersion(let n): (outcome.version, outcome.status) = (n, .skipped)
+      case .notEdited: outcome.status = .skipped
+      }
+    }
+
+    private func render(
+      _ source: ImageSource, _ item: JobItem, _ step: RenderStep, library: Library?,
+      _ outcome: inout BatchOutcome
+    ) throws(DarkroomError) {
+      var cache: RenditionCache?
+      if step.useCache {
+        let folder =
+          step.cacheFolder ?? library?.cacheFolder
+          ?? RenditionCache.defaultFolder(for: item.path == "-" ? nil : item.path)
+        cache = RenditionCache(folder: folder, limitBytes: step.cacheLimitBytes)
+      }
+      let rendition = try Library.render(
+        source, step.spec, fromOriginal: step.fromOriginal, renderer: editor.renderer,
+        cache: cache)
+      outcome.output = try step.deliver(item, rendition)
+      outcome.rendition = RenditionSummary(rendition)
+    }
+  }
+
+  // MARK: Trash and restore
+
+  /// Trash and restore move files in chunks: each folder is made durable once a chunk.
+  /// `stop()` is heeded between chunks.
+  private func move(
+    in library: Library, progress: @Sendable (BatchOutcome, BatchCounts) -> Void
+  ) -> BatchCounts {
+    let started = ContinuousClock.now
+    let trashing: Bool = if case .trash = request.action { true } else { false }
+    var counts = BatchCounts(total: references.count)
+    let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
+    func report(_ id: AssetID, _ error: DarkroomError?) {
+      let asset = try? library.asset(id)
+      var outcome = BatchOutcome(
+        file: asset.map { $0.trashedFrom ?? $0.path } ?? "", status: error == nil ? .done : .failed,
+        error: error?.description, failure: error)
+      outcome.id = id.rawValue
+      if error == nil { counts.done += 1 } else { counts.failed += 1 }
+      counts.seconds = BatchRunner.milliseconds(ContinuousClock.now - started) / 1000
+      progress(outcome, counts)
+      if error != nil && request.failFast { runner.stop() }
+    }
+    func moveOne(_ id: AssetID) throws(DarkroomError) {
+      if trashing { try library.trash([id]) } else { try library.restore([id]) }
+    }
+    var start = 0
+    while start < ids.count, !runner.isStopped {
+      let chunk = Array(ids[start..<min(ids.count, start + 100)])
+      start += chunk.count
+      do throws(DarkroomError) {
+        if trashing { try library.trash(chunk) } else { try library.restore(chunk) }
+        for id in chunk { report(id, nil) }
+      } catch {
+        // One of them failed: the others are done one at a time, to tell which.
+        for id in chunk {
+          do throws(DarkroomError) {
+            let trashed = try library.asset(id).trashedAt != nil
+            if trashed != trashing { try moveOne(id) }
+            report(id, nil)
+          } catch {
+            report(id, error)
+          }
+        }
+      }
+    }
+    counts.notStarted = ids.count - start
+    counts.seconds = BatchRunner.milliseconds(ContinuousClock.now - started) / 1000
+    return counts
+  }
+}
+
+extension RenditionSummary {
+  init(_ rendition: Rendition) {
+    self.init(
+      width: rendition.width, height: rendition.height, format: rendition.format,
+      bytes: rendition.bytes.count, cached: rendition.fromCache)
+  }
+}
+
+/// A job's outcomes as they come, ending with ``JobEvent/finished(_:)``. Unlike an
+/// `AsyncStream`, a cancelled consumer is not cut off: cancelling stops the job, and the
+/// sequence goes on to its final counts.
+public struct JobEvents: AsyncSequence, Sendable {
+  public typealias Element = JobEvent
+  fileprivate let buffer: Buffer
+  fileprivate let job: LibraryJob
+
+  public func makeAsyncIterator() -> Iterator { Iterator(buffer: buffer, job: job) }
+
+  public struct Iterator: AsyncIteratorProtocol {
+    fileprivate let buffer: Buffer
+    fileprivate let job: LibraryJob
+
+    public mutating func next() async -> JobEvent? {
+      let (buffer, job) = (buffer, job)
+      return await withTaskCancellationHandler {
+        await buffer.next()
+      } onCancel: {
+        job.stop()
+      }
+    }
+  }
+
+  /// Events not yet taken, and the consumer waiting for one.
+  fileprivate final class Buffer: Sendable {
+    private struct State {
+      var events: [JobEvent] = []
+      var finished = false
+      var waiting: CheckedContinuation<JobEvent?, Never>?
+    }
+    private let state = Mutex(State())
+
+    func yield(_ event: JobEvent) {
+      let waiting = state.withLock { state -> CheckedContinuation<JobEvent?, Never>? in
+        if let waiting = state.waiting {
+          state.waiting = nil
+          return waiting
+        }
+        state.events.append(event)
+        return nil
+      }
+      waiting?.resume(returning: event)
+    }
+
+    func finish() {
+      let waiting = state.withLock { state -> CheckedContinuation<JobEvent?, Never>? in
+        state.finished = true
+        defer { state.waiting = nil }
+        return state.waiting
+      }
+      waiting?.resume(returning: nil)
+    }
+
+    func next() async -> JobEvent? {
+      await withCheckedContinuation { continuation in
+        let answer = state.withLock { state -> JobEvent?? in
+          if !state.events.isEmpty { return .some(state.events.removeFirst()) }
+          if state.finished { return .some(nil) }
+          state.waiting = continuation
+          return nil
+        }
+        if let answer { continuation.resume(returning: answer) }
+      }
+    }
+  }
+}

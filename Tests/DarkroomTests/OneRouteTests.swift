@@ -1,0 +1,155 @@
+import Foundation
+import HummingbirdTesting
+import Testing
+
+@testable import Darkroom
+@testable import DarkroomServer
+
+/// Every door that changes a photo (the command line's apply, edit and revert, the server's
+/// edit, revert and jobs, a space) goes through the one job, and leaves the catalog true at
+/// once: no rescan, no server running.
+@Suite("One route through the engine")
+struct OneRouteTests {
+  @Test(
+    "the same change through every door leaves the catalog true, the change log exact, and no stale rendition",
+    .timeLimit(.minutes(3)))
+  func everyDoor() async throws {
+    let served = try ServedLibrary()
+    let library = served.library
+    let root = served.root
+    func id(_ name: String) throws -> AssetID {
+      try #require(try library.asset(atPath: root + "/" + name)?.id)
+    }
+    let start = try library.lastChange()
+    let before = try await thumbnails(served)
+
+    // The command line: apply in place, edit, edit then revert.
+    let apply = try CLI.run(["apply", "--filter", "noir", "orientation-1.jpg"], cwd: root)
+    #expect(apply.status == 0, "\(apply.stderr)")
+    let edit = try CLI.run(["edit", "orientation-2.jpg", "--filter", "noir"], cwd: root)
+    #expect(edit.stdout == "orientation-2.jpg: edited (version 1: noir)\n", "\(edit.stderr)")
+    #expect(try CLI.run(["edit", "orientation-3.jpg", "--filter", "noir"], cwd: root).status == 0)
+    let revert = try CLI.run(["revert", "orientation-3.jpg"], cwd: root)
+    #expect(revert.stdout == "orientation-3.jpg: restored the original\n", "\(revert.stderr)")
+
+    // The server: an edit, a job, an edit then a revert.
+    let (four, five, six) = (
+      try id("orientation-4.jpg"), try id("orientation-5.jpg"), try id("orientation-6.jpg")
+    )
+    try await served.test { client, _ in
+      for target in [four, six] {
+        let edited = try await client.execute(
+          uri: "/api/assets/\(target)/edit", method: .post, headers: ServedLibrary.write,
+          body: jsonBody(["filters": ["noir"]]))
+        #expect(edited.status == .ok, "\(edited.text)")
+      }
+      let reverted = try await client.execute(
+        uri: "/api/assets/\(six)/revert", method: .post, headers: ServedLibrary.write,
+        body: jsonBody([:]))
+      #expect(reverted.status == .ok, "\(reverted.text)")
+      let started = try await client.execute(
+        uri: "/api/jobs", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["action": "apply", "filters": ["noir"], "ids": [five.rawValue]]))
+      #expect(started.status == .accepted, "\(started.text)")
+      let job = try #require(started.object["id"] as? String)
+      var finished = false
+      while !finished {
+        let status = try await client.execute(
+          uri: "/api/jobs/\(job)", method: .get, headers: ServedLibrary.read)
+        finished = status.object["finished"] as? Bool ?? false
+        if finished { #expect(status.object["done"] as? Int == 1, "\(status.text)") }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+
+    // Each asset's content hash is its file's SHA-256, with no scan since.
+    let edited: Set = [
+      "orientation-1.jpg", "orientation-2.jpg", "orientation-4.jpg", "orientation-5.jpg",
+    ]
+    let assets = try library.assets(matching: AssetQuery())
+    let all = try assets.assets(in: 0..<assets.count)
+    #expect(all.count == 9)
+    for asset in all {
+      #expect(
+        asset.contentHash == (try ContentHash.of(file: library.path(of: asset)).hex),
+        "\(asset.path)")
+    }
+    // list --edited names exactly the edited ones.
+    let listed = try CLI.run(["list", "--edited", "-0"], cwd: root)
+    #expect(listed.status == 0, "\(listed.stderr)")
+    let names = Set(
+      listed.stdout.split(separator: "\0").map {
+        URL(fileURLWithPath: String($0)).lastPathComponent
+      })
+    #expect(names == edited)
+    // One change-log entry per change, and nothing inserted or removed.
+    let changes = try library.changes(since: start)
+    #expect(changes.allSatisfy { $0.kind == .changed }, "\(changes)")
+    var perPath: [String: Int] = [:]
+    for change in changes { perPath[change.path, default: 0] += 1 }
+    #expect(
+      perPath == [
+        "orientation-1.jpg": 1, "orientation-2.jpg": 1, "orientation-3.jpg": 2,
+        "orientation-4.jpg": 1, "orientation-5.jpg": 1, "orientation-6.jpg": 2,
+      ])
+
+    // A server started afterwards serves what the files are now.
+    let after = try await thumbnails(served)
+    for asset in all {
+      let name = URL(fileURLWithPath: asset.path).lastPathComponent
+      let (old, new) = (try #require(before[asset.id]), try #require(after[asset.id]))
+      if edited.contains(name) {
+        #expect(old != new, "\(name): a stale thumbnail")
+        let pixel = try centrePixel(new)
+        #expect(abs(pixel[0] - pixel[1]) < 2 && abs(pixel[1] - pixel[2]) < 2, "\(name): \(pixel)")
+      } else {
+        #expect(old == new, "\(name)")
+      }
+    }
+  }
+
+  @Test("edit, apply and revert in a space change its catalog once each", .timeLimit(.minutes(1)))
+  func space() throws {
+    let folder = try Fixture.temporaryFolder()
+    let cwd = folder.url.path
+    _ = try folder.write("pa", Array("correct horse\n".utf8))
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("gps.jpg"), toPath: folder.file("gps.jpg"))
+    let key = ["--password-file", "pa"]
+    let kdf = ["--kdf-passes", "1", "--kdf-memory", "8"]
+    #expect(try CLI.run(["space", "create", "S"] + key + kdf, cwd: cwd).status == 0)
+    #expect(try CLI.run(["space", "add", "S", "gps.jpg"] + key, cwd: cwd).status == 0)
+    let space = ["--space", "S"] + key
+    let edit = try CLI.run(["edit"] + space + ["gps.jpg", "--filter", "noir"], cwd: cwd)
+    #expect(edit.stdout == "gps.jpg: edited (version 1: noir)\n", "\(edit.stderr)")
+    let apply = try CLI.run(["apply"] + space + ["--filter", "mono", "gps.jpg"], cwd: cwd)
+    #expect(apply.status == 0, "\(apply.stderr)")
+    var opened = try Space.open(folder.file("S"), password: Array("correct horse".utf8))
+    var asset = try opened.asset("gps.jpg")
+    #expect(asset.editVersion == 2)
+    #expect(try opened.history(asset).map(\.graph.nodes.count) == [1, 1])
+    opened.close()
+    let revert = try CLI.run(["revert"] + space + ["gps.jpg"], cwd: cwd)
+    #expect(revert.stdout == "gps.jpg: restored the original\n", "\(revert.stderr)")
+    opened = try Space.open(folder.file("S"), password: Array("correct horse".utf8))
+    asset = try opened.asset("gps.jpg")
+    #expect(asset.editVersion == 0)
+    #expect(try opened.current(asset) == opened.original(asset))
+    opened.close()
+  }
+
+  /// Every asset's thumbnail, as a server started now serves it.
+  private func thumbnails(_ served: ServedLibrary) async throws -> [AssetID: [UInt8]] {
+    let ids = try served.ids()
+    let found = Locked<[AssetID: [UInt8]]>([:])
+    try await served.test { client, _ in
+      for id in ids {
+        let response = try await client.execute(
+          uri: "/api/assets/\(id)/thumbnail", method: .get, headers: ServedLibrary.read)
+        #expect(response.status == .ok)
+        found.withLock { $0[id] = response.bytes }
+      }
+    }
+    return found.withLock { $0 }
+  }
+}
