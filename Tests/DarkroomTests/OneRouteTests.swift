@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import HummingbirdTesting
 import Testing
 
@@ -136,6 +137,48 @@ struct OneRouteTests {
     #expect(asset.editVersion == 0)
     #expect(try opened.current(asset) == opened.original(asset))
     opened.close()
+  }
+
+  @Test(
+    "an upload is catalogued as a scan would: 201 or a 4xx for each damaged file, never 5xx, and a refused one leaves nothing",
+    .timeLimit(.minutes(3)))
+  func hostileUploads() async throws {
+    let served = try ServedLibrary(samples: [])
+    var corpus: [(String, [UInt8])] = [("empty.jpg", []), ("text.png", Array("not a photo".utf8))]
+    for sample in ["gps.jpg", "alpha.png", "heif-exif-6.heic", "display-p3.jpg", "clip.mov"] {
+      let bytes = try Fixture.bytes(Fixture.sample(sample))
+      let (stem, ext) = (String(sample.split(separator: ".")[0]), String(sample.split(separator: ".")[1]))
+      for cut in [16, 100, bytes.count / 4, bytes.count / 2, bytes.count * 3 / 4, bytes.count - 12] {
+        corpus.append(("\(stem)-cut\(cut).\(ext)", Array(bytes.prefix(cut))))
+      }
+      var scrambled = bytes
+      for index in stride(from: bytes.count / 3, to: bytes.count * 2 / 3, by: 7) { scrambled[index] ^= 0x5A }
+      corpus.append(("\(stem)-scrambled.\(ext)", scrambled))
+    }
+    let uploads = served.root + "/Uploads"
+    try await served.test { [corpus] client, _ in
+      for (name, bytes) in corpus {
+        let response = try await client.execute(
+          uri: "/api/uploads?name=\(name)", method: .post, headers: ServedLibrary.write,
+          body: ByteBuffer(bytes: bytes))
+        #expect(response.status.code < 500, "\(name): \(response.status) \(response.text)")
+        if response.status != .created {
+          #expect((400..<500).contains(response.status.code), "\(name): \(response.status)")
+          #expect(!FileManager.default.fileExists(atPath: uploads + "/" + name), "\(name) stayed")
+          #expect(response.errorKind != "engine", "\(name): \(response.text)")
+          #expect(!response.text.contains(".upload."), "\(name): \(response.text)")
+        }
+      }
+    }
+    // What stayed is exactly what the catalog holds, each with its file's hash.
+    let kept = Set((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? [])
+    let assets = try served.library.assets(matching: AssetQuery())
+    let catalogued = try assets.assets(in: 0..<assets.count)
+    #expect(Set(catalogued.map { URL(fileURLWithPath: $0.path).lastPathComponent }) == kept)
+    for asset in catalogued {
+      #expect(asset.contentHash == (try ContentHash.of(file: served.library.path(of: asset)).hex))
+    }
+    #expect(try served.library.scan().added == 0)
   }
 
   /// Every asset's thumbnail, as a server started now serves it.

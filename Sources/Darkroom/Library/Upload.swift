@@ -193,6 +193,8 @@ public final class Upload {
     } catch {
       var error = error
       error.file = name
+      // The reader's own words may name the temporary file: the client knows its name only.
+      error.message = error.message.replacing(temporaryName, with: name)
       if error.kind == .corrupt || error.kind == .unsupportedFormat || error.kind == .truncated {
         error = DarkroomError(
           .unsupportedFormat, file: name,

@@ -68,7 +68,8 @@ enum Vips {
     let decoders = [
       "vipsjpeg", "jpegload", "pngload", "vipspng", "libpng", "gifload", "webpload", "heifload",
       "tiff2vips", "tiffload", "vipsforeignload", "premature end", "corrupt", "bogus", "truncated",
-      "unexpected end", "not a known file format", "read error", "decode",
+      "unexpected end", "not a known file format", "read error", "decode", "heif: ", "bad seek",
+      "invalid input",
     ]
     return decoders.contains { text.contains($0) } ? .corrupt : .engine
   }
