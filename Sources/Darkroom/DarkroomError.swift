@@ -58,6 +58,8 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     /// loader, lcms, libexif; see ``LibvipsCapabilities``); also an old version of an edit that
     /// no longer renders to the bytes it had.
     case engine
+    /// Too much work is waiting already (a server's render queue is full): try again soon.
+    case busy
   }
 
   /// What kind of problem this is: branch on it, not on ``message``.

@@ -8,11 +8,8 @@ import ServiceLifecycle
 struct API: Sendable {
   let library: Library
   let configuration: ServerConfiguration
-  let queue: RenderQueue
+  let images: Images
   let jobs: Jobs
-  let memory: RenditionMemory
-  /// The library's rendition cache (made once: its folder is a URL).
-  let cache: RenditionCache
 
   static let json = "application/json; charset=utf-8"
 
@@ -62,7 +59,7 @@ struct API: Sendable {
       spec.quality = 80
       let renderer = configuration.renderer
       let previewSpec = spec
-      let rendition = try await queue.rendition("preview-\(Tokens.random())") {
+      let rendition = try await images.render("preview-\(Tokens.random())") {
         [library] () throws(DarkroomError) in
         try library.preview(id, graph: graph, previewSpec, renderer: renderer)
       }
@@ -207,43 +204,19 @@ struct API: Sendable {
     // A versioned URL served before is answered from memory: it names one version of one
     // asset, and its bytes never change.
     let versioned = request.uri.queryParameters["v"] != nil
-    if versioned, let (rendition, tag) = memory.rendition(request.uri.string) {
-      return Self.representationResponse(rendition, tag: tag, immutable: true, request)
+    if versioned, let (rendition, tag) = images.remembered(request.uri.string) {
+      return Self.representationResponse(rendition, tag: "\"\(tag)\"", immutable: true, request)
     }
     let id = try Self.assetID(context)
     let spec = try Self.renditionSpec(context, request)
-    let query = request.uri.queryParameters
     let asset = try library.asset(id)
-    let tag = "\"" + Representations.tag(content: asset.contentHash, spec) + "\""
-    let immutable = query["v"].map { $0 == APIAsset.version(asset) } == true
+    let tag = "\"" + Images.tag(asset, spec) + "\""
+    let immutable = request.uri.queryParameters["v"].map { $0 == APIAsset.version(asset) } == true
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
-    let path = try library.checkedPath(of: asset)
-    let representations = Representations(cache: cache)
-    // Kept in memory under the tag only if made from the content the tag names (a file
-    // changed since the catalog read it must not file new pixels under the old tag).
-    func keep(_ rendition: Rendition) {
-      if cache.rememberedContentHash(ofFile: path)?.hex == asset.contentHash {
-        memory.keep(rendition, as: tag, tag: tag)
-        if immutable { memory.keep(rendition, as: request.uri.string, tag: tag) }
-      }
-    }
-    let rendition: Rendition
-    if let remembered = memory.rendition(tag) {
-      rendition = remembered.rendition
-      if immutable { memory.keep(rendition, as: request.uri.string, tag: tag) }
-    } else if let cached = representations.cachedRendition(ofFile: path, spec) {
-      rendition = cached
-      keep(cached)
-    } else {
-      let renderer = configuration.renderer
-      let spec = spec
-      rendition = try await queue.rendition(tag) { [library] () throws(DarkroomError) in
-        try library.render(id, spec, renderer: renderer)
-      }
-      keep(rendition)
-    }
+    let rendition = try await images.image(
+      of: asset, spec, alsoKeepAs: immutable ? request.uri.string : nil)
     return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
   }
 

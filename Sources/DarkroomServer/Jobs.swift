@@ -130,3 +130,10 @@ final class Jobs: Sendable {
     for task in running.withLock({ Array($0.values) }) { await task.value }
   }
 }
+
+/// Blocking engine work (catalog writes, edits, file moves) off the server's threads.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(DarkroomError) -> T)
+  async throws -> T
+{
+  try await offThread(work)
+}

@@ -18,6 +18,16 @@ public final class ServerMetrics: Sendable {
   public let renderQueue: Gauge
   let requestDuration: DurationHistogram
 
+  /// The render queue's callbacks, counted here.
+  var renderObserver: Images.Observer {
+    var observer = Images.Observer()
+    let (renders, rejected, queue) = (renders, rendersRejected, renderQueue)
+    observer.renderStarted = { renders.increment() }
+    observer.renderRefused = { rejected.increment() }
+    observer.queueDepth = { queue.set(Double($0)) }
+    return observer
+  }
+
   init() {
     func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
       MetricNameDescriptor(
@@ -191,6 +201,7 @@ struct ErrorMiddleware: RouterMiddleware {
       case .invalidArgument: .badRequest
       case .tooLarge: .contentTooLarge
       case .io: .internalServerError
+      case .busy: .serviceUnavailable
       // A file that cannot be decoded, crashes or hangs a decoder: the file's fault.
       case .empty, .truncated, .corrupt, .unsupportedFormat, .isDirectory, .unreadable,
         .timedOut, .engine:
@@ -205,7 +216,9 @@ struct ErrorMiddleware: RouterMiddleware {
       let name = library.relativePath(file) ?? FilePath(file).lastComponent
       message = "\(name): \(message)"
     }
-    return APIError(status, error.kind.rawValue, message)
+    var translated = APIError(status, error.kind.rawValue, message)
+    if error.kind == .busy { translated.headers[.retryAfter] = "1" }
+    return translated
   }
 
   /// A message with the library's place on the server taken out: clients know files by

@@ -17,11 +17,11 @@ public struct DarkroomServer: Sendable {
   public let configuration: ServerConfiguration
   public let metrics = ServerMetrics()
   let sessions: Sessions
-  let queue: RenderQueue
+  /// Representations: 64 MiB of those served lately in memory, the disk cache, and the
+  /// bounded render queue.
+  let images: Images
   let jobs: Jobs
   let gallery: Gallery
-  /// Renditions served lately, by tag: 64 MiB of them.
-  let memory = RenditionMemory(budget: 64 << 20)
 
   /// A server of `library`, which must have a catalog (`darkroom scan` makes it).
   ///
@@ -34,8 +34,12 @@ public struct DarkroomServer: Sendable {
     self.library = library
     self.configuration = configuration
     sessions = Sessions(spaceIdle: configuration.spaceIdle)
-    queue = RenderQueue(
-      slots: configuration.renderSlots, bound: configuration.renderQueueBound, metrics: metrics)
+    var settings = Images.Settings()
+    settings.renderer = configuration.renderer
+    settings.renders = configuration.renderSlots
+    settings.waiting = configuration.renderQueueBound
+    settings.observer = metrics.renderObserver
+    images = Images(library, settings: settings)
     var editor = Editor()
     editor.renderer = configuration.renderer
     jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
@@ -62,12 +66,12 @@ public struct DarkroomServer: Sendable {
         body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     API(
-      library: library, configuration: configuration, queue: queue, jobs: jobs, memory: memory,
-      cache: RenditionCache(folder: library.cacheFolder)
+      library: library, configuration: configuration, images: images, jobs: jobs
     ).add(to: router)
     gallery.add(to: router)
     SpaceRoutes(
-      folder: configuration.spaces, sessions: sessions, configuration: configuration, queue: queue,
+      folder: configuration.spaces, sessions: sessions, configuration: configuration,
+      images: images,
       gallery: gallery
     ).add(to: router)
     return router

@@ -14,7 +14,7 @@ struct SpaceRoutes: Sendable {
   let folder: String?
   let sessions: Sessions
   let configuration: ServerConfiguration
-  let queue: RenderQueue
+  let images: Images
   let gallery: Gallery
   /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
   let unlocking = Gate()
@@ -227,7 +227,7 @@ struct SpaceRoutes: Sendable {
     // Coalesced per space, asset version and spec; the key never leaves this process.
     let key =
       "space \(ObjectIdentifier(space).hashValue) \(asset.id) \(asset.editVersion) \(spec.canonical)"
-    let rendition = try await queue.rendition(key) { () throws(DarkroomError) in
+    let rendition = try await images.render(key) { () throws(DarkroomError) in
       try space.render(asset, render, renderer: renderer)
     }
     var headers = Self.noStore

@@ -131,40 +131,44 @@ struct CacheTests {
   }
 
   @Test(
-    "ImageManager: concurrent requests share one render; opportunistic gives a smaller cached one first"
+    "Images: concurrent requests share one render; a smaller cached one shows first; prefetched ones are not rendered again"
   )
-  func imageManager() async throws {
-    let folder = try Fixture.temporaryFolder()
-    let manager = ImageManager(cache: RenditionCache(folder: folder.url))
-    let path = Fixture.sample("orientation-6.jpg")
+  func images() async throws {
+    let served = try ServedLibrary()
+    let renders = Locked(0)
+    var settings = Images.Settings()
+    settings.observer.renderStarted = { renders.withLock { $0 += 1 } }
+    let images = Images(served.library, settings: settings)
+    let asset = try #require(try served.library.asset(atPath: served.root + "/orientation-6.jpg"))
+    var small = RenditionSpec(.thumbnail)
+    small.size = 200
     let renditions = try await withThrowingTaskGroup(of: Rendition.self) { group in
-      for _ in 0..<4 {
-        group.addTask {
-          try await manager.image(for: path, targetSize: .init(200, 200), contentMode: .fill)
-        }
-      }
+      for _ in 0..<4 { group.addTask { [small] in try await images.image(of: asset, small) } }
       return try await group.reduce(into: []) { $0.append($1) }
     }
     #expect(renditions.allSatisfy { ($0.width, $0.height) == (200, 200) })
     #expect(Set(renditions.map(\.bytes)).count == 1)
+    #expect(renders.withLock { $0 } == 1)
 
-    var delivered: [Rendition] = []
-    for try await image in manager.requestImage(
-      for: path, targetSize: .init(400, 400), contentMode: .fill, delivery: .opportunistic)
-    {
-      delivered.append(image)
-    }
-    #expect(delivered.map(\.width) == [200, 400])
-    #expect(delivered[0].fromCache && !delivered[1].fromCache)
+    var large = small
+    large.size = 400
+    let preview = try #require(images.cachedPreview(of: asset, large))
+    #expect(preview.width == 200 && preview.fromCache)
+    #expect(try await images.image(of: asset, large).width == 400)
+    #expect(renders.withLock { $0 } == 2)
 
-    await manager.startCaching(
-      for: (1...8).map { Fixture.sample("orientation-\($0).jpg") }, targetSize: .init(64, 64),
-      contentMode: .fit)
-    await manager.waitForCaching()
-    let warmed = try await manager.image(
-      for: Fixture.sample("orientation-2.jpg"), targetSize: .init(64, 64), contentMode: .fit)
-    #expect(warmed.fromCache)
+    var fit = RenditionSpec(.aspectThumbnail)
+    fit.size = 64
+    let ids = try served.ids()
+    await images.prefetch(ids, fit)
+    let afterPrefetch = renders.withLock { $0 }
+    #expect(afterPrefetch == 2 + ids.count)
+    let warmed = try await served.library.image(
+      for: try #require(try served.library.asset(atPath: served.root + "/orientation-2.jpg")).id,
+      fit)
+    #expect(warmed.fromCache, "the library's shared Images reads the same disk cache")
     #expect((warmed.width, warmed.height) == (64, 43))
+    #expect(renders.withLock { $0 } == afterPrefetch)
   }
 }
 

@@ -147,12 +147,17 @@ struct OneRouteTests {
     var corpus: [(String, [UInt8])] = [("empty.jpg", []), ("text.png", Array("not a photo".utf8))]
     for sample in ["gps.jpg", "alpha.png", "heif-exif-6.heic", "display-p3.jpg", "clip.mov"] {
       let bytes = try Fixture.bytes(Fixture.sample(sample))
-      let (stem, ext) = (String(sample.split(separator: ".")[0]), String(sample.split(separator: ".")[1]))
-      for cut in [16, 100, bytes.count / 4, bytes.count / 2, bytes.count * 3 / 4, bytes.count - 12] {
+      let (stem, ext) = (
+        String(sample.split(separator: ".")[0]), String(sample.split(separator: ".")[1])
+      )
+      for cut in [16, 100, bytes.count / 4, bytes.count / 2, bytes.count * 3 / 4, bytes.count - 12]
+      {
         corpus.append(("\(stem)-cut\(cut).\(ext)", Array(bytes.prefix(cut))))
       }
       var scrambled = bytes
-      for index in stride(from: bytes.count / 3, to: bytes.count * 2 / 3, by: 7) { scrambled[index] ^= 0x5A }
+      for index in stride(from: bytes.count / 3, to: bytes.count * 2 / 3, by: 7) {
+        scrambled[index] ^= 0x5A
+      }
       corpus.append(("\(stem)-scrambled.\(ext)", scrambled))
     }
     let uploads = served.root + "/Uploads"

@@ -477,7 +477,7 @@ struct ServerTests {
   @Test("past its bound the render queue answers 503 with Retry-After instead of growing")
   func queueBound() async throws {
     let metrics = ServerMetrics()
-    let queue = RenderQueue(slots: 1, bound: 1, metrics: metrics)
+    let queue = RenderQueue(slots: 1, bound: 1, observer: metrics.renderObserver)
     let gate = DispatchSemaphore(value: 0)
     let started = DispatchSemaphore(value: 0)
     let rendition = Rendition(bytes: [1], format: .jpeg, width: 1, height: 1)
@@ -497,14 +497,17 @@ struct ServerTests {
     let second = Task { try await queue.rendition("b") { () throws(DarkroomError) in rendition } }
     // "a" runs and "b" is queued behind it: a third is one too many.
     while queue.depth < 2 { await Task.yield() }
-    await #expect(throws: APIError.self) {
+    await #expect(throws: DarkroomError.self) {
       _ = try await queue.rendition("c") { () throws(DarkroomError) in rendition }
     }
     do {
       _ = try await queue.rendition("c") { () throws(DarkroomError) in rendition }
-    } catch let error as APIError {
-      #expect(error.status == .serviceUnavailable)
-      #expect(error.headers[.retryAfter] == "1")
+    } catch {
+      #expect(error.kind == .busy)
+      let answer = ErrorMiddleware.translate(
+        error, library: Library(root: URL(fileURLWithPath: "/")))
+      #expect(answer.status == .serviceUnavailable)
+      #expect(answer.headers[.retryAfter] == "1")
     }
     gate.signal()
     #expect(try await first.value.bytes == [1])

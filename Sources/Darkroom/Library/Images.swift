@@ -1,0 +1,295 @@
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+/// The one way a representation of a library's asset is made and served, PhotoKit's
+/// `PHImageManager` for a library: renditions served lately are answered from memory, then
+/// from the library's disk cache (``RenditionCache``), and only then rendered, once per
+/// rendition however many ask at the same time, through a bounded queue (at most
+/// ``Settings/renders`` at once, ``Settings/waiting`` more wait; past that a request fails
+/// with ``DarkroomError/Kind/busy`` instead of the queue growing without end).
+///
+/// ```swift
+/// let images = Images(library)
+/// let screen = try await images.image(of: try library.asset(id), RenditionSpec(.fullscreen))
+/// // or, with the library's shared one:
+/// let thumb = try await library.image(for: id, RenditionSpec(.thumbnail))
+/// ```
+///
+/// The command line, the server and the Swift API all come here; the server only adds HTTP
+/// (validators, `304`, versioned URLs).
+public final class Images: Sendable {
+  /// How an ``Images`` renders and how much it keeps.
+  public struct Settings: Sendable {
+    /// The renderer for cache misses: its limits and workers.
+    public var renderer = Renderer()
+    /// Bytes of renditions kept in memory (0: none).
+    public var memoryBytes = 64 << 20
+    /// Renders at once.
+    public var renders = ProcessorCount.value
+    /// Renders that may wait for a turn.
+    public var waiting = 64
+    /// Told of each render started, refused, and the queue's depth (a server's metrics).
+    public var observer = Observer()
+
+    public init() {}
+  }
+
+  /// Callbacks for metrics; each may be called from any thread.
+  public struct Observer: Sendable {
+    public var renderStarted: @Sendable () -> Void = {}
+    public var renderRefused: @Sendable () -> Void = {}
+    public var queueDepth: @Sendable (Int) -> Void = { _ in }
+    public init() {}
+  }
+
+  public let library: Library
+  public let settings: Settings
+  private let cache: RenditionCache
+  private let memory: RenditionMemory
+  private let queue: RenderQueue
+
+  public init(_ library: Library, settings: Settings = Settings()) {
+    self.library = library
+    self.settings = settings
+    cache = RenditionCache(folder: library.cacheFolder)
+    memory = RenditionMemory(budget: settings.memoryBytes)
+    queue = RenderQueue(
+      slots: settings.renders, bound: settings.waiting, observer: settings.observer)
+  }
+
+  /// A validator that changes whenever the bytes of `asset`'s rendition for `spec` would:
+  /// its content hash and every input of the spec (an HTTP `ETag`).
+  public static func tag(_ asset: Asset, _ spec: RenditionSpec) -> String {
+    Representations.tag(content: asset.contentHash, spec)
+  }
+
+  /// What memory holds under `key`: a tag, or another name it was kept as (``image(of:_:alsoKeepAs:)``).
+  public func remembered(_ key: String) -> (rendition: Rendition, tag: String)? {
+    memory.rendition(key)
+  }
+
+  /// `asset`'s representation for `spec`: from memory, from the disk cache, or rendered.
+  /// `alsoKeepAs` names it in memory a second way (a server's versioned URL).
+  ///
+  /// - Throws: `busy` when the queue is full; what the renderer throws.
+  public func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String? = nil)
+    async throws(DarkroomError) -> Rendition
+  {
+    let tag = Self.tag(asset, spec)
+    if let remembered = memory.rendition(tag) {
+      if let key { memory.keep(remembered.rendition, as: key, tag: tag) }
+      return remembered.rendition
+    }
+    let path = try library.checkedPath(of: asset)
+    let (cache, library, renderer) = (cache, library, settings.renderer)
+    let rendition: Rendition
+    if let cached = Representations(cache: cache).cachedRendition(ofFile: path, spec) {
+      rendition = cached
+    } else {
+      rendition = try await queue.rendition(tag) { () throws(DarkroomError) in
+        try library.render(asset.id, spec, renderer: renderer)
+      }
+    }
+    // Kept in memory under the tag only if made from the content the tag names (a file
+    // changed since the catalog read it must not file new pixels under the old tag).
+    if cache.rememberedContentHash(ofFile: path)?.hex == asset.contentHash {
+      memory.keep(rendition, as: tag, tag: tag)
+      if let key { memory.keep(rendition, as: key, tag: tag) }
+    }
+    return rendition
+  }
+
+  /// The largest rendition of `asset` in the disk cache that fits `spec`'s box, in the same
+  /// representation and format, without rendering: something to show at once while the
+  /// exact one renders (PhotoKit's opportunistic delivery).
+  public func cachedPreview(of asset: Asset, _ spec: RenditionSpec) -> Rendition? {
+    guard let path = try? library.checkedPath(of: asset) else { return nil }
+    return Representations(cache: cache).cachedPreview(of: .file(path), spec)
+  }
+
+  /// Renders what is not cached yet of these assets, in the background (a grid about to
+  /// scroll into view). Returns when all are made; a failure is left for the real request.
+  public func prefetch(_ ids: [AssetID], _ spec: RenditionSpec) async {
+    await withTaskGroup(of: Void.self) { group in
+      for id in ids {
+        group.addTask {
+          guard let asset = try? self.library.asset(id) else { return }
+          _ = try? await self.image(of: asset, spec)
+        }
+      }
+    }
+  }
+
+  /// Other renders (a preview, a space's) through the same bounded queue, one at a time per
+  /// `key`.
+  ///
+  /// - Throws: `busy` when the queue is full; what `work` throws.
+  public func render(
+    _ key: String, _ work: @escaping @Sendable () throws(DarkroomError) -> Rendition
+  ) async throws(DarkroomError) -> Rendition {
+    try await queue.rendition(key, work)
+  }
+
+  /// Renders running or waiting.
+  public var queueDepth: Int { queue.depth }
+
+  /// The library's shared one, made with default settings on first use.
+  static func shared(_ library: Library) -> Images {
+    shared.withLock { open in
+      if let images = open[library.rootPath] { return images }
+      let images = Images(library)
+      open[library.rootPath] = images
+      return images
+    }
+  }
+  private static let shared = Locked<[String: Images]>([:])
+}
+
+extension Library {
+  /// An asset's representation, through the library's shared ``Images``: from memory, the
+  /// disk cache, or rendered (once, however many ask).
+  ///
+  /// - Throws: `notFound` for an unknown id; `busy`; what the renderer throws.
+  public func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError)
+    -> Rendition
+  {
+    try await Images.shared(self).image(of: asset(id), spec)
+  }
+}
+
+/// Renditions served most recently, by tag (and by any other name they were kept as): a tag
+/// names the source's content and every input of the spec, so what it maps to never goes
+/// stale, and a hit costs no file system or catalog call. Bounded by bytes; the least
+/// recently used go first.
+final class RenditionMemory: Sendable {
+  private struct State {
+    var entries: [String: (rendition: Rendition, tag: String, used: UInt64)] = [:]
+    var bytes = 0
+    var clock: UInt64 = 0
+  }
+  private let state = Mutex(State())
+  let budget: Int
+
+  init(budget: Int) { self.budget = budget }
+
+  func rendition(_ key: String) -> (rendition: Rendition, tag: String)? {
+    state.withLock { state in
+      guard var entry = state.entries[key] else { return nil }
+      state.clock += 1
+      entry.used = state.clock
+      state.entries[key] = entry
+      return (entry.rendition, entry.tag)
+    }
+  }
+
+  func keep(_ rendition: Rendition, as key: String, tag: String) {
+    // Large renditions (full-size originals) are left to the disk cache.
+    guard rendition.bytes.count <= budget / 16 else { return }
+    state.withLock { state in
+      state.clock += 1
+      if let old = state.entries.updateValue((rendition, tag, state.clock), forKey: key) {
+        state.bytes -= old.rendition.bytes.count
+      }
+      state.bytes += rendition.bytes.count
+      guard state.bytes > budget else { return }
+      // Over budget: the least recently used quarter goes (sorting is paid once a while).
+      let oldest = state.entries.sorted { $0.value.used < $1.value.used }
+      for (key, value) in oldest.prefix(max(1, oldest.count / 4)) {
+        state.entries[key] = nil
+        state.bytes -= value.rendition.bytes.count
+      }
+    }
+  }
+}
+
+/// Renders, bounded: at most `slots` run at once (off the caller's threads), at most `bound`
+/// more wait. Requests for a rendition already being made wait for that render.
+final class RenderQueue: Sendable {
+  private struct State {
+    var running = 0
+    var waiting: [CheckedContinuation<Void, Never>] = []
+    var inFlight: [String: Task<Rendition, any Error>] = [:]
+  }
+  private let state = Mutex(State())
+  let slots: Int
+  let bound: Int
+  let observer: Images.Observer
+
+  init(slots: Int, bound: Int, observer: Images.Observer) {
+    self.slots = max(1, slots)
+    self.bound = max(0, bound)
+    self.observer = observer
+  }
+
+  func rendition(
+    _ key: String, _ work: @escaping @Sendable () throws(DarkroomError) -> Rendition
+  ) async throws(DarkroomError) -> Rendition {
+    let task = try state.withLock { state throws(DarkroomError) -> Task<Rendition, any Error> in
+      if let task = state.inFlight[key] { return task }
+      guard state.inFlight.count < slots + bound else {
+        observer.renderRefused()
+        throw DarkroomError(.busy, "\(state.inFlight.count) renders are queued: retry")
+      }
+      let task = Task<Rendition, any Error> {
+        await self.acquire()
+        defer { self.release(key) }
+        self.observer.renderStarted()
+        return try await offThread(work)
+      }
+      state.inFlight[key] = task
+      observer.queueDepth(state.inFlight.count)
+      return task
+    }
+    do {
+      return try await task.value
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      throw DarkroomError(.engine, "the render was cancelled")
+    }
+  }
+
+  var depth: Int { state.withLock { $0.inFlight.count } }
+
+  private func acquire() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let now = state.withLock { state -> Bool in
+        if state.running < slots {
+          state.running += 1
+          return true
+        }
+        state.waiting.append(continuation)
+        return false
+      }
+      if now { continuation.resume() }
+    }
+  }
+
+  private func release(_ key: String) {
+    let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      state.inFlight[key] = nil
+      observer.queueDepth(state.inFlight.count)
+      if state.waiting.isEmpty {
+        state.running -= 1
+        return nil
+      }
+      return state.waiting.removeFirst()
+    }
+    next?.resume()
+  }
+}
+
+/// Runs blocking engine work (a render, a catalog write, an edit) on a Dispatch thread, so
+/// that the caller's threads (a server's event loops, Swift's cooperative pool) stay free.
+public func offThread<T: Sendable>(
+  _ work: @escaping @Sendable () throws(DarkroomError) -> T
+) async throws(DarkroomError) -> T {
+  let result = await withCheckedContinuation {
+    (continuation: CheckedContinuation<Result<T, DarkroomError>, Never>) in
+    DispatchQueue.global().async {
+      continuation.resume(returning: Result { () throws(DarkroomError) in try work() })
+    }
+  }
+  return try result.get()
+}
