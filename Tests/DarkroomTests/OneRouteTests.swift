@@ -183,7 +183,7 @@ struct OneRouteTests {
     for asset in catalogued {
       #expect(asset.contentHash == (try ContentHash.of(file: served.library.path(of: asset)).hex))
     }
-    #expect(try served.library.scan().added == 0)
+    #expect(try await served.library.scan().added == 0)
   }
 
   /// Every asset's thumbnail, as a server started now serves it.

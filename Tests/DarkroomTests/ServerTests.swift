@@ -359,7 +359,7 @@ struct ServerTests {
       _ = try folder.write("d\(n / 1000)/p\(n).jpg", tiny)
     }
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try await library.scan()
     var configuration = ServerConfiguration()
     configuration.tokens.add(ServedLibrary.writeToken, .write)
     let server = try DarkroomServer(library: library, configuration: configuration)
@@ -520,7 +520,7 @@ struct ServerTests {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
     try FileManager.default.copyItem(
       atPath: Fixture.sample("orientation-2.jpg"), toPath: served.folder.file("crashes.jpg"))
-    _ = try served.library.scan()
+    _ = try await served.library.scan()
     let crashing = try #require(try served.library.asset(atPath: served.folder.file("crashes.jpg")))
     let fine = try served.ids().first { $0 != crashing.id }!
     var workers = WorkerPool.Configuration(executable: CLI.binary)
@@ -790,7 +790,7 @@ struct ServerTests {
     let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
     try FileManager.default.copyItem(
       atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("gps copy.jpg"))
-    _ = try served.library.scan()
+    _ = try await served.library.scan()
     let ids = try served.ids()
     let first = try served.library.asset(ids[0])
     try await served.test { client, _ in

@@ -223,3 +223,12 @@ extension CaptureDate {
     return Double(seconds - (utcOffsetMinutes ?? 0) * 60) + fraction
   }
 }
+
+extension Asset {
+  /// When the photo was taken, as its metadata says (nil: it does not say).
+  public var captured: Date? { captureDate.map { Date(timeIntervalSince1970: $0) } }
+  /// When it entered the catalog.
+  public var added: Date { Date(timeIntervalSince1970: addedAt) }
+  /// When it went to the trash (nil: it is not there).
+  public var trashed: Date? { trashedAt.map { Date(timeIntervalSince1970: $0) } }
+}

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a library's catalog keeps, behind a narrow interface of plain values: the scan, the
 /// fetches and the albums speak only this, so a server deployment could keep it in another
 /// database. ``SQLiteCatalog`` (SQLite through GRDB, in `.darkroom/catalog.sqlite`) is the
@@ -113,4 +115,41 @@ public struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible 
   public var message: String
   public init(_ message: String) { self.message = message }
   public var description: String { message }
+}
+
+/// Wakes those waiting for the catalog to change: rung after each commit (in this process;
+/// another process's are seen by polling).
+final class CommitBell: Sendable {
+  private let state = Mutex<(ring: UInt64, waiting: [UInt64: CheckedContinuation<Void, Never>])>(
+    (0, [:]))
+  private let keys = Atomic<UInt64>(0)
+
+  /// How many times it rang.
+  var count: UInt64 { state.withLock { $0.ring } }
+
+  func ring() {
+    let waiting = state.withLock { state in
+      state.ring += 1
+      defer { state.waiting = [:] }
+      return Array(state.waiting.values)
+    }
+    for continuation in waiting { continuation.resume() }
+  }
+
+  /// Returns once it rings after `seen` (at once if it has), or after `timeout`.
+  func wait(after seen: UInt64, atMost timeout: Duration) async {
+    let key = keys.add(1, ordering: .relaxed).newValue
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let now = state.withLock { state -> Bool in
+        if state.ring != seen { return true }
+        state.waiting[key] = continuation
+        return false
+      }
+      if now { return continuation.resume() }
+      Task {
+        try? await Task.sleep(for: timeout)
+        state.withLock { $0.waiting.removeValue(forKey: key) }?.resume()
+      }
+    }
+  }
 }

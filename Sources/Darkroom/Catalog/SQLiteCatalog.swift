@@ -13,6 +13,9 @@ public final class SQLiteCatalog: Catalog {
   let pool: DatabasePool
   /// The database file.
   public let path: String
+  /// Rung after each commit this process makes to the catalog.
+  let commits = CommitBell()
+  private let observation: AnyDatabaseCancellable?
 
   /// Opens (or creates) the catalog at `path`, bringing its schema up to date.
   public init(path: String) throws {
@@ -28,6 +31,9 @@ public final class SQLiteCatalog: Catalog {
     self.path = path
     pool = try DatabasePool(path: path, configuration: configuration)
     try Self.migrator.migrate(pool)
+    let bell = commits
+    observation = try? DatabaseRegionObservation(tracking: .fullDatabase).start(
+      in: pool, onError: { _ in }, onChange: { _ in bell.ring() })
   }
 
   // MARK: Schema

@@ -14,9 +14,11 @@ public struct FetchResultChange: Sendable {
 
 extension Library {
   /// The changes to a fetch's result as they happen, in this process or any other sharing
-  /// the library: the change log is looked at every `interval`, and when it moved, the
-  /// query is run again and compared with the last result. The first result is read before
-  /// this returns, so no change after the call is missed.
+  /// the library (`PHPhotoLibraryChangeObserver`): a commit to the catalog in this process
+  /// wakes it at once, and the change log is also looked at every `interval` for other
+  /// processes' commits. When the log moved, the query is run again and compared with the
+  /// last result. The first result is read before this returns, so no change after the call
+  /// is missed.
   ///
   /// ```swift
   /// var videos = AssetQuery()
@@ -28,13 +30,18 @@ extension Library {
   public func changes(
     of query: AssetQuery, every interval: Duration = .milliseconds(250)
   ) throws(DarkroomError) -> AsyncThrowingStream<FetchResultChange, Error> {
+    let bell = try sqliteCatalog().commits
+    let firstRing = bell.count
     let start = try catalogCall { catalog in (try catalog.lastChange(), try catalog.ids(query)) }
     return AsyncThrowingStream { continuation in
       let task = Task {
         do {
           var (sequence, ids) = start
+          var rung = firstRing
           while !Task.isCancelled {
-            try await Task.sleep(for: interval)
+            await bell.wait(after: rung, atMost: interval)
+            rung = bell.count
+            try Task.checkCancellation()
             let latest = try catalogCall { try $0.lastChange() }
             guard latest > sequence else { continue }
             var touched = Set<AssetID>()

@@ -247,16 +247,17 @@ public final class LibraryJob: Sendable {
     return runner.run(references, work: { context.perform($0) }, progress: progress)
   }
 
-  /// Runs the job on a thread of its own, as an asynchronous sequence of outcomes that ends
-  /// with ``JobEvent/finished(_:)``. Cancelling the task that iterates it stops the job (as
-  /// ``stop()`` does): the items in flight finish, and the sequence still ends with the final
-  /// counts.
+  /// The job as an asynchronous sequence of outcomes that ends with
+  /// ``JobEvent/finished(_:)``: it starts, on a thread of its own, when the sequence is first
+  /// asked for an event. Cancelling the task that iterates it stops the job (as ``stop()``
+  /// does): the items in flight finish, and the sequence still ends with the final counts.
   public func events() -> JobEvents {
-    let buffer = JobEvents.Buffer()
-    DispatchQueue(label: "darkroom.job").async { [self] in
-      let counts = run { outcome, counts in buffer.yield(.item(outcome, counts)) }
-      buffer.yield(.finished(counts))
-      buffer.finish()
+    let buffer = JobEvents.Buffer { buffer in
+      DispatchQueue(label: "darkroom.job").async { [self] in
+        let counts = run { outcome, counts in buffer.yield(.item(outcome, counts)) }
+        buffer.yield(.finished(counts))
+        buffer.finish()
+      }
     }
     return JobEvents(buffer: buffer, job: self)
   }
@@ -487,8 +488,10 @@ public struct JobEvents: AsyncSequence, Sendable {
 
     public mutating func next() async -> JobEvent? {
       let (buffer, job) = (buffer, job)
+      // Cancelled already: the job is stopped before it starts.
       return await withTaskCancellationHandler {
-        await buffer.next()
+        buffer.startOnce()
+        return await buffer.next()
       } onCancel: {
         job.stop()
       }
@@ -500,9 +503,21 @@ public struct JobEvents: AsyncSequence, Sendable {
     private struct State {
       var events: [JobEvent] = []
       var finished = false
+      var started = false
       var waiting: CheckedContinuation<JobEvent?, Never>?
     }
     private let state = Mutex(State())
+    private let start: @Sendable (Buffer) -> Void
+
+    init(start: @escaping @Sendable (Buffer) -> Void) { self.start = start }
+
+    func startOnce() {
+      let first = state.withLock { state in
+        defer { state.started = true }
+        return !state.started
+      }
+      if first { start(self) }
+    }
 
     func yield(_ event: JobEvent) {
       let waiting = state.withLock { state -> CheckedContinuation<JobEvent?, Never>? in

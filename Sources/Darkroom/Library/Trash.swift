@@ -133,7 +133,7 @@ extension Library {
   /// Makes folders' renames durable, each folder once.
   private static func sync(_ folders: Set<String>) {
     for folder in folders {
-      let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      let fd = Glibc.open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       if fd >= 0 {
         fsync(fd)
         close(fd)

@@ -1,0 +1,78 @@
+import FoundationEssentials
+
+/// The library as an app uses it: `async` calls by asset id, each run off the caller's
+/// threads (Swift's cooperative pool stays free while libvips and SQLite work). They are the
+/// same calls the command line and the server make, through the same ``LibraryJob``.
+///
+/// ```swift
+/// let library = try Library.open(at: "/srv/photos")
+/// _ = try await library.scan()
+/// let newest = try library.assets(matching: AssetQuery())
+/// let id = try newest.asset(at: 0).id
+/// let screen = try await library.image(for: id, RenditionSpec(.fullscreen))
+/// try await library.edit(id, with: try FilterGraph.parse(spec: "noir"))
+/// print(try await library.history(of: id).versions.count)
+/// try await library.revert(id)
+/// ```
+extension Library {
+  /// The library whose `.darkroom/` folder is in `root`.
+  ///
+  /// - Throws: `notFound` when `root` holds no library (``create(at:)`` makes one).
+  public static func open(at root: String) throws(DarkroomError) -> Library {
+    let library = Library(root: URL(fileURLWithPath: root))
+    var isFolder = false
+    guard
+      FileManager.default.fileExists(atPath: library.metadataFolder.path, isDirectory: &isFolder),
+      isFolder
+    else {
+      throw DarkroomError(.notFound, file: root, "is not a library: it has no \(folderName) folder")
+    }
+    return library
+  }
+
+  /// Brings the catalog up to date with the files (see ``scan(_:options:progress:)``).
+  public func scan(options: ScanOptions = ScanOptions()) async throws(DarkroomError)
+    -> ScanSummary
+  {
+    try await offThread { () throws(DarkroomError) in try self.scan(nil, options: options) }
+  }
+
+  /// Edits an asset in place and updates its catalog row (see
+  /// ``edit(_:with:mode:editor:)``).
+  @discardableResult
+  public func edit(_ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append)
+    async throws(DarkroomError) -> AdjustmentData
+  {
+    try await offThread { () throws(DarkroomError) in
+      try self.edit(id, with: graph, mode: mode, editor: Editor()).adjustment
+    }
+  }
+
+  /// Restores an asset's original, or a version of its edit.
+  @discardableResult
+  public func revert(_ id: AssetID, to version: Int? = nil) async throws(DarkroomError)
+    -> Editor.RevertOutcome
+  {
+    try await offThread { () throws(DarkroomError) in
+      try self.revert(id, to: version, editor: Editor())
+    }
+  }
+
+  /// An asset's edit history: every version, and which one its file is now.
+  public func history(of id: AssetID) async throws(DarkroomError) -> Editor.EditHistory {
+    try await offThread { () throws(DarkroomError) in try self.editHistory(id) }
+  }
+
+  /// A job that renders `graph` as the edit of every asset `items` names (replacing their
+  /// edits), `jobs` at a time. Run it with ``LibraryJob/events()`` (cancelling the task
+  /// that reads them stops the job, and the last event still has the final counts) or
+  /// ``LibraryJob/run(progress:)``.
+  public func apply(_ graph: FilterGraph, to items: JobItems, jobs: Int = 1)
+    throws(DarkroomError) -> LibraryJob
+  {
+    var request = JobRequest(.edit(graph, mode: .replace), on: items, in: self)
+    request.jobs = jobs
+    request.workers = .contained
+    return try LibraryJob(request)
+  }
+}

@@ -1,0 +1,134 @@
+// Not @testable: this file sees what an app that imports Darkroom sees, and the README's
+// library section shows the same calls.
+import Darkroom
+import Foundation
+import Testing
+
+/// A small app on the `Darkroom` product: open, scan, list by date, show a photo, edit,
+/// history, revert, watch the library change, and cancel a batch halfway.
+@Suite("The library as a Swift app uses it")
+struct PublicAPITests {
+  /// A folder of eight photos, made a library.
+  private func photos() throws -> (folder: URL, library: Library) {
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("darkroom-api-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    for n in 1...8 {
+      try FileManager.default.copyItem(
+        atPath: Fixture.sample("orientation-\(n).jpg"), toPath: folder.path + "/\(n).jpg")
+    }
+    _ = try Library.create(at: folder.path)
+    return (folder, try Library.open(at: folder.path))
+  }
+
+  @Test(
+    "open, scan, list by date, an image from the cache, edit, history, revert",
+    .timeLimit(.minutes(1)))
+  func everyday() async throws {
+    let (folder, library) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    #expect(throws: DarkroomError.self) { try Library.open(at: folder.path + "/nowhere") }
+
+    let summary = try await library.scan()
+    #expect(summary.added == 8)
+    var newestFirst = AssetQuery()
+    newestFirst.sort = .dateDescending
+    let result = try library.assets(matching: newestFirst)
+    let listed = try result.assets(in: 0..<result.count)
+    #expect(listed.count == 8)
+    let dates = listed.map { $0.captured ?? $0.added }
+    #expect(dates == dates.sorted(by: >))
+
+    let id = listed[0].id
+    let first = try await library.image(for: id, RenditionSpec(.fullscreen))
+    let again = try await library.image(for: id, RenditionSpec(.fullscreen))
+    #expect(again.bytes == first.bytes)
+    #expect(max(first.width, first.height) <= 2560)
+
+    let noir = try FilterGraph.parse(spec: "noir")
+    let adjustment = try await library.edit(id, with: noir)
+    #expect(adjustment.version == 1)
+    let edited = try library.asset(id)
+    #expect(edited.contentHash == (try ContentHash.of(file: library.path(of: edited)).hex))
+    let history = try await library.history(of: id)
+    #expect(history.versions.map(\.version) == [1] && history.current == 1)
+    let screen = try await library.image(for: id, RenditionSpec(.fullscreen))
+    #expect(screen.bytes != first.bytes, "the edit is what is shown now")
+
+    let reverted = try await library.revert(id)
+    guard case .restoredOriginal(let sha256) = reverted else {
+      Issue.record("revert did \(reverted)")
+      return
+    }
+    #expect(try library.asset(id).contentHash == sha256)
+    #expect(try await library.image(for: id, RenditionSpec(.fullscreen)).bytes == first.bytes)
+  }
+
+  @Test(
+    "a change made by another task is pushed to an observer of the fetch", .timeLimit(.minutes(1)))
+  func observe() async throws {
+    let (folder, library) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    _ = try await library.scan()
+    let all = AssetQuery()
+    let ids = try library.assetIDs(matching: all)
+    let changes = try library.changes(of: all, every: .seconds(3600))  // only the push
+    let editor = Task { try await library.edit(ids[2], with: try FilterGraph.parse(spec: "noir")) }
+    var iterator = changes.makeAsyncIterator()
+    let change = try #require(try await iterator.next())
+    #expect(change.changedIndexes == [2])
+    #expect(change.insertedIndexes.isEmpty && change.removedIndexes.isEmpty)
+    _ = try await editor.value
+  }
+
+  @Test(
+    "a cancelled apply stops, still delivers its final counts, and leaves the catalog true",
+    .timeLimit(.minutes(2)))
+  func cancelApply() async throws {
+    let (folder, library) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    _ = try await library.scan()
+    let noir = try FilterGraph.parse(spec: "noir")
+
+    // Cancelled halfway, after the first photo: whatever was in flight finishes.
+    let job = try library.apply(noir, to: .query(AssetQuery()))
+    let consumer = Task {
+      var done: [String] = []
+      var last: BatchCounts?
+      for await event in job.events() {
+        switch event {
+        case .item(let outcome, _):
+          if outcome.status == .done { done.append(outcome.file) }
+          withUnsafeCurrentTask { $0?.cancel() }
+        case .finished(let counts): last = counts
+        }
+      }
+      return (done, last)
+    }
+    let (done, last) = await consumer.value
+    let counts = try #require(last, "the final counts arrive after the cancel")
+    #expect(counts.done == done.count && counts.done >= 1)
+    #expect(counts.done + counts.failed + counts.skipped + counts.notStarted == 8)
+    var edited = AssetQuery()
+    edited.edited = true
+    let catalogued = try library.assets(matching: edited)
+    #expect(Set(try catalogued.assets(in: 0..<catalogued.count).map(\.path)) == Set(done))
+    let everything = try library.assets(matching: AssetQuery())
+    for asset in try everything.assets(in: 0..<everything.count) {
+      #expect(asset.contentHash == (try ContentHash.of(file: library.path(of: asset)).hex))
+    }
+
+    // Cancelled before it starts: nothing is done, and the counts still arrive.
+    let untouched = try library.apply(noir, to: .query(AssetQuery()))
+    let early = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      var last: BatchCounts?
+      for await event in untouched.events() {
+        if case .finished(let counts) = event { last = counts }
+      }
+      return last
+    }
+    let stopped = try #require(await early.value)
+    #expect(stopped.finished == 0 && stopped.notStarted == 8)
+  }
+}
