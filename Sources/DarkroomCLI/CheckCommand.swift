@@ -6,6 +6,7 @@ struct CheckCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "check",
     abstract: "Verify a library's originals and catalog; repair what can be.",
+    usage: "darkroom check [<folder>] [--repair] [--search <dir> ...] [--json]",
     discussion: """
       Checks every original's SHA-256, that every edit's original is in the store,
       that no original shares its inode (a hard link) with a photo outside
@@ -25,8 +26,9 @@ struct CheckCommand: ParsableCommand {
         darkroom check --repair out/ --search in/    # inputs of an old apply -o
       """)
 
-  @Argument(help: "The library: a folder holding .darkroom/, or inside one.")
-  var folder = "."
+  @OptionGroup var place: LibraryFolder
+
+  var folder: String { place.path }
 
   @Flag(help: "Separate shared inodes and make read-only edits writable again.")
   var repair = false

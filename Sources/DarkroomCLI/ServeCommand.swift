@@ -36,8 +36,10 @@ struct ServeCommand: ParsableCommand {
         darkroom serve ~/Pictures --host 0.0.0.0 --token-file ~/.darkroom-tokens
       """)
 
-  @Argument(help: "The library (default: the one containing the current folder).")
-  var directory: String?
+  @OptionGroup var place: LibraryFolder
+
+  /// The library's folder as named (nil: the one containing the current folder).
+  var directory: String? { place.folder ?? place.option }
 
   @Option(help: "The address to listen on.")
   var host = "127.0.0.1"

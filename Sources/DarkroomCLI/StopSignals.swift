@@ -147,9 +147,8 @@ struct JobEnd {
 }
 
 /// Set once by a signal handler, read by the loop over files.
-final class StopFlag: @unchecked Sendable {
-  private let queue = DispatchQueue(label: "darkroom.flag")
-  private var value = false
-  func set() { queue.sync { value = true } }
-  var isSet: Bool { queue.sync { value } }
+final class StopFlag: Sendable {
+  private let value = Locked(false)
+  func set() { value.withLock { $0 = true } }
+  var isSet: Bool { value.withLock { $0 } }
 }

@@ -26,13 +26,13 @@ final class Job: Sendable {
 
   let id: String
   let library: Library
-  private let state: Mutex<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
+  private let state: Locked<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
 
   init(action: String, total: Int, library: Library) {
     self.library = library
     id = Tokens.random()
-    state = Mutex((Status(id: id, action: action, total: total), [:]))
+    state = Locked((Status(id: id, action: action, total: total), [:]))
   }
 
   var status: Status { state.withLock { $0.status } }
@@ -89,8 +89,8 @@ final class Job: Sendable {
 
 /// The server's jobs: started, followed, and waited for at shutdown.
 final class Jobs: Sendable {
-  private let jobs = Mutex<[String: Job]>([:])
-  private let running = Mutex<[String: Task<Void, Never>]>([:])
+  private let jobs = Locked<[String: Job]>([:])
+  private let running = Locked<[String: Task<Void, Never>]>([:])
   let library: Library
   let editor: Editor
   let concurrency: Int

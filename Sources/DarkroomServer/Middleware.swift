@@ -5,7 +5,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
-import Synchronization
 
 /// The server's counters, in one Prometheus registry (served at `/metrics`).
 public final class ServerMetrics: Sendable {
@@ -50,7 +49,7 @@ public final class ServerMetrics: Sendable {
 
   private static let requests = (metric: "http_requests", help: "Responses by status.")
 
-  private let statusCounters = Mutex<[Int: Counter]>([:])
+  private let statusCounters = Locked<[Int: Counter]>([:])
 
   func count(status: Int) {
     let counter = statusCounters.withLock { counters in

@@ -1,5 +1,4 @@
 import Darkroom
-import Synchronization
 
 /// A login to the gallery: what it may do, and the token its state-changing requests
 /// must carry (CSRF).
@@ -17,8 +16,8 @@ public struct Session: Sendable {
 /// session locks it, logs out or expires, when the space has been idle for `spaceIdle`,
 /// and when the server stops.
 final class Sessions: Sendable {
-  private let sessions = Mutex<[String: Session]>([:])
-  private let spaces = Mutex<[String: UnlockedSpace]>([:])
+  private let sessions = Locked<[String: Session]>([:])
+  private let spaces = Locked<[String: UnlockedSpace]>([:])
   /// A session lasts this long after its last use...
   static let lifetime: Duration = .seconds(12 * 3600)
   /// ...and no longer than this after its login, however often it is used.
@@ -135,7 +134,7 @@ final class RateLimiter: Sendable {
     var tokens: Double
     var last: ContinuousClock.Instant
   }
-  private let buckets = Mutex<[String: Bucket]>([:])
+  private let buckets = Locked<[String: Bucket]>([:])
   let rate: Double
   let burst: Double
 

@@ -2,7 +2,6 @@ import Darkroom
 import Foundation
 import Hummingbird
 import ServiceLifecycle
-import Synchronization
 
 /// An encrypted space in the gallery (`/space`) and the API (`/api/space`), for a session
 /// that unlocked it with its password (docs/spaces.md). The space's keys are held by the
@@ -313,7 +312,7 @@ struct SpaceLockService: Service {
 
 /// One at a time, without waiting: `enter` fails while another holds it.
 final class Gate: Sendable {
-  private let busy = Mutex(false)
+  private let busy = Locked(false)
 
   func enter() -> Bool {
     busy.withLock { busy in

@@ -201,3 +201,23 @@ struct OneRouteTests {
     return found.withLock { $0 }
   }
 }
+
+extension OneRouteTests {
+  @Test(
+    "every command of a library takes it the same way: DIR, --library DIR, or the current folder")
+  func libraryArgument() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let root = served.root
+    for command in [["albums"], ["list"], ["trash", "list"], ["duplicates"], ["check"], ["scan"]] {
+      let positional = try CLI.run(command + [root] + (command == ["scan"] ? [] : ["--json"]))
+      let option = try CLI.run(command + ["--library", root])
+      let here = try CLI.run(command, cwd: root)
+      #expect(positional.status == 0, "\(command): \(positional.stderr)")
+      #expect(option.status == 0 && here.status == 0, "\(command): \(option.stderr) \(here.stderr)")
+      if command == ["albums"] { #expect(option.stdout == here.stdout) }
+    }
+    let both = try CLI.run(["albums", root, "--library", "/tmp"])
+    #expect(both.status == 2)
+    #expect(both.stderr.contains("Give the library once: as DIR or as --library DIR"))
+  }
+}

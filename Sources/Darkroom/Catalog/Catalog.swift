@@ -120,7 +120,7 @@ public struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible 
 /// Wakes those waiting for the catalog to change: rung after each commit (in this process;
 /// another process's are seen by polling).
 final class CommitBell: Sendable {
-  private let state = Mutex<(ring: UInt64, waiting: [UInt64: CheckedContinuation<Void, Never>])>(
+  private let state = Locked<(ring: UInt64, waiting: [UInt64: CheckedContinuation<Void, Never>])>(
     (0, [:]))
   private let keys = Atomic<UInt64>(0)
 

@@ -4,14 +4,20 @@
   import Darwin
 #endif
 
-/// A value guarded by a pthread mutex. Used instead of `Synchronization.Mutex`, whose Linux
-/// futex lock ThreadSanitizer cannot see (it reported the guarded accesses as races), so the
-/// test suite stays meaningful under `--sanitize=thread`.
-final class Locked<Value>: @unchecked Sendable {
+/// A value guarded by a pthread mutex: the one lock Darkroom, its server and its command
+/// line use. Used instead of `Synchronization.Mutex`, whose Linux futex lock
+/// ThreadSanitizer cannot see (it reported the guarded accesses as races), so the test suite
+/// stays meaningful under `--sanitize=thread`.
+///
+/// ```swift
+/// let seen = Locked(0)
+/// seen.withLock { $0 += 1 }
+/// ```
+public final class Locked<Value>: @unchecked Sendable {
   private var value: Value
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-  init(_ value: Value) {
+  public init(_ value: Value) {
     self.value = value
     mutex = .allocate(capacity: 1)
     mutex.initialize(to: pthread_mutex_t())
@@ -23,7 +29,7 @@ final class Locked<Value>: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+  public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)

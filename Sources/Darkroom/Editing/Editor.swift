@@ -134,13 +134,6 @@ public struct Editor: Sendable {
     }
   }
 
-  /// Whether `path` (or its edit at `output`) already is the edit `graph` would make, at this
-  /// quality: what lets a batch be re-run without doing anything twice.
-  public func isCurrent(_ path: String, graph: FilterGraph, writingTo output: String? = nil) -> Bool
-  {
-    currentEdit(path, graph: graph, writingTo: output) != nil
-  }
-
   private func currentEdit(_ path: String, graph: FilterGraph, writingTo output: String?)
     -> AdjustmentData?
   {

@@ -71,9 +71,6 @@ public struct FilterNode: Sendable, Hashable, Codable {
     }
   }
 
-  /// Whether this build knows the filter and every value is in range.
-  public var isRenderable: Bool { (try? FilterNode(op, params)) != nil }
-
   var definition: (any FilterDefinition.Type)? { Filters.named(op) }
 
   /// `tone exposure=0.5 contrast=0.2`: the text form `--filter` takes, without parameters at

@@ -1,6 +1,5 @@
 import Dispatch
 import FoundationEssentials
-import Synchronization
 
 /// The one way a representation of a library's asset is made and served, PhotoKit's
 /// `PHImageManager` for a library: renditions served lately are answered from memory, then
@@ -168,7 +167,7 @@ final class RenditionMemory: Sendable {
     var bytes = 0
     var clock: UInt64 = 0
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
   let budget: Int
 
   init(budget: Int) { self.budget = budget }
@@ -211,7 +210,7 @@ final class RenderQueue: Sendable {
     var waiting: [CheckedContinuation<Void, Never>] = []
     var inFlight: [String: Task<Rendition, any Error>] = [:]
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
   let slots: Int
   let bound: Int
   let observer: Images.Observer

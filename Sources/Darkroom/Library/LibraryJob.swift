@@ -1,6 +1,5 @@
 import Dispatch
 import FoundationEssentials
-import Synchronization
 
 /// What a ``LibraryJob`` works on.
 public enum JobItems: Sendable {
@@ -506,7 +505,7 @@ public struct JobEvents: AsyncSequence, Sendable {
       var started = false
       var waiting: CheckedContinuation<JobEvent?, Never>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let start: @Sendable (Buffer) -> Void
 
     init(start: @escaping @Sendable (Buffer) -> Void) { self.start = start }

@@ -140,11 +140,6 @@ enum Sodium {
     return hasher.finish()
   }
 
-  /// Compares two byte strings in time independent of where they differ.
-  static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    a.count == b.count && sodium_memcmp(a, b, a.count) == 0
-  }
-
   /// Zeroes a buffer in a way the compiler cannot leave out.
   static func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }

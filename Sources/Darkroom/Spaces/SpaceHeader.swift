@@ -27,7 +27,6 @@ public struct KDFParameters: Sendable, Equatable {
 struct SpaceHeader: Equatable {
   static let magic = Array("DRSPACES".utf8)
   static let formatVersion: UInt32 = 1
-  static let defaultSlotCount = 8
   static let slotBytes = 16 + Sodium.nonceBytes + Sodium.keyBytes + Sodium.tagBytes
   static let prefixBytes = 8 + 4 + 4 + Sodium.saltBytes
 

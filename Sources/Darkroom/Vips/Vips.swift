@@ -103,11 +103,6 @@ enum Vips {
     }
   }
 
-  /// The number of libvips images alive in this process; a leak check compares it.
-  static var liveImageCount: Int {
-    Int(dr_live_image_count())
-  }
-
   /// Sets how many worker threads libvips uses per pipeline (0 restores its default).
   /// A fixed mmap threshold and `arenas` malloc arenas (glibc), through the shim, which
   /// owns the process's C-level tuning.
