@@ -19,16 +19,22 @@ struct Gallery: Sendable {
   let logins = RateLimiter(rate: 5.0 / 60, burst: 5)
   static let pageSize = 200
 
-  init(library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false) {
+  /// - Throws: `engine` naming a template that does not compile (a build's mistake, said
+  ///   at start rather than served as an empty page).
+  init(library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false)
+    throws(DarkroomError)
+  {
     self.library = library
     self.servesSpaces = servesSpaces
     self.sessions = sessions
     self.tokens = tokens
     var templates: [String: MustacheTemplate] = [:]
     for (name, text) in Self.files where name.hasSuffix(".mustache") {
-      // The templates are compiled in and checked by a test: a failure here is a build bug.
-      if let template = try? MustacheTemplate(string: text) {
-        templates[String(name.dropLast(".mustache".count))] = template
+      do {
+        templates[String(name.dropLast(".mustache".count))] = try MustacheTemplate(string: text)
+      } catch {
+        throw DarkroomError(
+          .engine, file: name, "the gallery's template does not compile: \(error)")
       }
     }
     self.templates = MustacheLibrary(templates: templates)
@@ -77,7 +83,12 @@ struct Gallery: Sendable {
     var values = values
     values["assetVersion"] = assetVersion
     values["page"] = name
-    let html = templates.render(values, withTemplate: name) ?? ""
+    guard let html = templates.render(values, withTemplate: name) else {
+      // No such template: the build's mistake, not the request's; never an empty page.
+      return Response(
+        status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
+        body: .init(byteBuffer: ByteBuffer(string: "the gallery has no page \(name)\n")))
+    }
     return Response(
       status: status,
       headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],

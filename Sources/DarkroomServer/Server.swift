@@ -43,7 +43,7 @@ public struct DarkroomServer: Sendable {
     var editor = Editor()
     editor.renderer = configuration.renderer
     jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
-    gallery = Gallery(
+    gallery = try Gallery(
       library: library, sessions: sessions, tokens: configuration.tokens,
       servesSpaces: configuration.spaces != nil)
   }

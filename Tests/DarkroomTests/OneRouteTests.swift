@@ -221,3 +221,25 @@ extension OneRouteTests {
     #expect(both.stderr.contains("Give the library once: as DIR or as --library DIR"))
   }
 }
+
+extension OneRouteTests {
+  @Test("the gallery compiled into the binary is Gallery/ as it is, and every template compiles")
+  func galleryIsGenerated() throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../Gallery").standardizedFileURL.path
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    #expect(names == Gallery.files.keys.sorted(), "run Scripts/generate-gallery.sh")
+    for name in names {
+      let text = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+      // The generator indents each line by four spaces and trims trailing blanks.
+      let expected = text.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { $0.replacing(/\s+$/, with: "") }.joined(separator: "\n")
+      let compiled = Gallery.files[name]?.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { $0.replacing(/\s+$/, with: "") }.joined(separator: "\n")
+      #expect(compiled.map { $0 + "\n" } == expected, "\(name): run Scripts/generate-gallery.sh")
+    }
+    let served = try ServedLibrary(samples: [])
+    _ = try Gallery(
+      library: served.library, sessions: Sessions(spaceIdle: .seconds(60)), tokens: Tokens())
+  }
+}
