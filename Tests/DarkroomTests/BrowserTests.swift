@@ -213,7 +213,9 @@ final class Browser: @unchecked Sendable {
 
 func isGrey(_ rgb: [Double]) -> Bool { rgb.count == 3 && rgb.max()! - rgb.min()! <= 3 }
 
-@Suite("The gallery in a real browser (Debian's chromium through chromedriver)", .serialized)
+@Suite(
+  "The gallery in a real browser (Debian's chromium through chromedriver)", .serialized,
+  .timeLimit(.minutes(10)))
 struct BrowserTests {
   @Test(
     "log in, open an album, Shift-click three, apply noir to 3/3 grey, revert, upload; no token, no page"

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Rendition cache")
+@Suite("Rendition cache", .timeLimit(.minutes(10)))
 struct CacheTests {
   @Test("the second request is a hit with the same bytes; the first entry is on disk")
   func hit() throws {
@@ -67,13 +67,27 @@ struct CacheTests {
       spec.quality = quality
       specs.append(spec)
     }
+    // File times are coarse (a few ms): rather than sleep between steps, every entry is made
+    // a second older after each one, so the order of use is the order of the steps.
+    func age() throws {
+      let objects = folder.file("objects")
+      for path in try FileManager.default.subpathsOfDirectory(atPath: objects) {
+        let full = objects + "/" + path
+        let attributes = try FileManager.default.attributesOfItem(atPath: full)
+        guard attributes[.type] as? FileAttributeType == .typeRegular,
+          let modified = attributes[.modificationDate] as? Date
+        else { continue }
+        try FileManager.default.setAttributes(
+          [.modificationDate: modified.addingTimeInterval(-1)], ofItemAtPath: full)
+      }
+    }
     _ = try service.rendition(of: source, specs[0])
-    Thread.sleep(forTimeInterval: 0.02)
+    try age()
     _ = try service.rendition(of: source, specs[1])
-    Thread.sleep(forTimeInterval: 0.02)
+    try age()
     #expect(try service.rendition(of: source, specs[0]).fromCache, "a hit makes specs[0] recent")
     for spec in specs.dropFirst(2) {
-      Thread.sleep(forTimeInterval: 0.02)
+      try age()
       _ = try service.rendition(of: source, spec)
     }
     let stats = cache.stats()

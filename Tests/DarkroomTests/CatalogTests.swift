@@ -64,7 +64,7 @@ final class ReadCounter: @unchecked Sendable {
   }
 }
 
-@Suite("The catalog: scan, ids, albums, fetch", .serialized)
+@Suite("The catalog: scan, ids, albums, fetch", .serialized, .timeLimit(.minutes(10)))
 struct CatalogTests {
   @Test(
     "A rescan opens no unchanged file; a changed one is read once, keeps its id, gets a new hash")

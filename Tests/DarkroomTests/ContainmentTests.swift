@@ -15,7 +15,7 @@ func processes(marked marker: String) -> [Int32] {
   }
 }
 
-@Suite("Containment: workers, sandbox, time limits, trusted formats")
+@Suite("Containment: workers, sandbox, time limits, trusted formats", .timeLimit(.minutes(10)))
 struct ContainmentTests {
   @Test("apply --jobs 2 over 20 files, one crashing and one hanging its decoder: 18 done")
   func crashAndHangCostOneFileEach() throws {
@@ -240,7 +240,7 @@ extension ContainmentTests {
   }
 }
 
-@Suite("Worker processes outlive the thread that asked for them")
+@Suite("Worker processes outlive the thread that asked for them", .timeLimit(.minutes(10)))
 struct WorkerThreadTests {
   @Test("a worker started for a thread that has since ended still renders (no PDEATHSIG kill)")
   func workerOutlivesItsThread() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("darkroom edit, revert, history")
+@Suite("darkroom edit, revert, history", .timeLimit(.minutes(10)))
 struct EditCommandTests {
   @Test(
     "SIGKILL at each step of an edit: the file is untouched or fully edited, and revert recovers it",

@@ -19,7 +19,7 @@ func pixels(_ path: String) throws -> VipsImage {
   try VipsImage.open(path: path, sequential: false)
 }
 
-@Suite("Editing")
+@Suite("Editing", .timeLimit(.minutes(10)))
 struct EditTests {
   let editor = Editor()
 

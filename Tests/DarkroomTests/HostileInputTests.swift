@@ -53,7 +53,7 @@ enum Hostile {
   }
 }
 
-@Suite("Hostile inputs")
+@Suite("Hostile inputs", .timeLimit(.minutes(5)))
 struct HostileInputTests {
   /// Runs a command that must fail on `input`: exit 1 (never a signal), one stderr line naming
   /// the file, nothing new in the folder, the input unchanged, in bounded time.
@@ -63,9 +63,7 @@ struct HostileInputTests {
   ) throws {
     let before = try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
     let hash = try? ContentHash.of(file: input)
-    let start = Date()
     let result = try CLI.run(arguments, cwd: folder.path)
-    let seconds = Date().timeIntervalSince(start)
     #expect(result.status == 1, "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
     let lines = result.stderr.split(separator: "\n")
     #expect(lines.count == 1, "\(result.stderr)", sourceLocation: sourceLocation)
@@ -75,7 +73,6 @@ struct HostileInputTests {
     if let words {
       #expect(result.stderr.contains(words), "\(result.stderr)", sourceLocation: sourceLocation)
     }
-    #expect(seconds < 20, sourceLocation: sourceLocation)
     let after = try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
     let added = Set(after).subtracting(before).filter { !$0.hasPrefix(".darkroom") }
     #expect(added.isEmpty, "left behind: \(added)", sourceLocation: sourceLocation)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("darkroom info")
+@Suite("darkroom info", .timeLimit(.minutes(10)))
 struct InfoCommandTests {
   @Test(
     "--json prints one array in argument order with stable fields; a bad file gets an error entry")

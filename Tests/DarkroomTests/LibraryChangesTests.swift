@@ -55,7 +55,9 @@ final class WatchProcess: @unchecked Sendable {
   }
 }
 
-@Suite("The library's changes: trash, duplicates, the change feed", .serialized)
+@Suite(
+  "The library's changes: trash, duplicates, the change feed", .serialized, .timeLimit(.minutes(10))
+)
 struct LibraryChangesTests {
   @Test("Trash, restore and empty: files move, ids stay, unreferenced store entries go")
   func trash() throws {

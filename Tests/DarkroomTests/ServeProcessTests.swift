@@ -123,7 +123,7 @@ func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows
   return try condition()
 }
 
-@Suite("darkroom serve: the process")
+@Suite("darkroom serve: the process", .timeLimit(.minutes(10)))
 struct ServeProcessTests {
   @Test("an upload cut off half way leaves nothing in the library")
   func interruptedUpload() throws {

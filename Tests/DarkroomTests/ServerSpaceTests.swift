@@ -115,7 +115,7 @@ func exifSegment(_ jpeg: [UInt8]) throws -> [UInt8] {
   throw DarkroomError(.corrupt, "no EXIF segment")
 }
 
-@Suite("darkroom serve: encrypted spaces")
+@Suite("darkroom serve: encrypted spaces", .timeLimit(.minutes(10)))
 struct ServerSpaceTests {
   @Test(
     "unlock, upload, browse, render, range, edit, revert and lock: nothing in plaintext on disk")

@@ -62,7 +62,7 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
   return false
 }
 
-@Suite("Encrypted spaces")
+@Suite("Encrypted spaces", .timeLimit(.minutes(10)))
 struct SpaceTests {
   @Test("two passwords, two spaces: each sees only its own; a third opens nothing")
   func twoSpaces() throws {
@@ -402,7 +402,7 @@ struct SpaceTests {
   }
 }
 
-@Suite("Encrypted spaces on the command line")
+@Suite("Encrypted spaces on the command line", .timeLimit(.minutes(10)))
 struct SpaceCommandTests {
   /// A folder with a space (password "alpha" in the file `pa`) and copies of samples.
   func setUp() throws -> (TemporaryFolder, String) {

@@ -5,7 +5,7 @@ import Testing
 
 /// What a killed writer leaves (an upload's `.partial`, an edit's `.tmp`) is swept by the
 /// next command that opens the library; what a live writer is writing is left alone.
-@Suite("Temporaries of dead writers")
+@Suite("Temporaries of dead writers", .timeLimit(.minutes(10)))
 struct TemporariesTests {
   /// A library with one photo, and temporaries of a dead process and of this (live) one.
   static func library() throws -> (ServedLibrary, dead: [String], live: [String]) {
@@ -71,7 +71,7 @@ struct TemporariesTests {
   }
 }
 
-@Suite("Ids that never change")
+@Suite("Ids that never change", .timeLimit(.minutes(10)))
 struct StableIDTests {
   @Test(
     "a file linked and catalogued while a scan walks its folder keeps its id: no remove and insert")
@@ -109,7 +109,7 @@ struct StableIDTests {
   }
 }
 
-@Suite("A server killed mid-write leaves nothing after its restart")
+@Suite("A server killed mid-write leaves nothing after its restart", .timeLimit(.minutes(10)))
 struct KilledServerTests {
   /// Every temporary file (an upload's `.partial`, a write's `.tmp`) under `root`.
   static func temporaries(_ root: String) -> [String] {

@@ -53,7 +53,7 @@ func damagedPNG() throws -> [UInt8] {
   return bytes
 }
 
-@Suite("Originals stay as they were")
+@Suite("Originals stay as they were", .timeLimit(.minutes(10)))
 struct TrustTests {
   let editor = Editor()
 
@@ -251,7 +251,7 @@ struct TrustTests {
   }
 }
 
-@Suite("libvips: errors attributed, version and abilities checked")
+@Suite("libvips: errors attributed, version and abilities checked", .timeLimit(.minutes(10)))
 struct LibvipsTrustTests {
   /// Valid photos between damaged PNG, WebP and TIFF files, whose libvips messages differ.
   static func mixedFolder() throws -> (TemporaryFolder, valid: [String], damaged: [String: String])
@@ -394,7 +394,7 @@ struct LibvipsTrustTests {
   }
 }
 
-@Suite("darkroom check")
+@Suite("darkroom check", .timeLimit(.minutes(10)))
 struct CheckCommandTests {
   @Test("--repair turns a library with hard-linked originals into a sound one, photos writable")
   func repairsOldLibrary() throws {
