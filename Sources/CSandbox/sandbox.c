@@ -316,23 +316,6 @@ int dr_pipe_cloexec(int fds[2]) {
 
 int dr_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
-int dr_lock_key(int fd, uint64_t key, int wait) {
-  struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
-  range.l_start = (off_t)(key & ((UINT64_C(1) << 62) - 1));
-  for (;;) {
-    if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &range) == 0) return 0;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EACCES) return 1;
-    if (errno != EINVAL) return -1;
-    break;  // no OFD locks in this kernel
-  }
-  for (;;) {
-    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0) return 0;
-    if (errno == EINTR) continue;
-    return errno == EWOULDBLOCK ? 1 : -1;
-  }
-}
-
 int dr_die_with_parent(void) {
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return -1;

@@ -19,7 +19,7 @@ struct CacheOptions: ParsableArguments {
 
   /// The cache for a source at `path` (nil: standard input or no file).
   func cache(for path: String?) -> RenditionCache {
-    let url = folder.map { URL(fileURLWithPath: $0) } ?? RenditionCache.defaultFolder(for: path)
+    let url = folder.map { URL(fileURLWithPath: $0) } ?? Library.cacheFolder(for: path)
     return RenditionCache(folder: url, limitBytes: limit.bytes)
   }
 }

@@ -96,7 +96,7 @@ struct EditTests {
   @Test("a file's edit lock excludes its own edits, in any thread or process, and no other file's")
   func editLocksAreByFile() throws {
     let folder = try Fixture.temporaryFolder()
-    let store = OriginalStore(library: Library(root: folder.url))
+    let store = Library(root: folder.url).store
     let file = folder.file("a.jpg")
     // A file that shared `file`'s lock file when edits' locks were striped over 256 files.
     let other = try SignalTests.sharingStripe(with: file, in: folder.path)

@@ -55,15 +55,6 @@ int dr_die_with_parent(void);
 /// worker's pipes must not leak into other workers), with a 1 MiB buffer where allowed.
 int dr_pipe_cloexec(int fds[2]);
 
-/// Locks one byte of the file open at `fd`, at offset `key` (below 2^62), for writing: an
-/// open-file-description lock (F_OFD_SETLK), held until `fd` is closed. Such locks exclude
-/// each other across processes and across threads of one process (each opens its own
-/// description), and locks on different bytes never conflict, so one lock file carries a
-/// lock per key with no false sharing. `wait` 0 asks without waiting. Where the kernel has
-/// no such locks (before Linux 3.15), the whole file is locked with flock instead, which is
-/// correct but coarser. Returns 0 when held, 1 when busy (with `wait` 0), -1 on an error
-/// (errno set).
-int dr_lock_key(int fd, uint64_t key, int wait);
 
 /// What `dr_sandbox_probe` tries, each a way out of the sandbox.
 enum {

@@ -18,7 +18,7 @@ import FoundationEssentials
 /// Most code uses a cache through ``Representations`` or ``ImageManager``:
 ///
 /// ```swift
-/// let cache = RenditionCache(folder: RenditionCache.defaultFolder(for: "IMG_0001.jpg"))
+/// let cache = RenditionCache(folder: Library.cacheFolder(for: "IMG_0001.jpg"))
 /// let thumbnail = try Representations(cache: cache)
 ///   .rendition(of: .file("IMG_0001.jpg"), RenditionSpec(.thumbnail))
 /// print(cache.stats().bytes, "bytes cached")
@@ -41,10 +41,9 @@ public struct RenditionCache: Sendable {
     self.limitBytes = limitBytes
   }
 
-  /// The cache a source uses by default: its library's `.darkroom/cache`, else
-  /// `$XDG_CACHE_HOME/darkroom`, else `~/.cache/darkroom`.
-  public static func defaultFolder(for path: String?) -> URL {
-    if let path, let library = Library.containing(path) { return library.cacheFolder }
+  /// The cache of files in no library: `$XDG_CACHE_HOME/darkroom`, else `~/.cache/darkroom`
+  /// (``Library/cacheFolder(for:)`` picks a file's library's first).
+  public static var userFolder: URL {
     let environment = ProcessInfo.processInfo.environment
     if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
       return URL(fileURLWithPath: xdg).appendingPathComponent("darkroom")

@@ -15,7 +15,7 @@ public final class SQLiteCatalog: Catalog {
   public let path: String
   /// Rung after each commit this process makes to the catalog.
   let commits = CommitBell()
-  private let observation: AnyDatabaseCancellable?
+  private let observation: AnyDatabaseCancellable
 
   /// Opens (or creates) the catalog at `path`, bringing its schema up to date.
   public init(path: String) throws {
@@ -32,7 +32,7 @@ public final class SQLiteCatalog: Catalog {
     pool = try DatabasePool(path: path, configuration: configuration)
     try Self.migrator.migrate(pool)
     let bell = commits
-    observation = try? DatabaseRegionObservation(tracking: .fullDatabase).start(
+    observation = DatabaseRegionObservation(tracking: .fullDatabase).start(
       in: pool, onError: { _ in }, onChange: { _ in bell.ring() })
   }
 

@@ -40,8 +40,9 @@ public struct Editor: Sendable {
   public struct EditResult: Sendable {
     /// The edit's adjustment data, as the library stores it.
     public var adjustment: AdjustmentData
-    /// The library that keeps the original and the adjustment data.
-    public var library: Library
+    /// The folder of the library that keeps the original and the adjustment data (the one
+    /// holding `.darkroom/`).
+    public var libraryRoot: URL
     /// The file already carried this edit, and was left alone (`skipIfCurrent`).
     public var skipped = false
   }
@@ -66,8 +67,7 @@ public struct Editor: Sendable {
     skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
     let destination = output ?? path
-    let library = Self.library(for: destination)
-    let store = OriginalStore(library: library)
+    let store = OriginalStore.forEdit(of: destination)
     return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
       // In place, .append adds filters to what the file carries: "current" would compare
@@ -75,7 +75,7 @@ public struct Editor: Sendable {
       if skipIfCurrent, mode == .replace || output != nil,
         let current = currentEdit(path, graph: graph, writingTo: output)
       {
-        return EditResult(adjustment: current, library: library, skipped: true)
+        return EditResult(adjustment: current, libraryRoot: store.root, skipped: true)
       }
       let current = try InputFile.readAll(path)
       let currentHash = ContentHash.of(bytes: current)
@@ -130,7 +130,7 @@ public struct Editor: Sendable {
         rendered, to: destination, durable: true, mode: attributes?.mode ?? 0o644,
         owner: attributes?.owner, faultPoint: "before-replace")
       FaultInjection.point("after-replace")
-      return EditResult(adjustment: adjustment, library: library)
+      return EditResult(adjustment: adjustment, libraryRoot: store.root)
     }
   }
 
@@ -138,20 +138,13 @@ public struct Editor: Sendable {
     -> AdjustmentData?
   {
     let destination = output ?? path
-    guard let library = Library.containing(destination),
+    guard let store = OriginalStore.nearest(to: destination),
       let hash = try? ContentHash.of(file: destination),
-      let data = try? OriginalStore(library: library).adjustment(forResult: hash),
+      let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes, data.result.quality == quality
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
-  }
-
-  /// The library of a file: the nearest `.darkroom/` above it, else a new one beside it.
-  static func library(for path: String) -> Library {
-    let parent = FilePath(path).parent
-    return Library.containing(path)
-      ?? Library(root: URL(fileURLWithPath: parent.isEmpty ? "." : parent))
   }
 
   /// Renders `graph` on `source` as an edit would, without touching any file or library:
@@ -206,8 +199,7 @@ public struct Editor: Sendable {
         .invalidArgument, file: path, "version takes 0 (the original) or more; not \(version)")
     }
     _ = try InputFile(path)  // a missing or unreadable file is an error, not "not edited"
-    guard let library = Library.containing(path) else { return .notEdited }
-    let store = OriginalStore(library: library)
+    guard let store = OriginalStore.nearest(to: path) else { return .notEdited }
     return try store.withLock(for: path) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: path)
       let target = version ?? 0
@@ -262,8 +254,8 @@ public struct Editor: Sendable {
   ///   the library is not valid JSON (`invalidArgument`).
   public func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
     _ = try InputFile(path)
-    guard let library = Library.containing(path) else { return nil }
-    return try OriginalStore(library: library).adjustment(forResult: ContentHash.of(file: path))
+    guard let store = OriginalStore.nearest(to: path) else { return nil }
+    return try store.adjustment(forResult: ContentHash.of(file: path))
   }
 
   /// The versions of a file's edit and which one the file is now. `EditHistory` is a
@@ -289,10 +281,10 @@ public struct Editor: Sendable {
   /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
   public func editHistory(_ path: String) throws(DarkroomError) -> EditHistory {
     _ = try InputFile(path)
-    guard let library = Library.containing(path) else {
+    guard let store = OriginalStore.nearest(to: path) else {
       return EditHistory(versions: [], current: 0)
     }
-    return try editHistory(path, store: OriginalStore(library: library))
+    return try editHistory(path, store: store)
   }
 
   /// `later`: also the versions after the current one, which costs reading every adjustment
@@ -348,8 +340,7 @@ public struct Editor: Sendable {
   ///   the library's copy of the original is lost or damaged.
   public func originalBytes(_ path: String) throws(DarkroomError) -> [UInt8]? {
     _ = try InputFile(path)
-    guard let library = Library.containing(path) else { return nil }
-    let store = OriginalStore(library: library)
+    guard let store = OriginalStore.nearest(to: path) else { return nil }
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
       let hash = ContentHash(hex: current.original.sha256)
     else { return nil }

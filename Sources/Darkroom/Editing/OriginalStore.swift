@@ -1,4 +1,3 @@
-import CSandbox
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -10,12 +9,30 @@ import FoundationEssentials
 /// and name fsynced) before any edited file replaces it; it is read back only after its hash
 /// is checked.
 struct OriginalStore: Sendable {
-  let library: Library
+  /// The library's `.darkroom/` folder.
+  let folder: URL
 
-  var originalsFolder: String { library.metadataFolder.appendingPathComponent("originals").path }
-  var adjustmentsFolder: String {
-    library.metadataFolder.appendingPathComponent("adjustments").path
+  var originalsFolder: String { folder.appendingPathComponent("originals").path }
+  var adjustmentsFolder: String { folder.appendingPathComponent("adjustments").path }
+
+  /// The store of the library `path` is in (the nearest `.darkroom/` above it); nil if none.
+  static func nearest(to path: String) -> OriginalStore? {
+    DarkroomFolder.root(containing: path).map {
+      OriginalStore(folder: $0.appendingPathComponent(DarkroomFolder.name))
+    }
   }
+
+  /// The store an edit of `path` uses: the nearest, else a new library's beside the file.
+  static func forEdit(of path: String) -> OriginalStore {
+    if let store = nearest(to: path) { return store }
+    let parent = FilePath(path).parent
+    return OriginalStore(
+      folder: URL(fileURLWithPath: parent.isEmpty ? "." : parent).standardizedFileURL
+        .appendingPathComponent(DarkroomFolder.name))
+  }
+
+  /// The folder that holds `.darkroom/`.
+  var root: URL { folder.deletingLastPathComponent() }
 
   func originalPath(_ hash: ContentHash) -> String { originalsFolder + "/" + hash.hex }
   func adjustmentPath(forResult hash: ContentHash) -> String {
@@ -103,7 +120,7 @@ struct OriginalStore: Sendable {
   /// that file in several processes do not interleave, while other files go ahead.
   ///
   /// Every file's lock is one byte of `.darkroom/locks/files`, at an offset taken from a hash
-  /// of its path, locked with an open-file-description lock (`dr_lock_key`): a lock per file
+  /// of its path, locked with an open-file-description lock (``FileLock``): a lock per file
   /// with no lock file per file. (Locks striped over 256 files, as before, let a file whose
   /// render hangs hold up an unrelated file that shared its stripe, 1 pair in 256.)
   func withLock<T>(for file: String, _ body: () throws(DarkroomError) -> T) throws(DarkroomError)
@@ -114,7 +131,7 @@ struct OriginalStore: Sendable {
     defer { close(fd) }  // closing the description releases its lock
     // Waits for the lock; where the file system has no locks at all (-1), edits go ahead
     // unserialised, as they do where the lock file cannot be opened.
-    _ = dr_lock_key(fd, Self.lockKey(file), 1)
+    _ = FileLock.lock(fd, key: Self.lockKey(file), wait: true)
     return try body()
   }
 
@@ -123,13 +140,13 @@ struct OriginalStore: Sendable {
     let fd = try openLock()
     guard fd >= 0 else { return true }
     defer { close(fd) }
-    return dr_lock_key(fd, Self.lockKey(file), 0) == 0
+    return FileLock.lock(fd, key: Self.lockKey(file), wait: false) == 0
   }
 
   /// The lock file, open for writing (a write lock needs it), or -1 where it cannot be opened
   /// (a read-only library: its files cannot be edited either, and the edit says why).
   private func openLock() throws(DarkroomError) -> Int32 {
-    let folder = library.metadataFolder.appendingPathComponent("locks").path
+    let folder = self.folder.appendingPathComponent("locks").path
     try Folders.create(folder)
     return open(folder + "/files", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
   }

@@ -15,7 +15,7 @@ extension Library {
       throw DarkroomError(.engine, file: outcome.file, "the edit left no adjustment data")
     }
     return Editor.EditResult(
-      adjustment: adjustment, library: self, skipped: outcome.status == .skipped)
+      adjustment: adjustment, libraryRoot: root, skipped: outcome.status == .skipped)
   }
 
   /// Reverts an asset to its original, or to an earlier `version` of its edit (see

@@ -20,7 +20,7 @@ public struct Library: Sendable, Hashable {
   public let rootPath: String
 
   /// The name of a library's own folder, `.darkroom`.
-  public static let folderName = ".darkroom"
+  public static let folderName = DarkroomFolder.name
 
   /// The library's `.darkroom/` folder: originals, adjustment data, locks and the cache.
   public var metadataFolder: URL { root.appendingPathComponent(Self.folderName) }
@@ -36,22 +36,20 @@ public struct Library: Sendable, Hashable {
   /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`
   /// names (or, for a file, the folder it is in) upwards; nil if there is none.
   public static func containing(_ path: String) -> Library? {
-    var folder = URL(fileURLWithPath: path).standardizedFileURL
-    var namesFolder = false
-    if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &namesFolder)
-      || !namesFolder
-    {
-      folder.deleteLastPathComponent()
-    }
-    while true {
-      var isFolder = false
-      let candidate = folder.appendingPathComponent(folderName).path
-      if FileManager.default.fileExists(atPath: candidate, isDirectory: &isFolder), isFolder {
-        return Library(root: folder)
-      }
-      let parent = folder.deletingLastPathComponent()
-      if parent.path == folder.path { return nil }
-      folder = parent
-    }
+    DarkroomFolder.root(containing: path).map(Library.init(root:))
   }
+}
+
+extension Library {
+  /// The rendition cache a file uses by default: its library's `.darkroom/cache`, else
+  /// ``RenditionCache/userFolder`` (also for nil: standard input).
+  public static func cacheFolder(for path: String?) -> URL {
+    if let path, let library = Library.containing(path) { return library.cacheFolder }
+    return RenditionCache.userFolder
+  }
+}
+
+extension Library {
+  /// The library's store of originals and adjustment data.
+  var store: OriginalStore { OriginalStore(folder: metadataFolder) }
 }

@@ -47,7 +47,7 @@ public struct RenderStep: Sendable {
   public var fromOriginal = false
   /// Whether renditions are looked up in and kept in a cache.
   public var useCache = true
-  /// The cache folder; nil: the item's library's, else ``RenditionCache/defaultFolder(for:)``.
+  /// The cache folder; nil: the item's library's, else ``Library/cacheFolder(for:)``.
   public var cacheFolder: URL?
   public var cacheLimitBytes = RenditionCache.defaultLimitBytes
   /// The bytes of the item whose path is `-` (what a command read from standard input).
@@ -401,7 +401,7 @@ public final class LibraryJob: Sendable {
       if step.useCache {
         let folder =
           step.cacheFolder ?? library?.cacheFolder
-          ?? RenditionCache.defaultFolder(for: item.path == "-" ? nil : item.path)
+          ?? Library.cacheFolder(for: item.path == "-" ? nil : item.path)
         cache = RenditionCache(folder: folder, limitBytes: step.cacheLimitBytes)
       }
       let rendition = try Library.render(

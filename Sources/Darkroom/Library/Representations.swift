@@ -4,7 +4,7 @@ import Dispatch
 /// first asked for, then served from the cache until the source's content or edit changes.
 ///
 /// ```swift
-/// let cache = RenditionCache(folder: RenditionCache.defaultFolder(for: "IMG_0001.jpg"))
+/// let cache = RenditionCache(folder: Library.cacheFolder(for: "IMG_0001.jpg"))
 /// let representations = Representations(cache: cache)
 /// var spec = RenditionSpec(.thumbnail)
 /// spec.size = 512

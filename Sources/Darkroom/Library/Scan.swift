@@ -428,7 +428,7 @@ private struct Scanner {
       }
       guard file.identity == before else { return .moving }
       let edited =
-        (try? OriginalStore(library: library).adjustment(forResult: hash))??.version ?? 0
+        (try? library.store.adjustment(forResult: hash))??.version ?? 0
       return .asset(content, hash: hash.hex, identity: before, edited: edited)
     } catch {
       return .unreadable(error.message)

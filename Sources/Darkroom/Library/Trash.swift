@@ -102,7 +102,7 @@ extension Library {
     everything.includeHidden = true
     let kept = Set(try assets(matching: everything).assets(in: 0..<Int.max).map(\.contentHash))
     let keptInTrash = try trashedAssets().map(\.contentHash)
-    emptied.storeEntries = OriginalStore(library: self).removeEntries(
+    emptied.storeEntries = store.removeEntries(
       of: Set(due.map(\.contentHash)), keeping: kept.union(keptInTrash))
     return emptied
   }

@@ -213,16 +213,8 @@ public final class Upload {
     try AtomicFile.linkToFreeName(temporaryName, name: name, in: folder, descriptor: folderFD)
   }
 
-  /// A file name's last component, without control characters, slashes or a leading dot,
-  /// at most 200 bytes; `upload` when nothing is left.
-  public static func safeName(_ name: String) -> String {
-    let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-    var cleaned = String(
-      last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
-    while cleaned.hasPrefix(".") || cleaned.hasPrefix(" ") { cleaned.removeFirst() }
-    while cleaned.utf8.count > 200 { cleaned.removeFirst() }
-    return cleaned.isEmpty ? "upload" : cleaned
-  }
+  /// A file name's last component, cleaned (see ``FileNames/safe(_:)``).
+  public static func safeName(_ name: String) -> String { FileNames.safe(name) }
 
   /// A relative folder of plain components (no `..`, `.`, hidden or empty ones); nil if not.
   static func safeFolder(_ folder: String) -> String? {

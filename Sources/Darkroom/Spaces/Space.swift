@@ -562,6 +562,6 @@ public final class Space: Sendable {
   ///
   /// - Returns: the path written.
   public func export(_ asset: SpaceAsset, to folder: String) throws(DarkroomError) -> String {
-    try AtomicFile.writeNew(current(asset), name: Upload.safeName(asset.name), in: folder)
+    try AtomicFile.writeNew(current(asset), name: FileNames.safe(asset.name), in: folder)
   }
 }

@@ -18,8 +18,8 @@ public enum Worker {
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     // One job at a time, many of them: the allocator settings that keep a batch's memory
-    // flat (BatchRunner.keepMemoryFlat), for this process's libvips threads.
-    BatchRunner.keepMemoryFlat(jobs: 1)
+    // flat (as a batch keeps it), for this process's libvips threads.
+    Vips.tuneMalloc(arenas: 2)
     var reason = [CChar](repeating: 0, count: 256)
     let environment = ProcessInfo.processInfo.environment
     var limits = DrSandboxLimits()

@@ -78,7 +78,7 @@ public enum LibraryCheck {
   public static func run(on library: Library, searching: [String] = [], repair: Bool = false)
     -> Report
   {
-    let store = OriginalStore(library: library)
+    let store = library.store
     var findings: [Finding] = []
     let originals = names(in: store.originalsFolder).filter { ContentHash(hex: $0) != nil }
     let documents = names(in: store.adjustmentsFolder).filter { $0.hasSuffix(".json") }
