@@ -32,7 +32,7 @@ extension AssetMetadata {
   /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
   ///   no bytes.
   public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
-    // Bytes in scope of ``Containment`` are parsed in a worker, never by this process: a
+    // Bytes in scope of ``Containment`` (``Offload``) are parsed in a worker, never by this process: a
     // file is handed to it open (once opened here), bytes are sent.
     let name = source.name
     do {
@@ -40,9 +40,8 @@ extension AssetMetadata {
       case .file(let path):
         let file = try InputFile(path)
         let head = try file.read(at: 0, count: min(32, file.size))[...]
-        if let pool = Containment.pool(forFormat: TrustedFormats.sniff(head)) {
-          return try WorkerPool.metadata(
-            of: pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit))
+        if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(head)) {
+          return try workers.metadata(handing: file, name: path, limit: limit)
         }
         return try read(ByteSource(file: file), name) {
           try Vips.attributingErrors(file: path) { () throws(DarkroomError) in
@@ -50,8 +49,9 @@ extension AssetMetadata {
           }
         }
       case .data(let bytes, _):
-        if let pool = Containment.pool(forFormat: TrustedFormats.sniff(bytes.prefix(32))) {
-          return try pool.metadata(source, limit: Containment.timeLimit)
+        if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(bytes.prefix(32)))
+        {
+          return try workers.metadata(source, limit: limit)
         }
         guard !bytes.isEmpty else {
           throw DarkroomError(.empty, file: name, "empty input (0 bytes)")

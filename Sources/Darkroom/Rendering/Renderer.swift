@@ -56,7 +56,7 @@ public struct Renderer: Sendable {
 
   /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
   /// costs one file, not the process; nil renders in this process.
-  public var workers: WorkerPool?
+  public var workers: (any PixelWorkers)?
 
   /// Files up to this size are read into memory once and decoded from there.
   public static let oneReadLimit = 256 << 20
@@ -104,7 +104,7 @@ public struct Renderer: Sendable {
   {
     // A file bound for a worker goes there whole: this process neither parses it nor
     // starts libvips for it.
-    if let workers = workers ?? Containment.pool(for: source) {
+    if let workers = given ?? Offload.workers(for: source) {
       return try workers.render(source, spec, with: self)
     }
     // One read path: a file is read into memory and decoded from there, as an edit decodes
@@ -129,7 +129,7 @@ public struct Renderer: Sendable {
   public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
-    if let workers = workers ?? Containment.pool(forFormat: metadata.format) {
+    if let workers = given ?? Offload.workers(forFormat: metadata.format)?.workers {
       return try workers.render(source, spec, with: self)
     }
     TestFaults.current.apply(to: source.name)
@@ -248,7 +248,7 @@ public struct Renderer: Sendable {
     // Stored adjustment data is read leniently; what is rendered must be a graph this
     // build knows, with values in range.
     try recipe.graph.validate(source: source.name, version: recipe.version)
-    if let workers = workers ?? Containment.pool(forFormat: metadata.format) {
+    if let workers = given ?? Offload.workers(forFormat: metadata.format)?.workers {
       return try workers.renderEdit(source, recipe: recipe, with: self)
     }
     TestFaults.current.apply(to: source.name)

@@ -109,4 +109,3 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
     return parts.joined(separator: ";")
   }
 }
-

@@ -162,7 +162,7 @@ public final class Space: Sendable {
   /// decrypted one space's photo may be compromised by it, and must not see another's, nor
   /// anything of the library's.
   func ownRenderer(_ renderer: Renderer) -> Renderer {
-    guard let shared = renderer.workers else { return renderer }
+    guard let shared = renderer.workers as? WorkerPool else { return renderer }
     var own = renderer
     own.workers = workers.withLock { pool in
       if pool == nil { pool = WorkerPool(shared.configuration) }

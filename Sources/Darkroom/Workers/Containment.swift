@@ -38,6 +38,14 @@ public enum Containment {
 
   private static let state = Locked(State())
 
+  /// Rendering asks ``Offload`` where a format goes; this answers.
+  private static func route() {
+    Offload.set { format in
+      guard let pool = pool(forFormat: format) else { return nil }
+      return (pool, timeLimit)
+    }
+  }
+
   /// Parses and decodes the files in `scope` in workers started with `configuration` (the
   /// first when one is needed), each read stopped after `timeLimit`.
   public static func useWorkers(
@@ -49,6 +57,7 @@ public enum Containment {
       state.scope = scope
       state.timeLimit = timeLimit
     }
+    route()
   }
 
   /// Uses `pool` (a server's, a batch's) for the files in `scope`.
@@ -59,6 +68,7 @@ public enum Containment {
       state.scope = scope
       state.timeLimit = timeLimit
     }
+    route()
   }
 
   /// Stops every worker now: reads under way fail with "abandoned", and none starts after
@@ -87,22 +97,5 @@ public enum Containment {
       if state.pool == nil { state.pool = WorkerPool(configuration) }
       return state.pool
     }
-  }
-
-  /// The workers `source` goes to, judged by its first bytes; nil: this process (what a
-  /// render asks before it reads the file).
-  static func pool(for source: ImageSource) -> WorkerPool? {
-    guard state.withLock({ $0.configuration != nil }) else { return nil }
-    let head: [UInt8]
-    switch source {
-    case .data(let bytes, _): head = Array(bytes.prefix(32))
-    case .file(let path):
-      // A file that cannot be opened fails the same way wherever it is read.
-      guard let file = try? InputFile(path), let bytes = try? file.read(at: 0, count: 32) else {
-        return nil
-      }
-      head = bytes
-    }
-    return pool(forFormat: TrustedFormats.sniff(head[...]))
   }
 }

@@ -401,7 +401,14 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer
   return body(pointers)
 }
 
-extension WorkerPool {
+extension WorkerPool: PixelWork {
+  /// `AssetMetadata.read` of a file open here, in a worker it is handed to.
+  func metadata(handing file: InputFile, name: String, limit: Duration?) throws(DarkroomError)
+    -> AssetMetadata
+  {
+    try Self.metadata(of: startMetadata(handing: file, name: name, limit: limit))
+  }
+
   /// `renderer.render(source, spec)`, in a worker.
   func render(_ source: ImageSource, _ spec: RenditionSpec, with renderer: Renderer)
     throws(DarkroomError) -> Rendition
