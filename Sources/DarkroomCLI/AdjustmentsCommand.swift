@@ -15,7 +15,7 @@ struct AdjustmentsCommand: ParsableCommand {
   var file: String
 
   func run() throws {
-    guard let data = try Editor().adjustments(try Library.resolve(file)) else {
+    guard let data = try Library.adjustments(ofFile: try Library.resolve(file)) else {
       reportError(
         DarkroomError(.invalidArgument, file: file, "not edited: it has no adjustment data"))
       throw WorkFailed()

@@ -152,8 +152,7 @@ struct ApplyCommand: ParsableCommand {
     request.editor = filterOptions.editor(limits)
     request.vipsThreads = vipsThreads
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
-    request.workers =
-      inProcess ? .given : .own(workerConfiguration(jobs: jobs, vipsThreads: vipsThreads))
+    request.workers = inProcess ? .given : .isolated
     let display = ProgressDisplay(
       mode: progress, total: items.count, keepOutcomes: report != nil)
     let end = try runJob(

@@ -49,7 +49,7 @@ struct EditCommand: ParsableCommand {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
-    let mode: Editor.Mode = replace || filterOptions.adjustment != nil ? .replace : .append
+    let mode: EditMode = replace || filterOptions.adjustment != nil ? .replace : .append
     let items: JobItems =
       if let space = try spaceOption.open() {
         .space(space, try space.assets(files))

@@ -15,7 +15,7 @@ struct HistoryCommand: ParsableCommand {
   var json = false
 
   func run() throws {
-    let history = try Editor().editHistory(try Library.resolve(file))
+    let history = try Library.editHistory(ofFile: try Library.resolve(file))
     let versions = history.versions
     if json {
       print(

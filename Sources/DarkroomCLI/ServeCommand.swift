@@ -105,10 +105,10 @@ struct ServeCommand: ParsableCommand {
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var renderer = limits.apply(to: Renderer())
     if !noWorkers {
-      let pool = WorkerPool(workerConfiguration(jobs: configuration.renderSlots))
-      renderer.workers = pool
       // Uploads, scans and the watcher read every file's header in the same workers.
-      Containment.useWorkers(pool, for: .everyFile, timeLimit: renderer.timeLimit)
+      Containment.useThisProgram(
+        for: .everyFile, idle: configuration.renderSlots, timeLimit: renderer.timeLimit)
+      renderer.workers = Containment.startWorkers()
     }
     configuration.renderer = renderer
     var newToken: String?

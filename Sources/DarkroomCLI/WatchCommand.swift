@@ -55,7 +55,7 @@ struct WatchCommand: ParsableCommand {
       }
     }
     // Every file's header is parsed in a sandboxed worker, never in this process.
-    Containment.useWorkers(workerConfiguration(jobs: ProcessorCount.value), for: .everyFile)
+    Containment.useThisProgram(for: .everyFile, idle: ProcessorCount.value)
     let watcher = try LibraryWatcher(library: library, folder: folder)
     // Ctrl-C and SIGTERM are how a watch ends: it stops within a moment, and exits 0.
     let signals = StopSignals.install(

@@ -32,7 +32,7 @@ do {
   // Formats outside the trusted list are parsed and decoded in sandboxed workers only, even
   // for one file (commands over a library send every file there: see their run()).
   if !(command is WorkerCommand) {
-    Containment.useWorkers(workerConfiguration(jobs: 1), for: .untrustedFormats)
+    Containment.useThisProgram(for: .untrustedFormats)
   }
   try command.run()
   finish(0)

@@ -47,7 +47,7 @@ struct APIHistory: Encodable, Sendable {
   /// The version the file is at now (0: the original).
   var current: Int
   var versions: [APIAdjustment]
-  init(_ history: Editor.EditHistory) {
+  init(_ history: EditHistory) {
     current = history.current
     versions = history.versions.map(APIAdjustment.init)
   }
@@ -57,7 +57,7 @@ struct APIRevert: Encodable, Sendable {
   /// restored-original, restored-version, not-edited or already-at-version.
   var outcome: String
   var version: Int
-  init(_ outcome: Editor.RevertOutcome) {
+  init(_ outcome: RevertOutcome) {
     switch outcome {
     case .restoredOriginal: (self.outcome, version) = ("restored-original", 0)
     case .restoredVersion(let n, _): (self.outcome, version) = ("restored-version", n)

@@ -28,13 +28,9 @@ public struct Editor: Sendable {
   /// An editor with the default renderer, writing edited results at quality 92.
   public init() {}
 
-  /// How new filters combine with a file's current edit.
-  public enum Mode: Sendable {
-    /// New filters go after the current edit's.
-    case append
-    /// New filters replace the current edit's.
-    case replace
-  }
+  public typealias Mode = EditMode
+  public typealias RevertOutcome = Darkroom.RevertOutcome
+  public typealias EditHistory = Darkroom.EditHistory
 
   /// What an edit produced. `EditResult` is a `Sendable` value type.
   public struct EditResult: Sendable {
@@ -167,19 +163,6 @@ public struct Editor: Sendable {
       source, metadata: metadata, recipe: adjustment.recipe(for: source.name))
   }
 
-  /// What `revert` did. `RevertOutcome` is a `Sendable` value type.
-  public enum RevertOutcome: Sendable, Equatable {
-    /// The original's bytes were written back; `sha256` is their content hash.
-    case restoredOriginal(sha256: String)
-    /// That version was rendered again from the original and written; `sha256` is its content
-    /// hash.
-    case restoredVersion(Int, sha256: String)
-    /// The file is not an edit Darkroom knows: nothing was changed.
-    case notEdited
-    /// The file already is the version asked for: nothing was changed.
-    case alreadyAtVersion(Int)
-  }
-
   /// Restores the original bytes of an edited file (or version `version`, where 0 is the
   /// original). Works after the file was renamed or moved inside its library: the file's
   /// content identifies its edit. Versions after the current one (left by an earlier
@@ -256,16 +239,6 @@ public struct Editor: Sendable {
     _ = try InputFile(path)
     guard let store = OriginalStore.nearest(to: path) else { return nil }
     return try store.adjustment(forResult: ContentHash.of(file: path))
-  }
-
-  /// The versions of a file's edit and which one the file is now. `EditHistory` is a
-  /// `Sendable` value type.
-  public struct EditHistory: Sendable, Equatable {
-    /// Every version, oldest first: those up to the current one, then any later ones that
-    /// an earlier `revert --to` stepped back from.
-    public var versions: [AdjustmentData]
-    /// The version the file holds now: 0 for the original.
-    public var current: Int
   }
 
   /// Every version of `path`'s edit, oldest first (empty for a file that is not an edit).
@@ -357,4 +330,35 @@ public struct Editor: Sendable {
   static func now() -> String {
     Date().formatted(.iso8601)
   }
+}
+
+/// How new filters combine with a file's current edit.
+public enum EditMode: Sendable {
+  /// New filters go after the current edit's.
+  case append
+  /// New filters replace the current edit's.
+  case replace
+}
+
+/// What a revert did. `RevertOutcome` is a `Sendable` value type.
+public enum RevertOutcome: Sendable, Equatable {
+  /// The original's bytes were written back; `sha256` is their content hash.
+  case restoredOriginal(sha256: String)
+  /// That version was rendered again from the original and written; `sha256` is its content
+  /// hash.
+  case restoredVersion(Int, sha256: String)
+  /// The file is not an edit Darkroom knows: nothing was changed.
+  case notEdited
+  /// The file already is the version asked for: nothing was changed.
+  case alreadyAtVersion(Int)
+}
+
+/// The versions of a file's edit and which one the file is now. `EditHistory` is a
+/// `Sendable` value type.
+public struct EditHistory: Sendable, Equatable {
+  /// Every version, oldest first: those up to the current one, then any later ones that
+  /// an earlier `revert --to` stepped back from.
+  public var versions: [AdjustmentData]
+  /// The version the file holds now: 0 for the original.
+  public var current: Int
 }

@@ -45,6 +45,21 @@ extension Library {
     return result
   }
 
+  /// The edit history of a file, by path, in whatever library holds it (empty for a file
+  /// that is not an edit).
+  ///
+  /// - Throws: what ``Editor/editHistory(_:)`` throws.
+  public static func editHistory(ofFile path: String) throws(DarkroomError) -> EditHistory {
+    try Editor().editHistory(path)
+  }
+
+  /// The adjustment data of an edited file, by path; nil for a file that is not an edit.
+  ///
+  /// - Throws: what ``Editor/adjustments(_:)`` throws.
+  public static func adjustments(ofFile path: String) throws(DarkroomError) -> AdjustmentData? {
+    try Editor().adjustments(path)
+  }
+
   /// An asset's edit history: every version, and which one the file is now.
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.

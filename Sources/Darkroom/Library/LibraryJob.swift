@@ -83,6 +83,9 @@ public enum JobWorkers: Sendable {
   /// When the job has several items, workers of its own made like ``Containment``'s (if
   /// this process set any); one item is done as `given`.
   case contained
+  /// Workers of its own made like ``Containment``'s, however many items it has (this
+  /// process works on none of them).
+  case isolated
   /// Workers of its own, started with this configuration.
   case own(WorkerPool.Configuration)
 }
@@ -189,10 +192,12 @@ public final class LibraryJob: Sendable {
     switch request.workers {
     case .given: configuration = nil
     case .contained: configuration = several ? Containment.configuration : nil
+    case .isolated: configuration = Containment.configuration
     case .own(let own): configuration = own
     }
     if var configuration {
-      if case .contained = request.workers {
+      if case .own = request.workers {
+      } else {
         configuration.idleWorkers = max(1, request.jobs)
         configuration.vipsThreads =
           request.vipsThreads ?? max(1, ProcessorCount.value / max(1, request.jobs))

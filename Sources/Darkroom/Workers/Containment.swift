@@ -60,6 +60,36 @@ public enum Containment {
     route()
   }
 
+  /// Parses and decodes the files in `scope` in workers that run this program's hidden
+  /// `worker` command (`/proc/self/exe worker`), `idle` of them kept ready, each with its
+  /// share of the cores' libvips threads (or `vipsThreads`): what the `darkroom` command does.
+  public static func useThisProgram(
+    for scope: Scope, idle: Int = 1, vipsThreads: Int? = nil, timeLimit: Duration? = .seconds(60)
+  ) {
+    var configuration = WorkerPool.Configuration(executable: thisProgram())
+    configuration.idleWorkers = max(1, idle)
+    configuration.vipsThreads = vipsThreads ?? max(1, ProcessorCount.value / max(1, idle))
+    useWorkers(configuration, for: scope, timeLimit: timeLimit)
+  }
+
+  /// Starts the workers now (a server's, kept ready from the start) and returns them, to
+  /// give a renderer and to shut down at the end; nil when this process said of none.
+  public static func startWorkers() -> (any PixelWorkers)? {
+    state.withLock { state -> WorkerPool? in
+      guard let configuration = state.configuration else { return nil }
+      if state.pool == nil { state.pool = WorkerPool(configuration) }
+      return state.pool
+    }
+  }
+
+  /// The running program, by /proc/self/exe (argv[0] may be a bare name found on PATH).
+  private static func thisProgram() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else { return CommandLine.arguments.first ?? "darkroom" }
+    return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
   /// Uses `pool` (a server's, a batch's) for the files in `scope`.
   public static func useWorkers(_ pool: WorkerPool, for scope: Scope, timeLimit: Duration?) {
     state.withLock { state in

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// The shape of the code, checked so that it stays: the engine's folders form layers (no
+/// cycle), each C library is reached from one folder, and the faces (the command line and
+/// the server) parse, call `Library` and print, naming none of the engine's inner parts.
+@Suite("Layers", .timeLimit(.minutes(1)))
+struct LayerTests {
+  static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../../Sources").standardizedFileURL.path
+
+  /// Swift files under `folder`, by path relative to it, with comments and string literals
+  /// taken out (a type named in a sentence is no use of it).
+  static func code(under folder: String) throws -> [String: String] {
+    var files: [String: String] = [:]
+    let root = sources + "/" + folder
+    for path in try FileManager.default.subpathsOfDirectory(atPath: root)
+    where path.hasSuffix(".swift") {
+      let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+      files[path] = text.replacing(/"""[\s\S]*?"""/, with: "\"\"")
+        .replacing(/"(?:[^"\\\n]|\\.)*"/, with: "\"\"").replacing(/\/\/[^\n]*/, with: "")
+    }
+    return files
+  }
+
+  /// The capitalised names a text uses, not as members (`x.Name`).
+  static func names(in text: String) -> Set<String> {
+    Set(text.matches(of: /(?:^|[^\w.])([A-Z]\w*)/).map { String($0.1) })
+  }
+
+  /// Folder A uses folder B when a file in A names a type declared at the top level of B.
+  static func folderGraph() throws -> [String: [String: Set<String>]] {
+    let files = try code(under: "Darkroom")
+    func folder(_ path: String) -> String {
+      path.contains("/") ? String(path.prefix { $0 != "/" }) : "."
+    }
+    var declared: [String: String] = [:]
+    let declaration =
+      /(?m)^(?:public |internal |final |@\w+ )*(?:struct|class|enum|protocol|actor|typealias)\s+(\w+)/
+    for (path, text) in files {
+      for match in text.matches(of: declaration) { declared[String(match.1)] = folder(path) }
+    }
+    var uses: [String: [String: Set<String>]] = [:]
+    for (path, text) in files {
+      let from = folder(path)
+      for word in Self.names(in: text) {
+        guard let to = declared[word], to != from, to != "." else { continue }
+        uses[from, default: [:]][to, default: []].insert("\(word) in \(path)")
+      }
+    }
+    return uses
+  }
+
+  @Test("the engine's folders form layers: no folder reaches itself through others")
+  func noCycle() throws {
+    let graph = try Self.folderGraph()
+    #expect(graph.count > 10, "the graph was read: \(graph.keys.sorted())")
+    // Depth-first search from each folder; a path back to the start is a cycle.
+    for start in Array(graph.keys).sorted() {
+      var stack: [(String, [String])] = [(start, [start])]
+      var seen: Set<String> = []
+      while let (folder, path) = stack.popLast() {
+        for next in Array((graph[folder] ?? [:]).keys).sorted() {
+          if next == start {
+            let edges = zip(path, path.dropFirst() + [start]).map { a, b in
+              "\(a) -> \(b) (\(graph[a]?[b]?.sorted().prefix(2).joined(separator: ", ") ?? ""))"
+            }
+            Issue.record("a cycle: \(edges.joined(separator: "; "))")
+            return
+          }
+          if seen.insert(next).inserted { stack.append((next, path + [next])) }
+        }
+      }
+    }
+  }
+
+  @Test("each C library is imported by one folder")
+  func cLibraries() throws {
+    let owners = [
+      "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
+    ]
+    for face in ["DarkroomCLI", "DarkroomServer", "Darkroom"] {
+      for (path, text) in try Self.code(under: face) {
+        for (module, owner) in owners where text.contains("import \(module)") {
+          #expect(face == "Darkroom" && path.hasPrefix(owner), "\(face)/\(path) imports \(module)")
+        }
+      }
+    }
+  }
+
+  @Test("the faces name none of the engine's inner parts")
+  func thinFaces() throws {
+    // Never: these are how the engine does its work.
+    let inner = [
+      "WorkerPool", "OriginalStore", "SQLiteCatalog", "VipsImage", "Representations", "RenderQueue",
+      "RenditionMemory", "BatchRunner", "Scanner",
+    ]
+    // Settings still passed through (limits, quality, a cache's bound), in these files only:
+    // a face configures them and calls nothing on them. Fewer is better; more fails.
+    let configured: [String: Set<String>] = [
+      "Renderer": [
+        "DarkroomCLI/LimitOptions.swift", "DarkroomCLI/RenderCommand.swift",
+        "DarkroomCLI/ServeCommand.swift", "DarkroomServer/ServerConfiguration.swift",
+      ],
+      "Editor": [
+        "DarkroomCLI/FilterOptions.swift", "DarkroomServer/API.swift", "DarkroomServer/Jobs.swift",
+        "DarkroomServer/Server.swift",
+      ],
+      "RenditionCache": ["DarkroomCLI/CacheOptions.swift"],
+    ]
+    for face in ["DarkroomCLI", "DarkroomServer"] {
+      for (path, text) in try Self.code(under: face) {
+        let words = Self.names(in: text)
+        for name in inner where words.contains(name) {
+          Issue.record("\(face)/\(path) names \(name)")
+        }
+        for (name, files) in configured where words.contains(name) {
+          #expect(files.contains("\(face)/\(path)"), "\(face)/\(path) names \(name)")
+        }
+      }
+    }
+  }
+}
