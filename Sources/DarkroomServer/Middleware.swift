@@ -260,3 +260,70 @@ extension HTTPField.Name {
   static let lastEventID = Self("Last-Event-ID")!
   static let forwardedProto = Self("X-Forwarded-Proto")!
 }
+
+/// A known path asked with a method it does not take: 405 with `Allow`, as HTTP says (the
+/// router alone answers 404, as if the path did not exist). The table is the router's own,
+/// read once its routes are added.
+struct MethodNotAllowedMiddleware: RouterMiddleware {
+  /// Each route's path, split at slashes, and the methods it takes.
+  final class Table: Sendable {
+    private let routes = Locked<[(segments: [Substring], methods: Set<String>)]>([])
+
+    func fill(_ descriptions: [Router<DarkroomRequestContext>.RouteDescription]) {
+      var byPath: [String: Set<String>] = [:]
+      for route in descriptions {
+        byPath[route.path.description, default: []].insert(route.method.rawValue)
+        // Every GET answers HEAD too (the router makes those endpoints itself).
+        if route.method == .get { byPath[route.path.description, default: []].insert("HEAD") }
+      }
+      routes.withLock { routes in
+        routes = byPath.map { (Self.segments($0.key), $0.value) }
+      }
+    }
+
+    /// The methods `path` takes; empty when no route has it.
+    func methods(for path: String) -> Set<String> {
+      let asked = Self.segments(path)
+      return routes.withLock { routes in
+        routes.filter { Self.matches($0.segments, asked) }.reduce(into: Set()) {
+          $0.formUnion($1.methods)
+        }
+      }
+    }
+
+    private static func segments(_ path: String) -> [Substring] {
+      path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    /// `{name}`, `:name` and `*` take any one segment; `**` the rest.
+    private static func matches(_ pattern: [Substring], _ asked: [Substring]) -> Bool {
+      for (index, part) in pattern.enumerated() {
+        if part == "**" { return true }
+        guard index < asked.count else { return false }
+        if part.hasPrefix("{") || part.hasPrefix(":") || part == "*" { continue }
+        if part != asked[index] { return false }
+      }
+      return pattern.count == asked.count
+    }
+  }
+
+  let table: Table
+
+  func handle(
+    _ request: Request, context: DarkroomRequestContext,
+    next: (Request, DarkroomRequestContext) async throws -> Response
+  ) async throws -> Response {
+    // Before access is checked: which methods a path takes is no secret (the API's
+    // description says), and a method no route takes needs no token to be refused.
+    let allowed = table.methods(for: request.uri.path)
+    guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else {
+      return try await next(request, context)
+    }
+    let list = allowed.sorted().joined(separator: ", ")
+    var answer = APIError(
+      .methodNotAllowed, "method-not-allowed",
+      "\(request.method.rawValue.prefix(16)) is not allowed here: \(list)")
+    answer.headers[.allow] = list
+    throw answer
+  }
+}

@@ -58,6 +58,8 @@ public struct DarkroomServer: Sendable {
     router.add(
       middleware: RateLimitMiddleware(
         limiter: RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)))
+    let methods = MethodNotAllowedMiddleware.Table()
+    router.add(middleware: MethodNotAllowedMiddleware(table: methods))
     router.add(middleware: AccessMiddleware(tokens: configuration.tokens, sessions: sessions))
     router.get("healthz") { _, _ in "ok\n" }
     router.get("metrics") { [metrics] _, _ in
@@ -74,6 +76,7 @@ public struct DarkroomServer: Sendable {
       images: images,
       gallery: gallery
     ).add(to: router)
+    methods.fill(router.routes)
     return router
   }
 

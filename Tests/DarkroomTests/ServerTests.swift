@@ -999,3 +999,30 @@ enum ZipReader {
     return ~crc
   }
 }
+
+extension ServerTests {
+  @Test("a known path asked with another method: 405, Allow and the JSON error; unknown paths 404")
+  func methodNotAllowed() async throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let id = try #require(try served.ids().first)
+    try await served.test { client, _ in
+      let trace = try await client.execute(
+        uri: "/api/assets/\(id)", method: .trace, headers: ServedLibrary.read)
+      #expect(trace.status == .methodNotAllowed)
+      #expect(trace.headers[.allow] == "GET, HEAD")
+      #expect(trace.errorKind == "method-not-allowed")
+      #expect(trace.object["error"] != nil)
+      let delete = try await client.execute(
+        uri: "/api/assets/\(id)/edit", method: .delete, headers: ServedLibrary.write)
+      #expect(delete.status == .methodNotAllowed)
+      // GET is there too: /api/assets/ID/NAME names a representation.
+      #expect(delete.headers[.allow] == "GET, HEAD, POST")
+      let nowhere = try await client.execute(
+        uri: "/api/nowhere", method: .trace, headers: ServedLibrary.write)
+      #expect(nowhere.status == .notFound)
+      let get = try await client.execute(
+        uri: "/api/assets/\(id)", method: .get, headers: ServedLibrary.read)
+      #expect(get.status == .ok)
+    }
+  }
+}
