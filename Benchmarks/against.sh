@@ -9,7 +9,7 @@
 #    server on core 0 and wrk on core 1: requests/s.
 # Each figure is printed for both builds with NEW/BASE (below 1: the new build is faster;
 # for requests/s, above 1 is faster).
-# Usage: Benchmarks/against.sh BASE_BINARY NEW_BINARY
+# Usage: Benchmarks/against.sh BASE_BINARY NEW_BINARY   (ONLY="scan serve": those parts)
 #   Build both with Scripts/release-build.sh (the previous main in a git worktree).
 source "$(dirname "$0")/common.sh"
 BASE="$(realpath "$1")"
@@ -20,6 +20,8 @@ install_peers
 SRC="$WORK/phone-24mp-o6.jpg"
 make_phone_photo "$SRC"
 json() { echo "$WORK/against-$1.json"; }
+ONLY="${ONLY:-render apply scan serve}"
+part() { [[ " $ONLY " == *" $1 "* ]]; }
 # medians FILE: the two medians of a two-command hyperfine export, in ms.
 medians() {
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.1f" % (x["median"]*1000) for x in r))' "$1"
@@ -28,7 +30,7 @@ row() { printf '%-44s %10s %10s   %s\n' "$1" "$2" "$3" "$(ratio "$3" "$2")"; }
 printf '%-44s %10s %10s   %s\n' "" "base" "new" "new/base"
 
 # Render.
-for rep in fullscreen thumbnail; do
+part render && for rep in fullscreen thumbnail; do
   size=""
   [ "$rep" = thumbnail ] && size="--size 256"
   hyperfine -N --warmup 2 --runs 20 --export-json "$(json "$rep")" \
@@ -39,6 +41,7 @@ for rep in fullscreen thumbnail; do
 done
 
 # Apply.
+if part apply; then
 IN="$WORK/against-apply-in"
 mkdir -p "$IN"
 for i in $(seq -w 1 20); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
@@ -49,6 +52,7 @@ hyperfine --runs 5 --export-json "$(json apply)" \
   "$NEW apply --jobs 2 ${filters[*]@Q} $IN -o $WORK/against-apply-out --progress none" >/dev/null
 read -r b n <<<"$(medians "$(json apply)")"
 row "apply 20 photos, 2 jobs (ms)" "$b" "$n"
+fi
 
 # Scan.
 LIB="$WORK/against-scan-lib"
@@ -57,6 +61,7 @@ if [ "$(find "$LIB" -name '*.jpg' 2>/dev/null | wc -l)" != 1000 ]; then
   /usr/bin/python3 "$ROOT/Benchmarks/scan_library.py" "$WORK/scan-bases" "$LIB" 1000
 fi
 cat $(find "$LIB" -name '*.jpg') >/dev/null
+if part scan; then
 hyperfine -N --runs 5 --export-json "$(json scan)" --prepare "rm -rf $LIB/.darkroom" \
   "$BASE scan $LIB --progress none" "$NEW scan $LIB --progress none" >/dev/null
 read -r b n <<<"$(medians "$(json scan)")"
@@ -66,10 +71,11 @@ hyperfine -N --warmup 2 --runs 20 --export-json "$(json rescan)" \
   "$BASE scan $LIB --progress none" "$NEW scan $LIB --progress none" >/dev/null
 read -r b n <<<"$(medians "$(json rescan)")"
 row "rescan, nothing changed (ms)" "$b" "$n"
+fi
 
 # Serve.
 TOKEN="against-token-0123456789abcdef"
-printf '%s write\n' "$TOKEN" >"$WORK/against-tokens"
+printf 'write %s\n' "$TOKEN" >"$WORK/against-tokens"
 chmod 600 "$WORK/against-tokens"
 serve_rate() {  # BINARY PATH: requests/s of PATH on a server of BINARY
   local binary="$1" path="$2" port=18431 pid rate
@@ -84,8 +90,9 @@ serve_rate() {  # BINARY PATH: requests/s of PATH on a server of BINARY
   wait "$pid" 2>/dev/null || true
   echo "$rate"
 }
+"$NEW" scan "$LIB" --progress none >/dev/null
 ID=$(cd "$LIB" && "$NEW" list --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
-for what in "thumbnail:/api/assets/$ID/thumbnail" "asset JSON:/api/assets/$ID"; do
+part serve && for what in "thumbnail:/api/assets/$ID/thumbnail" "asset JSON:/api/assets/$ID"; do
   b=$(serve_rate "$BASE" "${what#*:}")
   n=$(serve_rate "$NEW" "${what#*:}")
   row "serve ${what%%:*} (requests/s)" "$b" "$n"

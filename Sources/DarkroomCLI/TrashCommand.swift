@@ -83,17 +83,7 @@ struct TrashRestore: ParsableCommand {
       return try move(.restore, .space(space, try items.map { try space.asset($0) }), nil)
     }
     let library = try libraryOption.library()
-    let trashed = try library.trashedAssets()
-    var ids: [AssetID] = []
-    for item in items {
-      let place = library.relativePath(item)
-      if let found = trashed.first(where: { $0.id.rawValue == item || $0.trashedFrom == place }) {
-        ids.append(found.id)
-      } else {
-        throw DarkroomError(.notFound, file: item, "is not in the trash")
-      }
-    }
-    try move(.restore, .assets(ids), library)
+    try move(.restore, .assets(try library.trashedIDs(items)), library)
   }
 }
 

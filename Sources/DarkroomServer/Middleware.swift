@@ -284,11 +284,19 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     /// The methods `path` takes; empty when no route has it.
     func methods(for path: String) -> Set<String> {
       let asked = Self.segments(path)
-      return routes.withLock { routes in
-        routes.filter { Self.matches($0.segments, asked) }.reduce(into: Set()) {
-          $0.formUnion($1.methods)
-        }
+      // As the router resolves a path: a literal segment wins over a capture, so only the
+      // most literal of the routes that match count (`/api/assets/ID/edit` is the edit
+      // route's alone, not also `/api/assets/ID/{rep}`'s).
+      let matching = routes.withLock { routes in
+        routes.filter { Self.matches($0.segments, asked) }
       }
+      let best = matching.map { Self.literals($0.segments) }.max() ?? 0
+      return matching.filter { Self.literals($0.segments) == best }
+        .reduce(into: Set()) { $0.formUnion($1.methods) }
+    }
+
+    private static func literals(_ pattern: [Substring]) -> Int {
+      pattern.filter { !$0.hasPrefix("{") && !$0.hasPrefix(":") && !$0.hasPrefix("*") }.count
     }
 
     private static func segments(_ path: String) -> [Substring] {
@@ -313,17 +321,19 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     _ request: Request, context: DarkroomRequestContext,
     next: (Request, DarkroomRequestContext) async throws -> Response
   ) async throws -> Response {
-    // Before access is checked: which methods a path takes is no secret (the API's
-    // description says), and a method no route takes needs no token to be refused.
-    let allowed = table.methods(for: request.uri.path)
-    guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else {
+    // Only when the router found nothing (so the check costs a request that has a route
+    // nothing): a path it knows, asked with another method, is a 405.
+    do {
       return try await next(request, context)
+    } catch let error as HTTPError where error.status == .notFound {
+      let allowed = table.methods(for: request.uri.path)
+      guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else { throw error }
+      let list = allowed.sorted().joined(separator: ", ")
+      var answer = APIError(
+        .methodNotAllowed, "method-not-allowed",
+        "\(request.method.rawValue.prefix(16)) is not allowed here: \(list)")
+      answer.headers[.allow] = list
+      throw answer
     }
-    let list = allowed.sorted().joined(separator: ", ")
-    var answer = APIError(
-      .methodNotAllowed, "method-not-allowed",
-      "\(request.method.rawValue.prefix(16)) is not allowed here: \(list)")
-    answer.headers[.allow] = list
-    throw answer
   }
 }

@@ -58,9 +58,9 @@ public struct DarkroomServer: Sendable {
     router.add(
       middleware: RateLimitMiddleware(
         limiter: RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)))
+    router.add(middleware: AccessMiddleware(tokens: configuration.tokens, sessions: sessions))
     let methods = MethodNotAllowedMiddleware.Table()
     router.add(middleware: MethodNotAllowedMiddleware(table: methods))
-    router.add(middleware: AccessMiddleware(tokens: configuration.tokens, sessions: sessions))
     router.get("healthz") { _, _ in "ok\n" }
     router.get("metrics") { [metrics] _, _ in
       Response(

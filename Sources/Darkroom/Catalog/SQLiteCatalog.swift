@@ -13,9 +13,10 @@ public final class SQLiteCatalog: Catalog {
   let pool: DatabasePool
   /// The database file.
   public let path: String
-  /// Rung after each commit this process makes to the catalog.
+  /// Rung after each commit this process makes to the catalog, once something listens
+  /// (``listenForCommits()``: the observation costs a call per row written).
   let commits = CommitBell()
-  private let observation: AnyDatabaseCancellable
+  private let observation = Locked<AnyDatabaseCancellable?>(nil)
 
   /// Opens (or creates) the catalog at `path`, bringing its schema up to date.
   public init(path: String) throws {
@@ -31,9 +32,16 @@ public final class SQLiteCatalog: Catalog {
     self.path = path
     pool = try DatabasePool(path: path, configuration: configuration)
     try Self.migrator.migrate(pool)
+  }
+
+  /// Starts ringing ``commits`` after each commit (once; what a fetch observer asks first).
+  func listenForCommits() {
     let bell = commits
-    observation = DatabaseRegionObservation(tracking: .fullDatabase).start(
-      in: pool, onError: { _ in }, onChange: { _ in bell.ring() })
+    observation.withLock { observation in
+      guard observation == nil else { return }
+      observation = DatabaseRegionObservation(tracking: .fullDatabase).start(
+        in: pool, onError: { _ in }, onChange: { _ in bell.ring() })
+    }
   }
 
   // MARK: Schema

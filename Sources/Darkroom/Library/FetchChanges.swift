@@ -30,7 +30,9 @@ extension Library {
   public func changes(
     of query: AssetQuery, every interval: Duration = .milliseconds(250)
   ) throws(DarkroomError) -> AsyncThrowingStream<FetchResultChange, Error> {
-    let bell = try sqliteCatalog().commits
+    let catalog = try sqliteCatalog()
+    catalog.listenForCommits()
+    let bell = catalog.commits
     let firstRing = bell.count
     let start = try catalogCall { catalog in (try catalog.lastChange(), try catalog.ids(query)) }
     return AsyncThrowingStream { continuation in

@@ -107,6 +107,23 @@ extension Library {
     return emptied
   }
 
+  /// The trashed assets `items` name, by id or by their paths before the trash.
+  ///
+  /// - Throws: `notFound` naming an item that is not in the trash.
+  public func trashedIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+    let trashed = try trashedAssets()
+    var ids: [AssetID] = []
+    for item in items {
+      let place = relativePath(item)
+      guard let found = trashed.first(where: { $0.id.rawValue == item || $0.trashedFrom == place })
+      else {
+        throw DarkroomError(.notFound, file: item, "is not in the trash")
+      }
+      ids.append(found.id)
+    }
+    return ids
+  }
+
   /// What is in the trash, in the order it went there (hidden assets too).
   public func trashedAssets() throws(DarkroomError) -> [Asset] {
     var query = AssetQuery()
