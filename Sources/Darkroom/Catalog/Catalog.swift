@@ -96,6 +96,9 @@ public struct CatalogChanges: Sendable {
   /// New assets, and assets whose row is replaced whole (same id: changed, moved).
   public var upserts: [Asset] = []
   public var removals: [AssetID] = []
+  /// Where a removal's asset was when it was found gone: if its row is elsewhere by the
+  /// commit (another writer moved it: to the trash, say), it is not removed.
+  public var removedFrom: [AssetID: String] = [:]
   /// Assets whose files are out of reach (true) or back (false).
   public var offline: [(AssetID, Bool)] = []
   public var skipped: [SkippedFile] = []

@@ -292,6 +292,7 @@ public final class SQLiteCatalog: Catalog {
       }
       for id in changes.removals {
         guard let path = try Self.location(id, db) else { continue }
+        if let seen = changes.removedFrom[id], seen != path { continue }
         try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?").execute(arguments: [
           id.rawValue
         ])

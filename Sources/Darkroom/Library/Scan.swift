@@ -382,13 +382,15 @@ private struct Scanner {
         results.withLock { $0[index] = outcome }
       }
     }
-    return results.withLock { $0.map { $0 ?? .unreadable("not read") } }
+    return results.withLock { $0.map { $0 ?? .unreadable("not read", transient: true) } }
   }
 
   enum ReadOutcome: Sendable {
     case asset(AssetContent, hash: String, identity: FileIdentity, edited: Int)
     case notMedia
-    case unreadable(String)
+    /// What went wrong; `transient` when it says nothing of the file (a worker that failed,
+    /// a read error, a time limit), so an asset it was is kept for the next scan.
+    case unreadable(String, transient: Bool)
     /// Changed while it was read: left for the next scan.
     case moving
   }
@@ -402,7 +404,9 @@ private struct Scanner {
     FaultInjection.reached("scan-read", file: path)
     do {
       let file = try InputFile(path)
-      guard let before = file.identity else { return .unreadable("cannot examine it") }
+      guard let before = file.identity else {
+        return .unreadable("cannot examine it", transient: true)
+      }
       let content: AssetContent
       let hash: ContentHash
       if file.size <= wholeReadLimit {
@@ -431,7 +435,10 @@ private struct Scanner {
         (try? library.store.adjustment(forResult: hash))??.version ?? 0
       return .asset(content, hash: hash.hex, identity: before, edited: edited)
     } catch {
-      return .unreadable(error.message)
+      let damage: Set<DarkroomError.Kind> = [
+        .empty, .truncated, .corrupt, .unsupportedFormat, .tooLarge,
+      ]
+      return .unreadable(error.message, transient: !damage.contains(error.kind))
     }
   }
 
@@ -479,16 +486,24 @@ private struct Scanner {
     switch outcome {
     case .moving:
       summary.problems.append("\(item.path): changed while it was read; scan again")
+    case .unreadable(let problem, transient: true):
+      // Nothing is learnt of the file: its row, if it has one, stays as it was, and the
+      // next scan reads it again (a worker that failed under load must not cost an asset
+      // its id).
+      summary.problems.append("\(item.path): \(problem)")
     case .notMedia, .unreadable:
-      if case .unreadable(let problem) = outcome {
+      if case .unreadable(let problem, _) = outcome {
         summary.problems.append("\(item.path): \(problem)")
       } else {
         summary.skipped += 1
       }
       var reason = "not a photo or video"
-      if case .unreadable(let problem) = outcome { reason = problem }
+      if case .unreadable(let problem, _) = outcome { reason = problem }
       changes.skipped.append(SkippedFile(path: item.path, identity: item.identity, reason: reason))
-      if let id = item.previous?.asset { changes.removals.append(id) }
+      if let id = item.previous?.asset {
+        changes.removals.append(id)
+        changes.removedFrom[id] = item.path
+      }
     case .asset(let content, let hash, let identity, let edited):
       progress.bytesRead += identity.size
       summary.bytesRead += identity.size
@@ -552,6 +567,7 @@ private struct Scanner {
         // the scan that sees it: its row, and its id, stay.
         if (try? FileIdentity(path: library.root.path + "/" + gone.path)) != nil { continue }
         changes.removals.append(id)
+        changes.removedFrom[id] = gone.path
         summary.removed += 1
       }
     }
@@ -568,7 +584,17 @@ private struct Scanner {
     batch.upserts.removeAll { asset in
       asset.trashedAt == nil && (try? FileIdentity(path: root + "/" + asset.path)) != asset.identity
     }
-    try call { try catalog.commit(batch) }
+    // Removals are checked and committed under the library's move lock, which trash and
+    // restore hold across a file's rename and its row's move: a file seen gone while it was
+    // on its way to the trash and back is there again, or its row has gone with it.
+    let catalog = catalog
+    try library.withMoveLock { () throws(DarkroomError) in
+      let back = batch.removals.filter { id in
+        batch.removedFrom[id].map { (try? FileIdentity(path: root + "/" + $0)) != nil } ?? false
+      }
+      batch.removals.removeAll { back.contains($0) }
+      try call { try catalog.commit(batch) }
+    }
     FaultInjection.point("after-scan-batch")
   }
 

@@ -29,19 +29,23 @@ extension Library {
     var touched = Set<String>()
     defer { Self.sync(touched) }
     for id in ids {
-      let asset = try asset(id)
-      guard asset.trashedAt == nil else {
-        throw DarkroomError(.invalidArgument, file: id.rawValue, "is in the trash already")
-      }
-      let target = ".darkroom/trash/\(id.rawValue)/\(asset.name)"
-      let now = Double(AssetID.nowMilliseconds()) / 1000
-      try catalogCall { try $0.move(id, to: target, trashedAt: now) }
-      do throws(DarkroomError) {
-        try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
-        try Self.rename(path(of: asset), to: root.path + "/" + target, touching: &touched)
-      } catch {
-        try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
-        throw error
+      // The row and the file move together, as a scan's removals see them; the asset is
+      // read under the lock, so that two trashes of one asset cannot both go ahead.
+      try withMoveLock { () throws(DarkroomError) in
+        let asset = try asset(id)
+        guard asset.trashedAt == nil else {
+          throw DarkroomError(.invalidArgument, file: id.rawValue, "is in the trash already")
+        }
+        let target = ".darkroom/trash/\(id.rawValue)/\(asset.name)"
+        let now = Double(AssetID.nowMilliseconds()) / 1000
+        try catalogCall { try $0.move(id, to: target, trashedAt: now) }
+        do throws(DarkroomError) {
+          try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
+          try Self.rename(path(of: asset), to: root.path + "/" + target, touching: &touched)
+        } catch {
+          try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
+          throw error
+        }
       }
       moved.append(try self.asset(id))
     }
@@ -58,21 +62,23 @@ extension Library {
     var touched = Set<String>()
     defer { Self.sync(touched) }
     for id in ids {
-      let asset = try asset(id)
-      guard asset.trashedAt != nil, let place = asset.trashedFrom else {
-        throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in the trash")
+      try withMoveLock { () throws(DarkroomError) in
+        let asset = try asset(id)
+        guard asset.trashedAt != nil, let place = asset.trashedFrom else {
+          throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in the trash")
+        }
+        let destination = root.path + "/" + place
+        guard !FileManager.default.fileExists(atPath: destination) else {
+          throw DarkroomError(
+            .invalidArgument, file: destination,
+            "cannot restore \(id) there: another file has taken its place")
+        }
+        try Folders.create(FilePath(destination).parent)
+        try Self.rename(path(of: asset), to: destination, touching: &touched)
+        try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
+        // Its trash folder goes (it is empty now).
+        rmdir(trashFolder.appendingPathComponent(id.rawValue).path)
       }
-      let destination = root.path + "/" + place
-      guard !FileManager.default.fileExists(atPath: destination) else {
-        throw DarkroomError(
-          .invalidArgument, file: destination,
-          "cannot restore \(id) there: another file has taken its place")
-      }
-      try Folders.create(FilePath(destination).parent)
-      try Self.rename(path(of: asset), to: destination, touching: &touched)
-      try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
-      try? FileManager.default.removeItem(
-        atPath: trashFolder.appendingPathComponent(id.rawValue).path)
       restored.append(try self.asset(id))
     }
     return restored
@@ -156,5 +162,13 @@ extension Library {
         close(fd)
       }
     }
+  }
+}
+
+extension Library {
+  /// Runs `body` holding the library's move lock (across processes): trash and restore
+  /// hold it while a file and its row move, a scan while it checks and commits removals.
+  func withMoveLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    try store.withLock(for: "\u{0}moves", body)
   }
 }
