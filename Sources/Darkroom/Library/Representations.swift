@@ -121,7 +121,7 @@ public struct Representations: Sendable {
   private func renderOneRead(
     _ path: String, _ spec: RenditionSpec, _ cache: RenditionCache, _ key: String, _ edit: String
   ) throws(DarkroomError) -> Rendition {
-    let identity = try FileIdentity(path: path)
+    var identity = try FileIdentity(path: path)
     // Files up to `Renderer.oneReadLimit` are read into memory once, then hashed and
     // decoded from the same bytes; larger ones are decoded from the file, and stored only if
     // it did not change meanwhile.
@@ -147,9 +147,17 @@ public struct Representations: Sendable {
         try renderer.render(.file(path), spec, metadata: metadata)
       }
       let content = try hashing.wait()
-      let rendition = try rendered.get()
-      guard cache.remember(content, ofFile: path, readAs: identity) else { return rendition }
-      return kept(rendition, cache, content, key, spec, edit)
+      switch rendered {
+      case .success(let rendition):
+        guard cache.remember(content, ofFile: path, readAs: identity) else { return rendition }
+        return kept(rendition, cache, content, key, spec, edit)
+      case .failure(let error):
+        // Replaced while it was decoded (an edit renames its result over the file): libvips'
+        // header and load saw two files. The file as it is now is read once, whole, below.
+        let now = try FileIdentity(path: path)
+        guard now != identity else { throw error }
+        identity = now
+      }
     }
     let bytes = try InputFile.readAll(path)
     let hashing = Background { () throws(DarkroomError) in ContentHash.of(bytes: bytes) }
