@@ -15,15 +15,17 @@ struct Gallery: Sendable {
   let templates: MustacheLibrary
   /// Changes when the script or stylesheet does: their URLs carry it, to be cached for good.
   let assetVersion: String
-  /// Failed logins: five a minute per client.
-  let logins = RateLimiter(rate: 5.0 / 60, burst: 5)
+  /// Failed logins per client (``ServerConfiguration/failedLogins``: five a minute).
+  let logins: RateLimiter
   static let pageSize = 200
 
   /// - Throws: `engine` naming a template that does not compile (a build's mistake, said
   ///   at start rather than served as an empty page).
-  init(library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false)
-    throws(DarkroomError)
-  {
+  init(
+    library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false,
+    failedLogins: (burst: Double, perSecond: Double) = (5, 5.0 / 60)
+  ) throws(DarkroomError) {
+    logins = RateLimiter(rate: failedLogins.perSecond, burst: failedLogins.burst)
     self.library = library
     self.servesSpaces = servesSpaces
     self.sessions = sessions

@@ -45,7 +45,7 @@ public struct DarkroomServer: Sendable {
     jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
     gallery = try Gallery(
       library: library, sessions: sessions, tokens: configuration.tokens,
-      servesSpaces: configuration.spaces != nil)
+      servesSpaces: configuration.spaces != nil, failedLogins: configuration.failedLogins)
   }
 
   /// The routes, behind their middleware: log and metrics, security headers, JSON errors,

@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
   /// Requests a second per client, sustained (0: no limit), and the burst allowed above it.
   public var rateLimit = 200.0
   public var rateBurst = 400.0
+  /// Failed logins a client may make at once, and how many more it earns a second (five,
+  /// then one each 12 s).
+  public var failedLogins = (burst: 5.0, perSecond: 5.0 / 60)
   /// What an upload may be.
   public var uploadLimits = Upload.Limits()
   /// The renderer for representations and edits; with workers, decoders run in worker

@@ -185,6 +185,8 @@ private struct Scanner {
     var path: String
   }
   var changes = CatalogChanges()
+  /// Ids minted by this scan for new files (no row to look at before they are written).
+  var minted: Set<AssetID> = []
 
   init(
     library: Library, roots: [(String, Bool)], files: [String]? = nil, options: ScanOptions,
@@ -524,6 +526,7 @@ private struct Scanner {
         changes.upserts.append(keepingUserState(asset))
       } else {
         summary.added += 1
+        minted.insert(asset.id)
         changes.upserts.append(asset)
       }
     }
@@ -577,18 +580,24 @@ private struct Scanner {
   private mutating func flush() throws(DarkroomError) {
     var batch = changes
     changes = CatalogChanges()
-    // A file written since it was read (an edit, a revert, another scan's file) is left to
-    // the scan that sees its new identity: committing what was read would put old content
-    // over a newer row that scan wrote meanwhile.
+    let minted = minted
+    self.minted = []
     let root = library.root.path
-    batch.upserts.removeAll { asset in
-      asset.trashedAt == nil && (try? FileIdentity(path: root + "/" + asset.path)) != asset.identity
-    }
-    // Removals are checked and committed under the library's move lock, which trash and
-    // restore hold across a file's rename and its row's move: a file seen gone while it was
-    // on its way to the trash and back is there again, or its row has gone with it.
     let catalog = catalog
+    // Checked and committed under the library's move lock, which trash and restore hold
+    // across a file's rename and its row's move, so that what is checked is what is written
+    // over:
+    // - a file written since it was read (an edit, a revert, another scan's file) is left to
+    //   the scan that sees its new identity: committing what was read would put old content
+    //   over a newer row that scan wrote meanwhile;
+    // - an asset gone to the trash since it was read keeps its row as the trash left it;
+    // - a file seen gone while it was on its way to the trash and back is there again, or
+    //   its row has gone with it.
     try library.withMoveLock { () throws(DarkroomError) in
+      batch.upserts.removeAll { asset in
+        (try? FileIdentity(path: root + "/" + asset.path)) != asset.identity
+          || (!minted.contains(asset.id) && (try? catalog.asset(asset.id))??.trashedAt != nil)
+      }
       let back = batch.removals.filter { id in
         batch.removedFrom[id].map { (try? FileIdentity(path: root + "/" + $0)) != nil } ?? false
       }
