@@ -122,10 +122,12 @@ struct ApplyCommand: ParsableCommand {
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let items: JobItems
+    let total: Int
     var missing: [DarkroomError] = []
     if let space = try spaceOption.open() {
       // In a space, apply edits the assets (all but the trash, without arguments).
-      items = .space(space, try space.assets(inputs))
+      let assets = try space.assets(inputs)
+      (items, total) = (.space(space, assets), assets.count)
     } else {
       var arguments = inputs.filter { $0 != "-" }
       if inputs.contains("-") {
@@ -141,7 +143,7 @@ struct ApplyCommand: ParsableCommand {
       } else if selected.isEmpty {
         printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
       }
-      items = .files(selected)
+      (items, total) = (.files(selected), selected.count)
     }
 
     var request = JobRequest(.edit(try filterOptions.graph(), mode: .replace), on: items)
@@ -154,7 +156,7 @@ struct ApplyCommand: ParsableCommand {
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
     request.workers = inProcess ? .given : .isolated
     let display = ProgressDisplay(
-      mode: progress, total: items.count, keepOutcomes: report != nil)
+      mode: progress, total: total, keepOutcomes: report != nil)
     let end = try runJob(
       request, grace: graceOption.grace, command: "apply", progress: display.update)
     let (counts, signal) = (end.counts, end.signal)
@@ -174,18 +176,6 @@ struct ApplyCommand: ParsableCommand {
       }
     }
     try end.check(failed: !missing.isEmpty)
-  }
-}
-
-extension JobItems {
-  /// How many items a job of these has (a query's are counted when the job is made).
-  var count: Int {
-    switch self {
-    case .files(let inputs): inputs.count
-    case .assets(let ids): ids.count
-    case .space(_, let assets): assets.count
-    case .query: 0
-    }
   }
 }
 

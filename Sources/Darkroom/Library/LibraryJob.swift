@@ -428,8 +428,9 @@ public final class LibraryJob: Sendable {
     let trashing: Bool = if case .trash = request.action { true } else { false }
     var counts = BatchCounts(total: references.count)
     let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
-    func report(_ id: AssetID, _ error: DarkroomError?) {
-      let asset = try? library.asset(id)
+    // `asset` as the move left it (trash and restore return it), read again only if not.
+    func report(_ id: AssetID, _ asset: Asset?, _ error: DarkroomError?) {
+      let asset = asset ?? (try? library.asset(id))
       var outcome = BatchOutcome(
         file: asset.map { $0.trashedFrom ?? $0.path } ?? "", status: error == nil ? .done : .failed,
         error: error?.description, failure: error)
@@ -439,25 +440,23 @@ public final class LibraryJob: Sendable {
       progress(outcome, counts)
       if error != nil && request.failFast { runner.stop() }
     }
-    func moveOne(_ id: AssetID) throws(DarkroomError) {
-      if trashing { try library.trash([id]) } else { try library.restore([id]) }
+    func move(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+      trashing ? try library.trash(ids) : try library.restore(ids)
     }
     var start = 0
     while start < ids.count, !runner.isStopped {
       let chunk = Array(ids[start..<min(ids.count, start + 100)])
       start += chunk.count
       do throws(DarkroomError) {
-        if trashing { try library.trash(chunk) } else { try library.restore(chunk) }
-        for id in chunk { report(id, nil) }
+        for (id, asset) in zip(chunk, try move(chunk)) { report(id, asset, nil) }
       } catch {
         // One of them failed: the others are done one at a time, to tell which.
         for id in chunk {
           do throws(DarkroomError) {
-            let trashed = try library.asset(id).trashedAt != nil
-            if trashed != trashing { try moveOne(id) }
-            report(id, nil)
+            let asset = try library.asset(id)
+            report(id, (asset.trashedAt != nil) == trashing ? asset : try move([id]).first, nil)
           } catch {
-            report(id, error)
+            report(id, nil, error)
           }
         }
       }

@@ -567,7 +567,8 @@ private struct Scanner {
         summary.offline += 1
       } else {
         // A file at its path again (written back since the folder was listed) is left to
-        // the scan that sees it: its row, and its id, stay.
+        // the scan that sees it: its row, and its id, stay (`flush` looks again, under the
+        // move lock, for one back between here and the commit).
         if (try? FileIdentity(path: library.root.path + "/" + gone.path)) != nil { continue }
         changes.removals.append(id)
         changes.removedFrom[id] = gone.path
@@ -598,10 +599,9 @@ private struct Scanner {
         (try? FileIdentity(path: root + "/" + asset.path)) != asset.identity
           || (!minted.contains(asset.id) && (try? catalog.asset(asset.id))??.trashedAt != nil)
       }
-      let back = batch.removals.filter { id in
+      batch.removals.removeAll { id in
         batch.removedFrom[id].map { (try? FileIdentity(path: root + "/" + $0)) != nil } ?? false
       }
-      batch.removals.removeAll { back.contains($0) }
       try call { try catalog.commit(batch) }
     }
     FaultInjection.point("after-scan-batch")
