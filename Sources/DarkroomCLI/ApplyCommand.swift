@@ -151,7 +151,7 @@ struct ApplyCommand: ParsableCommand {
     request.skipCurrent = !force
     request.jobs = jobs
     request.failFast = failFast
-    request.editor = filterOptions.editor(limits)
+    request.settings = filterOptions.settings(limits)
     request.vipsThreads = vipsThreads
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
     request.workers = inProcess ? .given : .isolated

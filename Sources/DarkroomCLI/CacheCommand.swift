@@ -25,7 +25,7 @@ struct CacheCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-      let stats = cacheOptions.cache(for: currentFolderFile).stats()
+      let stats = Library.cacheStats(cacheOptions.settings, near: currentFolderFile)
       if json {
         print(try jsonText(stats))
       } else {
@@ -42,9 +42,7 @@ struct CacheCommand: ParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
-      let cache = cacheOptions.cache(for: currentFolderFile)
-      let before = cache.stats()
-      let remaining = cache.evict(to: cache.limitBytes)
+      let (before, remaining) = Library.pruneCache(cacheOptions.settings, near: currentFolderFile)
       print(
         "pruned \(before.bytes - remaining) bytes; \(remaining) bytes remain in \(before.folder)")
     }
@@ -55,9 +53,8 @@ struct CacheCommand: ParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
-      let cache = cacheOptions.cache(for: currentFolderFile)
-      try cache.clear()
-      print("cleared \(cache.folder.path)")
+      let folder = try Library.clearCache(cacheOptions.settings, near: currentFolderFile)
+      print("cleared \(folder.path)")
     }
   }
 }

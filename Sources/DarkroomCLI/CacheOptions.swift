@@ -15,12 +15,11 @@ struct CacheOptions: ParsableArguments {
     name: .customLong("cache-limit"),
     help: ArgumentHelp(
       "Evict least recently used renditions past this size (e.g. 500M, 2G).", valueName: "size"))
-  var limit: ByteSize = ByteSize(bytes: RenditionCache.defaultLimitBytes)
+  var limit: ByteSize = ByteSize(bytes: CacheSettings.defaultLimitBytes)
 
-  /// The cache for a source at `path` (nil: standard input or no file).
-  func cache(for path: String?) -> RenditionCache {
-    let url = folder.map { URL(fileURLWithPath: $0) } ?? Library.cacheFolder(for: path)
-    return RenditionCache(folder: url, limitBytes: limit.bytes)
+  /// The cache's folder (nil: the one a source's path decides) and bound.
+  var settings: CacheSettings {
+    CacheSettings(folder: folder.map { URL(fileURLWithPath: $0) }, limitBytes: limit.bytes)
   }
 }
 

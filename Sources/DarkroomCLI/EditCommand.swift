@@ -57,7 +57,7 @@ struct EditCommand: ParsableCommand {
         .files(try resolveItems(files).map { BatchInput(path: $0, relativePath: $0) })
       }
     var request = JobRequest(.edit(graph, mode: mode), on: items)
-    request.editor = filterOptions.editor(limits)
+    request.settings = filterOptions.settings(limits)
     request.workers = .contained
     let json = json
     let end = try runJob(request, grace: graceOption.grace, command: "edit") { outcome, _ in

@@ -45,11 +45,10 @@ struct FilterOptions: ParsableArguments {
     }
   }
 
-  /// An editor with this quality and `limits`.
-  func editor(_ limits: LimitOptions) -> Editor {
-    var editor = Editor()
-    editor.quality = quality
-    editor.renderer = limits.apply(to: editor.renderer)
-    return editor
+  /// Pixel settings with this quality and `limits`.
+  func settings(_ limits: LimitOptions) -> PixelSettings {
+    var settings = limits.settings()
+    settings.quality = quality
+    return settings
   }
 }

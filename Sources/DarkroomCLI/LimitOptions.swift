@@ -6,7 +6,7 @@ struct LimitOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
     help: "Refuse images with more pixels than this, checked from the header before decoding.")
-  var maxPixels: Int = Renderer().maxPixels
+  var maxPixels: Int = PixelSettings().maxPixels
 
   @Option(
     parsing: .unconditional,
@@ -32,15 +32,15 @@ struct LimitOptions: ParsableArguments {
     }
   }
 
-  /// `renderer` with these limits (and the formats allowed, for the whole process).
-  func apply(to renderer: Renderer) -> Renderer {
+  /// Pixel settings with these limits (and the formats allowed, for the whole process).
+  func settings() -> PixelSettings {
     formats.allow()
-    var limited = renderer
-    limited.failOn = failOn
-    limited.maxPixels = maxPixels
-    limited.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
-    Containment.timeLimit = limited.timeLimit
-    return limited
+    var settings = PixelSettings()
+    settings.failOn = failOn
+    settings.maxPixels = maxPixels
+    settings.timeLimit = timeout == 0 ? nil : .milliseconds(Int64(timeout * 1000))
+    Containment.timeLimit = settings.timeLimit
+    return settings
   }
 }
 

@@ -190,11 +190,10 @@ struct RenderCommand: ParsableCommand {
     }
     step.fromOriginal = original
     step.useCache = !noCache
-    step.cacheFolder = cacheOptions.folder.map { URL(fileURLWithPath: $0) }
-    step.cacheLimitBytes = cacheOptions.limit.bytes
+    step.cache = cacheOptions.settings
     if inputs.contains("-") { step.standardInput = try StandardInput.readAll() }
     var request = JobRequest(.render(step), on: items)
-    request.editor.renderer = limits.apply(to: Renderer())
+    request.settings = limits.settings()
     request.workers = .contained
     let end = try runJob(request, grace: graceOption.grace, command: "render") { outcome, _ in
       if outcome.failure != nil { return reportFailure(outcome) }

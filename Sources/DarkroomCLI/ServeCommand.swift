@@ -103,14 +103,14 @@ struct ServeCommand: ParsableCommand {
     }
     configuration.spaceIdle = .seconds(spaceIdle * 60)
     configuration.uploadLimits.maxPixels = limits.maxPixels
-    var renderer = limits.apply(to: Renderer())
+    var pixels = limits.settings()
     if !noWorkers {
       // Uploads, scans and the watcher read every file's header in the same workers.
       Containment.useThisProgram(
-        for: .everyFile, idle: configuration.renderSlots, timeLimit: renderer.timeLimit)
-      renderer.workers = Containment.startWorkers()
+        for: .everyFile, idle: configuration.renderSlots, timeLimit: pixels.timeLimit)
+      pixels.workers = Containment.startWorkers()
     }
-    configuration.renderer = renderer
+    configuration.pixels = pixels
     var newToken: String?
     if let tokenFile {
       configuration.tokens = try Tokens(file: tokenFile)
@@ -144,7 +144,7 @@ struct ServeCommand: ParsableCommand {
       done.signal()
     }
     done.wait()
-    renderer.workers?.shutDown()
+    pixels.workers?.shutDown()
     if let error = failure.error { throw error }
   }
 }

@@ -122,7 +122,7 @@ func runJob(
     throw WorkFailed()
   }
   if job.count == 1, case .files(let inputs) = request.items, let only = inputs.first {
-    ProcessDeadline.arm(file: only.path, limit: request.editor.renderer.timeLimit)
+    ProcessDeadline.arm(file: only.path, limit: request.settings.timeLimit)
   }
   let signals = StopSignals.install(
     grace: grace, stop: { job.stop() }, abandon: { job.abandon() })

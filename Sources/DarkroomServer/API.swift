@@ -33,18 +33,18 @@ struct API: Sendable {
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
       let mode: EditMode = body.mode == "append" ? .append : .replace
-      let editor = editor
+      let pixels = configuration.pixels
       let result = try await blocking { [library] () throws(DarkroomError) in
-        try library.edit(id, with: graph, mode: mode, editor: editor)
+        try library.edit(id, with: graph, mode: mode, settings: pixels)
       }
       return try Self.encode(APIAdjustment(result.adjustment))
     }
     api.post("assets/:id/revert") { request, context in
       let id = try Self.assetID(context)
       let body = try await Self.optionalBody(RevertBody.self, request, context)
-      let editor = editor
+      let pixels = configuration.pixels
       let outcome = try await blocking { [library] () throws(DarkroomError) in
-        try library.revert(id, to: body?.version, editor: editor)
+        try library.revert(id, to: body?.version, settings: pixels)
       }
       return try Self.encode(APIRevert(outcome))
     }
@@ -57,11 +57,11 @@ struct API: Sendable {
       guard (64...4096).contains(size) else { throw APIError.badRequest("size takes 64 to 4096") }
       (spec.screenWidth, spec.screenHeight) = (size, size)
       spec.quality = 80
-      let renderer = configuration.renderer
+      let pixels = configuration.pixels
       let previewSpec = spec
       let rendition = try await images.render("preview-\(Tokens.random())") {
         [library] () throws(DarkroomError) in
-        try library.preview(id, graph: graph, previewSpec, renderer: renderer)
+        try library.preview(id, graph: graph, previewSpec, settings: pixels)
       }
       var headers: HTTPFields = [.contentType: "image/jpeg", .cacheControl: "no-store"]
       headers[.contentLength] = String(rendition.bytes.count)
@@ -144,12 +144,6 @@ struct API: Sendable {
     api.post("uploads") { request, context in try await upload(request, context) }
     api.post("download") { request, context in try await download(request, context) }
     api.get("changes") { request, _ in try changeFeed(request) }
-  }
-
-  var editor: Editor {
-    var editor = Editor()
-    editor.renderer = configuration.renderer
-    return editor
   }
 
   // MARK: Assets

@@ -92,12 +92,12 @@ final class Jobs: Sendable {
   private let jobs = Locked<[String: Job]>([:])
   private let running = Locked<[String: Task<Void, Never>]>([:])
   let library: Library
-  let editor: Editor
+  let pixels: PixelSettings
   let concurrency: Int
 
-  init(library: Library, editor: Editor, concurrency: Int) {
+  init(library: Library, pixels: PixelSettings, concurrency: Int) {
     self.library = library
-    self.editor = editor
+    self.pixels = pixels
     self.concurrency = concurrency
   }
 
@@ -107,7 +107,7 @@ final class Jobs: Sendable {
   func start(_ action: JobAction, on ids: [AssetID]) -> Job {
     var request = JobRequest(action, on: .assets(ids), in: library)
     request.jobs = concurrency
-    request.editor = editor
+    request.settings = pixels
     let job = Job(action: action.name, total: ids.count, library: library)
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.

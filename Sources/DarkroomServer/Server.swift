@@ -35,14 +35,13 @@ public struct DarkroomServer: Sendable {
     self.configuration = configuration
     sessions = Sessions(spaceIdle: configuration.spaceIdle)
     var settings = Images.Settings()
-    settings.renderer = configuration.renderer
+    settings.pixels = configuration.pixels
     settings.renders = configuration.renderSlots
     settings.waiting = configuration.renderQueueBound
     settings.observer = metrics.renderObserver
     images = Images(library, settings: settings)
-    var editor = Editor()
-    editor.renderer = configuration.renderer
-    jobs = Jobs(library: library, editor: editor, concurrency: configuration.batchJobs)
+    jobs = Jobs(
+      library: library, pixels: configuration.pixels, concurrency: configuration.batchJobs)
     gallery = try Gallery(
       library: library, sessions: sessions, tokens: configuration.tokens,
       servesSpaces: configuration.spaces != nil, failedLogins: configuration.failedLogins)

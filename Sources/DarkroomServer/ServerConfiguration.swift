@@ -29,9 +29,9 @@ public struct ServerConfiguration: Sendable {
   public var failedLogins = (burst: 5.0, perSecond: 5.0 / 60)
   /// What an upload may be.
   public var uploadLimits = Upload.Limits()
-  /// The renderer for representations and edits; with workers, decoders run in worker
+  /// How representations and edits are made; with workers, decoders run in worker
   /// processes, so a file that crashes one costs one error response.
-  public var renderer = Renderer()
+  public var pixels = PixelSettings()
   /// Batch jobs' assets at once.
   public var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   /// How often the change feed looks at the change log.

@@ -96,10 +96,10 @@ struct SpaceRoutes: Sendable {
       let (space, asset) = try spaceAsset(context)
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
-      let renderer = configuration.renderer
+      let pixels = configuration.pixels
       let append = body.mode == "append"
       let edited = try await blocking { () throws(DarkroomError) in
-        try space.edit(asset, graph: graph, append: append, renderer: renderer)
+        try space.edit(asset, graph: graph, append: append, settings: pixels)
       }
       return try API.encode(APISpaceAsset(edited))
     }
@@ -221,13 +221,13 @@ struct SpaceRoutes: Sendable {
       return try await full(space, asset, request)
     }
     spec.metadata = .strip
-    let renderer = configuration.renderer
+    let pixels = configuration.pixels
     let render = spec
     // Coalesced per space, asset version and spec; the key never leaves this process.
     let key =
       "space \(ObjectIdentifier(space).hashValue) \(asset.id) \(asset.editVersion) \(spec.canonical)"
     let rendition = try await images.render(key) { () throws(DarkroomError) in
-      try space.render(asset, render, renderer: renderer)
+      try space.render(asset, render, settings: pixels)
     }
     var headers = Self.noStore
     headers[.contentType] = API.mediaType(rendition.format)

@@ -528,7 +528,7 @@ struct ServerTests {
     let pool = WorkerPool(workers)
     defer { pool.shutDown() }
     var configuration = served.configuration()
-    configuration.renderer.workers = pool
+    configuration.pixels.workers = pool
     try await served.test(configuration) { client, _ in
       let bad = try await client.execute(
         uri: "/api/assets/\(crashing.id)/thumbnail?size=64", method: .get,

@@ -136,10 +136,10 @@ struct SpaceTests {
     #expect(added)
     #expect(try space.add(file: Fixture.sample("gps.jpg")).added == false, "the same bytes twice")
     let (turned, _) = try space.add(file: Fixture.sample("orientation-6.jpg"))
-    let edited = try space.edit(turned, graph: graph("noir"), renderer: Renderer())
-    let thumb = try space.render(edited, RenditionSpec(.thumbnail), renderer: Renderer())
-    let screen = try space.render(photo, RenditionSpec(.fullscreen), renderer: Renderer())
-    let again = try space.render(photo, RenditionSpec(.fullscreen), renderer: Renderer())
+    let edited = try space.edit(turned, graph: graph("noir"))
+    let thumb = try space.render(edited, RenditionSpec(.thumbnail))
+    let screen = try space.render(photo, RenditionSpec(.fullscreen))
+    let again = try space.render(photo, RenditionSpec(.fullscreen))
     #expect(again.fromCache && again.bytes == screen.bytes)
     #expect(try edited.editVersion == 1 && space.history(edited).map(\.version) == [1])
 
@@ -163,13 +163,13 @@ struct SpaceTests {
     let (photo, _) = try space.add(file: Fixture.sample("gps.jpg"))
     let shared = WorkerPool(.init(executable: CLI.binary))
     defer { shared.shutDown() }
-    var renderer = Renderer()
+    var renderer = PixelSettings()
     renderer.workers = shared
-    let thumb = try space.render(photo, RenditionSpec(.thumbnail), renderer: renderer)
-    _ = try space.edit(photo, graph: graph("noir"), renderer: renderer)
+    let thumb = try space.render(photo, RenditionSpec(.thumbnail), settings: renderer)
+    _ = try space.edit(photo, graph: graph("noir"), settings: renderer)
     #expect(
       thumb.bytes
-        == (try space.render(photo, RenditionSpec(.thumbnail), renderer: Renderer(), cached: false)
+        == (try space.render(photo, RenditionSpec(.thumbnail), cached: false)
           .bytes))
     // The library's pool never saw the space's bytes; the space's own pool did, both jobs.
     #expect(shared.counts.started == 0)
@@ -262,7 +262,7 @@ struct SpaceTests {
     bytes[SpaceObject.headerBytes + 10] ^= 0x40
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     let error = #expect(throws: DarkroomError.self) {
-      try space.render(a, RenditionSpec(.thumbnail), renderer: Renderer())
+      try space.render(a, RenditionSpec(.thumbnail))
     }
     #expect(error?.file == "gps.jpg" && error?.kind == .corrupt)
     #expect(try space.original(b) == Fixture.bytes(Fixture.sample("orientation-6.jpg")))
@@ -301,8 +301,8 @@ struct SpaceTests {
     let other = try Space.create(at: dir, password: pw("other"), otherPasswords: [pw("old")])
     let (a, _) = try space.add(file: Fixture.sample("gps.jpg"))
     let (b, _) = try space.add(file: Fixture.sample("orientation-6.jpg"))
-    let edited = try space.edit(b, graph: graph("noir"), renderer: Renderer())
-    _ = try space.render(a, RenditionSpec(.thumbnail), renderer: Renderer())
+    let edited = try space.edit(b, graph: graph("noir"))
+    _ = try space.render(a, RenditionSpec(.thumbnail))
     _ = try other.add(file: Fixture.sample("display-p3.jpg"))
     let editedBytes = try space.current(edited)
     let history = try space.history(edited)
@@ -386,8 +386,8 @@ struct SpaceTests {
     let space = try Space.create(at: dir, password: pw("alpha"), kdf: testKDF)
     let (a, _) = try space.add(file: Fixture.sample("gps.jpg"))
     let count = try filesUnder(dir + "/objects").count
-    let edited = try space.edit(a, graph: graph("noir"), renderer: Renderer())
-    let twice = try space.edit(edited, graph: graph("noir", "flip"), renderer: Renderer())
+    let edited = try space.edit(a, graph: graph("noir"))
+    let twice = try space.edit(edited, graph: graph("noir", "flip"))
     #expect(try twice.editVersion == 2 && space.history(twice).count == 2)
     #expect(try filesUnder(dir + "/objects").count == count + 2, "the first edit's objects went")
     let reverted = try space.revert(twice)

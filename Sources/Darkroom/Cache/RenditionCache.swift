@@ -33,7 +33,7 @@ public struct RenditionCache: Sendable {
   public var limitBytes: Int64
 
   /// The default size bound: 1 GiB.
-  public static let defaultLimitBytes: Int64 = 1 << 30
+  public static let defaultLimitBytes = CacheSettings.defaultLimitBytes
 
   /// A cache in `folder`, bounded to `limitBytes`; creates nothing yet.
   public init(folder: URL, limitBytes: Int64 = RenditionCache.defaultLimitBytes) {

@@ -362,3 +362,12 @@ public struct EditHistory: Sendable, Equatable {
   /// The version the file holds now: 0 for the original.
   public var current: Int
 }
+
+extension Editor {
+  /// An editor that works to `settings`.
+  init(_ settings: PixelSettings) {
+    self.init()
+    renderer = Renderer(settings)
+    quality = settings.quality
+  }
+}

@@ -20,8 +20,8 @@ import FoundationEssentials
 public final class Images: Sendable {
   /// How an ``Images`` renders and how much it keeps.
   public struct Settings: Sendable {
-    /// The renderer for cache misses: its limits and workers.
-    public var renderer = Renderer()
+    /// How cache misses are rendered: limits and workers.
+    public var pixels = PixelSettings()
     /// Bytes of renditions kept in memory (0: none).
     public var memoryBytes = 64 << 20
     /// Renders at once.
@@ -81,13 +81,13 @@ public final class Images: Sendable {
       return remembered.rendition
     }
     let path = try library.checkedPath(of: asset)
-    let (cache, library, renderer) = (cache, library, settings.renderer)
+    let (cache, library, pixels) = (cache, library, settings.pixels)
     let rendition: Rendition
     if let cached = Representations(cache: cache).cachedRendition(ofFile: path, spec) {
       rendition = cached
     } else {
       rendition = try await queue.rendition(tag) { () throws(DarkroomError) in
-        try library.render(asset.id, spec, renderer: renderer)
+        try library.render(asset.id, spec, settings: pixels)
       }
     }
     // Kept in memory under the tag only if made from the content the tag names (a file

@@ -38,13 +38,13 @@ extension Library {
   }
 
   /// Edits an asset in place and updates its catalog row (see
-  /// ``edit(_:with:mode:editor:)``).
+  /// ``edit(_:with:mode:settings:)``).
   @discardableResult
   public func edit(_ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append)
     async throws(DarkroomError) -> AdjustmentData
   {
     try await offThread { () throws(DarkroomError) in
-      try self.edit(id, with: graph, mode: mode, editor: Editor()).adjustment
+      try self.edit(id, with: graph, mode: mode, settings: PixelSettings()).adjustment
     }
   }
 
@@ -54,7 +54,7 @@ extension Library {
     -> Editor.RevertOutcome
   {
     try await offThread { () throws(DarkroomError) in
-      try self.revert(id, to: version, editor: Editor())
+      try self.revert(id, to: version)
     }
   }
 

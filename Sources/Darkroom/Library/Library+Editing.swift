@@ -8,9 +8,10 @@ extension Library {
   ///   offline; what the editor throws.
   @discardableResult
   public func edit(
-    _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append, editor: Editor = Editor()
+    _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append,
+    settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Editor.EditResult {
-    let outcome = try one(.edit(graph, mode: mode), id, editor)
+    let outcome = try one(.edit(graph, mode: mode), id, settings)
     guard let adjustment = outcome.adjustment else {
       throw DarkroomError(.engine, file: outcome.file, "the edit left no adjustment data")
     }
@@ -22,20 +23,20 @@ extension Library {
   /// ``Editor/revert(_:to:)``), and reads it into the catalog again: a ``LibraryJob`` of one
   /// asset.
   ///
-  /// - Throws: as ``edit(_:with:mode:editor:)``.
+  /// - Throws: as ``edit(_:with:mode:settings:)``.
   @discardableResult
-  public func revert(_ id: AssetID, to version: Int? = nil, editor: Editor = Editor())
-    throws(DarkroomError) -> Editor.RevertOutcome
-  {
-    try one(.revert(to: version), id, editor).reverted ?? .notEdited
+  public func revert(
+    _ id: AssetID, to version: Int? = nil, settings: PixelSettings = PixelSettings()
+  ) throws(DarkroomError) -> Editor.RevertOutcome {
+    try one(.revert(to: version), id, settings).reverted ?? .notEdited
   }
 
-  /// Runs `action` on one asset, in this process (or the editor's workers).
-  private func one(_ action: JobAction, _ id: AssetID, _ editor: Editor) throws(DarkroomError)
-    -> BatchOutcome
+  /// Runs `action` on one asset, in this process (or the settings' workers).
+  private func one(_ action: JobAction, _ id: AssetID, _ settings: PixelSettings)
+    throws(DarkroomError) -> BatchOutcome
   {
     var request = JobRequest(action, on: .assets([id]), in: self)
-    request.editor = editor
+    request.settings = settings
     let outcome = Locked<BatchOutcome?>(nil)
     try LibraryJob(request).run { result, _ in outcome.withLock { $0 = result } }
     guard let result = outcome.withLock({ $0 }) else {
@@ -75,8 +76,10 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; what the renderer throws.
   public func preview(
-    _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec, renderer: Renderer = Renderer()
+    _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec,
+    settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
+    let renderer = Renderer(settings)
     let path = try checkedPath(of: asset(id))
     let source: ImageSource =
       try Editor().originalBytes(path).map { .data($0, name: path) }
@@ -87,8 +90,7 @@ extension Library {
     base.metadata = .strip
     let screen = try Representations(renderer: renderer, cache: RenditionCache(folder: cacheFolder))
       .rendition(of: source, base)
-    var editor = Editor()
-    editor.renderer = renderer
+    var editor = Editor(settings)
     editor.quality = spec.quality
     // Pixel crops name the original's pixels: scaled to the smaller image's.
     let original = try AssetMetadata.read(source)

@@ -47,9 +47,9 @@ public struct RenderStep: Sendable {
   public var fromOriginal = false
   /// Whether renditions are looked up in and kept in a cache.
   public var useCache = true
-  /// The cache folder; nil: the item's library's, else ``Library/cacheFolder(for:)``.
-  public var cacheFolder: URL?
-  public var cacheLimitBytes = RenditionCache.defaultLimitBytes
+  /// The cache's folder (nil: the item's library's, else ``Library/cacheFolder(for:)``) and
+  /// bound.
+  public var cache = CacheSettings()
   /// The bytes of the item whose path is `-` (what a command read from standard input).
   public var standardInput: [UInt8]?
   /// Writes one rendition where it belongs and returns that place (nil: nowhere a path
@@ -105,8 +105,8 @@ public struct JobRequest: Sendable {
   public var jobs = 1
   /// Stop at the first failure (running items still finish).
   public var failFast = false
-  /// The edit's renderer settings (limits, quality, workers).
-  public var editor = Editor()
+  /// The pixel work's limits, edit quality and workers.
+  public var settings = PixelSettings()
   public var workers = JobWorkers.given
   /// libvips threads per item in this process (default: cores divided by jobs).
   public var vipsThreads: Int?
@@ -204,7 +204,7 @@ public final class LibraryJob: Sendable {
       }
       pool = WorkerPool(configuration)
     } else {
-      if several, request.editor.renderer.workers == nil {
+      if several, request.settings.workers == nil {
         // In process, libvips' threads are shared between the jobs; workers get their share
         // through their configuration (and this process may never start libvips).
         try BatchRunner.shareCores(jobs: request.jobs, threadsPerImage: request.vipsThreads)
@@ -245,9 +245,9 @@ public final class LibraryJob: Sendable {
       if let library = request.library { return move(in: library, progress: progress) }
     default: break
     }
-    var editor = request.editor
-    if let pool { editor.renderer.workers = pool }
-    let context = Context(request: request, editor: editor)
+    var settings = request.settings
+    if let pool { settings.workers = pool }
+    let context = Context(request: request, settings: settings)
     return runner.run(references, work: { context.perform($0) }, progress: progress)
   }
 
@@ -271,7 +271,8 @@ public final class LibraryJob: Sendable {
   /// What every item's work shares.
   private struct Context: Sendable {
     let request: JobRequest
-    let editor: Editor
+    let settings: PixelSettings
+    var editor: Editor { Editor(settings) }
 
     func perform(_ reference: Reference) -> BatchOutcome {
       var outcome = BatchOutcome(file: "", status: .done)
@@ -349,8 +350,7 @@ public final class LibraryJob: Sendable {
       switch request.action {
       case .edit(let graph, let mode):
         let edited = try space.edit(
-          asset, graph: graph, append: mode == .append, renderer: editor.renderer,
-          quality: editor.quality)
+          asset, graph: graph, append: mode == .append, settings: settings)
         outcome.version = edited.editVersion
         outcome.adjustment = try space.history(edited).last
       case .revert:
@@ -362,7 +362,7 @@ public final class LibraryJob: Sendable {
       case .restore: try space.setTrashed([asset], false)
       case .render(let step):
         let rendition = try space.render(
-          asset, step.spec, renderer: editor.renderer, cached: step.useCache)
+          asset, step.spec, settings: settings, cached: step.useCache)
         let item = JobItem(path: asset.name, relativePath: asset.name, id: asset.id)
         outcome.output = try step.deliver(item, rendition)
         outcome.rendition = RenditionSummary(rendition)
@@ -404,13 +404,12 @@ public final class LibraryJob: Sendable {
     ) throws(DarkroomError) {
       var cache: RenditionCache?
       if step.useCache {
-        let folder =
-          step.cacheFolder ?? library?.cacheFolder
-          ?? Library.cacheFolder(for: item.path == "-" ? nil : item.path)
-        cache = RenditionCache(folder: folder, limitBytes: step.cacheLimitBytes)
+        var settings = step.cache
+        settings.folder = settings.folder ?? library?.cacheFolder
+        cache = settings.cache(for: item.path == "-" ? nil : item.path)
       }
       let rendition = try Library.render(
-        source, step.spec, fromOriginal: step.fromOriginal, renderer: editor.renderer,
+        source, step.spec, fromOriginal: step.fromOriginal, renderer: Renderer(settings),
         cache: cache)
       outcome.output = try step.deliver(item, rendition)
       outcome.rendition = RenditionSummary(rendition)

@@ -304,14 +304,14 @@ extension Library {
   /// - Throws: `notFound` for an id the catalog does not know; what
   ///   ``render(_:_:fromOriginal:renderer:cache:)`` throws (`unsupportedFormat` for a video:
   ///   its representations are not made yet).
-  public func render(_ id: AssetID, _ spec: RenditionSpec, renderer: Renderer = Renderer())
-    throws(DarkroomError) -> Rendition
-  {
+  public func render(
+    _ id: AssetID, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings()
+  ) throws(DarkroomError) -> Rendition {
     let asset = try asset(id)
     // A full representation may be the file's own bytes: it must be the catalogued file.
     let path =
       spec.representation == .full ? try openFile(of: asset).path : try checkedPath(of: asset)
     return try Self.render(
-      .file(path), spec, renderer: renderer, cache: RenditionCache(folder: cacheFolder))
+      .file(path), spec, renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder))
   }
 }

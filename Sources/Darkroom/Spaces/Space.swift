@@ -10,7 +10,7 @@ import FoundationEssentials
 /// ```swift
 /// let space = try Space.open("Private", password: Array("correct horse".utf8))
 /// let (asset, _) = try space.add(file: "IMG_0001.jpg")
-/// let screen = try space.render(asset, RenditionSpec(.fullscreen), renderer: Renderer())
+/// let screen = try space.render(asset, RenditionSpec(.fullscreen), settings: PixelSettings())
 /// ```
 ///
 /// Nothing it does writes plaintext to disk: originals are decrypted into memory, rendered
@@ -427,7 +427,8 @@ public final class Space: Sendable {
   /// A representation of the asset as it looks now, cached in the space as an object whose
   /// name is a keyed hash of what it depends on (`cached: false` neither reads nor writes it).
   public func render(
-    _ asset: SpaceAsset, _ spec: RenditionSpec, renderer: Renderer, cached useCache: Bool = true
+    _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
+    cached useCache: Bool = true
   ) throws(DarkroomError) -> Rendition {
     let name = keys.name(
       [
@@ -450,7 +451,8 @@ public final class Space: Sendable {
       return rendition
     }
     let source = try current(asset)
-    let rendition = try ownRenderer(renderer).render(.data(source, name: asset.name), spec)
+    let rendition = try ownRenderer(Renderer(settings)).render(
+      .data(source, name: asset.name), spec)
     guard useCache else { return rendition }
     try prepare(name)
     let stored =
@@ -472,8 +474,8 @@ public final class Space: Sendable {
   ///
   /// With `append`, the edit is the current edit's filters followed by `graph`'s.
   public func edit(
-    _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false, renderer: Renderer,
-    quality: Int = 92
+    _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
+    settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> SpaceAsset {
     try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
@@ -490,9 +492,9 @@ public final class Space: Sendable {
         original: .init(
           sha256: asset.identity, byteSize: asset.byteSize, format: asset.format,
           fileName: asset.name),
-        result: .init(sha256: "", format: format.rawValue, quality: quality),
+        result: .init(sha256: "", format: format.rawValue, quality: settings.quality),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
-      let result = try ownRenderer(renderer).renderEdit(
+      let result = try ownRenderer(Renderer(settings)).renderEdit(
         .data(original, name: asset.name), metadata: metadata, recipe: data.recipe(for: asset.name))
       history.append(data)
       let document = Canonical.json(history)

@@ -1,0 +1,47 @@
+/// How Darkroom does pixel work: the guards against hostile input, the quality of edited
+/// results, and where decoding runs. The command line and the server fill one in from their
+/// options and hand it to ``Library``, ``JobRequest`` or ``Space``; they never build the
+/// renderer or editor that use it.
+///
+/// ```swift
+/// var settings = PixelSettings()
+/// settings.timeLimit = .seconds(30)
+/// settings.failOn = .truncated
+/// try library.edit(id, with: graph, settings: settings)
+/// ```
+///
+/// `PixelSettings` is a `Sendable` value type.
+public struct PixelSettings: Sendable {
+  /// The largest input, in pixels, Darkroom will decode (a guard against decompression bombs):
+  /// 268 megapixels by default, as in sharp.
+  public var maxPixels = 268_402_689
+
+  /// The longest one file's pixel work may take before it is stopped (nil: no limit).
+  public var timeLimit: Duration? = .seconds(300)
+
+  /// How much damage the decoders accept (`--fail-on`).
+  public var failOn = FailOn.error
+
+  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
+  public var quality = 92
+
+  /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
+  /// costs one file, not the process; nil: decide per call (a job over several files of an
+  /// untrusted format starts its own).
+  public var workers: (any PixelWorkers)?
+
+  /// The defaults: 268 megapixels, 300 seconds a file, damage up to `.error` refused,
+  /// quality 92, no workers given.
+  public init() {}
+}
+
+extension Renderer {
+  /// A renderer that works to `settings`.
+  init(_ settings: PixelSettings) {
+    self.init()
+    maxPixels = settings.maxPixels
+    timeLimit = settings.timeLimit
+    failOn = settings.failOn
+    workers = settings.workers
+  }
+}
