@@ -106,10 +106,24 @@ struct API: Sendable {
       return response
     }
     api.get("jobs/:id") { _, context in
-      try Self.encode(try job(context).status)
+      try Self.encode(try await job(context).status)
+    }
+    api.post("jobs/:id/resume") { _, context in
+      let found = try await job(context)
+      guard found.status.state == .stopped || found.status.state == .interrupted else {
+        throw APIError(
+          .conflict, "conflict",
+          "the job is \(found.status.state.rawValue): only a stopped or interrupted one resumes")
+      }
+      let job = try await blocking { [jobs] () throws(DarkroomError) in
+        try jobs.resume(found.id)
+      }
+      var response = try Self.encode(job.status, status: .accepted)
+      response.headers[.location] = "/api/jobs/\(job.id)"
+      return response
     }
     api.get("jobs/:id/events") { _, context in
-      let job = try job(context)
+      let job = try await job(context)
       return Self.eventStream { writer in
         for await event in job.events() {
           switch event {
@@ -184,9 +198,10 @@ struct API: Sendable {
     return id
   }
 
-  func job(_ context: DarkroomRequestContext) throws -> Job {
+  func job(_ context: DarkroomRequestContext) async throws -> Job {
     let id = context.parameters.get("id") ?? ""
-    guard let job = jobs.job(id) else { throw APIError.notFound("no such job: \(id.prefix(64))") }
+    let job = try await blocking { [jobs] () throws(DarkroomError) in try jobs.job(id) }
+    guard let job else { throw APIError.notFound("no such job: \(id.prefix(64))") }
     return job
   }
 

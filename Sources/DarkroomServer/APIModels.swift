@@ -102,6 +102,10 @@ struct JobOutcome: Codable, Sendable, Equatable {
     status = outcome.status == .skipped ? .done : outcome.status
     error = outcome.error
   }
+
+  init(id: String, status: BatchOutcome.Status, error: String?) {
+    (self.id, self.status, self.error) = (id, status, error)
+  }
 }
 
 /// What an edit or a preview applies: preset names and `OP key=value` filters, or a graph.

@@ -5,6 +5,8 @@ import Synchronization
 
 /// A batch over many assets that the server runs for a client: its progress is kept, so
 /// any number of clients can follow it (server-sent events) or ask for it, during or after.
+/// The library's catalog keeps it too (``JobRequest/recordID``), so a restarted server still
+/// answers for it, and resumes one that the last process left unfinished.
 final class Job: Sendable {
   /// What a client sees of a job.
   struct Status: Codable, Sendable {
@@ -13,7 +15,10 @@ final class Job: Sendable {
     var total: Int
     var done = 0
     var failed = 0
+    /// The job makes no more progress (`state` says why).
     var finished = false
+    /// running, finished, stopped (ended early) or interrupted (its server stopped first).
+    var state = JobRecord.State.running
     /// The assets that failed, and why.
     var failures: [JobOutcome] = []
   }
@@ -26,13 +31,28 @@ final class Job: Sendable {
 
   let id: String
   let library: Library
+  /// Assets done before this process took the job on (a resumed job).
+  private let doneBefore: Int
   private let state: Locked<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
 
-  init(action: String, total: Int, library: Library) {
-    self.library = library
-    id = Tokens.random()
-    state = Locked((Status(id: id, action: action, total: total), [:]))
+  init(id: String, action: String, total: Int, doneBefore: Int = 0, library: Library) {
+    (self.id, self.library, self.doneBefore) = (id, library, doneBefore)
+    state = Locked((Status(id: id, action: action, total: total, done: doneBefore), [:]))
+  }
+
+  /// A job another process ran, as the catalog recorded it.
+  init(_ record: JobRecord, library: Library) {
+    (id, self.library, doneBefore) = (record.id, library, record.done)
+    var status = Status(
+      id: record.id, action: record.action, total: record.total, done: record.done,
+      failed: record.failures.count, finished: record.state != .running, state: record.state)
+    status.failures = record.failures.map {
+      JobOutcome(
+        id: $0.id.rawValue, status: .failed,
+        error: ErrorMiddleware.scrub($0.error, library: library))
+    }
+    state = Locked((status, [:]))
   }
 
   var status: Status { state.withLock { $0.status } }
@@ -59,7 +79,7 @@ final class Job: Sendable {
 
   func record(_ outcome: JobOutcome, _ counts: BatchCounts) {
     let (status, listeners) = state.withLock { state in
-      state.status.done = counts.done + counts.skipped
+      state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
       if outcome.status == .failed {
         var failure = outcome
@@ -73,9 +93,10 @@ final class Job: Sendable {
 
   func finish(_ counts: BatchCounts) {
     let (status, listeners) = state.withLock { state in
-      state.status.done = counts.done + counts.skipped
+      state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
       state.status.finished = true
+      state.status.state = counts.notStarted > 0 ? .stopped : .finished
       let listeners = Array(state.listeners.values)
       state.listeners = [:]
       return (state.status, listeners)
@@ -91,6 +112,7 @@ final class Job: Sendable {
 final class Jobs: Sendable {
   private let jobs = Locked<[String: Job]>([:])
   private let running = Locked<[String: Task<Void, Never>]>([:])
+  private let resuming = Locked(())
   let library: Library
   let pixels: PixelSettings
   let concurrency: Int
@@ -101,14 +123,46 @@ final class Jobs: Sendable {
     self.concurrency = concurrency
   }
 
-  func job(_ id: String) -> Job? { jobs.withLock { $0[id] } }
+  /// A job this server runs or ran, else one the catalog recorded; nil for neither.
+  func job(_ id: String) throws(DarkroomError) -> Job? {
+    if let job = jobs.withLock({ $0[id] }) { return job }
+    guard id.count == 32, id.allSatisfy(\.isHexDigit) else { return nil }
+    return try library.jobRecord(id).map { Job($0, library: library) }
+  }
 
   /// Starts a library job on its own thread and returns the server's record of it at once.
   func start(_ action: JobAction, on ids: [AssetID]) -> Job {
+    let id = JobRecord.newID()
     var request = JobRequest(action, on: .assets(ids), in: library)
+    request.recordID = id
+    return start(request, Job(id: id, action: action.name, total: ids.count, library: library))
+  }
+
+  /// Finishes a job that was stopped or that a server before this one left unfinished.
+  ///
+  /// - Throws: `notFound`; `invalidArgument` for a job running or finished.
+  func resume(_ id: String) throws(DarkroomError) -> Job {
+    // One resume at a time: two at once would both find the job interrupted.
+    try resuming.withLock { _ throws(DarkroomError) in
+      guard jobs.withLock({ $0[id]?.status.finished }) != false else {
+        throw DarkroomError(
+          .invalidArgument, "the job is running: only a stopped or interrupted one resumes")
+      }
+      let request = try library.resumeJob(id)
+      guard let record = try library.jobRecord(id) else {
+        throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
+      }
+      let job = Job(
+        id: id, action: record.action, total: record.total, doneBefore: record.done,
+        library: library)
+      return start(request, job)
+    }
+  }
+
+  private func start(_ request: JobRequest, _ job: Job) -> Job {
+    var request = request
     request.jobs = concurrency
     request.settings = pixels
-    let job = Job(action: action.name, total: ids.count, library: library)
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.
       if jobs.count > 1000 { jobs = jobs.filter { !$0.value.status.finished } }
@@ -118,7 +172,7 @@ final class Jobs: Sendable {
       let counts = try? await blocking { () throws(DarkroomError) in
         try LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
       }
-      job.finish(counts ?? BatchCounts(total: ids.count))
+      job.finish(counts ?? BatchCounts(total: job.status.total))
       _ = self.running.withLock { $0.removeValue(forKey: job.id) }
     }
     running.withLock { $0[job.id] = task }

@@ -118,6 +118,21 @@ struct PublicAPITests {
       #expect(asset.contentHash == (try ContentHash.of(file: library.path(of: asset)).hex))
     }
 
+    // The catalog kept the job: stopped, with what it did. Resumed, it does the rest, and
+    // each photo is edited once.
+    let id = try #require(job.request.recordID)
+    let record = try #require(try library.jobRecord(id))
+    #expect(record.state == .stopped && record.canResume)
+    #expect(record.done == counts.done && record.total == 8 && record.failures.isEmpty)
+    let rest = try LibraryJob(try library.resumeJob(id)).run()
+    #expect(rest.done + rest.skipped == 8 - counts.done && rest.failed == 0)
+    let finished = try #require(try library.jobRecord(id))
+    #expect(finished.state == .finished && finished.done == 8 && !finished.canResume)
+    #expect(throws: DarkroomError.self) { try library.resumeJob(id) }
+    for asset in try everything.assets(in: 0..<everything.count) {
+      #expect(try library.editHistory(asset.id).current == 1)
+    }
+
     // Cancelled before it starts: nothing is done, and the counts still arrive.
     let untouched = try library.apply(noir, to: .query(AssetQuery()))
     let early = Task {

@@ -103,6 +103,14 @@ final class ServeProcess: @unchecked Sendable {
     return (status, text)
   }
 
+  /// A response's JSON body as a dictionary (empty when it is none).
+  static func json(_ text: String) -> [String: Any] {
+    guard let start = text.range(of: "\r\n\r\n")?.upperBound,
+      let object = try? JSONSerialization.jsonObject(with: Data(text[start...].utf8))
+    else { return [:] }
+    return object as? [String: Any] ?? [:]
+  }
+
   func send(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
@@ -151,7 +159,9 @@ struct ServeProcessTests {
     #expect(server.stop() == 0)
   }
 
-  @Test("SIGTERM stops it gracefully: the batch job under way finishes, then exit 0")
+  @Test(
+    "SIGTERM stops it gracefully: the batch job under way finishes, then exit 0; after a restart the job still answers"
+  )
   func gracefulStop() throws {
     let served = try ServedLibrary()
     let ids = try served.ids().map(\.rawValue)
@@ -161,11 +171,29 @@ struct ServeProcessTests {
     ])
     let started = try server.request("POST", "/api/jobs", body: Array(body))
     #expect(started.status == 202)
+    let job = try #require(ServeProcess.json(started.text)["id"] as? String)
     #expect(server.stop() == 0)
     for id in try served.ids() {
       #expect(try served.library.editHistory(id).current == 1, "\(id)")
     }
     #expect(server.stderr.contains("POST /api/jobs 202"))
+    // A server started afterwards answers for the job, from the catalog.
+    let again = try ServeProcess(served.root)
+    let status = try again.request("GET", "/api/jobs/\(job)", token: ServedLibrary.readToken)
+    #expect(status.status == 200)
+    let record = ServeProcess.json(status.text)
+    #expect(record["state"] as? String == "finished")
+    #expect(record["finished"] as? Bool == true)
+    #expect(record["done"] as? Int == ids.count && record["total"] as? Int == ids.count)
+    #expect(record["action"] as? String == "apply")
+    let resume = try again.request("POST", "/api/jobs/\(job)/resume")
+    #expect(resume.status == 409)
+    #expect(
+      ServeProcess.json(resume.text)["error"].flatMap { $0 as? [String: Any] }?["message"]
+        as? String == "the job is finished: only a stopped or interrupted one resumes")
+    #expect(
+      try again.request("GET", "/api/jobs/\(String(repeating: "0", count: 32))").status == 404)
+    #expect(again.stop() == 0)
   }
 
   @Test("it prints where it listens; a missing token file or library is a clear error")

@@ -146,6 +146,7 @@ struct KilledServerTests {
       "POST", "/api/jobs",
       body: Array(#"{"action": "apply", "filters": ["noir"], "query": {}}"#.utf8))
     #expect(job.status == 202, "\(job.text)")
+    let jobID = try #require(ServeProcess.json(job.text)["id"] as? String)
     // A bound against a hang, not a measurement: the job reaches its fault point at once.
     #expect(eventually(60) { !faulty.process.isRunning }, "killed at the fault point")
     if faulty.process.isRunning { kill(faulty.process.processIdentifier, SIGKILL) }
@@ -157,6 +158,27 @@ struct KilledServerTests {
     let again = try ServeProcess(served.root)
     #expect(try again.request("GET", "/healthz").status == 200)
     #expect(Self.temporaries(served.root) == [])
+
+    // 4. The job says it was interrupted, and resumes under its id to the end: each asset
+    // edited once (the one in flight at the kill was never renamed into place).
+    let interrupted = ServeProcess.json(try again.request("GET", "/api/jobs/\(jobID)").text)
+    #expect(interrupted["state"] as? String == "interrupted")
+    #expect(interrupted["finished"] as? Bool == true)
+    #expect(interrupted["total"] as? Int == 2)
+    let resumed = try again.request("POST", "/api/jobs/\(jobID)/resume")
+    #expect(resumed.status == 202, "\(resumed.text)")
+    #expect(resumed.text.contains("Location: /api/jobs/\(jobID)\r\n"))
+    let ended = try eventually(60) {
+      ServeProcess.json(try again.request("GET", "/api/jobs/\(jobID)").text)["state"] as? String
+        == "finished"
+    }
+    #expect(ended)
+    let finished = ServeProcess.json(try again.request("GET", "/api/jobs/\(jobID)").text)
+    #expect(finished["done"] as? Int == 2 && finished["failed"] as? Int == 0)
+    for id in try served.ids() {
+      #expect(try served.library.editHistory(id).current == 1, "\(id)")
+    }
+    #expect(try again.request("POST", "/api/jobs/\(jobID)/resume").status == 409)
     #expect(again.stop() == 0)
   }
 }

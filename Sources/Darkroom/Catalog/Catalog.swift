@@ -67,6 +67,14 @@ public protocol Catalog: Sendable {
   func distinctPairs() throws -> [(AssetID, AssetID)]
   /// Remembers that these assets are not duplicates of each other.
   func markDistinct(_ ids: [AssetID]) throws
+
+  /// Writes a job's header (its first time), or its state, owner and end (after).
+  func saveJob(_ job: StoredJob) throws
+  /// How a job's item ended: `error` nil for done. A later outcome of the same item (a
+  /// resumed job) replaces it.
+  func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws
+  /// A job with its items' outcomes; nil for an id the catalog does not know.
+  func job(_ id: String) throws -> StoredJob?
 }
 
 /// One file as the catalog last saw it.

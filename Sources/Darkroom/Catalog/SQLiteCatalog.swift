@@ -130,6 +130,7 @@ public final class SQLiteCatalog: Catalog {
             PRIMARY KEY (a, b));
           """)
     }
+    registerJobs(&migrator)
     return migrator
   }
 

@@ -72,6 +72,7 @@ extension Library {
   {
     var request = JobRequest(.edit(graph, mode: .replace), on: items, in: self)
     request.jobs = jobs
+    request.recordID = JobRecord.newID()
     request.workers = .contained
     return try LibraryJob(request)
   }

@@ -103,6 +103,11 @@ public struct JobRequest: Sendable {
   public var skipCurrent = false
   /// Items worked on at once.
   public var jobs = 1
+  /// Keeps the job in the library's catalog under this id: its items, each one's outcome,
+  /// and how it ended, so that it can be read after a restart (``Library/jobRecord(_:)``)
+  /// and resumed (``Library/resumeJob(_:)``). Only jobs over a library's assets (by id or
+  /// query) are kept; not renders.
+  public var recordID: String?
   /// Stop at the first failure (running items still finish).
   public var failFast = false
   /// The pixel work's limits, edit quality and workers.
@@ -240,15 +245,24 @@ public final class LibraryJob: Sendable {
   public func run(progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void = { _, _ in })
     -> BatchCounts
   {
-    switch request.action {
-    case .trash, .restore:
-      if let library = request.library { return move(in: library, progress: progress) }
-    default: break
+    let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
+    let log = JobLog(request, ids: ids)
+    let reported: @Sendable (BatchOutcome, BatchCounts) -> Void = { outcome, counts in
+      log?.item(outcome)  // first: a client told of the outcome finds it recorded
+      progress(outcome, counts)
     }
-    var settings = request.settings
-    if let pool { settings.workers = pool }
-    let context = Context(request: request, settings: settings)
-    return runner.run(references, work: { context.perform($0) }, progress: progress)
+    let counts: BatchCounts
+    switch (request.action, request.library) {
+    case (.trash, let library?), (.restore, let library?):
+      counts = move(in: library, progress: reported)
+    default:
+      var settings = request.settings
+      if let pool { settings.workers = pool }
+      let context = Context(request: request, settings: settings)
+      counts = runner.run(references, work: { context.perform($0) }, progress: reported)
+    }
+    log?.end(stopped: counts.notStarted > 0)
+    return counts
   }
 
   /// The job as an asynchronous sequence of outcomes that ends with

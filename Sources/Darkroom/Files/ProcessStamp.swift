@@ -1,0 +1,47 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A process, named so that it is never confused with a later one that got its id: its pid
+/// and the time it started (field 22 of `/proc/PID/stat`, in clock ticks since boot).
+/// A job's record names its owner this way, so a restart can tell a job whose process died
+/// from one still running.
+public struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
+  public var pid: pid_t
+  public var started: UInt64
+
+  /// This process.
+  public static let current = ProcessStamp(pid: getpid()) ?? ProcessStamp(pid: getpid(), started: 0)
+
+  init(pid: pid_t, started: UInt64) {
+    (self.pid, self.started) = (pid, started)
+  }
+
+  /// The process that has `pid` now; nil if none does.
+  init?(pid: pid_t) {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After "PID (COMM)": state is field 3, start time field 22.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 19, let started = UInt64(fields[19]) else { return nil }
+    self.init(pid: pid, started: started)
+  }
+
+  /// `PID:STARTED`, as stored.
+  public var description: String { "\(pid):\(started)" }
+
+  /// Parses ``description``.
+  public init?(_ text: String) {
+    let parts = text.split(separator: ":")
+    guard parts.count == 2, let pid = pid_t(parts[0]), let started = UInt64(parts[1]) else {
+      return nil
+    }
+    self.init(pid: pid, started: started)
+  }
+
+  /// Whether this process still runs (a later one with the same pid does not count).
+  public var isRunning: Bool { ProcessStamp(pid: pid) == self }
+}

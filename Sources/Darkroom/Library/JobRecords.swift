@@ -1,0 +1,159 @@
+import FoundationEssentials
+
+/// A job over a library's assets as its catalog remembers it: a job whose
+/// ``JobRequest/recordID`` is set is written down as it starts, after each item, and as it
+/// ends, so that after a restart a finished job still answers and one whose process died
+/// says so and can be resumed (``Library/resumeJob(_:)``). `JobRecord` is a `Sendable` value
+/// type.
+public struct JobRecord: Sendable, Equatable {
+  /// How the job stands.
+  public enum State: String, Sendable, Codable {
+    /// Its process is working on it.
+    case running
+    /// Every item was worked on.
+    case finished
+    /// It was stopped before the end (a stop, or a failure with `failFast`).
+    case stopped
+    /// Its process ended before the job did (killed, or the machine went down).
+    case interrupted
+  }
+
+  public var id: String
+  /// apply, revert, trash or restore.
+  public var action: String
+  public var state: State
+  /// Its assets.
+  public var total: Int
+  /// Assets it ended well (done, or already so).
+  public var done: Int
+  /// Assets it failed, with why, in the order they failed.
+  public var failures: [StoredJob.Failure]
+  public var started: Date
+  public var ended: Date?
+
+  /// Whether ``Library/resumeJob(_:)`` has anything to do: the job ended early.
+  public var canResume: Bool { state == .stopped || state == .interrupted }
+
+  /// A new job id: 32 random hex digits.
+  public static func newID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<4).map { _ in
+      let hex = String(generator.next() as UInt32, radix: 16)
+      return String(repeating: "0", count: 8 - hex.count) + hex
+    }.joined()
+  }
+}
+
+extension Library {
+  /// The job recorded under `id`; nil for an id the catalog does not know.
+  ///
+  /// - Throws: what the catalog throws.
+  public func jobRecord(_ id: String) throws(DarkroomError) -> JobRecord? {
+    guard let stored = try catalogCall({ try $0.job(id) }) else { return nil }
+    var state = JobRecord.State(rawValue: stored.state) ?? .interrupted
+    if state == .running, ProcessStamp(stored.owner)?.isRunning != true { state = .interrupted }
+    return JobRecord(
+      id: id, action: stored.name, state: state, total: stored.ids.count,
+      done: stored.done.count, failures: stored.failures,
+      started: Date(timeIntervalSince1970: stored.started),
+      ended: stored.ended.map { Date(timeIntervalSince1970: $0) })
+  }
+
+  /// A request that finishes a stopped or interrupted job: the same action, under the same
+  /// id, over the assets it has not ended well (those that failed are tried again), skipping
+  /// any that already carry the edit (the item in flight when the process died may have).
+  /// Set its settings and `jobs`, then run it as a ``LibraryJob``.
+  ///
+  /// - Throws: `notFound` for an unknown id; `invalidArgument` for a job that is running or
+  ///   finished.
+  public func resumeJob(_ id: String) throws(DarkroomError) -> JobRequest {
+    guard let record = try jobRecord(id), let stored = try catalogCall({ try $0.job(id) }) else {
+      throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
+    }
+    guard record.canResume else {
+      throw DarkroomError(
+        .invalidArgument,
+        "the job is \(record.state.rawValue): only a stopped or interrupted one resumes")
+    }
+    guard let action = JobLog.decode(stored.action) else {
+      throw DarkroomError(
+        .corrupt, file: catalogPath, "job \(id.prefix(64)): its action cannot be read")
+    }
+    var request = JobRequest(
+      action, on: .assets(stored.ids.filter { !stored.done.contains($0) }), in: self)
+    request.recordID = id
+    request.skipCurrent = true
+    return request
+  }
+}
+
+/// Writes a recorded job's progress to its library's catalog. A write that fails is not the
+/// job's failure: the work goes on, and the record says less.
+struct JobLog: Sendable {
+  let id: String
+  let library: Library
+  private let header: StoredJob
+
+  /// The action as stored: what ``Library/resumeJob(_:)`` reads back.
+  private struct Code: Codable {
+    var action: String
+    var graph: FilterGraph?
+    var append: Bool?
+    var version: Int?
+  }
+
+  /// Starts the record of `request`'s job over `ids`, or takes over the one it resumes; nil
+  /// for a job that is not recorded (no ``JobRequest/recordID``, no library, or a render).
+  init?(_ request: JobRequest, ids: [AssetID]) {
+    guard let id = request.recordID, let library = request.library,
+      let action = Self.encode(request.action)
+    else { return nil }
+    (self.id, self.library) = (id, library)
+    header = StoredJob(
+      id: id, name: request.action.name, action: action, ids: ids,
+      state: JobRecord.State.running.rawValue, owner: ProcessStamp.current.description,
+      started: Date().timeIntervalSince1970, ended: nil)
+    try? library.catalogCall { [header] in try $0.saveJob(header) }
+  }
+
+  func item(_ outcome: BatchOutcome) {
+    guard let raw = outcome.id, let asset = AssetID(raw) else { return }
+    try? library.catalogCall {
+      try $0.recordJobItem(
+        id, asset, error: outcome.status == .failed ? outcome.error ?? "failed" : nil)
+    }
+  }
+
+  func end(stopped: Bool) {
+    var ended = header
+    ended.state = (stopped ? JobRecord.State.stopped : .finished).rawValue
+    ended.ended = Date().timeIntervalSince1970
+    try? library.catalogCall { [ended] in try $0.saveJob(ended) }
+  }
+
+  static func encode(_ action: JobAction) -> String? {
+    let code: Code
+    switch action {
+    case .edit(let graph, let mode):
+      code = Code(action: "edit", graph: graph, append: mode == .append)
+    case .revert(let version): code = Code(action: "revert", version: version)
+    case .trash: code = Code(action: "trash")
+    case .restore: code = Code(action: "restore")
+    case .render: return nil
+    }
+    return (try? JSONEncoder().encode(code)).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  static func decode(_ text: String) -> JobAction? {
+    guard let code = try? JSONDecoder().decode(Code.self, from: Data(text.utf8)) else { return nil }
+    switch code.action {
+    case "edit":
+      guard let graph = code.graph else { return nil }
+      return .edit(graph, mode: code.append == true ? .append : .replace)
+    case "revert": return .revert(to: code.version)
+    case "trash": return .trash
+    case "restore": return .restore
+    default: return nil
+    }
+  }
+}
