@@ -90,6 +90,7 @@ public struct DarkroomServer: Sendable {
     if watch { services.append(WatchService(library: library, logger: logger)) }
     return Application(
       router: router(),
+      server: .http1(configuration: .init(additionalChannelHandlers: [ParserErrorBody()])),
       configuration: .init(
         address: .hostname(configuration.host, port: configuration.port), serverName: "darkroom"),
       services: services,

@@ -196,6 +196,36 @@ struct ServeProcessTests {
     #expect(again.stop() == 0)
   }
 
+  @Test("requests the HTTP parser refuses get 400 with the JSON error, and the server goes on")
+  func parserErrors() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let server = try ServeProcess(served.root)
+    let requests = [
+      "GARBAGE\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+      "POST /api/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 1 << 20))\r\n\r\n",
+    ]
+    for request in requests {
+      let fd = try server.connect()
+      server.send(fd, Array(request.utf8))
+      var response: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 65536)
+      while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
+      close(fd)
+      let text = String(decoding: response, as: UTF8.self)
+      #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(request.prefix(40))")
+      #expect(text.contains("\r\nContent-Type: application/json; charset=utf-8\r\n"))
+      #expect(
+        text.hasSuffix(
+          "\r\n\r\n"
+            + #"{"error":{"status":400,"kind":"http","message":"the request is not well-formed HTTP/1.1"}}"#
+        ), "\(request.prefix(40))")
+    }
+    #expect(try server.request("GET", "/healthz").status == 200)
+    #expect(server.stop() == 0)
+  }
+
   @Test("it prints where it listens; a missing token file or library is a clear error")
   func startupLines() throws {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
