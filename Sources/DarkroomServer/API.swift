@@ -183,9 +183,9 @@ struct API: Sendable {
     let query = try AssetQuery(parameters: parameters)
     let pageSize = limit
     let page = try await blocking { [library] () throws(DarkroomError) -> APIAssets in
-      let result = try library.assets(matching: query)
-      let (assets, next) = try result.page(limit: pageSize)
-      return APIAssets(assets: assets.map(APIAsset.init), count: result.count, next: next?.rawValue)
+      let page = try library.page(of: query, limit: pageSize)
+      return APIAssets(
+        assets: page.assets.map(APIAsset.init), count: page.count, next: page.next?.rawValue)
     }
     return try Self.encode(page)
   }

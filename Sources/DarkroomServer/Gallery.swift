@@ -167,9 +167,9 @@ struct Gallery: Sendable {
     if let after = query["after"] { parameters.append(("after", String(after))) }
     let assetQuery = try AssetQuery(parameters: parameters)
     let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
-      let all = try library.assets(matching: AssetQuery(parameters: [("album", ref)]))
-      let (assets, next) = try library.assets(matching: assetQuery).page(limit: Self.pageSize)
-      return (assets, all.count, next?.rawValue)
+      let all = try library.count(matching: AssetQuery(parameters: [("album", ref)]))
+      let page = try library.page(of: assetQuery, limit: Self.pageSize)
+      return (page.assets, all, page.next?.rawValue)
     }
     let escaped = Self.escapeQuery(ref)
     let title: String =

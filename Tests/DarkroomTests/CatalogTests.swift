@@ -485,6 +485,26 @@ struct CatalogTests {
         "synthetic/195.jpg", "synthetic/190.jpg", "synthetic/185.jpg",
       ])
     #expect(throws: DarkroomError.self) { try result.asset(at: 50) }
+
+    // A collection of the ids, in the query's order, as PHFetchResult is of its objects.
+    let ids = try catalog.ids(query)
+    #expect(Array(result) == ids && result.count == ids.count)
+    #expect(result.firstIndex(of: ids[7]) == 7 && result[result.index(before: 50)] == ids[49])
+    #expect(ids.allSatisfy { AssetFetchResult.unpack(AssetFetchResult.pack($0)) == $0 })
+    // A snapshot: an asset removed after the fetch keeps its place, and reading it says so
+    // (once its page is read: `result` read its first page before).
+    let snapshot = try lib.library.assets(matching: query)
+    var removal = CatalogChanges()
+    removal.removals = [ids[20]]
+    try catalog.commit(removal)
+    let later = try lib.library.assets(matching: query)
+    #expect(snapshot.count == 50 && later.count == 49 && snapshot[20] == ids[20])
+    #expect(try result.asset(at: 20).id == ids[20])
+    let gone = #expect(throws: DarkroomError.self) { try snapshot.asset(at: 20) }
+    #expect(gone?.kind == .notFound)
+    #expect(
+      gone?.description == "\(ids[20].rawValue): was removed from the catalog since the fetch")
+    #expect(try snapshot.asset(at: 21).id == ids[21])
   }
 
   @Test("check finds a damaged catalog")

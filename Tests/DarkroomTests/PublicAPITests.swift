@@ -36,6 +36,8 @@ struct PublicAPITests {
     let result = try library.assets(matching: newestFirst)
     let listed = try result.assets(in: 0..<result.count)
     #expect(listed.count == 8)
+    #expect(Array(result) == listed.map(\.id))  // a random-access collection of the ids
+    #expect(result.firstIndex(of: listed[3].id) == 3)
     let dates = listed.map { $0.captured ?? $0.added }
     #expect(dates == dates.sorted(by: >))
 

@@ -16,7 +16,18 @@ public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConv
   /// The 26-character text form.
   public let rawValue: String
 
-  private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+  static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+
+  /// A digit's value, 0 to 31 (0 for a byte not in the alphabet: ids are checked on entry).
+  static func digitValue(_ byte: UInt8) -> UInt8 {
+    digitValues[Int(byte)]
+  }
+
+  private static let digitValues: [UInt8] = {
+    var values = [UInt8](repeating: 0, count: 256)
+    for (value, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(value) }
+    return values
+  }()
 
   /// An id from its text form; nil unless it is 26 characters of Crockford base32 (upper
   /// case, no I, L, O or U).

@@ -28,6 +28,8 @@ public protocol Catalog: Sendable {
   func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset]
   /// The ids a query matches, in its order.
   func ids(_ query: AssetQuery) throws -> [AssetID]
+  /// The assets with these ids, in any order; ids it does not know are left out.
+  func assets(withIDs ids: [AssetID]) throws -> [Asset]
 
   /// Every album with its count and poster: smart albums, folders, user albums.
   func albums() throws -> [Album]

@@ -455,6 +455,18 @@ public final class SQLiteCatalog: Catalog {
     return try fetchAssets("WHERE f.path = ? AND a.name = ?", [folder, name]).first
   }
 
+  public func assets(withIDs ids: [AssetID]) throws -> [Asset] {
+    var found: [Asset] = []
+    // SQLite takes at most 32,766 variables a statement.
+    for start in stride(from: 0, to: ids.count, by: 500) {
+      let chunk = ids[start..<min(ids.count, start + 500)]
+      let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+      found += try fetchAssets(
+        "WHERE a.id IN (\(marks))", StatementArguments(chunk.map(\.rawValue)))
+    }
+    return found
+  }
+
   public func assets(withHash hash: String) throws -> [Asset] {
     try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
   }

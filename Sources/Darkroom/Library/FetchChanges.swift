@@ -55,10 +55,12 @@ extension Library {
               cursor = last.sequence
             }
             sequence = latest
-            let now = try catalogCall { try $0.ids(query) }
+            // The indexes are of the very snapshot the change carries.
+            let result = try assets(matching: query)
+            let now = Array(result)
             let (before, after) = (Set(ids), Set(now))
             let change = FetchResultChange(
-              result: try assets(matching: query),
+              result: result,
               removedIndexes: ids.indices.filter { !after.contains(ids[$0]) },
               insertedIndexes: now.indices.filter { !before.contains(now[$0]) },
               changedIndexes: now.indices.filter {

@@ -148,8 +148,26 @@ extension Library {
   public func assets(matching query: AssetQuery = AssetQuery()) throws(DarkroomError)
     -> AssetFetchResult
   {
-    let count = try catalogCall { try $0.count(query) }
-    return AssetFetchResult(query: query, count: count, library: self)
+    let ids = try catalogCall { try $0.ids(query) }
+    return AssetFetchResult(query: query, ids: ids, library: self)
+  }
+
+  /// How many assets a query matches.
+  ///
+  /// - Throws: what the catalog throws.
+  public func count(matching query: AssetQuery) throws(DarkroomError) -> Int {
+    try catalogCall { try $0.count(query) }
+  }
+
+  /// The first `limit` assets a query matches, its count, and where the next page starts:
+  /// a page of a listing, read without taking every id (as ``assets(matching:)`` does).
+  ///
+  /// - Throws: what the catalog throws.
+  public func page(of query: AssetQuery, limit: Int) throws(DarkroomError) -> AssetPage {
+    let (count, assets) = try catalogCall { catalog in
+      (try catalog.count(query), try catalog.assets(query, offset: 0, limit: limit))
+    }
+    return AssetPage(assets: assets, count: count, next: count > limit ? assets.last?.id : nil)
   }
 
   /// Every album: smart albums, folders, user albums, each with a count and poster.
@@ -231,60 +249,98 @@ extension Library {
   }
 }
 
-/// The result of a fetch: a count, and random access by index to rows loaded a page at a
-/// time, as `PHFetchResult` gives. It is a snapshot of the query's count when made; rows
-/// are read when first asked for.
-public final class AssetFetchResult: Sendable {
-  /// How many assets matched.
-  public let count: Int
+/// The result of a fetch, as `PHFetchResult` is: a snapshot of the ids a query matched, in
+/// its order, taken in one read of the catalog, and a random-access collection of them.
+/// The assets themselves are read a page at a time when first asked for:
+///
+/// ```swift
+/// let result = try library.assets(matching: query)
+/// print(result.count, result.first ?? "none")          // ids: no further read
+/// if let index = result.firstIndex(of: id) { ... }      // as PHFetchResult.index(of:)
+/// let firstPage = try result.assets(in: 0..<50)         // one read of the catalog
+/// ```
+///
+/// The ids take 16 bytes each (a million: 16 MB). An asset removed from the catalog after
+/// the fetch keeps its place in the collection, and ``asset(at:)`` throws `notFound` for it.
+public final class AssetFetchResult: RandomAccessCollection, Sendable {
   public let query: AssetQuery
   /// Rows loaded per page.
   public static let pageSize = 100
 
   private let library: Library
-  private let pages = Locked<[Int: [Asset]]>([:])
+  private let ids: [UInt128]
+  private let pages = Locked<[Int: [AssetID: Asset]]>([:])
 
-  init(query: AssetQuery, count: Int, library: Library) {
-    (self.query, self.count, self.library) = (query, count, library)
+  init(query: AssetQuery, ids: [AssetID], library: Library) {
+    (self.query, self.library) = (query, library)
+    self.ids = ids.map(Self.pack)
   }
 
-  /// The asset at `index` (0 ..< count).
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { ids.count }
+  public subscript(position: Int) -> AssetID { Self.unpack(ids[position]) }
+
+  /// The asset at `index` (0 ..< count), as the catalog has it now.
   ///
-  /// - Throws: `invalidArgument` for an index out of range; `io` if the catalog fails.
+  /// - Throws: `invalidArgument` for an index out of range; `notFound` for an asset removed
+  ///   since the fetch; `io` if the catalog fails.
   public func asset(at index: Int) throws(DarkroomError) -> Asset {
-    guard (0..<count).contains(index) else {
+    guard indices.contains(index) else {
       throw DarkroomError(.invalidArgument, "index \(index) is outside 0..<\(count)")
     }
     let page = index / Self.pageSize
-    if let rows = pages.withLock({ $0[page] }) {
-      guard index % Self.pageSize < rows.count else {
-        throw DarkroomError(.invalidArgument, "index \(index): the library changed under the fetch")
-      }
-      return rows[index % Self.pageSize]
+    let rows: [AssetID: Asset]
+    if let loaded = pages.withLock({ $0[page] }) {
+      rows = loaded
+    } else {
+      let ids = Array(self[page * Self.pageSize..<Swift.min(count, (page + 1) * Self.pageSize)])
+      let found = try library.catalogCall { try $0.assets(withIDs: ids) }
+      rows = Dictionary(found.map { ($0.id, $0) }) { first, _ in first }
+      pages.withLock { $0[page] = rows }
     }
-    let rows = try library.catalogCall {
-      try $0.assets(query, offset: page * Self.pageSize, limit: Self.pageSize)
+    let id = self[index]
+    guard let asset = rows[id] else {
+      throw DarkroomError(
+        .notFound, file: id.rawValue, "was removed from the catalog since the fetch")
     }
-    pages.withLock { $0[page] = rows }
-    guard index % Self.pageSize < rows.count else {
-      throw DarkroomError(.invalidArgument, "index \(index): the library changed under the fetch")
-    }
-    return rows[index % Self.pageSize]
+    return asset
   }
 
-  /// The assets in `range`, loading the pages they are on.
+  /// The assets in `range` (clamped to the result), loading the pages they are on.
+  ///
+  /// - Throws: as ``asset(at:)``.
   public func assets(in range: Range<Int>) throws(DarkroomError) -> [Asset] {
-    let range = range.clamped(to: 0..<count)
+    let range = range.clamped(to: indices)
     var result: [Asset] = []
     result.reserveCapacity(range.count)
     for index in range { result.append(try asset(at: index)) }
     return result
   }
 
-  /// The first `limit` assets, and the id to pass as the query's `after` for the ones that
-  /// follow (nil when none do): a page of a keyset-paged listing.
-  public func page(limit: Int) throws(DarkroomError) -> (assets: [Asset], next: AssetID?) {
-    let assets = try assets(in: 0..<limit)
-    return (assets, count > limit ? assets.last?.id : nil)
+  /// An id as 128 bits: its 26 base-32 digits, the first of which is at most 7.
+  static func pack(_ id: AssetID) -> UInt128 {
+    var value: UInt128 = 0
+    for byte in id.rawValue.utf8 { value = value << 5 | UInt128(AssetID.digitValue(byte)) }
+    return value
   }
+
+  static func unpack(_ value: UInt128) -> AssetID {
+    var digits = [UInt8](repeating: 0, count: 26)
+    var rest = value
+    for index in stride(from: 25, through: 0, by: -1) {
+      digits[index] = AssetID.alphabet[Int(rest & 31)]
+      rest >>= 5
+    }
+    return AssetID(unchecked: String(decoding: digits, as: UTF8.self))
+  }
+}
+
+/// One page of a listing, keyset-paged: what the server's `/api/assets` and the gallery show.
+public struct AssetPage: Sendable {
+  /// The first assets the query matches, at most the limit asked for.
+  public var assets: [Asset]
+  /// How many assets the query matches (those before its `after` left out).
+  public var count: Int
+  /// The id to pass as the query's `after` for the assets that follow; nil when none do.
+  public var next: AssetID?
 }
