@@ -146,6 +146,7 @@ struct AlbumBody: Decodable, Sendable {
 
   func change() throws -> Library.AlbumEdit {
     let ids = try Selection.assetIDs(ids ?? [])
+    if newTitle?.isEmpty == true { throw APIError.badRequest("newTitle is empty") }
     switch op {
     case "create": return .create(title)
     case "rename":

@@ -48,10 +48,7 @@ struct SpaceRoutes: Sendable {
       return Response(status: .seeOther, headers: [.location: "/space"])
     }
     router.post("space/lock") { _, context in
-      guard folder != nil else {
-        throw APIError.notFound("this server serves no spaces (darkroom serve --spaces DIR)")
-      }
-      if let session = context.session { sessions.lock(session.id) }
+      sessions.lock(try session(context).id)
       return Response(status: .seeOther, headers: [.location: "/space"])
     }
 
@@ -72,8 +69,7 @@ struct SpaceRoutes: Sendable {
       return try API.encode(APISpaceAssets(space.assets.filter { !$0.trashed }))
     }
     api.post("lock") { _, context in
-      _ = try session(context)
-      if let session = context.session { sessions.lock(session.id) }
+      sessions.lock(try session(context).id)
       return try API.encode(
         APISpaceState(
           served: true, unlocked: false,

@@ -133,6 +133,13 @@ struct ServerSpaceTests {
       let locked = try await login.get(client, "/api/space/assets")
       #expect(locked.status == .forbidden)
       #expect(locked.errorKind == "locked")
+      // A bearer token has no session, so no space to lock: 403, as for unlocking.
+      for path in ["/space/lock", "/api/space/lock"] {
+        let bearer = try await client.execute(
+          uri: path, method: .post, headers: ServedLibrary.write)
+        #expect(bearer.status == .forbidden, "\(path)")
+        #expect(bearer.errorKind == "session-needed", "\(path)")
+      }
 
       // A wrong password: the page says so, and the API says exactly this and nothing else.
       let wrongPage = try await login.postForm(client, "/space/unlock", "password=gamma")

@@ -786,6 +786,24 @@ struct ServerTests {
         uri: "/api/albums", method: .post, headers: ServedLibrary.write,
         body: jsonBody(["op": "explode", "title": "Trip"]))
       #expect(badOp.status == .badRequest)
+      // An album or asset that is not there: 404; an empty new title: 400, whatever the op.
+      let missing = try await client.execute(
+        uri: "/api/albums", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["op": "add", "title": "Nowhere", "ids": ids]))
+      #expect(missing.status == .notFound)
+      #expect(missing.errorKind == "not-found")
+      let unknownAsset = try await client.execute(
+        uri: "/api/albums", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["op": "add", "title": "Trip", "ids": ["01M8A03Y1YQ9HR963Q7S17MF6Q"]]))
+      #expect(unknownAsset.status == .notFound, "\(unknownAsset.text)")
+      for op in ["create", "rename"] {
+        let empty = try await client.execute(
+          uri: "/api/albums", method: .post, headers: ServedLibrary.write,
+          body: jsonBody(["op": op, "title": "Trip 2", "newTitle": ""]))
+        #expect(empty.status == .badRequest, "\(op)")
+        #expect(
+          (empty.object["error"] as? [String: Any])?["message"] as? String == "newTitle is empty")
+      }
     }
   }
 

@@ -126,7 +126,12 @@ public struct CatalogChanges: Sendable {
 /// Errors of a catalog's own making (the database's own are passed on as they are).
 public struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
   public var message: String
-  public init(_ message: String) { self.message = message }
+  /// The error names something the catalog does not have (an album, an asset).
+  public var isMissing = false
+  public init(_ message: String, missing: Bool = false) {
+    self.message = message
+    isMissing = missing
+  }
   public var description: String { message }
 }
 

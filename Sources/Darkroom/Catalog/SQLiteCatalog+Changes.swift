@@ -59,7 +59,7 @@ extension SQLiteCatalog {
           db.cachedStatement(sql: "SELECT folderId FROM asset WHERE id = ?"),
           arguments: [id.rawValue])
       else {
-        throw CatalogError("\(id): no such asset in this library")
+        throw CatalogError("\(id): no such asset in this library", missing: true)
       }
       var known: [String: Int64] = [:]
       let slash = path.lastIndex(of: "/")
@@ -146,7 +146,7 @@ extension SQLiteCatalog {
         guard
           try Bool.fetchOne(db, sql: "SELECT 1 FROM asset WHERE id = ?", arguments: [id.rawValue])
             != nil
-        else { throw CatalogError("\(id): no such asset in this library") }
+        else { throw CatalogError("\(id): no such asset in this library", missing: true) }
       }
       let sorted = ids.sorted()
       for (i, a) in sorted.enumerated() {

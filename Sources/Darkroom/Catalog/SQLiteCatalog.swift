@@ -668,7 +668,9 @@ public final class SQLiteCatalog: Catalog {
     guard
       let id = try Int64.fetchOne(
         db.cachedStatement(sql: "SELECT id FROM album WHERE title = ?"), arguments: [title])
-    else { throw CatalogError("no album named \"\(title)\" (darkroom albums lists them)") }
+    else {
+      throw CatalogError("no album named \"\(title)\" (darkroom albums lists them)", missing: true)
+    }
     return id
   }
 
@@ -776,7 +778,7 @@ public final class SQLiteCatalog: Catalog {
       try Bool.fetchOne(
         db.cachedStatement(sql: "SELECT 1 FROM asset WHERE id = ?"), arguments: [id.rawValue])
         != nil
-    else { throw CatalogError("\(id): no such asset in this library") }
+    else { throw CatalogError("\(id): no such asset in this library", missing: true) }
   }
 
   public func maintain() throws {

@@ -48,7 +48,7 @@ extension Library {
     do {
       return try body(catalog)
     } catch let error as CatalogError {
-      throw DarkroomError(.invalidArgument, error.message)
+      throw DarkroomError(error.isMissing ? .notFound : .invalidArgument, error.message)
     } catch let error as DarkroomError {
       throw error
     } catch {
