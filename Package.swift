@@ -42,6 +42,7 @@ let package = Package(
     .target(
       name: "Darkroom",
       dependencies: [
+        .product(name: "Logging", package: "swift-log"),
         "CVipsShim", "CExif", "CSandbox", "CSodium", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),

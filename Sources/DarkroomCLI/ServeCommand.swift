@@ -85,7 +85,10 @@ struct ServeCommand: ParsableCommand {
   }
 
   func run() throws {
-    let library = try Self.library(at: directory ?? ".")
+    var logger = Logger(label: "darkroom")
+    logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+    var library = try Self.library(at: directory ?? ".")
+    library.logger = logger  // the engine's jobs, sweeps and failed catalog writes too
     var configuration = ServerConfiguration()
     configuration.host = host
     configuration.port = port
@@ -122,8 +125,6 @@ struct ServeCommand: ParsableCommand {
     // What a killed server or command left (a cut-off upload, an edit never renamed) goes.
     library.sweepTemporaries()
     let server = try DarkroomServer(library: library, configuration: configuration)
-    var logger = Logger(label: "darkroom")
-    logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
     let (host, root, madeToken, spaces) = (host, library.root.path, newToken, spaces)
     let application = server.application(logger: logger) { port in
       var lines = ["darkroom serve: \(root)"]

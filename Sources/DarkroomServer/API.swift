@@ -383,8 +383,18 @@ struct API: Sendable {
     let upload = try Upload(
       into: library, name: name, folder: query["folder"].map(String.init) ?? Upload.defaultFolder,
       limits: limits)
-    for try await buffer in request.body {
-      try buffer.withUnsafeReadableBytes { bytes throws(DarkroomError) in try upload.append(bytes) }
+    do {
+      for try await buffer in request.body {
+        try buffer.withUnsafeReadableBytes { bytes throws(DarkroomError) in
+          try upload.append(bytes)
+        }
+      }
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      // The client went before its body did: its fault, not the server's (no answer reaches
+      // it, but the log and metrics say 400). The partial file went with `upload`.
+      throw APIError(.badRequest, "http", "the upload ended before its Content-Length")
     }
     switch try upload.finish() {
     case .added(let asset):

@@ -92,16 +92,22 @@ struct SpaceRoutes: Sendable {
       let (space, asset) = try spaceAsset(context)
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
-      let pixels = configuration.pixels
-      let append = body.mode == "append"
-      let edited = try await blocking { () throws(DarkroomError) in
-        try space.edit(asset, graph: graph, append: append, settings: pixels)
+      var request = JobRequest(
+        .edit(graph, mode: body.mode == "append" ? .append : .replace), on: .space(space, [asset]))
+      request.settings = configuration.pixels
+      let edited = try await blocking { [request] () throws(DarkroomError) in
+        _ = try LibraryJob.one(request)
+        return try space.asset(asset.id)
       }
       return try API.encode(APISpaceAsset(edited))
     }
     api.post("assets/:id/revert") { _, context in
       let (space, asset) = try spaceAsset(context)
-      let reverted = try await blocking { () throws(DarkroomError) in try space.revert(asset) }
+      let request = JobRequest(.revert(to: nil), on: .space(space, [asset]))
+      let reverted = try await blocking { () throws(DarkroomError) in
+        _ = try LibraryJob.one(request)
+        return try space.asset(asset.id)
+      }
       return try API.encode(APISpaceAsset(reverted))
     }
     api.post("uploads") { request, context in try await upload(request, context) }

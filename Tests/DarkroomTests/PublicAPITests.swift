@@ -2,6 +2,8 @@
 // library section shows the same calls.
 import Darkroom
 import Foundation
+import Logging
+import Synchronization
 import Testing
 
 /// A small app on the `Darkroom` product: open, scan, list by date, show a photo, edit,
@@ -147,5 +149,57 @@ struct PublicAPITests {
     }
     let stopped = try #require(await early.value)
     #expect(stopped.finished == 0 && stopped.notStarted == 8)
+  }
+
+  @Test(
+    "a logger passed in hears what the engine did and what failed without failing the call",
+    .timeLimit(.minutes(1)))
+  func logger() async throws {
+    let (folder, _) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let heard = Heard()
+    let library = try Library.open(
+      at: folder.path, logger: Logger(label: "test") { _ in HeardHandler(heard: heard) })
+    _ = try await library.scan()
+    // A temporary whose writer is gone (pid 2^31 - 2 runs nowhere) is swept, and said so.
+    let stale = ".1.jpg.2147483646.7.tmp"
+    _ = FileManager.default.createFile(atPath: folder.path + "/" + stale, contents: Data([1, 2]))
+    #expect(library.sweepTemporaries() == [stale])
+    // A job over two photos, one of which is gone from the disk: a warning and a summary.
+    let result = try library.assets(matching: AssetQuery())
+    let gone = try result.asset(at: 0)
+    try FileManager.default.removeItem(atPath: library.path(of: gone))
+    let job = try library.apply(
+      try FilterGraph.parse(spec: "noir"), to: .assets([result[0], result[1]]))
+    let counts = job.run()
+    #expect(counts.done == 1 && counts.failed == 1)
+    let lines = heard.lines
+    #expect(lines.count == 3, "\(lines)")
+    #expect(lines.first == "notice removed \(stale): a temporary file whose writer died")
+    #expect(lines.dropFirst().first == "warning apply: \(library.path(of: gone)): no such file")
+    #expect(
+      lines.last?.hasPrefix(
+        "info apply of 2: 1 done, 0 already so, 1 failed, 0 not started, in ") == true,
+      "\(lines)")
+  }
+}
+
+/// What a test logger heard: `LEVEL message` lines.
+final class Heard: Sendable {
+  private let state = Mutex<[String]>([])
+  var lines: [String] { state.withLock { $0 } }
+  func add(_ line: String) { state.withLock { $0.append(line) } }
+}
+
+struct HeardHandler: LogHandler {
+  let heard: Heard
+  var metadata: Logger.Metadata = [:]
+  var logLevel: Logger.Level = .trace
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { metadata[key] }
+    set { metadata[key] = newValue }
+  }
+  func log(event: LogEvent) {
+    heard.add("\(event.level) \(event.message)")
   }
 }

@@ -157,6 +157,9 @@ struct ServeProcessTests {
     #expect(list.status == 200)
     #expect(list.text.contains("\"count\":1"))
     #expect(server.stop() == 0)
+    // The client's fault, logged as such: a 400, not a server failure.
+    #expect(server.stderr.contains("POST /api/uploads 400 "), "\(server.stderr)")
+    #expect(!server.stderr.contains(" 500 "))
   }
 
   @Test(

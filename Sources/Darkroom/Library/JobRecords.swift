@@ -113,12 +113,12 @@ struct JobLog: Sendable {
       id: id, name: request.action.name, action: action, ids: ids,
       state: JobRecord.State.running.rawValue, owner: ProcessStamp.current.description,
       started: Date().timeIntervalSince1970, ended: nil)
-    try? library.catalogCall { [header] in try $0.saveJob(header) }
+    write { [header] in try $0.saveJob(header) }
   }
 
   func item(_ outcome: BatchOutcome) {
     guard let raw = outcome.id, let asset = AssetID(raw) else { return }
-    try? library.catalogCall {
+    write {
       try $0.recordJobItem(
         id, asset, error: outcome.status == .failed ? outcome.error ?? "failed" : nil)
     }
@@ -128,7 +128,16 @@ struct JobLog: Sendable {
     var ended = header
     ended.state = (stopped ? JobRecord.State.stopped : .finished).rawValue
     ended.ended = Date().timeIntervalSince1970
-    try? library.catalogCall { [ended] in try $0.saveJob(ended) }
+    write { [ended] in try $0.saveJob(ended) }
+  }
+
+  /// A write to the record; one that fails is logged, and the job goes on.
+  private func write(_ body: (any Catalog) throws -> Void) {
+    do {
+      try library.catalogCall(body)
+    } catch {
+      library.logger.warning("job \(id): its record in the catalog could not be written: \(error)")
+    }
   }
 
   static func encode(_ action: JobAction) -> String? {

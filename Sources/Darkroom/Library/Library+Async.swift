@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 
 /// The library as an app uses it: `async` calls by asset id, each run off the caller's
 /// threads (Swift's cooperative pool stays free while libvips and SQLite work). They are the
@@ -18,8 +19,11 @@ extension Library {
   /// The library whose `.darkroom/` folder is in `root`.
   ///
   /// - Throws: `notFound` when `root` holds no library (``create(at:)`` makes one).
-  public static func open(at root: String) throws(DarkroomError) -> Library {
-    let library = Library(root: URL(fileURLWithPath: root))
+  public static func open(at root: String, logger: Logger = Library.silent)
+    throws(DarkroomError) -> Library
+  {
+    var library = Library(root: URL(fileURLWithPath: root))
+    library.logger = logger
     var isFolder = false
     guard
       FileManager.default.fileExists(atPath: library.metadataFolder.path, isDirectory: &isFolder),

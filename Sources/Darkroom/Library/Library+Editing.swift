@@ -37,13 +37,7 @@ extension Library {
   {
     var request = JobRequest(action, on: .assets([id]), in: self)
     request.settings = settings
-    let outcome = Locked<BatchOutcome?>(nil)
-    try LibraryJob(request).run { result, _ in outcome.withLock { $0 = result } }
-    guard let result = outcome.withLock({ $0 }) else {
-      throw DarkroomError(.engine, file: id.rawValue, "the job ended without an outcome")
-    }
-    if let failure = result.failure { throw failure }
-    return result
+    return try LibraryJob.one(request)
   }
 
   /// The edit history of a file, by path, in whatever library holds it (empty for a file

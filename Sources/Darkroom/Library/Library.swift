@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 
 /// A library is a folder: like a git work tree, the nearest `.darkroom/` found walking up
 /// from a file holds its originals, adjustment data and rendition cache. Moving the whole
@@ -11,13 +12,25 @@ import FoundationEssentials
 /// ```
 ///
 /// ``Editor`` makes a library beside a file the first time it edits a file that is in none.
-/// `Library` is a `Sendable` value type; it names folders and holds no open files.
+/// `Library` is a `Sendable` value type; it names folders and holds no open files. Two
+/// libraries are equal when their roots are.
 public struct Library: Sendable, Hashable {
   /// The folder that contains `.darkroom/`.
   public let root: URL
   /// `root`'s path, made once: paths in the library are built from it for every request a
   /// server answers, and `URL` arithmetic is slow.
   public let rootPath: String
+  /// Where the engine tells what it did and what went wrong without failing the call: a
+  /// job's end and its failures, temporaries swept, a catalog or cache write that failed
+  /// after the work it followed was done. Silent unless set (``open(at:logger:)``);
+  /// `darkroom serve` gives its own.
+  public var logger = Library.silent
+
+  /// A logger that drops everything: the default.
+  public static let silent = Logger(label: "darkroom") { _ in SwiftLogNoOpLogHandler() }
+
+  public static func == (a: Library, b: Library) -> Bool { a.root == b.root }
+  public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 
   /// The name of a library's own folder, `.darkroom`.
   public static let folderName = DarkroomFolder.name

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Logging
 
 /// What a ``LibraryJob`` works on.
 public enum JobItems: Sendable {
@@ -227,6 +228,24 @@ public final class LibraryJob: Sendable {
   /// How many items the job has.
   public var count: Int { references.count }
 
+  /// Runs a job of one item on this thread and returns its outcome: what a single edit,
+  /// revert or render by a face is (``Library/edit(_:with:mode:settings:)`` is one).
+  ///
+  /// - Throws: the item's failure; what ``init(_:)`` throws.
+  public static func one(_ request: JobRequest) throws(DarkroomError) -> BatchOutcome {
+    let outcome = Locked<BatchOutcome?>(nil)
+    let job = try LibraryJob(request)
+    guard job.count == 1 else {
+      throw DarkroomError(.invalidArgument, "a job of one item has \(job.count)")
+    }
+    job.run { result, _ in outcome.withLock { $0 = result } }
+    guard let result = outcome.withLock({ $0 }) else {
+      throw DarkroomError(.engine, "the job ended without an outcome")
+    }
+    if let failure = result.failure { throw failure }
+    return result
+  }
+
   /// Starts no more items; those running finish.
   public func stop() { runner.stop() }
 
@@ -247,8 +266,10 @@ public final class LibraryJob: Sendable {
   {
     let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
     let log = JobLog(request, ids: ids)
+    let (logger, name) = (request.library?.logger ?? Library.silent, request.action.name)
     let reported: @Sendable (BatchOutcome, BatchCounts) -> Void = { outcome, counts in
       log?.item(outcome)  // first: a client told of the outcome finds it recorded
+      if let failure = outcome.failure { logger.warning("\(name): \(failure)") }
       progress(outcome, counts)
     }
     let counts: BatchCounts
@@ -262,6 +283,13 @@ public final class LibraryJob: Sendable {
       counts = runner.run(references, work: { context.perform($0) }, progress: reported)
     }
     log?.end(stopped: counts.notStarted > 0)
+    if references.count > 1 || request.recordID != nil {
+      var metadata: Logger.Metadata = [:]
+      if let id = request.recordID { metadata["job"] = "\(id)" }
+      logger.info(
+        "\(request.action.name) of \(counts.total): \(counts.done) done, \(counts.skipped) already so, \(counts.failed) failed, \(counts.notStarted) not started, in \(counts.seconds) s",
+        metadata: metadata)
+    }
     return counts
   }
 
@@ -341,11 +369,11 @@ public final class LibraryJob: Sendable {
       case .edit(let graph, let mode):
         let path = try library.editablePath(asset)
         try edit(path, graph, mode, writingTo: nil, &outcome)
-        _ = try? library.recatalog([path])
+        library.recatalogAfterChange(path)
       case .revert(let version):
         let path = try library.editablePath(asset)
         try revert(path, to: version, &outcome)
-        if outcome.reverted != .notEdited { _ = try? library.recatalog([path]) }
+        if outcome.reverted != .notEdited { library.recatalogAfterChange(path) }
       case .render(let step):
         // A full representation may be the file's own bytes: it must be the catalogued file.
         let path =

@@ -121,7 +121,11 @@ extension Library {
     var scanner = try Scanner(library: self, roots: roots, options: options, progress: progress)
     try scanner.run()
     if scanner.summary.added + scanner.summary.removed > 0 {
-      try? catalogCall { try $0.maintain() }
+      do {
+        try catalogCall { try $0.maintain() }
+      } catch {
+        logger.notice("\(error): the query planner's statistics were not refreshed")
+      }
     }
     scanner.summary.seconds =
       Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
@@ -152,7 +156,17 @@ extension Library {
   /// leaves the catalog to the next scan.
   static func recatalog(file path: String) {
     guard let library = Library.containing(path), library.hasCatalog else { return }
-    _ = try? library.recatalog([path])
+    library.recatalogAfterChange(path)
+  }
+
+  /// Reads `path` again after an edit or revert changed it; a failure is logged and left to
+  /// the next scan (the change itself is done and durable).
+  func recatalogAfterChange(_ path: String) {
+    do {
+      _ = try recatalog([path])
+    } catch {
+      logger.warning("\(error): the catalog keeps the file as it was until the next scan")
+    }
   }
 }
 

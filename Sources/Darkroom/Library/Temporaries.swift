@@ -29,7 +29,9 @@ extension Library {
       guard lstat(rootPath + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
         continue
       }
-      if removing { unlink(rootPath + "/" + relative) }
+      if removing, unlink(rootPath + "/" + relative) == 0 {
+        logger.notice("removed \(relative): a temporary file whose writer died")
+      }
       found.append(relative)
     }
     return found.sorted()
