@@ -428,50 +428,18 @@ struct API: Sendable {
       selection = try JSONDecoder().decode(Selection.self, from: Data(buffer: body))
     }
     let ids = try await ids(in: selection)
-    let assets = try await blocking { [library] () throws(DarkroomError) in
-      try ids.map { id throws(DarkroomError) in try library.asset(id) }.filter { !$0.isOffline }
+    let export = try await blocking { [library] () throws(DarkroomError) in
+      try library.zipExport(of: ids)
     }
-    guard assets.count <= ZipStream.maxEntries,
-      assets.reduce(UInt64(0), { $0 + UInt64($1.byteSize) + 200 }) < ZipStream.maxBytes
-    else {
-      throw APIError(
-        .contentTooLarge, "too-large", "a zip holds at most 4 GiB and 65,535 files: select fewer")
-    }
-    // Every file is checked before the first byte goes: a link or a replaced file is a 4xx,
-    // not a zip with a hole (or with the link's target) in it.
-    try await blocking { [library] () throws(DarkroomError) in
-      for asset in assets { _ = try library.openFile(of: asset) }
-    }
-    let library = library
     let headers: HTTPFields = [
       .contentType: "application/zip",
-      .contentDisposition: "attachment; filename=\"darkroom-\(assets.count).zip\"",
+      .contentDisposition: "attachment; filename=\"\(export.fileName)\"",
       .cacheControl: "no-store",
     ]
     return Response(
       status: .ok, headers: headers,
       body: ResponseBody { writer in
-        var zip = ZipStream()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        for asset in assets {
-          let name = asset.trashedFrom ?? asset.path
-          // Changed since the check above: left out, as a file gone meanwhile is.
-          guard let file = try? library.openFile(of: asset) else { continue }
-          try await writer.write(ByteBuffer(bytes: zip.header(name)))
-          var crc: UInt32 = 0
-          var size: UInt64 = 0
-          while true {
-            let n = (try? file.read(at: Int(size), into: &buffer)) ?? 0
-            if n <= 0 { break }
-            buffer.withUnsafeBytes {
-              crc = CRC32.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-            }
-            size += UInt64(n)
-            try await writer.write(ByteBuffer(bytes: buffer[0..<n]))
-          }
-          try await writer.write(ByteBuffer(bytes: zip.descriptor(crc: crc, size: size)))
-        }
-        try await writer.write(ByteBuffer(bytes: zip.end()))
+        try await export.write { bytes in try await writer.write(ByteBuffer(bytes: bytes)) }
         try await writer.finish(nil)
       })
   }

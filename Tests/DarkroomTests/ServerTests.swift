@@ -742,6 +742,7 @@ struct ServerTests {
         body: jsonBody(["ids": ids.map(\.rawValue)]))
       #expect(response.status == .ok)
       #expect(response.headers[.contentType] == "application/zip")
+      #expect(response.headers[.contentDisposition] == "attachment; filename=\"darkroom-3.zip\"")
       let entries = try ZipReader.entries(response.bytes)
       #expect(entries.count == 3)
       for (id, entry) in zip(ids, entries) {

@@ -1,4 +1,4 @@
-import Glibc
+import FoundationEssentials
 
 /// A zip archive written as it goes (stored, not compressed: photos do not shrink), so a
 /// download of thousands of files needs no temporary file and starts at once. Each entry's
