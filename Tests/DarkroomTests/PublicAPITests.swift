@@ -122,20 +122,12 @@ struct PublicAPITests {
       #expect(asset.contentHash == (try ContentHash.of(file: library.path(of: asset)).hex))
     }
 
-    // The catalog kept the job: stopped, with what it did. Resumed, it does the rest, and
-    // each photo is edited once.
-    let id = try #require(job.request.recordID)
-    let record = try #require(try library.jobRecord(id))
-    #expect(record.state == .stopped && record.canResume)
+    // The catalog kept the job, with what it did (all of it, if this machine was slow to
+    // hand the consumer its first event).
+    let first = try #require(job.request.recordID)
+    let record = try #require(try library.jobRecord(first))
+    #expect(record.state == (counts.notStarted > 0 ? .stopped : .finished))
     #expect(record.done == counts.done && record.total == 8 && record.failures.isEmpty)
-    let rest = try LibraryJob(try library.resumeJob(id)).run()
-    #expect(rest.done + rest.skipped == 8 - counts.done && rest.failed == 0)
-    let finished = try #require(try library.jobRecord(id))
-    #expect(finished.state == .finished && finished.done == 8 && !finished.canResume)
-    #expect(throws: DarkroomError.self) { try library.resumeJob(id) }
-    for asset in try everything.assets(in: 0..<everything.count) {
-      #expect(try library.editHistory(asset.id).current == 1)
-    }
 
     // Cancelled before it starts: nothing is done, and the counts still arrive.
     let untouched = try library.apply(noir, to: .query(AssetQuery()))
@@ -149,6 +141,20 @@ struct PublicAPITests {
     }
     let stopped = try #require(await early.value)
     #expect(stopped.finished == 0 && stopped.notStarted == 8)
+
+    // That job, kept as stopped, resumes under its id and does the rest: the photos the
+    // first job edited already carry the edit (skipped), and each photo is edited once.
+    let id = try #require(untouched.request.recordID)
+    let kept = try #require(try library.jobRecord(id))
+    #expect(kept.state == .stopped && kept.canResume && kept.done == 0 && kept.total == 8)
+    let rest = try LibraryJob(try library.resumeJob(id)).run()
+    #expect(rest.done == 8 - counts.done && rest.skipped == counts.done && rest.failed == 0)
+    let finished = try #require(try library.jobRecord(id))
+    #expect(finished.state == .finished && finished.done == 8 && !finished.canResume)
+    #expect(throws: DarkroomError.self) { try library.resumeJob(id) }
+    for asset in try everything.assets(in: 0..<everything.count) {
+      #expect(try library.editHistory(asset.id).current == 1)
+    }
   }
 
   @Test(

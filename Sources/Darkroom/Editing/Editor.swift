@@ -24,9 +24,20 @@ public struct Editor: Sendable {
   public var renderer = Renderer()
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
   public var quality = 92
+  /// The store of the library whose files this editor works on in place; nil: each file's
+  /// nearest library, found by walking up from it (made beside the file for its first
+  /// edit). A ``Library`` gives its own, so its edits never look one up by path.
+  var store: OriginalStore?
 
   /// An editor with the default renderer, writing edited results at quality 92.
   public init() {}
+
+  /// The store for `path` worked on in place: the one given, else the nearest (`creating`:
+  /// else a new library's beside the file).
+  private func store(for path: String, creating: Bool = false) -> OriginalStore? {
+    if let store { return store }
+    return creating ? OriginalStore.forEdit(of: path) : OriginalStore.nearest(to: path)
+  }
 
   public typealias Mode = EditMode
   public typealias RevertOutcome = Darkroom.RevertOutcome
@@ -63,7 +74,8 @@ public struct Editor: Sendable {
     skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
     let destination = output ?? path
-    let store = OriginalStore.forEdit(of: destination)
+    // A result written elsewhere goes to the library there.
+    let store = (output == nil ? self.store : nil) ?? OriginalStore.forEdit(of: destination)
     return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
       // In place, .append adds filters to what the file carries: "current" would compare
@@ -134,7 +146,7 @@ public struct Editor: Sendable {
     -> AdjustmentData?
   {
     let destination = output ?? path
-    guard let store = OriginalStore.nearest(to: destination),
+    guard let store = (output == nil ? self.store : nil) ?? OriginalStore.nearest(to: destination),
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes, data.result.quality == quality
@@ -182,7 +194,7 @@ public struct Editor: Sendable {
         .invalidArgument, file: path, "version takes 0 (the original) or more; not \(version)")
     }
     _ = try InputFile(path)  // a missing or unreadable file is an error, not "not edited"
-    guard let store = OriginalStore.nearest(to: path) else { return .notEdited }
+    guard let store = store(for: path) else { return .notEdited }
     return try store.withLock(for: path) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: path)
       let target = version ?? 0
@@ -237,7 +249,7 @@ public struct Editor: Sendable {
   ///   the library is not valid JSON (`invalidArgument`).
   public func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
     _ = try InputFile(path)
-    guard let store = OriginalStore.nearest(to: path) else { return nil }
+    guard let store = store(for: path) else { return nil }
     return try store.adjustment(forResult: ContentHash.of(file: path))
   }
 
@@ -254,9 +266,7 @@ public struct Editor: Sendable {
   /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
   public func editHistory(_ path: String) throws(DarkroomError) -> EditHistory {
     _ = try InputFile(path)
-    guard let store = OriginalStore.nearest(to: path) else {
-      return EditHistory(versions: [], current: 0)
-    }
+    guard let store = store(for: path) else { return EditHistory(versions: [], current: 0) }
     return try editHistory(path, store: store)
   }
 
@@ -313,7 +323,7 @@ public struct Editor: Sendable {
   ///   the library's copy of the original is lost or damaged.
   public func originalBytes(_ path: String) throws(DarkroomError) -> [UInt8]? {
     _ = try InputFile(path)
-    guard let store = OriginalStore.nearest(to: path) else { return nil }
+    guard let store = store(for: path) else { return nil }
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
       let hash = ContentHash(hex: current.original.sha256)
     else { return nil }

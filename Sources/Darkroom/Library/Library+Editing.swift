@@ -59,7 +59,8 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.
   public func editHistory(_ id: AssetID) throws(DarkroomError) -> Editor.EditHistory {
-    try Editor().editHistory(path(of: asset(id)))
+    let path = path(of: try asset(id))
+    return try editor(of: path).editHistory(path)
   }
 
   /// A preview of `graph` applied to an asset's original (its edit left out), fitting
@@ -76,7 +77,7 @@ extension Library {
     let renderer = Renderer(settings)
     let path = try checkedPath(of: asset(id))
     let source: ImageSource =
-      try Editor().originalBytes(path).map { .data($0, name: path) }
+      try editor(of: path).originalBytes(path).map { .data($0, name: path) }
       ?? .file(path)
     var base = spec
     base.representation = .fullscreen
@@ -84,7 +85,7 @@ extension Library {
     base.metadata = .strip
     let screen = try Representations(renderer: renderer, cache: RenditionCache(folder: cacheFolder))
       .rendition(of: source, base)
-    var editor = Editor(settings)
+    var editor = self.editor(of: path, settings)
     editor.quality = spec.quality
     // Pixel crops name the original's pixels: scaled to the smaller image's.
     let original = try AssetMetadata.read(source)

@@ -65,4 +65,14 @@ extension Library {
 extension Library {
   /// The library's store of originals and adjustment data.
   var store: OriginalStore { OriginalStore(folder: metadataFolder) }
+
+  /// An editor of this library's file at `path`, in place, working to `settings`, given the
+  /// store it is to use: the library decides, the editor never looks one up. That is the
+  /// library's own, unless the file is in a library nested in this one (the folder of an
+  /// `apply -o` inside it, say), whose store holds its edits' chain.
+  func editor(of path: String, _ settings: PixelSettings = PixelSettings()) -> Editor {
+    var editor = Editor(settings)
+    editor.store = OriginalStore.nearest(to: path) ?? store
+    return editor
+  }
 }

@@ -314,6 +314,7 @@ public final class LibraryJob: Sendable {
   private struct Context: Sendable {
     let request: JobRequest
     let settings: PixelSettings
+    /// For files: each file's nearest library's store (the CLI's files may be anywhere).
     var editor: Editor { Editor(settings) }
 
     func perform(_ reference: Reference) -> BatchOutcome {
@@ -368,11 +369,12 @@ public final class LibraryJob: Sendable {
       switch request.action {
       case .edit(let graph, let mode):
         let path = try library.editablePath(asset)
-        try edit(path, graph, mode, writingTo: nil, &outcome)
+        try edit(
+          path, graph, mode, writingTo: nil, by: library.editor(of: path, settings), &outcome)
         library.recatalogAfterChange(path)
       case .revert(let version):
         let path = try library.editablePath(asset)
-        try revert(path, to: version, &outcome)
+        try revert(path, to: version, by: library.editor(of: path, settings), &outcome)
         if outcome.reverted != .notEdited { library.recatalogAfterChange(path) }
       case .render(let step):
         // A full representation may be the file's own bytes: it must be the catalogued file.
@@ -413,9 +415,9 @@ public final class LibraryJob: Sendable {
 
     private func edit(
       _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
-      _ outcome: inout BatchOutcome
+      by editor: Editor? = nil, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
-      let result = try editor.edit(
+      let result = try (editor ?? self.editor).edit(
         path, with: graph, mode: mode, writingTo: destination, skipIfCurrent: request.skipCurrent)
       outcome.status = result.skipped ? .skipped : .done
       outcome.output = destination ?? path
@@ -425,10 +427,10 @@ public final class LibraryJob: Sendable {
       outcome.resultSHA256 = result.adjustment.result.sha256
     }
 
-    private func revert(_ path: String, to version: Int?, _ outcome: inout BatchOutcome)
-      throws(DarkroomError)
-    {
-      let reverted = try editor.revert(path, to: version)
+    private func revert(
+      _ path: String, to version: Int?, by editor: Editor? = nil, _ outcome: inout BatchOutcome
+    ) throws(DarkroomError) {
+      let reverted = try (editor ?? self.editor).revert(path, to: version)
       outcome.reverted = reverted
       outcome.output = path
       switch reverted {
