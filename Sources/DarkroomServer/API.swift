@@ -115,8 +115,11 @@ struct API: Sendable {
           .conflict, "conflict",
           "the job is \(found.status.state.rawValue): only a stopped or interrupted one resumes")
       }
-      let job = try await blocking { [jobs] () throws(DarkroomError) in
-        try jobs.resume(found.id)
+      let job: Job
+      do {
+        job = try await blocking { [jobs] () throws(DarkroomError) in try jobs.resume(found.id) }
+      } catch let error as DarkroomError where error.kind == .invalidArgument {
+        throw APIError(.conflict, "conflict", error.message)  // resumed since it was read
       }
       var response = try Self.encode(job.status, status: .accepted)
       response.headers[.location] = "/api/jobs/\(job.id)"

@@ -33,17 +33,19 @@ final class Job: Sendable {
   let library: Library
   /// Assets done before this process took the job on (a resumed job).
   private let doneBefore: Int
+  /// Read from the catalog: this process runs it not, so no progress comes through it.
+  private let fromCatalog: Bool
   private let state: Locked<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
 
   init(id: String, action: String, total: Int, doneBefore: Int = 0, library: Library) {
-    (self.id, self.library, self.doneBefore) = (id, library, doneBefore)
+    (self.id, self.library, self.doneBefore, fromCatalog) = (id, library, doneBefore, false)
     state = Locked((Status(id: id, action: action, total: total, done: doneBefore), [:]))
   }
 
   /// A job another process ran, as the catalog recorded it.
   init(_ record: JobRecord, library: Library) {
-    (id, self.library, doneBefore) = (record.id, library, record.done)
+    (id, self.library, doneBefore, fromCatalog) = (record.id, library, record.done, true)
     var status = Status(
       id: record.id, action: record.action, total: record.total, done: record.done,
       failed: record.failures.count, finished: record.state != .running, state: record.state)
@@ -67,6 +69,10 @@ final class Job: Sendable {
       }
       if status.finished {
         continuation.yield(.finished(status))
+        continuation.finish()
+      } else if fromCatalog {
+        // Another process runs it: where it is now, and the stream ends (ask again).
+        continuation.yield(.progress(status, nil))
         continuation.finish()
       } else {
         continuation.yield(.progress(status, nil))
@@ -133,22 +139,29 @@ final class Jobs: Sendable {
   /// Starts a library job on its own thread and returns the server's record of it at once.
   func start(_ action: JobAction, on ids: [AssetID]) -> Job {
     let id = JobRecord.newID()
+    var seen = Set<AssetID>()
+    let ids = ids.filter { seen.insert($0).inserted }  // an asset named twice is one item
     var request = JobRequest(action, on: .assets(ids), in: library)
     request.recordID = id
+    request.settings = pixels
     return start(request, Job(id: id, action: action.name, total: ids.count, library: library))
   }
 
   /// Finishes a job that was stopped or that a server before this one left unfinished.
   ///
-  /// - Throws: `notFound`; `invalidArgument` for a job running or finished.
+  /// - Throws: `notFound`; `invalidArgument` for a job running or finished (the route has
+  ///   answered 409 for those it saw; these are the ones that started since).
   func resume(_ id: String) throws(DarkroomError) -> Job {
-    // One resume at a time: two at once would both find the job interrupted.
+    // One resume at a time in this process; the catalog's claim settles it between processes.
     try resuming.withLock { _ throws(DarkroomError) in
       guard jobs.withLock({ $0[id]?.status.finished }) != false else {
         throw DarkroomError(
           .invalidArgument, "the job is running: only a stopped or interrupted one resumes")
       }
-      let request = try library.resumeJob(id)
+      var request = try library.resumeJob(id)
+      let quality = request.settings.quality  // the job's own
+      request.settings = pixels
+      request.settings.quality = quality
       guard let record = try library.jobRecord(id) else {
         throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
       }
@@ -162,7 +175,6 @@ final class Jobs: Sendable {
   private func start(_ request: JobRequest, _ job: Job) -> Job {
     var request = request
     request.jobs = concurrency
-    request.settings = pixels
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.
       if jobs.count > 1000 { jobs = jobs.filter { !$0.value.status.finished } }
@@ -172,7 +184,10 @@ final class Jobs: Sendable {
       let counts = try? await blocking { () throws(DarkroomError) in
         try LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
       }
-      job.finish(counts ?? BatchCounts(total: job.status.total))
+      // A job that could not start (its query, its workers) left every item undone.
+      var unstarted = BatchCounts(total: job.status.total)
+      unstarted.notStarted = unstarted.total
+      job.finish(counts ?? unstarted)
       _ = self.running.withLock { $0.removeValue(forKey: job.id) }
     }
     running.withLock { $0[job.id] = task }

@@ -158,6 +158,43 @@ struct PublicAPITests {
   }
 
   @Test(
+    "a recorded job keeps its quality for a resume, is resumed once, and appends are not recorded",
+    .timeLimit(.minutes(1)))
+  func jobRecords() async throws {
+    let (folder, library) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    _ = try await library.scan()
+    let ids = Array(try library.assets(matching: AssetQuery()).prefix(2))
+    let noir = try FilterGraph.parse(spec: "noir")
+    var request = JobRequest(.edit(noir, mode: .replace), on: .assets(ids), in: library)
+    let id = JobRecord.newID()
+    request.recordID = id
+    request.settings.quality = 70
+    let stopped = try LibraryJob(request)
+    stopped.stop()  // before it starts: every item left
+    #expect(stopped.run().notStarted == 2)
+    #expect(try library.jobRecord(id)?.state == .stopped)
+    let resumed = try library.resumeJob(id)
+    #expect(resumed.settings.quality == 70)
+    #expect(resumed.skipCurrent && resumed.recordID == id)
+    // Claimed by this process now: a second resume is refused, as another process's would be.
+    #expect(try library.jobRecord(id)?.state == .running)
+    let again = #expect(throws: DarkroomError.self) { try library.resumeJob(id) }
+    #expect(again?.kind == .invalidArgument)
+    #expect(try LibraryJob(resumed).run().done == 2)
+    #expect(try library.jobRecord(id)?.state == .finished)
+    for asset in ids {
+      #expect(try library.editHistory(asset).versions.last?.result.quality == 70)
+    }
+    // An edit that appends is not recorded: a resume could not tell whether it landed.
+    var append = JobRequest(.edit(noir, mode: .append), on: .assets(ids), in: library)
+    let appendID = JobRecord.newID()
+    append.recordID = appendID
+    #expect(try LibraryJob(append).run().done == 2)
+    #expect(try library.jobRecord(appendID) == nil)
+  }
+
+  @Test(
     "a logger passed in hears what the engine did and what failed without failing the call",
     .timeLimit(.minutes(1)))
   func logger() async throws {

@@ -196,6 +196,12 @@ struct ServeProcessTests {
         as? String == "the job is finished: only a stopped or interrupted one resumes")
     #expect(
       try again.request("GET", "/api/jobs/\(String(repeating: "0", count: 32))").status == 404)
+    // An asset named twice is one item.
+    let twice = try JSONSerialization.data(withJSONObject: [
+      "action": "trash", "ids": [ids[0], ids[0]],
+    ])
+    let trashed = try again.request("POST", "/api/jobs", body: Array(twice))
+    #expect(ServeProcess.json(trashed.text)["total"] as? Int == 1, "\(trashed.text)")
     #expect(again.stop() == 0)
   }
 

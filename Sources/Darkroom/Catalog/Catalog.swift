@@ -77,6 +77,12 @@ public protocol Catalog: Sendable {
   func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws
   /// A job with its items' outcomes; nil for an id the catalog does not know.
   func job(_ id: String) throws -> StoredJob?
+  /// Marks a job running under `newOwner` if it is still in `state` under `owner`; false if
+  /// another process took it first.
+  func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws -> Bool
+  /// Forgets the jobs that ended before `time`, but the `keeping` that ended last (their
+  /// items go with them).
+  func forgetJobs(endedBefore time: Double, keeping: Int) throws
 }
 
 /// One file as the catalog last saw it.

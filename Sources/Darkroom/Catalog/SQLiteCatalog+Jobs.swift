@@ -22,6 +22,8 @@ extension SQLiteCatalog {
             seq INTEGER NOT NULL,
             error TEXT,
             PRIMARY KEY (jobId, assetId));
+          CREATE INDEX jobItem_seq ON jobItem(jobId, seq);
+          CREATE INDEX job_ended ON job(endedAt) WHERE endedAt IS NOT NULL;
           """)
     }
   }
@@ -42,12 +44,33 @@ extension SQLiteCatalog {
     }
   }
 
+  public func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
+    -> Bool
+  {
+    try pool.write { db in
+      try db.execute(
+        sql: "UPDATE job SET state = 'running', owner = ? WHERE id = ? AND state = ? AND owner = ?",
+        arguments: [newOwner, id, state, owner])
+      return db.changesCount == 1
+    }
+  }
+
+  public func forgetJobs(endedBefore time: Double, keeping: Int) throws {
+    try pool.write { db in
+      try db.execute(
+        sql: """
+          DELETE FROM job WHERE endedAt < ? AND id NOT IN
+            (SELECT id FROM job WHERE endedAt IS NOT NULL ORDER BY endedAt DESC LIMIT ?)
+          """, arguments: [time, keeping])
+    }
+  }
+
   public func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
     try pool.write { db in
       try db.cachedStatement(
         sql: """
           INSERT OR REPLACE INTO jobItem (jobId, assetId, seq, error) VALUES (?, ?,
-            (SELECT count(*) FROM jobItem WHERE jobId = ?), ?)
+            (SELECT COALESCE(max(seq), -1) + 1 FROM jobItem WHERE jobId = ?), ?)
           """
       ).execute(arguments: [job, id.rawValue, job, error])
     }

@@ -75,14 +75,22 @@ extension Library {
         .invalidArgument,
         "the job is \(record.state.rawValue): only a stopped or interrupted one resumes")
     }
-    guard let action = JobLog.decode(stored.action) else {
+    guard let (action, quality) = JobLog.decode(stored.action) else {
       throw DarkroomError(
         .corrupt, file: catalogPath, "job \(id.prefix(64)): its action cannot be read")
+    }
+    // Taken in one write: of two processes that found it interrupted, one resumes it.
+    let owner = ProcessStamp.current.description
+    guard
+      try catalogCall({ try $0.claimJob(id, state: stored.state, owner: stored.owner, by: owner) })
+    else {
+      throw DarkroomError(.invalidArgument, "the job is running: another process resumed it first")
     }
     var request = JobRequest(
       action, on: .assets(stored.ids.filter { !stored.done.contains($0) }), in: self)
     request.recordID = id
     request.skipCurrent = true
+    if let quality { request.settings.quality = quality }
     return request
   }
 }
@@ -100,19 +108,24 @@ struct JobLog: Sendable {
     var graph: FilterGraph?
     var append: Bool?
     var version: Int?
+    /// An edit's encoder quality: a resume writes what the job began with.
+    var quality: Int?
   }
 
   /// Starts the record of `request`'s job over `ids`, or takes over the one it resumes; nil
   /// for a job that is not recorded (no ``JobRequest/recordID``, no library, or a render).
   init?(_ request: JobRequest, ids: [AssetID]) {
     guard let id = request.recordID, let library = request.library,
-      let action = Self.encode(request.action)
+      let action = Self.encode(request.action, quality: request.settings.quality)
     else { return nil }
     (self.id, self.library) = (id, library)
+    let now = Date().timeIntervalSince1970
     header = StoredJob(
       id: id, name: request.action.name, action: action, ids: ids,
       state: JobRecord.State.running.rawValue, owner: ProcessStamp.current.description,
-      started: Date().timeIntervalSince1970, ended: nil)
+      started: now, ended: nil)
+    // Jobs are kept a month, and the last thousand however old.
+    write { try $0.forgetJobs(endedBefore: now - 30 * 86_400, keeping: 1000) }
     write { [header] in try $0.saveJob(header) }
   }
 
@@ -140,11 +153,15 @@ struct JobLog: Sendable {
     }
   }
 
-  static func encode(_ action: JobAction) -> String? {
+  /// The action as stored; nil for one that is not recorded: a render, and an edit that
+  /// appends (after a crash, a resume could not tell whether the edit in flight landed, and
+  /// appending it again would apply it twice).
+  static func encode(_ action: JobAction, quality: Int) -> String? {
     let code: Code
     switch action {
     case .edit(let graph, let mode):
-      code = Code(action: "edit", graph: graph, append: mode == .append)
+      guard mode == .replace else { return nil }
+      code = Code(action: "edit", graph: graph, append: false, quality: quality)
     case .revert(let version): code = Code(action: "revert", version: version)
     case .trash: code = Code(action: "trash")
     case .restore: code = Code(action: "restore")
@@ -153,15 +170,15 @@ struct JobLog: Sendable {
     return (try? JSONEncoder().encode(code)).map { String(decoding: $0, as: UTF8.self) }
   }
 
-  static func decode(_ text: String) -> JobAction? {
+  static func decode(_ text: String) -> (JobAction, quality: Int?)? {
     guard let code = try? JSONDecoder().decode(Code.self, from: Data(text.utf8)) else { return nil }
     switch code.action {
     case "edit":
-      guard let graph = code.graph else { return nil }
-      return .edit(graph, mode: code.append == true ? .append : .replace)
-    case "revert": return .revert(to: code.version)
-    case "trash": return .trash
-    case "restore": return .restore
+      guard let graph = code.graph, code.append != true else { return nil }
+      return (.edit(graph, mode: .replace), code.quality)
+    case "revert": return (.revert(to: code.version), nil)
+    case "trash": return (.trash, nil)
+    case "restore": return (.restore, nil)
     default: return nil
     }
   }

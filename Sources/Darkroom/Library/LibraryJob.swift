@@ -107,7 +107,8 @@ public struct JobRequest: Sendable {
   /// Keeps the job in the library's catalog under this id: its items, each one's outcome,
   /// and how it ended, so that it can be read after a restart (``Library/jobRecord(_:)``)
   /// and resumed (``Library/resumeJob(_:)``). Only jobs over a library's assets (by id or
-  /// query) are kept; not renders.
+  /// query) are kept; not renders, nor edits that append (a resume could not tell whether
+  /// the edit in flight at a crash landed). Jobs are kept a month, and the last thousand.
   public var recordID: String?
   /// Stop at the first failure (running items still finish).
   public var failFast = false

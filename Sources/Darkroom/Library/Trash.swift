@@ -106,7 +106,9 @@ extension Library {
     // What the rest of the library still refers to: every asset's content, in the trash too.
     var everything = AssetQuery()
     everything.includeHidden = true
-    let kept = Set(try assets(matching: everything).assets(in: 0..<Int.max).map(\.contentHash))
+    // One read each: a row removed meanwhile must not fail the emptying half way.
+    let kept = Set(
+      try catalogCall { try $0.assets(everything, offset: 0, limit: Int.max) }.map(\.contentHash))
     let keptInTrash = try trashedAssets().map(\.contentHash)
     emptied.storeEntries = store.removeEntries(
       of: Set(due.map(\.contentHash)), keeping: kept.union(keptInTrash))
@@ -135,8 +137,7 @@ extension Library {
     var query = AssetQuery()
     query.trashed = true
     query.includeHidden = true
-    let result = try assets(matching: query)
-    return try result.assets(in: 0..<result.count).sorted {
+    return try catalogCall { try $0.assets(query, offset: 0, limit: Int.max) }.sorted {
       ($0.trashedAt ?? 0) < ($1.trashedAt ?? 0)
     }
   }
