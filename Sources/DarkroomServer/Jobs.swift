@@ -139,8 +139,7 @@ final class Jobs: Sendable {
   /// Starts a library job on its own thread and returns the server's record of it at once.
   func start(_ action: JobAction, on ids: [AssetID]) -> Job {
     let id = JobRecord.newID()
-    var seen = Set<AssetID>()
-    let ids = ids.filter { seen.insert($0).inserted }  // an asset named twice is one item
+    let ids = AssetID.unique(ids)  // as the job takes them: its total is theirs
     var request = JobRequest(action, on: .assets(ids), in: library)
     request.recordID = id
     request.settings = pixels

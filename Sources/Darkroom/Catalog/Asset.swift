@@ -53,6 +53,12 @@ public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConv
 
   init(unchecked rawValue: String) { self.rawValue = rawValue }
 
+  /// `ids` with each one once, in the order they first appear.
+  public static func unique(_ ids: [AssetID]) -> [AssetID] {
+    var seen = Set<AssetID>()
+    return ids.filter { seen.insert($0).inserted }
+  }
+
   /// Milliseconds since 1970, now.
   public static func nowMilliseconds() -> UInt64 {
     var now = timespec()

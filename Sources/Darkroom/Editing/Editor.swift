@@ -21,16 +21,23 @@ import FoundationEssentials
 /// turns under a lock for that file in its library; other files go ahead at once.
 public struct Editor: Sendable {
   /// The renderer edits use, with its limits.
-  public var renderer = Renderer()
+  public var renderer: Renderer
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
-  public var quality = 92
+  public var quality: Int
   /// The store of the library whose files this editor works on in place; nil: each file's
   /// nearest library, found by walking up from it (made beside the file for its first
   /// edit). A ``Library`` gives its own, so its edits never look one up by path.
   var store: OriginalStore?
 
-  /// An editor with the default renderer, writing edited results at quality 92.
-  public init() {}
+  /// An editor with the default renderer, writing edited results at quality 92 (the
+  /// defaults of ``PixelSettings``).
+  public init() { self.init(PixelSettings()) }
+
+  /// An editor that works to `settings`.
+  init(_ settings: PixelSettings) {
+    renderer = Renderer(settings)
+    quality = settings.quality
+  }
 
   /// The store for `path` worked on in place: the one given, else the nearest (`creating`:
   /// else a new library's beside the file).
@@ -371,13 +378,4 @@ public struct EditHistory: Sendable, Equatable {
   public var versions: [AdjustmentData]
   /// The version the file holds now: 0 for the original.
   public var current: Int
-}
-
-extension Editor {
-  /// An editor that works to `settings`.
-  init(_ settings: PixelSettings) {
-    self.init()
-    renderer = Renderer(settings)
-    quality = settings.quality
-  }
 }

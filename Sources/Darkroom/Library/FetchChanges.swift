@@ -56,8 +56,8 @@ extension Library {
             }
             sequence = latest
             // The indexes are of the very snapshot the change carries.
-            let result = try assets(matching: query)
-            let now = Array(result)
+            let now = try catalogCall { try $0.ids(query) }
+            let result = AssetFetchResult(query: query, ids: now, library: self)
             let (before, after) = (Set(ids), Set(now))
             let change = FetchResultChange(
               result: result,

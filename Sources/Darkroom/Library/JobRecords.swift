@@ -44,19 +44,26 @@ public struct JobRecord: Sendable, Equatable {
   }
 }
 
+extension JobRecord {
+  /// What the catalog keeps of a job, with a `running` job whose process is gone read as
+  /// `interrupted`.
+  init(_ stored: StoredJob) {
+    var state = State(rawValue: stored.state) ?? .interrupted
+    if state == .running, ProcessStamp(stored.owner)?.isRunning != true { state = .interrupted }
+    self.init(
+      id: stored.id, action: stored.name, state: state, total: stored.ids.count,
+      done: stored.done.count, failures: stored.failures,
+      started: Date(timeIntervalSince1970: stored.started),
+      ended: stored.ended.map { Date(timeIntervalSince1970: $0) })
+  }
+}
+
 extension Library {
   /// The job recorded under `id`; nil for an id the catalog does not know.
   ///
   /// - Throws: what the catalog throws.
   public func jobRecord(_ id: String) throws(DarkroomError) -> JobRecord? {
-    guard let stored = try catalogCall({ try $0.job(id) }) else { return nil }
-    var state = JobRecord.State(rawValue: stored.state) ?? .interrupted
-    if state == .running, ProcessStamp(stored.owner)?.isRunning != true { state = .interrupted }
-    return JobRecord(
-      id: id, action: stored.name, state: state, total: stored.ids.count,
-      done: stored.done.count, failures: stored.failures,
-      started: Date(timeIntervalSince1970: stored.started),
-      ended: stored.ended.map { Date(timeIntervalSince1970: $0) })
+    try catalogCall({ try $0.job(id) }).map(JobRecord.init)
   }
 
   /// A request that finishes a stopped or interrupted job: the same action, under the same
@@ -67,9 +74,10 @@ extension Library {
   /// - Throws: `notFound` for an unknown id; `invalidArgument` for a job that is running or
   ///   finished.
   public func resumeJob(_ id: String) throws(DarkroomError) -> JobRequest {
-    guard let record = try jobRecord(id), let stored = try catalogCall({ try $0.job(id) }) else {
+    guard let stored = try catalogCall({ try $0.job(id) }) else {
       throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
     }
+    let record = JobRecord(stored)
     guard record.canResume else {
       throw DarkroomError(
         .invalidArgument,
@@ -114,14 +122,14 @@ struct JobLog: Sendable {
 
   /// Starts the record of `request`'s job over `ids`, or takes over the one it resumes; nil
   /// for a job that is not recorded (no ``JobRequest/recordID``, no library, or a render).
-  init?(_ request: JobRequest, ids: [AssetID]) {
+  init?(_ request: JobRequest, ids: @autoclosure () -> [AssetID]) {
     guard let id = request.recordID, let library = request.library,
       let action = Self.encode(request.action, quality: request.settings.quality)
     else { return nil }
     (self.id, self.library) = (id, library)
     let now = Date().timeIntervalSince1970
     header = StoredJob(
-      id: id, name: request.action.name, action: action, ids: ids,
+      id: id, name: request.action.name, action: action, ids: ids(),
       state: JobRecord.State.running.rawValue, owner: ProcessStamp.current.description,
       started: now, ended: nil)
     // Jobs are kept a month, and the last thousand however old.

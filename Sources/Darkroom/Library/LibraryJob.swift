@@ -176,7 +176,7 @@ public final class LibraryJob: Sendable {
     case .files(let inputs): references = inputs.map(Reference.file)
     case .assets(let ids):
       guard request.library != nil else { throw Self.noLibrary }
-      references = ids.map(Reference.asset)
+      references = AssetID.unique(ids).map(Reference.asset)  // one named twice is one item
     case .query(let query):
       guard let library = request.library else { throw Self.noLibrary }
       references = try library.assetIDs(matching: query).map(Reference.asset)
@@ -229,6 +229,11 @@ public final class LibraryJob: Sendable {
   /// How many items the job has.
   public var count: Int { references.count }
 
+  /// The job's items that are a library's assets, in order.
+  private var assetIDs: [AssetID] {
+    references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
+  }
+
   /// Runs a job of one item on this thread and returns its outcome: what a single edit,
   /// revert or render by a face is (``Library/edit(_:with:mode:settings:)`` is one).
   ///
@@ -265,8 +270,7 @@ public final class LibraryJob: Sendable {
   public func run(progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void = { _, _ in })
     -> BatchCounts
   {
-    let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
-    let log = JobLog(request, ids: ids)
+    let log = JobLog(request, ids: assetIDs)
     let (logger, name) = (request.library?.logger ?? Library.silent, request.action.name)
     let reported: @Sendable (BatchOutcome, BatchCounts) -> Void = { outcome, counts in
       log?.item(outcome)  // first: a client told of the outcome finds it recorded
@@ -471,7 +475,7 @@ public final class LibraryJob: Sendable {
     let started = ContinuousClock.now
     let trashing: Bool = if case .trash = request.action { true } else { false }
     var counts = BatchCounts(total: references.count)
-    let ids: [AssetID] = references.compactMap { if case .asset(let id) = $0 { id } else { nil } }
+    let ids = assetIDs
     // `asset` as the move left it (trash and restore return it), read again only if not.
     func report(_ id: AssetID, _ asset: Asset?, _ error: DarkroomError?) {
       let asset = asset ?? (try? library.asset(id))

@@ -34,14 +34,3 @@ public struct PixelSettings: Sendable {
   /// quality 92, no workers given.
   public init() {}
 }
-
-extension Renderer {
-  /// A renderer that works to `settings`.
-  init(_ settings: PixelSettings) {
-    self.init()
-    maxPixels = settings.maxPixels
-    timeLimit = settings.timeLimit
-    failOn = settings.failOn
-    workers = settings.workers
-  }
-}

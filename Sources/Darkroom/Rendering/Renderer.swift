@@ -44,15 +44,14 @@ public struct Rendition: Sendable {
 /// once. A render blocks its thread until the image is encoded, so call it off the main
 /// actor.
 public struct Renderer: Sendable {
-  /// The largest input, in pixels, Darkroom will decode (a guard against decompression bombs):
-  /// 268 megapixels by default, as in sharp.
-  public var maxPixels = 268_402_689
+  /// The largest input, in pixels, Darkroom will decode (``PixelSettings/maxPixels``).
+  public var maxPixels: Int
 
   /// The longest one file's pixel work may take before it is stopped (nil: no limit).
-  public var timeLimit: Duration? = .seconds(300)
+  public var timeLimit: Duration?
 
   /// How much damage the decoders accept (`--fail-on`).
-  public var failOn = FailOn.error
+  public var failOn: FailOn
 
   /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
   /// costs one file, not the process; nil renders in this process.
@@ -64,8 +63,16 @@ public struct Renderer: Sendable {
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
   public static let renderVersion = 2
 
-  /// A renderer with the default ``maxPixels`` and a 300-second ``timeLimit``.
-  public init() {}
+  /// A renderer with the defaults of ``PixelSettings``: 268 megapixels, 300 seconds a file.
+  public init() { self.init(PixelSettings()) }
+
+  /// A renderer that works to `settings`.
+  init(_ settings: PixelSettings) {
+    maxPixels = settings.maxPixels
+    timeLimit = settings.timeLimit
+    failOn = settings.failOn
+    workers = settings.workers
+  }
 
   /// The format a spec produces for a source: ``RenditionSpec/format`` when set, else the
   /// source's own format when Darkroom writes it, else PNG for a source with alpha and JPEG
