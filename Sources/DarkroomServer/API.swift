@@ -117,7 +117,7 @@ struct API: Sendable {
       }
       let job: Job
       do {
-        job = try await blocking { [jobs] () throws(DarkroomError) in try jobs.resume(found.id) }
+        job = try await blocking { [jobs] () throws(DarkroomError) in try jobs.resume(found) }
       } catch let error as DarkroomError where error.kind == .invalidArgument {
         throw APIError(.conflict, "conflict", error.message)  // resumed since it was read
       }

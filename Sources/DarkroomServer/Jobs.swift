@@ -150,9 +150,10 @@ final class Jobs: Sendable {
   ///
   /// - Throws: `notFound`; `invalidArgument` for a job running or finished (the route has
   ///   answered 409 for those it saw; these are the ones that started since).
-  func resume(_ id: String) throws(DarkroomError) -> Job {
+  func resume(_ found: Job) throws(DarkroomError) -> Job {
+    let id = found.id
     // One resume at a time in this process; the catalog's claim settles it between processes.
-    try resuming.withLock { _ throws(DarkroomError) in
+    return try resuming.withLock { _ throws(DarkroomError) in
       guard jobs.withLock({ $0[id]?.status.finished }) != false else {
         throw DarkroomError(
           .invalidArgument, "the job is running: only a stopped or interrupted one resumes")
@@ -161,11 +162,11 @@ final class Jobs: Sendable {
       let quality = request.settings.quality  // the job's own
       request.settings = pixels
       request.settings.quality = quality
-      guard let record = try library.jobRecord(id) else {
-        throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
-      }
+      // Its items are those not yet done well: the rest were done before.
+      let total = found.status.total
+      let left = if case .assets(let ids) = request.items { ids.count } else { total }
       let job = Job(
-        id: id, action: record.action, total: record.total, doneBefore: record.done,
+        id: id, action: found.status.action, total: total, doneBefore: total - left,
         library: library)
       return start(request, job)
     }

@@ -48,7 +48,7 @@ extension Library {
     async throws(DarkroomError) -> AdjustmentData
   {
     try await offThread { () throws(DarkroomError) in
-      try self.edit(id, with: graph, mode: mode, settings: PixelSettings()).adjustment
+      try self.edit(id, with: graph, mode: mode).adjustment
     }
   }
 

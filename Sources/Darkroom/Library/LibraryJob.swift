@@ -292,7 +292,7 @@ public final class LibraryJob: Sendable {
       var metadata: Logger.Metadata = [:]
       if let id = request.recordID { metadata["job"] = "\(id)" }
       logger.info(
-        "\(request.action.name) of \(counts.total): \(counts.done) done, \(counts.skipped) already so, \(counts.failed) failed, \(counts.notStarted) not started, in \(counts.seconds) s",
+        "\(name) of \(counts.total): \(counts.done) done, \(counts.skipped) already so, \(counts.failed) failed, \(counts.notStarted) not started, in \(counts.seconds) s",
         metadata: metadata)
     }
     return counts
@@ -320,7 +320,7 @@ public final class LibraryJob: Sendable {
     let request: JobRequest
     let settings: PixelSettings
     /// For files: each file's nearest library's store (the CLI's files may be anywhere).
-    var editor: Editor { Editor(settings) }
+    var fileEditor: Editor { Editor(settings) }
 
     func perform(_ reference: Reference) -> BatchOutcome {
       var outcome = BatchOutcome(file: "", status: .done)
@@ -350,10 +350,10 @@ public final class LibraryJob: Sendable {
       switch request.action {
       case .edit(let graph, let mode):
         let destination = request.output.map { $0 + "/" + input.relativePath }
-        try edit(input.path, graph, mode, writingTo: destination, &outcome)
+        try edit(input.path, graph, mode, writingTo: destination, by: fileEditor, &outcome)
         Library.recatalog(file: destination ?? input.path)
       case .revert(let version):
-        try revert(input.path, to: version, &outcome)
+        try revert(input.path, to: version, by: fileEditor, &outcome)
         if outcome.reverted != .notEdited { Library.recatalog(file: input.path) }
       case .render(let step):
         let source: ImageSource =
@@ -420,9 +420,9 @@ public final class LibraryJob: Sendable {
 
     private func edit(
       _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
-      by editor: Editor? = nil, _ outcome: inout BatchOutcome
+      by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
-      let result = try (editor ?? self.editor).edit(
+      let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, skipIfCurrent: request.skipCurrent)
       outcome.status = result.skipped ? .skipped : .done
       outcome.output = destination ?? path
@@ -433,9 +433,9 @@ public final class LibraryJob: Sendable {
     }
 
     private func revert(
-      _ path: String, to version: Int?, by editor: Editor? = nil, _ outcome: inout BatchOutcome
+      _ path: String, to version: Int?, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
-      let reverted = try (editor ?? self.editor).revert(path, to: version)
+      let reverted = try editor.revert(path, to: version)
       outcome.reverted = reverted
       outcome.output = path
       switch reverted {
