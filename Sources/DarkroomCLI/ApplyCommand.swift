@@ -123,11 +123,11 @@ struct ApplyCommand: ParsableCommand {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let items: JobItems
     let total: Int
+    var library: Library?
     var missing: [DarkroomError] = []
-    if let space = try spaceOption.open() {
+    if let (ids, space) = try spaceOption.assets(inputs) {
       // In a space, apply edits the assets (all but the trash, without arguments).
-      let assets = try space.assets(inputs)
-      (items, total) = (.space(space, assets), assets.count)
+      (items, total, library) = (.assets(ids), ids.count, space)
     } else {
       var arguments = inputs.filter { $0 != "-" }
       if inputs.contains("-") {
@@ -146,7 +146,8 @@ struct ApplyCommand: ParsableCommand {
       (items, total) = (.files(selected), selected.count)
     }
 
-    var request = JobRequest(.edit(try filterOptions.graph(), mode: .replace), on: items)
+    var request = JobRequest(
+      .edit(try filterOptions.graph(), mode: .replace), on: items, in: library)
     request.output = output
     request.skipCurrent = !force
     request.jobs = jobs

@@ -50,13 +50,11 @@ struct EditCommand: ParsableCommand {
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode: EditMode = replace || filterOptions.adjustment != nil ? .replace : .append
+    let space = try spaceOption.assets(files)
     let items: JobItems =
-      if let space = try spaceOption.open() {
-        .space(space, try space.assets(files))
-      } else {
-        .files(try resolveItems(files).map { BatchInput(path: $0, relativePath: $0) })
-      }
-    var request = JobRequest(.edit(graph, mode: mode), on: items)
+      try space.map { .assets($0.ids) }
+      ?? .files(try resolveItems(files).map { BatchInput(path: $0, relativePath: $0) })
+    var request = JobRequest(.edit(graph, mode: mode), on: items, in: space?.library)
     request.settings = filterOptions.settings(limits)
     request.workers = .contained
     let json = json

@@ -119,8 +119,8 @@ struct ListCommand: ParsableCommand {
   }
 
   func run() throws {
-    if let space = try spaceOption.open() {
-      return try SpaceList.print(space, trashed: false, json: json)
+    if let space = try spaceOption.library() {
+      return try SpaceList.print(space, try query(), json: json)
     }
     let library = try libraryOption.library()
     let result = try library.assets(matching: try query())

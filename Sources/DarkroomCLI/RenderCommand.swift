@@ -165,9 +165,10 @@ struct RenderCommand: ParsableCommand {
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let items: JobItems
+    var library: Library?
     var missing: [DarkroomError] = []
-    if let space = try spaceOption.open() {
-      items = .space(space, try space.assets(inputs))
+    if let (ids, space) = try spaceOption.assets(inputs) {
+      (items, library) = (.assets(ids), space)
     } else {
       // Folders are walked for images; their outputs mirror the folder's tree under -o.
       var (files, notFound) = BatchInputs.collect(try resolveItems(inputs.filter { $0 != "-" }))
@@ -192,7 +193,7 @@ struct RenderCommand: ParsableCommand {
     step.useCache = !noCache
     step.cache = cacheOptions.settings
     if inputs.contains("-") { step.standardInput = try StandardInput.readAll() }
-    var request = JobRequest(.render(step), on: items)
+    var request = JobRequest(.render(step), on: items, in: library)
     request.settings = limits.settings()
     request.workers = .contained
     let end = try runJob(request, grace: graceOption.grace, command: "render") { outcome, _ in

@@ -37,8 +37,9 @@ struct RevertCommand: ParsableCommand {
   func run() throws {
     var missing: [DarkroomError] = []
     let items: JobItems
-    if let space = try spaceOption.open() {
-      items = .space(space, try files.map { try space.asset($0) })
+    var library: Library?
+    if let (ids, space) = try spaceOption.assets(files) {
+      (items, library) = (.assets(ids), space)
     } else {
       let (found, notFound) = BatchInputs.collect(try resolveItems(files))
       (items, missing) = (.files(found), notFound)
@@ -46,7 +47,8 @@ struct RevertCommand: ParsableCommand {
     missing.forEach(reportError)
     let json = json
     let end = try runJob(
-      JobRequest(.revert(to: to), on: items), grace: graceOption.grace, command: "revert"
+      JobRequest(.revert(to: to), on: items, in: library), grace: graceOption.grace,
+      command: "revert"
     ) { outcome, _ in
       guard let reverted = outcome.reverted, outcome.failure == nil else {
         return reportFailure(outcome)

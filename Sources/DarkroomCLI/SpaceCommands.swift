@@ -101,17 +101,20 @@ struct SpaceOption: ParsableArguments {
 
   @OptionGroup var password: PasswordOptions
 
-  /// The space, or nil without --space.
-  func open() throws -> Space? {
+  /// The library over the space, or nil without --space.
+  func library() throws -> Library? {
     guard let folder else { return nil }
-    return try Space.open(folder, password: password.read())
+    return try Library.open(space: folder, password: password.read())
   }
-}
 
-extension Space {
-  /// The assets `references` name (ids or names), or every asset not in the trash.
-  func assets(_ references: [String]) throws -> [SpaceAsset] {
-    references.isEmpty ? assets.filter { !$0.trashed } : try references.map { try asset($0) }
+  /// The library over the space and the assets in it that `references` name (ids or
+  /// names), or every asset not in the trash; nil without --space.
+  func assets(_ references: [String]) throws -> (ids: [AssetID], library: Library)? {
+    guard let library = try library() else { return nil }
+    let ids =
+      references.isEmpty
+      ? Array(try library.assets(matching: AssetQuery())) : try library.assetIDs(references)
+    return (ids, library)
   }
 }
 
@@ -218,13 +221,13 @@ struct SpaceAdd: ParsableCommand {
   var json = false
 
   func run() throws {
-    let space = try Space.open(folder, password: password.read())
+    let library = try Library.open(space: folder, password: password.read())
     try eachReportingFailures(files) { file in
-      let (asset, added) = try space.add(file: file, move: move)
+      let (asset, added) = try library.add(file: file, move: move)
       if json {
         printLine(
           try jsonText(
-            ["file": file, "id": asset.id, "status": added ? "added" : "duplicate"],
+            ["file": file, "id": asset.id.rawValue, "status": added ? "added" : "duplicate"],
             pretty: false))
       } else {
         printLine("\(file): \(added ? "added as" : "already in the space as") \(asset.id)")
@@ -250,18 +253,24 @@ struct SpaceList: ParsableCommand {
   var json = false
 
   func run() throws {
-    try Self.print(Space.open(folder, password: password.read()), trashed: trashed, json: json)
+    var query = AssetQuery()
+    query.trashed = trashed
+    try Self.print(
+      Library.open(space: folder, password: password.read()), query, json: json)
   }
 
-  static func print(_ space: Space, trashed: Bool, json: Bool) throws {
-    let assets = space.assets.filter { $0.trashed == trashed }
+  /// The assets of a library over a space that `query` matches: a line each, or JSON as
+  /// `list --json` prints a folder's assets (without files: a space has none).
+  static func print(_ library: Library, _ query: AssetQuery, json: Bool) throws {
+    let assets = Array(try library.assets(matching: query).assets(in: 0..<Int.max))
     if json {
       printLine(try jsonText(assets))
       return
     }
     for asset in assets {
-      let edit = asset.editVersion > 0 ? "edited v\(asset.editVersion)" : "original"
-      printLine("\(asset.id)  \(asset.width)x\(asset.height)  \(edit)  \(asset.name)")
+      let v = asset.adjustmentVersion
+      let edit = v > 0 ? "edited v\(v)" : "original"
+      printLine("\(asset.id)  \(asset.displayWidth)x\(asset.displayHeight)  \(edit)  \(asset.name)")
     }
   }
 }
@@ -284,12 +293,15 @@ struct SpaceExport: ParsableCommand {
   @OptionGroup var password: PasswordOptions
 
   func run() throws {
-    let space = try Space.open(folder, password: password.read())
+    let library = try Library.open(space: folder, password: password.read())
     guard isFolder(output) else {
       throw DarkroomError(.notFound, file: output, "is not a folder")
     }
-    try eachReportingFailures(space.assets(assets)) { asset in
-      printLine("\(asset.id): \(try space.export(asset, to: output))")
+    let ids =
+      assets.isEmpty
+      ? Array(try library.assets(matching: AssetQuery())) : try library.assetIDs(assets)
+    try eachReportingFailures(ids) { id in
+      printLine("\(id): \(try library.export(id, to: output))")
     }
   }
 }
@@ -334,7 +346,7 @@ struct SpacePasswd: ParsableCommand {
     }
     if rotate {
       let rotated = try space.rotateKey(password: new)
-      printLine("\(folder): a new key seals the space's \(rotated.assets.count) assets")
+      printLine("\(folder): a new key seals the space's \(rotated.count) assets")
       rotated.close()
     } else {
       try space.changePassword(to: new)
@@ -362,7 +374,7 @@ struct SpaceRemove: ParsableCommand {
 
   func run() throws {
     let space = try Space.open(folder, password: password.read("Password of the space to remove: "))
-    let count = space.assets.count
+    let count = space.count
     try space.remove()
     printLine("\(folder): the space and its \(count) assets are removed")
   }

@@ -36,10 +36,7 @@ struct TrashMove: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
-    if let space = try spaceOption.open() {
-      return try move(.trash, .space(space, try items.map { try space.asset($0) }), nil)
-    }
-    let library = try libraryOption.library()
+    let library = try spaceOption.library() ?? libraryOption.library()
     try move(.trash, .assets(try library.assetIDs(items)), library)
   }
 }
@@ -79,16 +76,13 @@ struct TrashRestore: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func run() throws {
-    if let space = try spaceOption.open() {
-      return try move(.restore, .space(space, try items.map { try space.asset($0) }), nil)
-    }
-    let library = try libraryOption.library()
+    let library = try spaceOption.library() ?? libraryOption.library()
     try move(.restore, .assets(try library.trashedIDs(items)), library)
   }
 }
 
 /// Moves items to the trash or out of it, a line each: `PATH: in the trash (ID)`.
-private func move(_ action: JobAction, _ items: JobItems, _ library: Library?) throws {
+private func move(_ action: JobAction, _ items: JobItems, _ library: Library) throws {
   let said = if case .trash = action { "in the trash" } else { "restored" }
   let end = try runJob(JobRequest(action, on: items, in: library), grace: 10, command: "trash") {
     outcome, _ in

@@ -65,8 +65,7 @@ struct SpaceRoutes: Sendable {
       var password = Array(body.password.utf8)
       defer { Space.wipe(&password) }
       try await unlock(password, context)
-      let space = try space(context)
-      return try API.encode(APISpaceAssets(space.assets.filter { !$0.trashed }))
+      return try API.encode(APISpaceAssets(try library(context), trashed: false))
     }
     api.post("lock") { _, context in
       sessions.lock(try session(context).id)
@@ -76,10 +75,8 @@ struct SpaceRoutes: Sendable {
           idleSeconds: Int(configuration.spaceIdle.components.seconds)))
     }
     api.get("assets") { request, context in
-      let space = try space(context)
       let trashed = request.uri.queryParameters["trashed"].map { $0 == "true" || $0 == "1" }
-      return try API.encode(
-        APISpaceAssets(space.assets.filter { $0.trashed == (trashed ?? false) }))
+      return try API.encode(APISpaceAssets(try library(context), trashed: trashed ?? false))
     }
     api.get("assets/:id") { _, context in
       let (_, asset) = try spaceAsset(context)
@@ -89,24 +86,23 @@ struct SpaceRoutes: Sendable {
       try await representation(request, context)
     }
     api.post("assets/:id/edit") { request, context in
-      let (space, asset) = try spaceAsset(context)
+      let (library, asset) = try spaceAsset(context)
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
-      var request = JobRequest(
-        .edit(graph, mode: body.mode == "append" ? .append : .replace), on: .space(space, [asset]))
-      request.settings = configuration.pixels
-      let edited = try await blocking { [request] () throws(DarkroomError) in
-        _ = try LibraryJob.one(request)
-        return try space.asset(asset.id)
+      let (mode, pixels) = (
+        body.mode == "append" ? EditMode.append : .replace, configuration.pixels
+      )
+      let edited = try await blocking { () throws(DarkroomError) in
+        try library.edit(asset.id, with: graph, mode: mode, settings: pixels)
+        return try library.asset(asset.id)
       }
       return try API.encode(APISpaceAsset(edited))
     }
     api.post("assets/:id/revert") { _, context in
-      let (space, asset) = try spaceAsset(context)
-      let request = JobRequest(.revert(to: nil), on: .space(space, [asset]))
+      let (library, asset) = try spaceAsset(context)
       let reverted = try await blocking { () throws(DarkroomError) in
-        _ = try LibraryJob.one(request)
-        return try space.asset(asset.id)
+        try library.revert(asset.id)
+        return try library.asset(asset.id)
       }
       return try API.encode(APISpaceAsset(reverted))
     }
@@ -128,26 +124,24 @@ struct SpaceRoutes: Sendable {
     return session
   }
 
-  /// The session's unlocked space.
-  func space(_ context: DarkroomRequestContext) throws -> Space {
+  /// The library over the session's unlocked space.
+  func library(_ context: DarkroomRequestContext) throws -> Library {
     let session = try session(context)
     guard let space = sessions.space(for: session.id) else {
       throw APIError(.forbidden, "locked", "the space is locked: unlock it first")
     }
-    return space
+    return Library(space: space)
   }
 
-  func spaceAsset(_ context: DarkroomRequestContext) throws -> (Space, SpaceAsset) {
-    let space = try space(context)
+  func spaceAsset(_ context: DarkroomRequestContext) throws -> (Library, Asset) {
+    let library = try library(context)
     let text = context.parameters.get("id") ?? ""
-    // Ids only (32 hex digits), never names: a name in a URL would end up in logs.
-    guard text.count == 32, text.utf8.allSatisfy({ Self.hexDigits.contains($0) }),
-      let asset = space.assets.first(where: { $0.id == text })
-    else { throw APIError.notFound("no asset \(text.prefix(64)) in this space") }
-    return (space, asset)
+    // Ids only, never names: a name in a URL would end up in logs.
+    guard let id = AssetID(text), let asset = try? library.asset(id) else {
+      throw APIError.notFound("no asset \(text.prefix(64)) in this space")
+    }
+    return (library, asset)
   }
-
-  static let hexDigits = Set("0123456789abcdef".utf8)
 
   /// Opens the space `password` opens for the session, one unlock at a time.
   ///
@@ -195,7 +189,7 @@ struct SpaceRoutes: Sendable {
     values["error"] = error
     values["idleMinutes"] = max(1, Int(configuration.spaceIdle.components.seconds) / 60)
     if let session = context.session, let space = sessions.space(for: session.id) {
-      let assets = space.assets.filter { !$0.trashed }
+      let assets = try APISpaceAssets(Library(space: space), trashed: false).assets
       values["unlocked"] = true
       values["count"] = assets.count
       values["assets"] = assets.map { asset -> [String: Any] in
@@ -213,23 +207,22 @@ struct SpaceRoutes: Sendable {
   func representation(_ request: Request, _ context: DarkroomRequestContext) async throws
     -> Response
   {
-    let (space, asset) = try spaceAsset(context)
+    let (library, asset) = try spaceAsset(context)
     var spec = try API.renditionSpec(context, request)
     if spec.representation == .full {
       let query = request.uri.queryParameters
       guard query["size"] == nil, query["format"] == nil else {
         throw APIError.badRequest("full is the asset as it is: it takes no size or format")
       }
-      return try await full(space, asset, request)
+      return try await full(library, asset, request)
     }
     spec.metadata = .strip
     let pixels = configuration.pixels
     let render = spec
     // Coalesced per space, asset version and spec; the key never leaves this process.
-    let key =
-      "space \(ObjectIdentifier(space).hashValue) \(asset.id) \(asset.editVersion) \(spec.canonical)"
+    let key = "space \(library.rootPath) \(asset.id) \(asset.adjustmentVersion) \(spec.canonical)"
     let rendition = try await images.render(key) { () throws(DarkroomError) in
-      try space.render(asset, render, settings: pixels)
+      try library.render(asset.id, render, settings: pixels)
     }
     var headers = Self.noStore
     headers[.contentType] = API.mediaType(rendition.format)
@@ -240,8 +233,9 @@ struct SpaceRoutes: Sendable {
 
   /// The asset as it is (the edit's result, or the original), with `Range` requests
   /// answered by decrypting only the chunks they cover.
-  func full(_ space: Space, _ asset: SpaceAsset, _ request: Request) async throws -> Response {
-    let size = try await blocking { () throws(DarkroomError) in try space.currentSize(asset) }
+  func full(_ library: Library, _ asset: Asset, _ request: Request) async throws -> Response {
+    let size = try await blocking { () throws(DarkroomError) in try library.byteCount(of: asset.id)
+    }
     var headers = Self.noStore
     headers[.acceptRanges] = "bytes"
     headers[.contentType] =
@@ -260,7 +254,7 @@ struct SpaceRoutes: Sendable {
     }
     let part = range
     let bytes = try await blocking { () throws(DarkroomError) in
-      try space.current(asset, range: part)
+      try library.bytes(of: asset.id, range: part)
     }
     headers[.contentLength] = String(bytes.count)
     return Response(
@@ -272,7 +266,7 @@ struct SpaceRoutes: Sendable {
   /// `POST /api/space/uploads?name=N`: the body, held in memory (never in a temporary file),
   /// encrypted into the space.
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let space = try space(context)
+    let library = try library(context)
     let safe = Upload.safeName(try API.uploadName(request))
     let limits = configuration.uploadLimits
     let tooLarge = API.tooLarge(safe, limits)
@@ -287,7 +281,7 @@ struct SpaceRoutes: Sendable {
     let upload = bytes
     let (asset, added) = try await blocking { () throws(DarkroomError) in
       try limits.check(AssetMetadata.read(.data(upload, name: safe)), name: safe)
-      return try space.add(bytes: upload, name: safe)
+      return try library.add(bytes: upload, name: safe)
     }
     return try API.encode(
       APISpaceUpload(status: added ? "added" : "duplicate", asset: APISpaceAsset(asset)),
@@ -350,16 +344,16 @@ struct APISpaceAsset: Encodable {
   var editVersion: Int
   var trashed: Bool
 
-  init(_ asset: SpaceAsset) {
-    id = asset.id
+  init(_ asset: Asset) {
+    id = asset.id.rawValue
     name = asset.name
-    added = asset.added
+    added = asset.addedAt
     format = asset.format
-    width = asset.width
-    height = asset.height
-    byteSize = asset.byteSize
-    editVersion = asset.editVersion
-    trashed = asset.trashed
+    width = asset.displayWidth
+    height = asset.displayHeight
+    byteSize = Int(asset.byteSize)
+    editVersion = asset.adjustmentVersion
+    trashed = asset.trashedAt != nil
   }
 }
 
@@ -367,8 +361,11 @@ struct APISpaceAssets: Encodable {
   var assets: [APISpaceAsset]
   var count: Int
 
-  init(_ assets: [SpaceAsset]) {
-    self.assets = assets.map(APISpaceAsset.init)
+  /// The space's assets in the trash or out of it, oldest first.
+  init(_ library: Library, trashed: Bool) throws(DarkroomError) {
+    var query = AssetQuery()
+    query.trashed = trashed
+    assets = try library.assets(matching: query).assets(in: 0..<Int.max).map(APISpaceAsset.init)
     count = assets.count
   }
 }

@@ -91,10 +91,12 @@ struct LayerTests {
   @Test("the faces name none of the engine's inner parts")
   func thinFaces() throws {
     // These are how the engine does its work: faces hand it settings (`PixelSettings`,
-    // `CacheSettings`) and call `Library`, `LibraryJob` or `Space`.
+    // `CacheSettings`) and call `Library` or `LibraryJob`; `Space` for a space's keys and
+    // password only (what is in a space is reached through `Library(space:)`).
     let inner = [
       "WorkerPool", "Renderer", "Editor", "RenditionCache", "OriginalStore", "SQLiteCatalog",
       "VipsImage", "Representations", "RenderQueue", "RenditionMemory", "BatchRunner", "Scanner",
+      "SpaceAsset", "SealedCatalog",
     ]
     for face in ["DarkroomCLI", "DarkroomServer"] {
       for (path, text) in try Self.code(under: face) {

@@ -137,6 +137,27 @@ struct OneRouteTests {
     #expect(asset.editVersion == 0)
     #expect(try opened.current(asset) == opened.original(asset))
     opened.close()
+
+    // Its assets are named as a library's are: by asset id (the 32 hex digits spaces printed
+    // before are still taken), and every listing gives the same assets.
+    let listed = try CLI.run(["list", "--json"] + space, cwd: cwd)
+    let spaceListed = try CLI.run(["space", "list", "S", "--json"] + key, cwd: cwd)
+    #expect(listed.status == 0 && listed.stdout == spaceListed.stdout, "\(listed.stderr)")
+    let rows = try #require(
+      try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+    let id = try #require(rows.first?["id"] as? String)
+    #expect(rows.count == 1 && AssetID(id) != nil && rows[0]["path"] as? String == "gps.jpg")
+    #expect(SpaceAsset.assetID(asset.id)?.rawValue == id)
+    let byID = try CLI.run(["edit"] + space + [id, "--filter", "noir"], cwd: cwd)
+    #expect(byID.stdout == "gps.jpg: edited (version 1: noir)\n", "\(byID.stderr)")
+    let byOldID = try CLI.run(["revert"] + space + [asset.id], cwd: cwd)
+    #expect(byOldID.stdout == "gps.jpg: restored the original\n", "\(byOldID.stderr)")
+    let unknown = try CLI.run(
+      ["edit"] + space + ["01JD3ZQ4N8W5XK2M7P9R1T6V0B", "--filter", "noir"], cwd: cwd)
+    #expect(unknown.status == 1)
+    #expect(
+      unknown.stderr
+        == "darkroom: 01JD3ZQ4N8W5XK2M7P9R1T6V0B: no asset with this id or name in the space\n")
   }
 
   @Test(

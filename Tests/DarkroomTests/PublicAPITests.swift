@@ -69,6 +69,98 @@ struct PublicAPITests {
   }
 
   @Test(
+    "a space is a library: the same calls as a folder's over sealed storage, nothing in the clear",
+    .timeLimit(.minutes(1)))
+  func space() async throws {
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("darkroom-api-space-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let sealed = folder.path + "/Private"
+    let password = Array("correct horse".utf8)
+    let space = try Space.create(
+      at: sealed, password: password, kdf: KDFParameters(ops: 1, memory: 8 << 20))
+    let library = Library(space: space)
+    let other = try Library.open(space: sealed, password: password)  // another unlock
+    #expect(library.space === space && library != other && library == Library(space: space))
+    other.close()
+
+    // Added: one from a file, one from bytes (an upload); the same bytes again are no new asset.
+    let gps = Fixture.sample("gps.jpg")
+    let (first, added) = try library.add(file: gps)
+    let six = try Data(contentsOf: URL(fileURLWithPath: Fixture.sample("orientation-6.jpg")))
+    let (second, _) = try library.add(bytes: Array(six), name: "orientation-6.jpg")
+    let again = try library.add(file: gps)
+    #expect(added && !again.added && again.asset.id == first.id)
+    #expect(
+      try library.bytes(of: first.id) == Array(try Data(contentsOf: URL(fileURLWithPath: gps))))
+    #expect(try library.bytes(of: second.id, range: 2..<6) == Array(six[2..<6]))
+    #expect(try library.byteCount(of: second.id) == six.count)
+
+    // Fetched as a folder's are: a collection of ids in the query's order, assets by id.
+    var byName = AssetQuery()
+    byName.sort = .name
+    let listed = try library.assets(matching: byName)
+    #expect(Array(listed) == [first.id, second.id])  // gps.jpg < orientation-6.jpg
+    #expect(try listed.asset(at: 1).name == "orientation-6.jpg")
+    let upright = try library.asset(second.id)  // stored 400 x 600, orientation 6
+    #expect((upright.displayWidth, upright.displayHeight) == (600, 400))
+    #expect(
+      try library.assetIDs(["orientation-6.jpg", first.id.rawValue]) == [second.id, first.id])
+
+    // Shown, edited, its history read, reverted: the calls and the answers a folder gives.
+    let screen = try await library.image(for: second.id, RenditionSpec(.fullscreen))
+    #expect((screen.width, screen.height) == (600, 400), "upright")
+    let adjustment = try await library.edit(second.id, with: try FilterGraph.parse(spec: "noir"))
+    #expect(adjustment.version == 1)
+    var edited = AssetQuery()
+    edited.edited = true
+    #expect(Array(try library.assets(matching: edited)) == [second.id])
+    let history = try await library.history(of: second.id)
+    #expect(history.current == 1 && history.versions.map(\.graph.nodes.count) == [1])
+    let noir = try await library.image(for: second.id, RenditionSpec(.fullscreen))
+    #expect(noir.bytes != screen.bytes, "the edit is what is shown now")
+    guard case .restoredOriginal = try await library.revert(second.id) else {
+      Issue.record("revert did not restore the original")
+      return
+    }
+    #expect(try library.asset(second.id).adjustmentVersion == 0)
+    #expect(
+      try await library.image(for: second.id, RenditionSpec(.fullscreen)).bytes == screen.bytes)
+
+    // A job over its assets, and the trash, as in a folder.
+    let counts = try library.apply(try FilterGraph.parse(spec: "mono"), to: .query(AssetQuery()))
+      .run()
+    #expect(counts.done == 2 && counts.failed == 0)
+    let trashed = try LibraryJob(JobRequest(.trash, on: .assets([first.id]), in: library)).run()
+    #expect(trashed.done == 1)
+    var inTrash = AssetQuery()
+    inTrash.trashed = true
+    #expect(Array(try library.assets(matching: inTrash)) == [first.id])
+    #expect(Array(try library.assets(matching: AssetQuery())) == [second.id])
+    #expect(throws: DarkroomError.self) { try library.trash([first.id]) }  // there already
+    _ = try library.restore([first.id])
+    #expect(try library.count(matching: AssetQuery()) == 2)
+
+    // What only a folder has is refused, saying so; nothing was written in the clear.
+    let scan = await #expect(throws: DarkroomError.self) { try await library.scan() }
+    #expect(scan?.description == "\(sealed): is an encrypted space: it has no folders to scan")
+    #expect(throws: DarkroomError.self) { try library.edit(.create("Trips")) }
+    #expect(throws: DarkroomError.self) { try library.changes(since: 0) }
+    let exported = try library.export(first.id, to: folder.path)
+    #expect(exported == folder.path + "/gps.jpg")
+    let inSpace = try FileManager.default.subpathsOfDirectory(atPath: sealed)
+    #expect(!inSpace.contains { $0.hasSuffix(".jpg") || $0.contains("darkroom") }, "\(inSpace)")
+    for path in inSpace {
+      guard let bytes = FileManager.default.contents(atPath: sealed + "/" + path) else { continue }
+      #expect(!bytes.starts(with: [0xFF, 0xD8]), "\(path) is a JPEG in the clear")
+    }
+    library.close()
+    #expect(space.isClosed)
+    #expect(throws: DarkroomError.self) { try library.asset(first.id) }
+  }
+
+  @Test(
     "a change made by another task is pushed to an observer of the fetch", .timeLimit(.minutes(1)))
   func observe() async throws {
     let (folder, library) = try photos()

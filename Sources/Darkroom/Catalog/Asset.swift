@@ -53,6 +53,25 @@ public struct AssetID: Sendable, Hashable, Comparable, Codable, CustomStringConv
 
   init(unchecked rawValue: String) { self.rawValue = rawValue }
 
+  /// The id as 128 bits: its 26 base-32 digits, the first of which is at most 7.
+  public var bits: UInt128 {
+    var value: UInt128 = 0
+    for byte in rawValue.utf8 { value = value << 5 | UInt128(Self.digitValue(byte)) }
+    return value
+  }
+
+  /// The id whose 128 bits are `bits` (an id that did not come from ``make(millisecond:)``
+  /// does not sort by time: a space's ids are random).
+  public init(bits: UInt128) {
+    var digits = [UInt8](repeating: 0, count: 26)
+    var rest = bits
+    for index in stride(from: 25, through: 0, by: -1) {
+      digits[index] = Self.alphabet[Int(rest & 31)]
+      rest >>= 5
+    }
+    rawValue = String(decoding: digits, as: UTF8.self)
+  }
+
   /// `ids` with each one once, in the order they first appear.
   public static func unique(_ ids: [AssetID]) -> [AssetID] {
     var seen = Set<AssetID>()

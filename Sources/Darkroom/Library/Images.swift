@@ -75,6 +75,15 @@ public final class Images: Sendable {
   public func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String? = nil)
     async throws(DarkroomError) -> Rendition
   {
+    if let space = library.space {
+      // A space's renditions are cached in it, sealed: none is kept in memory here, where
+      // it would outlive the space's lock. `alsoKeepAs` is of no use without memory.
+      let (library, pixels) = (library, settings.pixels)
+      let key = "\(ObjectIdentifier(space).hashValue) \(Self.tag(asset, spec))"
+      return try await queue.rendition(key) { () throws(DarkroomError) in
+        try library.render(asset.id, spec, settings: pixels)
+      }
+    }
     let tag = Self.tag(asset, spec)
     if let remembered = memory.rendition(tag) {
       if let key { memory.keep(remembered.rendition, as: key, tag: tag) }

@@ -9,7 +9,9 @@ extension Library {
   public var catalogPath: String { rootPath + "/" + Self.folderName + "/catalog.sqlite" }
 
   /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``).
-  public var hasCatalog: Bool { FileManager.default.fileExists(atPath: catalogPath) }
+  public var hasCatalog: Bool {
+    space != nil || FileManager.default.fileExists(atPath: catalogPath)
+  }
 
   /// Makes `root/.darkroom` if it is not there, and returns the library.
   public static func create(at root: String) throws(DarkroomError) -> Library {
@@ -22,10 +24,12 @@ extension Library {
   ///
   /// - Throws: `io` naming the catalog file when the database cannot be opened.
   public func catalog() throws(DarkroomError) -> any Catalog {
-    try sqliteCatalog()
+    if let space { return SealedCatalog(space: space) }
+    return try sqliteCatalog()
   }
 
   func sqliteCatalog() throws(DarkroomError) -> SQLiteCatalog {
+    guard space == nil else { throw notInSpace("catalog file, nor a change log") }
     let path = catalogPath
     do {
       return try openCatalogs.withLock { open in
@@ -69,6 +73,7 @@ extension Library {
   /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
   ///   `notFound` for a missing file; what opening throws.
   public func openFile(of asset: Asset) throws(DarkroomError) -> InputFile {
+    guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
     let file = try Beneath.openFile(asset.path, in: rootPath)
     guard let now = file.identity else {
       throw DarkroomError(.io, file: file.path, "cannot read its identity")
@@ -89,6 +94,7 @@ extension Library {
   ///
   /// - Throws: as ``openFile(of:)`` throws for a link or a missing file.
   public func checkedPath(of asset: Asset) throws(DarkroomError) -> String {
+    guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
     _ = try Beneath.openFile(asset.path, in: rootPath)
     return path(of: asset)
   }
@@ -208,6 +214,9 @@ extension Library {
   ///
   /// - Throws: `notFound` for a file the catalog does not know (scan it first).
   public func assetIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+    if let space {
+      return try items.map { item throws(DarkroomError) in try sealedID(item, in: space) }
+    }
     var ids: [AssetID] = []
     for item in items {
       if let id = AssetID(item), !FileManager.default.fileExists(atPath: item) {
@@ -273,12 +282,12 @@ public final class AssetFetchResult: RandomAccessCollection, Sendable {
 
   init(query: AssetQuery, ids: [AssetID], library: Library) {
     (self.query, self.library) = (query, library)
-    self.ids = ids.map(Self.pack)
+    self.ids = ids.map(\.bits)
   }
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { ids.count }
-  public subscript(position: Int) -> AssetID { Self.unpack(ids[position]) }
+  public subscript(position: Int) -> AssetID { AssetID(bits: ids[position]) }
 
   /// The asset at `index` (0 ..< count), as the catalog has it now.
   ///
@@ -315,23 +324,6 @@ public final class AssetFetchResult: RandomAccessCollection, Sendable {
     result.reserveCapacity(range.count)
     for index in range { result.append(try asset(at: index)) }
     return result
-  }
-
-  /// An id as 128 bits: its 26 base-32 digits, the first of which is at most 7.
-  static func pack(_ id: AssetID) -> UInt128 {
-    var value: UInt128 = 0
-    for byte in id.rawValue.utf8 { value = value << 5 | UInt128(AssetID.digitValue(byte)) }
-    return value
-  }
-
-  static func unpack(_ value: UInt128) -> AssetID {
-    var digits = [UInt8](repeating: 0, count: 26)
-    var rest = value
-    for index in stride(from: 25, through: 0, by: -1) {
-      digits[index] = AssetID.alphabet[Int(rest & 31)]
-      rest >>= 5
-    }
-    return AssetID(unchecked: String(decoding: digits, as: UTF8.self))
   }
 }
 

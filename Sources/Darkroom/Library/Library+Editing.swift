@@ -59,6 +59,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.
   public func editHistory(_ id: AssetID) throws(DarkroomError) -> Editor.EditHistory {
+    if let space { return try sealedHistory(id, in: space) }
     let path = path(of: try asset(id))
     return try editor(of: path).editHistory(path)
   }

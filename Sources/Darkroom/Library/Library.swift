@@ -13,7 +13,13 @@ import Logging
 ///
 /// ``Editor`` makes a library beside a file the first time it edits a file that is in none.
 /// `Library` is a `Sendable` value type; it names folders and holds no open files. Two
-/// libraries are equal when their roots are.
+/// libraries are equal when their roots (and spaces) are.
+///
+/// A library is built over a storage and a ``Catalog``: a plain folder (its files, and the
+/// catalog in `.darkroom/`), or an unlocked encrypted ``Space`` (its sealed objects and
+/// sealed catalog; ``init(space:)``). Fetching, rendering, editing, reverting, the trash and
+/// jobs are the same calls on both; what only a folder has (files to scan, albums, the change
+/// log) throws for a space.
 public struct Library: Sendable, Hashable {
   /// The folder that contains `.darkroom/`.
   public let root: URL
@@ -29,7 +35,10 @@ public struct Library: Sendable, Hashable {
   /// A logger that drops everything: the default.
   public static let silent = Logger(label: "darkroom") { _ in SwiftLogNoOpLogHandler() }
 
-  public static func == (a: Library, b: Library) -> Bool { a.root == b.root }
+  /// The encrypted space this library is over, unlocked; nil for a library that is a folder.
+  public let space: Space?
+
+  public static func == (a: Library, b: Library) -> Bool { a.root == b.root && a.space === b.space }
   public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 
   /// The name of a library's own folder, `.darkroom`.
@@ -44,6 +53,20 @@ public struct Library: Sendable, Hashable {
   public init(root: URL) {
     self.root = root.standardizedFileURL
     rootPath = self.root.path
+    space = nil
+  }
+
+  /// The library over an unlocked space: its assets are the space's, its files sealed
+  /// objects that are decrypted into memory only, its catalog the space's sealed rows.
+  public init(space: Space) {
+    root = URL(fileURLWithPath: space.folder).standardizedFileURL
+    rootPath = root.path
+    self.space = space
+  }
+
+  /// Thrown by what a library over a space cannot do: it has no files or folders.
+  func notInSpace(_ what: String) -> DarkroomError {
+    DarkroomError(.invalidArgument, file: rootPath, "is an encrypted space: it has no \(what)")
   }
 
   /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`

@@ -11,8 +11,6 @@ public enum JobItems: Sendable {
   case assets([AssetID])
   /// Every asset a query matches when the job is made.
   case query(AssetQuery)
-  /// Assets of an unlocked space.
-  case space(Space, [SpaceAsset])
 }
 
 /// What a ``LibraryJob`` does to each item.
@@ -161,7 +159,6 @@ public final class LibraryJob: Sendable {
   private enum Reference: Sendable {
     case file(BatchInput)
     case asset(AssetID)
-    case space(Space, SpaceAsset)
   }
 
   /// Prepares the job: its items (a query is run now), the output folder, the process's
@@ -180,7 +177,6 @@ public final class LibraryJob: Sendable {
     case .query(let query):
       guard let library = request.library else { throw Self.noLibrary }
       references = try library.assetIDs(matching: query).map(Reference.asset)
-    case .space(let space, let assets): references = assets.map { .space(space, $0) }
     }
     if let output = request.output {
       do {
@@ -332,10 +328,11 @@ public final class LibraryJob: Sendable {
         case .asset(let id):
           outcome.id = id.rawValue
           guard let library = request.library else { throw LibraryJob.noLibrary }
-          try onAsset(id, in: library, &outcome)
-        case .space(let space, let asset):
-          (outcome.file, outcome.id) = (asset.name, asset.id)
-          try onSpaceAsset(asset, in: space, &outcome)
+          if let space = library.space {
+            try onSealedAsset(id, in: library, space, &outcome)
+          } else {
+            try onAsset(id, in: library, &outcome)
+          }
         }
       } catch {
         outcome.status = .failed
@@ -393,26 +390,22 @@ public final class LibraryJob: Sendable {
       }
     }
 
-    private func onSpaceAsset(_ asset: SpaceAsset, in space: Space, _ outcome: inout BatchOutcome)
-      throws(DarkroomError)
-    {
+    /// An asset of a library over a space: the same actions, on sealed objects.
+    private func onSealedAsset(
+      _ id: AssetID, in library: Library, _ space: Space, _ outcome: inout BatchOutcome
+    ) throws(DarkroomError) {
+      let asset = try library.sealed(id, in: space)
+      outcome.file = asset.name
       switch request.action {
       case .edit(let graph, let mode):
-        let edited = try space.edit(
-          asset, graph: graph, append: mode == .append, settings: settings)
-        outcome.version = edited.editVersion
-        outcome.adjustment = try space.history(edited).last
-      case .revert:
-        // A space keeps no versions between the original and the current edit.
-        outcome.reverted = asset.editVersion > 0 ? .restoredOriginal(sha256: "") : .notEdited
-        outcome.status = asset.editVersion > 0 ? .done : .skipped
-        outcome.version = try space.revert(asset).editVersion
-      case .trash: try space.setTrashed([asset], true)
-      case .restore: try space.setTrashed([asset], false)
+        try library.editSealed(id, in: space, graph, mode, settings, &outcome)
+      case .revert(let version): try library.revertSealed(id, in: space, to: version, &outcome)
+      case .trash, .restore:
+        throw DarkroomError(.engine, file: asset.name, "trash and restore are moved in chunks")
       case .render(let step):
-        let rendition = try space.render(
-          asset, step.spec, settings: settings, cached: step.useCache)
-        let item = JobItem(path: asset.name, relativePath: asset.name, id: asset.id)
+        let rendition = try library.renderSealed(
+          id, in: space, step.spec, settings: settings, cached: step.useCache)
+        let item = JobItem(path: asset.name, relativePath: asset.name, id: id.rawValue)
         outcome.output = try step.deliver(item, rendition)
         outcome.rendition = RenditionSummary(rendition)
       }

@@ -307,6 +307,7 @@ extension Library {
   public func render(
     _ id: AssetID, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
+    if let space { return try renderSealed(id, in: space, spec, settings: settings) }
     let asset = try asset(id)
     // A full representation may be the file's own bytes: it must be the catalogued file.
     let path =

@@ -109,6 +109,7 @@ extension Library {
     folders: [ScanRoot], options: ScanOptions = ScanOptions(),
     progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) -> ScanSummary {
+    guard space == nil else { throw notInSpace("folders to scan") }
     let started = DispatchTime.now()
     var roots: [(String, Bool)] = []
     for root in folders {

@@ -24,6 +24,7 @@ extension Library {
   ///   `io` when a file cannot be moved (that asset is left as it was).
   @discardableResult
   public func trash(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+    if let space { return try moveSealed(ids, in: space, trashing: true) }
     var moved: [Asset] = []
     // Each folder touched is made durable once, before this returns (or throws).
     var touched = Set<String>()
@@ -58,6 +59,7 @@ extension Library {
   ///   by another file now (move that one away first); `io` when a file cannot be moved.
   @discardableResult
   public func restore(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+    if let space { return try moveSealed(ids, in: space, trashing: false) }
     var restored: [Asset] = []
     var touched = Set<String>()
     defer { Self.sync(touched) }
@@ -119,6 +121,7 @@ extension Library {
   ///
   /// - Throws: `notFound` naming an item that is not in the trash.
   public func trashedIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+    if space != nil { return try assetIDs(items) }  // ids and names, trashed or not
     let trashed = try trashedAssets()
     var ids: [AssetID] = []
     for item in items {
@@ -160,7 +163,7 @@ extension Library {
       let fd = Glibc.open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       if fd >= 0 {
         fsync(fd)
-        close(fd)
+        Glibc.close(fd)
       }
     }
   }

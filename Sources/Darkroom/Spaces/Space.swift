@@ -8,10 +8,15 @@ import FoundationEssentials
 /// a folder that may hold other spaces (docs/spaces.md).
 ///
 /// ```swift
-/// let space = try Space.open("Private", password: Array("correct horse".utf8))
-/// let (asset, _) = try space.add(file: "IMG_0001.jpg")
-/// let screen = try space.render(asset, RenditionSpec(.fullscreen), settings: PixelSettings())
+/// let space = try Space.create(at: "Private", password: Array("correct horse".utf8))
+/// let library = Library(space: space)  // what is in it is reached through the library
+/// let (asset, _) = try library.add(file: "IMG_0001.jpg")
+/// let screen = try await library.image(for: asset.id, RenditionSpec(.fullscreen))
 /// ```
+///
+/// A space is the sealed storage under a ``Library`` (``Library/init(space:)``): the library
+/// fetches, renders, edits, reverts and trashes its assets, through the same calls and jobs
+/// as a folder's. The space itself keeps its keys, its objects and its catalog's rows.
 ///
 /// Nothing it does writes plaintext to disk: originals are decrypted into memory, rendered
 /// from there (in a worker process when the renderer has workers, over a pipe) and encrypted
@@ -182,28 +187,34 @@ public final class Space: Sendable {
 
   // MARK: The catalog
 
+  /// How many assets the space holds, trashed ones too.
+  public var count: Int { state.withLock { $0.assets.count } }
+
   /// Every asset of the space, oldest first (trashed ones too; see ``SpaceAsset/trashed``).
-  public var assets: [SpaceAsset] {
+  var assets: [SpaceAsset] {
     state.withLock { $0.assets.values }.sorted { ($0.added, $0.id) < ($1.added, $1.id) }
   }
 
   /// The asset with this id, or the one asset with this name.
   ///
   /// - Throws: `notFound` for neither; `invalidArgument` for a name that several assets have.
-  public func asset(_ reference: String) throws(DarkroomError) -> SpaceAsset {
+  func asset(_ reference: String) throws(DarkroomError) -> SpaceAsset {
     let all = state.withLock { $0.assets }
     if let asset = all[reference] { return asset }
     let named = all.values.filter { $0.name == reference }
     guard named.count < 2 else {
       throw DarkroomError(
         .invalidArgument, file: reference,
-        "\(named.count) assets have this name; give an id (darkroom space list)")
+        "\(named.count) assets have this name; name it by its id")
     }
     guard let asset = named.first else {
       throw DarkroomError(.notFound, file: reference, "no asset with this id or name in the space")
     }
     return asset
   }
+
+  /// The asset with this id (32 hex digits), if the space has it.
+  func asset(id: String) -> SpaceAsset? { state.withLock { $0.assets[id] } }
 
   /// Reads the catalog again (another process may have written) and forgets what it had.
   func reload() throws(DarkroomError) { try reload(recovering: false) }
@@ -325,7 +336,7 @@ public final class Space: Sendable {
   ///   added, and a moved file is still removed).
   /// - Throws: what reading the image's header throws (not an image, a damaged header);
   ///   `io` for a failed write, which leaves nothing behind.
-  public func add(file path: String, move: Bool = false) throws(DarkroomError)
+  func add(file path: String, move: Bool = false) throws(DarkroomError)
     -> (asset: SpaceAsset, added: Bool)
   {
     let file = try InputFile(path)
@@ -355,7 +366,7 @@ public final class Space: Sendable {
   }
 
   /// Encrypts image bytes (an upload) into the space; see ``add(file:move:)``.
-  public func add(bytes: [UInt8], name: String) throws(DarkroomError)
+  func add(bytes: [UInt8], name: String) throws(DarkroomError)
     -> (asset: SpaceAsset, added: Bool)
   {
     let metadata = try AssetMetadata.read(.data(bytes, name: name))
@@ -405,28 +416,28 @@ public final class Space: Sendable {
   }
 
   /// The original's bytes, decrypted into memory.
-  public func original(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
+  func original(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
     try reader(asset.original, of: asset).readAll()
   }
 
   /// The asset as it looks now: the edit's full-size result, or the original.
-  public func current(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
+  func current(_ asset: SpaceAsset) throws(DarkroomError) -> [UInt8] {
     try reader(asset.rendered ?? asset.original, of: asset).readAll()
   }
 
   /// The size in bytes of the asset as it looks now (read from its object's sealed header).
-  public func currentSize(_ asset: SpaceAsset) throws(DarkroomError) -> Int {
+  func currentSize(_ asset: SpaceAsset) throws(DarkroomError) -> Int {
     try reader(asset.rendered ?? asset.original, of: asset).length
   }
 
   /// Bytes `range` of the asset as it looks now, decrypting only the chunks they are in.
-  public func current(_ asset: SpaceAsset, range: Range<Int>) throws(DarkroomError) -> [UInt8] {
+  func current(_ asset: SpaceAsset, range: Range<Int>) throws(DarkroomError) -> [UInt8] {
     try reader(asset.rendered ?? asset.original, of: asset).read(range)
   }
 
   /// A representation of the asset as it looks now, cached in the space as an object whose
   /// name is a keyed hash of what it depends on (`cached: false` neither reads nor writes it).
-  public func render(
+  func render(
     _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
     cached useCache: Bool = true
   ) throws(DarkroomError) -> Rendition {
@@ -473,7 +484,7 @@ public final class Space: Sendable {
   /// new ones.
   ///
   /// With `append`, the edit is the current edit's filters followed by `graph`'s.
-  public func edit(
+  func edit(
     _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> SpaceAsset {
@@ -519,7 +530,7 @@ public final class Space: Sendable {
   }
 
   /// The asset's edits, oldest first (empty for an unedited asset).
-  public func history(_ asset: SpaceAsset) throws(DarkroomError) -> [AdjustmentData] {
+  func history(_ asset: SpaceAsset) throws(DarkroomError) -> [AdjustmentData] {
     guard let object = asset.adjustments else { return [] }
     let bytes = try reader(object, of: asset).readAll()
     do {
@@ -530,7 +541,7 @@ public final class Space: Sendable {
   }
 
   /// Back to the original: the edit's objects are removed.
-  public func revert(_ asset: SpaceAsset) throws(DarkroomError) -> SpaceAsset {
+  func revert(_ asset: SpaceAsset) throws(DarkroomError) -> SpaceAsset {
     try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
       guard asset.editVersion > 0 else { return asset }
@@ -546,24 +557,17 @@ public final class Space: Sendable {
   }
 
   /// Moves assets to the space's trash, or back (`trashed: false`).
-  public func setTrashed(_ assets: [SpaceAsset], _ trashed: Bool) throws(DarkroomError) {
+  func setTrashed(_ assets: [SpaceAsset], _ trashed: Bool) throws(DarkroomError) {
     try withWriteLock { () throws(DarkroomError) in
       var changed: [SpaceAsset] = []
       for asset in assets {
         var current = try self.asset(asset.id)
         guard current.trashed != trashed else { continue }
         current.trashed = trashed
+        current.trashedAt = trashed ? Double(AssetID.nowMilliseconds()) / 1000 : nil
         changed.append(current)
       }
       if !changed.isEmpty { try commit(changed, pending: nil) }
     }
-  }
-
-  /// Writes the asset as it looks now to `folder` under its name (or the first free
-  /// "name-2.ext"), never over a file.
-  ///
-  /// - Returns: the path written.
-  public func export(_ asset: SpaceAsset, to folder: String) throws(DarkroomError) -> String {
-    try AtomicFile.writeNew(current(asset), name: FileNames.safe(asset.name), in: folder)
   }
 }

@@ -6,29 +6,32 @@ import GRDB
 #endif
 
 /// One asset of a space, as its catalog row holds it (sealed; see ``SpaceCatalog``).
-public struct SpaceAsset: Sendable, Codable, Equatable {
+struct SpaceAsset: Sendable, Codable, Equatable {
   /// A random id, fixed for the asset's life (32 hex digits).
-  public var id: String
+  var id: String
   /// The name of the file it was added from.
-  public var name: String
+  var name: String
   /// When it was added (seconds since 1970).
-  public var added: Double
+  var added: Double
   /// The original's format as Darkroom names it ("jpeg", "png", "heif", ...).
-  public var format: String
+  var format: String
   /// The original's upright size in pixels.
-  public var width: Int
-  public var height: Int
+  var width: Int
+  var height: Int
   /// The original's size in bytes.
-  public var byteSize: Int
+  var byteSize: Int
   /// A keyed hash of the original's bytes: equal for equal content in this space only.
-  public var identity: String
+  var identity: String
   /// The encrypted objects: the original, the edit's adjustment data and its full-size result.
-  public var original: String
-  public var adjustments: String?
-  public var rendered: String?
+  var original: String
+  var adjustments: String?
+  var rendered: String?
   /// 0 for an unedited asset, else the current edit's version.
-  public var editVersion: Int
-  public var trashed: Bool
+  var editVersion: Int
+  var trashed: Bool
+  /// When it went to the trash (seconds since 1970); nil for an asset trashed before spaces
+  /// kept the time, or not trashed.
+  var trashedAt: Double?
 }
 
 /// A space's catalog: rows in one SQLite table that all the spaces of a folder share, each

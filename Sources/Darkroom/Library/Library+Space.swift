@@ -1,0 +1,192 @@
+import FoundationEssentials
+
+/// A library over an encrypted space (``Library/init(space:)``): the same calls as a
+/// folder's, each of which comes here for what only the storage does differently. A space's
+/// originals, edits and renditions are sealed objects, decrypted into memory and never
+/// written in the clear; its catalog is ``SealedCatalog``.
+///
+/// ```swift
+/// let library = try Library.open(space: "Private", password: Array("correct horse".utf8))
+/// let (asset, _) = try library.add(file: "IMG_0001.jpg")
+/// try await library.edit(asset.id, with: try FilterGraph.parse(spec: "noir"))
+/// let screen = try await library.image(for: asset.id, RenditionSpec(.fullscreen))
+/// library.close()
+/// ```
+extension Library {
+  /// The library over the space that `password` opens in `folder`.
+  ///
+  /// - Throws: what ``Space/open(_:password:)`` throws ("no space opens with this
+  ///   password", whatever the folder holds).
+  public static func open(space folder: String, password: [UInt8]) throws(DarkroomError)
+    -> Library
+  {
+    Library(space: try Space.open(folder, password: password))
+  }
+
+  /// Locks a library over a space (its keys are zeroed; see ``Space/close()``); nothing for
+  /// a folder.
+  public func close() { space?.close() }
+
+  /// The space's row of an asset of this library.
+  func sealed(_ id: AssetID, in space: Space) throws(DarkroomError) -> SpaceAsset {
+    guard let asset = space.asset(id: SpaceAsset.spaceID(id)) else {
+      throw DarkroomError(.notFound, file: id.rawValue, "no such asset in this space")
+    }
+    return asset
+  }
+
+  /// The asset of a space that `reference` names: its id (or the 32 hex digits a space's
+  /// ids were shown as before), or its name when one asset has it.
+  ///
+  /// - Throws: `notFound` for none; `invalidArgument` for a name several assets have.
+  func sealedID(_ reference: String, in space: Space) throws(DarkroomError) -> AssetID {
+    if let id = AssetID(reference), space.asset(id: SpaceAsset.spaceID(id)) != nil { return id }
+    let asset = try space.asset(reference)
+    guard let id = SpaceAsset.assetID(asset.id) else {
+      throw DarkroomError(.corrupt, file: asset.name, "its id in the space is not 128 bits")
+    }
+    return id
+  }
+
+  // MARK: Adding
+
+  /// Encrypts the file at `path` into the library's space; with `move`, the file is removed
+  /// once it is durable there (and only if it did not change meanwhile).
+  ///
+  /// - Returns: the asset, and false when the space had these bytes already.
+  /// - Throws: `invalidArgument` for a library that is a folder (its files are added where
+  ///   they are, by a scan); what ``Space/add(file:move:)`` throws.
+  public func add(file path: String, move: Bool = false) throws(DarkroomError)
+    -> (asset: Asset, added: Bool)
+  {
+    guard let space else { throw addsByScan }
+    let (asset, added) = try space.add(file: path, move: move)
+    return (asset.asset, added)
+  }
+
+  /// Encrypts image bytes (an upload, held in memory) into the library's space.
+  ///
+  /// - Throws: as ``add(file:move:)``.
+  public func add(bytes: [UInt8], name: String) throws(DarkroomError)
+    -> (asset: Asset, added: Bool)
+  {
+    guard let space else { throw addsByScan }
+    let (asset, added) = try space.add(bytes: bytes, name: name)
+    return (asset.asset, added)
+  }
+
+  private var addsByScan: DarkroomError {
+    DarkroomError(
+      .invalidArgument, file: rootPath,
+      "is a folder library: files are added by putting them in it and scanning")
+  }
+
+  // MARK: Reading
+
+  /// The size in bytes of the asset as it is now (the edit's result, or the original).
+  ///
+  /// - Throws: `notFound` for an unknown id; `io` for a file or object that cannot be read.
+  public func byteCount(of id: AssetID) throws(DarkroomError) -> Int {
+    if let space { return try space.currentSize(sealed(id, in: space)) }
+    return Int(try openFile(of: asset(id)).size)
+  }
+
+  /// Bytes `range` of the asset as it is now (all of them for nil); a space decrypts only
+  /// the chunks the range is in.
+  ///
+  /// - Throws: as ``byteCount(of:)``; `invalidArgument` for a range past the end.
+  public func bytes(of id: AssetID, range: Range<Int>? = nil) throws(DarkroomError) -> [UInt8] {
+    if let space {
+      let asset = try sealed(id, in: space)
+      guard let range else { return try space.current(asset) }
+      return try space.current(asset, range: range)
+    }
+    let file = try openFile(of: asset(id))
+    let range = range ?? 0..<Int(file.size)
+    guard range.upperBound <= Int(file.size) else {
+      throw DarkroomError(.invalidArgument, file: file.path, "the range \(range) is past its end")
+    }
+    return try file.read(at: range.lowerBound, count: range.count)
+  }
+
+  /// Writes the asset as it is now into `folder` under its name (or the first free
+  /// "name-2.ext"), never over a file.
+  ///
+  /// - Returns: the path written.
+  /// - Throws: as ``bytes(of:range:)``; `io` when `folder` cannot be written.
+  public func export(_ id: AssetID, to folder: String) throws(DarkroomError) -> String {
+    let name = try asset(id).name
+    return try AtomicFile.writeNew(bytes(of: id), name: FileNames.safe(name), in: folder)
+  }
+
+  // MARK: Editing, in the space
+
+  /// An edit of a space's asset, as a job's item does it.
+  func editSealed(
+    _ id: AssetID, in space: Space, _ graph: FilterGraph, _ mode: Editor.Mode,
+    _ settings: PixelSettings, _ outcome: inout BatchOutcome
+  ) throws(DarkroomError) {
+    let edited = try space.edit(
+      sealed(id, in: space), graph: graph, append: mode == .append, settings: settings)
+    outcome.version = edited.editVersion
+    outcome.adjustment = try space.history(edited).last
+    outcome.output = edited.name
+  }
+
+  /// A revert of a space's asset to its original (a space keeps no versions between the
+  /// original and its current edit: `version` must be nil or 0).
+  func revertSealed(
+    _ id: AssetID, in space: Space, to version: Int?, _ outcome: inout BatchOutcome
+  ) throws(DarkroomError) {
+    let asset = try sealed(id, in: space)
+    guard version == nil || version == 0 || version == asset.editVersion else {
+      throw DarkroomError(
+        .invalidArgument, file: asset.name,
+        "a space keeps only the original and the current edit: it reverts to the original")
+    }
+    outcome.output = asset.name
+    if let version, version > 0, version == asset.editVersion {
+      (outcome.status, outcome.reverted) = (.skipped, .alreadyAtVersion(version))
+      outcome.version = version
+      return
+    }
+    // Even with nothing to revert this takes the space's write lock, which first clears
+    // what a writer killed before its commit left.
+    outcome.version = try space.revert(asset).editVersion
+    outcome.reverted = asset.editVersion > 0 ? .restoredOriginal(sha256: "") : .notEdited
+    if asset.editVersion == 0 { outcome.status = .skipped }
+  }
+
+  /// Moves a space's assets to its trash or back, as a folder's ``trash(_:)`` and
+  /// ``restore(_:)`` do theirs (the same errors for an asset already there).
+  func moveSealed(_ ids: [AssetID], in space: Space, trashing: Bool) throws(DarkroomError)
+    -> [Asset]
+  {
+    var assets: [SpaceAsset] = []
+    for id in ids {
+      let asset = try sealed(id, in: space)
+      guard asset.trashed != trashing else {
+        throw DarkroomError(
+          .invalidArgument, file: id.rawValue,
+          trashing ? "is in the trash already" : "is not in the trash")
+      }
+      assets.append(asset)
+    }
+    try space.setTrashed(assets, trashing)
+    return try ids.map { id throws(DarkroomError) in try sealed(id, in: space).asset }
+  }
+
+  /// The edit history of a space's asset: a space keeps its edits up to the current one.
+  func sealedHistory(_ id: AssetID, in space: Space) throws(DarkroomError) -> Editor.EditHistory {
+    let asset = try sealed(id, in: space)
+    return Editor.EditHistory(versions: try space.history(asset), current: asset.editVersion)
+  }
+
+  /// A representation of a space's asset, cached in the space (sealed).
+  func renderSealed(
+    _ id: AssetID, in space: Space, _ spec: RenditionSpec, settings: PixelSettings,
+    cached: Bool = true
+  ) throws(DarkroomError) -> Rendition {
+    try space.render(sealed(id, in: space), spec, settings: settings, cached: cached)
+  }
+}
