@@ -88,6 +88,15 @@ struct LayerTests {
     }
   }
 
+  @Test("only Library/ finds a library by walking up from a path; the parts below are given it")
+  func noLookupsBelowLibrary() throws {
+    for (path, text) in try Self.code(under: "Darkroom") where !path.hasPrefix("Library/") {
+      for lookup in ["DarkroomFolder.root(", "Library.containing(", "OriginalStore.nearest("] {
+        #expect(!text.contains(lookup), "Darkroom/\(path) looks a library up: \(lookup)")
+      }
+    }
+  }
+
   @Test("the faces name none of the engine's inner parts")
   func thinFaces() throws {
     // These are how the engine does its work: faces hand it settings (`PixelSettings`,

@@ -24,26 +24,22 @@ public struct Editor: Sendable {
   public var renderer: Renderer
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
   public var quality: Int
-  /// The store of the library whose files this editor works on in place; nil: each file's
-  /// nearest library, found by walking up from it (made beside the file for its first
-  /// edit). A ``Library`` gives its own, so its edits never look one up by path.
-  var store: OriginalStore?
+  /// The store of the library a path is in (with `creating`: else the store a first edit
+  /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
+  /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
+  /// never looks a library up by path itself.
+  typealias StoreLookup = @Sendable (_ path: String, _ creating: Bool) -> OriginalStore?
+  let stores: StoreLookup
 
-  /// An editor with the default renderer, writing edited results at quality 92 (the
-  /// defaults of ``PixelSettings``).
-  public init() { self.init(PixelSettings()) }
-
-  /// An editor that works to `settings`.
-  init(_ settings: PixelSettings) {
+  /// An editor that works to `settings`, keeping originals where `stores` says.
+  init(_ settings: PixelSettings, stores: @escaping StoreLookup) {
     renderer = Renderer(settings)
     quality = settings.quality
+    self.stores = stores
   }
 
-  /// The store for `path` worked on in place: the one given, else the nearest (`creating`:
-  /// else a new library's beside the file).
   private func store(for path: String, creating: Bool = false) -> OriginalStore? {
-    if let store { return store }
-    return creating ? OriginalStore.forEdit(of: path) : OriginalStore.nearest(to: path)
+    stores(path, creating)
   }
 
   public typealias Mode = EditMode
@@ -82,7 +78,10 @@ public struct Editor: Sendable {
   ) throws(DarkroomError) -> EditResult {
     let destination = output ?? path
     // A result written elsewhere goes to the library there.
-    let store = (output == nil ? self.store : nil) ?? OriginalStore.forEdit(of: destination)
+    guard let store = store(for: destination, creating: true) else {
+      throw DarkroomError(
+        .invalidArgument, file: destination, "is in no library to keep its original")
+    }
     return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
       // In place, .append adds filters to what the file carries: "current" would compare
@@ -153,7 +152,7 @@ public struct Editor: Sendable {
     -> AdjustmentData?
   {
     let destination = output ?? path
-    guard let store = (output == nil ? self.store : nil) ?? OriginalStore.nearest(to: destination),
+    guard let store = store(for: destination),
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes, data.result.quality == quality

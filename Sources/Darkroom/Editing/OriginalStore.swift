@@ -15,22 +15,6 @@ struct OriginalStore: Sendable {
   var originalsFolder: String { folder.appendingPathComponent("originals").path }
   var adjustmentsFolder: String { folder.appendingPathComponent("adjustments").path }
 
-  /// The store of the library `path` is in (the nearest `.darkroom/` above it); nil if none.
-  static func nearest(to path: String) -> OriginalStore? {
-    DarkroomFolder.root(containing: path).map {
-      OriginalStore(folder: $0.appendingPathComponent(DarkroomFolder.name))
-    }
-  }
-
-  /// The store an edit of `path` uses: the nearest, else a new library's beside the file.
-  static func forEdit(of path: String) -> OriginalStore {
-    if let store = nearest(to: path) { return store }
-    let parent = FilePath(path).parent
-    return OriginalStore(
-      folder: URL(fileURLWithPath: parent.isEmpty ? "." : parent).standardizedFileURL
-        .appendingPathComponent(DarkroomFolder.name))
-  }
-
   /// The folder that holds `.darkroom/`.
   var root: URL { folder.deletingLastPathComponent() }
 

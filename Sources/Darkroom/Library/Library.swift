@@ -94,8 +94,34 @@ extension Library {
   /// library's own, unless the file is in a library nested in this one (the folder of an
   /// `apply -o` inside it, say), whose store holds its edits' chain.
   func editor(of path: String, _ settings: PixelSettings = PixelSettings()) -> Editor {
-    var editor = Editor(settings)
-    editor.store = OriginalStore.nearest(to: path) ?? store
-    return editor
+    let store = Self.store(near: path) ?? store
+    return Editor(settings) { _, _ in store }
+  }
+
+  /// The store of the library `path` is in (the nearest `.darkroom/` above it); nil if none.
+  static func store(near path: String) -> OriginalStore? {
+    Library.containing(path)?.store
+  }
+
+  /// The store an edit of `path` uses: the nearest, else a new library's beside the file.
+  static func store(forEditOf path: String) -> OriginalStore {
+    if let store = store(near: path) { return store }
+    let parent = FilePath(path).parent
+    return Library(root: URL(fileURLWithPath: parent.isEmpty ? "." : parent)).store
+  }
+}
+
+extension Editor {
+  /// An editor with the default renderer, writing edited results at quality 92 (the
+  /// defaults of ``PixelSettings``), of files wherever they are.
+  public init() { self.init(PixelSettings()) }
+
+  /// An editor that works to `settings` on files wherever they are: each file's originals
+  /// go to its library (the nearest `.darkroom/` above it), made beside the file for its
+  /// first edit.
+  init(_ settings: PixelSettings) {
+    self.init(settings) { path, creating in
+      creating ? Library.store(forEditOf: path) : Library.store(near: path)
+    }
   }
 }
