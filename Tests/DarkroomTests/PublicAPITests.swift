@@ -158,6 +158,11 @@ struct PublicAPITests {
     library.close()
     #expect(space.isClosed)
     #expect(throws: DarkroomError.self) { try library.asset(first.id) }
+
+    // Unlocked again, it shows its photos as before (nothing kept the locked one's state).
+    let reopened = try Library.open(space: sealed, password: password)
+    #expect(try await reopened.image(for: second.id, RenditionSpec(.fullscreen)).width == 600)
+    reopened.close()
   }
 
   @Test(

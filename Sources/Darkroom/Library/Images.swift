@@ -162,7 +162,12 @@ extension Library {
   public func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError)
     -> Rendition
   {
-    try await Images.shared(self).image(of: asset(id), spec)
+    if space != nil {
+      // Not the shared one, which outlives the space's lock (and is kept by folder, which
+      // several spaces share): the space caches its renditions itself, sealed.
+      return try await offThread { () throws(DarkroomError) in try self.render(id, spec) }
+    }
+    return try await Images.shared(self).image(of: asset(id), spec)
   }
 }
 
