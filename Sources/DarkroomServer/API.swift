@@ -215,20 +215,23 @@ struct API: Sendable {
   {
     // A versioned URL served before is answered from memory: it names one version of one
     // asset, and its bytes never change.
+    // (Kept by URL and by what the request accepts: one URL may be sent as WebP or JPEG.)
     let versioned = request.uri.queryParameters["v"] != nil
-    if versioned, let (rendition, tag) = images.remembered(request.uri.string) {
+    let memoryKey = request.uri.string + (Self.acceptsWebP(request) ? " webp" : "")
+    if versioned, let (rendition, tag) = images.remembered(memoryKey) {
       return Self.representationResponse(rendition, tag: "\"\(tag)\"", immutable: true, request)
     }
     let id = try Self.assetID(context)
-    let spec = try Self.renditionSpec(context, request)
+    let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
+    let spec = Self.shown(asked, source: asset.format, request)
     let tag = "\"" + Images.tag(asset, spec) + "\""
     let immutable = request.uri.queryParameters["v"].map { $0 == APIAsset.version(asset) } == true
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
     let rendition = try await images.image(
-      of: asset, spec, alsoKeepAs: immutable ? request.uri.string : nil)
+      of: asset, spec, alsoKeepAs: immutable ? memoryKey : nil)
     return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
   }
 
@@ -286,7 +289,7 @@ struct API: Sendable {
     var headers: HTTPFields = [.eTag: tag]
     headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
     let full = request.uri.path.hasSuffix("/full")
-    if full { headers[.acceptRanges] = "bytes" }
+    if full { headers[.acceptRanges] = "bytes" } else { headers[.vary] = "Accept" }
     guard let rendition, !notModified(request, tag) else {
       return Response(status: .notModified, headers: headers)
     }
@@ -307,6 +310,34 @@ struct API: Sendable {
     headers[.contentLength] = String(bytes.count)
     return Response(
       status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  /// `spec` as it is sent to this request: when it names no format, a representation of a
+  /// source no browser shows (HEIC, JPEG XL, TIFF, AVIF, ...) is made as WebP when `Accept`
+  /// lists it, else JPEG; a JPEG, PNG or WebP source keeps its format. `full` is the file as
+  /// it is, always. Each format is a rendition of its own, cached and tagged as any other.
+  static func shown(_ spec: RenditionSpec, source format: String, _ request: Request)
+    -> RenditionSpec
+  {
+    guard spec.format == nil, spec.representation != .full,
+      !webFormats.contains(ImageFormat(sourceFormat: format) ?? .jpeg)
+    else { return spec }
+    var shown = spec
+    shown.format = acceptsWebP(request) ? .webp : .jpeg
+    return shown
+  }
+
+  /// Whether the request's `Accept` lists `image/webp` (with a quality above 0).
+  static func acceptsWebP(_ request: Request) -> Bool {
+    guard let accept = request.headers[.accept] else { return false }
+    return accept.split(separator: ",").contains { item in
+      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+      guard parts.first?.lowercased() == "image/webp" else { return false }
+      let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap {
+        Double($0.dropFirst(2))
+      }
+      return (quality ?? 1) > 0
+    }
   }
 
   /// What a browser shows. AVIF is left out: not every libvips has its encoder (Debian's

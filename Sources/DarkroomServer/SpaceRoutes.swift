@@ -208,7 +208,7 @@ struct SpaceRoutes: Sendable {
     -> Response
   {
     let (library, asset) = try spaceAsset(context)
-    var spec = try API.renditionSpec(context, request)
+    var spec = API.shown(try API.renditionSpec(context, request), source: asset.format, request)
     if spec.representation == .full {
       let query = request.uri.queryParameters
       guard query["size"] == nil, query["format"] == nil else {
@@ -226,6 +226,7 @@ struct SpaceRoutes: Sendable {
     }
     var headers = Self.noStore
     headers[.contentType] = API.mediaType(rendition.format)
+    headers[.vary] = "Accept"
     headers[.contentLength] = String(rendition.bytes.count)
     return Response(
       status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))

@@ -295,4 +295,39 @@ struct BrowserTests {
     #expect(FileManager.default.fileExists(atPath: served.root + "/Uploads/display-p3.jpg"))
     #expect(server.stop() == 0)
   }
+
+  @Test("an iPhone's HEIC shows in the grid and the viewer: sent in a format chromium shows")
+  func heicShows() throws {
+    let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    try browser.go(base + "/login")
+    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
+    try browser.click(try browser.find("button[type=submit]"))
+    #expect(eventually { browser.url == base + "/" })
+    try browser.go(base + "/album?ref=smart:all")
+    let shown = """
+      return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
+        img.complete ? img.naturalWidth + "x" + img.naturalHeight : "loading")
+      """
+    // 200 px cells at 1x (2x asks for 400): each thumbnail decoded, square.
+    #expect(
+      eventually {
+        guard let sizes = (try? browser.run(shown, [".grid img"])) as? [String] else {
+          return false
+        }
+        return sizes.count == 2 && sizes.allSatisfy { $0 == "200x200" || $0 == "400x400" }
+      }, "\(String(describing: try? browser.run(shown, [".grid img"])))")
+    let heic = try #require(
+      try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
+        $0.format == "heif"
+      })
+    try browser.go(base + "/asset/\(heic.id)")
+    // The sample is 600 x 400 (its decoder orients it), and fullscreen does not enlarge.
+    #expect(
+      eventually { ((try? browser.run(shown, ["img.photo"])) as? [String]) == ["600x400"] },
+      "\(String(describing: try? browser.run(shown, ["img.photo"])))")
+    #expect(server.stop() == 0)
+  }
 }

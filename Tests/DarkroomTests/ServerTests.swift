@@ -222,6 +222,58 @@ struct ServerTests {
     }
   }
 
+  @Test(
+    "a HEIC is sent as WebP to a client that accepts it, else JPEG; a JPEG stays JPEG; full is the file"
+  )
+  func formatsBrowsersShow() async throws {
+    let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])
+    let heic = try #require(
+      try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
+        $0.format == "heif"
+      })
+    let jpeg = try #require(
+      try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
+        $0.format == "jpeg"
+      })
+    let version = String(heic.contentHash.prefix(12))
+    let chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+    try await served.test { client, _ in
+      func get(_ uri: String, accept: String?) async throws -> TestResponse {
+        var headers = ServedLibrary.read
+        if let accept { headers[.accept] = accept }
+        return try await client.execute(uri: uri, method: .get, headers: headers)
+      }
+      let thumbnail = "/api/assets/\(heic.id)/thumbnail?size=64&v=\(version)"
+      // Asked by the same (versioned, immutable) URL, each client gets what it shows.
+      var tags: [String: String] = [:]
+      for (accept, type, format) in [
+        (chromium, "image/webp", "webp"), ("*/*", "image/jpeg", "jpeg"),
+        (nil, "image/jpeg", "jpeg"), ("image/webp;q=0, image/jpeg", "image/jpeg", "jpeg"),
+        (chromium, "image/webp", "webp"),
+      ] as [(String?, String, String)] {
+        let response = try await get(thumbnail, accept: accept)
+        #expect(response.status == .ok)
+        #expect(response.headers[.contentType] == type, "\(accept ?? "no Accept")")
+        #expect(response.headers[.vary] == "Accept")
+        let metadata = try AssetMetadata.read(.data(response.bytes, name: "thumbnail"))
+        #expect(metadata.format == format && metadata.width == 64 && metadata.height == 64)
+        let tag = try #require(response.headers[.eTag])
+        #expect(tags[format].map { $0 == tag } ?? true, "one tag for each format")
+        tags[format] = tag
+      }
+      #expect(tags["webp"] != tags["jpeg"])
+      // An asked format wins; a JPEG is JPEG to every client; full is the file's own bytes.
+      let png = try await get(
+        "/api/assets/\(heic.id)/thumbnail?size=64&format=png", accept: chromium)
+      #expect(png.headers[.contentType] == "image/png")
+      let photo = try await get("/api/assets/\(jpeg.id)/fullscreen", accept: chromium)
+      #expect(photo.headers[.contentType] == "image/jpeg")
+      let full = try await get("/api/assets/\(heic.id)/full", accept: chromium)
+      #expect(full.headers[.contentType] == "image/heic" && full.headers[.vary] == nil)
+      #expect(full.bytes == (try Fixture.bytes(served.library.path(of: heic))))
+    }
+  }
+
   @Test("full answers Range requests with 206 and the right bytes, or 416")
   func ranges() async throws {
     let served = try ServedLibrary()
