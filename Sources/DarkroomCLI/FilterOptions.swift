@@ -15,11 +15,13 @@ struct FilterOptions: ParsableArguments {
     ))
   var adjustment: String?
 
-  @Option(parsing: .unconditional, help: "Encoder quality of the results, 1-100.")
-  var quality: Int = 92
+  @Option(
+    parsing: .unconditional,
+    help: "Encoder quality of the results, 1-100 (default: a JPEG's own, else 92).")
+  var quality: Int?
 
   func validate() throws {
-    guard (1...100).contains(quality) else {
+    if let quality, !(1...100).contains(quality) {
       throw ValidationError(
         "Expected integer between 1 and 100 for --quality but received \(quality)")
     }

@@ -124,3 +124,86 @@ struct EditCommandTests {
     #expect(none.stdout == "\(unedited): not edited; nothing to revert\n")
   }
 }
+
+/// Edits are written at their source's quality, so that a tone edit of a JPEG comes out about
+/// as large as the file it replaces (at a fixed 92, JPEGs of quality 65-86 came out 1.2-1.8x
+/// larger).
+@Suite("edit quality", .timeLimit(.minutes(5)))
+struct EditQualityTests {
+  /// The sample, re-encoded by libvips at `quality` (its tables are libjpeg's, scaled).
+  private func jpeg(_ quality: Int, in folder: TemporaryFolder, name: String) throws -> String {
+    let path = folder.file(name)
+    let made = try CLI.run(
+      [
+        "render", "--rep", "fullscreen", "--no-cache", "--quality", String(quality),
+        Fixture.sample("display-p3.jpg"), "-o", path,
+      ])
+    #expect(made.status == 0, "\(made.stderr)")
+    return path
+  }
+
+  @Test("a JPEG's quality is read back exactly from libjpeg's tables; no tables, no guess")
+  func estimate() throws {
+    let folder = try TemporaryFolder()
+    for quality in [1, 10, 25, 50, 64, 75, 85, 92, 95, 100] {
+      let path = try jpeg(quality, in: folder, name: "q\(quality).jpg")
+      #expect(JPEGQuality.estimate(try Fixture.bytes(path)) == quality, "Q\(quality)")
+    }
+    let png = try Fixture.bytes(Fixture.sample("alpha.png"))
+    #expect(JPEGQuality.estimate(png) == nil)
+    let whole = try Fixture.bytes(folder.file("q75.jpg"))
+    // Cut inside its first table, or its DQT segment's length past the end: no estimate.
+    let dqt = try #require(whole.indices.first { whole[$0] == 0xFF && whole[$0 + 1] == 0xDB })
+    #expect(JPEGQuality.estimate(Array(whole[..<(dqt + 30)])) == nil)
+    var long = whole
+    (long[dqt + 2], long[dqt + 3]) = (0xFF, 0xFF)
+    #expect(JPEGQuality.estimate(long) == nil)
+    #expect(JPEGQuality.estimate([0xFF, 0xD8, 0xFF, 0xDB, 0x00]) == nil)
+  }
+
+  @Test(
+    "a tone edit of JPEGs of quality 50, 75 and 95 is written at that quality and within 10% of the source's size, through every door"
+  )
+  func sourceQuality() async throws {
+    let folder = try TemporaryFolder()
+    for quality in [50, 75, 95] {
+      let path = try jpeg(quality, in: folder, name: "q\(quality).jpg")
+      let before = try Fixture.bytes(path).count
+      let edited = try CLI.run(["edit", path, "--filter", "tone exposure=0.15", "--json"])
+      #expect(edited.status == 0, "\(edited.stderr)")
+      let data = try #require(try Editor().adjustments(path))
+      #expect(data.result.quality == quality)
+      let after = try Fixture.bytes(path)
+      #expect(JPEGQuality.estimate(after) == quality)
+      let ratio = Double(after.count) / Double(before)
+      #expect(abs(ratio - 1) <= 0.10, "Q\(quality): \(before) -> \(after.count) bytes")
+      // A second edit renders from the original, at the original's quality.
+      _ = try CLI.run(["edit", path, "--filter", "noir"])
+      #expect(try Editor().adjustments(path)?.result.quality == quality)
+    }
+
+    // Asked for, a quality wins.
+    let asked = try jpeg(75, in: folder, name: "asked.jpg")
+    let sixty = try CLI.run(["edit", asked, "--filter", "noir", "--quality", "60"])
+    #expect(sixty.status == 0, "\(sixty.stderr)")
+    #expect(try Editor().adjustments(asked)?.result.quality == 60)
+    #expect(JPEGQuality.estimate(try Fixture.bytes(asked)) == 60)
+
+    // The library's edit by id (the server's) and a space's edit write the same quality.
+    let library = try Library.create(at: folder.path)
+    let fresh = try jpeg(75, in: folder, name: "by-id.jpg")
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: fresh)?.id)
+    #expect(
+      try await library.edit(id, with: try FilterGraph.parse(spec: "noir")).result.quality == 75)
+    let space = Library(
+      space: try Space.create(
+        at: folder.file("S"), password: Array("pw".utf8),
+        kdf: KDFParameters(ops: 1, memory: 8 << 20)))
+    let (asset, _) = try space.add(file: try jpeg(75, in: folder, name: "sealed.jpg"))
+    #expect(
+      try await space.edit(asset.id, with: try FilterGraph.parse(spec: "noir")).result.quality == 75
+    )
+    space.close()
+  }
+}

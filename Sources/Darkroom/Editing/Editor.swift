@@ -22,8 +22,9 @@ import FoundationEssentials
 public struct Editor: Sendable {
   /// The renderer edits use, with its limits.
   public var renderer: Renderer
-  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
-  public var quality: Int
+  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC); nil: each source's own
+  /// (see ``PixelSettings/quality``).
+  public var quality: Int?
   /// The store of the library a path is in (with `creating`: else the store a first edit
   /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
   /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
@@ -107,6 +108,7 @@ public struct Editor: Sendable {
       let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
       let fullGraph = FilterGraph(nodes: nodes)
       let metadata = try AssetMetadata.read(.data(originalBytes, name: path))
+      let quality = Self.quality(quality, of: originalBytes, format: metadata.format)
       guard let format = ImageFormat(sourceFormat: metadata.format) else {
         throw DarkroomError(
           .unsupportedFormat, file: path,
@@ -155,10 +157,19 @@ public struct Editor: Sendable {
     guard let store = store(for: destination),
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
-      data.graph.nodes == graph.nodes, data.result.quality == quality
+      data.graph.nodes == graph.nodes, quality.map({ $0 == data.result.quality }) ?? true
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
+  }
+
+  /// The quality an edit of `original` is written at: `asked`, else the original's own (a
+  /// JPEG's, from its tables), else ``PixelSettings/defaultQuality``. The original, not the
+  /// file being replaced: every version of an edit renders from it, at the same quality.
+  static func quality(_ asked: Int?, of original: [UInt8], format: String) -> Int {
+    if let asked { return asked }
+    if format == "jpeg", let own = JPEGQuality.estimate(original) { return own }
+    return PixelSettings.defaultQuality
   }
 
   /// Renders `graph` on `source` as an edit would, without touching any file or library:
@@ -175,7 +186,9 @@ public struct Editor: Sendable {
       graph: graph,
       original: .init(
         sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
-      result: .init(sha256: "", format: format.rawValue, quality: quality), version: 1,
+      result: .init(
+        sha256: "", format: format.rawValue, quality: quality ?? PixelSettings.defaultQuality),
+      version: 1,
       previous: nil, created: Self.now())
     return try renderer.renderEdit(
       source, metadata: metadata, recipe: adjustment.recipe(for: source.name))

@@ -164,7 +164,7 @@ struct JobLog: Sendable {
   /// The action as stored; nil for one that is not recorded: a render, and an edit that
   /// appends (after a crash, a resume could not tell whether the edit in flight landed, and
   /// appending it again would apply it twice).
-  static func encode(_ action: JobAction, quality: Int) -> String? {
+  static func encode(_ action: JobAction, quality: Int?) -> String? {
     let code: Code
     switch action {
     case .edit(let graph, let mode):

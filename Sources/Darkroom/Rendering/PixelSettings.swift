@@ -22,8 +22,13 @@ public struct PixelSettings: Sendable {
   /// How much damage the decoders accept (`--fail-on`).
   public var failOn = FailOn.error
 
-  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC).
-  public var quality = 92
+  /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC), 1-100; nil: the source's
+  /// own for a JPEG (``JPEGQuality``), so that an edit comes out about as large as its
+  /// source, else ``defaultQuality``.
+  public var quality: Int?
+
+  /// The quality of edits of sources whose own cannot be read (all but JPEGs, so far).
+  public static let defaultQuality = 92
 
   /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
   /// costs one file, not the process; nil: decide per call (a job over several files of an
@@ -31,6 +36,6 @@ public struct PixelSettings: Sendable {
   public var workers: (any PixelWorkers)?
 
   /// The defaults: 268 megapixels, 300 seconds a file, damage up to `.error` refused,
-  /// quality 92, no workers given.
+  /// edits at their source's quality, no workers given.
   public init() {}
 }
