@@ -4,6 +4,23 @@
 
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
 
+// A picture the server could not make (a damaged file, a format it cannot read) becomes a
+// tile that says so, instead of the browser's broken-image icon.
+function showBroken(img) {
+  const tile = document.createElement("span");
+  tile.className = "broken";
+  tile.setAttribute("role", "img");
+  tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
+  tile.textContent = "Cannot be shown";
+  img.replaceWith(tile);
+}
+function watchBroken(img) {
+  img.addEventListener("error", () => showBroken(img));
+  // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
+  // complete, so only a real failure matches.
+  if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) showBroken(img);
+}
+
 async function api(method, url, body) {
   const headers = { "X-CSRF-Token": csrf };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -26,7 +43,14 @@ function albumPage(main) {
   const toolbar = main.querySelector(".toolbar");
   const countLabel = main.querySelector(".selection-count");
   const ref = main.dataset.ref;
-  const total = Number(main.dataset.count);
+  let total = Number(main.dataset.count);
+  // The album's size where it is shown, kept true as photos leave and arrive.
+  function setTotal(count) {
+    total = Math.max(0, count);
+    main.dataset.count = String(total);
+    main.querySelector(".summary").textContent = total + (total === 1 ? " item" : " items");
+    main.querySelector('button[data-act="select-all"]').textContent = "Select all " + total;
+  }
   // "All" is a query less exceptions, never a list of every id: 50,000 photos stay cheap.
   const selection = { all: false, ids: new Set(), except: new Set(), anchor: -1 };
   toolbar.hidden = false;
@@ -153,10 +177,11 @@ function albumPage(main) {
 
   // After a job: edited cells get their new version's thumbnail; moved ones leave.
   async function refresh(action, touched) {
+    let removed = 0;
     for (const cell of cells()) {
       const id = cell.dataset.id;
       if (!touched.has(id)) continue;
-      if (action === "trash" || action === "restore") { cell.remove(); continue; }
+      if (action === "trash" || action === "restore") { cell.remove(); removed += 1; continue; }
       try {
         const asset = await (await api("GET", "/api/assets/" + id)).json();
         const img = cell.querySelector("img");
@@ -164,6 +189,13 @@ function albumPage(main) {
           img.setAttribute(attribute, img.getAttribute(attribute).replace(/v=[0-9a-f]*/g, "v=" + asset.version));
         }
       } catch (_) { /* left as it is */ }
+    }
+    // Cells not on this page left too (a selection of all): the album's count says how many.
+    if (action === "trash" || action === "restore") {
+      try {
+        const page = await (await api("GET", "/api/assets?limit=1&album=" + encodeURIComponent(ref))).json();
+        setTotal(page.count);
+      } catch (_) { setTotal(total - removed); }
     }
     render();
   }
@@ -218,6 +250,9 @@ function albumPage(main) {
         try {
           const body = JSON.parse(request.responseText);
           text = body.error ? body.error.message : body.status;
+          // The server's message names the file too: said once.
+          const colon = text.indexOf(": ");
+          if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
           if (!body.error) addCell(body.asset);
         } catch (_) { /* not JSON */ }
         meter.value = 1;
@@ -241,9 +276,11 @@ function albumPage(main) {
     img.src = url(200);
     img.srcset = url(200) + " 1x, " + url(400) + " 2x";
     img.width = 200; img.height = 200; img.alt = asset.path;
+    watchBroken(img);
     link.append(img);
     cell.append(link);
     grid.prepend(cell);
+    setTotal(total + 1);
   }
   main.querySelector("#files").addEventListener("change", async (event) => {
     for (const file of event.target.files) await upload(file);
@@ -270,6 +307,16 @@ function assetPage(main) {
   const id = main.dataset.id;
   const form = main.querySelector(".editor");
   const photo = main.querySelector(".photo");
+  // The photo stays in place (a preview may load into it later); a notice stands in for it.
+  const notice = document.createElement("p");
+  notice.className = "broken";
+  notice.textContent = "This photo cannot be shown.";
+  notice.hidden = true;
+  photo.after(notice);
+  const failed = (on) => { photo.hidden = on; notice.hidden = !on; };
+  photo.addEventListener("error", () => failed(true));
+  photo.addEventListener("load", () => failed(false));
+  if (photo.complete && photo.naturalWidth === 0) failed(true);
   const status = form.querySelector(".status");
   const history = form.querySelector(".history");
   const shown = photo.src;
@@ -379,6 +426,7 @@ function assetPage(main) {
 
 document.addEventListener("DOMContentLoaded", () => {
   const main = document.querySelector("main");
+  for (const img of document.querySelectorAll(".grid img, .albums img")) watchBroken(img);
   if (document.body.dataset.page === "album") albumPage(main);
   if (document.body.dataset.page === "asset") assetPage(main);
 });

@@ -112,6 +112,17 @@ extension Gallery {
     </main>
     {{> foot}}
     """####,
+    "error.mustache": ####"""
+    {{> head}}
+    <main class="problem">
+      <p class="error">{{message}}</p>
+      <p><a href="/">Back to the albums</a></p>
+    </main>
+    {{> foot}}
+    """####,
+    "favicon.svg": ####"""
+    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d2330"/><circle cx="16" cy="16" r="9" fill="none" stroke="#e8eaf0" stroke-width="3"/><circle cx="16" cy="16" r="3.5" fill="#f2c14e"/></svg>
+    """####,
     "foot.mustache": ####"""
     </body>
     </html>
@@ -121,7 +132,8 @@ extension Gallery {
     body { margin: 0; }
     .bar { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid #8884; }
     .bar .home { font-weight: 600; text-decoration: none; color: inherit; }
-    .bar .title { flex: 1; }
+    .bar .title { flex: 1; font-size: inherit; font-weight: normal; margin: 0; }
+    .problem { max-width: 40rem; }
     main { padding: 1rem; }
     a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
     .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
@@ -132,7 +144,7 @@ extension Gallery {
     .albums img, .albums .empty { width: 100%; aspect-ratio: 1; object-fit: cover; background: #8882; border-radius: 6px; }
     .albums .count { opacity: .7; font-size: .9em; }
     .grid { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 4px; user-select: none; }
-    .cell a { display: block; position: relative; }
+    .cell a { display: block; position: relative; text-decoration: none; }
     .cell img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: #8882; }
     .cell.selected img { outline: 4px solid var(--accent); outline-offset: -4px; opacity: .85; }
     .cell.selected a::after { content: "✓"; position: absolute; top: 4px; left: 6px; color: #fff; background: var(--accent); border-radius: 50%; width: 1.4em; height: 1.4em; text-align: center; }
@@ -148,7 +160,17 @@ extension Gallery {
     .viewer .photo { max-width: 100%; max-height: 80vh; display: block; margin: auto; }
     .editor fieldset { display: grid; grid-template-columns: auto 1fr; gap: .25rem .5rem; align-items: center; }
     .editor .actions { display: flex; gap: .5rem; flex-wrap: wrap; padding: .5rem 0; }
-    @media (max-width: 700px) { .viewer { grid-template-columns: 1fr; } .grid { grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); } }
+    .broken[hidden] { display: none; }
+    .viewer .broken { aspect-ratio: auto; min-height: 12rem; }
+    .broken { display: grid; place-items: center; aspect-ratio: 1; width: 100%; box-sizing: border-box; padding: .5rem; background: #8882; color: #b33; font-size: .85em; text-align: center; }
+    @media (max-width: 700px) {
+      .viewer { grid-template-columns: 1fr; }
+      .grid { grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); }
+      .albums { grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .75rem; }
+      /* One row of tools that scrolls sideways, not a third of the screen. */
+      .toolbar { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }
+      .upload .drop-hint { display: none; }
+    }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: multi-select, batch jobs with progress, upload, and the editor.
@@ -156,6 +178,23 @@ extension Gallery {
     "use strict";
 
     const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+
+    // A picture the server could not make (a damaged file, a format it cannot read) becomes a
+    // tile that says so, instead of the browser's broken-image icon.
+    function showBroken(img) {
+      const tile = document.createElement("span");
+      tile.className = "broken";
+      tile.setAttribute("role", "img");
+      tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
+      tile.textContent = "Cannot be shown";
+      img.replaceWith(tile);
+    }
+    function watchBroken(img) {
+      img.addEventListener("error", () => showBroken(img));
+      // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
+      // complete, so only a real failure matches.
+      if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) showBroken(img);
+    }
 
     async function api(method, url, body) {
       const headers = { "X-CSRF-Token": csrf };
@@ -179,7 +218,14 @@ extension Gallery {
       const toolbar = main.querySelector(".toolbar");
       const countLabel = main.querySelector(".selection-count");
       const ref = main.dataset.ref;
-      const total = Number(main.dataset.count);
+      let total = Number(main.dataset.count);
+      // The album's size where it is shown, kept true as photos leave and arrive.
+      function setTotal(count) {
+        total = Math.max(0, count);
+        main.dataset.count = String(total);
+        main.querySelector(".summary").textContent = total + (total === 1 ? " item" : " items");
+        main.querySelector('button[data-act="select-all"]').textContent = "Select all " + total;
+      }
       // "All" is a query less exceptions, never a list of every id: 50,000 photos stay cheap.
       const selection = { all: false, ids: new Set(), except: new Set(), anchor: -1 };
       toolbar.hidden = false;
@@ -306,10 +352,11 @@ extension Gallery {
 
       // After a job: edited cells get their new version's thumbnail; moved ones leave.
       async function refresh(action, touched) {
+        let removed = 0;
         for (const cell of cells()) {
           const id = cell.dataset.id;
           if (!touched.has(id)) continue;
-          if (action === "trash" || action === "restore") { cell.remove(); continue; }
+          if (action === "trash" || action === "restore") { cell.remove(); removed += 1; continue; }
           try {
             const asset = await (await api("GET", "/api/assets/" + id)).json();
             const img = cell.querySelector("img");
@@ -317,6 +364,13 @@ extension Gallery {
               img.setAttribute(attribute, img.getAttribute(attribute).replace(/v=[0-9a-f]*/g, "v=" + asset.version));
             }
           } catch (_) { /* left as it is */ }
+        }
+        // Cells not on this page left too (a selection of all): the album's count says how many.
+        if (action === "trash" || action === "restore") {
+          try {
+            const page = await (await api("GET", "/api/assets?limit=1&album=" + encodeURIComponent(ref))).json();
+            setTotal(page.count);
+          } catch (_) { setTotal(total - removed); }
         }
         render();
       }
@@ -371,6 +425,9 @@ extension Gallery {
             try {
               const body = JSON.parse(request.responseText);
               text = body.error ? body.error.message : body.status;
+              // The server's message names the file too: said once.
+              const colon = text.indexOf(": ");
+              if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
               if (!body.error) addCell(body.asset);
             } catch (_) { /* not JSON */ }
             meter.value = 1;
@@ -394,9 +451,11 @@ extension Gallery {
         img.src = url(200);
         img.srcset = url(200) + " 1x, " + url(400) + " 2x";
         img.width = 200; img.height = 200; img.alt = asset.path;
+        watchBroken(img);
         link.append(img);
         cell.append(link);
         grid.prepend(cell);
+        setTotal(total + 1);
       }
       main.querySelector("#files").addEventListener("change", async (event) => {
         for (const file of event.target.files) await upload(file);
@@ -423,6 +482,16 @@ extension Gallery {
       const id = main.dataset.id;
       const form = main.querySelector(".editor");
       const photo = main.querySelector(".photo");
+      // The photo stays in place (a preview may load into it later); a notice stands in for it.
+      const notice = document.createElement("p");
+      notice.className = "broken";
+      notice.textContent = "This photo cannot be shown.";
+      notice.hidden = true;
+      photo.after(notice);
+      const failed = (on) => { photo.hidden = on; notice.hidden = !on; };
+      photo.addEventListener("error", () => failed(true));
+      photo.addEventListener("load", () => failed(false));
+      if (photo.complete && photo.naturalWidth === 0) failed(true);
       const status = form.querySelector(".status");
       const history = form.querySelector(".history");
       const shown = photo.src;
@@ -532,6 +601,7 @@ extension Gallery {
 
     document.addEventListener("DOMContentLoaded", () => {
       const main = document.querySelector("main");
+      for (const img of document.querySelectorAll(".grid img, .albums img")) watchBroken(img);
       if (document.body.dataset.page === "album") albumPage(main);
       if (document.body.dataset.page === "asset") assetPage(main);
     });
@@ -544,13 +614,14 @@ extension Gallery {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="csrf-token" content="{{csrf}}">
     <title>{{title}} · Darkroom</title>
+    <link rel="icon" href="/static/favicon.svg?v={{assetVersion}}" type="image/svg+xml">
     <link rel="stylesheet" href="/static/gallery.css?v={{assetVersion}}">
     <script src="/static/gallery.js?v={{assetVersion}}" defer></script>
     </head>
     <body data-page="{{page}}">
     <header class="bar">
       <a class="home" href="/">Darkroom</a>
-      <span class="title">{{title}}</span>
+      <h1 class="title">{{title}}</h1>
       {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
       {{#csrf}}
       <form method="post" action="/logout" class="logout">

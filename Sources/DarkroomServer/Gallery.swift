@@ -48,10 +48,11 @@ struct Gallery: Sendable {
   func add(to router: Router<DarkroomRequestContext>) {
     router.get("static/:file") { request, context in
       let name = context.parameters.get("file") ?? ""
-      guard name == "gallery.js" || name == "gallery.css", let text = Self.files[name] else {
-        throw APIError.notFound("no such file")
-      }
-      let type = name.hasSuffix(".js") ? "text/javascript" : "text/css"
+      guard ["gallery.js", "gallery.css", "favicon.svg"].contains(name), let text = Self.files[name]
+      else { throw APIError.notFound("no such file") }
+      let type =
+        name.hasSuffix(".js")
+        ? "text/javascript" : name.hasSuffix(".svg") ? "image/svg+xml" : "text/css"
       let cache =
         request.uri.queryParameters["v"].map { $0 == assetVersion } == true
         ? "public, max-age=31536000, immutable" : "no-cache"
@@ -73,9 +74,35 @@ struct Gallery: Sendable {
         "\(AccessMiddleware.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
       return Response(status: .seeOther, headers: headers)
     }
-    router.get("/") { _, context in try await albums(context) }
-    router.get("album") { request, context in try await album(request, context) }
-    router.get("asset/:id") { request, context in try await asset(request, context) }
+    router.get("/") { _, context in try await shown(context) { try await albums(context) } }
+    router.get("album") { request, context in
+      try await shown(context) { try await album(request, context) }
+    }
+    router.get("asset/:id") { request, context in
+      try await shown(context) { try await asset(request, context) }
+    }
+  }
+
+  /// A page, or what went wrong as a page (a person reads it, not a program): the API's
+  /// message and status for a request's mistake, with a way back. The server's own failures
+  /// go on to the error middleware (JSON, logged).
+  func shown(
+    _ context: DarkroomRequestContext, _ page: () async throws -> Response
+  ) async throws -> Response {
+    let error: APIError
+    do {
+      return try await page()
+    } catch let thrown as APIError {
+      error = thrown
+    } catch let thrown as DarkroomError {
+      error = ErrorMiddleware.translate(thrown, library: library)
+    }
+    guard error.status.code < 500 else { throw error }
+    var values = common(
+      context, title: error.status == .notFound ? "Not found" : "Cannot show this")
+    let message = error.message.prefix(1).uppercased() + error.message.dropFirst()
+    values["message"] = message.hasSuffix(".") ? message : message + "."
+    return self.page("error", values, status: error.status)
   }
 
   // MARK: Pages
@@ -168,6 +195,8 @@ struct Gallery: Sendable {
     let assetQuery = try AssetQuery(parameters: parameters)
     let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
       let all = try library.count(matching: AssetQuery(parameters: [("album", ref)]))
+      // An empty page: an empty album, or none of that name (a page that says so).
+      if all == 0 { _ = try library.album(ref) }
       let page = try library.page(of: assetQuery, limit: Self.pageSize)
       return (page.assets, all, page.next?.rawValue)
     }

@@ -296,6 +296,82 @@ struct BrowserTests {
     #expect(server.stop() == 0)
   }
 
+  @Test(
+    "rough edges: HTML error pages, one h1 a page, a favicon, a tile for a damaged file, counts that follow trash and upload, an upload error said once"
+  )
+  func roughEdges() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg", "orientation-1.jpg"])
+    // A JPEG whose coded data is garbage after its first bytes: its header and end are whole
+    // (it is catalogued), its pixels cannot be decoded.
+    var damaged = try Fixture.bytes(Fixture.sample("orientation-3.jpg"))
+    let scan = try #require(
+      damaged.indices.first { damaged[$0] == 0xFF && damaged[$0 + 1] == 0xDA })
+    for index in (scan + 40)..<(damaged.count - 2) { damaged[index] = index % 2 == 0 ? 0x00 : 0xFF }
+    _ = try served.folder.write("damaged.jpg", damaged)
+    _ = try served.library.scan()
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    try browser.go(base + "/login")
+    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
+    try browser.click(try browser.find("button[type=submit]"))
+    #expect(eventually { browser.url == base + "/" })
+    let headings = "return Array.from(document.querySelectorAll('h1')).map((h) => h.textContent)"
+
+    // A missing album or asset is a page that says so, with a way back; never raw JSON.
+    try browser.go(base + "/album?ref=Trips")
+    #expect(try browser.run(headings) as? [String] == ["Not found"])
+    #expect(try browser.text(try browser.find("main .error")) == "No album Trips.")
+    try browser.go(base + "/asset/01JD3ZQ4N8W5XK2M7P9R1T6V0B")
+    #expect(try browser.run(headings) as? [String] == ["Not found"])
+    #expect(
+      try browser.text(try browser.find("main .error")).hasPrefix("01JD3ZQ4N8W5XK2M7P9R1T6V0B: "))
+    #expect(try browser.find("main a[href='/']") != "")
+    #expect(try server.request("GET", "/album?ref=Trips").status == 404)
+
+    // One h1 on every page; the favicon the pages name is served.
+    try browser.go(base + "/")
+    #expect(try browser.run(headings) as? [String] == ["Albums"])
+    let icon = try #require(
+      try browser.run("return document.querySelector('link[rel=icon]').getAttribute('href')")
+        as? String)
+    let fetched = try server.request("GET", icon)
+    #expect(fetched.status == 200 && fetched.text.contains("Content-Type: image/svg+xml"))
+
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(try browser.run(headings) as? [String] == ["All"])
+    let summary = try browser.find(".summary")
+    #expect(try browser.text(summary) == "3 items")
+    // The damaged file is a tile that says so; the others are pictures.
+    #expect(
+      eventually {
+        (try? browser.findAll(".grid .broken").count) == 1
+          && (try? browser.findAll(".grid img").count) == 2
+      })
+    #expect(try browser.text(try browser.find(".grid .broken")) == "Cannot be shown")
+
+    // Trash one: the count follows, as it does an upload.
+    try browser.click(try browser.findAll(".grid .cell a")[0])
+    try browser.click(try browser.find("button[data-act='trash']"))
+    #expect(eventually(60) { (try? browser.text(summary)) == "2 items" })
+    #expect(try browser.text(try browser.find("button[data-act='select-all']")) == "Select all 2")
+    try browser.type(try browser.find("#files"), Fixture.sample("display-p3.jpg"))
+    #expect(eventually(60) { (try? browser.text(summary)) == "3 items" })
+
+    // A refused upload's message names the file once.
+    let text = try served.folder.write("notes.jpg", Array("not a photo".utf8))
+    _ = try browser.run("document.querySelector('#files').value = ''")  // a new choice
+    try browser.type(try browser.find("#files"), text)
+    #expect(
+      eventually(60) { (try? browser.findAll(".uploads li.failed").count) == 1 },
+      "\(String(describing: try? browser.run("return document.querySelector('.uploads').textContent")))"
+    )
+    let said = try browser.text(try browser.find(".uploads li.failed"))
+    #expect(said.hasPrefix("notes.jpg: ") && !said.dropFirst(11).contains("notes.jpg"), "\(said)")
+    #expect(try browser.text(summary) == "3 items")
+    #expect(server.stop() == 0)
+  }
+
   @Test("an iPhone's HEIC shows in the grid and the viewer: sent in a format chromium shows")
   func heicShows() throws {
     let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])

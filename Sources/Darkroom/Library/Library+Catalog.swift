@@ -176,6 +176,24 @@ extension Library {
     return AssetPage(assets: assets, count: count, next: count > limit ? assets.last?.id : nil)
   }
 
+  /// The album `ref` names (`smart:NAME`, `folder:PATH` or a user album's title), with its
+  /// count and poster.
+  ///
+  /// - Throws: `notFound` for an album, folder or smart album the library does not have.
+  public func album(_ ref: String) throws(DarkroomError) -> Album {
+    let wanted = AlbumRef(ref)
+    guard let album = try albums().first(where: { AlbumRef($0.ref) == wanted }) else {
+      let name =
+        switch wanted {
+        case .user(let title): "album \(title)"
+        case .folder(let path): "folder \(path)"
+        case .smart(let smart): "smart album \(smart.rawValue)"
+        }
+      throw DarkroomError(.notFound, "no \(name)")
+    }
+    return album
+  }
+
   /// Every album: smart albums, folders, user albums, each with a count and poster.
   public func albums() throws(DarkroomError) -> [Album] {
     try catalogCall { try $0.albums() }
