@@ -3,8 +3,9 @@
 # Usage: Scripts/install-deps.sh [extra apt packages...]
 set -euo pipefail
 
-# chromium and chromium-driver are for the tests only: the gallery's browser tests drive them.
-packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config chromium chromium-driver "$@")
+# chromium and chromium-driver are for the tests only: the gallery's browser tests drive them;
+# exiftool (libimage-exiftool-perl) writes the sidecars and tags the metadata tests read.
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config chromium chromium-driver libimage-exiftool-perl "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

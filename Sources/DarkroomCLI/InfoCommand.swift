@@ -113,7 +113,15 @@ struct InfoCommand: ParsableCommand {
       let altitude = place.altitude.map { ", \(fixed($0, 1)) m" } ?? ""
       return "\(fixed(place.latitude, 6)), \(fixed(place.longitude, 6))" + altitude
     }
-    let rows: [(String, String?)] = [
+    // A value read from a sidecar says so: "2019-04-01T09:00:00 (IMG_1.jpg.xmp)".
+    func sourced(_ value: String?, _ field: String) -> String? {
+      guard let value, let source = m.sources[field], source != "EXIF", source != "XMP" else {
+        return value
+      }
+      return "\(value) (\(source))"
+    }
+    let stars = m.rating.map { $0 < 0 ? "rejected" : $0 == 0 ? "none" : "\($0) of 5" }
+    var rows: [(String, String?)] = [
       ("File", m.file),
       ("Format", m.format),
       ("File size", "\(m.byteSize) bytes"),
@@ -121,7 +129,7 @@ struct InfoCommand: ParsableCommand {
       ("Display size", "\(m.displayWidth) x \(m.displayHeight)"),
       ("Orientation", orientation),
       ("Alpha", m.hasAlpha ? "yes" : "no"),
-      ("Captured", m.captureDate?.iso8601),
+      ("Captured", sourced(m.captureDate?.iso8601, "captureDate")),
       ("GPS", gps),
       ("Camera", m.cameraName),
       ("Lens", [m.lensMake, m.lensModel].compactMap { $0 }.joined(separator: " ")),
@@ -137,7 +145,14 @@ struct InfoCommand: ParsableCommand {
           ?? "none"
       ),
       ("Damage", m.damage?.message),
+      ("Caption", sourced(m.caption, "caption")),
+      ("Rating", sourced(stars, "rating")),
+      (
+        "Keywords",
+        sourced(m.keywords.isEmpty ? nil : m.keywords.joined(separator: ", "), "keywords")
+      ),
     ]
+    rows += m.warnings.map { ("Warning", $0) }
     return Self.aligned(rows)
   }
 }

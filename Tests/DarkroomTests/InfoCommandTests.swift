@@ -29,7 +29,8 @@ struct InfoCommandTests {
       "file", "format", "byteSize", "width", "height", "displayWidth", "displayHeight",
       "orientation", "orientationStatus", "orientationRaw", "hasAlpha", "captureDate", "gps",
       "cameraMake", "cameraModel", "lensMake", "lensModel", "exposureTime", "fNumber", "iso",
-      "focalLength", "iccProfile", "damage", "damageMessage",
+      "focalLength", "iccProfile", "damage", "damageMessage", "caption", "rating", "keywords",
+      "sources", "warnings",
     ]
     #expect(Set(array[0].keys) == fields)
     #expect(Set(array[2].keys) == fields)

@@ -6,6 +6,7 @@ extension AssetMetadata: Encodable {
     case orientation, orientationStatus, orientationRaw, hasAlpha
     case captureDate, gps, cameraMake, cameraModel, lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, damage, damageMessage
+    case caption, rating, keywords, sources, warnings
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -38,5 +39,10 @@ extension AssetMetadata: Encodable {
     try c.encode(iccProfile, forKey: .iccProfile)
     try c.encode(damage?.kind.rawValue, forKey: .damage)
     try c.encode(damage?.message, forKey: .damageMessage)
+    try c.encode(caption, forKey: .caption)
+    try c.encode(rating, forKey: .rating)
+    try c.encode(keywords, forKey: .keywords)
+    try c.encode(sources, forKey: .sources)
+    try c.encode(warnings, forKey: .warnings)
   }
 }

@@ -49,6 +49,20 @@ public struct AssetMetadata: Sendable, Equatable {
   public var focalLength: Double?
   /// The embedded colour profile; nil when there is none.
   public var iccProfile: ICCProfileInfo?
+  /// What the photo shows, in words: XMP `dc:description` (its default language), else EXIF
+  /// ImageDescription.
+  public var caption: String?
+  /// XMP `xmp:Rating`: 1 to 5 stars, 0 for none, -1 for rejected.
+  public var rating: Int?
+  /// XMP `dc:subject`, and the last part of each Lightroom `lr:hierarchicalSubject` not
+  /// among them.
+  public var keywords: [String] = []
+  /// Where each of `captureDate`, `caption`, `rating` and `keywords` came from: `EXIF`,
+  /// `XMP` (embedded), or a sidecar's file name (`IMG_0001.jpg.xmp`), by field.
+  public var sources: [String: String] = [:]
+  /// Metadata that was ignored, one line each (a sidecar that is not XML, a rating of 9):
+  /// the rest is read as usual.
+  public var warnings: [String] = []
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.

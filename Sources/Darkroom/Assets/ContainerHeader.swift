@@ -8,6 +8,9 @@ struct ContainerHeader: Sendable {
   var hasAlpha: Bool
   var exif: [UInt8]?
   var icc: [UInt8]?
+  /// The embedded XMP packet (a JPEG's APP1 `http://ns.adobe.com/xap/1.0/`; libvips'
+  /// `xmp-data` for other formats).
+  var xmp: [UInt8]?
   /// A profile is embedded, but compressed (PNG `iCCP`), so `icc` is nil.
   var hasCompressedICC = false
   /// Damage seen past a whole header (the image data cut short), with its message: the
@@ -34,6 +37,8 @@ struct ContainerHeader: Sendable {
     var exif: [UInt8]?
     var iccChunks: [Int: ArraySlice<UInt8>] = [:]
     let exifHeader = Array("Exif\0\0".utf8)
+    let xmpHeader = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+    var xmp: [UInt8]?
     let iccHeader = Array("ICC_PROFILE\0".utf8)
 
     while true {
@@ -69,6 +74,8 @@ struct ContainerHeader: Sendable {
       switch marker {
       case 0xE1 where exif == nil && payload.starts(with: exifHeader):
         exif = Array(payload)
+      case 0xE1 where xmp == nil && payload.starts(with: xmpHeader):
+        xmp = Array(payload.dropFirst(xmpHeader.count))
       case 0xE2 where payload.starts(with: iccHeader) && payload.count > 14:
         let sequence = Int(payload[payload.startIndex + 12])
         iccChunks[sequence] = payload.dropFirst(14)
@@ -91,6 +98,7 @@ struct ContainerHeader: Sendable {
         var header = ContainerHeader(
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
+        header.xmp = xmp
         if try !hasJPEGEnd(source, scanStart: position) {
           header.damage = DarkroomError(
             .truncated, "truncated JPEG: image data ends without an end-of-image marker")

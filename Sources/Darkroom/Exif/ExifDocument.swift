@@ -39,6 +39,7 @@ struct ExifDocument: Sendable {
 
   /// Tags Darkroom reads; copying only these keeps the document small.
   static let wanted: [(ExifDirectory, UInt16)] = [
+    (.primary, 0x010E),  // ImageDescription
     (.primary, 0x010F),  // Make
     (.primary, 0x0110),  // Model
     (.primary, 0x0112),  // Orientation

@@ -304,11 +304,30 @@ private struct Scanner {
   ) {
     var byName: [String: CatalogEntry] = [:]
     for entry in entries { byName[entry.name] = entry }
+    // A sidecar that came, changed or went: its photo is read again, though the photo itself
+    // did not change (what the sidecar says wins over what the photo says).
+    var sidecars = Set<String>()
+    for (name, identity) in files where name.hasSuffix(".xmp") && byName[name]?.identity != identity
+    {
+      sidecars.insert(name)
+    }
+    if entries.contains(where: { $0.name.hasSuffix(".xmp") }) {
+      let present = Set(files.map(\.0))
+      for entry in entries where entry.name.hasSuffix(".xmp") && !present.contains(entry.name) {
+        sidecars.insert(entry.name)
+      }
+    }
+    func sidecarChanged(_ name: String) -> Bool {
+      guard !sidecars.isEmpty else { return false }
+      if sidecars.contains(name + ".xmp") { return true }
+      guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+      return sidecars.contains(name[..<dot] + ".xmp")
+    }
     for (name, identity) in files {
       summary.files += 1
       let path = folder.isEmpty ? name : folder + "/" + name
       if let entry = byName.removeValue(forKey: name) {
-        if entry.identity == identity {
+        if entry.identity == identity, !sidecarChanged(name) {
           summary.unchanged += 1
           if entry.isOffline, let id = entry.asset {
             changes.offline.append((id, false))
@@ -484,7 +503,7 @@ private struct Scanner {
     if TrustedFormats.sniff(head) != nil {
       // In a worker, the header is read from the very file hashed here, handed open (the
       // worker reads only the header's bytes); here, from the bytes already read.
-      let metadata: AssetMetadata
+      var metadata: AssetMetadata
       var started = header
       if started == nil { started = try startHeader(head, file: file, path: path) }
       if let started {
@@ -493,6 +512,7 @@ private struct Scanner {
         metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
       }
       if let damage = metadata.damage { throw damage }
+      if bytes != nil || started != nil { metadata.applySidecars(of: path) }  // as .file does
       return .photo(metadata)
     }
     return nil

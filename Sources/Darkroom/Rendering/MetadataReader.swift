@@ -40,14 +40,19 @@ extension AssetMetadata {
       case .file(let path):
         let file = try InputFile(path)
         let head = try file.read(at: 0, count: min(32, file.size))[...]
+        var metadata: AssetMetadata
         if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(head)) {
-          return try workers.metadata(handing: file, name: path, limit: limit)
-        }
-        return try read(ByteSource(file: file), name) {
-          try Vips.attributingErrors(file: path) { () throws(DarkroomError) in
-            try VipsImage.header(path: path)
+          metadata = try workers.metadata(handing: file, name: path, limit: limit)
+        } else {
+          metadata = try read(ByteSource(file: file), name) {
+            try Vips.attributingErrors(file: path) { () throws(DarkroomError) in
+              try VipsImage.header(path: path)
+            }
           }
         }
+        // Sidecars are read here, by this process, with Darkroom's own XML reader.
+        metadata.applySidecars(of: path)
+        return metadata
       case .data(let bytes, _):
         if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(bytes.prefix(32)))
         {
@@ -122,7 +127,7 @@ extension AssetMetadata {
     let header = ContainerHeader(
       format: image.formatName, width: image.width, height: image.height,
       hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
-      icc: image.blob(named: "icc-profile-data"))
+      icc: image.blob(named: "icc-profile-data"), xmp: image.blob(named: "xmp-data"))
     var metadata = make(path, size, header)
     // TIFF keeps its Orientation as a tag of its own, outside any EXIF block; libvips
     // reads it (and leaves it out for HEIF, whose container orients the pixels).
@@ -148,6 +153,7 @@ extension AssetMetadata {
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
     }
+    if let xmp = header.xmp { metadata.applyXMP(xmp, from: "XMP", dates: .ifMissing) }
     // libheif turns HEIF and AVIF pixels upright while decoding; the size libvips reports is
     // already the upright one.
     if ["heif", "avif"].contains(header.format), let raw = metadata.orientation.raw {
@@ -155,6 +161,12 @@ extension AssetMetadata {
     }
     return metadata
   }
+
+  /// What cameras write as ImageDescription when nobody wrote one.
+  static let cameraPlaceholders: Set<String> = [
+    "OLYMPUS DIGITAL CAMERA", "SONY DSC", "DIGITAL CAMERA", "DCIM", "SAMSUNG", "KODAK CSC",
+    "DEFAULT", "<KENOX S630  / SAMSUNG S630>",
+  ]
 
   private mutating func apply(_ exif: ExifDocument) {
     func text(_ tag: UInt16, _ directory: ExifDirectory) -> String? {
@@ -192,6 +204,14 @@ extension AssetMetadata {
     if let original = text(0x9003, .exif) {
       captureDate = CaptureDate(
         exif: original, subsecond: text(0x9291, .exif), offset: text(0x9011, .exif))
+      if captureDate != nil { sources["captureDate"] = "EXIF" }
+    }
+    // Cameras fill ImageDescription with blanks or their name ("OLYMPUS DIGITAL CAMERA").
+    if let description = text(0x010E, .primary)?.trimmingCharacters(in: .whitespaces),
+      !description.isEmpty, !Self.cameraPlaceholders.contains(description.uppercased())
+    {
+      caption = description
+      sources["caption"] = "EXIF"
     }
 
     func degrees(_ tag: UInt16, ref: UInt16, negative: String) -> Double? {

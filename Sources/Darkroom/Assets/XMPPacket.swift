@@ -1,0 +1,288 @@
+/// The properties of an XMP packet (an embedded one, or a `.xmp` sidecar) that Darkroom
+/// reads: a small XML reader of its own, made for hostile input. It knows the five predefined
+/// entities and character references, and nothing else: a packet with a DTD or any other
+/// entity is refused whole (no entity is ever expanded, no file or URL fetched). Depth and
+/// size are bounded, and namespaces are resolved, so `xmp:Rating` is found under whatever
+/// prefix a writer chose.
+///
+/// ```swift
+/// let packet = try XMPPacket(bytes)
+/// print(packet.text(XMPPacket.xmp, "Rating") ?? "-", packet.list(XMPPacket.dc, "subject"))
+/// ```
+public struct XMPPacket: Sendable, Equatable {
+  /// Namespaces Darkroom reads from.
+  public static let dc = "http://purl.org/dc/elements/1.1/"
+  public static let xmp = "http://ns.adobe.com/xap/1.0/"
+  public static let exif = "http://ns.adobe.com/exif/1.0/"
+  public static let photoshop = "http://ns.adobe.com/photoshop/1.0/"
+  public static let lightroom = "http://ns.adobe.com/lightroom/1.0/"
+  static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+  static let xml = "http://www.w3.org/XML/1998/namespace"
+
+  /// The largest packet read: a sidecar larger than this is refused, not parsed.
+  public static let maxBytes = 4 << 20
+  static let maxDepth = 64
+
+  /// Each property's values by namespace and local name: one for a simple value, the items
+  /// of an `rdf:Bag` or `rdf:Seq`, and of an `rdf:Alt` the default language's first.
+  private(set) var properties: [String: [String]] = [:]
+
+  /// Why a packet is not read.
+  public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+  }
+
+  /// Reads a packet.
+  ///
+  /// - Throws: ``Refusal`` for one too large, with a DTD or an unknown entity, nested too
+  ///   deep, or not well formed.
+  public init(_ bytes: [UInt8]) throws(Refusal) {
+    guard bytes.count <= Self.maxBytes else {
+      throw Refusal(description: "larger than \(Self.maxBytes >> 20) MiB")
+    }
+    var reader = Reader(bytes: bytes)
+    try reader.run()
+    properties = reader.properties
+  }
+
+  /// The first value of `namespace`'s property `name`, if the packet has it.
+  public func text(_ namespace: String, _ name: String) -> String? {
+    properties[namespace + name]?.first
+  }
+
+  /// Every value of `namespace`'s property `name` (empty when it has none).
+  public func list(_ namespace: String, _ name: String) -> [String] {
+    properties[namespace + name] ?? []
+  }
+
+  // MARK: The reader
+
+  /// One element being read: its namespaces in scope, its qualified name, and what it holds.
+  private struct Element {
+    var namespaces: [String: String]
+    var name: String  // namespace URI + local name
+    var text: [UInt8] = []
+    var items: [String] = []
+    var language: String?
+  }
+
+  private struct Reader {
+    let bytes: [UInt8]
+    var at = 0
+    var stack: [Element] = []
+    var properties: [String: [String]] = [:]
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func fail(_ why: String) -> Refusal { Refusal(description: why) }
+
+    mutating func run() throws(Refusal) {
+      while at < bytes.count {
+        if bytes[at] == UInt8(ascii: "<") {
+          try markup()
+        } else {
+          let start = at
+          while at < bytes.count, bytes[at] != UInt8(ascii: "<") { at += 1 }
+          if !stack.isEmpty {
+            let text = try Self.decode(bytes[start..<at])
+            stack[stack.count - 1].text += text
+          }
+        }
+      }
+      guard stack.isEmpty else { throw fail("it ends inside an element") }
+    }
+
+    func starts(_ text: String) -> Bool {
+      let pattern = Array(text.utf8)
+      return at + pattern.count <= bytes.count
+        && bytes[at..<at + pattern.count].elementsEqual(pattern)
+    }
+
+    mutating func skip(past end: String) throws(Refusal) {
+      let pattern = Array(end.utf8)
+      while at + pattern.count <= bytes.count {
+        if bytes[at..<at + pattern.count].elementsEqual(pattern) {
+          at += pattern.count
+          return
+        }
+        at += 1
+      }
+      throw fail("it ends inside markup")
+    }
+
+    mutating func markup() throws(Refusal) {
+      if starts("<?") { return try skip(past: "?>") }
+      if starts("<!--") { return try skip(past: "-->") }
+      if starts("<![CDATA[") {
+        at += 9
+        let start = at
+        try skip(past: "]]>")
+        if !stack.isEmpty { stack[stack.count - 1].text += bytes[start..<at - 3] }
+        return
+      }
+      if starts("<!") { throw fail("it has a DTD or entity declarations") }
+      if starts("</") {
+        at += 2
+        let name = readName()
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: ">") else { throw fail("a bad end tag") }
+        at += 1
+        guard let element = stack.popLast(), element.name == qualified(name, element.namespaces)
+        else { throw fail("an end tag that closes no element") }
+        close(element)
+        return
+      }
+      at += 1
+      try startTag()
+    }
+
+    mutating func startTag() throws(Refusal) {
+      let name = readName()
+      guard !name.isEmpty else { throw fail("a tag without a name") }
+      var attributes: [(String, String)] = []
+      var namespaces = stack.last?.namespaces ?? ["xml": XMPPacket.xml]
+      var empty = false
+      while true {
+        skipSpace()
+        guard at < bytes.count else { throw fail("it ends inside a tag") }
+        if bytes[at] == UInt8(ascii: ">") {
+          at += 1
+          break
+        }
+        if starts("/>") {
+          at += 2
+          empty = true
+          break
+        }
+        let attribute = readName()
+        skipSpace()
+        guard !attribute.isEmpty, at < bytes.count, bytes[at] == UInt8(ascii: "=") else {
+          throw fail("a bad attribute")
+        }
+        at += 1
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") || bytes[at] == UInt8(ascii: "'")
+        else { throw fail("an attribute without quotes") }
+        let quote = bytes[at]
+        at += 1
+        let start = at
+        while at < bytes.count, bytes[at] != quote {
+          guard bytes[at] != UInt8(ascii: "<") else { throw fail("a '<' inside an attribute") }
+          at += 1
+        }
+        guard at < bytes.count else { throw fail("it ends inside an attribute") }
+        let value = String(decoding: try Self.decode(bytes[start..<at]), as: UTF8.self)
+        at += 1
+        if attribute == "xmlns" {
+          namespaces[""] = value
+        } else if attribute.hasPrefix("xmlns:") {
+          namespaces[String(attribute.dropFirst(6))] = value
+        } else {
+          attributes.append((attribute, value))
+        }
+      }
+      guard stack.count < XMPPacket.maxDepth else { throw fail("nested too deep") }
+      var element = Element(namespaces: namespaces, name: qualified(name, namespaces))
+      for (attribute, value) in attributes {
+        let key = qualified(attribute, namespaces)
+        if key == XMPPacket.xml + "lang" {
+          element.language = value
+        } else if element.name == XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf) {
+          // A property written as an attribute of its description.
+          properties[key, default: []].append(value)
+        }
+      }
+      if empty { close(element) } else { stack.append(element) }
+    }
+
+    /// An element ends: a list item goes to its list, a list to the property that holds it,
+    /// a property's text to the property.
+    mutating func close(_ element: Element) {
+      let spaces: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+      let trimmed = element.text.drop { spaces.contains($0) }.reversed().drop {
+        spaces.contains($0)
+      }
+      let text = String(decoding: trimmed.reversed(), as: UTF8.self)
+      guard var parent = stack.popLast() else { return }
+      defer { stack.append(parent) }
+      switch element.name {
+      case XMPPacket.rdf + "li":
+        // An Alt's default language goes first, wherever it is written.
+        if element.language == "x-default" {
+          parent.items.insert(text, at: 0)
+        } else {
+          parent.items.append(text)
+        }
+      case XMPPacket.rdf + "Bag", XMPPacket.rdf + "Seq", XMPPacket.rdf + "Alt":
+        parent.items += element.items
+      default:
+        guard parent.name == XMPPacket.rdf + "Description" else { return }
+        let values = element.items.isEmpty ? (text.isEmpty ? [] : [text]) : element.items
+        if !values.isEmpty { properties[element.name, default: []] += values }
+      }
+    }
+
+    func qualified(_ name: String, _ namespaces: [String: String]) -> String {
+      guard let colon = name.firstIndex(of: ":") else { return (namespaces[""] ?? "") + name }
+      let prefix = String(name[..<colon])
+      return (namespaces[prefix] ?? prefix + ":") + name[name.index(after: colon)...]
+    }
+
+    mutating func readName() -> String {
+      let start = at
+      while at < bytes.count {
+        let byte = bytes[at]
+        let isName =
+          byte >= 0x80 || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+          || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+          || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+          || [UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ".")]
+            .contains(byte)
+        guard isName else { break }
+        at += 1
+      }
+      return String(decoding: bytes[start..<at], as: UTF8.self)
+    }
+
+    mutating func skipSpace() {
+      while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
+    }
+
+    /// Text with its references replaced: the five predefined entities and character
+    /// references; any other entity refuses the packet.
+    static func decode(_ text: ArraySlice<UInt8>) throws(Refusal) -> [UInt8] {
+      guard text.contains(UInt8(ascii: "&")) else { return Array(text) }
+      var out: [UInt8] = []
+      var index = text.startIndex
+      while index < text.endIndex {
+        guard text[index] == UInt8(ascii: "&") else {
+          out.append(text[index])
+          index += 1
+          continue
+        }
+        guard let end = text[index...].firstIndex(of: UInt8(ascii: ";")), end - index <= 12 else {
+          throw Refusal(description: "a '&' that starts no reference")
+        }
+        let name = String(decoding: text[index + 1..<end], as: UTF8.self)
+        switch name {
+        case "lt": out.append(UInt8(ascii: "<"))
+        case "gt": out.append(UInt8(ascii: ">"))
+        case "amp": out.append(UInt8(ascii: "&"))
+        case "quot": out.append(UInt8(ascii: "\""))
+        case "apos": out.append(UInt8(ascii: "'"))
+        default:
+          let number: UInt32? =
+            name.hasPrefix("#x")
+            ? UInt32(name.dropFirst(2), radix: 16)
+            : name.hasPrefix("#") ? UInt32(name.dropFirst(1)) : nil
+          guard let number, let scalar = Unicode.Scalar(number) else {
+            throw Refusal(description: "an entity it does not define (&\(name.prefix(16));)")
+          }
+          out += Array(String(Character(scalar)).utf8)
+        }
+        index = end + 1
+      }
+      return out
+    }
+  }
+}

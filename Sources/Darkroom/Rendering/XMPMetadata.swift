@@ -1,0 +1,130 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// XMP, embedded and in sidecars, as ``AssetMetadata`` reads it. The priority, field by
+/// field (docs/metadata.md): the sidecar `NAME.EXT.xmp` (darktable's name), then `NAME.xmp`
+/// (Lightroom's), then the file's embedded XMP and EXIF. A packet or a value that cannot be
+/// read is a warning, and the rest is read as usual.
+extension AssetMetadata {
+  /// How an XMP packet's date is taken.
+  enum XMPDates {
+    /// Over any date read so far (a sidecar: what the user set beside the file).
+    case override
+    /// Only when the file's EXIF gave none (its embedded XMP usually repeats EXIF).
+    case ifMissing
+  }
+
+  /// Reads `bytes` as an XMP packet from `source` and takes what it says.
+  mutating func applyXMP(_ bytes: [UInt8], from source: String, dates: XMPDates) {
+    let packet: XMPPacket
+    do {
+      packet = try XMPPacket(bytes)
+    } catch {
+      warnings.append("\(source): not read (\(error.description))")
+      return
+    }
+    if let caption = packet.text(XMPPacket.dc, "description"), !caption.isEmpty {
+      self.caption = caption
+      sources["caption"] = source
+    }
+    if let text = packet.text(XMPPacket.xmp, "Rating") {
+      if let value = Double(text), value == value.rounded(), (-1...5).contains(value) {
+        rating = Int(value)
+        sources["rating"] = source
+      } else {
+        warnings.append("\(source): rating \(text.prefix(16)) is not -1 to 5; ignored")
+      }
+    }
+    var keywords = packet.list(XMPPacket.dc, "subject").filter { !$0.isEmpty }
+    for path in packet.list(XMPPacket.lightroom, "hierarchicalSubject") {
+      if let leaf = path.split(separator: "|").last.map(String.init), !keywords.contains(leaf) {
+        keywords.append(leaf)
+      }
+    }
+    if !keywords.isEmpty {
+      self.keywords = keywords
+      sources["keywords"] = source
+    }
+    guard dates == .override || captureDate == nil else { return }
+    for (namespace, name) in [
+      (XMPPacket.exif, "DateTimeOriginal"), (XMPPacket.photoshop, "DateCreated"),
+    ] {
+      guard let text = packet.text(namespace, name) else { continue }
+      if let date = CaptureDate(iso8601: text) {
+        captureDate = date
+        sources["captureDate"] = source
+        return
+      }
+      warnings.append("\(source): date \(text.prefix(40)) is not a date Darkroom reads; ignored")
+    }
+  }
+
+  /// Takes what the sidecars beside the file at `path` say over what the file says:
+  /// `NAME.xmp`, then `NAME.EXT.xmp` (which wins where both say something).
+  mutating func applySidecars(of path: String) {
+    for sidecar in Self.sidecars(of: path).reversed() {
+      let name = FilePath(sidecar).name
+      do {
+        let file = try InputFile(sidecar)
+        guard file.size <= XMPPacket.maxBytes else {
+          warnings.append("\(name): not read (larger than \(XMPPacket.maxBytes >> 20) MiB)")
+          continue
+        }
+        applyXMP(try file.read(at: 0, count: file.size), from: name, dates: .override)
+      } catch {
+        warnings.append("\(name): not read (\(error.message))")
+      }
+    }
+  }
+
+  /// The sidecars of the file at `path` that exist, the one that wins first: `NAME.EXT.xmp`,
+  /// then `NAME.xmp` (as darktable and Lightroom write them, in lower case).
+  static func sidecars(of path: String) -> [String] {
+    let file = FilePath(path)
+    let name = file.name
+    // `IMG_0001.jpg` → `IMG_0001`; a name without an extension has no NAME.xmp of its own.
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return [] }
+    let stem = (file.parent.isEmpty ? "" : file.parent + "/") + name[..<dot]
+    var found: [String] = []
+    for candidate in [path + ".xmp", stem + ".xmp"] {
+      var status = stat()
+      if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+        found.append(candidate)
+      }
+    }
+    return found
+  }
+}
+
+extension CaptureDate {
+  /// Parses XMP's dates: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, and with a time
+  /// `YYYY-MM-DDThh:mm[:ss[.s]][Z|+hh:mm]`; nil for anything else and for years outside
+  /// 1 to 9999.
+  init?(iso8601 text: String) {
+    let match = text.wholeMatch(
+      of:
+        /(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?)?)?/
+    )
+    guard let match, let year = Int(match.1), (1...9999).contains(year) else { return nil }
+    let number = { (part: Substring?, fallback: Int) in part.flatMap { Int($0) } ?? fallback }
+    (self.year, month, day) = (year, number(match.2, 1), number(match.3, 1))
+    (hour, minute, second) = (number(match.4, 0), number(match.5, 0), number(match.6, 0))
+    guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour),
+      (0...59).contains(minute), (0...60).contains(second)
+    else { return nil }
+    subsecond = match.7.map(String.init)
+    switch match.8 {
+    case nil: utcOffsetMinutes = nil
+    case "Z"?: utcOffsetMinutes = 0
+    case let offset?:
+      let sign = offset.first == "-" ? -1 : 1
+      let hours = Int(offset.dropFirst().prefix(2)) ?? 0
+      let minutes = Int(offset.suffix(2)) ?? 0
+      guard hours <= 14, minutes < 60 else { return nil }
+      utcOffsetMinutes = sign * (hours * 60 + minutes)
+    }
+  }
+}

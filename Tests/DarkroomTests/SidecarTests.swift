@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// XMP, embedded and in sidecars, read as other tools write it (exiftool here): the priority
+/// `NAME.EXT.xmp`, `NAME.xmp`, embedded XMP, EXIF, field by field; hostile packets are a
+/// warning each, and the photo is still described and catalogued.
+@Suite("Metadata: sidecars, captions, ratings, keywords", .timeLimit(.minutes(5)))
+struct SidecarTests {
+  /// Runs exiftool, which must succeed.
+  private func exiftool(_ arguments: [String], in folder: TemporaryFolder) throws {
+    let run = try CLI.run(
+      ["-q", "-overwrite_original"] + arguments, cwd: folder.path, executable: "/usr/bin/exiftool")
+    #expect(run.status == 0, "exiftool \(arguments): \(run.stderr)")
+  }
+
+  /// gps.jpg (EXIF DateTimeOriginal 2023-12-31 23:59:58.25 at -03:00, no XMP) as `name` in a
+  /// new folder.
+  private func photo(_ name: String = "a.jpg") throws -> (TemporaryFolder, String) {
+    let folder = try TemporaryFolder()
+    try FileManager.default.copyItem(atPath: Fixture.sample("gps.jpg"), toPath: folder.file(name))
+    return (folder, folder.file(name))
+  }
+
+  @Test("an XMP packet: attributes and elements, Alt, Bag, any prefix, references")
+  func packet() throws {
+    let text = """
+      <?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>
+      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description rdf:about="" xmlns:stars="http://ns.adobe.com/xap/1.0/" stars:Rating="3">
+      <d:description xmlns:d="http://purl.org/dc/elements/1.1/"><rdf:Alt>
+      <rdf:li xml:lang="fr">Le pic</rdf:li><rdf:li xml:lang="x-default">The peak &amp; &#x263A; &lt;3</rdf:li>
+      </rdf:Alt></d:description>
+      <dc:subject xmlns:dc="http://purl.org/dc/elements/1.1/"><rdf:Bag><rdf:li>a</rdf:li><rdf:li><![CDATA[b<c]]></rdf:li></rdf:Bag></dc:subject>
+      <!-- a comment --></rdf:Description></rdf:RDF></x:xmpmeta>
+      <?xpacket end="w"?>
+      """
+    let packet = try XMPPacket(Array(text.utf8))
+    #expect(packet.text(XMPPacket.xmp, "Rating") == "3")
+    #expect(packet.list(XMPPacket.dc, "description") == ["The peak & ☺ <3", "Le pic"])
+    #expect(packet.list(XMPPacket.dc, "subject") == ["a", "b<c"])
+    for (bad, why) in [
+      ("<!DOCTYPE x [<!ENTITY a \"aaaa\">]><x>&a;</x>", "it has a DTD or entity declarations"),
+      ("<x>&lol;</x>", "an entity it does not define (&lol;)"),
+      ("<x><y></x>", "an end tag that closes no element"),
+      ("<x>", "it ends inside an element"),
+      (
+        String(repeating: "<a>", count: 65) + String(repeating: "</a>", count: 65),
+        "nested too deep"
+      ),
+    ] {
+      #expect(throws: XMPPacket.Refusal(description: why), "\(bad.prefix(30))") {
+        try XMPPacket(Array(bad.utf8))
+      }
+    }
+    #expect(throws: XMPPacket.Refusal(description: "larger than 4 MiB")) {
+      try XMPPacket([UInt8](repeating: 0x20, count: XMPPacket.maxBytes + 1))
+    }
+  }
+
+  @Test("NAME.EXT.xmp beats NAME.xmp beats the file, field by field, and info says which")
+  func priority() throws {
+    let (folder, path) = try photo()
+    // The file alone: its EXIF date, nothing else.
+    var metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.captureDate?.iso8601 == "2023-12-31T23:59:58.250-03:00")
+    #expect(metadata.sources == ["captureDate": "EXIF"] && metadata.caption == nil)
+    // Embedded XMP (as exiftool writes it into the file): its caption, rating and keywords.
+    try exiftool(
+      ["-XMP-dc:Description=Embedded", "-XMP-xmp:Rating=1", "-XMP-dc:Subject=inside", "a.jpg"],
+      in: folder)
+    metadata = try AssetMetadata.read(path: path)
+    #expect(
+      metadata.caption == "Embedded" && metadata.rating == 1 && metadata.keywords == ["inside"])
+    #expect(metadata.sources["caption"] == "XMP" && metadata.sources["captureDate"] == "EXIF")
+    // NAME.xmp (Lightroom's): a date and a caption over the file's.
+    try exiftool(
+      [
+        "-XMP-photoshop:DateCreated=2018:01:02 03:04:05-05:00", "-XMP-dc:Description=Lightroom",
+        "-XMP-xmp:Rating=2", "a.xmp",
+      ], in: folder)
+    // NAME.EXT.xmp (darktable's): a rating and keywords over both.
+    try exiftool(
+      ["-XMP-xmp:Rating=4", "-XMP-lr:HierarchicalSubject=Places|USA|Colorado", "a.jpg.xmp"],
+      in: folder)
+    metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.captureDate?.iso8601 == "2018-01-02T03:04:05-05:00")
+    #expect(metadata.caption == "Lightroom" && metadata.rating == 4)
+    #expect(metadata.keywords == ["Colorado"])
+    #expect(
+      metadata.sources == [
+        "captureDate": "a.xmp", "caption": "a.xmp", "rating": "a.jpg.xmp", "keywords": "a.jpg.xmp",
+      ])
+    #expect(metadata.warnings.isEmpty)
+    let info = try CLI.run(["info", path])
+    #expect(info.stdout.contains("Captured      2018-01-02T03:04:05-05:00 (a.xmp)\n"))
+    #expect(info.stdout.contains("Rating        4 of 5 (a.jpg.xmp)\n"))
+    #expect(info.stdout.contains("Keywords      Colorado (a.jpg.xmp)\n"))
+  }
+
+  @Test("EXIF ImageDescription is a caption; a camera's placeholder is not")
+  func exifCaption() throws {
+    let (folder, path) = try photo()
+    try exiftool(["-EXIF:ImageDescription=Sugarloaf from the beach", "a.jpg"], in: folder)
+    #expect(try AssetMetadata.read(path: path).caption == "Sugarloaf from the beach")
+    try exiftool(["-EXIF:ImageDescription=OLYMPUS DIGITAL CAMERA         ", "a.jpg"], in: folder)
+    #expect(try AssetMetadata.read(path: path).caption == nil)
+  }
+
+  @Test("hostile sidecars: a warning each, the rest read, the photo still catalogued")
+  func hostile() throws {
+    let (folder, path) = try photo()
+    let cases: [(String, [UInt8], String)] = [
+      (
+        "broken XML", Array("<x:xmpmeta><rdf:RDF>".utf8),
+        "a.jpg.xmp: not read (it ends inside an element)"
+      ),
+      (
+        "entity expansion",
+        Array(
+          "<!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;\">]><x>&lol2;</x>".utf8),
+        "a.jpg.xmp: not read (it has a DTD or entity declarations)"
+      ),
+      (
+        "5 MB", [UInt8](repeating: 0x20, count: 5 << 20),
+        "a.jpg.xmp: not read (larger than 4 MiB)"
+      ),
+    ]
+    for (what, bytes, warning) in cases {
+      _ = try folder.write("a.jpg.xmp", bytes)
+      let metadata = try AssetMetadata.read(path: path)
+      #expect(metadata.warnings == [warning], "\(what)")
+      #expect(
+        metadata.captureDate?.iso8601 == "2023-12-31T23:59:58.250-03:00",
+        "\(what): the EXIF date stays")
+    }
+    // Values that make no sense are ignored one by one; the others are taken.
+    try FileManager.default.removeItem(atPath: folder.file("a.jpg.xmp"))
+    try exiftool(
+      [
+        "-XMP-xmp:Rating=9", "-XMP-exif:DateTimeOriginal=0000:01:01 00:00:00", "-XMP-dc:Subject=ok",
+        "a.jpg.xmp",
+      ],
+      in: folder)
+    let metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.keywords == ["ok"] && metadata.rating == nil)
+    #expect(metadata.captureDate?.iso8601 == "2023-12-31T23:59:58.250-03:00")
+    #expect(
+      metadata.warnings == [
+        "a.jpg.xmp: rating 9 is not -1 to 5; ignored",
+        "a.jpg.xmp: date 0000-01-01T00:00:00 is not a date Darkroom reads; ignored",
+      ])
+    let library = try Library.create(at: folder.path)
+    #expect(try library.scan().added == 1)
+  }
+
+  @Test("scan takes a sidecar's date, and sees it change or go; the photo is never touched")
+  func scan() throws {
+    let (folder, path) = try photo()
+    let before = try Fixture.bytes(path)
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    try exiftool(["-XMP-exif:DateTimeOriginal=2019:04:01 09:00:00+02:00", "a.jpg.xmp"], in: folder)
+    let library = try Library.create(at: folder.path)
+    _ = try library.scan()
+    func date() throws -> Double? {
+      try library.assets(matching: AssetQuery()).asset(at: 0).captureDate
+    }
+    #expect(try date() == 1_554_102_000)  // 2019-04-01T07:00:00Z
+    try exiftool(["-XMP-exif:DateTimeOriginal=2020:05:05 10:00:00+02:00", "a.jpg.xmp"], in: folder)
+    #expect(try library.scan().changed == 1)
+    #expect(try date() == 1_588_665_600)
+    try FileManager.default.removeItem(atPath: folder.file("a.jpg.xmp"))
+    _ = try library.scan()
+    #expect(try date() == 1_704_077_998.25)  // the file's own: 2023-12-31T23:59:58.25-03:00
+    let unchanged = try library.scan()
+    #expect(unchanged.changed == 0 && unchanged.added == 0)
+    #expect(try Fixture.bytes(path) == before)
+    let after = try FileManager.default.attributesOfItem(atPath: path)
+    #expect(after[.modificationDate] as? Date == attributes[.modificationDate] as? Date)
+    #expect(after[.posixPermissions] as? Int == attributes[.posixPermissions] as? Int)
+  }
+}
