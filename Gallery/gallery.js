@@ -184,6 +184,16 @@ function albumPage(main) {
       if (action === "trash" || action === "restore") { cell.remove(); removed += 1; continue; }
       try {
         const asset = await (await api("GET", "/api/assets/" + id)).json();
+        const broken = cell.querySelector(".broken");
+        if (broken) {
+          // Shown again from its new version (an edit or a revert may have mended it).
+          const fresh = document.createElement("img");
+          fresh.width = 200; fresh.height = 200; fresh.alt = (broken.getAttribute("aria-label") || "").replace(/: cannot be shown$/, "");
+          fresh.src = "/api/assets/" + id + "/thumbnail?size=200&v=0";
+          fresh.srcset = fresh.src + " 1x, /api/assets/" + id + "/thumbnail?size=400&v=0 2x";
+          watchBroken(fresh);
+          broken.replaceWith(fresh);
+        }
         const img = cell.querySelector("img");
         for (const attribute of ["src", "srcset"]) {
           img.setAttribute(attribute, img.getAttribute(attribute).replace(/v=[0-9a-f]*/g, "v=" + asset.version));
@@ -192,6 +202,8 @@ function albumPage(main) {
     }
     // Cells not on this page left too (a selection of all): the album's count says how many.
     if (action === "trash" || action === "restore") {
+      // What left the page leaves the selection with it.
+      selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = -1;
       try {
         const page = await (await api("GET", "/api/assets?limit=1&album=" + encodeURIComponent(ref))).json();
         setTotal(page.count);
@@ -253,7 +265,7 @@ function albumPage(main) {
           // The server's message names the file too: said once.
           const colon = text.indexOf(": ");
           if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
-          if (!body.error) addCell(body.asset);
+          if (body.status === "added") addCell(body.asset);
         } catch (_) { /* not JSON */ }
         meter.value = 1;
         label.textContent = file.name + ": " + text;

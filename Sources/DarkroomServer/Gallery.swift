@@ -92,12 +92,13 @@ struct Gallery: Sendable {
     let error: APIError
     do {
       return try await page()
-    } catch let thrown as APIError {
+    } catch let thrown as APIError where thrown.status.code < 500 {
       error = thrown
-    } catch let thrown as DarkroomError {
+    } catch let thrown as DarkroomError
+      where ErrorMiddleware.translate(thrown, library: library).status.code < 500
+    {
       error = ErrorMiddleware.translate(thrown, library: library)
-    }
-    guard error.status.code < 500 else { throw error }
+    }  // anything else goes on as it was thrown, for the error middleware to log
     var values = common(
       context, title: error.status == .notFound ? "Not found" : "Cannot show this")
     let message = error.message.prefix(1).uppercased() + error.message.dropFirst()

@@ -127,17 +127,18 @@ struct SpaceRoutes: Sendable {
   /// The library over the session's unlocked space.
   func library(_ context: DarkroomRequestContext) throws -> Library {
     let session = try session(context)
-    guard let space = sessions.space(for: session.id) else {
-      throw APIError(.forbidden, "locked", "the space is locked: unlock it first")
-    }
+    guard let space = sessions.space(for: session.id) else { throw Self.locked }
     return Library(space: space)
   }
+
+  static let locked = APIError(.forbidden, "locked", "the space is locked: unlock it first")
 
   func spaceAsset(_ context: DarkroomRequestContext) throws -> (Library, Asset) {
     let library = try library(context)
     let text = context.parameters.get("id") ?? ""
     // Ids only, never names: a name in a URL would end up in logs.
     guard let id = AssetID(text), let asset = try? library.asset(id) else {
+      if library.space?.isClosed == true { throw Self.locked }
       throw APIError.notFound("no asset \(text.prefix(64)) in this space")
     }
     return (library, asset)

@@ -189,6 +189,19 @@ struct EditQualityTests {
     #expect(try Editor().adjustments(asked)?.result.quality == 60)
     #expect(JPEGQuality.estimate(try Fixture.bytes(asked)) == 60)
 
+    // A re-run skips what is current: at the quality it would write now, not another.
+    let batch = folder.file("batch")
+    try FileManager.default.createDirectory(atPath: batch, withIntermediateDirectories: true)
+    let rerun = try jpeg(75, in: folder, name: "batch/r.jpg")
+    let forty = try CLI.run(["apply", batch, "--filter", "noir", "--quality", "40"])
+    #expect(forty.status == 0, "\(forty.stderr)")
+    #expect(try Editor().adjustments(rerun)?.result.quality == 40)
+    let again = try CLI.run(["apply", batch, "--filter", "noir", "--progress", "none"])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try Editor().adjustments(rerun)?.result.quality == 75, "re-encoded at its own")
+    let third = try CLI.run(["apply", batch, "--filter", "noir", "--progress", "json"])
+    #expect(third.stdout.contains("\"skipped\""), "now current: \(third.stdout)")
+
     // The library's edit by id (the server's) and a space's edit write the same quality.
     let library = try Library.create(at: folder.path)
     let fresh = try jpeg(75, in: folder, name: "by-id.jpg")

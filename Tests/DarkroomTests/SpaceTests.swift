@@ -390,7 +390,7 @@ struct SpaceTests {
     let twice = try space.edit(edited, graph: graph("noir", "flip"))
     #expect(try twice.editVersion == 2 && space.history(twice).count == 2)
     #expect(try filesUnder(dir + "/objects").count == count + 2, "the first edit's objects went")
-    let reverted = try space.revert(twice)
+    let reverted = try space.revert(twice).after
     #expect(reverted.editVersion == 0)
     #expect(try space.current(reverted) == Fixture.bytes(Fixture.sample("gps.jpg")))
     #expect(try filesUnder(dir + "/objects").count == count)

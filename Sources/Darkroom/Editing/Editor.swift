@@ -157,10 +157,23 @@ public struct Editor: Sendable {
     guard let store = store(for: destination),
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
-      data.graph.nodes == graph.nodes, quality.map({ $0 == data.result.quality }) ?? true
+      data.graph.nodes == graph.nodes,
+      data.result.quality == quality ?? Self.ownQuality(of: data.original, in: store)
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
+  }
+
+  /// The quality an edit of the stored original `original` is written at when none is
+  /// asked for (its header is read again: an edit written at another quality is not current).
+  private static func ownQuality(of original: AdjustmentData.Original, in store: OriginalStore)
+    -> Int?
+  {
+    guard let hash = ContentHash(hex: original.sha256),
+      let file = try? InputFile(store.originalPath(hash)),
+      let head = try? file.read(at: 0, count: min(file.size, 1 << 20))
+    else { return nil }
+    return quality(nil, of: head, format: original.format)
   }
 
   /// The quality an edit of `original` is written at: `asked`, else the original's own (a

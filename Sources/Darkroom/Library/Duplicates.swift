@@ -140,6 +140,7 @@ extension Library {
     near: Bool = false, threshold: Int = Library.nearDuplicateThreshold,
     jobs: Int = ProcessorCount.value, problems: (@Sendable (DarkroomError) -> Void)? = nil
   ) throws(DarkroomError) -> [DuplicateGroup] {
+    guard space == nil || !near else { throw notInSpace("fingerprints for near duplicates") }
     let exact = try catalogCall { try $0.exactDuplicates() }
     let apart = Set(try catalogCall { try $0.distinctPairs() }.map { "\($0.0)\($0.1)" })
     func allowed(_ a: AssetID, _ b: AssetID) -> Bool {

@@ -79,7 +79,8 @@ public final class Images: Sendable {
       // A space's renditions are cached in it, sealed: none is kept in memory here, where
       // it would outlive the space's lock. `alsoKeepAs` is of no use without memory.
       let (library, pixels) = (library, settings.pixels)
-      let key = "\(ObjectIdentifier(space).hashValue) \(Self.tag(asset, spec))"
+      let key =
+        "\(ObjectIdentifier(space).hashValue) \(asset.adjustmentVersion) \(Self.tag(asset, spec))"
       return try await queue.rendition(key) { () throws(DarkroomError) in
         try library.render(asset.id, spec, settings: pixels)
       }

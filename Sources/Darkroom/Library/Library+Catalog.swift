@@ -255,6 +255,11 @@ extension Library {
   /// ``LibraryCheck``) and, when there is one, the catalog (SQLite's `integrity_check` and
   /// `foreign_key_check`).
   public func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
+    // A space keeps no store of originals nor temporaries of a library's kind: its own
+    // recovery runs with each write (and nothing here may sweep its folder).
+    guard space == nil else {
+      return LibraryCheck.Report(library: rootPath, originals: 0, adjustments: 0, findings: [])
+    }
     var report = LibraryCheck.run(on: self, searching: searching, repair: repair)
     for path in sweepTemporaries(removing: repair) {
       report.findings.append(

@@ -126,8 +126,9 @@ extension Library {
     _ id: AssetID, in space: Space, _ graph: FilterGraph, _ mode: Editor.Mode,
     _ settings: PixelSettings, _ outcome: inout BatchOutcome
   ) throws(DarkroomError) {
-    let edited = try space.edit(
-      sealed(id, in: space), graph: graph, append: mode == .append, settings: settings)
+    let asset = try sealed(id, in: space)
+    guard !asset.trashed else { throw inTrash(asset) }
+    let edited = try space.edit(asset, graph: graph, append: mode == .append, settings: settings)
     outcome.version = edited.editVersion
     outcome.adjustment = try space.history(edited).last
     outcome.output = edited.name
@@ -139,22 +140,29 @@ extension Library {
     _ id: AssetID, in space: Space, to version: Int?, _ outcome: inout BatchOutcome
   ) throws(DarkroomError) {
     let asset = try sealed(id, in: space)
-    guard version == nil || version == 0 || version == asset.editVersion else {
-      throw DarkroomError(
-        .invalidArgument, file: asset.name,
-        "a space keeps only the original and the current edit: it reverts to the original")
-    }
     outcome.output = asset.name
-    if let version, version > 0, version == asset.editVersion {
-      (outcome.status, outcome.reverted) = (.skipped, .alreadyAtVersion(version))
-      outcome.version = version
+    guard !asset.trashed else { throw inTrash(asset) }
+    // The outcome is told from what the space held under its write lock (which also clears
+    // what a writer killed before its commit left), not from the row read before it.
+    if let version, version > 0 {
+      guard version == asset.editVersion else {
+        throw DarkroomError(
+          .invalidArgument, file: asset.name,
+          "a space keeps only the original and the current edit: it reverts to the original")
+      }
+      (outcome.status, outcome.reverted, outcome.version) = (
+        .skipped, .alreadyAtVersion(version), version
+      )
       return
     }
-    // Even with nothing to revert this takes the space's write lock, which first clears
-    // what a writer killed before its commit left.
-    outcome.version = try space.revert(asset).editVersion
-    outcome.reverted = asset.editVersion > 0 ? .restoredOriginal(sha256: "") : .notEdited
-    if asset.editVersion == 0 { outcome.status = .skipped }
+    let (before, after) = try space.revert(asset)
+    outcome.version = after.editVersion
+    outcome.reverted = before.editVersion > 0 ? .restoredOriginal(sha256: "") : .notEdited
+    if before.editVersion == 0 { outcome.status = .skipped }
+  }
+
+  private func inTrash(_ asset: SpaceAsset) -> DarkroomError {
+    DarkroomError(.invalidArgument, file: asset.name, "is in the trash: restore it first")
   }
 
   /// Moves a space's assets to its trash or back, as a folder's ``trash(_:)`` and

@@ -112,8 +112,8 @@ extension Library {
 }
 
 extension Editor {
-  /// An editor with the default renderer, writing edited results at quality 92 (the
-  /// defaults of ``PixelSettings``), of files wherever they are.
+  /// An editor with the default renderer, writing edited results at their source's quality
+  /// (the defaults of ``PixelSettings``), of files wherever they are.
   public init() { self.init(PixelSettings()) }
 
   /// An editor that works to `settings` on files wherever they are: each file's originals

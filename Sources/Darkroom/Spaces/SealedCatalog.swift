@@ -51,8 +51,8 @@ struct SealedCatalog: Catalog {
   func ids(_ query: AssetQuery) throws -> [AssetID] { try matching(query).map(\.id) }
 
   func assets(withIDs ids: [AssetID]) throws -> [Asset] {
-    let wanted = Set(ids)
-    return try all().filter { wanted.contains($0.id) }
+    guard !space.isClosed else { throw CatalogError("the space is locked") }
+    return ids.compactMap { space.asset(id: SpaceAsset.spaceID($0))?.asset }
   }
 
   func assets(under folder: String) throws -> [Asset] {

@@ -543,10 +543,12 @@ public final class Space: Sendable {
   }
 
   /// Back to the original: the edit's objects are removed.
-  func revert(_ asset: SpaceAsset) throws(DarkroomError) -> SpaceAsset {
+  /// - Returns: the asset as it was under the lock, and as it is after.
+  func revert(_ asset: SpaceAsset) throws(DarkroomError) -> (before: SpaceAsset, after: SpaceAsset)
+  {
     try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
-      guard asset.editVersion > 0 else { return asset }
+      guard asset.editVersion > 0 else { return (asset, asset) }
       var reverted = asset
       reverted.adjustments = nil
       reverted.rendered = nil
@@ -554,7 +556,7 @@ public final class Space: Sendable {
       try commit(
         [reverted], pending: nil,
         removing: [asset.adjustments, asset.rendered].compactMap { $0 })
-      return reverted
+      return (asset, reverted)
     }
   }
 
