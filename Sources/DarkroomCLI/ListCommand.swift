@@ -51,6 +51,18 @@ struct ListCommand: ParsableCommand {
   @Flag(inversion: .prefixedNo, help: "Only edited (or, with --no-edited, unedited) assets.")
   var edited: Bool?
 
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "A rating: 4, '>=4', '<=2' or 3-5 (0 is none, -1 rejected).", valueName: "stars"))
+  var rating: String?
+
+  @Option(help: "A keyword the asset has (whole, any case).")
+  var keyword: String?
+
+  @Option(help: "Text in the name, caption, keywords or camera (any case).")
+  var text: String?
+
   @Flag(inversion: .prefixedNo, help: "Only favourites (or only the others).")
   var favourite: Bool?
 
@@ -103,6 +115,9 @@ struct ListCommand: ParsableCommand {
     add("from", from)
     add("to", to)
     add("camera", camera)
+    add("rating", rating)
+    add("keyword", keyword)
+    add("text", text)
     add("edited", edited.map(String.init))
     add("favourite", favourite.map(String.init))
     add("near", near)

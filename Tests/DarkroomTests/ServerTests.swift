@@ -26,6 +26,11 @@ final class ServedLibrary: @unchecked Sendable {
     _ = try library.scan()
   }
 
+  /// A library a test made itself, in `folder`.
+  init(over library: Library, in folder: TemporaryFolder) {
+    (self.folder, self.library) = (folder, library)
+  }
+
   var root: String { library.root.path }
 
   /// Request lines only when a test fails for a reason a log would show.

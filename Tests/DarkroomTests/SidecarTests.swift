@@ -180,4 +180,70 @@ struct SidecarTests {
     #expect(after[.modificationDate] as? Date == attributes[.modificationDate] as? Date)
     #expect(after[.posixPermissions] as? Int == attributes[.posixPermissions] as? Int)
   }
+
+  @Test("captions, ratings and keywords are catalogued, and list and the API filter by them alike")
+  func filters() async throws {
+    let folder = try TemporaryFolder()
+    for name in ["a.jpg", "b.jpg", "c.jpg"] {
+      try FileManager.default.copyItem(atPath: Fixture.sample("gps.jpg"), toPath: folder.file(name))
+    }
+    // Made distinct (one content is one asset), then described by sidecars of both names.
+    try exiftool(["-EXIF:ImageDescription=b", "b.jpg"], in: folder)
+    try exiftool(["-EXIF:ImageDescription=c", "c.jpg"], in: folder)
+    try exiftool(
+      [
+        "-XMP-xmp:Rating=5", "-XMP-dc:Description=Pikes Peak at dawn", "-XMP-dc:Subject=Colorado",
+        "a.jpg.xmp",
+      ],
+      in: folder)
+    try exiftool(
+      ["-XMP-xmp:Rating=4", "-XMP-dc:Subject=colorado", "-XMP-dc:Subject=lake", "b.xmp"], in: folder
+    )
+    try exiftool(["-XMP-xmp:Rating=-1", "c.jpg.xmp"], in: folder)
+    let library = try Library.create(at: folder.path)
+    #expect(try await library.scan().added == 3)
+    let a = try #require(try library.asset(atPath: folder.file("a.jpg")))
+    #expect(a.caption == "Pikes Peak at dawn" && a.rating == 5 && a.keywords == ["Colorado"])
+
+    func listed(_ options: [String]) throws -> [String] {
+      let run = try CLI.run(["list", "--sort", "name"] + options, cwd: folder.path)
+      #expect(run.status == 0, "\(options): \(run.stderr)")
+      return run.stdout.split(separator: "\n").map(String.init)
+    }
+    #expect(try listed(["--rating", ">=4"]) == ["a.jpg", "b.jpg"])
+    #expect(try listed(["--rating", "-1"]) == ["c.jpg"])
+    #expect(try listed(["--rating", "5-4"]) == ["a.jpg", "b.jpg"])
+    #expect(try listed(["--keyword", "COLORADO"]) == ["a.jpg", "b.jpg"])
+    #expect(try listed(["--keyword", "color"]) == [], "a keyword is matched whole")
+    #expect(try listed(["--text", "peak"]) == ["a.jpg"])
+    #expect(try listed(["--text", "lake"]) == ["b.jpg"])
+    let bad = try CLI.run(["list", "--rating", ">=9"], cwd: folder.path)
+    #expect(bad.status == 2)
+    #expect(
+      bad.stderr.contains("--rating takes a rating from -1 to 5, or >=N, <=N or N-M; not >=9"))
+
+    // The API takes the same words and answers the same assets.
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      for (query, names) in [
+        ("rating=%3E%3D4", ["a.jpg", "b.jpg"]), ("keyword=colorado", ["a.jpg", "b.jpg"]),
+        ("text=peak", ["a.jpg"]),
+      ] {
+        let response = try await client.execute(
+          uri: "/api/assets?sort=name&" + query, method: .get, headers: ServedLibrary.read)
+        let page = try #require(
+          try JSONSerialization.jsonObject(with: Data(response.bytes)) as? [String: Any])
+        let assets = try #require(page["assets"] as? [[String: Any]])
+        #expect(assets.compactMap { $0["path"] as? String } == names, "\(query)")
+        if query == "text=peak" {
+          #expect(assets.first?["caption"] as? String == "Pikes Peak at dawn")
+          #expect(assets.first?["rating"] as? Int == 5)
+          #expect(assets.first?["keywords"] as? [String] == ["Colorado"])
+        }
+      }
+      let refused = try await client.execute(
+        uri: "/api/assets?rating=9", method: .get, headers: ServedLibrary.read)
+      #expect(refused.status == .badRequest)
+    }
+  }
 }

@@ -160,6 +160,11 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var addedAt: Double
   /// Where it was before it went to the trash (``path`` is then in `.darkroom/trash/`).
   public var trashedFrom: String?
+  /// What the photo shows, in words; its rating (1 to 5 stars, 0 none, -1 rejected); its
+  /// keywords: as ``AssetMetadata`` reads them, sidecars first.
+  public var caption: String? = nil
+  public var rating: Int? = nil
+  public var keywords: [String] = []
 
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -222,6 +227,7 @@ extension Asset {
       lens = m.lensModel
       (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
       duration = nil
+      (caption, rating, keywords) = (m.caption, m.rating, m.keywords)
     case .video(let v):
       mediaType = .video
       format = v.format

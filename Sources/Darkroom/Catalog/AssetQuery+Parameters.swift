@@ -5,15 +5,17 @@ extension AssetQuery {
   /// parameters are the same words.
   public static let parameterNames = [
     "album", "type", "from", "to", "camera", "edited", "favourite", "near", "min-duration",
-    "max-duration", "sort", "after",
+    "max-duration", "sort", "after", "rating", "keyword", "text",
   ]
 
   /// A query from named text values, as a command line or a URL gives them:
   /// `album` (a title, `folder:PATH`, `smart:NAME`), `type` (photo, video), `from` and `to`
   /// (`YYYY-MM-DD`, the whole day for `to`, or an ISO 8601 time), `camera`, `edited` and
   /// `favourite` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
-  /// (seconds), `sort` (date, -date, name, size, album) and `after` (an asset id: the next
-  /// page). Names it does not know are left to the caller.
+  /// (seconds), `sort` (date, -date, name, size, album), `after` (an asset id: the next
+  /// page), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
+  /// keyword, whole) and `text` (in the name, caption, keywords or camera). Names it does not
+  /// know are left to the caller.
   ///
   /// ```swift
   /// let query = try AssetQuery(parameters: [("album", "smart:favourites"), ("sort", "-date")])
@@ -73,6 +75,15 @@ extension AssetQuery {
           throw Self.invalid(name, "an asset id (26 characters)", value)
         }
         after = id
+      case "rating":
+        guard let range = Self.ratings(value) else {
+          throw Self.invalid(name, "a rating from -1 to 5, or >=N, <=N or N-M", value)
+        }
+        rating = range
+      case "keyword", "text":
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw Self.invalid(name, "some text", value) }
+        if name == "keyword" { keyword = trimmed } else { text = trimmed }
       default: continue
       }
     }
@@ -86,6 +97,28 @@ extension AssetQuery {
 
   private static func invalid(_ name: String, _ takes: String, _ value: String) -> DarkroomError {
     DarkroomError(.invalidArgument, "\(name) takes \(takes); not \(value.prefix(64))")
+  }
+
+  /// `4`, `>=4`, `<=2`, `3-5` (and `-1`): nil for anything else, or outside -1 to 5.
+  static func ratings(_ text: String) -> ClosedRange<Int>? {
+    let text = text.replacingOccurrences(of: " ", with: "")
+    let bounds: (low: Int, high: Int)
+    if text.hasPrefix(">="), let low = Int(text.dropFirst(2)) {
+      bounds = (low, 5)
+    } else if text.hasPrefix("<="), let high = Int(text.dropFirst(2)) {
+      bounds = (-1, high)
+    } else if let value = Int(text) {
+      bounds = (value, value)
+    } else if let dash = text.dropFirst().firstIndex(of: "-"), let low = Int(text[..<dash]),
+      let high = Int(text[text.index(after: dash)...])
+    {
+      bounds = (min(low, high), max(low, high))  // 5-3 is 3-5
+    } else {
+      return nil
+    }
+    // Checked before the range is made: a range whose ends are the wrong way round traps.
+    guard bounds.low >= -1, bounds.high <= 5, bounds.low <= bounds.high else { return nil }
+    return bounds.low...bounds.high
   }
 
   private static func bool(_ text: String, name: String) throws(DarkroomError) -> Bool {

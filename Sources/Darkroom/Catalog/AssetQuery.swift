@@ -21,6 +21,12 @@ public struct AssetQuery: Sendable, Equatable {
   public var camera: String?
   /// Only edited (true) or only unedited (false) assets.
   public var edited: Bool?
+  /// Ratings in this range (-1 rejected, 0 none, 1 to 5 stars); assets without one drop out.
+  public var rating: ClosedRange<Int>?
+  /// A keyword the asset has, whole (any case).
+  public var keyword: String?
+  /// Text its name, caption, keywords or camera contain (any case).
+  public var text: String?
   public var favourite: Bool?
   /// Within `kilometres` of a point.
   public var near: (latitude: Double, longitude: Double, kilometres: Double)?
@@ -49,6 +55,7 @@ public struct AssetQuery: Sendable, Equatable {
   public static func == (a: AssetQuery, b: AssetQuery) -> Bool {
     a.album == b.album && a.mediaType == b.mediaType && a.from == b.from && a.to == b.to
       && a.camera == b.camera && a.edited == b.edited && a.favourite == b.favourite
+      && a.rating == b.rating && a.keyword == b.keyword && a.text == b.text
       && a.near?.latitude == b.near?.latitude && a.near?.longitude == b.near?.longitude
       && a.near?.kilometres == b.near?.kilometres && a.minDuration == b.minDuration
       && a.maxDuration == b.maxDuration && a.includeHidden == b.includeHidden

@@ -131,6 +131,16 @@ public final class SQLiteCatalog: Catalog {
           """)
     }
     registerJobs(&migrator)
+    migrator.registerMigration("v3 captions, ratings, keywords") { db in
+      // Keywords as one text, each between newlines ("\nColorado\nmountains\n"), so that a
+      // keyword is found whole with LIKE.
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN caption TEXT;
+          ALTER TABLE asset ADD COLUMN rating INTEGER;
+          ALTER TABLE asset ADD COLUMN keywords TEXT;
+          """)
+    }
     return migrator
   }
 
@@ -153,14 +163,16 @@ public final class SQLiteCatalog: Catalog {
     a.mediaType, a.format, a.width, a.height, a.displayWidth, a.displayHeight, a.orientation,
     a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
-    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom
+    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
+    a.rating, a.keywords
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
   private static func asset(_ row: Row) -> Asset {
     let folder: String = row[1]
     let name: String = row[2]
-    return Asset(
+    let keywords: String? = row[39]
+    var asset = Asset(
       id: AssetID(unchecked: row[0]), path: folder.isEmpty ? name : folder + "/" + name,
       contentHash: row[3], byteSize: row[4],
       identity: FileIdentity(
@@ -173,6 +185,15 @@ public final class SQLiteCatalog: Catalog {
       exposureTime: row[25], fNumber: row[26], iso: row[27], focalLength: row[28],
       duration: row[29], adjustmentVersion: row[30], isFavourite: row[31], isHidden: row[32],
       trashedAt: row[33], isOffline: row[34], addedAt: row[35], trashedFrom: row[36])
+    (asset.caption, asset.rating) = (row[37], row[38])
+    asset.keywords = keywords.map { $0.split(separator: "\n").map(String.init) } ?? []
+    return asset
+  }
+
+  /// Keywords as the catalog keeps them: each between newlines (nil for none).
+  static func keywordText(_ keywords: [String]) -> String? {
+    let kept = keywords.map { $0.replacingOccurrences(of: "\n", with: " ") }.filter { !$0.isEmpty }
+    return kept.isEmpty ? nil : "\n" + kept.joined(separator: "\n") + "\n"
   }
 
   private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
@@ -413,7 +434,8 @@ public final class SQLiteCatalog: Catalog {
       a.width, a.height, a.displayWidth, a.displayHeight, a.orientation, a.captureDate,
       a.captureOffsetMinutes, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera, a.lens,
       a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
-      a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt,
+      a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
+      Self.keywordText(a.keywords),
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -424,7 +446,7 @@ public final class SQLiteCatalog: Catalog {
           mediaType, format, width, height, displayWidth, displayHeight, orientation,
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
-          hidden, trashedAt, offline, addedAt)
+          hidden, trashedAt, offline, addedAt, caption, rating, keywords)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -438,7 +460,8 @@ public final class SQLiteCatalog: Catalog {
           altitude = excluded.altitude, camera = excluded.camera, lens = excluded.lens,
           exposureTime = excluded.exposureTime, fNumber = excluded.fNumber, iso = excluded.iso,
           focalLength = excluded.focalLength, duration = excluded.duration,
-          adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline
+          adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline,
+          caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords
         """
     ).execute(arguments: StatementArguments(values))
     return a.id
@@ -575,12 +598,26 @@ public final class SQLiteCatalog: Catalog {
     if let type = q.mediaType { add("a.mediaType = ?", [type.rawValue]) }
     if let from = q.from { add("a.sortDate >= ?", [from]) }
     if let to = q.to { add("a.sortDate <= ?", [to]) }
-    if let camera = q.camera {
-      let escaped = camera.replacingOccurrences(of: "\\", with: "\\\\")
+    // Text matched literally by LIKE: its own wildcards escaped.
+    func like(_ text: String) -> String {
+      text.replacingOccurrences(of: "\\", with: "\\\\")
         .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-      add("a.camera LIKE ? ESCAPE '\\'", ["%" + escaped + "%"])
     }
+    if let camera = q.camera { add("a.camera LIKE ? ESCAPE '\\'", ["%" + like(camera) + "%"]) }
     if let edited = q.edited { add(edited ? "a.adjustmentVersion > 0" : "a.adjustmentVersion = 0") }
+    if let rating = q.rating {
+      add("a.rating BETWEEN ? AND ?", [rating.lowerBound, rating.upperBound])
+    }
+    if let keyword = q.keyword {
+      add("a.keywords LIKE ? ESCAPE '\\'", ["%\n" + like(keyword) + "\n%"])
+    }
+    if let text = q.text {
+      let pattern = "%" + like(text) + "%"
+      let fields = ["a.name", "a.caption", "a.keywords", "a.camera"]
+      add(
+        "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
+        [pattern, pattern, pattern, pattern])
+    }
     if let favourite = q.favourite { add("a.favourite = ?", [favourite]) }
     if let near = q.near {
       // A box first (cheap, on the columns), then the exact distance.

@@ -77,7 +77,9 @@ struct SealedCatalog: Catalog {
         && query.to.map { asset.sortDate <= $0 } ?? true
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
         && query.favourite != true
-        && query.camera == nil && query.near == nil
+        && query.camera == nil && query.near == nil && query.rating == nil
+        && query.keyword == nil
+        && query.text.map { asset.name.localizedCaseInsensitiveContains($0) } ?? true
         && query.minDuration == nil && query.maxDuration == nil
         && (query.album != .smart(.edited) || asset.adjustmentVersion > 0)
         && (query.album != .smart(.recentlyAdded) || asset.addedAt >= recent)
