@@ -43,6 +43,9 @@ function albumPage(main) {
   const toolbar = main.querySelector(".toolbar");
   const countLabel = main.querySelector(".selection-count");
   const ref = main.dataset.ref;
+  // The page's search and filters: "all" means all that match them, in jobs and downloads.
+  let filters = {};
+  try { filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
   let total = Number(main.dataset.count);
   // The album's size where it is shown, kept true as photos leave and arrive.
   function setTotal(count) {
@@ -123,7 +126,9 @@ function albumPage(main) {
   });
 
   function target() {
-    if (selection.all) return { query: { album: ref }, except: Array.from(selection.except) };
+    if (selection.all) {
+      return { query: Object.assign({ album: decodeURIComponent(ref) }, filters), except: Array.from(selection.except) };
+    }
     return { ids: Array.from(selection.ids) };
   }
 
@@ -205,7 +210,8 @@ function albumPage(main) {
       // What left the page leaves the selection with it.
       selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = -1;
       try {
-        const page = await (await api("GET", "/api/assets?limit=1&album=" + encodeURIComponent(ref))).json();
+        const search = new URLSearchParams(Object.assign({ limit: "1", album: decodeURIComponent(ref) }, filters));
+        const page = await (await api("GET", "/api/assets?" + search)).json();
         setTotal(page.count);
       } catch (_) { setTotal(total - removed); }
     }
@@ -220,7 +226,7 @@ function albumPage(main) {
     const fields = { csrf };
     const t = target();
     if (t.ids) fields.ids = t.ids.join(",");
-    else fields.album = ref;
+    else Object.assign(fields, t.query);
     for (const [name, value] of Object.entries(fields)) {
       const input = document.createElement("input");
       input.type = "hidden"; input.name = name; input.value = value;

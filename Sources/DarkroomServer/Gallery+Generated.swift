@@ -4,7 +4,13 @@ extension Gallery {
   static let files: [String: String] = [
     "album.mustache": ####"""
     {{> head}}
-    <main data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}">
+    <main data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}">
+      <form class="search" role="search" action="/album" method="get">
+        <input type="hidden" name="ref" value="{{albumRef}}">
+        <input type="search" name="text" value="{{text}}" placeholder="Names, captions, keywords, cameras" aria-label="Search this album">
+        <button type="submit">Search</button>
+        {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
+      </form>
       <div class="toolbar" role="toolbar" aria-label="Selection" hidden>
         <span class="selection-count" aria-live="polite">0 selected</span>
         <button type="button" data-act="select-all">Select all {{count}}</button>
@@ -30,7 +36,7 @@ extension Gallery {
         <span class="drop-hint">or drop files on this page</span>
         <ul class="uploads"></ul>
       </div>
-      <p class="summary">{{count}} items</p>
+      <p class="summary">{{summary}}</p>
       <ul class="grid" aria-label="Photos">
         {{#assets}}
         <li class="cell" data-id="{{id}}">
@@ -38,7 +44,7 @@ extension Gallery {
         </li>
         {{/assets}}
       </ul>
-      {{#next}}<p class="more"><a href="/album?ref={{ref}}&amp;after={{next}}" rel="next">More</a></p>{{/next}}
+      {{#next}}<p class="more"><a href="/album?ref={{ref}}&amp;after={{next}}{{filterQuery}}" rel="next">More</a></p>{{/next}}
     </main>
     {{> foot}}
     """####,
@@ -76,6 +82,9 @@ extension Gallery {
       <figure>
         <img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">
         <figcaption>{{name}} · {{width}}×{{height}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
+        {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
+        {{#stars}}<p class="rating" aria-label="Rating">{{stars}}</p>{{/stars}}
+        {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
       </figure>
       <form class="editor" hidden aria-label="Edit">
         <fieldset>
@@ -134,6 +143,12 @@ extension Gallery {
     .bar .home { font-weight: 600; text-decoration: none; color: inherit; }
     .bar .title { flex: 1; font-size: inherit; font-weight: normal; margin: 0; }
     .problem { max-width: 40rem; }
+    .search { display: flex; gap: .5rem; align-items: center; padding-bottom: .5rem; }
+    .search input[type=search] { flex: 0 1 20rem; min-width: 8rem; }
+    .search a { white-space: nowrap; }
+    .viewer .caption { margin: .5rem 0 0; }
+    .viewer .rating { margin: .25rem 0 0; color: #c90; letter-spacing: .1em; }
+    .viewer .keywords { margin: .25rem 0 0; opacity: .75; }
     main { padding: 1rem; }
     a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
     .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
@@ -218,6 +233,9 @@ extension Gallery {
       const toolbar = main.querySelector(".toolbar");
       const countLabel = main.querySelector(".selection-count");
       const ref = main.dataset.ref;
+      // The page's search and filters: "all" means all that match them, in jobs and downloads.
+      let filters = {};
+      try { filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
       let total = Number(main.dataset.count);
       // The album's size where it is shown, kept true as photos leave and arrive.
       function setTotal(count) {
@@ -298,7 +316,9 @@ extension Gallery {
       });
 
       function target() {
-        if (selection.all) return { query: { album: ref }, except: Array.from(selection.except) };
+        if (selection.all) {
+          return { query: Object.assign({ album: decodeURIComponent(ref) }, filters), except: Array.from(selection.except) };
+        }
         return { ids: Array.from(selection.ids) };
       }
 
@@ -380,7 +400,8 @@ extension Gallery {
           // What left the page leaves the selection with it.
           selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = -1;
           try {
-            const page = await (await api("GET", "/api/assets?limit=1&album=" + encodeURIComponent(ref))).json();
+            const search = new URLSearchParams(Object.assign({ limit: "1", album: decodeURIComponent(ref) }, filters));
+            const page = await (await api("GET", "/api/assets?" + search)).json();
             setTotal(page.count);
           } catch (_) { setTotal(total - removed); }
         }
@@ -395,7 +416,7 @@ extension Gallery {
         const fields = { csrf };
         const t = target();
         if (t.ids) fields.ids = t.ids.join(",");
-        else fields.album = ref;
+        else Object.assign(fields, t.query);
         for (const [name, value] of Object.entries(fields)) {
           const input = document.createElement("input");
           input.type = "hidden"; input.name = name; input.value = value;

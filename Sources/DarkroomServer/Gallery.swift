@@ -191,12 +191,20 @@ struct Gallery: Sendable {
   func album(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let query = request.uri.queryParameters
     let ref = query["ref"].map(String.init) ?? "smart:all"
-    var parameters: [(name: String, value: String)] = [("album", ref)]
-    if let after = query["after"] { parameters.append(("after", String(after))) }
-    let assetQuery = try AssetQuery(parameters: parameters)
+    // The address's filters are the list's and the API's words (`text`, `rating`, ...).
+    let filters = AssetQuery.parameterNames.filter { $0 != "album" && $0 != "after" }
+      .compactMap { name -> (name: String, value: String)? in
+        query[Substring(name)].map { (name, String($0)) }
+      }
+    let wholeQuery = try AssetQuery(parameters: [("album", ref)] + filters)
+    let assetQuery =
+      try query["after"].map { after in
+        try AssetQuery(parameters: [("album", ref)] + filters + [("after", String(after))])
+      } ?? wholeQuery
     let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
-      let all = try library.count(matching: AssetQuery(parameters: [("album", ref)]))
-      // An empty page: an empty album, or none of that name (a page that says so).
+      let all = try library.count(matching: wholeQuery)
+      // An empty page: an empty album (or search), or no album of that name (a page that
+      // says so).
       if all == 0 { _ = try library.album(ref) }
       let page = try library.page(of: assetQuery, limit: Self.pageSize)
       return (page.assets, all, page.next?.rawValue)
@@ -210,7 +218,15 @@ struct Gallery: Sendable {
       }
     var values = common(context, title: title)
     values["ref"] = escaped
+    values["albumRef"] = ref
+    values["text"] = filters.first { $0.name == "text" }?.value
+    values["filtered"] = !filters.isEmpty
+    // The filters again, for the next page's link and for the script's jobs and downloads.
+    values["filterQuery"] = filters.map { "&" + $0.name + "=" + Self.escapeQuery($0.value) }
+      .joined()
+    values["filters"] = Self.json(Dictionary(filters.map { ($0.name, $0.value) }) { a, _ in a })
     values["count"] = count
+    values["summary"] = count == 1 ? "1 item" : "\(count) items"
     values["trash"] = ref == "smart:trash"
     values["presets"] = Presets.names
     values["next"] = next
@@ -242,6 +258,13 @@ struct Gallery: Sendable {
     values["width"] = asset.displayWidth
     values["height"] = asset.displayHeight
     values["camera"] = asset.camera
+    values["caption"] = asset.caption
+    values["stars"] = asset.rating.map { rating in
+      rating < 0
+        ? "Rejected"
+        : String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)
+    }
+    values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
     values["ref"] = Self.escapeQuery(ref)
     values["previous"] = previous?.rawValue
     values["next"] = next?.rawValue
@@ -260,6 +283,11 @@ struct Gallery: Sendable {
         "step": span > 4 ? 0.05 : 0.01, "value": 0,
       ]
     }
+  }
+
+  /// `value` as JSON text (for a `data-` attribute the template escapes).
+  static func json(_ value: [String: String]) -> String {
+    (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
   }
 
   static func escapeQuery(_ text: String) -> String {

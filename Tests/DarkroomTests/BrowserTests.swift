@@ -372,6 +372,57 @@ struct BrowserTests {
     #expect(server.stop() == 0)
   }
 
+  @Test(
+    "search: the address's text filters the grid, Select all then trash moves only what matched, and the viewer shows caption, rating and keywords"
+  )
+  func search() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg", "orientation-1.jpg", "orientation-2.jpg"])
+    let sidecar = """
+      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"
+        xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:description><rdf:Alt>
+      <rdf:li xml:lang="x-default">Pikes Peak at dawn</rdf:li></rdf:Alt></dc:description>
+      <dc:subject><rdf:Bag><rdf:li>Colorado</rdf:li></rdf:Bag></dc:subject></rdf:Description>
+      </rdf:RDF></x:xmpmeta>
+      """
+    _ = try served.folder.write("gps.jpg.xmp", Array(sidecar.utf8))
+    _ = try served.library.scan()
+    let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg"))?.id)
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    try browser.go(base + "/login")
+    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
+    try browser.click(try browser.find("button[type=submit]"))
+    #expect(eventually { browser.url == base + "/" })
+
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(try browser.findAll(".grid .cell").count == 3)
+    try browser.type(try browser.find(".search input[type=search]"), "peak\u{E007}")  // Enter
+    #expect(eventually { browser.url == base + "/album?ref=smart%3Aall&text=peak" })
+    #expect(try browser.findAll(".grid .cell").count == 1)
+    #expect(try browser.text(try browser.find(".summary")) == "1 item")
+    // "All" is all that match: only the one photo goes to the trash.
+    try browser.click(try browser.find("button[data-act='select-all']"))
+    try browser.click(try browser.find("button[data-act='trash']"))
+    #expect(
+      eventually(60) {
+        (try? browser.text(try browser.find(".progress-text"))) == "Moving to trash 1/1 · done"
+      })
+    var trashed = AssetQuery()
+    trashed.trashed = true
+    #expect(try served.library.assetIDs(matching: trashed) == [gps])
+    #expect(try served.library.count(matching: AssetQuery()) == 2)
+
+    // The viewer says what the sidecar said.
+    _ = try served.library.restore([gps])
+    try browser.go(base + "/asset/\(gps)")
+    #expect(try browser.text(try browser.find(".viewer .caption")) == "Pikes Peak at dawn")
+    #expect(try browser.text(try browser.find(".viewer .rating")) == "★★★★☆")
+    #expect(try browser.text(try browser.find(".viewer .keywords")) == "Colorado")
+    #expect(server.stop() == 0)
+  }
+
   @Test("an iPhone's HEIC shows in the grid and the viewer: sent in a format chromium shows")
   func heicShows() throws {
     let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])
