@@ -218,6 +218,22 @@ function albumPage(main) {
     render();
   }
 
+  // Emptying the trash deletes files for good: asked first, and said how many went.
+  async function emptyTrash() {
+    if (!confirm("Delete the " + total + " photos in the trash for good? This cannot be undone.")) return;
+    progress.hidden = false;
+    failures.textContent = "";
+    try {
+      const emptied = await (await api("POST", "/api/trash/empty")).json();
+      progressText.textContent = "Emptied: " + emptied.assets.length + " deleted for good";
+      for (const cell of cells()) cell.remove();
+      clear();
+      setTotal(0);
+    } catch (error) {
+      progressText.textContent = error.message;
+    }
+  }
+
   function download() {
     if (selectedCount() === 0) return;
     const form = document.createElement("form");
@@ -243,6 +259,7 @@ function albumPage(main) {
     if (act === "select-all") selectAll();
     else if (act === "clear") clear();
     else if (act === "download") download();
+    else if (act === "empty") emptyTrash();
     else runJob(act);
   });
 
@@ -323,6 +340,19 @@ function assetPage(main) {
     if (link) location.href = link.href;
   });
   const id = main.dataset.id;
+  // A favourite in one press, kept by the catalog (the page says so again after a reload).
+  const star = main.querySelector(".favourite");
+  star.hidden = false;
+  star.addEventListener("click", async () => {
+    const on = star.getAttribute("aria-pressed") !== "true";
+    try {
+      const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
+      star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+      star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
+    } catch (error) {
+      star.textContent = error.message;
+    }
+  });
   const form = main.querySelector(".editor");
   const photo = main.querySelector(".photo");
   // The photo stays in place (a preview may load into it later); a notice stands in for it.

@@ -23,6 +23,7 @@ extension Gallery {
         <button type="button" data-act="revert">Revert</button>
         {{^trash}}<button type="button" data-act="trash">Move to trash</button>{{/trash}}
         {{#trash}}<button type="button" data-act="restore">Restore</button>{{/trash}}
+        {{#trash}}<button type="button" data-act="empty" class="danger">Empty trash…</button>{{/trash}}
         <button type="button" data-act="download">Download zip</button>
       </div>
       <div class="progress" hidden>
@@ -85,6 +86,7 @@ extension Gallery {
         {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
         {{#stars}}<p class="rating" aria-label="Rating">{{stars}}</p>{{/stars}}
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
+        <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
       </figure>
       <form class="editor" hidden aria-label="Edit">
         <fieldset>
@@ -149,6 +151,9 @@ extension Gallery {
     .viewer .caption { margin: .5rem 0 0; }
     .viewer .rating { margin: .25rem 0 0; color: #c90; letter-spacing: .1em; }
     .viewer .keywords { margin: .25rem 0 0; opacity: .75; }
+    .viewer .favourite { margin-top: .5rem; }
+    .viewer .favourite[aria-pressed="true"] { color: #c90; }
+    .danger { color: #b33; }
     main { padding: 1rem; }
     a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
     .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
@@ -408,6 +413,22 @@ extension Gallery {
         render();
       }
 
+      // Emptying the trash deletes files for good: asked first, and said how many went.
+      async function emptyTrash() {
+        if (!confirm("Delete the " + total + " photos in the trash for good? This cannot be undone.")) return;
+        progress.hidden = false;
+        failures.textContent = "";
+        try {
+          const emptied = await (await api("POST", "/api/trash/empty")).json();
+          progressText.textContent = "Emptied: " + emptied.assets.length + " deleted for good";
+          for (const cell of cells()) cell.remove();
+          clear();
+          setTotal(0);
+        } catch (error) {
+          progressText.textContent = error.message;
+        }
+      }
+
       function download() {
         if (selectedCount() === 0) return;
         const form = document.createElement("form");
@@ -433,6 +454,7 @@ extension Gallery {
         if (act === "select-all") selectAll();
         else if (act === "clear") clear();
         else if (act === "download") download();
+        else if (act === "empty") emptyTrash();
         else runJob(act);
       });
 
@@ -513,6 +535,19 @@ extension Gallery {
         if (link) location.href = link.href;
       });
       const id = main.dataset.id;
+      // A favourite in one press, kept by the catalog (the page says so again after a reload).
+      const star = main.querySelector(".favourite");
+      star.hidden = false;
+      star.addEventListener("click", async () => {
+        const on = star.getAttribute("aria-pressed") !== "true";
+        try {
+          const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
+          star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+          star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
+        } catch (error) {
+          star.textContent = error.message;
+        }
+      });
       const form = main.querySelector(".editor");
       const photo = main.querySelector(".photo");
       // The photo stays in place (a preview may load into it later); a notice stands in for it.

@@ -259,6 +259,7 @@ struct Gallery: Sendable {
     values["height"] = asset.displayHeight
     values["camera"] = asset.camera
     values["caption"] = asset.caption
+    values["favourite"] = asset.isFavourite
     values["stars"] = asset.rating.map { rating in
       rating < 0
         ? "Rejected"

@@ -373,7 +373,7 @@ struct BrowserTests {
   }
 
   @Test(
-    "search: the address's text filters the grid, Select all then trash moves only what matched, and the viewer shows caption, rating and keywords"
+    "search filters the grid and what Select all moves to the trash; the trash empties once confirmed; the viewer shows caption, rating and keywords, and keeps a favourite"
   )
   func search() throws {
     let served = try ServedLibrary(samples: ["gps.jpg", "orientation-1.jpg", "orientation-2.jpg"])
@@ -402,6 +402,12 @@ struct BrowserTests {
     #expect(eventually { browser.url == base + "/album?ref=smart%3Aall&text=peak" })
     #expect(try browser.findAll(".grid .cell").count == 1)
     #expect(try browser.text(try browser.find(".summary")) == "1 item")
+    // The viewer says what the sidecar said.
+    try browser.go(base + "/asset/\(gps)")
+    #expect(try browser.text(try browser.find(".viewer .caption")) == "Pikes Peak at dawn")
+    #expect(try browser.text(try browser.find(".viewer .rating")) == "★★★★☆")
+    #expect(try browser.text(try browser.find(".viewer .keywords")) == "Colorado")
+    try browser.go(base + "/album?ref=smart%3Aall&text=peak")
     // "All" is all that match: only the one photo goes to the trash.
     try browser.click(try browser.find("button[data-act='select-all']"))
     try browser.click(try browser.find("button[data-act='trash']"))
@@ -412,14 +418,35 @@ struct BrowserTests {
     var trashed = AssetQuery()
     trashed.trashed = true
     #expect(try served.library.assetIDs(matching: trashed) == [gps])
+    #expect(
+      FileManager.default.fileExists(atPath: served.folder.file(".darkroom/trash/\(gps)/gps.jpg")))
     #expect(try served.library.count(matching: AssetQuery()) == 2)
 
-    // The viewer says what the sidecar said.
-    _ = try served.library.restore([gps])
-    try browser.go(base + "/asset/\(gps)")
-    #expect(try browser.text(try browser.find(".viewer .caption")) == "Pikes Peak at dawn")
-    #expect(try browser.text(try browser.find(".viewer .rating")) == "★★★★☆")
-    #expect(try browser.text(try browser.find(".viewer .keywords")) == "Colorado")
+    // The trash page empties the trash, once asked and confirmed; the file is gone.
+    try browser.go(base + "/album?ref=smart:trash")
+    #expect(try browser.findAll(".grid .cell").count == 1)
+    try browser.click(try browser.find("button[data-act='empty']"))
+    _ = try browser.call("POST", "/session/\(browser.session)/alert/accept", [:])
+    #expect(
+      eventually(30) {
+        (try? browser.text(try browser.find(".progress-text"))) == "Emptied: 1 deleted for good"
+      })
+    #expect(try browser.text(try browser.find(".summary")) == "0 items")
+    #expect(try served.library.count(matching: trashed) == 0)
+    let inTrash = served.folder.file(".darkroom/trash/\(gps)/gps.jpg")
+    #expect(!FileManager.default.fileExists(atPath: inTrash), "deleted for good")
+
+    // The viewer says what the sidecar said, and keeps a favourite across a reload.
+    let one = try #require(
+      try served.library.asset(atPath: served.folder.file("orientation-1.jpg")))
+    try browser.go(base + "/asset/\(one.id)")
+    let star = try browser.find(".viewer .favourite")
+    #expect(try browser.text(star) == "☆ Favourite")
+    try browser.click(star)
+    #expect(eventually { (try? browser.text(star)) == "★ Favourite" })
+    #expect(try served.library.asset(one.id).isFavourite)
+    try browser.go(base + "/asset/\(one.id)")
+    #expect(try browser.text(try browser.find(".viewer .favourite")) == "★ Favourite")
     #expect(server.stop() == 0)
   }
 
