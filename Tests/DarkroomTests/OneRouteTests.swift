@@ -109,8 +109,9 @@ struct OneRouteTests {
     }
   }
 
-  @Test("edit, apply and revert in a space change its catalog once each", .timeLimit(.minutes(1)))
-  func space() throws {
+  /// A folder holding space S (its password in `pa`) with gps.jpg encrypted into it, and
+  /// the arguments that give a command the password, and the space.
+  private func spaceWithPhoto() throws -> (TemporaryFolder, key: [String], space: [String]) {
     let folder = try Fixture.temporaryFolder()
     let cwd = folder.url.path
     _ = try folder.write("pa", Array("correct horse\n".utf8))
@@ -120,7 +121,13 @@ struct OneRouteTests {
     let kdf = ["--kdf-passes", "1", "--kdf-memory", "8"]
     #expect(try CLI.run(["space", "create", "S"] + key + kdf, cwd: cwd).status == 0)
     #expect(try CLI.run(["space", "add", "S", "gps.jpg"] + key, cwd: cwd).status == 0)
-    let space = ["--space", "S"] + key
+    return (folder, key, ["--space", "S"] + key)
+  }
+
+  @Test("edit, apply and revert in a space change its catalog once each", .timeLimit(.minutes(1)))
+  func space() throws {
+    let (folder, _, space) = try spaceWithPhoto()
+    let cwd = folder.url.path
     let edit = try CLI.run(["edit"] + space + ["gps.jpg", "--filter", "noir"], cwd: cwd)
     #expect(edit.stdout == "gps.jpg: edited (version 1: noir)\n", "\(edit.stderr)")
     let apply = try CLI.run(["apply"] + space + ["--filter", "mono", "gps.jpg"], cwd: cwd)
@@ -137,9 +144,17 @@ struct OneRouteTests {
     #expect(asset.editVersion == 0)
     #expect(try opened.current(asset) == opened.original(asset))
     opened.close()
+  }
 
-    // Its assets are named as a library's are: by asset id (the 32 hex digits spaces printed
-    // before are still taken), and every listing gives the same assets.
+  @Test(
+    "a space's assets are named as a library's: by asset id (or the 32 hex digits printed before), and every listing gives the same",
+    .timeLimit(.minutes(1)))
+  func spaceIDs() throws {
+    let (folder, key, space) = try spaceWithPhoto()
+    let cwd = folder.url.path
+    let opened = try Space.open(folder.file("S"), password: Array("correct horse".utf8))
+    let asset = try opened.asset("gps.jpg")
+    opened.close()
     let listed = try CLI.run(["list", "--json"] + space, cwd: cwd)
     let spaceListed = try CLI.run(["space", "list", "S", "--json"] + key, cwd: cwd)
     #expect(listed.status == 0 && listed.stdout == spaceListed.stdout, "\(listed.stderr)")
