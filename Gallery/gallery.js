@@ -14,6 +14,16 @@ function showBroken(img) {
   tile.textContent = "Cannot be shown";
   img.replaceWith(tile);
 }
+// A grid cell's thumbnail of one version of an asset, 200 px (400 on a dense screen).
+function thumbnailImage(id, version, alt) {
+  const img = document.createElement("img");
+  const url = (size) => "/api/assets/" + id + "/thumbnail?size=" + size + "&v=" + version;
+  img.src = url(200);
+  img.srcset = url(200) + " 1x, " + url(400) + " 2x";
+  img.width = 200; img.height = 200; img.alt = alt;
+  watchBroken(img);
+  return img;
+}
 function watchBroken(img) {
   img.addEventListener("error", () => showBroken(img));
   // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
@@ -192,12 +202,9 @@ function albumPage(main) {
         const broken = cell.querySelector(".broken");
         if (broken) {
           // Shown again from its new version (an edit or a revert may have mended it).
-          const fresh = document.createElement("img");
-          fresh.width = 200; fresh.height = 200; fresh.alt = (broken.getAttribute("aria-label") || "").replace(/: cannot be shown$/, "");
-          fresh.src = "/api/assets/" + id + "/thumbnail?size=200&v=0";
-          fresh.srcset = fresh.src + " 1x, /api/assets/" + id + "/thumbnail?size=400&v=0 2x";
-          watchBroken(fresh);
-          broken.replaceWith(fresh);
+          const alt = (broken.getAttribute("aria-label") || "").replace(/: cannot be shown$/, "");
+          broken.replaceWith(thumbnailImage(id, asset.version, alt));
+          continue;
         }
         const img = cell.querySelector("img");
         for (const attribute of ["src", "srcset"]) {
@@ -207,8 +214,7 @@ function albumPage(main) {
     }
     // Cells not on this page left too (a selection of all): the album's count says how many.
     if (action === "trash" || action === "restore") {
-      // What left the page leaves the selection with it.
-      selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = -1;
+      clear();  // what left the page leaves the selection with it
       try {
         const search = new URLSearchParams(Object.assign({ limit: "1", album: decodeURIComponent(ref) }, filters));
         const page = await (await api("GET", "/api/assets?" + search)).json();
@@ -306,13 +312,7 @@ function albumPage(main) {
     cell.dataset.id = asset.id;
     const link = document.createElement("a");
     link.href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(ref);
-    const img = document.createElement("img");
-    const url = (size) => "/api/assets/" + asset.id + "/thumbnail?size=" + size + "&v=" + asset.version;
-    img.src = url(200);
-    img.srcset = url(200) + " 1x, " + url(400) + " 2x";
-    img.width = 200; img.height = 200; img.alt = asset.path;
-    watchBroken(img);
-    link.append(img);
+    link.append(thumbnailImage(asset.id, asset.version, asset.path));
     cell.append(link);
     grid.prepend(cell);
     setTotal(total + 1);

@@ -111,10 +111,15 @@ struct SpaceOption: ParsableArguments {
   /// names), or every asset not in the trash; nil without --space.
   func assets(_ references: [String]) throws -> (ids: [AssetID], library: Library)? {
     guard let library = try library() else { return nil }
-    let ids =
-      references.isEmpty
-      ? Array(try library.assets(matching: AssetQuery())) : try library.assetIDs(references)
-    return (ids, library)
+    return (try library.named(references), library)
+  }
+}
+
+extension Library {
+  /// The assets `references` name (ids or names), or every asset not in the trash.
+  func named(_ references: [String]) throws -> [AssetID] {
+    references.isEmpty
+      ? Array(try assets(matching: AssetQuery())) : try assetIDs(references)
   }
 }
 
@@ -297,10 +302,7 @@ struct SpaceExport: ParsableCommand {
     guard isFolder(output) else {
       throw DarkroomError(.notFound, file: output, "is not a folder")
     }
-    let ids =
-      assets.isEmpty
-      ? Array(try library.assets(matching: AssetQuery())) : try library.assetIDs(assets)
-    try eachReportingFailures(ids) { id in
+    try eachReportingFailures(library.named(assets)) { id in
       printLine("\(id): \(try library.export(id, to: output))")
     }
   }

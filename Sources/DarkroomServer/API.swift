@@ -217,14 +217,15 @@ struct API: Sendable {
     // asset, and its bytes never change.
     // (Kept by URL and by what the request accepts: one URL may be sent as WebP or JPEG.)
     let versioned = request.uri.queryParameters["v"] != nil
-    let memoryKey = request.uri.string + (Self.acceptsWebP(request) ? " webp" : "")
+    let webP = Self.acceptsWebP(request)
+    let memoryKey = request.uri.string + (webP ? " webp" : "")
     if versioned, let (rendition, tag) = images.remembered(memoryKey) {
       return Self.representationResponse(rendition, tag: "\"\(tag)\"", immutable: true, request)
     }
     let id = try Self.assetID(context)
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
-    let spec = Self.shown(asked, source: asset.format, request)
+    let spec = Self.shown(asked, source: asset.format, acceptsWebP: webP)
     let tag = "\"" + Images.tag(asset, spec) + "\""
     let immutable = request.uri.queryParameters["v"].map { $0 == APIAsset.version(asset) } == true
     if Self.notModified(request, tag) {
@@ -316,14 +317,14 @@ struct API: Sendable {
   /// source no browser shows (HEIC, JPEG XL, TIFF, AVIF, ...) is made as WebP when `Accept`
   /// lists it, else JPEG; a JPEG, PNG or WebP source keeps its format. `full` is the file as
   /// it is, always. Each format is a rendition of its own, cached and tagged as any other.
-  static func shown(_ spec: RenditionSpec, source format: String, _ request: Request)
+  static func shown(_ spec: RenditionSpec, source format: String, acceptsWebP: Bool)
     -> RenditionSpec
   {
     guard spec.format == nil, spec.representation != .full,
       !webFormats.contains(ImageFormat(sourceFormat: format) ?? .jpeg)
     else { return spec }
     var shown = spec
-    shown.format = acceptsWebP(request) ? .webp : .jpeg
+    shown.format = acceptsWebP ? .webp : .jpeg
     return shown
   }
 

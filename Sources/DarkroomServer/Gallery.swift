@@ -89,16 +89,19 @@ struct Gallery: Sendable {
   func shown(
     _ context: DarkroomRequestContext, _ page: () async throws -> Response
   ) async throws -> Response {
-    let error: APIError
     do {
       return try await page()
-    } catch let thrown as APIError where thrown.status.code < 500 {
-      error = thrown
-    } catch let thrown as DarkroomError
-      where ErrorMiddleware.translate(thrown, library: library).status.code < 500
-    {
-      error = ErrorMiddleware.translate(thrown, library: library)
-    }  // anything else goes on as it was thrown, for the error middleware to log
+    } catch {
+      let translated =
+        (error as? APIError)
+        ?? (error as? DarkroomError).map { ErrorMiddleware.translate($0, library: library) }
+      // Anything else goes on as it was thrown, for the error middleware to log.
+      guard let translated, translated.status.code < 500 else { throw error }
+      return pageOf(translated, context)
+    }
+  }
+
+  private func pageOf(_ error: APIError, _ context: DarkroomRequestContext) -> Response {
     var values = common(
       context, title: error.status == .notFound ? "Not found" : "Cannot show this")
     let message = error.message.prefix(1).uppercased() + error.message.dropFirst()

@@ -118,6 +118,14 @@ final class Browser: @unchecked Sendable {
   }
 
   func go(_ url: String) throws { try call("POST", "/session/\(session)/url", ["url": url]) }
+
+  /// Logs in at the server at `base` with the write token; true once the albums page is shown.
+  func logIn(at base: String) throws -> Bool {
+    try go(base + "/login")
+    try type(try find("#token"), ServedLibrary.writeToken)
+    try click(try find("button[type=submit]"))
+    return eventually { url == base + "/" }
+  }
   var url: String { ((try? call("GET", "/session/\(session)/url")) as? String) ?? "" }
 
   func find(_ css: String) throws -> String {
@@ -312,10 +320,7 @@ struct BrowserTests {
     let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
     let browser = try Browser()
     let base = "http://127.0.0.1:\(server.port)"
-    try browser.go(base + "/login")
-    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
-    try browser.click(try browser.find("button[type=submit]"))
-    #expect(eventually { browser.url == base + "/" })
+    #expect(try browser.logIn(at: base))
     let headings = "return Array.from(document.querySelectorAll('h1')).map((h) => h.textContent)"
 
     // A missing album or asset is a page that says so, with a way back; never raw JSON.
@@ -391,10 +396,7 @@ struct BrowserTests {
     let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
     let browser = try Browser()
     let base = "http://127.0.0.1:\(server.port)"
-    try browser.go(base + "/login")
-    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
-    try browser.click(try browser.find("button[type=submit]"))
-    #expect(eventually { browser.url == base + "/" })
+    #expect(try browser.logIn(at: base))
 
     try browser.go(base + "/album?ref=smart:all")
     #expect(try browser.findAll(".grid .cell").count == 3)
@@ -456,10 +458,7 @@ struct BrowserTests {
     let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
     let browser = try Browser()
     let base = "http://127.0.0.1:\(server.port)"
-    try browser.go(base + "/login")
-    try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
-    try browser.click(try browser.find("button[type=submit]"))
-    #expect(eventually { browser.url == base + "/" })
+    #expect(try browser.logIn(at: base))
     try browser.go(base + "/album?ref=smart:all")
     let shown = """
       return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
