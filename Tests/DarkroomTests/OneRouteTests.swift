@@ -124,9 +124,9 @@ struct OneRouteTests {
     return (folder, key, ["--space", "S"] + key)
   }
 
-  // The two space tests start about 20 processes each (commands and their sealed workers);
-  // on a 2-core machine running the whole suite just after a build they have taken over a
-  // minute (CI, e39afb0..1a02a22). The limit is a hang guard, not a speed check.
+  // The two space tests run 5 to 7 commands each, and the edits start sealed worker
+  // processes; on a 2-core machine running the whole suite just after a build they have taken
+  // over a minute (CI, at 1a02a22). The limit is a hang guard, not a speed check.
   @Test("edit, apply and revert in a space change its catalog once each", .timeLimit(.minutes(2)))
   func space() throws {
     let (folder, _, space) = try spaceWithPhoto()
