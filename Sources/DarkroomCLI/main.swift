@@ -20,7 +20,8 @@ struct DarkroomCommand: ParsableCommand {
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
       CheckCommand.self, ScanCommand.self, ListCommand.self, AlbumsCommand.self,
       AlbumCommand.self, FavouriteCommand.self, DuplicatesCommand.self, TrashCommand.self,
-      WatchCommand.self, ServeCommand.self, SpaceCommand.self, WorkerCommand.self,
+      MetaCommand.self, WatchCommand.self, ServeCommand.self, SpaceCommand.self,
+      WorkerCommand.self,
     ])
 }
 

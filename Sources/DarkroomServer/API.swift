@@ -77,6 +77,15 @@ struct API: Sendable {
       }
       return try Self.encode(APIAsset(try library.asset(id)))
     }
+    api.patch("assets/:id/metadata") { request, context in
+      let id = try Self.assetID(context)
+      let change = try await request.decode(as: MetadataEdit.self, context: context)
+      let assets = try await blocking { [library] () throws(DarkroomError) in
+        try library.writeMetadata(change, to: [id])
+      }
+      guard let asset = assets.first else { throw APIError.notFound("no such asset") }
+      return try Self.encode(APIAsset(asset))
+    }
     api.get("assets/:id/:rep") { request, context in
       try await representation(request, context)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Testing
 
 @testable import Darkroom
@@ -280,5 +281,141 @@ struct SidecarTests {
         uri: "/api/assets?rating=9", method: .get, headers: ServedLibrary.read)
       #expect(refused.status == .badRequest)
     }
+  }
+
+  /// What exiftool reads from a sidecar, as JSON.
+  private func exifRead(_ file: String, in folder: TemporaryFolder) throws -> [String: Any] {
+    let run = try CLI.run(
+      ["-j", "-XMP:all", file], cwd: folder.path, executable: "/usr/bin/exiftool")
+    #expect(run.status == 0, "\(run.stderr)")
+    let list = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]]
+    return list?.first ?? [:]
+  }
+
+  @Test("meta writes a sidecar exiftool reads back, keeps what it did not write, never the photo")
+  func metaWrites() async throws {
+    let (folder, path) = try photo()
+    try exiftool(
+      [
+        "-XMP-dc:Creator=Ann", "-XMP-xmp:Label=Red", "-XMP-xmp:Rating=2", "-XMP-dc:Subject=old",
+        "-XMP-dc:Subject=keep", "-XMP-lr:HierarchicalSubject=Tags|old",
+        "-XMP-lr:HierarchicalSubject=Tags|keep", "a.jpg.xmp",
+      ], in: folder)
+    let sidecarBefore = try Fixture.bytes(folder.file("a.jpg.xmp"))
+    chmod(path, 0o640)
+    let photoBefore = try Fixture.bytes(path)
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+
+    let run = try CLI.run(
+      [
+        "meta", "a.jpg", "--rating", "4", "--description", "Longs Peak & <dawn>",
+        "--add-keyword", "Colorado", "--remove-keyword", "old",
+      ], cwd: folder.path)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(
+      run.stdout
+        == "a.jpg: rating 4; keywords keep, Colorado; description \"Longs Peak & <dawn>\"\n")
+    let read = try exifRead("a.jpg.xmp", in: folder)
+    #expect(read["Rating"] as? Int == 4)
+    #expect(read["Description"] as? String == "Longs Peak & <dawn>")
+    #expect(read["Subject"] as? [String] == ["keep", "Colorado"])
+    #expect(read["HierarchicalSubject"] as? String == "Tags|keep")
+    #expect(read["Creator"] as? String == "Ann" && read["Label"] as? String == "Red")
+    // The photo is as it was; the sidecar as it was is kept by its hash, read-only.
+    #expect(try Fixture.bytes(path) == photoBefore)
+    let after = try FileManager.default.attributesOfItem(atPath: path)
+    #expect(after[.modificationDate] as? Date == attributes[.modificationDate] as? Date)
+    #expect(after[.posixPermissions] as? Int == 0o640)
+    let kept = folder.file(".darkroom/originals/" + ContentHash.of(bytes: sidecarBefore).hex)
+    #expect(try Fixture.bytes(kept) == sidecarBefore)
+    // The catalog knows at once, and list and the API agree.
+    let listed = try CLI.run(["list", "--rating", "4", "--keyword", "colorado"], cwd: folder.path)
+    #expect(listed.stdout == "a.jpg\n", "\(listed.stderr)")
+    let id = try #require(try library.asset(atPath: path)).id
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let response = try await client.execute(
+        uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
+        body: jsonBody(["rating": 2, "keywords": ["lake"], "caption": ""]))
+      #expect(response.status == .ok, "\(response.text)")
+      #expect(response.object["rating"] as? Int == 2)
+      #expect(response.object["keywords"] as? [String] == ["lake"])
+      #expect(response.object["caption"] == nil, "the photo has no description of its own")
+      for (body, status) in [
+        (["rating": 9] as [String: Any], HTTPResponse.Status.badRequest),
+        ([:], .badRequest), (["keywords": [" "]], .badRequest),
+        (["caption": "a\u{1}b"], .badRequest),
+      ] {
+        let refused = try await client.execute(
+          uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
+          body: jsonBody(body))
+        #expect(refused.status == status, "\(body): \(refused.text)")
+        #expect(refused.errorKind == "invalid-argument", "\(body)")
+      }
+      let unknown = try await client.execute(
+        uri: "/api/assets/01ARZ3NDEKTSV4RRFFQ69G5FAV/metadata", method: .patch,
+        headers: ServedLibrary.write, body: jsonBody(["rating": 1]))
+      #expect(unknown.status == .notFound)
+      let readOnly = try await client.execute(
+        uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.read,
+        body: jsonBody(["rating": 1]))
+      #expect(readOnly.status == .forbidden)
+    }
+    let again = try exifRead("a.jpg.xmp", in: folder)
+    #expect(again["Rating"] as? Int == 2 && again["Subject"] as? String == "lake")
+    #expect(again["Description"] == nil && again["HierarchicalSubject"] == nil)
+    #expect(again["Creator"] as? String == "Ann")
+    let byAPI = try CLI.run(["list", "--rating", "2", "--keyword", "lake"], cwd: folder.path)
+    #expect(byAPI.stdout == "a.jpg\n", "\(byAPI.stderr)")
+    #expect(try Fixture.bytes(path) == photoBefore)
+  }
+
+  @Test("meta on a loose photo makes a new sidecar with the photo's mode; --no-keywords clears")
+  func metaLoose() throws {
+    let (folder, path) = try photo()
+    chmod(path, 0o600)
+    let run = try CLI.run(["meta", path, "--keyword", "a", "--rating", "0", "--json"])
+    #expect(run.status == 0, "\(run.stderr)")
+    let printed = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]]
+    #expect(printed?.first?["keywords"] as? [String] == ["a"])
+    #expect(printed?.first?["rating"] as? Int == 0)
+    let mode = try FileManager.default.attributesOfItem(atPath: path + ".xmp")[.posixPermissions]
+    #expect(mode as? Int == 0o600)
+    #expect(try exifRead("a.jpg.xmp", in: folder)["Subject"] as? String == "a")
+    let cleared = try CLI.run(["meta", path, "--no-keywords"])
+    #expect(cleared.stdout == path + ": rating 0; keywords none\n", "\(cleared.stderr)")
+    // An empty dc:subject in the sidecar: no keywords, over whatever the photo says.
+    #expect(try AssetMetadata.read(path: path).sources["keywords"] == "a.jpg.xmp")
+  }
+
+  @Test("meta leaves a sidecar it cannot read, or a link, as it is, with an exact error")
+  func metaRefuses() throws {
+    let (folder, path) = try photo()
+    let broken = Array("<x:xmpmeta><rdf:Description>".utf8)
+    try Data(broken).write(to: URL(fileURLWithPath: path + ".xmp"))
+    let run = try CLI.run(["meta", path, "--rating", "3"])
+    #expect(run.status == 1)
+    #expect(
+      run.stderr
+        == "darkroom: \(path).xmp: is not XMP Darkroom can update (it ends inside an element): it was left as it is\n"
+    )
+    #expect(try Fixture.bytes(path + ".xmp") == broken)
+    try FileManager.default.removeItem(atPath: path + ".xmp")
+    let target = try folder.write("elsewhere.xmp", Array("keep me".utf8))
+    try FileManager.default.createSymbolicLink(atPath: path + ".xmp", withDestinationPath: target)
+    let link = try CLI.run(["meta", path, "--rating", "3"])
+    #expect(link.status == 1)
+    #expect(
+      link.stderr
+        == "darkroom: \(path).xmp: is not a regular file: Darkroom writes no sidecar through a link or over a folder\n"
+    )
+    #expect(try Fixture.bytes(target) == Array("keep me".utf8))
+    let usage = try CLI.run(["meta", path, "--rating", "9"])
+    #expect(usage.status == 2)
+    #expect(
+      usage.stderr.hasPrefix(
+        "darkroom: Rating 9 is not -1 (rejected), 0 (none) or 1 to 5 stars\n"))
   }
 }

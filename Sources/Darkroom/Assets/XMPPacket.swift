@@ -26,6 +26,18 @@ public struct XMPPacket: Sendable, Equatable {
   /// Each property's values by namespace and local name: one for a simple value, the items
   /// of an `rdf:Bag` or `rdf:Seq`, and of an `rdf:Alt` the default language's first.
   private(set) var properties: [String: [String]] = [:]
+  /// The properties the packet has, values or not (an empty `dc:subject` says "no keywords").
+  private(set) var present: Set<String> = []
+  /// Where each property is written, by namespace and local name: whole elements, or
+  /// attributes of an `rdf:Description` (for ``XMPSidecar`` to replace them in place).
+  private(set) var spans: [String: [Range<Int>]] = [:]
+  /// Where new properties go: just inside the first `rdf:Description`. For one written
+  /// empty (`<rdf:Description .../>`), the `/>` and the element's name as written.
+  private(set) var insertion: (at: Int, selfClosing: (Range<Int>, String)?)?
+
+  public static func == (a: XMPPacket, b: XMPPacket) -> Bool {
+    a.properties == b.properties && a.present == b.present
+  }
 
   /// Why a packet is not read.
   public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
@@ -42,7 +54,13 @@ public struct XMPPacket: Sendable, Equatable {
     }
     var reader = Reader(bytes: bytes)
     try reader.run()
-    properties = reader.properties
+    (properties, present, spans, insertion) =
+      (reader.properties, reader.present, reader.spans, reader.insertion)
+  }
+
+  /// Whether the packet has `namespace`'s property `name`, even with no value.
+  public func has(_ namespace: String, _ name: String) -> Bool {
+    present.contains(namespace + name)
   }
 
   /// The first value of `namespace`'s property `name`, if the packet has it.
@@ -61,6 +79,7 @@ public struct XMPPacket: Sendable, Equatable {
   private struct Element {
     var namespaces: [String: String]
     var name: String  // namespace URI + local name
+    var start: Int  // where its start tag's `<` is
     var text: [UInt8] = []
     var items: [String] = []
     var language: String?
@@ -71,6 +90,9 @@ public struct XMPPacket: Sendable, Equatable {
     var at = 0
     var stack: [Element] = []
     var properties: [String: [String]] = [:]
+    var present: Set<String> = []
+    var spans: [String: [Range<Int>]] = [:]
+    var insertion: (at: Int, selfClosing: (Range<Int>, String)?)?
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -129,7 +151,7 @@ public struct XMPPacket: Sendable, Equatable {
         at += 1
         guard let element = stack.popLast(), element.name == qualified(name, element.namespaces)
         else { throw fail("an end tag that closes no element") }
-        close(element)
+        close(element, end: at)
         return
       }
       at += 1
@@ -137,9 +159,10 @@ public struct XMPPacket: Sendable, Equatable {
     }
 
     mutating func startTag() throws(Refusal) {
+      let tagStart = at - 1
       let name = readName()
       guard !name.isEmpty else { throw fail("a tag without a name") }
-      var attributes: [(String, String)] = []
+      var attributes: [(String, String, Range<Int>)] = []
       var namespaces = stack.last?.namespaces ?? ["xml": XMPPacket.xml]
       var empty = false
       while true {
@@ -154,6 +177,7 @@ public struct XMPPacket: Sendable, Equatable {
           empty = true
           break
         }
+        let attributeStart = at
         let attribute = readName()
         skipSpace()
         guard !attribute.isEmpty, at < bytes.count, bytes[at] == UInt8(ascii: "=") else {
@@ -178,26 +202,32 @@ public struct XMPPacket: Sendable, Equatable {
         } else if attribute.hasPrefix("xmlns:") {
           namespaces[String(attribute.dropFirst(6))] = value
         } else {
-          attributes.append((attribute, value))
+          attributes.append((attribute, value, attributeStart..<at))
         }
       }
       guard stack.count < XMPPacket.maxDepth else { throw fail("nested too deep") }
-      var element = Element(namespaces: namespaces, name: qualified(name, namespaces))
-      for (attribute, value) in attributes {
+      var element = Element(
+        namespaces: namespaces, name: qualified(name, namespaces), start: tagStart)
+      for (attribute, value, range) in attributes {
         let key = qualified(attribute, namespaces)
         if key == XMPPacket.xml + "lang" {
           element.language = value
         } else if element.name == XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf) {
           // A property written as an attribute of its description.
-          properties[key, default: []].append(value)
+          if !value.isEmpty { properties[key, default: []].append(value) }
+          present.insert(key)
+          spans[key, default: []].append(range)
         }
       }
-      if empty { close(element) } else { stack.append(element) }
+      if element.name == XMPPacket.rdf + "Description", insertion == nil {
+        insertion = (at, empty ? (at - 2..<at, name) : nil)
+      }
+      if empty { close(element, end: at) } else { stack.append(element) }
     }
 
     /// An element ends: a list item goes to its list, a list to the property that holds it,
     /// a property's text to the property.
-    mutating func close(_ element: Element) {
+    mutating func close(_ element: Element, end: Int) {
       let spaces: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
       let trimmed = element.text.drop { spaces.contains($0) }.reversed().drop {
         spaces.contains($0)
@@ -219,6 +249,8 @@ public struct XMPPacket: Sendable, Equatable {
         guard parent.name == XMPPacket.rdf + "Description" else { return }
         let values = element.items.isEmpty ? (text.isEmpty ? [] : [text]) : element.items
         if !values.isEmpty { properties[element.name, default: []] += values }
+        present.insert(element.name)
+        spans[element.name, default: []].append(element.start..<end)
       }
     }
 

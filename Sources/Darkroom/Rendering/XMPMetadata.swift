@@ -44,7 +44,9 @@ extension AssetMetadata {
         keywords.append(leaf)
       }
     }
-    if !keywords.isEmpty {
+    // An empty `dc:subject` says "no keywords" (as `darkroom meta` writes when all are
+    // taken off), over what the photo says.
+    if !keywords.isEmpty || packet.has(XMPPacket.dc, "subject") {
       self.keywords = keywords
       sources["keywords"] = source
     }

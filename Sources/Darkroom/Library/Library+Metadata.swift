@@ -1,0 +1,110 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Descriptions, ratings and keywords written where other tools read them: the sidecar
+/// `NAME.EXT.xmp` beside the photo (exiftool, darktable and digiKam read it back). The photo's
+/// bytes, mode and times are never touched. The sidecar as it was before each change is kept
+/// in the library's store of originals, and the catalog reads the photo again at once.
+extension Library {
+  /// Writes `change` to the sidecars of the assets `ids` and reads them into the catalog
+  /// again (the change log says they changed).
+  ///
+  /// - Returns: The assets as the catalog now has them, in the order of `ids`.
+  /// - Throws: `invalidArgument` for a change that cannot be written (``MetadataEdit/validate()``),
+  ///   an asset in the trash or offline, or a space (it keeps no sidecars); `notFound` for an
+  ///   unknown id; `corrupt` naming a sidecar Darkroom cannot read (it is left as it is);
+  ///   `io` when the sidecar or the catalog cannot be written.
+  @discardableResult
+  public func writeMetadata(_ change: MetadataEdit, to ids: [AssetID]) throws(DarkroomError)
+    -> [Asset]
+  {
+    try change.validate()
+    if space != nil { throw notInSpace("sidecars: descriptions, ratings and keywords") }
+    var assets: [Asset] = []
+    for id in ids {
+      let asset = try asset(id)
+      guard asset.trashedAt == nil else {
+        throw DarkroomError(.invalidArgument, file: asset.path, "is in the trash: restore it first")
+      }
+      guard !asset.isOffline else {
+        throw DarkroomError(.invalidArgument, file: asset.path, "is offline: its file is not here")
+      }
+      let path = try checkedPath(of: asset)
+      let sidecar = try Self.writeSidecar(
+        of: path, change, currentKeywords: asset.keywords, store: store)
+      try recatalog([path, sidecar])
+      assets.append(try self.asset(id))
+    }
+    return assets
+  }
+
+  /// Writes `change` to the sidecar of the file at `path`: through the catalog of the
+  /// library that holds it when it is catalogued (as ``writeMetadata(_:to:)``), else beside
+  /// the file alone (a library folder holding it still keeps the sidecar's earlier versions).
+  ///
+  /// - Returns: The file's metadata as it now reads.
+  /// - Throws: As ``writeMetadata(_:to:)``, and what reading the file throws.
+  @discardableResult
+  public static func writeMetadata(_ change: MetadataEdit, toFile path: String)
+    throws(DarkroomError) -> AssetMetadata
+  {
+    try change.validate()
+    if let library = Library.containing(path), library.hasCatalog,
+      let asset = try library.asset(atPath: path)
+    {
+      try library.writeMetadata(change, to: [asset.id])
+      return try AssetMetadata.read(path: path)
+    }
+    let current = try AssetMetadata.read(path: path)
+    _ = try writeSidecar(
+      of: path, change, currentKeywords: current.keywords, store: store(forEditOf: path))
+    return try AssetMetadata.read(path: path)
+  }
+
+  /// Writes the sidecar `PATH.xmp`, under the file's edit lock (two writers never lose each
+  /// other's change), keeping the sidecar as it was in `store` first.
+  ///
+  /// - Returns: The sidecar's path.
+  static func writeSidecar(
+    of path: String, _ change: MetadataEdit, currentKeywords: [String], store: OriginalStore
+  ) throws(DarkroomError) -> String {
+    let sidecar = path + ".xmp"
+    return try store.withLock(for: path) { () throws(DarkroomError) -> String in
+      var info = stat()
+      var existing: [UInt8]?
+      if lstat(sidecar, &info) == 0 {
+        guard info.st_mode & S_IFMT == S_IFREG else {
+          throw DarkroomError(
+            .invalidArgument, file: sidecar,
+            "is not a regular file: Darkroom writes no sidecar through a link or over a folder")
+        }
+        let file = try InputFile(sidecar)
+        guard file.size <= XMPPacket.maxBytes else {
+          throw DarkroomError(
+            .tooLarge, file: sidecar,
+            "is larger than \(XMPPacket.maxBytes >> 20) MiB: it was left as it is")
+        }
+        existing = try file.read(at: 0, count: file.size)
+      }
+      let bytes: [UInt8]
+      do throws(XMPPacket.Refusal) {
+        bytes = try XMPSidecar.updated(existing, with: change, currentKeywords: currentKeywords)
+      } catch {
+        throw DarkroomError(
+          .corrupt, file: sidecar,
+          "is not XMP Darkroom can update (\(error.description)): it was left as it is")
+      }
+      let attributes = FileAttributes(existing == nil ? path : sidecar)
+      if let existing {
+        try store.keepOriginal(existing, hash: ContentHash.of(bytes: existing), copyingFrom: nil)
+      }
+      try AtomicFile.write(
+        bytes, to: sidecar, durable: true, mode: (attributes?.mode ?? 0o644) & 0o666,
+        owner: attributes?.owner)
+      return sidecar
+    }
+  }
+}
