@@ -418,4 +418,89 @@ struct SidecarTests {
       usage.stderr.hasPrefix(
         "darkroom: Rating 9 is not -1 (rejected), 0 (none) or 1 to 5 stars\n"))
   }
+
+  @Test(
+    "dates: each source alone is read, and each beats every one below it in the documented order")
+  func datePriority() throws {
+    let (folder, path) = try photo()
+    try exiftool(
+      ["-AllDates=", "-SubSecTimeOriginal=", "-OffsetTimeOriginal=", "a.jpg"], in: folder)
+    let bare = try Fixture.bytes(path)
+    func read() throws -> (String?, String?) {
+      let metadata = try AssetMetadata.read(path: path)
+      return (metadata.captureDate?.iso8601, metadata.sources["captureDate"])
+    }
+    #expect(try read() == (nil, nil))
+    // Lowest first: each step adds a source, which must win over all those already there.
+    let steps: [([String], String, String, String)] = [
+      (
+        ["-GPS:GPSDateStamp=2010:01:01", "-GPS:GPSTimeStamp=12:00:00.05", "a.jpg"],
+        "2010-01-01T12:00:00.050+00:00", "GPS", "gps"
+      ),
+      (
+        ["-IPTC:DateCreated=2011:02:02", "-IPTC:TimeCreated=13:00:00+02:00", "a.jpg"],
+        "2011-02-02T13:00:00+02:00", "IPTC", "iptc"
+      ),
+      (
+        ["-XMP-photoshop:DateCreated=2012:03:03 14:00:00", "a.jpg"], "2012-03-03T14:00:00", "XMP",
+        "xmp"
+      ),
+      (
+        ["-EXIF:CreateDate=2013:04:04 15:00:00", "-EXIF:OffsetTimeDigitized=-05:00", "a.jpg"],
+        "2013-04-04T15:00:00-05:00", "EXIF CreateDate", "create"
+      ),
+      (
+        ["-EXIF:DateTimeOriginal=2014:05:05 16:00:00", "-EXIF:SubSecTimeOriginal=5", "a.jpg"],
+        "2014-05-05T16:00:00.5", "EXIF", "original"
+      ),
+      (
+        ["-XMP-exif:DateTimeOriginal=2015:06:06 17:00:00", "a.xmp"], "2015-06-06T17:00:00", "a.xmp",
+        "-"
+      ),
+      (
+        ["-XMP-photoshop:DateCreated=2016:07:07 18:00:00+09:00", "a.jpg.xmp"],
+        "2016-07-07T18:00:00+09:00", "a.jpg.xmp", "-"
+      ),
+    ]
+    var alone: [([UInt8], String, String)] = []
+    for (arguments, date, source, name) in steps {
+      try exiftool(arguments, in: folder)
+      #expect(try read() == (date, source), "\(arguments)")
+      // The same source by itself, in a copy of the bare photo.
+      if name != "-" {
+        let single = try folder.write("single-\(name).jpg", bare)
+        try exiftool(arguments.dropLast() + ["single-\(name).jpg"], in: folder)
+        alone.append((try Fixture.bytes(single), date, source))
+      }
+    }
+    for (bytes, date, source) in alone {
+      let metadata = try AssetMetadata.read(.data(bytes, name: "single"))
+      #expect(metadata.captureDate?.iso8601 == date && metadata.sources["captureDate"] == source)
+    }
+  }
+
+  @Test("IPTC caption and keywords (Latin-1 and UTF-8) over EXIF's; embedded XMP over IPTC")
+  func iptc() throws {
+    let (folder, path) = try photo()
+    try exiftool(
+      [
+        "-EXIF:ImageDescription=from EXIF", "-IPTC:Caption-Abstract=Caf\u{E9} au lait",
+        "-IPTC:Keywords=Z\u{FC}rich", "-IPTC:Keywords=lake", "a.jpg",
+      ], in: folder)
+    var metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.caption == "Caf\u{E9} au lait" && metadata.sources["caption"] == "IPTC")
+    #expect(metadata.keywords == ["Z\u{FC}rich", "lake"] && metadata.sources["keywords"] == "IPTC")
+    // Latin-1 by default; UTF-8 when the records say so.
+    let latin = try CLI.run(
+      [
+        "-q", "-overwrite_original", "-charset", "iptc=Latin", "-IPTC:Keywords=na\u{EF}ve", "a.jpg",
+      ],
+      cwd: folder.path, executable: "/usr/bin/exiftool")
+    #expect(latin.status == 0, "\(latin.stderr)")
+    #expect(try AssetMetadata.read(path: path).keywords.last == "na\u{EF}ve")
+    try exiftool(["-XMP-dc:Description=from XMP", "-XMP-dc:Subject=xmp", "a.jpg"], in: folder)
+    metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.caption == "from XMP" && metadata.sources["caption"] == "XMP")
+    #expect(metadata.keywords == ["xmp"] && metadata.sources["keywords"] == "XMP")
+  }
 }

@@ -60,6 +60,9 @@ public struct AssetMetadata: Sendable, Equatable {
   /// Where each of `captureDate`, `caption`, `rating` and `keywords` came from: `EXIF`,
   /// `XMP` (embedded), or a sidecar's file name (`IMG_0001.jpg.xmp`), by field.
   public var sources: [String: String] = [:]
+  /// The GPS receiver's date and time (GPSDateStamp, GPSTimeStamp; UTC): the capture date
+  /// when nothing else gives one.
+  var gpsDate: CaptureDate?
   /// Metadata that was ignored, one line each (a sidecar that is not XML, a rating of 9):
   /// the rest is read as usual.
   public var warnings: [String] = []

@@ -11,6 +11,9 @@ struct ContainerHeader: Sendable {
   /// The embedded XMP packet (a JPEG's APP1 `http://ns.adobe.com/xap/1.0/`; libvips'
   /// `xmp-data` for other formats).
   var xmp: [UInt8]?
+  /// The embedded IPTC-NAA records (a JPEG's APP13 Photoshop resource 0x0404; libvips'
+  /// `iptc-data` for other formats).
+  var iptc: [UInt8]?
   /// A profile is embedded, but compressed (PNG `iCCP`), so `icc` is nil.
   var hasCompressedICC = false
   /// Damage seen past a whole header (the image data cut short), with its message: the
@@ -39,7 +42,9 @@ struct ContainerHeader: Sendable {
     let exifHeader = Array("Exif\0\0".utf8)
     let xmpHeader = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
     var xmp: [UInt8]?
+    var iptc: [UInt8]?
     let iccHeader = Array("ICC_PROFILE\0".utf8)
+    let photoshopHeader = Array("Photoshop 3.0\0".utf8)
 
     while true {
       guard position < ByteSource.headerLimit else {
@@ -76,6 +81,8 @@ struct ContainerHeader: Sendable {
         exif = Array(payload)
       case 0xE1 where xmp == nil && payload.starts(with: xmpHeader):
         xmp = Array(payload.dropFirst(xmpHeader.count))
+      case 0xED where iptc == nil && payload.starts(with: photoshopHeader):
+        iptc = IPTCRecords.resource(in: payload.dropFirst(photoshopHeader.count))
       case 0xE2 where payload.starts(with: iccHeader) && payload.count > 14:
         let sequence = Int(payload[payload.startIndex + 12])
         iccChunks[sequence] = payload.dropFirst(14)
@@ -98,7 +105,7 @@ struct ContainerHeader: Sendable {
         var header = ContainerHeader(
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
-        header.xmp = xmp
+        (header.xmp, header.iptc) = (xmp, iptc)
         if try !hasJPEGEnd(source, scanStart: position) {
           header.damage = DarkroomError(
             .truncated, "truncated JPEG: image data ends without an end-of-image marker")

@@ -50,7 +50,9 @@ struct ExifDocument: Sendable {
     (.exif, 0x9003),  // DateTimeOriginal
     (.exif, 0x9004),  // DateTimeDigitized
     (.exif, 0x9011),  // OffsetTimeOriginal
+    (.exif, 0x9012),  // OffsetTimeDigitized
     (.exif, 0x9291),  // SubSecTimeOriginal
+    (.exif, 0x9292),  // SubSecTimeDigitized
     (.exif, 0x920A),  // FocalLength
     (.exif, 0xA433),  // LensMake
     (.exif, 0xA434),  // LensModel
@@ -60,6 +62,8 @@ struct ExifDocument: Sendable {
     (.gps, 0x0004),  // GPSLongitude
     (.gps, 0x0005),  // GPSAltitudeRef
     (.gps, 0x0006),  // GPSAltitude
+    (.gps, 0x0007),  // GPSTimeStamp
+    (.gps, 0x001D),  // GPSDateStamp
   ]
 
   /// Parses an EXIF block: TIFF data, with or without the `Exif\0\0` header of a JPEG APP1.

@@ -127,7 +127,8 @@ extension AssetMetadata {
     let header = ContainerHeader(
       format: image.formatName, width: image.width, height: image.height,
       hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
-      icc: image.blob(named: "icc-profile-data"), xmp: image.blob(named: "xmp-data"))
+      icc: image.blob(named: "icc-profile-data"), xmp: image.blob(named: "xmp-data"),
+      iptc: image.blob(named: "iptc-data"))
     var metadata = make(path, size, header)
     // TIFF keeps its Orientation as a tag of its own, outside any EXIF block; libvips
     // reads it (and leaves it out for HEIF, whose container orients the pixels).
@@ -153,7 +154,16 @@ extension AssetMetadata {
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
     }
+    // The dates in the order of docs/info-json.md: EXIF's (read above), embedded XMP's,
+    // IPTC's, then the GPS clock's (UTC).
+    let iptc = header.iptc.map(IPTCRecords.init)
+    if let iptc { metadata.apply(iptc) }
     if let xmp = header.xmp { metadata.applyXMP(xmp, from: "XMP", dates: .ifMissing) }
+    for (date, source) in [(iptc?.captureDate, "IPTC"), (metadata.gpsDate, "GPS")] {
+      guard metadata.captureDate == nil, let date else { continue }
+      metadata.captureDate = date
+      metadata.sources["captureDate"] = source
+    }
     // libheif turns HEIF and AVIF pixels upright while decoding; the size libvips reports is
     // already the upright one.
     if ["heif", "avif"].contains(header.format), let raw = metadata.orientation.raw {
@@ -201,10 +211,27 @@ extension AssetMetadata {
     fNumber = rationals(0x829D, .exif)?.first
     iso = integer(0x8827, .exif)
     focalLength = rationals(0x920A, .exif)?.first
-    if let original = text(0x9003, .exif) {
+    // DateTimeOriginal (with SubSecTimeOriginal and OffsetTimeOriginal), else CreateDate
+    // (DateTimeDigitized, with its own).
+    for (tag, subsecond, offset) in [(0x9003, 0x9291, 0x9011), (0x9004, 0x9292, 0x9012)]
+    where captureDate == nil {
+      guard let written = text(UInt16(tag), .exif) else { continue }
       captureDate = CaptureDate(
-        exif: original, subsecond: text(0x9291, .exif), offset: text(0x9011, .exif))
-      if captureDate != nil { sources["captureDate"] = "EXIF" }
+        exif: written, subsecond: text(UInt16(subsecond), .exif),
+        offset: text(UInt16(offset), .exif))
+      if captureDate != nil { sources["captureDate"] = tag == 0x9003 ? "EXIF" : "EXIF CreateDate" }
+    }
+    // GPSDateStamp and GPSTimeStamp: the satellites' clock, in UTC.
+    if let day = text(0x001D, .gps), let time = rationals(0x0007, .gps), time.count == 3,
+      time.allSatisfy({ $0 >= 0 && $0 < 61 })
+    {
+      let seconds = time[2]
+      let whole = Int(seconds)
+      let milliseconds = min(999, Int(((seconds - Double(whole)) * 1000).rounded()))
+      gpsDate = CaptureDate(
+        exif: "\(day) \(Int(time[0])):\(Int(time[1])):\(whole)",
+        subsecond: milliseconds > 0 ? String(String(1000 + milliseconds).dropFirst()) : nil,
+        offset: "+00:00")
     }
     // Cameras fill ImageDescription with blanks or their name ("OLYMPUS DIGITAL CAMERA").
     if let description = text(0x010E, .primary)?.trimmingCharacters(in: .whitespaces),
