@@ -28,22 +28,26 @@ zones.bin
         i32 minLatE7, i32 minLonE7, i32 maxLatE7, i32 maxLonE7 (over all its rings)
     R+1 u32: ring r is points [start[r], start[r+1]); the first point is not repeated at the end
     N points of 8 bytes: i32 lonE7, i32 latE7
-    64800 u32 onlyZone: the zone covering the whole cell, else 0xFFFFFFFF
+    64800 u32 onlyZone: the zone a lookup answers at every point of the cell, else 0xFFFFFFFF
     64801 u32: cell c's candidates are entries [start[c], start[c+1]) of the list that follows
     the candidate list: u32 polygon indices, ascending per cell, of the polygons whose bounding
         box meets the closed cell
     A point is in a polygon when a ray from it crosses the polygon's rings (outer ring and holes
-    together) an odd number of times. The polygons cover the globe, oceans included (Etc/GMT±N).
+    together) an odd number of times. The polygons cover the globe, oceans included (Etc/GMT±N),
+    and a few overlap: a lookup answers the first candidate, in index order, that holds the
+    point. Polygons are sorted by area, smallest first, so the more specific zone wins.
 
 zones-check.tsv
-    lat<TAB>lon<TAB>zone, 7 decimals: 1,000 random land positions (timezonefinder answers a zone
-    outside Etc/) with timezonefinder's own answer, for testing readers of zones.bin.
+    lat<TAB>lon<TAB>zone, 7 decimals: timezonefinder's own answers at 1,000 positions drawn with
+    random.Random(20261125), uniform in lat -60..75 and lon -180..180, keeping those it puts in a
+    zone outside Etc/ (on land); for testing readers of zones.bin.
 """
 
 import csv
 import io
 import os
 import random
+import signal
 import struct
 import sys
 import tarfile
@@ -180,31 +184,44 @@ def build_places(cities):
 
 
 def export_polygons(finder):
-    """Every polygon of every zone, in timezonefinder's zone order, as flat E7 arrays."""
-    polygon_zones, ring_counts, ring_lengths, lons, lats = [], [], [], [], []
+    """Every polygon of every zone as flat E7 arrays, smallest polygon first.
+
+    timezone-boundary-builder keeps some overlaps on purpose (Asia/Urumqi lies inside
+    Asia/Shanghai; disputed borders such as Abkhazia or Abyei). A reader answers the first
+    polygon among a cell's candidates that holds the point, so putting small polygons first
+    makes the more specific zone win, as timezonefinder answers in Xinjiang.
+    """
+    polygons = []
     for zone, name in enumerate(finder.timezone_names):
         for polygon in finder.get_geometry(tz_name=name, coords_as_pairs=False):
-            polygon_zones.append(zone)
-            ring_counts.append(len(polygon))
+            rings = []
             for ring_lons, ring_lats in polygon:
                 # timezonefinder stores E7 integers and hands them out as floats; rint restores them.
                 ring_lon = np.rint(np.asarray(ring_lons) * E7).astype(np.int64)
                 ring_lat = np.rint(np.asarray(ring_lats) * E7).astype(np.int64)
                 if len(ring_lon) > 1 and ring_lon[0] == ring_lon[-1] and ring_lat[0] == ring_lat[-1]:
                     ring_lon, ring_lat = ring_lon[:-1], ring_lat[:-1]
-                ring_lengths.append(len(ring_lon))
-                lons.append(ring_lon)
-                lats.append(ring_lat)
-    ring_starts = np.concatenate(([0], np.cumsum(ring_lengths))).astype(np.int64)
-    first_rings = np.concatenate(([0], np.cumsum(ring_counts)[:-1])).astype(np.int64)
+                rings.append((ring_lon, ring_lat))
+            polygons.append((ring_area(*rings[0]), zone, rings))
+    # Stable on equal areas, so the output does not depend on anything but the data.
+    polygons.sort(key=lambda polygon: polygon[0])
+    rings = [ring for _, _, polygon_rings in polygons for ring in polygon_rings]
+    ring_counts = np.array([len(polygon_rings) for _, _, polygon_rings in polygons], dtype=np.int64)
+    ring_starts = np.concatenate(([0], np.cumsum([len(lon) for lon, _ in rings]))).astype(np.int64)
     return (
-        np.array(polygon_zones, dtype=np.int64),
-        first_rings,
-        np.array(ring_counts, dtype=np.int64),
+        np.array([zone for _, zone, _ in polygons], dtype=np.int64),
+        np.concatenate(([0], np.cumsum(ring_counts)[:-1])).astype(np.int64),
+        ring_counts,
         ring_starts,
-        np.concatenate(lons),
-        np.concatenate(lats),
+        np.concatenate([lon for lon, _ in rings]),
+        np.concatenate([lat for _, lat in rings]),
     )
+
+
+def ring_area(lon, lat):
+    """Planar (shoelace) area in square degrees: only compared with other polygons' areas."""
+    x, y = lon / E7, lat / E7
+    return abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2
 
 
 def expand(counts):
@@ -268,42 +285,54 @@ def cells_inside_polygons(edge_polygons, x1, y1, x2, y2):
     return polygon[span, 0], cells
 
 
-def only_zones(polygon_zones, first_rings, ring_counts, ring_starts, lon, lat, zone_count):
-    """The zone each cell lies wholly in, from the cells each zone's polygons actually reach.
+def only_zones(polygon_zones, first_rings, ring_counts, ring_starts, lon, lat):
+    """For each cell, the zone a lookup answers at every point of it, else NO_ZONE.
 
-    A bounding-box test would leave almost no land cell to one zone, since the ocean zones'
-    boxes span whole bands of longitude; so a zone counts in a cell only where an edge of
-    one of its polygons passes through the cell, or the cell lies inside the polygon.
+    Bounding boxes would leave almost no land cell to one zone, since the ocean zones' boxes
+    span whole bands of longitude. So a polygon counts in a cell only where one of its edges
+    passes through the cell (it covers part of it) or the cell's centre lies inside it with no
+    edge in the cell (it covers all of it). Polygons are tried in index order, and none after
+    the first one that covers the whole cell can answer there, so a cell belongs to one zone
+    when the polygons touching it up to that one, or all of them if none does, share a zone.
     """
+    polygon_count = len(first_rings)
     point_rings = np.repeat(np.arange(len(ring_starts) - 1), np.diff(ring_starts))
-    ring_polygons = np.repeat(np.arange(len(first_rings)), ring_counts)
+    ring_polygons = np.repeat(np.arange(polygon_count), ring_counts)
     following = np.arange(1, len(lon) + 1)
     following[ring_starts[1:] - 1] = ring_starts[:-1]
     edge_polygons = ring_polygons[point_rings]
     x1, y1, x2, y2 = lon, lat, lon[following], lat[following]
 
     edge, edge_cells = cells_on_edges(x1, y1, x2, y2)
+    partial = np.unique(edge_cells * polygon_count + edge_polygons[edge])
     inside_polygons, inside_cells = cells_inside_polygons(edge_polygons, x1, y1, x2, y2)
-    cells = np.concatenate((edge_cells, inside_cells))
-    zones = np.concatenate((polygon_zones[edge_polygons[edge]], polygon_zones[inside_polygons]))
-    pairs = np.unique(cells * zone_count + zones)
-    cells, zones = pairs // zone_count, pairs % zone_count
-    zone_counts = np.bincount(cells, minlength=CELLS)
+    whole = np.setdiff1d(inside_cells * polygon_count + inside_polygons, partial)
+    # sorted by cell, then by polygon: the order a lookup tries them in
+    touching = np.union1d(partial, whole)
+    cells, polygons = touching // polygon_count, touching % polygon_count
+    is_whole = np.isin(touching, whole).astype(np.int64)
+    group_starts = np.searchsorted(cells, cells)
+    whole_before = np.cumsum(is_whole) - is_whole
+    reachable = whole_before == whole_before[group_starts]
+    zone_count = polygon_zones.max() + 1
+    pairs = np.unique(cells[reachable] * zone_count + polygon_zones[polygons[reachable]])
+    pair_cells, pair_zones = np.divmod(pairs, zone_count)
+    zone_counts = np.bincount(pair_cells, minlength=CELLS)
     result = np.full(CELLS, NO_ZONE, dtype="<u4")
-    single = zone_counts[cells] == 1
-    result[cells[single]] = zones[single]
+    single = zone_counts[pair_cells] == 1
+    result[pair_cells[single]] = pair_zones[single]
     if (zone_counts == 0).any():
-        log(f"warning: {(zone_counts == 0).sum()} cells reached by no zone")
+        log(f"warning: {(zone_counts == 0).sum()} cells reached by no polygon")
     return result
 
 
-def candidates(bounds):
+def candidates(records):
     """For each cell, the polygons whose bounding box meets the closed cell, and where each cell's list starts."""
     # Cell (row, col) spans lat row-90..row-89 and lon col-180..col-179, both ends included.
-    first_row = np.clip(ceil_div(bounds["min_lat"], E7) + 89, 0, ROWS - 1)
-    last_row = np.clip(bounds["max_lat"] // E7 + 90, 0, ROWS - 1)
-    first_col = np.clip(ceil_div(bounds["min_lon"], E7) + 179, 0, COLS - 1)
-    last_col = np.clip(bounds["max_lon"] // E7 + 180, 0, COLS - 1)
+    first_row = np.clip(ceil_div(records["min_lat"], E7) + 89, 0, ROWS - 1)
+    last_row = np.clip(records["max_lat"] // E7 + 90, 0, ROWS - 1)
+    first_col = np.clip(ceil_div(records["min_lon"], E7) + 179, 0, COLS - 1)
+    last_col = np.clip(records["max_lon"] // E7 + 180, 0, COLS - 1)
     widths = last_col - first_col + 1
     polygon, step = expand((last_row - first_row + 1) * widths)
     cells = (first_row[polygon] + step // widths[polygon]) * COLS + first_col[polygon] + step % widths[polygon]
@@ -324,16 +353,16 @@ def build_zones(finder):
     point_starts = ring_starts[first_rings]
     # reduceat below needs every polygon to own at least one point
     assert (ring_starts[first_rings + ring_counts] > point_starts).all()
-    bounds = np.empty(len(polygon_zones), dtype=POLYGON_RECORD)
-    bounds["zone"] = polygon_zones
-    bounds["first_ring"] = first_rings
-    bounds["ring_count"] = ring_counts
-    bounds["min_lat"] = np.minimum.reduceat(lat, point_starts)
-    bounds["min_lon"] = np.minimum.reduceat(lon, point_starts)
-    bounds["max_lat"] = np.maximum.reduceat(lat, point_starts)
-    bounds["max_lon"] = np.maximum.reduceat(lon, point_starts)
-    only = only_zones(polygon_zones, first_rings, ring_counts, ring_starts, lon, lat, len(names))
-    candidate_list, candidate_starts = candidates(bounds)
+    records = np.empty(len(polygon_zones), dtype=POLYGON_RECORD)
+    records["zone"] = polygon_zones
+    records["first_ring"] = first_rings
+    records["ring_count"] = ring_counts
+    records["min_lat"] = np.minimum.reduceat(lat, point_starts)
+    records["min_lon"] = np.minimum.reduceat(lon, point_starts)
+    records["max_lat"] = np.maximum.reduceat(lat, point_starts)
+    records["max_lon"] = np.maximum.reduceat(lon, point_starts)
+    only = only_zones(polygon_zones, first_rings, ring_counts, ring_starts, lon, lat)
+    candidate_list, candidate_starts = candidates(records)
     log(
         f"grid: {(only != NO_ZONE).sum():,} of {CELLS:,} cells in one zone, "
         f"{len(candidate_list):,} candidates, in {time.monotonic() - started:.0f} s"
@@ -343,9 +372,9 @@ def build_zones(finder):
     points = np.column_stack((lon, lat)).astype("<i4")
     return [
         b"DRZONE01",
-        struct.pack("<IIIII", len(names), len(bounds), len(ring_starts) - 1, len(lon), len(name_bytes)),
+        struct.pack("<IIIII", len(names), len(records), len(ring_starts) - 1, len(lon), len(name_bytes)),
         name_bytes,
-        bounds.tobytes(),
+        records.tobytes(),
         ring_starts.astype("<u4").tobytes(),
         points.tobytes(),
         only.tobytes(),
@@ -372,6 +401,8 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: geodata.py OUT_DIR CITIES_ARCHIVE")
     out_dir, archive = sys.argv[1], sys.argv[2]
+    # As an exception, so that a stopped build removes its temporary file like an interrupted one.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     finder = TimezoneFinder(in_memory=True)
     log(f"time zones: timezone-boundary-builder {finder.data_version}")
     write_atomically(os.path.join(out_dir, "zones.bin"), build_zones(finder))

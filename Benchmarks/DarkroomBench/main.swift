@@ -3,6 +3,8 @@
 //                                        original store or adjustment data (edit.sh)
 //   DarkroomBench catalog-query [ROWS]   p50/p99 of filtered, sorted pages of 100 out of
 //                                        ROWS (100,000) catalog rows, in process (scan.sh)
+//   DarkroomBench places [N]           ns per nearest-place and per time-zone lookup, at N
+//                                        (200,000) populated positions (metadata.sh)
 //   DarkroomBench catalog-scale DIR [ROWS]
 //                                        a first scan of DIR's files into an empty catalog
 //                                        and into one already holding ROWS (1,000,000)
@@ -249,16 +251,57 @@ func hashRate(_ path: String, runs: Int) throws {
   )
 }
 
+/// Nearest-place and time-zone lookups at `count` populated positions (within about 20 km of
+/// a place): the median of 5 passes over them, per lookup.
+func placeLookups(count: Int) throws {
+  guard let geo = GeoData.shared, let places = geo.places, let zones = geo.zones else {
+    fail("places: no geodata (Scripts/install-geodata.sh)", 1)
+  }
+  var generator = SystemRandomNumberGenerator()
+  var positions: [(Double, Double)] = []
+  while positions.count < count {
+    let guess = (
+      Double.random(in: -55...70, using: &generator),
+      Double.random(in: -180..<180, using: &generator)
+    )
+    guard let place = places.nearest(latitude: guess.0, longitude: guess.1) else { continue }
+    positions.append(
+      (
+        min(90, max(-90, place.latitude + Double.random(in: -0.2...0.2, using: &generator))),
+        min(180, max(-180, place.longitude + Double.random(in: -0.2...0.2, using: &generator)))
+      ))
+  }
+  var checksum = 0
+  func median(_ body: () -> Void) -> Double {
+    (0..<5).map { _ in seconds(body) }.sorted()[2] / Double(count) * 1e9
+  }
+  let place = median {
+    for (latitude, longitude) in positions {
+      checksum &+= places.nearest(latitude: latitude, longitude: longitude)?.name.utf8.count ?? 0
+    }
+  }
+  let zone = median {
+    for (latitude, longitude) in positions {
+      checksum &+= zones.zone(latitude: latitude, longitude: longitude)?.utf8.count ?? 0
+    }
+  }
+  say("places: \(places.count) places; \(count) populated positions, median of 5 passes")
+  say("nearest place: \(format(place / 1000, 2)) us per lookup")
+  say("time zone: \(format(zone / 1000, 2)) us per lookup   (checksum \(checksum))")
+}
+
 let arguments = CommandLine.arguments
 do {
   switch arguments.count > 1 ? arguments[1] : "" {
   case "help":
     say(
-      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N] | hash FILE [RUNS]"
+      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N] | hash FILE [RUNS] | places [N]"
     )
   case "hash":
     guard arguments.count > 2 else { fail("usage: DarkroomBench hash FILE [RUNS]", 2) }
     try hashRate(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 9 : 9)
+  case "places":
+    try placeLookups(count: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
   case "fingerprint-index":
     try fingerprintIndex(count: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000)
   case "catalog-query":

@@ -130,7 +130,14 @@ struct InfoCommand: ParsableCommand {
       ("Orientation", orientation),
       ("Alpha", m.hasAlpha ? "yes" : "no"),
       ("Captured", sourced(m.captureDate?.iso8601, "captureDate")),
+      (
+        "Time zone",
+        m.timeZone.map { zone in
+          m.sources["utcOffset"] != nil ? "\(zone) (from GPS; the camera wrote no offset)" : zone
+        }
+      ),
       ("GPS", gps),
+      ("Place", m.place?.description),
       ("Camera", m.cameraName),
       ("Lens", [m.lensMake, m.lensModel].compactMap { $0 }.joined(separator: " ")),
       ("Exposure", exposure),

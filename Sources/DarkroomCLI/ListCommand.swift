@@ -60,8 +60,11 @@ struct ListCommand: ParsableCommand {
   @Option(help: "A keyword the asset has (whole, any case).")
   var keyword: String?
 
-  @Option(help: "Text in the name, caption, keywords or camera (any case).")
+  @Option(help: "Text in the name, caption, keywords, camera or place (any case).")
   var text: String?
+
+  @Option(help: "A place, region or country, whole (any case): Boulder, Colorado, Germany.")
+  var place: String?
 
   @Flag(inversion: .prefixedNo, help: "Only favourites (or only the others).")
   var favourite: Bool?
@@ -117,6 +120,7 @@ struct ListCommand: ParsableCommand {
     add("camera", camera)
     add("rating", rating)
     add("keyword", keyword)
+    add("place", place)
     add("text", text)
     add("edited", edited.map(String.init))
     add("favourite", favourite.map(String.init))

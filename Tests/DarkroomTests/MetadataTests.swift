@@ -55,8 +55,10 @@ struct MetadataTests {
     #expect(abs(place.latitude - 35.658581) < 1e-6)
     #expect(abs(place.longitude - 139.745433) < 1e-6)
     #expect(place.altitude == -10)
-    #expect(m.captureDate?.iso8601 == "2022-03-15T08:30:00")
-    #expect(m.captureDate?.utcOffsetMinutes == nil)
+    // No offset tag: the offset is Tokyo's, from the zone at its GPS position.
+    #expect(m.captureDate?.iso8601 == "2022-03-15T08:30:00+09:00")
+    #expect(m.captureDate?.utcOffsetMinutes == 540)
+    #expect(m.timeZone == "Asia/Tokyo" && m.sources["utcOffset"] == "GPS time zone")
   }
 
   @Test("PNG with alpha and no EXIF is normal: alpha yes, orientation absent")

@@ -101,7 +101,8 @@ struct SidecarTests {
     // The file alone: its EXIF date, nothing else.
     var metadata = try AssetMetadata.read(path: path)
     #expect(metadata.captureDate?.iso8601 == "2023-12-31T23:59:58.250-03:00")
-    #expect(metadata.sources == ["captureDate": "EXIF"] && metadata.caption == nil)
+    #expect(
+      metadata.sources == ["captureDate": "EXIF", "timeZone": "GPS"] && metadata.caption == nil)
     // Embedded XMP (as exiftool writes it into the file): its caption, rating and keywords.
     try exiftool(
       ["-XMP-dc:Description=Embedded", "-XMP-xmp:Rating=1", "-XMP-dc:Subject=inside", "a.jpg"],
@@ -127,6 +128,7 @@ struct SidecarTests {
     #expect(
       metadata.sources == [
         "captureDate": "a.xmp", "caption": "a.xmp", "rating": "a.jpg.xmp", "keywords": "a.jpg.xmp",
+        "timeZone": "GPS",
       ])
     #expect(metadata.warnings.isEmpty)
     let info = try CLI.run(["info", path])
@@ -423,8 +425,13 @@ struct SidecarTests {
     "dates: each source alone is read, and each beats every one below it in the documented order")
   func datePriority() throws {
     let (folder, path) = try photo()
+    // No position either: a time zone would give the dates without one an offset
+    // (PlaceTests checks that).
     try exiftool(
-      ["-AllDates=", "-SubSecTimeOriginal=", "-OffsetTimeOriginal=", "a.jpg"], in: folder)
+      [
+        "-AllDates=", "-SubSecTimeOriginal=", "-OffsetTimeOriginal=", "-GPSLatitude=",
+        "-GPSLongitude=", "-GPSLatitudeRef=", "-GPSLongitudeRef=", "a.jpg",
+      ], in: folder)
     let bare = try Fixture.bytes(path)
     func read() throws -> (String?, String?) {
       let metadata = try AssetMetadata.read(path: path)

@@ -4,7 +4,8 @@ extension AssetMetadata: Encodable {
   private enum Field: String, CodingKey {
     case file, format, byteSize, width, height, displayWidth, displayHeight
     case orientation, orientationStatus, orientationRaw, hasAlpha
-    case captureDate, gps, cameraMake, cameraModel, lensMake, lensModel
+    case captureDate, localDateTime, captureInstant, timeZone, place, gps, cameraMake, cameraModel,
+      lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, damage, damageMessage
     case caption, rating, keywords, sources, warnings
   }
@@ -27,6 +28,10 @@ extension AssetMetadata: Encodable {
     try c.encode(orientation.raw, forKey: .orientationRaw)
     try c.encode(hasAlpha, forKey: .hasAlpha)
     try c.encode(captureDate?.iso8601, forKey: .captureDate)
+    try c.encode(captureDate?.localDateTime, forKey: .localDateTime)
+    try c.encode(captureDate?.instant, forKey: .captureInstant)
+    try c.encode(timeZone, forKey: .timeZone)
+    try c.encode(place, forKey: .place)
     try c.encode(location, forKey: .gps)
     try c.encode(cameraMake, forKey: .cameraMake)
     try c.encode(cameraModel, forKey: .cameraModel)

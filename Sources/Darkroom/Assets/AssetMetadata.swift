@@ -60,6 +60,12 @@ public struct AssetMetadata: Sendable, Equatable {
   /// Where each of `captureDate`, `caption`, `rating` and `keywords` came from: `EXIF`,
   /// `XMP` (embedded), or a sidecar's file name (`IMG_0001.jpg.xmp`), by field.
   public var sources: [String: String] = [:]
+  /// The nearest populated place to ``location`` (from the offline place data); nil
+  /// without a position or the data.
+  public var place: Place?
+  /// The IANA time zone at ``location``, such as `America/Denver`; nil without a position or
+  /// the data. Where the camera wrote no offset, ``captureDate``'s is this zone's.
+  public var timeZone: String?
   /// The GPS receiver's date and time (GPSDateStamp, GPSTimeStamp; UTC): the capture date
   /// when nothing else gives one.
   var gpsDate: CaptureDate?

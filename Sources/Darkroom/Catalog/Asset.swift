@@ -165,6 +165,13 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var caption: String? = nil
   public var rating: Int? = nil
   public var keywords: [String] = []
+  /// The IANA time zone where it was taken (from its GPS position), such as `America/Denver`.
+  public var timeZone: String? = nil
+  /// The nearest populated place to its GPS position, that place's region (a state, a
+  /// province) and country, in English, from GeoNames.
+  public var place: String? = nil
+  public var region: String? = nil
+  public var country: String? = nil
 
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -228,6 +235,9 @@ extension Asset {
       (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
       duration = nil
       (caption, rating, keywords) = (m.caption, m.rating, m.keywords)
+      timeZone = m.timeZone
+      (place, region, country) = (m.place?.name, m.place?.region, m.place?.country)
+      if region == "" { region = nil }
     case .video(let v):
       mediaType = .video
       format = v.format

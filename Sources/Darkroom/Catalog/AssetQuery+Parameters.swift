@@ -5,7 +5,7 @@ extension AssetQuery {
   /// parameters are the same words.
   public static let parameterNames = [
     "album", "type", "from", "to", "camera", "edited", "favourite", "near", "min-duration",
-    "max-duration", "sort", "after", "rating", "keyword", "text",
+    "max-duration", "sort", "after", "rating", "keyword", "text", "place",
   ]
 
   /// A query from named text values, as a command line or a URL gives them:
@@ -14,7 +14,8 @@ extension AssetQuery {
   /// `favourite` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
   /// (seconds), `sort` (date, -date, name, size, album), `after` (an asset id: the next
   /// page), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
-  /// keyword, whole) and `text` (in the name, caption, keywords or camera). Names it does not
+  /// keyword, whole), `place` (a place, region or country, whole) and `text` (in the name,
+  /// caption, keywords, camera or place). Names it does not
   /// know are left to the caller.
   ///
   /// ```swift
@@ -80,10 +81,14 @@ extension AssetQuery {
           throw Self.invalid(name, "a rating from -1 to 5, or >=N, <=N or N-M", value)
         }
         rating = range
-      case "keyword", "text":
+      case "keyword", "text", "place":
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw Self.invalid(name, "some text", value) }
-        if name == "keyword" { keyword = trimmed } else { text = trimmed }
+        switch name {
+        case "keyword": keyword = trimmed
+        case "place": place = trimmed
+        default: text = trimmed
+        }
       default: continue
       }
     }

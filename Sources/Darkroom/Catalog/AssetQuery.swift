@@ -25,8 +25,10 @@ public struct AssetQuery: Sendable, Equatable {
   public var rating: ClosedRange<Int>?
   /// A keyword the asset has, whole (any case).
   public var keyword: String?
-  /// Text its name, caption, keywords or camera contain (any case).
+  /// Text its name, caption, keywords, camera, place, region or country contain (any case).
   public var text: String?
+  /// Its place, region or country, whole (any case): `Boulder`, `Colorado`, `United States`.
+  public var place: String?
   public var favourite: Bool?
   /// Within `kilometres` of a point.
   public var near: (latitude: Double, longitude: Double, kilometres: Double)?
@@ -56,6 +58,7 @@ public struct AssetQuery: Sendable, Equatable {
     a.album == b.album && a.mediaType == b.mediaType && a.from == b.from && a.to == b.to
       && a.camera == b.camera && a.edited == b.edited && a.favourite == b.favourite
       && a.rating == b.rating && a.keyword == b.keyword && a.text == b.text
+      && a.place == b.place
       && a.near?.latitude == b.near?.latitude && a.near?.longitude == b.near?.longitude
       && a.near?.kilometres == b.near?.kilometres && a.minDuration == b.minDuration
       && a.maxDuration == b.maxDuration && a.includeHidden == b.includeHidden

@@ -141,6 +141,15 @@ public final class SQLiteCatalog: Catalog {
           ALTER TABLE asset ADD COLUMN keywords TEXT;
           """)
     }
+    migrator.registerMigration("v4 places and time zones") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN timeZone TEXT;
+          ALTER TABLE asset ADD COLUMN place TEXT;
+          ALTER TABLE asset ADD COLUMN region TEXT;
+          ALTER TABLE asset ADD COLUMN country TEXT;
+          """)
+    }
     return migrator
   }
 
@@ -164,7 +173,7 @@ public final class SQLiteCatalog: Catalog {
     a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
-    a.rating, a.keywords
+    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -187,6 +196,9 @@ public final class SQLiteCatalog: Catalog {
       trashedAt: row[33], isOffline: row[34], addedAt: row[35], trashedFrom: row[36])
     (asset.caption, asset.rating) = (row[37], row[38])
     asset.keywords = keywords.map { $0.split(separator: "\n").map(String.init) } ?? []
+    (asset.timeZone, asset.place, asset.region, asset.country) = (
+      row[40], row[41], row[42], row[43]
+    )
     return asset
   }
 
@@ -435,7 +447,7 @@ public final class SQLiteCatalog: Catalog {
       a.captureOffsetMinutes, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera, a.lens,
       a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
-      Self.keywordText(a.keywords),
+      Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -446,7 +458,8 @@ public final class SQLiteCatalog: Catalog {
           mediaType, format, width, height, displayWidth, displayHeight, orientation,
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
-          hidden, trashedAt, offline, addedAt, caption, rating, keywords)
+          hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
+          country)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -461,7 +474,9 @@ public final class SQLiteCatalog: Catalog {
           exposureTime = excluded.exposureTime, fNumber = excluded.fNumber, iso = excluded.iso,
           focalLength = excluded.focalLength, duration = excluded.duration,
           adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline,
-          caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords
+          caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords,
+          timeZone = excluded.timeZone, place = excluded.place, region = excluded.region,
+          country = excluded.country
         """
     ).execute(arguments: StatementArguments(values))
     return a.id
@@ -613,10 +628,19 @@ public final class SQLiteCatalog: Catalog {
     }
     if let text = q.text {
       let pattern = "%" + like(text) + "%"
-      let fields = ["a.name", "a.caption", "a.keywords", "a.camera"]
+      let fields = [
+        "a.name", "a.caption", "a.keywords", "a.camera", "a.place", "a.region", "a.country",
+      ]
       add(
         "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
-        [pattern, pattern, pattern, pattern])
+        fields.map { _ in pattern })
+    }
+    if let place = q.place {
+      // A place, region or country, whole (any case): "Colorado", "Boulder", "Germany".
+      let fields = ["a.place", "a.region", "a.country"]
+      add(
+        "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
+        fields.map { _ in like(place) })
     }
     if let favourite = q.favourite { add("a.favourite = ?", [favourite]) }
     if let near = q.near {

@@ -509,10 +509,12 @@ private struct Scanner {
       if let started {
         metadata = try WorkerPool.metadata(of: started)
       } else {
-        metadata = try AssetMetadata.read(bytes.map { .data($0, name: path) } ?? .file(path))
+        metadata = try AssetMetadata.readUnplaced(
+          bytes.map { .data($0, name: path) } ?? .file(path))
       }
       if let damage = metadata.damage { throw damage }
       if bytes != nil || started != nil { metadata.applySidecars(of: path) }  // as .file does
+      metadata.locate()
       return .photo(metadata)
     }
     return nil

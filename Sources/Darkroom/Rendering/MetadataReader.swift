@@ -32,6 +32,14 @@ extension AssetMetadata {
   /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
   ///   no bytes.
   public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
+    var metadata = try readUnplaced(source)
+    metadata.locate()
+    return metadata
+  }
+
+  /// Reads as ``read(_:)`` does, but leaves out the place and time zone: for a worker, and
+  /// for a scan, which reads sidecars of its own first.
+  static func readUnplaced(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
     // Bytes in scope of ``Containment`` (``Offload``) are parsed in a worker, never by this process: a
     // file is handed to it open (once opened here), bytes are sent.
     let name = source.name
@@ -96,7 +104,7 @@ extension AssetMetadata {
     } catch {
       throw DarkroomError(.io, file: name, "cannot read: \(error)")
     }
-    return try read(.data(file.read(at: 0, count: file.size), name: name))
+    return try readUnplaced(.data(file.read(at: 0, count: file.size), name: name))
   }
 
   private static func read(

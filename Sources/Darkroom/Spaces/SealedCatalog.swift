@@ -78,7 +78,7 @@ struct SealedCatalog: Catalog {
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
         && query.favourite != true
         && query.camera == nil && query.near == nil && query.rating == nil
-        && query.keyword == nil
+        && query.keyword == nil && query.place == nil
         && query.text.map { asset.name.localizedCaseInsensitiveContains($0) } ?? true
         && query.minDuration == nil && query.maxDuration == nil
         && (query.album != .smart(.edited) || asset.adjustmentVersion > 0)

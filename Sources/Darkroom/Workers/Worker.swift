@@ -106,11 +106,11 @@ public enum Worker {
       guard let recipe = job.recipe else {
         throw DarkroomError(.engine, "edit job without its recipe")
       }
-      let metadata = try AssetMetadata.read(source)
+      let metadata = try AssetMetadata.readUnplaced(source)
       let bytes = try renderer.renderEdit(source, metadata: metadata, recipe: recipe)
       return (WorkerReply(), bytes)
     case .metadata:
-      return (WorkerReply(metadata: MetadataWire(try AssetMetadata.read(source))), [])
+      return (WorkerReply(metadata: MetadataWire(try AssetMetadata.readUnplaced(source))), [])
     case .probe:
       var results = [Int32](repeating: 0, count: Int(DR_PROBE_COUNT))
       let secret = job.probeSecret.flatMap { UnsafeRawPointer(bitPattern: UInt($0)) }

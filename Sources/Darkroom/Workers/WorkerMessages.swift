@@ -62,6 +62,11 @@ struct MetadataWire: Codable, Sendable {
   var focalLength: Double?
   var iccProfile: ICCProfileInfo?
   var damage: DarkroomError?
+  var caption: String?
+  var rating: Int?
+  var keywords: [String]?
+  var sources: [String: String]?
+  var warnings: [String]?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -73,6 +78,8 @@ struct MetadataWire: Codable, Sendable {
       (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel)
     (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
     (iccProfile, damage) = (m.iccProfile, m.damage)
+    (caption, rating, keywords) = (m.caption, m.rating, m.keywords)
+    (sources, warnings) = (m.sources, m.warnings)
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -95,6 +102,8 @@ struct MetadataWire: Codable, Sendable {
       (cameraMake, cameraModel, lensMake, lensModel)
     (m.exposureTime, m.fNumber, m.iso, m.focalLength) = (exposureTime, fNumber, iso, focalLength)
     (m.iccProfile, m.damage) = (iccProfile, damage)
+    (m.caption, m.rating, m.keywords) = (caption, rating, keywords ?? [])
+    (m.sources, m.warnings) = (sources ?? [:], warnings ?? [])
     return m
   }
 }
