@@ -353,6 +353,28 @@ function assetPage(main) {
       star.textContent = error.message;
     }
   });
+  // Stars in one press, written to the photo's sidecar (the same stars again clears them).
+  const rating = main.querySelector(".rating");
+  rating.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-stars]");
+    if (!button) return;
+    const stars = Number(button.dataset.stars);
+    const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
+    try {
+      const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
+      const now = asset.rating ?? 0;
+      rating.dataset.rating = String(now);
+      rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));
+      for (const each of rating.querySelectorAll("button[data-stars]")) {
+        const on = Number(each.dataset.stars) <= now;
+        each.setAttribute("aria-pressed", on ? "true" : "false");
+        each.textContent = on ? "★" : "☆";
+      }
+      rating.querySelector(".rejected")?.remove();
+    } catch (error) {
+      rating.setAttribute("aria-label", error.message);
+    }
+  });
   const form = main.querySelector(".editor");
   const photo = main.querySelector(".photo");
   // The photo stays in place (a preview may load into it later); a notice stands in for it.

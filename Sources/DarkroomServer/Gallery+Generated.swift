@@ -7,7 +7,7 @@ extension Gallery {
     <main data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}">
       <form class="search" role="search" action="/album" method="get">
         <input type="hidden" name="ref" value="{{albumRef}}">
-        <input type="search" name="text" value="{{text}}" placeholder="Names, captions, keywords, cameras" aria-label="Search this album">
+        <input type="search" name="text" value="{{text}}" placeholder="Names, captions, keywords, cameras, places" aria-label="Search this album">
         <button type="submit">Search</button>
         {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
       </form>
@@ -84,7 +84,11 @@ extension Gallery {
         <img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">
         <figcaption>{{name}} · {{width}}×{{height}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
         {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
-        {{#stars}}<p class="rating" aria-label="Rating">{{stars}}</p>{{/stars}}
+        {{#where}}<p class="place">{{where}}{{#map}} · <a href="{{map}}" rel="noopener noreferrer">{{coordinates}}</a>{{/map}}{{#timeZone}} · {{timeZone}}{{/timeZone}}</p>{{/where}}
+        <div class="rating" role="group" aria-label="Rating: {{stars}}" data-rating="{{rating}}">
+          {{#ratingStars}}<button type="button" data-stars="{{n}}" aria-pressed="{{on}}" aria-label="{{n}} of 5 stars">{{#on}}★{{/on}}{{^on}}☆{{/on}}</button>{{/ratingStars}}
+          {{#rejected}}<span class="rejected">Rejected</span>{{/rejected}}
+        </div>
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
         <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
       </figure>
@@ -149,7 +153,10 @@ extension Gallery {
     .search input[type=search] { flex: 0 1 20rem; min-width: 8rem; }
     .search a { white-space: nowrap; }
     .viewer .caption { margin: .5rem 0 0; }
-    .viewer .rating { margin: .25rem 0 0; color: #c90; letter-spacing: .1em; }
+    .viewer .rating { margin: .25rem 0 0; color: #c90; }
+    .viewer .rating button { background: none; border: 0; color: inherit; font-size: 1.25rem; padding: 0 .1rem; cursor: pointer; }
+    .viewer .rating .rejected { color: #a33; margin-left: .5rem; }
+    .viewer .place { margin: .25rem 0 0; opacity: .85; }
     .viewer .keywords { margin: .25rem 0 0; opacity: .75; }
     .viewer .favourite { margin-top: .5rem; }
     .viewer .favourite[aria-pressed="true"] { color: #c90; }
@@ -546,6 +553,28 @@ extension Gallery {
           star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
         } catch (error) {
           star.textContent = error.message;
+        }
+      });
+      // Stars in one press, written to the photo's sidecar (the same stars again clears them).
+      const rating = main.querySelector(".rating");
+      rating.addEventListener("click", async (event) => {
+        const button = event.target.closest("button[data-stars]");
+        if (!button) return;
+        const stars = Number(button.dataset.stars);
+        const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
+        try {
+          const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
+          const now = asset.rating ?? 0;
+          rating.dataset.rating = String(now);
+          rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));
+          for (const each of rating.querySelectorAll("button[data-stars]")) {
+            const on = Number(each.dataset.stars) <= now;
+            each.setAttribute("aria-pressed", on ? "true" : "false");
+            each.textContent = on ? "★" : "☆";
+          }
+          rating.querySelector(".rejected")?.remove();
+        } catch (error) {
+          rating.setAttribute("aria-label", error.message);
         }
       });
       const form = main.querySelector(".editor");

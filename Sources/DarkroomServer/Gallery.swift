@@ -263,11 +263,20 @@ struct Gallery: Sendable {
     values["camera"] = asset.camera
     values["caption"] = asset.caption
     values["favourite"] = asset.isFavourite
-    values["stars"] = asset.rating.map { rating in
-      rating < 0
-        ? "Rejected"
-        : String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)
+    let rating = asset.rating ?? 0
+    values["stars"] = rating < 0 ? "rejected" : rating == 0 ? "none" : "\(rating) of 5 stars"
+    values["rating"] = rating
+    values["rejected"] = rating < 0
+    values["ratingStars"] = (1...5).map { ["n": $0, "on": $0 <= rating] as [String: Any] }
+    let place = [asset.place, asset.region, asset.country].compactMap { $0 }
+    values["where"] =
+      !place.isEmpty ? place.joined(separator: ", ") : asset.latitude == nil ? nil : "Location"
+    if let latitude = asset.latitude, let longitude = asset.longitude {
+      let (lat, lon) = (String(format: "%.5f", latitude), String(format: "%.5f", longitude))
+      values["coordinates"] = "\(lat), \(lon)"
+      values["map"] = "https://www.openstreetmap.org/?mlat=\(lat)&mlon=\(lon)#map=14/\(lat)/\(lon)"
     }
+    values["timeZone"] = asset.timeZone
     values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
     values["ref"] = Self.escapeQuery(ref)
     values["previous"] = previous?.rawValue

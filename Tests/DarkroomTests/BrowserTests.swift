@@ -152,6 +152,9 @@ final class Browser: @unchecked Sendable {
   func text(_ element: String) throws -> String {
     (try call("GET", "/session/\(session)/element/\(element)/text") as? String) ?? ""
   }
+  func attribute(_ element: String, _ name: String) throws -> String? {
+    try call("GET", "/session/\(session)/element/\(element)/attribute/\(name)") as? String
+  }
 
   /// A click with a modifier key held (Shift: \u{E008}, Control: \u{E009}).
   func click(_ element: String, holding key: String) throws {
@@ -409,6 +412,19 @@ struct BrowserTests {
     #expect(try browser.text(try browser.find(".viewer .caption")) == "Pikes Peak at dawn")
     #expect(try browser.text(try browser.find(".viewer .rating")) == "★★★★☆")
     #expect(try browser.text(try browser.find(".viewer .keywords")) == "Colorado")
+    let place = try browser.text(try browser.find(".viewer .place"))
+    #expect(place.hasPrefix("Rio de Janeiro, Rio de Janeiro, Brazil · -22.95"), "\(place)")
+    #expect(place.hasSuffix(" · America/Sao_Paulo"), "\(place)")
+    // Two stars in one press: written to the sidecar, which keeps its description.
+    try browser.click(try browser.find(".viewer .rating button[data-stars='2']"))
+    #expect(
+      eventually {
+        (try? browser.attribute(try browser.find(".viewer .rating"), "aria-label"))
+          == "Rating: 2 of 5 stars"
+      })
+    #expect(try browser.text(try browser.find(".viewer .rating")) == "★★☆☆☆")
+    let rated = try served.library.asset(gps)
+    #expect(rated.rating == 2 && rated.caption == "Pikes Peak at dawn")
     try browser.go(base + "/album?ref=smart%3Aall&text=peak")
     // "All" is all that match: only the one photo goes to the trash.
     try browser.click(try browser.find("button[data-act='select-all']"))

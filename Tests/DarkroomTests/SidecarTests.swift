@@ -510,4 +510,20 @@ struct SidecarTests {
     #expect(metadata.caption == "from XMP" && metadata.sources["caption"] == "XMP")
     #expect(metadata.keywords == ["xmp"] && metadata.sources["keywords"] == "XMP")
   }
+
+  @Test("a worker's reply carries captions, ratings, keywords, sources and warnings whole")
+  func workerReply() throws {
+    let (folder, path) = try photo()
+    try exiftool(
+      ["-XMP-dc:Description=From a worker", "-XMP-xmp:Rating=-1", "-XMP-dc:Subject=w", "a.jpg"],
+      in: folder)
+    var metadata = try AssetMetadata.read(path: path)
+    metadata.warnings = ["a.xmp: not read (a test)"]
+    let wire = try JSONDecoder().decode(
+      MetadataWire.self, from: try JSONEncoder().encode(MetadataWire(metadata)))
+    let back = try #require(wire.metadata)
+    #expect(back.caption == "From a worker" && back.rating == -1 && back.keywords == ["w"])
+    #expect(back.sources == metadata.sources && back.warnings == metadata.warnings)
+    #expect(back.captureDate == metadata.captureDate && back.location == metadata.location)
+  }
 }
