@@ -158,6 +158,7 @@ struct InfoCommand: ParsableCommand {
         "Keywords",
         sourced(m.keywords.isEmpty ? nil : m.keywords.joined(separator: ", "), "keywords")
       ),
+      ("People", sourced(m.people.isEmpty ? nil : m.people.joined(separator: ", "), "people")),
     ]
     rows += m.warnings.map { ("Warning", $0) }
     return Self.aligned(rows)

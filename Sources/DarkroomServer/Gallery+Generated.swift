@@ -90,6 +90,7 @@ extension Gallery {
           {{#rejected}}<span class="rejected">Rejected</span>{{/rejected}}
         </div>
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
+        {{#people}}<p class="people">With {{people}}</p>{{/people}}
         <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
       </figure>
       <form class="editor" hidden aria-label="Edit">
@@ -157,7 +158,7 @@ extension Gallery {
     .viewer .rating button { background: none; border: 0; color: inherit; font-size: 1.25rem; padding: 0 .1rem; cursor: pointer; }
     .viewer .rating .rejected { color: #a33; margin-left: .5rem; }
     .viewer .place { margin: .25rem 0 0; opacity: .85; }
-    .viewer .keywords { margin: .25rem 0 0; opacity: .75; }
+    .viewer .keywords, .viewer .people { margin: .25rem 0 0; opacity: .75; }
     .viewer .favourite { margin-top: .5rem; }
     .viewer .favourite[aria-pressed="true"] { color: #c90; }
     .danger { color: #b33; }

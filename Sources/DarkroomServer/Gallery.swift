@@ -278,6 +278,7 @@ struct Gallery: Sendable {
     }
     values["timeZone"] = asset.timeZone
     values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
+    values["people"] = asset.people.isEmpty ? nil : asset.people.joined(separator: ", ")
     values["ref"] = Self.escapeQuery(ref)
     values["previous"] = previous?.rawValue
     values["next"] = next?.rawValue

@@ -30,7 +30,7 @@ struct InfoCommandTests {
       "orientation", "orientationStatus", "orientationRaw", "hasAlpha", "captureDate", "gps",
       "cameraMake", "cameraModel", "lensMake", "lensModel", "exposureTime", "fNumber", "iso",
       "focalLength", "iccProfile", "damage", "damageMessage", "caption", "rating", "keywords",
-      "sources", "warnings", "localDateTime", "captureInstant", "timeZone", "place",
+      "sources", "warnings", "localDateTime", "captureInstant", "timeZone", "place", "people",
     ]
     #expect(Set(array[0].keys) == fields)
     #expect(Set(array[2].keys) == fields)

@@ -526,4 +526,28 @@ struct SidecarTests {
     #expect(back.sources == metadata.sources && back.warnings == metadata.warnings)
     #expect(back.captureDate == metadata.captureDate && back.location == metadata.location)
   }
+
+  @Test("people: MWG region names and Microsoft's people tags, in info, the catalog and search")
+  func people() async throws {
+    let (folder, path) = try photo()
+    try exiftool(
+      [
+        "-XMP-mwg-rs:RegionInfo={RegionList=[{Name=Ann Lee,Type=Face,"
+          + "Area={X=0.5,Y=0.5,W=0.1,H=0.1,Unit=normalized}},{Name=Rex,Type=Pet}]}",
+        "-XMP-MP:RegionInfoMP={Regions=[{PersonDisplayName=Bob},{PersonDisplayName=Ann Lee}]}",
+        "-XMP-dc:Subject=kept", "a.jpg.xmp",
+      ], in: folder)
+    let metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.people == ["Ann Lee", "Rex", "Bob"])
+    #expect(metadata.sources["people"] == "a.jpg.xmp" && metadata.keywords == ["kept"])
+    // A structure's fields are not top-level properties: meta leaves the regions alone.
+    let run = try CLI.run(["meta", path, "--rating", "5"])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(try AssetMetadata.read(path: path).people == ["Ann Lee", "Rex", "Bob"])
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+    #expect(try library.asset(atPath: path)?.people == ["Ann Lee", "Rex", "Bob"])
+    let found = try CLI.run(["list", "--text", "ann lee"], cwd: folder.path)
+    #expect(found.stdout == "a.jpg\n", "\(found.stderr)")
+  }
 }

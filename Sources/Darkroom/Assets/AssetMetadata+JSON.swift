@@ -7,7 +7,7 @@ extension AssetMetadata: Encodable {
     case captureDate, localDateTime, captureInstant, timeZone, place, gps, cameraMake, cameraModel,
       lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, damage, damageMessage
-    case caption, rating, keywords, sources, warnings
+    case caption, rating, keywords, people, sources, warnings
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -47,6 +47,7 @@ extension AssetMetadata: Encodable {
     try c.encode(caption, forKey: .caption)
     try c.encode(rating, forKey: .rating)
     try c.encode(keywords, forKey: .keywords)
+    try c.encode(people, forKey: .people)
     try c.encode(sources, forKey: .sources)
     try c.encode(warnings, forKey: .warnings)
   }

@@ -57,6 +57,9 @@ public struct AssetMetadata: Sendable, Equatable {
   /// XMP `dc:subject`, and the last part of each Lightroom `lr:hierarchicalSubject` not
   /// among them.
   public var keywords: [String] = []
+  /// The people named in it: XMP region names (MWG `mwg-rs:Name`, as Lightroom, digiKam and
+  /// Picasa write a face's) and Microsoft's `MPReg:PersonDisplayName`, each once.
+  public var people: [String] = []
   /// Where each of `captureDate`, `caption`, `rating` and `keywords` came from: `EXIF`,
   /// `XMP` (embedded), or a sidecar's file name (`IMG_0001.jpg.xmp`), by field.
   public var sources: [String: String] = [:]

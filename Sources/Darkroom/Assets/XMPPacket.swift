@@ -16,6 +16,10 @@ public struct XMPPacket: Sendable, Equatable {
   public static let exif = "http://ns.adobe.com/exif/1.0/"
   public static let photoshop = "http://ns.adobe.com/photoshop/1.0/"
   public static let lightroom = "http://ns.adobe.com/lightroom/1.0/"
+  /// The Metadata Working Group's regions (faces named by Lightroom, digiKam, Picasa).
+  public static let mwgRegions = "http://www.metadataworkinggroup.com/schemas/regions/"
+  /// Microsoft Photo's people tags (Windows Photo Gallery).
+  public static let microsoftRegion = "http://ns.microsoft.com/photo/1.2/t/Region#"
   static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
   static let xml = "http://www.w3.org/XML/1998/namespace"
 
@@ -83,6 +87,8 @@ public struct XMPPacket: Sendable, Equatable {
     var text: [UInt8] = []
     var items: [String] = []
     var language: String?
+    /// `rdf:parseType="Resource"`: its children are properties, as a description's are.
+    var isResource = false
   }
 
   private struct Reader {
@@ -212,11 +218,13 @@ public struct XMPPacket: Sendable, Equatable {
         let key = qualified(attribute, namespaces)
         if key == XMPPacket.xml + "lang" {
           element.language = value
+        } else if key == XMPPacket.rdf + "parseType" {
+          element.isResource = value == "Resource"
         } else if element.name == XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf) {
           // A property written as an attribute of its description.
           if !value.isEmpty { properties[key, default: []].append(value) }
           present.insert(key)
-          spans[key, default: []].append(range)
+          if stack.last?.name == XMPPacket.rdf + "RDF" { spans[key, default: []].append(range) }
         }
       }
       if element.name == XMPPacket.rdf + "Description", insertion == nil {
@@ -237,6 +245,8 @@ public struct XMPPacket: Sendable, Equatable {
       defer { stack.append(parent) }
       switch element.name {
       case XMPPacket.rdf + "li":
+        // A structure (its fields were taken as properties) is no text item.
+        if element.isResource { return }
         // An Alt's default language goes first, wherever it is written.
         if element.language == "x-default" {
           parent.items.insert(text, at: 0)
@@ -246,11 +256,15 @@ public struct XMPPacket: Sendable, Equatable {
       case XMPPacket.rdf + "Bag", XMPPacket.rdf + "Seq", XMPPacket.rdf + "Alt":
         parent.items += element.items
       default:
-        guard parent.name == XMPPacket.rdf + "Description" else { return }
+        guard parent.name == XMPPacket.rdf + "Description" || parent.isResource else { return }
         let values = element.items.isEmpty ? (text.isEmpty ? [] : [text]) : element.items
         if !values.isEmpty { properties[element.name, default: []] += values }
         present.insert(element.name)
-        spans[element.name, default: []].append(element.start..<end)
+        // Where a top-level property stands, for XMPSidecar to replace (never a field of a
+        // structure that happens to share its name).
+        if stack.last?.name == XMPPacket.rdf + "RDF" {
+          spans[element.name, default: []].append(element.start..<end)
+        }
       }
     }
 

@@ -165,6 +165,8 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var caption: String? = nil
   public var rating: Int? = nil
   public var keywords: [String] = []
+  /// The people named in it (XMP region names).
+  public var people: [String] = []
   /// The IANA time zone where it was taken (from its GPS position), such as `America/Denver`.
   public var timeZone: String? = nil
   /// The nearest populated place to its GPS position, that place's region (a state, a
@@ -235,7 +237,7 @@ extension Asset {
       (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
       duration = nil
       (caption, rating, keywords) = (m.caption, m.rating, m.keywords)
-      timeZone = m.timeZone
+      (people, timeZone) = (m.people, m.timeZone)
       (place, region, country) = (m.place?.name, m.place?.region, m.place?.country)
       if region == "" { region = nil }
     case .video(let v):

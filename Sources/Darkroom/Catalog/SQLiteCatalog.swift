@@ -148,6 +148,7 @@ public final class SQLiteCatalog: Catalog {
           ALTER TABLE asset ADD COLUMN place TEXT;
           ALTER TABLE asset ADD COLUMN region TEXT;
           ALTER TABLE asset ADD COLUMN country TEXT;
+          ALTER TABLE asset ADD COLUMN people TEXT;
           """)
     }
     return migrator
@@ -173,7 +174,7 @@ public final class SQLiteCatalog: Catalog {
     a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
-    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country
+    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -199,6 +200,8 @@ public final class SQLiteCatalog: Catalog {
     (asset.timeZone, asset.place, asset.region, asset.country) = (
       row[40], row[41], row[42], row[43]
     )
+    let people: String? = row[44]
+    asset.people = people.map { $0.split(separator: "\n").map(String.init) } ?? []
     return asset
   }
 
@@ -448,6 +451,7 @@ public final class SQLiteCatalog: Catalog {
       a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
       Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
+      Self.keywordText(a.people),
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -459,7 +463,7 @@ public final class SQLiteCatalog: Catalog {
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
           hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
-          country)
+          country, people)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -476,7 +480,7 @@ public final class SQLiteCatalog: Catalog {
           adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline,
           caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords,
           timeZone = excluded.timeZone, place = excluded.place, region = excluded.region,
-          country = excluded.country
+          country = excluded.country, people = excluded.people
         """
     ).execute(arguments: StatementArguments(values))
     return a.id
@@ -630,6 +634,7 @@ public final class SQLiteCatalog: Catalog {
       let pattern = "%" + like(text) + "%"
       let fields = [
         "a.name", "a.caption", "a.keywords", "a.camera", "a.place", "a.region", "a.country",
+        "a.people",
       ]
       add(
         "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",

@@ -50,6 +50,17 @@ extension AssetMetadata {
       self.keywords = keywords
       sources["keywords"] = source
     }
+    // People: the names of MWG regions (a face's, mostly) and of Microsoft's people tags.
+    var people: [String] = []
+    for name in packet.list(XMPPacket.mwgRegions, "Name")
+      + packet.list(XMPPacket.microsoftRegion, "PersonDisplayName")
+    where !name.isEmpty && !people.contains(name) {
+      people.append(name)
+    }
+    if !people.isEmpty {
+      self.people = people
+      sources["people"] = source
+    }
     guard dates == .override || captureDate == nil else { return }
     for (namespace, name) in [
       (XMPPacket.exif, "DateTimeOriginal"), (XMPPacket.photoshop, "DateCreated"),

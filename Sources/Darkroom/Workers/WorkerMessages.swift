@@ -65,6 +65,7 @@ struct MetadataWire: Codable, Sendable {
   var caption: String?
   var rating: Int?
   var keywords: [String]?
+  var people: [String]?
   var sources: [String: String]?
   var warnings: [String]?
 
@@ -78,7 +79,7 @@ struct MetadataWire: Codable, Sendable {
       (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel)
     (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
     (iccProfile, damage) = (m.iccProfile, m.damage)
-    (caption, rating, keywords) = (m.caption, m.rating, m.keywords)
+    (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
   }
 
@@ -103,6 +104,7 @@ struct MetadataWire: Codable, Sendable {
     (m.exposureTime, m.fNumber, m.iso, m.focalLength) = (exposureTime, fNumber, iso, focalLength)
     (m.iccProfile, m.damage) = (iccProfile, damage)
     (m.caption, m.rating, m.keywords) = (caption, rating, keywords ?? [])
+    m.people = people ?? []
     (m.sources, m.warnings) = (sources ?? [:], warnings ?? [])
     return m
   }
