@@ -4,8 +4,8 @@
 set -euo pipefail
 
 # chromium and chromium-driver are for the tests only: the gallery's browser tests drive them;
-# exiftool (libimage-exiftool-perl) writes the sidecars and tags the metadata tests read.
-packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config chromium chromium-driver libimage-exiftool-perl "$@")
+# exiftool (libimage-exiftool-perl) and exiv2 write the sidecars and tags the metadata tests read.
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config chromium chromium-driver libimage-exiftool-perl exiv2 "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -171,4 +171,34 @@ struct PlaceTests {
     #expect(metadata.sources["captureDate"] == "GPS")
     #expect(metadata.place?.name == "Rio de Janeiro")
   }
+
+  @Test("photos with no offset in five zones: each gets its zone, its offset that day, the instant")
+  func severalZones() throws {
+    _ = try geo()
+    let folder = try TemporaryFolder()
+    for (n, (latitude, longitude, local, zone, instant)) in [
+      (27.7172, 85.324, "2024:01:01 12:00:00", "Asia/Kathmandu", "2024-01-01T06:15:00Z"),
+      (39.7392, -104.9903, "2024:07:04 20:00:00", "America/Denver", "2024-07-05T02:00:00Z"),
+      (52.52, 13.405, "2024:08:01 09:30:00", "Europe/Berlin", "2024-08-01T07:30:00Z"),
+      (-33.8688, 151.2093, "2024:01:15 18:00:00", "Australia/Sydney", "2024-01-15T07:00:00Z"),
+      (64.1466, -21.9426, "2024:06:21 23:59:59", "Atlantic/Reykjavik", "2024-06-21T23:59:59Z"),
+    ].enumerated() {
+      let path = folder.file("\(n).jpg")
+      try FileManager.default.copyItem(atPath: Fixture.sample("gps.jpg"), toPath: path)
+      let run = try CLI.run(
+        [
+          "-q", "-overwrite_original", "-OffsetTimeOriginal=", "-SubSecTimeOriginal=",
+          "-DateTimeOriginal=\(local)", "-GPSLatitude=\(abs(latitude))",
+          "-GPSLatitudeRef=\(latitude < 0 ? "S" : "N")", "-GPSLongitude=\(abs(longitude))",
+          "-GPSLongitudeRef=\(longitude < 0 ? "W" : "E")", path,
+        ], executable: "/usr/bin/exiftool")
+      #expect(run.status == 0, "\(run.stderr)")
+      let metadata = try AssetMetadata.read(path: path)
+      #expect(metadata.timeZone == zone, "\(zone)")
+      #expect(metadata.captureDate?.instant == instant, "\(zone)")
+      #expect(
+        metadata.captureDate?.localDateTime.replacingOccurrences(of: "-", with: ":")
+          .replacingOccurrences(of: "T", with: " ") == local, "\(zone)")
+    }
+  }
 }

@@ -550,4 +550,36 @@ struct SidecarTests {
     let found = try CLI.run(["list", "--text", "ann lee"], cwd: folder.path)
     #expect(found.stdout == "a.jpg\n", "\(found.stderr)")
   }
+
+  @Test("exiv2's sidecar (attributes, NAME.xmp) is read, and meta rewrites its attributes in place")
+  func exiv2() throws {
+    let (folder, path) = try photo()
+    let written = try CLI.run(
+      [
+        "-M", "set Xmp.xmp.Rating 3", "-M", "set Xmp.dc.subject Colorado",
+        "-M", "set Xmp.dc.description lang=x-default Pikes Peak",
+        "-M", "set Xmp.photoshop.DateCreated 2019-04-01T09:00:00+02:00", path,
+      ], executable: "/usr/bin/exiv2")
+    #expect(written.status == 0, "\(written.stderr)")
+    let extracted = try CLI.run(["-eX", path], executable: "/usr/bin/exiv2")  // a.xmp
+    #expect(extracted.status == 0, "\(extracted.stderr)")
+    // The photo's own XMP now says the same; a sidecar must win over something else.
+    try exiftool(["-XMP:all=", "a.jpg"], in: folder)
+    var metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.rating == 3 && metadata.keywords == ["Colorado"])
+    #expect(metadata.caption == "Pikes Peak" && metadata.sources["rating"] == "a.xmp")
+    #expect(metadata.captureDate?.iso8601 == "2019-04-01T09:00:00+02:00")
+    // As NAME.EXT.xmp, its attribute xmp:Rating="3" is replaced where it stands.
+    try FileManager.default.moveItem(atPath: folder.file("a.xmp"), toPath: path + ".xmp")
+    let run = try CLI.run(["meta", path, "--rating", "1", "--add-keyword", "snow"])
+    #expect(run.status == 0, "\(run.stderr)")
+    let text = String(decoding: try Fixture.bytes(path + ".xmp"), as: UTF8.self)
+    #expect(!text.contains("xmp:Rating=\"3\""))
+    #expect(text.contains("tiff:Make=\"Darkroom\""), "the rest kept")
+    let read = try exifRead("a.jpg.xmp", in: folder)
+    #expect(read["Rating"] as? Int == 1 && read["Subject"] as? [String] == ["Colorado", "snow"])
+    #expect(read["Description"] as? String == "Pikes Peak")
+    metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.rating == 1 && metadata.sources["rating"] == "a.jpg.xmp")
+  }
 }
