@@ -4,7 +4,7 @@
 # half of them), a NAME.EXT.xmp sidecar beside every other photo (a rating, a description,
 # keywords), warm page cache:
 #  - the first scan by BASE (a build from before sidecars, zones and places) and by NEW, each
-#    into an empty catalog, median of 5: NEW/BASE per file;
+#    into an empty catalog, median of 11 (fewer swing by ±8% here): NEW/BASE per file;
 #  - exiftool -r -j -fast over the same folder (the same reads: EXIF, XMP, sidecars; no places
 #    or zones), median of 3: exiftool/NEW;
 #  - the nearest-place and time-zone lookups on their own (DarkroomBench places: 200,000
@@ -50,7 +50,7 @@ json() { echo "$WORK/metadata-$1.json"; }
 medians() {
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.1f" % (x["median"]*1000) for x in r))' "$1"
 }
-hyperfine -N --runs 5 --export-json "$(json scan)" --prepare "rm -rf $LIB/.darkroom" \
+hyperfine -N --warmup 1 --runs 11 --export-json "$(json scan)" --prepare "rm -rf $LIB/.darkroom" \
   "$BASE scan $LIB --progress none" "$NEW scan $LIB --progress none" >/dev/null
 read -r base new <<<"$(medians "$(json scan)")"
 hyperfine --runs 3 --export-json "$(json exiftool)" \

@@ -120,17 +120,23 @@ public struct XMPPacket: Sendable, Equatable {
       guard stack.isEmpty else { throw fail("it ends inside an element") }
     }
 
-    func starts(_ text: String) -> Bool {
-      let pattern = Array(text.utf8)
-      return at + pattern.count <= bytes.count
-        && bytes[at..<at + pattern.count].elementsEqual(pattern)
+    /// Whether the bytes at `offset` are `text` (no allocation: this runs for every tag).
+    func matches(_ text: StaticString, at offset: Int) -> Bool {
+      let count = text.utf8CodeUnitCount
+      guard offset + count <= bytes.count else { return false }
+      return text.withUTF8Buffer { pattern in
+        for index in 0..<count where bytes[offset + index] != pattern[index] { return false }
+        return true
+      }
     }
 
-    mutating func skip(past end: String) throws(Refusal) {
-      let pattern = Array(end.utf8)
-      while at + pattern.count <= bytes.count {
-        if bytes[at..<at + pattern.count].elementsEqual(pattern) {
-          at += pattern.count
+    func starts(_ text: StaticString) -> Bool { matches(text, at: at) }
+
+    mutating func skip(past end: StaticString) throws(Refusal) {
+      let count = end.utf8CodeUnitCount
+      while at + count <= bytes.count {
+        if matches(end, at: at) {
+          at += count
           return
         }
         at += 1
