@@ -61,6 +61,9 @@ struct MetaCommand: ParsableCommand {
     if noKeywords && !keywords.isEmpty {
       throw ValidationError("Give --keyword or --no-keywords, not both")
     }
+    guard !change.isEmpty else {
+      throw ValidationError("Nothing to change: give --description, --rating or keywords")
+    }
     do {
       try change.validate()
     } catch {

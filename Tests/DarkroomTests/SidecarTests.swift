@@ -337,6 +337,7 @@ struct SidecarTests {
     #expect(listed.stdout == "a.jpg\n", "\(listed.stderr)")
     let id = try #require(try library.asset(atPath: path)).id
     let served = ServedLibrary(over: library, in: folder)
+    let sidecar = folder.file("a.jpg.xmp")
     try await served.test { client, _ in
       let response = try await client.execute(
         uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
@@ -345,17 +346,25 @@ struct SidecarTests {
       #expect(response.object["rating"] as? Int == 2)
       #expect(response.object["keywords"] as? [String] == ["lake"])
       #expect(response.object["caption"] == nil, "the photo has no description of its own")
-      for (body, status) in [
-        (["rating": 9] as [String: Any], HTTPResponse.Status.badRequest),
-        ([:], .badRequest), (["keywords": [" "]], .badRequest),
-        (["caption": "a\u{1}b"], .badRequest),
+      // Each a 400 with a JSON error: the engine's refusals, and a body of the wrong shape.
+      for (body, kind) in [
+        (["rating": 9] as [String: Any], "invalid-argument"),
+        (["keywords": [" "]], "invalid-argument"),
+        (["caption": "a\u{1}b"], "invalid-argument"), (["removeKeywords": "lake"], "http"),
       ] {
         let refused = try await client.execute(
           uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
           body: jsonBody(body))
-        #expect(refused.status == status, "\(body): \(refused.text)")
-        #expect(refused.errorKind == "invalid-argument", "\(body)")
+        #expect(refused.status == .badRequest, "\(body): \(refused.text)")
+        #expect(refused.errorKind == kind, "\(body)")
       }
+      // Nothing to change: the asset as it is, and no sidecar written.
+      let before = try Fixture.bytes(sidecar)
+      let nothing = try await client.execute(
+        uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
+        body: jsonBody([:]))
+      #expect(nothing.status == .ok && nothing.object["rating"] as? Int == 2)
+      #expect(try Fixture.bytes(sidecar) == before)
       let unknown = try await client.execute(
         uri: "/api/assets/01ARZ3NDEKTSV4RRFFQ69G5FAV/metadata", method: .patch,
         headers: ServedLibrary.write, body: jsonBody(["rating": 1]))
@@ -419,6 +428,11 @@ struct SidecarTests {
     #expect(
       usage.stderr.hasPrefix(
         "darkroom: Rating 9 is not -1 (rejected), 0 (none) or 1 to 5 stars\n"))
+    let nothing = try CLI.run(["meta", path])
+    #expect(nothing.status == 2)
+    #expect(
+      nothing.stderr.hasPrefix(
+        "darkroom: Nothing to change: give --description, --rating or keywords\n"))
   }
 
   @Test(
@@ -486,9 +500,23 @@ struct SidecarTests {
     }
   }
 
-  @Test("IPTC caption and keywords (Latin-1 and UTF-8) over EXIF's; embedded XMP over IPTC")
+  @Test(
+    "EXIF's caption, rating and keywords; IPTC's (Latin-1 and UTF-8) over them; embedded XMP over IPTC"
+  )
   func iptc() throws {
     let (folder, path) = try photo()
+    // Windows' tags: Rating, and XPKeywords (UTF-16, separated by ';').
+    try exiftool(
+      [
+        "-EXIF:ImageDescription=from EXIF", "-EXIF:Rating=3", "-EXIF:XPKeywords=alpine; l\u{E4}ke",
+        "a.jpg",
+      ], in: folder)
+    let exif = try AssetMetadata.read(path: path)
+    #expect(exif.caption == "from EXIF" && exif.rating == 3)
+    #expect(exif.keywords == ["alpine", "l\u{E4}ke"])
+    #expect(
+      [exif.sources["caption"], exif.sources["rating"], exif.sources["keywords"]]
+        == ["EXIF", "EXIF", "EXIF"])
     try exiftool(
       [
         "-EXIF:ImageDescription=from EXIF", "-IPTC:Caption-Abstract=Caf\u{E9} au lait",

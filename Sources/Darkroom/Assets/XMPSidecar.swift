@@ -46,14 +46,10 @@ public struct MetadataEdit: Sendable, Equatable, Codable {
 
   /// Refuses a change that cannot be written as asked.
   ///
-  /// - Throws: `invalidArgument` naming the value: nothing to change, a rating outside -1 to
-  ///   5, a description over 64 KiB, an empty keyword, or a character XML cannot hold (a
+  /// - Throws: `invalidArgument` naming the value: a rating outside -1 to 5, a description over 64 KiB, an empty keyword, or a character XML cannot hold (a
   ///   control character; a line break in a keyword).
   public func validate() throws(DarkroomError) {
     func refuse(_ message: String) -> DarkroomError { DarkroomError(.invalidArgument, message) }
-    guard !isEmpty else {
-      throw refuse("nothing to change: give a description, a rating or keywords")
-    }
     if let rating, !(-1...5).contains(rating) {
       throw refuse("rating \(rating) is not -1 (rejected), 0 (none) or 1 to 5 stars")
     }

@@ -44,6 +44,8 @@ struct ExifDocument: Sendable {
     (.primary, 0x0110),  // Model
     (.primary, 0x0112),  // Orientation
     (.primary, 0x0132),  // DateTime
+    (.primary, 0x4746),  // Rating (Windows)
+    (.primary, 0x9C9E),  // XPKeywords (Windows: UTF-16, separated by ';')
     (.exif, 0x829A),  // ExposureTime
     (.exif, 0x829D),  // FNumber
     (.exif, 0x8827),  // ISOSpeedRatings

@@ -12,7 +12,8 @@ extension Library {
   /// Writes `change` to the sidecars of the assets `ids` and reads them into the catalog
   /// again (the change log says they changed).
   ///
-  /// - Returns: The assets as the catalog now has them, in the order of `ids`.
+  /// - Returns: The assets as the catalog now has them, in the order of `ids` (a change of
+  ///   nothing writes nothing).
   /// - Throws: `invalidArgument` for a change that cannot be written (``MetadataEdit/validate()``),
   ///   an asset in the trash or offline, or a space (it keeps no sidecars); `notFound` for an
   ///   unknown id; `corrupt` naming a sidecar Darkroom cannot read (it is left as it is);
@@ -23,6 +24,10 @@ extension Library {
   {
     try change.validate()
     if space != nil { throw notInSpace("sidecars: descriptions, ratings and keywords") }
+    // Nothing to change writes nothing (a PATCH of `{}`), and answers the assets as they are.
+    if change.isEmpty {
+      return try ids.map { id throws(DarkroomError) in try asset(id) }
+    }
     var assets: [Asset] = []
     for id in ids {
       let asset = try asset(id)
@@ -52,6 +57,7 @@ extension Library {
     throws(DarkroomError) -> AssetMetadata
   {
     try change.validate()
+    if change.isEmpty { return try AssetMetadata.read(path: path) }
     if let library = Library.containing(path), library.hasCatalog,
       let asset = try library.asset(atPath: path)
     {

@@ -249,6 +249,24 @@ extension AssetMetadata {
       sources["caption"] = "EXIF"
     }
 
+    // Windows' Rating and XPKeywords, below IPTC's and XMP's (read after this).
+    if let stars = integer(0x4746, .primary), (-1...5).contains(stars) {
+      rating = stars
+      sources["rating"] = "EXIF"
+    }
+    if case .bytes(let raw)? = exif.value(0x9C9E, in: .primary), raw.count >= 2 {
+      let units = stride(from: 0, to: raw.count - 1, by: 2).map {
+        UInt16(raw[$0]) | UInt16(raw[$0 + 1]) << 8
+      }
+      let text = String(decoding: units.prefix { $0 != 0 }, as: UTF16.self)
+      let words = text.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty }
+      if !words.isEmpty {
+        keywords = words
+        sources["keywords"] = "EXIF"
+      }
+    }
+
     func degrees(_ tag: UInt16, ref: UInt16, negative: String) -> Double? {
       guard let parts = rationals(tag, .gps), parts.count == 3 else { return nil }
       // Rounded to 1e-7 degrees (about 1 cm): rationals carry no more than that.
