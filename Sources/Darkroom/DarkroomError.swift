@@ -60,6 +60,8 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     case engine
     /// Too much work is waiting already (a server's render queue is full): try again soon.
     case busy
+    /// The asset is not in a state that allows it now: in the trash (restore it first).
+    case conflict
   }
 
   /// What kind of problem this is: branch on it, not on ``message``.

@@ -201,6 +201,7 @@ struct ErrorMiddleware: RouterMiddleware {
       case .tooLarge: .contentTooLarge
       case .io: .internalServerError
       case .busy: .serviceUnavailable
+      case .conflict: .conflict
       // A file that cannot be decoded, crashes or hangs a decoder: the file's fault.
       case .empty, .truncated, .corrupt, .unsupportedFormat, .isDirectory, .unreadable,
         .timedOut, .engine:

@@ -374,6 +374,20 @@ struct SidecarTests {
         body: jsonBody(["rating": 1]))
       #expect(readOnly.status == .forbidden)
     }
+    // In the trash: a conflict on every door (restore it first), and nothing written.
+    _ = try library.trash([id])
+    let trashedSidecar = try Fixture.bytes(folder.file(".darkroom/trash/\(id)/a.jpg.xmp"))
+    let byCLI = try CLI.run(["meta", id.rawValue, "--rating", "1"], cwd: folder.path)
+    #expect(byCLI.status == 1)
+    #expect(byCLI.stderr.hasSuffix("a.jpg: is in the trash: restore it first\n"), "\(byCLI.stderr)")
+    try await served.test { client, _ in
+      let refused = try await client.execute(
+        uri: "/api/assets/\(id)/metadata", method: .patch, headers: ServedLibrary.write,
+        body: jsonBody(["rating": 1]))
+      #expect(refused.status == .conflict && refused.errorKind == "conflict", "\(refused.text)")
+    }
+    #expect(try Fixture.bytes(folder.file(".darkroom/trash/\(id)/a.jpg.xmp")) == trashedSidecar)
+    _ = try library.restore([id])
     let again = try exifRead("a.jpg.xmp", in: folder)
     #expect(again["Rating"] as? Int == 2 && again["Subject"] as? String == "lake")
     #expect(again["Description"] == nil && again["HierarchicalSubject"] == nil)

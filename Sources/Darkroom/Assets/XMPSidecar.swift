@@ -41,50 +41,66 @@ public struct MetadataEdit: Sendable, Equatable, Codable {
     keywords != nil || !(addKeywords ?? []).isEmpty || !(removeKeywords ?? []).isEmpty
   }
 
-  /// The longest description taken, in bytes.
-  public static let maxCaptionBytes = 64 << 10
+  /// The longest description taken, and the longest keyword, in Unicode code points (as JSON
+  /// Schema counts a string's length).
+  public static let maxCaptionLength = 16_384
+  public static let maxKeywordLength = 64
 
   /// Refuses a change that cannot be written as asked.
   ///
-  /// - Throws: `invalidArgument` naming the value: a rating outside -1 to 5, a description over 64 KiB, an empty keyword, or a character XML cannot hold (a
-  ///   control character; a line break in a keyword).
+  /// - Throws: `invalidArgument` naming the value: a rating outside -1 to 5, a description
+  ///   over 16,384 characters, an empty keyword or one over 64, over 1,000 keywords in a list,
+  ///   or a character XML cannot hold well (a control character; a tab or line break in a
+  ///   keyword). The API's schema (docs/openapi.yaml `MetadataBody`) says the same.
   public func validate() throws(DarkroomError) {
     func refuse(_ message: String) -> DarkroomError { DarkroomError(.invalidArgument, message) }
     if let rating, !(-1...5).contains(rating) {
       throw refuse("rating \(rating) is not -1 (rejected), 0 (none) or 1 to 5 stars")
     }
     if let caption {
-      guard caption.utf8.count <= Self.maxCaptionBytes else {
-        throw refuse("the description is over \(Self.maxCaptionBytes >> 10) KiB")
+      guard caption.unicodeScalars.count <= Self.maxCaptionLength else {
+        throw refuse("the description is over \(Self.maxCaptionLength) characters")
       }
       guard Self.xmlSafe(caption, lines: true) else {
         throw refuse("the description has a control character XML cannot hold")
       }
     }
-    let allKeywords = (keywords ?? []) + (addKeywords ?? []) + (removeKeywords ?? [])
-    guard allKeywords.count <= 1000 else { throw refuse("over 1000 keywords") }
-    for keyword in allKeywords {
-      guard !keyword.allSatisfy(\.isWhitespace) else {
+    let lists = [keywords ?? [], addKeywords ?? [], removeKeywords ?? []]
+    guard lists.allSatisfy({ $0.count <= 1000 }) else { throw refuse("over 1000 keywords") }
+    for keyword in lists.joined() {
+      guard !keyword.unicodeScalars.allSatisfy(Self.isSpace) else {
         throw refuse("a keyword is empty")
       }
-      guard keyword.utf8.count <= 256, Self.xmlSafe(keyword, lines: false) else {
+      guard keyword.unicodeScalars.count <= Self.maxKeywordLength,
+        Self.xmlSafe(keyword, lines: false)
+      else {
         throw refuse(
-          "keyword \"\(keyword.prefix(40))\" is over 256 bytes or holds a line break or control character"
+          "keyword \"\(keyword.prefix(40))\" is over 64 characters or holds a tab, line break or control character"
         )
       }
     }
   }
 
-  /// Whether XML 1.0 can hold `text` (no control characters but tab and, with `lines`, line
-  /// breaks).
+  /// Whether XML 1.0 can hold `text` well: no control characters (C0, DEL, C1), but with
+  /// `lines` tabs and line breaks.
   private static func xmlSafe(_ text: String, lines: Bool) -> Bool {
     text.unicodeScalars.allSatisfy { scalar in
       switch scalar.value {
-      case 0x09: return true
-      case 0x0A, 0x0D: return lines
-      case 0..<0x20, 0x7F, 0xFFFE, 0xFFFF: return false
+      case 0x09, 0x0A, 0x0D: return lines
+      case 0..<0x20, 0x7F...0x9F, 0xFFFE, 0xFFFF: return false
       default: return true
       }
+    }
+  }
+
+  /// Spaces as JSON Schema's (ECMAScript's) `\s` knows them, so that the API's schema and
+  /// this check refuse the same keywords.
+  private static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x09...0x0D, 0x20, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F,
+      0x3000, 0xFEFF:
+      return true
+    default: return false
     }
   }
 

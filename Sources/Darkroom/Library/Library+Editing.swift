@@ -4,8 +4,8 @@ extension Library {
   /// Edits an asset in place (see ``Editor/edit(_:with:mode:writingTo:skipIfCurrent:)``),
   /// and reads it into the catalog again: a ``LibraryJob`` of one asset.
   ///
-  /// - Throws: `notFound` for an unknown id; `invalidArgument` for an asset in the trash or
-  ///   offline; what the editor throws.
+  /// - Throws: `notFound` for an unknown id or an asset offline; `conflict` for one in the
+  ///   trash; what the editor throws.
   @discardableResult
   public func edit(
     _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append,
@@ -131,7 +131,7 @@ extension Library {
   func editablePath(_ asset: Asset) throws(DarkroomError) -> String {
     let path = try checkedPath(of: asset)  // no link leads an edit out of the library
     if asset.trashedAt != nil {
-      throw DarkroomError(.invalidArgument, file: path, "is in the trash: restore it first")
+      throw DarkroomError(.conflict, file: path, "is in the trash: restore it first")
     }
     if asset.isOffline {
       throw DarkroomError(.notFound, file: path, "is offline: its folder is out of reach")

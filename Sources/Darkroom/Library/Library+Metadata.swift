@@ -14,9 +14,9 @@ extension Library {
   ///
   /// - Returns: The assets as the catalog now has them, in the order of `ids` (a change of
   ///   nothing writes nothing).
-  /// - Throws: `invalidArgument` for a change that cannot be written (``MetadataEdit/validate()``),
-  ///   an asset in the trash or offline, or a space (it keeps no sidecars); `notFound` for an
-  ///   unknown id; `corrupt` naming a sidecar Darkroom cannot read (it is left as it is);
+  /// - Throws: `invalidArgument` for a change that cannot be written (``MetadataEdit/validate()``)
+  ///   or a space (it keeps no sidecars); `conflict` for an asset in the trash; `notFound` for
+  ///   an unknown id or an asset offline; `corrupt` naming a sidecar Darkroom cannot read (it is left as it is);
   ///   `io` when the sidecar or the catalog cannot be written.
   @discardableResult
   public func writeMetadata(_ change: MetadataEdit, to ids: [AssetID]) throws(DarkroomError)
@@ -31,13 +31,7 @@ extension Library {
     var assets: [Asset] = []
     for id in ids {
       let asset = try asset(id)
-      guard asset.trashedAt == nil else {
-        throw DarkroomError(.invalidArgument, file: asset.path, "is in the trash: restore it first")
-      }
-      guard !asset.isOffline else {
-        throw DarkroomError(.invalidArgument, file: asset.path, "is offline: its file is not here")
-      }
-      let path = try checkedPath(of: asset)
+      let path = try editablePath(asset)  // not through a link, in the trash, or offline
       let sidecar = try Self.writeSidecar(
         of: path, change, currentKeywords: asset.keywords, store: store)
       try recatalog([path, sidecar])

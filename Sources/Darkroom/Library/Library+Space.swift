@@ -162,7 +162,7 @@ extension Library {
   }
 
   private func inTrash(_ asset: SpaceAsset) -> DarkroomError {
-    DarkroomError(.invalidArgument, file: asset.name, "is in the trash: restore it first")
+    DarkroomError(.conflict, file: asset.name, "is in the trash: restore it first")
   }
 
   /// Moves a space's assets to its trash or back, as a folder's ``trash(_:)`` and

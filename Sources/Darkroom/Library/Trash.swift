@@ -43,6 +43,7 @@ extension Library {
         do throws(DarkroomError) {
           try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
           try Self.rename(path(of: asset), to: root.path + "/" + target, touching: &touched)
+          Self.moveSidecar(of: path(of: asset), to: root.path + "/" + target, touching: &touched)
         } catch {
           try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
           throw error
@@ -77,6 +78,7 @@ extension Library {
         }
         try Folders.create(FilePath(destination).parent)
         try Self.rename(path(of: asset), to: destination, touching: &touched)
+        Self.moveSidecar(of: path(of: asset), to: destination, touching: &touched)
         try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
         // Its trash folder goes (it is empty now).
         rmdir(trashFolder.appendingPathComponent(id.rawValue).path)
@@ -156,6 +158,19 @@ extension Library {
     }
     folders.insert(FilePath(from).parent)
     folders.insert(FilePath(to).parent)
+  }
+
+  /// Moves the photo's own sidecar (`NAME.EXT.xmp`, as `darkroom meta` and darktable write
+  /// it) with it, into the trash and back, when there is one and nothing is in its way; a
+  /// `NAME.xmp` stays, since other files of that name (a RAW beside its JPEG) may share it.
+  /// The photo has moved already: a sidecar that cannot follow stays where it was.
+  private static func moveSidecar(of from: String, to: String, touching folders: inout Set<String>)
+  {
+    var info = stat()
+    guard lstat(from + ".xmp", &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+      lstat(to + ".xmp", &info) != 0
+    else { return }
+    try? rename(from + ".xmp", to: to + ".xmp", touching: &folders)
   }
 
   /// Makes folders' renames durable, each folder once.
