@@ -25,7 +25,7 @@ struct PublicAPITests {
 
   @Test(
     "open, scan, list by date, an image from the cache, edit, history, revert",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func everyday() async throws {
     let (folder, library) = try photos()
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -70,7 +70,7 @@ struct PublicAPITests {
 
   @Test(
     "a space is a library: the same calls as a folder's over sealed storage, nothing in the clear",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func space() async throws {
     let folder = FileManager.default.temporaryDirectory
       .appendingPathComponent("darkroom-api-space-\(UUID().uuidString)")
@@ -166,7 +166,7 @@ struct PublicAPITests {
   }
 
   @Test(
-    "a change made by another task is pushed to an observer of the fetch", .timeLimit(.minutes(1)))
+    "a change made by another task is pushed to an observer of the fetch", .timeLimit(.minutes(5)))
   func observe() async throws {
     let (folder, library) = try photos()
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -184,7 +184,7 @@ struct PublicAPITests {
 
   @Test(
     "a cancelled apply stops, still delivers its final counts, and leaves the catalog true",
-    .timeLimit(.minutes(2)))
+    .timeLimit(.minutes(5)))
   func cancelApply() async throws {
     let (folder, library) = try photos()
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -256,7 +256,7 @@ struct PublicAPITests {
 
   @Test(
     "a recorded job keeps its quality for a resume, is resumed once, and appends are not recorded",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func jobRecords() async throws {
     let (folder, library) = try photos()
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -293,7 +293,7 @@ struct PublicAPITests {
 
   @Test(
     "a logger passed in hears what the engine did and what failed without failing the call",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func logger() async throws {
     let (folder, _) = try photos()
     defer { try? FileManager.default.removeItem(at: folder) }
