@@ -147,6 +147,13 @@ struct PublicAPITests {
     #expect(scan?.description == "\(sealed): is an encrypted space: it has no folders to scan")
     #expect(throws: DarkroomError.self) { try library.edit(.create("Trips")) }
     #expect(throws: DarkroomError.self) { try library.changes(since: 0) }
+    let meta = #expect(throws: DarkroomError.self) {
+      try library.writeMetadata(MetadataEdit(rating: 3), to: [first.id])
+    }
+    #expect(
+      meta?.description
+        == "\(sealed): is an encrypted space: it has no sidecars: descriptions, ratings and keywords"
+    )
     let exported = try library.export(first.id, to: folder.path)
     #expect(exported == folder.path + "/gps.jpg")
     let inSpace = try FileManager.default.subpathsOfDirectory(atPath: sealed)

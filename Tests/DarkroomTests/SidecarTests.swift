@@ -309,6 +309,7 @@ struct SidecarTests {
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     let library = try Library.create(at: folder.path)
     _ = try await library.scan()
+    let start = try library.lastChange()
 
     let run = try CLI.run(
       [
@@ -332,7 +333,9 @@ struct SidecarTests {
     #expect(after[.posixPermissions] as? Int == 0o640)
     let kept = folder.file(".darkroom/originals/" + ContentHash.of(bytes: sidecarBefore).hex)
     #expect(try Fixture.bytes(kept) == sidecarBefore)
-    // The catalog knows at once, and list and the API agree.
+    // The catalog knows at once, the change log says so once, and list and the API agree.
+    let changes = try library.changes(since: start)
+    #expect(changes.map(\.path) == ["a.jpg"] && changes.first?.kind == .changed, "\(changes)")
     let listed = try CLI.run(["list", "--rating", "4", "--keyword", "colorado"], cwd: folder.path)
     #expect(listed.stdout == "a.jpg\n", "\(listed.stderr)")
     let id = try #require(try library.asset(atPath: path)).id
