@@ -7,7 +7,7 @@ extension Gallery {
     <main data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}">
       <form class="search" role="search" action="/album" method="get">
         <input type="hidden" name="ref" value="{{albumRef}}">
-        <input type="search" name="text" value="{{text}}" placeholder="Names, captions, keywords, cameras, places" aria-label="Search this album">
+        <input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album">
         <button type="submit">Search</button>
         {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
       </form>

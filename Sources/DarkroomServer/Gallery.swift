@@ -195,10 +195,11 @@ struct Gallery: Sendable {
     let query = request.uri.queryParameters
     let ref = query["ref"].map(String.init) ?? "smart:all"
     // The address's filters are the list's and the API's words (`text`, `rating`, ...).
-    let filters = AssetQuery.parameterNames.filter { $0 != "album" && $0 != "after" }
+    let asked = AssetQuery.parameterNames.filter { $0 != "album" && $0 != "after" }
       .compactMap { name -> (name: String, value: String)? in
         query[Substring(name)].map { (name, String($0)) }
       }
+    let filters = Self.newestFirst(ref, asked)
     let wholeQuery = try AssetQuery(parameters: [("album", ref)] + filters)
     let assetQuery =
       try query["after"].map { after in
@@ -223,7 +224,7 @@ struct Gallery: Sendable {
     values["ref"] = escaped
     values["albumRef"] = ref
     values["text"] = filters.first { $0.name == "text" }?.value
-    values["filtered"] = !filters.isEmpty
+    values["filtered"] = !asked.isEmpty
     // The filters again, for the next page's link and for the script's jobs and downloads.
     values["filterQuery"] = filters.map { "&" + $0.name + "=" + Self.escapeQuery($0.value) }
       .joined()
@@ -242,13 +243,24 @@ struct Gallery: Sendable {
     return page("album", values)
   }
 
+  /// The gallery shows the newest first (a user album in its own order), unless the address
+  /// asks for another `sort`.
+  static func newestFirst(_ ref: String, _ filters: [(name: String, value: String)])
+    -> [(name: String, value: String)]
+  {
+    if case .user = AlbumRef(ref) { return filters }
+    if filters.contains(where: { $0.name == "sort" }) { return filters }
+    return filters + [(name: "sort", value: "-date")]
+  }
+
   func asset(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let id = try API.assetID(context)
     let ref = request.uri.queryParameters["ref"].map(String.init) ?? "smart:all"
     let (asset, previous, next) = try await blocking { [library] () throws(DarkroomError) in
       let asset = try library.asset(id)
       // Neighbours in the album's order: ids only (a 50,000-id list is 1.3 MB; fine here).
-      let ids = try library.assetIDs(matching: AssetQuery(parameters: [("album", ref)]))
+      let ids = try library.assetIDs(
+        matching: AssetQuery(parameters: [("album", ref)] + Self.newestFirst(ref, [])))
       let index = ids.firstIndex(of: id)
       let previous = index.flatMap { $0 > 0 ? ids[$0 - 1] : nil }
       let next = index.flatMap { $0 + 1 < ids.count ? ids[$0 + 1] : nil }

@@ -468,6 +468,42 @@ struct BrowserTests {
     #expect(server.stop() == 0)
   }
 
+  @Test("the grid shows the newest first, and the viewer's next is the next older")
+  func newestFirst() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "orientation-2.jpg", "gps.jpg"])
+    for (name, date) in [
+      ("orientation-1.jpg", "2019:05:01 10:00:00"), ("orientation-2.jpg", "2021:05:01 10:00:00"),
+      ("gps.jpg", "2020:05:01 10:00:00"),
+    ] {
+      let run = try CLI.run(
+        [
+          "-q", "-overwrite_original", "-DateTimeOriginal=\(date)", "-OffsetTimeOriginal=+00:00",
+          served.folder.file(name),
+        ], executable: "/usr/bin/exiftool")
+      #expect(run.status == 0, "\(run.stderr)")
+    }
+    _ = try served.library.scan()
+    func id(_ name: String) throws -> String {
+      try #require(try served.library.asset(atPath: served.folder.file(name))).id.rawValue
+    }
+    let newest = [try id("orientation-2.jpg"), try id("gps.jpg"), try id("orientation-1.jpg")]
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    #expect(try browser.logIn(at: base))
+    try browser.go(base + "/album?ref=smart:all")
+    let cells = try browser.findAll(".grid .cell")
+    #expect(try cells.map { try browser.attribute($0, "data-id") ?? "" } == newest)
+    // The address may ask for the oldest first.
+    try browser.go(base + "/album?ref=smart:all&sort=date")
+    let oldest = try browser.findAll(".grid .cell")
+    #expect(try oldest.map { try browser.attribute($0, "data-id") ?? "" } == newest.reversed())
+    try browser.go(base + "/asset/\(newest[0])?ref=smart:all")
+    let next = try browser.attribute(try browser.find("a[rel=next]"), "href")
+    #expect(next?.contains("/asset/\(newest[1])") == true, "\(next ?? "none")")
+    #expect(server.stop() == 0)
+  }
+
   @Test("an iPhone's HEIC shows in the grid and the viewer: sent in a format chromium shows")
   func heicShows() throws {
     let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])
