@@ -40,6 +40,7 @@ extension Gallery {
       <p class="summary">{{summary}}</p>
       <ul class="grid" aria-label="Photos">
         {{#assets}}
+        {{#month}}<li class="month" role="presentation"><h2>{{month}}</h2></li>{{/month}}
         <li class="cell" data-id="{{id}}">
           <a href="/asset/{{id}}?ref={{ref}}"><img src="/api/assets/{{id}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{id}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{id}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="{{name}}" loading="lazy"></a>
         </li>
@@ -172,6 +173,8 @@ extension Gallery {
     .albums img, .albums .empty { width: 100%; aspect-ratio: 1; object-fit: cover; background: #8882; border-radius: 6px; }
     .albums .count { opacity: .7; font-size: .9em; }
     .grid { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 4px; user-select: none; }
+    .grid .month { grid-column: 1 / -1; }
+    .grid .month h2 { font-size: 1rem; font-weight: 600; margin: .75rem 0 .25rem; }
     .cell a { display: block; position: relative; text-decoration: none; }
     .cell img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: #8882; }
     .cell.selected img { outline: 4px solid var(--accent); outline-offset: -4px; opacity: .85; }

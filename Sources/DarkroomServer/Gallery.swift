@@ -234,13 +234,36 @@ struct Gallery: Sendable {
     values["trash"] = ref == "smart:trash"
     values["presets"] = Presets.names
     values["next"] = next
+    // By date, a month's first photo on the page opens with the month's name.
+    let byDate = [.date, .dateDescending].contains(wholeQuery.sort)
+    var month = ""
     values["assets"] = assets.map { asset -> [String: Any] in
-      [
+      var cell: [String: Any] = [
         "id": asset.id.rawValue, "version": APIAsset.version(asset),
         "name": asset.name,
       ]
+      let its = Self.month(of: asset)
+      if byDate && its != month { cell["month"] = its }
+      month = its
+      return cell
     }
     return page("album", values)
+  }
+
+  /// `May 2021`: the month on the clock where the photo was taken (its capture date at its
+  /// offset; the file's date, as the catalog sorts it, without one).
+  static func month(of asset: Asset) -> String {
+    let local =
+      (asset.captureDate ?? asset.sortDate) + Double((asset.captureOffsetMinutes ?? 0) * 60)
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+    let parts = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: local))
+    let names = [
+      "January", "February", "March", "April", "May", "June", "July", "August", "September",
+      "October", "November", "December",
+    ]
+    let month = parts.month.map { names[max(1, min(12, $0)) - 1] } ?? ""
+    return "\(month) \(parts.year ?? 0)"
   }
 
   /// The gallery shows the newest first (a user album in its own order), unless the address

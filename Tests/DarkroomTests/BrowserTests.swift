@@ -494,10 +494,15 @@ struct BrowserTests {
     try browser.go(base + "/album?ref=smart:all")
     let cells = try browser.findAll(".grid .cell")
     #expect(try cells.map { try browser.attribute($0, "data-id") ?? "" } == newest)
+    // Each month opens with its name, on the clock where the photos were taken.
+    let months = try browser.findAll(".grid .month h2").map { try browser.text($0) }
+    #expect(months == ["May 2021", "May 2020", "May 2019"])
     // The address may ask for the oldest first.
     try browser.go(base + "/album?ref=smart:all&sort=date")
     let oldest = try browser.findAll(".grid .cell")
     #expect(try oldest.map { try browser.attribute($0, "data-id") ?? "" } == newest.reversed())
+    try browser.go(base + "/album?ref=smart:all&sort=name")
+    #expect(try browser.findAll(".grid .month").isEmpty, "by name: no months")
     try browser.go(base + "/asset/\(newest[0])?ref=smart:all")
     let next = try browser.attribute(try browser.find("a[rel=next]"), "href")
     #expect(next?.contains("/asset/\(newest[1])") == true, "\(next ?? "none")")
