@@ -60,7 +60,7 @@ struct ListCommand: ParsableCommand {
   @Option(help: "A keyword the asset has (whole, any case).")
   var keyword: String?
 
-  @Option(help: "Text in the name, caption, keywords, camera or place (any case).")
+  @Option(help: "Text in the name, caption, keywords, people, camera or place (any case).")
   var text: String?
 
   @Option(help: "A place, region or country, whole (any case): Boulder, Colorado, Germany.")

@@ -390,6 +390,11 @@ struct SidecarTests {
       #expect(refused.status == .conflict && refused.errorKind == "conflict", "\(refused.text)")
     }
     #expect(try Fixture.bytes(folder.file(".darkroom/trash/\(id)/a.jpg.xmp")) == trashedSidecar)
+    // A sidecar in its sidecar's place: the restore is refused, and nothing moves.
+    let stranger = try folder.write("a.jpg.xmp", Array("<x/>".utf8))
+    #expect(throws: DarkroomError.self) { try library.restore([id]) }
+    #expect(try library.asset(id).trashedAt != nil)
+    try FileManager.default.removeItem(atPath: stranger)
     _ = try library.restore([id])
     let again = try exifRead("a.jpg.xmp", in: folder)
     #expect(again["Rating"] as? Int == 2 && again["Subject"] as? String == "lake")
@@ -421,6 +426,18 @@ struct SidecarTests {
   @Test("meta leaves a sidecar it cannot read, or a link, as it is, with an exact error")
   func metaRefuses() throws {
     let (folder, path) = try photo()
+    // A video: no sidecar is read for one yet, so none is written.
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("clip.mov"), toPath: folder.file("clip.mov"))
+    let library = try Library.create(at: folder.path)
+    _ = try library.scan()
+    let video = try CLI.run(["meta", folder.file("clip.mov"), "--rating", "3"])
+    #expect(video.status == 1)
+    #expect(
+      video.stderr
+        == "darkroom: \(folder.file("clip.mov")): is a video: Darkroom reads no sidecar of a video yet\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: folder.file("clip.mov.xmp")))
     let broken = Array("<x:xmpmeta><rdf:Description>".utf8)
     try Data(broken).write(to: URL(fileURLWithPath: path + ".xmp"))
     let run = try CLI.run(["meta", path, "--rating", "3"])

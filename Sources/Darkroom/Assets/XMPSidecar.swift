@@ -193,7 +193,7 @@ enum XMPSidecar {
     return out
   }
 
-  /// An `rdf:Bag` property; nil for no items.
+  /// An `rdf:Bag` property (empty for no items: "no keywords").
   private static func bag(_ prefix: String, _ namespace: String, _ name: String, _ items: [String])
     -> String
   {

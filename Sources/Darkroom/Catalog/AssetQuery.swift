@@ -25,7 +25,8 @@ public struct AssetQuery: Sendable, Equatable {
   public var rating: ClosedRange<Int>?
   /// A keyword the asset has, whole (any case).
   public var keyword: String?
-  /// Text its name, caption, keywords, camera, place, region or country contain (any case).
+  /// Text its name, caption, keywords, people, camera, place, region or country contain (any
+  /// case).
   public var text: String?
   /// Its place, region or country, whole (any case): `Boulder`, `Colorado`, `United States`.
   public var place: String?

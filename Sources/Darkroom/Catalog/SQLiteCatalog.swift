@@ -150,6 +150,9 @@ public final class SQLiteCatalog: Catalog {
           ALTER TABLE asset ADD COLUMN country TEXT;
           ALTER TABLE asset ADD COLUMN people TEXT;
           """)
+      // Every photo is read again by the next scan (its identity no longer matches), so the
+      // new columns, IPTC and the zone's offset reach the rows made before.
+      try db.execute(sql: "UPDATE asset SET mtime = -1 WHERE mediaType = 'photo'")
     }
     return migrator
   }

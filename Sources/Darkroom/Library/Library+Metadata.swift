@@ -32,8 +32,11 @@ extension Library {
     for id in ids {
       let asset = try asset(id)
       let path = try editablePath(asset)  // not through a link, in the trash, or offline
-      let sidecar = try Self.writeSidecar(
-        of: path, change, currentKeywords: asset.keywords, store: store)
+      guard asset.mediaType == .photo else {
+        throw DarkroomError(
+          .invalidArgument, file: path, "is a video: Darkroom reads no sidecar of a video yet")
+      }
+      let sidecar = try Self.writeSidecar(of: path, change, store: store)
       try recatalog([path, sidecar])
       assets.append(try self.asset(id))
     }
@@ -58,21 +61,23 @@ extension Library {
       try library.writeMetadata(change, to: [asset.id])
       return try AssetMetadata.read(path: path)
     }
-    let current = try AssetMetadata.read(path: path)
-    _ = try writeSidecar(
-      of: path, change, currentKeywords: current.keywords, store: store(forEditOf: path))
+    _ = try writeSidecar(of: path, change, store: store(forEditOf: path))
     return try AssetMetadata.read(path: path)
   }
 
   /// Writes the sidecar `PATH.xmp`, under the file's edit lock (two writers never lose each
-  /// other's change), keeping the sidecar as it was in `store` first.
+  /// other's change: the keywords added to or taken from are read under it), keeping the
+  /// sidecar as it was in `store` first.
   ///
   /// - Returns: The sidecar's path.
-  static func writeSidecar(
-    of path: String, _ change: MetadataEdit, currentKeywords: [String], store: OriginalStore
-  ) throws(DarkroomError) -> String {
+  static func writeSidecar(of path: String, _ change: MetadataEdit, store: OriginalStore)
+    throws(DarkroomError) -> String
+  {
     let sidecar = path + ".xmp"
     return try store.withLock(for: path) { () throws(DarkroomError) -> String in
+      let currentKeywords =
+        change.changesKeywords && change.keywords == nil
+        ? try AssetMetadata.readUnplaced(.file(path)).keywords : []
       var info = stat()
       var existing: [UInt8]?
       if lstat(sidecar, &info) == 0 {

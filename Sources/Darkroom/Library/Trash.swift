@@ -76,6 +76,15 @@ extension Library {
             .invalidArgument, file: destination,
             "cannot restore \(id) there: another file has taken its place")
         }
+        // Its sidecar goes back with it: a sidecar there now (another's) would be taken for
+        // its own, and its own would be left in the trash.
+        if FileManager.default.fileExists(atPath: path(of: asset) + ".xmp"),
+          FileManager.default.fileExists(atPath: destination + ".xmp")
+        {
+          throw DarkroomError(
+            .invalidArgument, file: destination + ".xmp",
+            "cannot restore \(id) there: another sidecar has taken its sidecar's place")
+        }
         try Folders.create(FilePath(destination).parent)
         try Self.rename(path(of: asset), to: destination, touching: &touched)
         Self.moveSidecar(of: path(of: asset), to: destination, touching: &touched)

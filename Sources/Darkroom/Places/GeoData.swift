@@ -109,14 +109,16 @@ final class MappedFile: @unchecked Sendable {
       && bytes.indices.allSatisfy { base.load(fromByteOffset: $0, as: UInt8.self) == bytes[$0] }
   }
 
-  /// The NUL-terminated UTF-8 string at `offset`, within `range`; nil past its end.
-  func string(at offset: Int, within range: Range<Int>) -> String? {
+  /// The NUL-terminated UTF-8 string at `offset`, within `range`, and its length in the
+  /// file (bytes before the NUL: damaged UTF-8 is repaired in the string, not in the count);
+  /// nil past its end.
+  func string(at offset: Int, within range: Range<Int>) -> (String, Int)? {
     guard range.contains(offset) else { return nil }
     var end = offset
     while end < range.upperBound, base.load(fromByteOffset: end, as: UInt8.self) != 0 { end += 1 }
     guard end < range.upperBound else { return nil }
     let buffer = UnsafeRawBufferPointer(start: base + offset, count: end - offset)
-    return String(decoding: buffer, as: UTF8.self)
+    return (String(decoding: buffer, as: UTF8.self), end - offset)
   }
 
   func damaged(_ why: String) -> DarkroomError {

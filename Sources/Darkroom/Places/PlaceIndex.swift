@@ -141,7 +141,7 @@ public struct PlaceIndex: Sendable {
   func place(_ record: Int) -> Place {
     let at = recordsAt + record * Self.recordSize
     func text(_ field: Int) -> String {
-      file.string(at: strings.lowerBound + Int(file.u32(at + field)), within: strings) ?? ""
+      file.string(at: strings.lowerBound + Int(file.u32(at + field)), within: strings)?.0 ?? ""
     }
     let (latitude, longitude) = position(record)
     return Place(

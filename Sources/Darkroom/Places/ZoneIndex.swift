@@ -42,10 +42,10 @@ public struct ZoneIndex: Sendable {
     var names: [String] = []
     var at = namesAt
     while names.count < zoneCount,
-      let name = file.string(at: at, within: namesAt..<namesAt + namesLength)
+      let (name, length) = file.string(at: at, within: namesAt..<namesAt + namesLength)
     {
       names.append(name)
-      at += name.utf8.count + 1
+      at += length + 1
     }
     guard names.count == zoneCount, zoneCount > 0,
       Int(file.u32(cellsAt + GeoGrid.cells * 4)) == candidateCount,
@@ -125,6 +125,11 @@ public struct ZoneIndex: Sendable {
       var previous = (file.i32(pointsAt + (end - 1) * 8), file.i32(pointsAt + (end - 1) * 8 + 4))
       for point in first..<end {
         let current = (file.i32(pointsAt + point * 8), file.i32(pointsAt + point * 8 + 4))
+        // A point off the globe is damage: left out, so the products in `inside` stay within
+        // 64 bits (real ones are at most 3.6e9 x 1.8e9).
+        guard abs(Int64(current.0)) <= 1_800_000_000, abs(Int64(current.1)) <= 900_000_000 else {
+          continue
+        }
         let (a, b) = (Int64(previous.1), Int64(current.1))
         if max(a, b) > low && min(a, b) <= high {
           edges += [previous.0, previous.1, current.0, current.1]

@@ -44,9 +44,9 @@ extension AssetMetadata {
         keywords.append(leaf)
       }
     }
-    // An empty `dc:subject` says "no keywords" (as `darkroom meta` writes when all are
-    // taken off), over what the photo says.
-    if !keywords.isEmpty || packet.has(XMPPacket.dc, "subject") {
+    // A sidecar's empty `dc:subject` says "no keywords" (as `darkroom meta` writes when all
+    // are taken off), over what the photo says; an empty one inside the photo says nothing.
+    if !keywords.isEmpty || (dates == .override && packet.has(XMPPacket.dc, "subject")) {
       self.keywords = keywords
       sources["keywords"] = source
     }
