@@ -644,4 +644,18 @@ struct SidecarTests {
     metadata = try AssetMetadata.read(path: path)
     #expect(metadata.rating == 1 && metadata.sources["rating"] == "a.jpg.xmp")
   }
+
+  @Test("XMP inside a PNG (an iTXt chunk, as exiftool writes it) is read like a JPEG's")
+  func pngXMP() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("a.png")
+    try FileManager.default.copyItem(atPath: Fixture.sample("alpha.png"), toPath: path)
+    try exiftool(
+      ["-XMP-xmp:Rating=3", "-XMP-dc:Subject=png", "-XMP-dc:Description=In a PNG", "a.png"],
+      in: folder)
+    let metadata = try AssetMetadata.read(path: path)
+    #expect(metadata.rating == 3 && metadata.keywords == ["png"])
+    #expect(metadata.caption == "In a PNG" && metadata.sources["caption"] == "XMP")
+    #expect(metadata.hasAlpha && metadata.width > 0)
+  }
 }

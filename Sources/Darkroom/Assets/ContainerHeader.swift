@@ -177,6 +177,24 @@ struct ContainerHeader: Sendable {
           throw DarkroomError(.truncated, "truncated PNG: the file ends inside its eXIf chunk")
         }
         header.exif = Array(data)
+      case "iTXt" where header.xmp == nil && length <= XMPPacket.maxBytes + 64:
+        // XMP as PNG carries it: keyword `XML:com.adobe.xmp`, uncompressed (as exiftool and
+        // Adobe write it; a compressed packet is left unread).
+        let keyword = Array("XML:com.adobe.xmp\0".utf8)
+        guard let data = try source.bytes(position + 8, length) else {
+          throw DarkroomError(.truncated, "truncated PNG: the file ends inside its iTXt chunk")
+        }
+        guard data.starts(with: keyword), data.count > keyword.count + 2,
+          data[data.startIndex + keyword.count] == 0
+        else { break }
+        // Compression flag and method, then a language tag and a translated keyword, each
+        // ending in a NUL; the packet follows.
+        var rest = data.dropFirst(keyword.count + 2)
+        for _ in 0..<2 {
+          guard let end = rest.firstIndex(of: 0) else { break }
+          rest = rest[(end + 1)...]
+        }
+        header.xmp = Array(rest)
       default: break
       }
       position += 12 + length

@@ -67,7 +67,7 @@ extension Library {
 
   /// Opens an asset's file for reading, to send its bytes: beneath the library's root with
   /// no symbolic link at any step, and only if it is the file the catalog names (the same
-  /// device and inode, or else the same content), so that a file swapped for a link, or for
+  /// device, inode, size and modification time, or else the same content), so that a file swapped for a link, or for
   /// another file, since it was catalogued is never sent in its place.
   ///
   /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
@@ -78,7 +78,12 @@ extension Library {
     guard let now = file.identity else {
       throw DarkroomError(.io, file: file.path, "cannot read its identity")
     }
-    if now.device == asset.identity.device && now.inode == asset.identity.inode {
+    // The same inode, size and modification time: the catalogued file. (An inode number alone
+    // is not enough: a file system gives a deleted file's number to the next file made.)
+    let was = asset.identity
+    if now.device == was.device && now.inode == was.inode && now.size == was.size
+      && now.modified == was.modified
+    {
       return file
     }
     guard try ContentHash.of(open: file).hex == asset.contentHash else {
