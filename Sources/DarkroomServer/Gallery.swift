@@ -255,16 +255,22 @@ struct Gallery: Sendable {
   static func month(of asset: Asset) -> String {
     let local =
       (asset.captureDate ?? asset.sortDate) + Double((asset.captureOffsetMinutes ?? 0) * 60)
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
-    let parts = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: local))
-    let names = [
-      "January", "February", "March", "April", "May", "June", "July", "August", "September",
-      "October", "November", "December",
-    ]
-    let month = parts.month.map { names[max(1, min(12, $0)) - 1] } ?? ""
+    let parts = utcCalendar.dateComponents(
+      [.year, .month], from: Date(timeIntervalSince1970: local))
+    let month = parts.month.map { monthNames[max(1, min(12, $0)) - 1] } ?? ""
     return "\(month) \(parts.year ?? 0)"
   }
+
+  /// Made once, not for each cell of a page.
+  private static let utcCalendar: Calendar = {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+    return calendar
+  }()
+  private static let monthNames = [
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+  ]
 
   /// The gallery shows the newest first (a user album in its own order), unless the address
   /// asks for another `sort`.

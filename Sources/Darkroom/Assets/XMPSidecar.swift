@@ -166,13 +166,14 @@ enum XMPSidecar {
             ? nil : bag("lr", XMPPacket.lightroom, "hierarchicalSubject", kept))
       }
     }
+    cut.sort { $0.lowerBound < $1.lowerBound }
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count + added.utf8.count + 64)
     var at = 0
     func copy(upTo end: Int) {
       // What lies before `end`, less the ranges cut (they never overlap the insertion point:
       // that is the end of a start tag, and what is cut are whole properties).
-      for range in cut.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.lowerBound < end {
+      for range in cut where range.lowerBound < end {
         if range.lowerBound > at { out += bytes[at..<range.lowerBound] }
         at = max(at, min(range.upperBound, end))
       }

@@ -184,7 +184,6 @@ public final class SQLiteCatalog: Catalog {
   private static func asset(_ row: Row) -> Asset {
     let folder: String = row[1]
     let name: String = row[2]
-    let keywords: String? = row[39]
     var asset = Asset(
       id: AssetID(unchecked: row[0]), path: folder.isEmpty ? name : folder + "/" + name,
       contentHash: row[3], byteSize: row[4],
@@ -199,19 +198,23 @@ public final class SQLiteCatalog: Catalog {
       duration: row[29], adjustmentVersion: row[30], isFavourite: row[31], isHidden: row[32],
       trashedAt: row[33], isOffline: row[34], addedAt: row[35], trashedFrom: row[36])
     (asset.caption, asset.rating) = (row[37], row[38])
-    asset.keywords = keywords.map { $0.split(separator: "\n").map(String.init) } ?? []
+    asset.keywords = keywordList(row[39])
     (asset.timeZone, asset.place, asset.region, asset.country) = (
       row[40], row[41], row[42], row[43]
     )
-    let people: String? = row[44]
-    asset.people = people.map { $0.split(separator: "\n").map(String.init) } ?? []
+    asset.people = keywordList(row[44])
     return asset
   }
 
-  /// Keywords as the catalog keeps them: each between newlines (nil for none).
+  /// Keywords (and people) as the catalog keeps them: each between newlines (nil for none).
   static func keywordText(_ keywords: [String]) -> String? {
     let kept = keywords.map { $0.replacingOccurrences(of: "\n", with: " ") }.filter { !$0.isEmpty }
     return kept.isEmpty ? nil : "\n" + kept.joined(separator: "\n") + "\n"
+  }
+
+  /// The list ``keywordText(_:)`` kept.
+  static func keywordList(_ text: String?) -> [String] {
+    text.map { $0.split(separator: "\n").map(String.init) } ?? []
   }
 
   private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
