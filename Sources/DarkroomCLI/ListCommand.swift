@@ -45,6 +45,12 @@ struct ListCommand: ParsableCommand {
   @Option(help: ArgumentHelp("To this date, included.", valueName: "date"))
   var to: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Taken in this month, on the clock where it was taken (the gallery's month groups).",
+      valueName: "YYYY-MM"))
+  var month: String?
+
   @Option(help: "A camera make or model containing this text.")
   var camera: String?
 
@@ -117,6 +123,7 @@ struct ListCommand: ParsableCommand {
     add("type", mediaType?.rawValue)
     add("from", from)
     add("to", to)
+    add("month", month)
     add("camera", camera)
     add("rating", rating)
     add("keyword", keyword)

@@ -16,6 +16,14 @@ struct API: Sendable {
   func add(to router: Router<DarkroomRequestContext>) {
     let api = router.group("api")
     api.get("assets") { request, _ in try await listAssets(request) }
+    api.get("timeline") { request, _ in
+      let query = try AssetQuery(
+        parameters: try Self.queryParameters(request, also: [], without: ["after"]))
+      let months = try await blocking { [library] () throws(DarkroomError) in
+        try library.months(matching: query)
+      }
+      return try Self.encode(APITimeline(months))
+    }
     api.get("assets/:id") { _, context in
       let id = try Self.assetID(context)
       let asset = try await blocking { [library] () throws(DarkroomError) in try library.asset(id) }
@@ -174,25 +182,34 @@ struct API: Sendable {
 
   // MARK: Assets
 
-  func listAssets(_ request: Request) async throws -> Response {
+  /// The list's parameters of a request (a name it does not know is a 400 naming those it
+  /// takes); `also` are the call's own, left out of the list.
+  static func queryParameters(_ request: Request, also: [String], without: [String] = [])
+    throws -> [(name: String, value: String)]
+  {
+    let names = AssetQuery.parameterNames.filter { !without.contains($0) }
     var parameters: [(name: String, value: String)] = []
-    var limit = 100
     for (name, value) in request.uri.queryParameters {
       let (name, value) = (String(name), String(value))
-      if name == "limit" {
-        guard let n = Int(value), (1...1000).contains(n) else {
-          throw APIError.badRequest("limit takes 1 to 1000; not \(value)")
-        }
-        limit = n
-      } else if AssetQuery.parameterNames.contains(name) {
-        parameters.append((name, value))
-      } else {
+      if also.contains(name) { continue }
+      guard names.contains(name) else {
         throw APIError.badRequest(
-          "unknown parameter \(name): this call takes \(AssetQuery.parameterNames.joined(separator: ", ")), limit"
-        )
+          "unknown parameter \(name): this call takes \((names + also).joined(separator: ", "))")
       }
+      parameters.append((name, value))
     }
-    let query = try AssetQuery(parameters: parameters)
+    return parameters
+  }
+
+  func listAssets(_ request: Request) async throws -> Response {
+    var limit = 100
+    if let value = request.uri.queryParameters["limit"] {
+      guard let n = Int(value), (1...1000).contains(n) else {
+        throw APIError.badRequest("limit takes 1 to 1000; not \(value)")
+      }
+      limit = n
+    }
+    let query = try AssetQuery(parameters: try Self.queryParameters(request, also: ["limit"]))
     let pageSize = limit
     let page = try await blocking { [library] () throws(DarkroomError) -> APIAssets in
       let page = try library.page(of: query, limit: pageSize)

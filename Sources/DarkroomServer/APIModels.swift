@@ -26,6 +26,20 @@ struct APIAssets: Encodable, Sendable {
   var next: String?
 }
 
+/// How many assets a query holds in each month: the timeline's sections.
+struct APITimeline: Encodable, Sendable {
+  struct Month: Encodable, Sendable {
+    var month: String
+    var count: Int
+  }
+  var count: Int
+  var months: [Month]
+  init(_ months: [MonthCount]) {
+    count = months.reduce(0) { $0 + $1.count }
+    self.months = months.map { Month(month: AssetQuery.monthText($0.month), count: $0.count) }
+  }
+}
+
 struct APIAlbums: Encodable, Sendable {
   var albums: [Album]
 }

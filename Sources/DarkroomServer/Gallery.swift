@@ -250,23 +250,14 @@ struct Gallery: Sendable {
     return page("album", values)
   }
 
-  /// `May 2021`: the month on the clock where the photo was taken (its capture date at its
-  /// offset; the file's date, as the catalog sorts it, without one).
+  /// `May 2021`: the month on the clock where the photo was taken (``Asset/month``, the
+  /// timeline's sections).
   static func month(of asset: Asset) -> String {
-    let local =
-      (asset.captureDate ?? asset.sortDate) + Double((asset.captureOffsetMinutes ?? 0) * 60)
-    let parts = utcCalendar.dateComponents(
-      [.year, .month], from: Date(timeIntervalSince1970: local))
-    let month = parts.month.map { monthNames[max(1, min(12, $0)) - 1] } ?? ""
-    return "\(month) \(parts.year ?? 0)"
+    let month = asset.month
+    guard month > 0 else { return "Undated" }
+    return "\(monthNames[max(1, min(12, month % 100)) - 1]) \(month / 100)"
   }
 
-  /// Made once, not for each cell of a page.
-  private static let utcCalendar: Calendar = {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
-    return calendar
-  }()
   private static let monthNames = [
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",

@@ -185,6 +185,50 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
 }
 
 extension Asset {
+  /// The month it was taken in, on the clock where it was taken, as `year * 100 + month`
+  /// (`201903`): its sort date moved by its offset (none: the date as UTC), the timeline's
+  /// sections. 0 for a date outside the years 0 to 9999. The catalog's `month` column is the
+  /// same arithmetic in SQLite (`strftime`, to the millisecond): the two must agree.
+  public var month: Int {
+    Self.month(ofLocalSeconds: sortDate + Double((captureOffsetMinutes ?? 0) * 60))
+  }
+
+  /// The first and last second of the years the catalog's months cover (0000 to 9999).
+  static let monthRange = -62_167_219_200.0...253_402_300_799.0
+
+  static func month(ofLocalSeconds seconds: Double) -> Int {
+    guard monthRange.contains(seconds) else { return 0 }
+    // To the millisecond of the Julian day, rounded as SQLite's `unixepoch` rounds (the same
+    // floating-point steps), then the proleptic Gregorian calendar from days since 1970 (the
+    // days-to-civil algorithm: 400-year eras of 146,097 days).
+    let julianMilliseconds = Int64(seconds * 1000 + 210_866_760_000_000 + 0.5)
+    let milliseconds = julianMilliseconds - 210_866_760_000_000
+    var days = milliseconds / 86_400_000
+    if milliseconds % 86_400_000 < 0 { days -= 1 }
+    let shifted = days + 719_468
+    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+    let dayOfEra = shifted - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let shiftedMonth = (5 * dayOfYear + 2) / 153
+    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    return Int(year * 100 + month)
+  }
+}
+
+/// How many assets a query holds in one month (``Library/months(matching:)``).
+public struct MonthCount: Sendable, Codable, Equatable {
+  /// `year * 100 + month`, as ``Asset/month``.
+  public var month: Int
+  public var count: Int
+  public init(month: Int, count: Int) {
+    self.month = month
+    self.count = count
+  }
+}
+
+extension Asset {
   /// An asset from plain values (the scan makes assets from files; this is for importers,
   /// other catalogs and benchmarks). Fields not given are empty.
   public init(

@@ -5,7 +5,7 @@ extension AssetQuery {
   /// parameters are the same words.
   public static let parameterNames = [
     "album", "type", "from", "to", "camera", "edited", "favourite", "near", "min-duration",
-    "max-duration", "sort", "after", "rating", "keyword", "text", "place",
+    "max-duration", "sort", "after", "rating", "keyword", "text", "place", "month",
   ]
 
   /// A query from named text values, as a command line or a URL gives them:
@@ -13,7 +13,8 @@ extension AssetQuery {
   /// (`YYYY-MM-DD`, the whole day for `to`, or an ISO 8601 time), `camera`, `edited` and
   /// `favourite` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
   /// (seconds), `sort` (date, -date, name, size, album), `after` (an asset id: the next
-  /// page), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
+  /// page), `month` (`YYYY-MM`: taken in that month, on the clock where it was taken;
+  /// `0000-00` for dates no month holds), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
   /// keyword, whole), `place` (a place, region or country, whole) and `text` (in the name,
   /// caption, keywords, camera or place). Names it does not
   /// know are left to the caller.
@@ -47,6 +48,11 @@ extension AssetQuery {
         mediaType = type
       case "from": from = try Self.date(value, name: name, endOfDay: false)
       case "to": to = try Self.date(value, name: name, endOfDay: true)
+      case "month":
+        guard let month = Self.month(value) else {
+          throw Self.invalid(name, "a month, YYYY-MM (2019-03)", value)
+        }
+        self.month = month
       case "camera": camera = value
       case "edited": edited = try Self.bool(value, name: name)
       case "favourite": favourite = try Self.bool(value, name: name)
@@ -102,6 +108,25 @@ extension AssetQuery {
 
   private static func invalid(_ name: String, _ takes: String, _ value: String) -> DarkroomError {
     DarkroomError(.invalidArgument, "\(name) takes \(takes); not \(value.prefix(64))")
+  }
+
+  /// `2019-03` as 201903 (`0000-00` as 0); nil for anything else.
+  static func month(_ text: String) -> Int? {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0].count == 4, parts[1].count == 2,
+      parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
+      let year = Int(parts[0]), let month = Int(parts[1])
+    else { return nil }
+    if year == 0 && month == 0 { return 0 }
+    return (1...12).contains(month) ? year * 100 + month : nil
+  }
+
+  /// 201903 as `2019-03` (0 as `0000-00`): what ``month(_:)`` reads.
+  public static func monthText(_ month: Int) -> String {
+    let year = String(month / 100)
+    let number = String(month % 100)
+    return String(repeating: "0", count: max(0, 4 - year.count)) + year + "-"
+      + (number.count < 2 ? "0" : "") + number
   }
 
   /// `4`, `>=4`, `<=2`, `3-5` (and `-1`): nil for anything else, or outside -1 to 5.

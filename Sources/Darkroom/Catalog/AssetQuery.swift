@@ -17,6 +17,9 @@ public struct AssetQuery: Sendable, Equatable {
   /// The sort date's range, seconds since 1970, both ends included.
   public var from: Double?
   public var to: Double?
+  /// The month it was taken in, on the clock where it was taken, as `year * 100 + month`
+  /// (``Asset/month``; 0: a date no calendar month holds). The timeline's sections.
+  public var month: Int?
   /// Text the camera's make and model contain (any case).
   public var camera: String?
   /// Only edited (true) or only unedited (false) assets.
@@ -57,6 +60,7 @@ public struct AssetQuery: Sendable, Equatable {
 
   public static func == (a: AssetQuery, b: AssetQuery) -> Bool {
     a.album == b.album && a.mediaType == b.mediaType && a.from == b.from && a.to == b.to
+      && a.month == b.month
       && a.camera == b.camera && a.edited == b.edited && a.favourite == b.favourite
       && a.rating == b.rating && a.keyword == b.keyword && a.text == b.text
       && a.place == b.place

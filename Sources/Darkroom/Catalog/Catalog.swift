@@ -28,6 +28,9 @@ public protocol Catalog: Sendable {
   func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset]
   /// The ids a query matches, in its order.
   func ids(_ query: AssetQuery) throws -> [AssetID]
+  /// How many assets a query matches in each month (``Asset/month``), newest month first
+  /// (oldest first when it sorts by `date`), months without any left out; `after` ignored.
+  func months(_ query: AssetQuery) throws -> [MonthCount]
   /// The assets with these ids, in any order; ids it does not know are left out.
   func assets(withIDs ids: [AssetID]) throws -> [Asset]
 

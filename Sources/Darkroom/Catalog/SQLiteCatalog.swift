@@ -154,6 +154,21 @@ public final class SQLiteCatalog: Catalog {
       // new columns, IPTC and the zone's offset reach the rows made before.
       try db.execute(sql: "UPDATE asset SET mtime = -1 WHERE mediaType = 'photo'")
     }
+    migrator.registerMigration("v5 months") { db in
+      // The month a photo was taken in on its own clock (Asset.month: the same arithmetic),
+      // kept in an index so that the timeline's months and a month's page are read from it.
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN month INTEGER GENERATED ALWAYS AS (
+            CASE WHEN sortDate + coalesce(captureOffset, 0) * 60
+              BETWEEN \(Int64(Asset.monthRange.lowerBound)) AND \(Int64(Asset.monthRange.upperBound))
+            THEN CAST(strftime('%Y%m', sortDate + coalesce(captureOffset, 0) * 60, 'unixepoch')
+              AS INTEGER)
+            ELSE 0 END) VIRTUAL;
+          CREATE INDEX asset_visible_month ON asset(month, sortDate, id)
+            WHERE trashedAt IS NULL AND hidden = 0;
+          """)
+    }
     return migrator
   }
 
@@ -556,6 +571,20 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
+  public func months(_ query: AssetQuery) throws -> [MonthCount] {
+    var whole = query
+    whole.after = nil
+    let (filter, arguments) = Self.filter(whole)
+    let direction = query.sort == .date ? "" : " DESC"
+    return try pool.read { db in
+      try Row.fetchAll(
+        db.cachedStatement(
+          sql: "SELECT a.month, count(*) FROM asset a \(filter) GROUP BY a.month ORDER BY a.month\(direction)"
+        ), arguments: arguments
+      ).map { MonthCount(month: $0[0], count: $0[1]) }
+    }
+  }
+
   private static func order(_ query: AssetQuery) -> (String, StatementArguments) {
     switch query.sort {
     case .date: ("a.sortDate, a.id", [])
@@ -623,6 +652,7 @@ public final class SQLiteCatalog: Catalog {
     if let type = q.mediaType { add("a.mediaType = ?", [type.rawValue]) }
     if let from = q.from { add("a.sortDate >= ?", [from]) }
     if let to = q.to { add("a.sortDate <= ?", [to]) }
+    if let month = q.month { add("a.month = ?", [month]) }
     // Text matched literally by LIKE: its own wildcards escaped.
     func like(_ text: String) -> String {
       text.replacingOccurrences(of: "\\", with: "\\\\")

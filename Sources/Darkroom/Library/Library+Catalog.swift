@@ -181,6 +181,15 @@ extension Library {
     return AssetPage(assets: assets, count: count, next: count > limit ? assets.last?.id : nil)
   }
 
+  /// How many assets a query matches in each month they were taken in (``Asset/month``),
+  /// newest first (oldest first for a `date` sort): the timeline's sections and its
+  /// scrubber, read from the catalog's month index rather than from every row.
+  ///
+  /// - Throws: what the catalog throws.
+  public func months(matching query: AssetQuery) throws(DarkroomError) -> [MonthCount] {
+    try catalogCall { try $0.months(query) }
+  }
+
   /// The album `ref` names (`smart:NAME`, `folder:PATH` or a user album's title), with its
   /// count and poster.
   ///

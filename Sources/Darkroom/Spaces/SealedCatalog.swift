@@ -50,6 +50,14 @@ struct SealedCatalog: Catalog {
 
   func ids(_ query: AssetQuery) throws -> [AssetID] { try matching(query).map(\.id) }
 
+  func months(_ query: AssetQuery) throws -> [MonthCount] {
+    var whole = query
+    whole.after = nil
+    let counts = Dictionary(grouping: try matching(whole), by: \.month).mapValues(\.count)
+    return counts.map { MonthCount(month: $0.key, count: $0.value) }
+      .sorted { query.sort == .date ? $0.month < $1.month : $0.month > $1.month }
+  }
+
   func assets(withIDs ids: [AssetID]) throws -> [Asset] {
     guard !space.isClosed else { throw CatalogError("the space is locked") }
     return ids.compactMap { space.asset(id: SpaceAsset.spaceID($0))?.asset }
@@ -75,6 +83,7 @@ struct SealedCatalog: Catalog {
         && (query.mediaType ?? .photo) == .photo
         && query.from.map { asset.sortDate >= $0 } ?? true
         && query.to.map { asset.sortDate <= $0 } ?? true
+        && query.month.map { asset.month == $0 } ?? true
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
         && query.favourite != true
         && query.camera == nil && query.near == nil && query.rating == nil
