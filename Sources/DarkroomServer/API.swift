@@ -103,7 +103,9 @@ struct API: Sendable {
     }
     api.post("albums") { request, context in
       let body = try await request.decode(as: AlbumBody.self, context: context)
-      let change = try body.change()
+      var ids: [AssetID] = []
+      if let selection = body.selection { ids = try await self.ids(in: selection) }
+      let change = try body.change(ids)
       try await blocking { [library] () throws(DarkroomError) in try library.edit(change) }
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
       return try Self.encode(APIAlbums(albums: albums))

@@ -157,9 +157,17 @@ struct AlbumBody: Decodable, Sendable {
   var title: String
   var newTitle: String?
   var ids: [String]?
+  /// For `add` and `remove`: the list's parameters less `except`, instead of `ids` (a
+  /// gallery's "all 5,000 of this search").
+  var query: [String: String]?
+  var except: [String]?
 
-  func change() throws -> Library.AlbumEdit {
-    let ids = try Selection.assetIDs(ids ?? [])
+  /// The assets it names: its ids, or its query less `except`, as a job's.
+  var selection: Selection? {
+    ids == nil && query == nil ? nil : Selection(ids: ids, query: query, except: except)
+  }
+
+  func change(_ ids: [AssetID]) throws -> Library.AlbumEdit {
     if newTitle?.isEmpty == true { throw APIError.badRequest("newTitle is empty") }
     switch op {
     case "create": return .create(title)

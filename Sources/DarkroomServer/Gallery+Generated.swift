@@ -4,26 +4,36 @@ extension Gallery {
   static let files: [String: String] = [
     "album.mustache": ####"""
     {{> head}}
-    <main data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}">
-      <form class="search" role="search" action="/album" method="get">
-        <input type="hidden" name="ref" value="{{albumRef}}">
-        <input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album">
-        <button type="submit">Search</button>
-        {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
-      </form>
+    <main class="album" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
+      <div class="head">
+        <form class="search" role="search" action="/album" method="get">
+          <input type="hidden" name="ref" value="{{albumRef}}">
+          <input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album">
+          <button type="submit">Search</button>
+          {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
+        </form>
+        <p class="summary" aria-live="polite">{{summary}}</p>
+        <div class="album-actions">
+          <button type="button" data-act="select-all" hidden>Select all</button>
+          {{#user}}<button type="button" data-act="rename" hidden>Rename…</button>{{/user}}
+          {{^trash}}<label class="upload-button" for="files" hidden>Upload…</label>{{/trash}}
+          {{#trash}}<button type="button" data-act="empty" class="danger" hidden>Empty trash…</button>{{/trash}}
+        </div>
+      </div>
       <div class="toolbar" role="toolbar" aria-label="Selection" hidden>
+        <button type="button" data-act="clear" aria-label="Clear the selection">✕</button>
         <span class="selection-count" aria-live="polite">0 selected</span>
-        <button type="button" data-act="select-all">Select all {{count}}</button>
-        <button type="button" data-act="clear">Clear</button>
+        <span class="spacer"></span>
         <label for="preset">Preset</label>
         <select id="preset">
           {{#presets}}<option value="{{.}}">{{.}}</option>{{/presets}}
         </select>
         <button type="button" data-act="apply">Apply</button>
         <button type="button" data-act="revert">Revert</button>
+        {{^trash}}<button type="button" data-act="album">Add to album…</button>{{/trash}}
+        {{#user}}<button type="button" data-act="unalbum">Remove from album</button>{{/user}}
         {{^trash}}<button type="button" data-act="trash">Move to trash</button>{{/trash}}
         {{#trash}}<button type="button" data-act="restore">Restore</button>{{/trash}}
-        {{#trash}}<button type="button" data-act="empty" class="danger">Empty trash…</button>{{/trash}}
         <button type="button" data-act="download">Download zip</button>
       </div>
       <div class="progress" hidden>
@@ -32,12 +42,11 @@ extension Gallery {
         <ul class="failures"></ul>
       </div>
       <div class="upload" hidden>
-        <label for="files">Upload photos</label>
-        <input id="files" type="file" multiple accept="image/*,video/*">
-        <span class="drop-hint">or drop files on this page</span>
+        <input id="files" type="file" multiple accept="image/*,video/*" aria-label="Upload photos">
         <ul class="uploads"></ul>
       </div>
-      <p class="summary">{{summary}}</p>
+      <p class="notice" role="alert" hidden><span></span> <button type="button" data-act="retry">Retry</button></p>
+      <noscript>
       <ul class="grid" aria-label="Photos">
         {{#assets}}
         {{#month}}<li class="month" role="presentation"><h2>{{month}}</h2></li>{{/month}}
@@ -47,6 +56,21 @@ extension Gallery {
         {{/assets}}
       </ul>
       {{#next}}<p class="more"><a href="/album?ref={{ref}}&amp;after={{next}}{{filterQuery}}" rel="next">More</a></p>{{/next}}
+      </noscript>
+      <div class="grid" aria-hidden="true"></div>
+      <dialog class="album-dialog" aria-labelledby="album-dialog-title">
+        <form method="dialog">
+          <h2 id="album-dialog-title">Add to album</h2>
+          <label for="album-title">Album</label>
+          <input id="album-title" name="title" list="album-titles" required autocomplete="off" placeholder="A new or existing album">
+          <datalist id="album-titles"></datalist>
+          <p class="dialog-error error" role="alert"></p>
+          <div class="dialog-actions">
+            <button type="button" value="cancel" data-act="cancel">Cancel</button>
+            <button type="submit" value="ok">Add</button>
+          </div>
+        </form>
+      </dialog>
     </main>
     {{> foot}}
     """####,
@@ -70,6 +94,7 @@ extension Gallery {
         </ul>
       </section>
       {{/sections}}
+      <p class="more-links"><a href="/duplicates">Duplicates</a></p>
     </main>
     {{> foot}}
     """####,
@@ -78,7 +103,7 @@ extension Gallery {
     <main class="viewer" data-id="{{id}}" data-version="{{version}}">
       <nav class="steps">
         {{#previous}}<a href="/asset/{{previous}}?ref={{ref}}" rel="prev" accesskey="p">← Previous</a>{{/previous}}
-        <a href="/album?ref={{ref}}">Back to the album</a>
+        <a class="back" href="/album?ref={{ref}}&amp;at={{at}}">Back to the album</a>
         {{#next}}<a href="/asset/{{next}}?ref={{ref}}" rel="next" accesskey="n">Next →</a>{{/next}}
       </nav>
       <figure>
@@ -93,6 +118,7 @@ extension Gallery {
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
         {{#people}}<p class="people">With {{people}}</p>{{/people}}
         <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
+        <button type="button" class="open-editor" hidden>Edit</button>
       </figure>
       <form class="editor" hidden aria-label="Edit">
         <fieldset>
@@ -129,6 +155,36 @@ extension Gallery {
     </main>
     {{> foot}}
     """####,
+    "duplicates.mustache": ####"""
+    {{> head}}
+    <main class="duplicates">
+      <p class="summary" aria-live="polite">{{summary}}</p>
+      <p class="hint">Each group holds the same photo more than once{{#near}} or photos that look alike{{/near}}. The first of each, the largest, is kept unless you choose another; the others go to the trash, from which they can be restored.
+        {{^near}}<a href="/duplicates?near=1">Look-alikes too</a>{{/near}}{{#near}}<a href="/duplicates">Exact copies only</a>{{/near}}</p>
+      {{#groups}}
+      <section class="duplicate-group" aria-label="Group {{group}}">
+        <fieldset>
+          <legend>Keep</legend>
+          <ul>
+            {{#assets}}
+            <li>
+              <label>
+                <img src="/api/assets/{{id}}/aspect-thumbnail?size=256&amp;v={{version}}" alt="{{name}}" loading="lazy">
+                <span><input type="radio" name="keep-{{group}}" value="{{id}}"{{#keep}} checked{{/keep}}> <strong>{{name}}</strong></span>
+                <span class="detail">{{size}} · {{bytes}} · {{date}}</span>
+                <span class="detail path">{{path}}</span>
+              </label>
+            </li>
+            {{/assets}}
+          </ul>
+        </fieldset>
+        <button type="button" data-act="resolve" hidden>Keep the chosen one, trash the others</button>
+        <span class="status" role="status" aria-live="polite"></span>
+      </section>
+      {{/groups}}
+    </main>
+    {{> foot}}
+    """####,
     "error.mustache": ####"""
     {{> head}}
     <main class="problem">
@@ -145,74 +201,187 @@ extension Gallery {
     </html>
     """####,
     "gallery.css": ####"""
-    :root { color-scheme: light dark; --accent: #2f6fde; --cell: 200px; font-family: system-ui, sans-serif; }
-    body { margin: 0; }
-    .bar { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid #8884; }
+    :root {
+      color-scheme: light dark; --accent: #2f6fde; --cell: 200px; --bg: #fff; --fg: #1d1d1f; --muted: #6e6e73;
+      --tile: #e8e8ed; --line: #d2d2d7; --bar: rgba(255, 255, 255, .92);
+      font-family: system-ui, sans-serif; overflow-anchor: none;
+    }
+    @media (prefers-color-scheme: dark) {
+      :root { --bg: #161617; --fg: #f5f5f7; --muted: #a1a1a6; --tile: #2c2c2e; --line: #3a3a3c; --bar: rgba(22, 22, 23, .92); --accent: #4d8dff; }
+    }
+    body { margin: 0; background: var(--bg); color: var(--fg); }
+    a { color: var(--accent); }
+    button { font: inherit; }
+    .bar { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
     .bar .home { font-weight: 600; text-decoration: none; color: inherit; }
-    .bar .title { flex: 1; font-size: inherit; font-weight: normal; margin: 0; }
+    .bar .title { flex: 1; font-size: inherit; font-weight: 600; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     .problem { max-width: 40rem; }
-    .search { display: flex; gap: .5rem; align-items: center; padding-bottom: .5rem; }
+    main { padding: 1rem; }
+    a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, .cell:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+    .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
+    .login form { display: grid; gap: .5rem; }
+    .error { color: #c22; }
+    .danger { color: #c33; }
+    [hidden] { display: none !important; }
+
+    /* Albums */
+    .albums { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(var(--cell), 1fr)); gap: 1rem; }
+    .albums a { display: grid; text-decoration: none; color: inherit; }
+    .albums img, .albums .empty { width: 100%; aspect-ratio: 1; object-fit: cover; background: var(--tile); border-radius: 8px; }
+    .albums .count { color: var(--muted); font-size: .9em; }
+    .more-links { margin-top: 2rem; }
+
+    /* An album's head: search, count, actions */
+    .album .head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding-bottom: .5rem; }
+    .search { display: flex; gap: .5rem; align-items: center; }
     .search input[type=search] { flex: 0 1 20rem; min-width: 8rem; }
     .search a { white-space: nowrap; }
+    .summary { color: var(--muted); margin: 0; }
+    .album-actions { display: flex; gap: .5rem; margin-left: auto; }
+    .upload-button { cursor: pointer; padding: 1px 6px; border: 1px solid var(--line); border-radius: 4px; }
+    .upload input[type=file] { display: none; }
+
+    /* The selection's tools: over the page's top while something is selected */
+    .toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: .5rem 1rem; background: var(--bar); border-bottom: 1px solid var(--line); backdrop-filter: blur(8px); }
+    .toolbar .spacer { flex: 1; }
+    .progress, .upload, .notice { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .5rem 0; margin: 0; }
+    .progress progress { width: 16rem; }
+    .failures { color: #c22; width: 100%; }
+    .uploads { list-style: none; padding: 0; margin: 0; display: grid; gap: .25rem; }
+    .notice { color: #c22; }
+    body.dragging { outline: 4px dashed var(--accent); outline-offset: -8px; }
+
+    /* The grid without a script, and the space's */
+    .grid { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 4px; }
+    .grid .month { grid-column: 1 / -1; }
+    .grid .month h2 { font-size: 1rem; font-weight: 600; margin: .75rem 0 .25rem; }
+    .grid .cell a { display: block; }
+    .grid .cell img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); }
+
+    /* The timeline: sections of justified rows, placed by the script */
+    .timeline { position: relative; margin-right: 44px; user-select: none; }
+    .timeline .section { position: absolute; left: 0; right: 0; }
+    .timeline h2 { position: absolute; top: 0; margin: 0; padding-top: .75rem; font-size: 1.15rem; font-weight: 650; }
+    .timeline .row { position: absolute; left: 0; right: 0; }
+    .timeline .day { position: absolute; top: 6px; font-size: .8rem; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .timeline .cell { position: absolute; background: var(--tile); border-radius: 2px; overflow: hidden; }
+    .timeline .cell a { display: block; width: 100%; height: 100%; }
+    .timeline .cell img { display: block; width: 100%; height: 100%; object-fit: cover; }
+    .timeline .cell img:not([src]) { visibility: hidden; }
+    .timeline .cell .broken, .timeline .video-tile { display: grid; place-items: center; width: 100%; height: 100%; aspect-ratio: auto; font-size: .85em; }
+    .video-tile { background: #333; color: #fff; }
+    .cell .check { position: absolute; top: 6px; left: 6px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
+    .cell:hover .check, .cell:focus-within .check, body.selecting .cell .check { opacity: 1; }
+    .cell.selected .check { background: var(--accent); border-color: var(--accent); color: #fff; opacity: 1; }
+    .cell.selected a { transform: scale(.9); transition: transform .1s; }
+    .cell.selected { background: color-mix(in srgb, var(--accent) 18%, var(--tile)); }
+
+    /* The scrubber: months and years down the right side */
+    .scrubber { position: fixed; right: 0; top: 64px; bottom: 8px; width: 44px; z-index: 5; cursor: ns-resize; touch-action: none; }
+    .scrubber a { position: absolute; right: 6px; width: 8px; height: 2px; background: var(--line); border-radius: 1px; text-decoration: none; }
+    .scrubber a.year { width: auto; height: auto; background: none; font-size: .7rem; color: var(--muted); transform: translateY(-50%); }
+    .scrubber a.here { background: var(--accent); }
+    .scrubber a.year.here { color: var(--accent); background: none; font-weight: 700; }
+    .scrubber:hover a.year { color: var(--fg); }
+
+    /* The viewer: the whole window, dark */
+    body.viewing { overflow: hidden; }
+    .lightbox { position: fixed; inset: 0; z-index: 50; background: #000; color: #eee; }
+    .lightbox .stage { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; overflow: hidden; touch-action: none; }
+    .lightbox.with-info .stage { right: 320px; }
+    .lightbox .shown { max-width: 100%; max-height: 100%; transform-origin: center; user-select: none; cursor: zoom-in; }
+    .lightbox.zoomed .shown { cursor: grab; }
+    .lightbox .clip { max-width: 100%; max-height: 100%; }
+    .lightbox .problem { color: #f88; }
+    .lightbox .controls { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; background: linear-gradient(rgba(0, 0, 0, .6), transparent); }
+    .lightbox.with-info .controls { right: 320px; }
+    .lightbox .controls .spacer { flex: 1; }
+    .lightbox .controls button, .lightbox .controls a, .lightbox .step { background: none; border: 0; color: #eee; font-size: 1.3rem; cursor: pointer; text-decoration: none; padding: .25rem .5rem; border-radius: 6px; }
+    .lightbox .controls a[data-v="edit"] { font-size: 1rem; }
+    .lightbox .controls button:hover, .lightbox .controls a:hover, .lightbox .step:hover { background: rgba(255, 255, 255, .15); }
+    .lightbox [aria-pressed="true"][data-v="favourite"] { color: #fc3; }
+    .lightbox .name { font-size: .9rem; opacity: .85; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .lightbox .step { position: absolute; top: 50%; transform: translateY(-50%); font-size: 2.5rem; }
+    .lightbox .prev { left: .25rem; }
+    .lightbox .next { right: .25rem; }
+    .lightbox.with-info .next { right: 328px; }
+    .lightbox .info { position: absolute; top: 0; right: 0; bottom: 0; width: 320px; box-sizing: border-box; padding: 1rem; overflow-y: auto; background: #1c1c1e; }
+    .lightbox .info h2 { font-size: 1rem; margin: 0 0 1rem; }
+    .lightbox .info dl { display: grid; grid-template-columns: auto 1fr; gap: .4rem .75rem; margin: 0; font-size: .9rem; }
+    .lightbox .info dt { color: #999; }
+    .lightbox .info dd { margin: 0; overflow-wrap: anywhere; }
+    .lightbox .info a { color: #8ab4ff; }
+
+    /* A photo's own page and its editor */
+    .viewer { display: grid; grid-template-columns: 1fr; gap: 1rem; }
+    .viewer.editing { grid-template-columns: 1fr minmax(16rem, 22rem); }
+    .viewer .steps { grid-column: 1 / -1; display: flex; gap: 1rem; }
+    .viewer figure { margin: 0; }
+    .viewer .photo { max-width: 100%; max-height: 80vh; display: block; margin: auto; }
     .viewer .caption { margin: .5rem 0 0; }
     .viewer .rating { margin: .25rem 0 0; color: #c90; }
     .viewer .rating button { background: none; border: 0; color: inherit; font-size: 1.25rem; padding: 0 .1rem; cursor: pointer; }
     .viewer .rating .rejected { color: #a33; margin-left: .5rem; }
     .viewer .place { margin: .25rem 0 0; opacity: .85; }
     .viewer .keywords, .viewer .people { margin: .25rem 0 0; opacity: .75; }
-    .viewer .favourite { margin-top: .5rem; }
+    .viewer .favourite, .viewer .open-editor { margin-top: .5rem; }
     .viewer .favourite[aria-pressed="true"] { color: #c90; }
-    .danger { color: #b33; }
-    main { padding: 1rem; }
-    a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-    .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
-    .login form { display: grid; gap: .5rem; }
-    .error { color: #c22; }
-    .albums { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(var(--cell), 1fr)); gap: 1rem; }
-    .albums a { display: grid; text-decoration: none; color: inherit; }
-    .albums img, .albums .empty { width: 100%; aspect-ratio: 1; object-fit: cover; background: #8882; border-radius: 6px; }
-    .albums .count { opacity: .7; font-size: .9em; }
-    .grid { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 4px; user-select: none; }
-    .grid .month { grid-column: 1 / -1; }
-    .grid .month h2 { font-size: 1rem; font-weight: 600; margin: .75rem 0 .25rem; }
-    .cell a { display: block; position: relative; text-decoration: none; }
-    .cell img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: #8882; }
-    .cell.selected img { outline: 4px solid var(--accent); outline-offset: -4px; opacity: .85; }
-    .cell.selected a::after { content: "✓"; position: absolute; top: 4px; left: 6px; color: #fff; background: var(--accent); border-radius: 50%; width: 1.4em; height: 1.4em; text-align: center; }
-    .toolbar, .progress, .upload { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .5rem 0; }
-    .toolbar[hidden], .progress[hidden], .upload[hidden], .editor[hidden] { display: none; }
-    .toolbar { position: sticky; top: 0; background: Canvas; z-index: 1; }
-    .progress progress { width: 16rem; }
-    .failures { color: #c22; width: 100%; }
-    body.dragging { outline: 4px dashed var(--accent); outline-offset: -8px; }
-    .viewer { display: grid; grid-template-columns: 1fr minmax(16rem, 22rem); gap: 1rem; }
-    .viewer .steps { grid-column: 1 / -1; display: flex; gap: 1rem; }
-    .viewer figure { margin: 0; }
-    .viewer .photo { max-width: 100%; max-height: 80vh; display: block; margin: auto; }
     .editor fieldset { display: grid; grid-template-columns: auto 1fr; gap: .25rem .5rem; align-items: center; }
     .editor .actions { display: flex; gap: .5rem; flex-wrap: wrap; padding: .5rem 0; }
-    .broken[hidden] { display: none; }
+    .editor .history { padding-left: 1.25rem; }
+    .editor .history button { background: none; border: 0; padding: .1rem 0; color: var(--accent); cursor: pointer; text-align: left; }
+    .editor .history button[aria-current="true"] { color: inherit; font-weight: 600; cursor: default; }
     .viewer .broken { aspect-ratio: auto; min-height: 12rem; }
-    .broken { display: grid; place-items: center; aspect-ratio: 1; width: 100%; box-sizing: border-box; padding: .5rem; background: #8882; color: #b33; font-size: .85em; text-align: center; }
+    .broken { display: grid; place-items: center; aspect-ratio: 1; width: 100%; box-sizing: border-box; padding: .5rem; background: var(--tile); color: #c33; font-size: .85em; text-align: center; }
+
+    /* Dialogs and the duplicates page */
+    dialog { border: 1px solid var(--line); border-radius: 10px; background: var(--bg); color: var(--fg); padding: 1rem 1.25rem; min-width: 18rem; }
+    dialog form { display: grid; gap: .5rem; }
+    dialog h2 { margin: 0 0 .25rem; font-size: 1.1rem; }
+    .dialog-actions { display: flex; gap: .5rem; justify-content: flex-end; }
+    .duplicates .hint { color: var(--muted); max-width: 48rem; }
+    .duplicate-group { border-top: 1px solid var(--line); padding: 1rem 0; }
+    .duplicate-group fieldset { border: 0; padding: 0; margin: 0; }
+    .duplicate-group legend { font-weight: 600; }
+    .duplicate-group ul { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
+    .duplicate-group label { display: grid; gap: .25rem; width: 15rem; cursor: pointer; }
+    .duplicate-group img { width: 15rem; height: 11rem; object-fit: contain; background: var(--tile); border-radius: 6px; }
+    .duplicate-group .detail { color: var(--muted); font-size: .85rem; overflow-wrap: anywhere; }
+    .duplicate-group .status { margin-left: .5rem; }
+
     @media (max-width: 700px) {
-      .viewer { grid-template-columns: 1fr; }
+      main { padding: .5rem; }
+      .viewer, .viewer.editing { grid-template-columns: 1fr; }
       .grid { grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); }
       .albums { grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .75rem; }
+      .timeline { margin-right: 28px; }
+      .scrubber { width: 28px; top: 56px; }
+      .scrubber a.year { font-size: .6rem; }
+      .album-actions { margin-left: 0; }
       /* One row of tools that scrolls sideways, not a third of the screen. */
       .toolbar { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }
-      .upload .drop-hint { display: none; }
+      .lightbox.with-info .stage, .lightbox.with-info .controls { right: 0; bottom: 45%; }
+      .lightbox .info { top: 55%; width: auto; left: 0; }
+      .lightbox.with-info .next { right: .25rem; }
+      .lightbox .step { display: none; }
     }
     """####,
     "gallery.js": ####"""
-    // Darkroom's gallery: multi-select, batch jobs with progress, upload, and the editor.
-    // Pages work without this file; it adds what needs a script. No inline script (strict CSP).
+    // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
+    // page), a viewer over it, selection with batch jobs, albums, upload, the editor and the
+    // duplicates page. Pages work without this file; it adds what needs a script. No inline
+    // script (strict CSP), no build step.
     "use strict";
 
     const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+    const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+      "September", "October", "November", "December"];
+    const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
     // A picture the server could not make (a damaged file, a format it cannot read) becomes a
     // tile that says so, instead of the browser's broken-image icon.
     function showBroken(img) {
+      if (!img.isConnected) return;
       const tile = document.createElement("span");
       tile.className = "broken";
       tile.setAttribute("role", "img");
@@ -220,18 +389,8 @@ extension Gallery {
       tile.textContent = "Cannot be shown";
       img.replaceWith(tile);
     }
-    // A grid cell's thumbnail of one version of an asset, 200 px (400 on a dense screen).
-    function thumbnailImage(id, version, alt) {
-      const img = document.createElement("img");
-      const url = (size) => "/api/assets/" + id + "/thumbnail?size=" + size + "&v=" + version;
-      img.src = url(200);
-      img.srcset = url(200) + " 1x, " + url(400) + " 2x";
-      img.width = 200; img.height = 200; img.alt = alt;
-      watchBroken(img);
-      return img;
-    }
     function watchBroken(img) {
-      img.addEventListener("error", () => showBroken(img));
+      img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
       // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
       // complete, so only a real failure matches.
       if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) showBroken(img);
@@ -240,10 +399,17 @@ extension Gallery {
     async function api(method, url, body) {
       const headers = { "X-CSRF-Token": csrf };
       if (body !== undefined) headers["Content-Type"] = "application/json";
-      const response = await fetch(url, {
-        method, headers, credentials: "same-origin",
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      let response;
+      try {
+        response = await fetch(url, {
+          method, headers, credentials: "same-origin",
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (_) {
+        const error = new Error("The server cannot be reached");
+        error.offline = true;
+        throw error;
+      }
       if (!response.ok) {
         let message = response.status + " " + response.statusText;
         try { message = (await response.json()).error.message; } catch (_) { /* not JSON */ }
@@ -252,108 +418,1000 @@ extension Gallery {
       return response;
     }
 
-    // ---- An album: selection, toolbar, jobs, upload ------------------------------------------
+    // Waits for a job to end (its event stream's "done"), calling `progress` on the way.
+    function followJob(job, progress) {
+      return new Promise((resolve) => {
+        const events = new EventSource("/api/jobs/" + job.id + "/events");
+        events.addEventListener("progress", (event) => progress(JSON.parse(event.data).status));
+        events.addEventListener("done", (event) => {
+          events.close();
+          resolve(JSON.parse(event.data));
+        });
+      });
+    }
+
+    // ---- Dates and words -------------------------------------------------------------------
+
+    // Seconds since 1970 on the clock where the photo was taken (its offset; none: as UTC).
+    const localSeconds = (asset) => asset.sortDate + (asset.captureOffsetMinutes || 0) * 60;
+    const localDate = (asset) => new Date(localSeconds(asset) * 1000);
+    function monthLabel(key) {
+      if (key === "0000-00") return "Undated";
+      const [year, month] = key.split("-").map(Number);
+      return MONTHS[month - 1] + " " + year;
+    }
+    function dayLabel(asset) {
+      const date = localDate(asset);
+      return DAYS[date.getUTCDay()].slice(0, 3) + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()].slice(0, 3);
+    }
+    function offsetText(minutes) {
+      const sign = minutes < 0 ? "−" : "+";
+      const whole = Math.abs(minutes);
+      return "UTC" + sign + String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
+    }
+    function bytesText(bytes) {
+      if (bytes >= 1e9) return (bytes / 1e9).toFixed(1) + " GB";
+      if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
+      return Math.max(1, Math.round(bytes / 1e3)) + " KB";
+    }
+    function durationText(seconds) {
+      const whole = Math.round(seconds || 0);
+      return Math.floor(whole / 60) + ":" + String(whole % 60).padStart(2, "0");
+    }
+    // Formats every browser shows as they are; anything else is asked for as a rendition.
+    const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
+
+    // ---- Images: few requests at once, cancelled when their row leaves -------------------------
+
+    const images = {
+      limit: 8, active: 0, queue: [],
+      want(img, url) {
+        img.dataset.want = url;
+        this.queue.push(img);
+        // After the caller has put the image in the page (one not in it is never loaded).
+        if (!this.soon) this.soon = Promise.resolve().then(() => { this.soon = null; this.pump(); });
+      },
+      pump() {
+        while (this.active < this.limit && this.queue.length) {
+          const img = this.queue.shift();
+          if (!img.isConnected || !img.dataset.want) continue;
+          this.active += 1;
+          img.dataset.loading = "true";
+          const done = () => {
+            if (!img.dataset.loading) return;
+            delete img.dataset.loading;
+            this.active -= 1;
+            this.pump();
+          };
+          img.addEventListener("load", done, { once: true });
+          img.addEventListener("error", done, { once: true });
+          img.finish = done;
+          img.src = img.dataset.want;
+        }
+      },
+      // An image leaving the page: a load still waiting is forgotten, one under way cancelled.
+      drop(img) {
+        delete img.dataset.want;
+        const waiting = this.queue.indexOf(img);
+        if (waiting >= 0) this.queue.splice(waiting, 1);
+        if (img.dataset.loading) {
+          img.removeAttribute("src");
+          img.finish();
+        }
+      },
+    };
+
+    // ---- The viewer: full window on dark, over the timeline ---------------------------------
+
+    function makeViewer() {
+      const box = document.createElement("div");
+      box.className = "lightbox";
+      box.hidden = true;
+      box.setAttribute("role", "dialog");
+      box.setAttribute("aria-modal", "true");
+      box.setAttribute("aria-label", "Photo viewer");
+      box.innerHTML = [
+        '<div class="stage"><img class="shown" alt="" draggable="false">',
+        '<video class="clip" controls preload="metadata" hidden></video>',
+        '<p class="problem" hidden>This photo cannot be shown.</p></div>',
+        '<div class="controls">',
+        '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
+        '<span class="name"></span><span class="spacer"></span>',
+        '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
+        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">ⓘ</button>',
+        '<a data-v="download" aria-label="Download the original" download>⤓</a>',
+        '<a data-v="edit">Edit</a></div>',
+        '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
+        '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">›</button>',
+        '<aside class="info" aria-label="Info" hidden><h2>Info</h2><dl></dl></aside>',
+      ].join("");
+      document.body.append(box);
+      const stage = box.querySelector(".stage");
+      const img = box.querySelector(".shown");
+      const clip = box.querySelector(".clip");
+      const problem = box.querySelector(".problem");
+      const info = box.querySelector(".info");
+      const control = (name) => box.querySelector('[data-v="' + name + '"]');
+      let current = null, source = null, returnFocus = null, zoom = { scale: 1, x: 0, y: 0 }, sharp = false;
+
+      const screenSize = () => {
+        const need = Math.max(innerWidth, innerHeight) * (window.devicePixelRatio || 1);
+        return [1024, 1600, 2048, 2560].find((size) => size >= need) || 2560;
+      };
+      const url = (asset, rep, size) => "/api/assets/" + asset.id + "/" + rep
+        + "?" + (size ? "size=" + size + "&" : "") + "v=" + asset.version;
+
+      function apply() {
+        img.style.transform = "translate(" + zoom.x + "px, " + zoom.y + "px) scale(" + zoom.scale + ")";
+        box.classList.toggle("zoomed", zoom.scale > 1);
+        // Past the screen's rendition, the photo's own pixels: the file when every browser
+        // shows its format, else the largest rendition.
+        const shownWidth = img.clientWidth * zoom.scale * (window.devicePixelRatio || 1);
+        if (!sharp && current && img.naturalWidth && shownWidth > img.naturalWidth * 1.05) {
+          sharp = true;
+          const asset = current;
+          const better = browserShows(asset.format) ? url(asset, "full") : url(asset, "fullscreen", 4096);
+          const loading = new Image();
+          loading.onload = () => {
+            if (current !== asset) return;
+            img.src = better;
+            img.dataset.rep = browserShows(asset.format) ? "full" : "fullscreen-4096";
+          };
+          loading.src = better;
+        }
+      }
+      function zoomTo(scale, cx, cy) {
+        const next = Math.min(8, Math.max(1, scale));
+        if (next === 1) { zoom = { scale: 1, x: 0, y: 0 }; apply(); return; }
+        const rect = stage.getBoundingClientRect();
+        const ox = rect.left + rect.width / 2, oy = rect.top + rect.height / 2;
+        const k = next / zoom.scale;
+        zoom = { scale: next, x: (cx - ox) - (cx - ox - zoom.x) * k, y: (cy - oy) - (cy - oy - zoom.y) * k };
+        apply();
+      }
+      stage.addEventListener("wheel", (event) => {
+        event.preventDefault();
+        zoomTo(zoom.scale * Math.exp(-event.deltaY * 0.002), event.clientX, event.clientY);
+      }, { passive: false });
+      stage.addEventListener("dblclick", (event) => {
+        zoomTo(zoom.scale > 1 ? 1 : 2.5, event.clientX, event.clientY);
+      });
+      // Pointers: one drags a zoomed photo or swipes to the next; two pinch.
+      const pointers = new Map();
+      let gesture = null;
+      stage.addEventListener("pointerdown", (event) => {
+        if (event.target === clip) return;
+        stage.setPointerCapture(event.pointerId);
+        pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+        const list = [...pointers.values()];
+        gesture = list.length === 2
+          ? { pinch: Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y), scale: zoom.scale }
+          : { start: { x: event.clientX, y: event.clientY }, from: { x: zoom.x, y: zoom.y } };
+      });
+      stage.addEventListener("pointermove", (event) => {
+        if (!pointers.has(event.pointerId) || !gesture) return;
+        pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+        const list = [...pointers.values()];
+        if (gesture.pinch && list.length === 2) {
+          const distance = Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y);
+          zoomTo(gesture.scale * distance / gesture.pinch, (list[0].x + list[1].x) / 2, (list[0].y + list[1].y) / 2);
+        } else if (gesture.start && zoom.scale > 1) {
+          zoom.x = gesture.from.x + event.clientX - gesture.start.x;
+          zoom.y = gesture.from.y + event.clientY - gesture.start.y;
+          apply();
+        }
+      });
+      const lift = (event) => {
+        if (!pointers.delete(event.pointerId)) return;
+        if (gesture?.start && zoom.scale === 1 && pointers.size === 0) {
+          const dx = event.clientX - gesture.start.x, dy = event.clientY - gesture.start.y;
+          if (Math.abs(dx) > 60 && Math.abs(dy) < 80) step(dx < 0 ? 1 : -1);
+          else if (dy > 120 && Math.abs(dx) < 80) close();
+        }
+        gesture = pointers.size ? gesture : null;
+      };
+      stage.addEventListener("pointerup", lift);
+      stage.addEventListener("pointercancel", lift);
+
+      function fillInfo(asset) {
+        const list = info.querySelector("dl");
+        list.textContent = "";
+        const row = (term, value) => {
+          if (value === undefined || value === null || value === "") return;
+          const dt = document.createElement("dt");
+          dt.textContent = term;
+          const dd = document.createElement("dd");
+          if (value instanceof Node) dd.append(value); else dd.textContent = value;
+          list.append(dt, dd);
+        };
+        const date = localDate(asset);
+        const zone = asset.captureOffsetMinutes === undefined || asset.captureOffsetMinutes === null
+          ? "" : " (" + offsetText(asset.captureOffsetMinutes) + (asset.timeZone ? ", " + asset.timeZone : "") + ")";
+        row("Taken", DAYS[date.getUTCDay()] + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()] + " "
+          + date.getUTCFullYear() + ", " + String(date.getUTCHours()).padStart(2, "0") + ":"
+          + String(date.getUTCMinutes()).padStart(2, "0") + zone);
+        row("Camera", asset.camera);
+        row("Lens", asset.lens);
+        const exposure = [];
+        if (asset.exposureTime) exposure.push(asset.exposureTime < 1 ? "1/" + Math.round(1 / asset.exposureTime) + " s" : asset.exposureTime + " s");
+        if (asset.fNumber) exposure.push("f/" + asset.fNumber);
+        if (asset.iso) exposure.push("ISO " + asset.iso);
+        if (asset.focalLength) exposure.push(asset.focalLength + " mm");
+        row("Exposure", exposure.join(" · "));
+        row("Size", asset.displayWidth + " × " + asset.displayHeight + " · "
+          + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize));
+        if (asset.duration) row("Length", durationText(asset.duration));
+        row("File", asset.path);
+        const place = [asset.place, asset.region, asset.country].filter(Boolean).join(", ");
+        if (place || asset.latitude !== undefined && asset.latitude !== null) {
+          const where = document.createElement("span");
+          where.textContent = place ? place + " " : "";
+          if (asset.latitude !== undefined && asset.latitude !== null) {
+            const lat = asset.latitude.toFixed(5), lon = asset.longitude.toFixed(5);
+            const link = document.createElement("a");
+            link.href = "https://www.openstreetmap.org/?mlat=" + lat + "&mlon=" + lon + "#map=14/" + lat + "/" + lon;
+            link.rel = "noopener noreferrer";
+            link.textContent = lat + ", " + lon;
+            where.append(link);
+          }
+          row("Place", where);
+        }
+        row("Description", asset.caption);
+        if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
+        row("Keywords", (asset.keywords || []).join(", "));
+        row("People", (asset.people || []).join(", "));
+      }
+
+      function show(asset) {
+        current = asset;
+        sharp = false;
+        zoom = { scale: 1, x: 0, y: 0 };
+        apply();
+        problem.hidden = true;
+        const video = asset.mediaType === "video";
+        clip.hidden = !video;
+        img.hidden = video;
+        clip.pause();
+        if (video) {
+          clip.src = url(asset, "full");
+          img.removeAttribute("src");
+        } else {
+          clip.removeAttribute("src");
+          img.alt = asset.path;
+          img.dataset.rep = "fullscreen";
+          img.src = url(asset, "fullscreen", screenSize());
+        }
+        box.querySelector(".name").textContent = asset.path.split("/").pop();
+        const star = control("favourite");
+        star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+        star.textContent = asset.isFavourite ? "★" : "☆";
+        control("download").href = url(asset, "full");
+        control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
+        fillInfo(asset);
+        // The neighbours, loaded before they are asked for.
+        for (const direction of [-1, 1]) {
+          source.neighbour(asset, direction).then((next) => {
+            if (next && next.mediaType !== "video" && current === asset) new Image().src = url(next, "fullscreen", screenSize());
+          }).catch(() => {});
+        }
+      }
+      img.addEventListener("error", () => { if (img.getAttribute("src")) { problem.hidden = false; img.hidden = true; } });
+      img.addEventListener("load", () => { img.hidden = false; problem.hidden = true; apply(); });
+
+      async function step(direction) {
+        if (!current) return;
+        const next = await source.neighbour(current, direction);
+        if (!next || box.hidden) return;
+        show(next);
+        history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
+        source.moved?.(next);
+      }
+      function open(asset, from) {
+        source = from;
+        returnFocus = document.activeElement;
+        box.hidden = false;
+        document.body.classList.add("viewing");
+        show(asset);
+        history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref));
+        control("close").focus();
+      }
+      // Closed by Escape, the button or a swipe down: back to the album's address, the page
+      // where it was.
+      function close() {
+        if (box.hidden) return;
+        if (history.state?.viewer) history.back(); else hide();
+      }
+      function hide() {
+        box.hidden = true;
+        document.body.classList.remove("viewing");
+        clip.pause();
+        clip.removeAttribute("src");
+        const asset = current;
+        current = null;
+        source?.closed?.(asset, returnFocus);
+      }
+      addEventListener("popstate", () => { if (!box.hidden && !history.state?.viewer) hide(); });
+
+      box.addEventListener("click", async (event) => {
+        const name = event.target.closest("[data-v]")?.dataset.v;
+        if (name === "close") close();
+        else if (name === "prev") step(-1);
+        else if (name === "next") step(1);
+        else if (name === "info") toggleInfo();
+        else if (name === "favourite") favourite();
+      });
+      function toggleInfo() {
+        info.hidden = !info.hidden;
+        control("info").setAttribute("aria-pressed", info.hidden ? "false" : "true");
+        box.classList.toggle("with-info", !info.hidden);
+      }
+      async function favourite() {
+        const asset = current;
+        const star = control("favourite");
+        try {
+          const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
+          asset.isFavourite = changed.isFavourite;
+          if (current === asset) {
+            star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+            star.textContent = asset.isFavourite ? "★" : "☆";
+          }
+        } catch (error) {
+          star.title = error.message;
+        }
+      }
+      document.addEventListener("keydown", (event) => {
+        if (box.hidden || event.target.closest("input, select, textarea")) return;
+        if (event.key === "Escape") { event.preventDefault(); close(); }
+        else if (event.key === "ArrowLeft") { event.preventDefault(); step(-1); }
+        else if (event.key === "ArrowRight") { event.preventDefault(); step(1); }
+        else if (event.key === "i") toggleInfo();
+        else if (event.key === "+" || event.key === "=") zoomTo(zoom.scale * 1.5, innerWidth / 2, innerHeight / 2);
+        else if (event.key === "-") zoomTo(zoom.scale / 1.5, innerWidth / 2, innerHeight / 2);
+        else if (event.key === "0") zoomTo(1, 0, 0);
+        else return;
+        event.stopPropagation();
+      }, true);
+      // Focus stays in the viewer while it is open.
+      box.addEventListener("keydown", (event) => {
+        if (event.key !== "Tab") return;
+        const stops = [...box.querySelectorAll("button, a[href], video:not([hidden])")].filter((e) => !e.hidden && e.offsetParent !== null);
+        if (!stops.length) return;
+        const first = stops[0], last = stops[stops.length - 1];
+        if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
+        else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
+      });
+      return { open, isOpen: () => !box.hidden };
+    }
+
+    // ---- An album: the timeline, selection, jobs, albums, upload --------------------------------
 
     function albumPage(main) {
-      const grid = main.querySelector(".grid");
+      const ref = decodeURIComponent(main.dataset.ref);
       const toolbar = main.querySelector(".toolbar");
       const countLabel = main.querySelector(".selection-count");
-      const ref = main.dataset.ref;
-      // The page's search and filters: "all" means all that match them, in jobs and downloads.
+      const notice = main.querySelector(".notice");
+      // The page's search and filters: what the timeline shows, and what "all" means to a job.
       let filters = {};
       try { filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
+      const byDate = ["date", "-date"].includes(filters.sort || (main.dataset.user === "true" ? "album" : "date"));
       let total = Number(main.dataset.count);
-      // The album's size where it is shown, kept true as photos leave and arrive.
+      const viewer = makeViewer();
+      history.scrollRestoration = "manual";
+
       function setTotal(count) {
         total = Math.max(0, count);
         main.dataset.count = String(total);
         main.querySelector(".summary").textContent = total + (total === 1 ? " item" : " items");
-        main.querySelector('button[data-act="select-all"]').textContent = "Select all " + total;
       }
-      // "All" is a query less exceptions, never a list of every id: 50,000 photos stay cheap.
-      const selection = { all: false, ids: new Set(), except: new Set(), anchor: -1 };
-      toolbar.hidden = false;
-      main.querySelector(".upload").hidden = false;
+      let retry = null;
+      function showNotice(text, again) {
+        notice.querySelector("span").textContent = text;
+        notice.hidden = false;
+        retry = again;
+      }
+      notice.querySelector("button").addEventListener("click", () => { notice.hidden = true; retry?.(); });
 
-      const cells = () => Array.from(grid.querySelectorAll(".cell"));
+      // The timeline: sections (a month each, or the whole album in its own order), laid out
+      // as justified rows; only the rows near the screen are in the page.
+      const GAP = 4, MONTH = 44, DAY = 30, AFTER = 12;
+      const container = document.createElement("div");
+      container.className = "timeline";
+      container.setAttribute("role", "grid");
+      container.setAttribute("aria-label", "Photos");
+      container.setAttribute("aria-multiselectable", "true");
+      main.querySelector(".grid").replaceWith(container);
+      main.querySelector(".more")?.remove();
+      const scrubber = document.createElement("nav");
+      scrubber.className = "scrubber";
+      scrubber.setAttribute("aria-label", "Months");
+      if (byDate) main.append(scrubber);
+      let sections = [], width = 0, rowHeight = 180, version = 0;
+      const shown = new Map(); // section key -> { element, version, rows: Map(index -> element) }
+      let active = null; // the id of the cell that takes the keyboard's focus
+
+      const containerTop = () => container.getBoundingClientRect().top + scrollY;
+      const aspect = (a) => a.displayWidth > 0 && a.displayHeight > 0 ? Math.min(3, Math.max(0.5, a.displayWidth / a.displayHeight)) : 1;
+      function measure() {
+        width = container.clientWidth;
+        rowHeight = innerWidth < 700 ? 112 : 184;
+      }
+      function estimate(count) {
+        const perRow = Math.max(1, (width + GAP) / (rowHeight * 1.35 + GAP));
+        return Math.ceil(count / perRow) * (rowHeight + GAP + (byDate ? DAY / 2 : 0));
+      }
+      // Justified rows: each photo keeps its shape, a row fills the width at about the target
+      // height. A new day starts a new row when the row is nearly full (it is stretched to the
+      // width), else it goes on in the same row under its own label.
+      function layout(s) {
+        const blocks = [];
+        let y = s.label ? MONTH : 0, row = [], labels = [], sum = 0, day = null;
+        const flush = (last) => {
+          if (!row.length) return;
+          const space = width - GAP * (row.length - 1);
+          const height = last ? Math.min(rowHeight, space / sum) : space / sum;
+          let x = 0;
+          const items = row.map((i) => {
+            const w = aspect(s.assets[i]) * height;
+            const item = { i, left: x, width: w };
+            x += w + GAP;
+            return item;
+          });
+          const band = labels.length ? DAY : 0;
+          const placed = labels.map((label, n) => {
+            const at = items[row.indexOf(label.i)];
+            const next = labels[n + 1] ? items[row.indexOf(labels[n + 1].i)].left : width;
+            return { text: label.text, left: at.left, width: next - at.left - GAP };
+          });
+          blocks.push({ top: y, band, height, items, labels: placed });
+          y += band + height + GAP;
+          row = []; labels = []; sum = 0;
+        };
+        s.assets.forEach((asset, i) => {
+          if (byDate) {
+            const its = Math.floor(localSeconds(asset) / 86400);
+            if (its !== day) {
+              if (sum * rowHeight + GAP * row.length >= width * 0.8) flush(false);
+              day = its;
+              labels.push({ i, text: dayLabel(asset) });
+            }
+          }
+          row.push(i);
+          sum += aspect(asset);
+          if (sum * rowHeight + GAP * (row.length - 1) >= width) flush(false);
+        });
+        flush(true);
+        s.loaded = y;
+        s.blocks = blocks;
+        s.height = y + estimate(Math.max(0, s.count - s.assets.length)) + AFTER;
+        s.version = ++version;
+      }
+      function estimateSection(s) {
+        s.blocks = [];
+        s.loaded = s.label ? MONTH : 0;
+        s.height = s.loaded + estimate(s.count) + AFTER;
+        s.version = ++version;
+      }
+      function place() {
+        let y = 0;
+        for (const s of sections) { s.top = y; y += s.height; }
+        container.style.height = y + "px";
+        placeScrubber(y);
+      }
+      // Where the screen's top is: the section there and how far into it. Kept as sections
+      // above it change height, so nothing moves under the reader's eyes.
+      function anchor() {
+        const y = scrollY - containerTop();
+        if (y <= 0) return null;
+        // (Half a pixel of slack: a jump lands on a section's first pixel, give or take rounding.)
+        const s = sections.find((s) => s.top + s.height > y + 0.5);
+        return s ? { s, offset: y - s.top } : null;
+      }
+      function keep(mark) {
+        if (!mark || !sections.includes(mark.s)) return;
+        const want = containerTop() + mark.s.top + mark.offset;
+        if (Math.abs(want - scrollY) >= 1) scrollTo(0, want);
+      }
+      function relayout(changed) {
+        const mark = anchor();
+        for (const s of changed) layout(s);
+        place();
+        keep(mark);
+        schedule();
+      }
+
+      function makeSection(key, count) {
+        const s = { key, label: byDate ? monthLabel(key) : "", count, assets: [], next: null, done: false, loading: false, reload: false };
+        estimateSection(s);
+        return s;
+      }
+      const query = (more) => new URLSearchParams(Object.assign({ album: ref }, filters, more));
+      async function loadTimeline() {
+        const data = await (await api("GET", "/api/timeline?" + query())).json();
+        const old = new Map(sections.map((s) => [s.key, s]));
+        const mark = anchor();
+        const list = byDate ? data.months : [{ month: "all", count: data.count }];
+        sections = list.filter((m) => m.count > 0).map((m) => {
+          const s = old.get(m.month);
+          if (!s) return makeSection(m.month, m.count);
+          // Kept on the screen as it was until its new assets arrive.
+          s.count = m.count;
+          s.reload = true;
+          s.done = false;
+          return s;
+        });
+        for (const [key, entry] of shown) {
+          if (!sections.some((s) => s.key === key)) { removeRows(entry); entry.element.remove(); shown.delete(key); }
+        }
+        for (const s of sections) if (s.assets.length) layout(s);
+        place();
+        keep(mark);
+        setTotal(data.count);
+        schedule();
+      }
+      async function load(s) {
+        if (s.loading) return;
+        s.loading = true;
+        const fresh = s.reload;
+        try {
+          const more = { limit: "500" };
+          if (byDate) more.month = s.key;
+          if (s.next && !fresh) more.after = s.next;
+          const page = await (await api("GET", "/api/assets?" + query(more))).json();
+          if (!sections.includes(s)) return;
+          if (fresh) { s.assets = page.assets; s.reload = false; } else s.assets.push(...page.assets);
+          s.next = page.next || null;
+          s.done = !page.next;
+          if (s.done) s.count = s.assets.length;
+          notice.hidden = true;
+          relayout([s]);
+        } catch (error) {
+          s.failed = true;
+          showNotice(error.offline ? "The server cannot be reached." : error.message, () => {
+            for (const each of sections) each.failed = false;
+            schedule();
+          });
+        } finally {
+          s.loading = false;
+        }
+      }
+
+      // Drawing: what is within a screen of the viewport, nothing else.
+      let scheduled = false;
+      function schedule() {
+        if (scheduled) return;
+        scheduled = true;
+        requestAnimationFrame(render);
+      }
+      function removeRows(entry) {
+        for (const row of entry.rows.values()) {
+          for (const img of row.querySelectorAll("img")) images.drop(img);
+          row.remove();
+        }
+        entry.rows.clear();
+      }
+      function render() {
+        scheduled = false;
+        if (container.clientWidth !== width) {
+          const mark = anchor();
+          measure();
+          for (const s of sections) (s.assets.length ? layout : estimateSection)(s);
+          place();
+          keep(mark);
+        }
+        const origin = containerTop();
+        const top = scrollY - origin - innerHeight, bottom = scrollY - origin + 2 * innerHeight;
+        const visible = new Set();
+        for (const s of sections) {
+          if (s.top + s.height < top || s.top > bottom) continue;
+          visible.add(s.key);
+          if ((s.reload || !s.done) && !s.loading && !s.failed && (s.reload || s.top + s.loaded < bottom)) load(s);
+          let entry = shown.get(s.key);
+          if (!entry) {
+            const element = document.createElement("div");
+            element.className = "section";
+            if (s.label) {
+              const heading = document.createElement("h2");
+              heading.textContent = s.label;
+              element.append(heading);
+            }
+            entry = { element, version: s.version, rows: new Map() };
+            shown.set(s.key, entry);
+            container.append(element);
+          }
+          entry.element.style.top = s.top + "px";
+          entry.element.style.height = s.height + "px";
+          if (entry.version !== s.version) { removeRows(entry); entry.version = s.version; }
+          s.blocks.forEach((block, index) => {
+            const near = s.top + block.top + block.band + block.height >= top && s.top + block.top <= bottom;
+            const row = entry.rows.get(index);
+            if (near && !row) {
+              const made = makeRow(s, block);
+              entry.rows.set(index, made);
+              entry.element.append(made);
+            } else if (!near && row) {
+              for (const img of row.querySelectorAll("img")) images.drop(img);
+              row.remove();
+              entry.rows.delete(index);
+            }
+          });
+        }
+        for (const [key, entry] of shown) {
+          if (visible.has(key)) continue;
+          removeRows(entry);
+          entry.element.remove();
+          shown.delete(key);
+        }
+        roving();
+        position();
+      }
+      function makeRow(s, block) {
+        const row = document.createElement("div");
+        row.className = "row";
+        row.setAttribute("role", "row");
+        row.style.top = block.top + "px";
+        row.style.height = block.band + block.height + "px";
+        for (const label of block.labels) {
+          const text = document.createElement("span");
+          text.className = "day";
+          text.setAttribute("role", "rowheader");
+          text.style.left = label.left + "px";
+          text.style.maxWidth = label.width + "px";
+          text.textContent = label.text;
+          row.append(text);
+        }
+        for (const item of block.items) {
+          const cell = makeCell(s, item, block.height);
+          cell.style.top = block.band + "px";
+          cell.style.height = block.height + "px";
+          row.append(cell);
+        }
+        return row;
+      }
+      function makeCell(s, item, height) {
+        const asset = s.assets[item.i];
+        const cell = document.createElement("div");
+        cell.className = "cell";
+        cell.setAttribute("role", "gridcell");
+        cell.tabIndex = -1;
+        cell.dataset.id = asset.id;
+        cell.dataset.section = s.key;
+        cell.dataset.index = String(item.i);
+        cell.style.left = item.left + "px";
+        cell.style.width = item.width + "px";
+        const link = document.createElement("a");
+        link.href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(ref);
+        link.tabIndex = -1;
+        link.draggable = false;
+        const name = asset.path.split("/").pop();
+        if (asset.mediaType === "video") {
+          // No poster is made for a video yet: a tile that says what it is.
+          const tile = document.createElement("span");
+          tile.className = "video-tile";
+          tile.setAttribute("role", "img");
+          tile.setAttribute("aria-label", name + ": video");
+          tile.textContent = "▶ " + durationText(asset.duration);
+          link.append(tile);
+        } else {
+          const img = document.createElement("img");
+          img.alt = name;
+          img.draggable = false;
+          img.decoding = "async";
+          img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
+          const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
+          const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
+          images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+          link.append(img);
+        }
+        const check = document.createElement("button");
+        check.type = "button";
+        check.className = "check";
+        check.tabIndex = -1;
+        check.setAttribute("aria-label", "Select " + name);
+        check.textContent = "✓";
+        cell.append(link, check);
+        paint(cell);
+        return cell;
+      }
+      addEventListener("scroll", schedule, { passive: true });
+      addEventListener("resize", schedule);
+
+      // The address says where the reader is (`at=2019-03`): a reload or Back lands there.
+      let lastAt = null;
+      function position() {
+        if (!byDate || viewer.isOpen()) return;
+        const mark = anchor();
+        const at = mark ? mark.s.key : null;
+        if (at === lastAt) return;
+        lastAt = at;
+        const address = new URL(location.href);
+        if (at) address.searchParams.set("at", at); else address.searchParams.delete("at");
+        history.replaceState(history.state, "", address);
+        for (const tick of scrubber.querySelectorAll("a[data-month]")) {
+          tick.classList.toggle("here", tick.dataset.month === at);
+        }
+      }
+      function jump(key) {
+        // The newest month at or before `key` (the oldest after it, sorted oldest first).
+        const descending = filters.sort !== "date";
+        const s = sections.find((s) => descending ? s.key <= key : s.key >= key) || sections[sections.length - 1];
+        if (!s) return;
+        scrollTo(0, containerTop() + s.top + (s === sections[0] ? -containerTop() : 0));
+        if (!s.done && !s.loading) load(s);
+        schedule();
+      }
+
+      // The scrubber: a mark for each month, a label for each year; a press or a drag jumps.
+      function placeScrubber(height) {
+        if (!byDate) return;
+        scrubber.textContent = "";
+        const track = Math.max(1, scrubber.clientHeight || innerHeight - 80);
+        const years = new Map(); // year -> { tick, top, count }
+        for (const s of sections) {
+          const top = s.top / Math.max(1, height) * track;
+          const tick = document.createElement("a");
+          tick.href = "/album?" + new URLSearchParams(Object.assign({ ref }, filters, { at: s.key }));
+          tick.dataset.month = s.key;
+          tick.setAttribute("aria-label", s.label);
+          tick.title = s.label + " · " + s.count;
+          tick.style.top = top + "px";
+          scrubber.append(tick);
+          const year = s.key.slice(0, 4);
+          const entry = years.get(year);
+          if (entry) entry.count += s.count; else years.set(year, { tick, top, count: s.count, year });
+        }
+        // A label for each year there is room for, the years with the most photos first.
+        const placed = [];
+        for (const entry of [...years.values()].sort((a, b) => b.count - a.count)) {
+          if (placed.some((top) => Math.abs(top - entry.top) < 16)) continue;
+          placed.push(entry.top);
+          entry.tick.className = "year";
+          entry.tick.textContent = entry.year === "0000" ? "?" : entry.year;
+        }
+      }
+      scrubber.addEventListener("click", (event) => {
+        const tick = event.target.closest("a[data-month]");
+        if (!tick) return;
+        event.preventDefault();
+        jump(tick.dataset.month);
+      });
+      let dragging = false;
+      const scrubTo = (event) => {
+        const rect = scrubber.getBoundingClientRect();
+        const fraction = Math.min(1, Math.max(0, (event.clientY - rect.top) / rect.height));
+        scrollTo(0, containerTop() + fraction * container.clientHeight);
+      };
+      scrubber.addEventListener("pointerdown", (event) => {
+        if (event.target.closest("a")) return;
+        dragging = true;
+        scrubber.setPointerCapture(event.pointerId);
+        scrubTo(event);
+      });
+      scrubber.addEventListener("pointermove", (event) => { if (dragging) scrubTo(event); });
+      scrubber.addEventListener("pointerup", () => { dragging = false; });
+
+      // Positions: a cell's section and index; the neighbours of an asset, loading as needed.
+      const sectionOf = (key) => sections.find((s) => s.key === key);
+      function locate(id) {
+        for (const s of sections) {
+          const i = s.assets.findIndex((a) => a.id === id);
+          if (i >= 0) return { s, i };
+        }
+        return null;
+      }
+      async function neighbour(asset, direction) {
+        const at = locate(asset.id);
+        if (!at) return null;
+        let { s, i } = at;
+        i += direction;
+        while (true) {
+          if (i >= 0 && i < s.assets.length) return s.assets[i];
+          if (direction > 0 && !s.done) {
+            await load(s);
+            if (i < s.assets.length) continue;
+            if (!s.done) return null;
+          }
+          const next = sections[sections.indexOf(s) + direction];
+          if (!next) return null;
+          if (!next.assets.length) await load(next);
+          if (!next.assets.length) return null;
+          s = next;
+          i = direction > 0 ? 0 : s.assets.length - 1;
+        }
+      }
+      function bring(id, focus) {
+        const at = locate(id);
+        if (!at) return;
+        const block = at.s.blocks.find((b) => b.items.some((item) => item.i === at.i));
+        if (block) {
+          const y = containerTop() + at.s.top + block.top;
+          if (y < scrollY + 60 || y + block.band + block.height > scrollY + innerHeight) scrollTo(0, y - innerHeight / 3);
+        }
+        active = id;
+        render();
+        const cell = container.querySelector('.cell[data-id="' + id + '"]');
+        if (focus && cell) cell.focus({ preventScroll: true });
+      }
+
+      // Selection: "all" is a query less exceptions, never a list of every id.
+      const selection = { all: false, ids: new Set(), except: new Set(), anchor: null };
       const isSelected = (id) => selection.all ? !selection.except.has(id) : selection.ids.has(id);
       const selectedCount = () => selection.all ? total - selection.except.size : selection.ids.size;
-
-      function render() {
-        for (const cell of cells()) {
-          const on = isSelected(cell.dataset.id);
-          cell.classList.toggle("selected", on);
-          cell.querySelector("a").setAttribute("aria-selected", on ? "true" : "false");
-        }
-        countLabel.textContent = selectedCount() + " selected";
+      function paint(cell) {
+        const on = isSelected(cell.dataset.id);
+        cell.classList.toggle("selected", on);
+        cell.setAttribute("aria-selected", on ? "true" : "false");
+      }
+      function repaint() {
+        for (const cell of container.querySelectorAll(".cell")) paint(cell);
+        const count = selectedCount();
+        countLabel.textContent = count + " selected";
+        toolbar.hidden = count === 0;
+        document.body.classList.toggle("selecting", count > 0);
       }
       function set(id, on) {
         if (selection.all) { on ? selection.except.delete(id) : selection.except.add(id); }
         else { on ? selection.ids.add(id) : selection.ids.delete(id); }
       }
       function clear() {
-        selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = -1;
-        render();
+        selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = null;
+        repaint();
       }
       function selectAll() {
         selection.all = true; selection.ids.clear(); selection.except.clear();
-        render();
+        repaint();
       }
-      function choose(cell, event) {
-        const list = cells();
-        const index = list.indexOf(cell);
-        const id = cell.dataset.id;
-        if (event.shiftKey && selection.anchor >= 0) {
-          const [from, to] = [Math.min(selection.anchor, index), Math.max(selection.anchor, index)];
-          if (!(event.ctrlKey || event.metaKey) && !selection.all) selection.ids.clear();
-          for (let i = from; i <= to; i++) set(list[i].dataset.id, true);
-        } else if (event.ctrlKey || event.metaKey) {
-          set(id, !isSelected(id));
-          selection.anchor = index;
+      function choose(id, range) {
+        const here = locate(id);
+        if (range && selection.anchor && here) {
+          // Every loaded asset from the anchor to here, in the timeline's order.
+          const from = locate(selection.anchor);
+          if (from) {
+            const order = (p) => [sections.indexOf(p.s), p.i];
+            let [a, b] = [order(from), order(here)];
+            if (a[0] > b[0] || a[0] === b[0] && a[1] > b[1]) [a, b] = [b, a];
+            for (let si = a[0]; si <= b[0]; si++) {
+              const list = sections[si].assets;
+              const first = si === a[0] ? a[1] : 0, last = si === b[0] ? b[1] : list.length - 1;
+              for (let i = first; i <= last; i++) set(list[i].id, true);
+            }
+          }
         } else {
-          selection.all = false; selection.except.clear(); selection.ids.clear();
-          selection.ids.add(id);
-          selection.anchor = index;
+          set(id, !isSelected(id));
+          selection.anchor = id;
         }
-        render();
+        repaint();
       }
 
-      grid.addEventListener("click", (event) => {
+      // A click opens the viewer; the check mark (or a click while choosing, or with shift,
+      // ctrl or cmd) selects; a long press selects on a touch screen.
+      let pressed = null, longPressed = false;
+      container.addEventListener("click", (event) => {
         const cell = event.target.closest(".cell");
         if (!cell) return;
         event.preventDefault();
-        choose(cell, event);
+        if (longPressed) { longPressed = false; return; }
+        active = cell.dataset.id;
+        if (event.target.closest(".check") || event.shiftKey || event.ctrlKey || event.metaKey || selectedCount() > 0) {
+          choose(cell.dataset.id, event.shiftKey);
+          return;
+        }
+        openViewer(cell.dataset.id);
       });
-      grid.addEventListener("dblclick", (event) => {
+      container.addEventListener("pointerdown", (event) => {
         const cell = event.target.closest(".cell");
-        if (cell) location.href = cell.querySelector("a").href;
+        if (!cell || event.pointerType === "mouse") return;
+        pressed = { x: event.clientX, y: event.clientY, timer: setTimeout(() => {
+          longPressed = true;
+          choose(cell.dataset.id, false);
+        }, 500) };
       });
-      grid.addEventListener("keydown", (event) => {
+      const release = (event) => {
+        if (!pressed) return;
+        if (event.type !== "pointermove" || Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > 10) {
+          clearTimeout(pressed.timer);
+          pressed = null;
+        }
+      };
+      container.addEventListener("pointermove", release);
+      container.addEventListener("pointerup", release);
+      container.addEventListener("pointercancel", release);
+      container.addEventListener("contextmenu", (event) => { if (event.target.closest(".cell") && event.pointerType !== "mouse") event.preventDefault(); });
+
+      // The keyboard: Tab comes into the grid at one cell; arrows move; Enter opens; Space selects.
+      function roving() {
+        const cells = container.querySelectorAll(".cell");
+        let found = false;
+        for (const cell of cells) {
+          const on = cell.dataset.id === active;
+          cell.tabIndex = on ? 0 : -1;
+          found ||= on;
+        }
+        if (!found && cells.length) {
+          // The first cell on the screen takes the focus.
+          const first = [...cells].find((cell) => cell.getBoundingClientRect().bottom > 0) || cells[0];
+          first.tabIndex = 0;
+        }
+      }
+      function move(id, key) {
+        const at = locate(id);
+        if (!at) return null;
+        if (key === "ArrowLeft" || key === "ArrowRight") {
+          const d = key === "ArrowRight" ? 1 : -1;
+          const same = at.s.assets[at.i + d];
+          if (same) return same.id;
+          const next = sections[sections.indexOf(at.s) + d];
+          if (!next || !next.assets.length) return null;
+          return (d > 0 ? next.assets[0] : next.assets[next.assets.length - 1]).id;
+        }
+        // Up and down: the row above or below, the cell nearest in the middle.
+        const rows = [];
+        for (const s of sections) for (const b of s.blocks) rows.push({ s, b });
+        const index = rows.findIndex((r) => r.s === at.s && r.b.items.some((item) => item.i === at.i));
+        const target = rows[index + (key === "ArrowDown" ? 1 : -1)];
+        if (index < 0 || !target) return null;
+        const mine = rows[index].b.items.find((item) => item.i === at.i);
+        const middle = mine.left + mine.width / 2;
+        let best = target.b.items[0];
+        for (const item of target.b.items) {
+          if (Math.abs(item.left + item.width / 2 - middle) < Math.abs(best.left + best.width / 2 - middle)) best = item;
+        }
+        return target.s.assets[best.i].id;
+      }
+      container.addEventListener("keydown", (event) => {
         const cell = event.target.closest(".cell");
         if (!cell) return;
-        if (event.key === " ") { event.preventDefault(); choose(cell, { ctrlKey: true, shiftKey: event.shiftKey }); }
-        // Enter opens the viewer (a click would select).
-        if (event.key === "Enter") { event.preventDefault(); location.href = cell.querySelector("a").href; }
+        const id = cell.dataset.id;
+        if (event.key.startsWith("Arrow")) {
+          event.preventDefault();
+          const next = move(id, event.key);
+          if (next) {
+            if (event.shiftKey) choose(next, true);
+            bring(next, true);
+          }
+        } else if (event.key === "Enter") {
+          event.preventDefault();
+          openViewer(id);
+        } else if (event.key === " ") {
+          event.preventDefault();
+          choose(id, event.shiftKey);
+        } else if (event.key === "Home" || event.key === "End") {
+          event.preventDefault();
+          const s = event.key === "Home" ? sections[0] : sections[sections.length - 1];
+          if (!s) return;
+          scrollTo(0, event.key === "Home" ? 0 : document.body.scrollHeight);
+          (s.assets.length ? Promise.resolve() : load(s)).then(() => {
+            const asset = event.key === "Home" ? s.assets[0] : s.assets[s.assets.length - 1];
+            if (asset) bring(asset.id, true);
+          });
+        }
       });
       document.addEventListener("keydown", (event) => {
-        if (event.target.closest("input, select, textarea")) return;
+        if (viewer.isOpen() || event.target.closest("input, select, textarea, dialog")) return;
         if (event.key === "Escape") clear();
         if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
       });
 
+      function openViewer(id) {
+        const at = locate(id);
+        if (!at) return;
+        viewer.open(at.s.assets[at.i], {
+          ref, neighbour,
+          moved: (asset) => { active = asset.id; },
+          closed: (asset) => { if (asset) bring(asset.id, true); },
+        });
+      }
+
       function target() {
-        if (selection.all) {
-          return { query: Object.assign({ album: decodeURIComponent(ref) }, filters), except: Array.from(selection.except) };
-        }
+        if (selection.all) return { query: Object.assign({ album: ref }, filters), except: Array.from(selection.except) };
         return { ids: Array.from(selection.ids) };
       }
 
+      // Jobs: progress from the job's events; the timeline follows from the catalog's changes.
       const progress = main.querySelector(".progress");
       const bar = progress.querySelector("progress");
       const progressText = progress.querySelector(".progress-text");
       const failures = progress.querySelector(".failures");
       const verbs = { apply: "Applying", revert: "Reverting", trash: "Moving to trash", restore: "Restoring" };
-
       async function runJob(action) {
         if (selectedCount() === 0) return;
         const body = Object.assign({ action }, target());
@@ -368,66 +1426,25 @@ extension Gallery {
           progressText.textContent = error.message;
           return;
         }
-        // The cells the job covers: the selection when it was sent (progress events may start
-        // after the first assets are done, so they cannot tell).
-        const touched = new Set(cells().map((cell) => cell.dataset.id).filter(isSelected));
-        const events = new EventSource("/api/jobs/" + job.id + "/events");
         const show = (status) => {
           bar.max = Math.max(1, status.total);
           bar.value = status.done + status.failed;
           progressText.textContent = verbs[action] + " " + (status.done + status.failed) + "/" + status.total
             + (status.failed ? " (" + status.failed + " failed)" : "");
         };
-        events.addEventListener("progress", (event) => {
-          const data = JSON.parse(event.data);
-          show(data.status);
-        });
-        events.addEventListener("done", async (event) => {
-          events.close();
-          const status = JSON.parse(event.data);
-          show(status);
-          progressText.textContent += status.failed ? "" : " · done";
-          for (const failure of status.failures) {
-            const item = document.createElement("li");
-            item.textContent = failure.id + ": " + failure.error;
-            failures.append(item);
-          }
-          await refresh(action, touched);
-        });
+        const status = await followJob(job, show);
+        show(status);
+        progressText.textContent += status.failed ? "" : " · done";
+        for (const failure of status.failures) {
+          const item = document.createElement("li");
+          item.textContent = failure.id + ": " + failure.error;
+          failures.append(item);
+        }
+        if (action === "trash" || action === "restore") clear();
+        await refresh();
       }
-
-      // After a job: edited cells get their new version's thumbnail; moved ones leave.
-      async function refresh(action, touched) {
-        let removed = 0;
-        for (const cell of cells()) {
-          const id = cell.dataset.id;
-          if (!touched.has(id)) continue;
-          if (action === "trash" || action === "restore") { cell.remove(); removed += 1; continue; }
-          try {
-            const asset = await (await api("GET", "/api/assets/" + id)).json();
-            const broken = cell.querySelector(".broken");
-            if (broken) {
-              // Shown again from its new version (an edit or a revert may have mended it).
-              const alt = (broken.getAttribute("aria-label") || "").replace(/: cannot be shown$/, "");
-              broken.replaceWith(thumbnailImage(id, asset.version, alt));
-              continue;
-            }
-            const img = cell.querySelector("img");
-            for (const attribute of ["src", "srcset"]) {
-              img.setAttribute(attribute, img.getAttribute(attribute).replace(/v=[0-9a-f]*/g, "v=" + asset.version));
-            }
-          } catch (_) { /* left as it is */ }
-        }
-        // Cells not on this page left too (a selection of all): the album's count says how many.
-        if (action === "trash" || action === "restore") {
-          clear();  // what left the page leaves the selection with it
-          try {
-            const search = new URLSearchParams(Object.assign({ limit: "1", album: decodeURIComponent(ref) }, filters));
-            const page = await (await api("GET", "/api/assets?" + search)).json();
-            setTotal(page.count);
-          } catch (_) { setTotal(total - removed); }
-        }
-        render();
+      async function refresh() {
+        try { await loadTimeline(); } catch (error) { showNotice(error.message, refresh); }
       }
 
       // Emptying the trash deletes files for good: asked first, and said how many went.
@@ -438,9 +1455,8 @@ extension Gallery {
         try {
           const emptied = await (await api("POST", "/api/trash/empty")).json();
           progressText.textContent = "Emptied: " + emptied.assets.length + " deleted for good";
-          for (const cell of cells()) cell.remove();
           clear();
-          setTotal(0);
+          await refresh();
         } catch (error) {
           progressText.textContent = error.message;
         }
@@ -465,19 +1481,90 @@ extension Gallery {
         form.remove();
       }
 
+      // Albums: add the selection to a new or existing one; rename this one; take out of it.
+      const dialog = main.querySelector(".album-dialog");
+      const dialogError = dialog.querySelector(".dialog-error");
+      async function addToAlbum() {
+        if (selectedCount() === 0) return;
+        dialogError.textContent = "";
+        const titles = dialog.querySelector("#album-titles");
+        titles.textContent = "";
+        let existing = [];
+        try {
+          existing = (await (await api("GET", "/api/albums")).json()).albums.filter((a) => a.kind === "user").map((a) => a.title);
+        } catch (_) { /* a new one can still be made */ }
+        for (const title of existing) {
+          const option = document.createElement("option");
+          option.value = title;
+          titles.append(option);
+        }
+        dialog.showModal();
+        dialog.querySelector("input").focus();
+        dialog.onsubmit = async (event) => {
+          event.preventDefault();
+          const title = dialog.querySelector("input").value.trim();
+          if (!title) return;
+          try {
+            if (!existing.includes(title)) await api("POST", "/api/albums", { op: "create", title });
+            await api("POST", "/api/albums", Object.assign({ op: "add", title }, target()));
+            dialog.close();
+            progress.hidden = false;
+            failures.textContent = "";
+            progressText.textContent = "";
+            const link = document.createElement("a");
+            link.href = "/album?ref=" + encodeURIComponent(title);
+            link.textContent = title;
+            progressText.append("Added " + selectedCount() + " to ", link);
+            clear();
+          } catch (error) {
+            dialogError.textContent = error.message;
+          }
+        };
+      }
+      dialog.querySelector('[data-act="cancel"]').addEventListener("click", () => dialog.close());
+      async function renameAlbum() {
+        const title = prompt("A new title for " + ref, ref);
+        if (!title || title === ref) return;
+        try {
+          await api("POST", "/api/albums", { op: "rename", title: ref, newTitle: title });
+          location.href = "/album?ref=" + encodeURIComponent(title);
+        } catch (error) {
+          showNotice(error.message, null);
+        }
+      }
+      async function removeFromAlbum() {
+        try {
+          await api("POST", "/api/albums", Object.assign({ op: "remove", title: ref }, target()));
+          clear();
+          await refresh();
+        } catch (error) {
+          showNotice(error.message, null);
+        }
+      }
+
       toolbar.addEventListener("click", (event) => {
         const act = event.target.closest("button")?.dataset.act;
         if (!act) return;
-        if (act === "select-all") selectAll();
-        else if (act === "clear") clear();
+        if (act === "clear") clear();
         else if (act === "download") download();
-        else if (act === "empty") emptyTrash();
+        else if (act === "album") addToAlbum();
+        else if (act === "unalbum") removeFromAlbum();
         else runJob(act);
+      });
+      const actions = main.querySelector(".album-actions");
+      for (const element of actions.children) element.hidden = false;
+      actions.addEventListener("click", (event) => {
+        const act = event.target.closest("button")?.dataset.act;
+        if (act === "select-all") selectAll();
+        else if (act === "rename") renameAlbum();
+        else if (act === "empty") emptyTrash();
       });
 
       // Upload: a file picker, or files dropped anywhere on the page; each with its progress.
+      const uploadBox = main.querySelector(".upload");
       const uploads = main.querySelector(".uploads");
       function upload(file) {
+        uploadBox.hidden = false;
         const item = document.createElement("li");
         const meter = document.createElement("progress");
         meter.max = 1; meter.value = 0;
@@ -500,43 +1587,54 @@ extension Gallery {
               // The server's message names the file too: said once.
               const colon = text.indexOf(": ");
               if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
-              if (body.status === "added") addCell(body.asset);
             } catch (_) { /* not JSON */ }
             meter.value = 1;
             label.textContent = file.name + ": " + text;
             item.classList.add(request.status < 300 ? "ok" : "failed");
             resolve();
           });
-          request.addEventListener("error", () => { label.textContent = file.name + ": failed"; resolve(); });
+          request.addEventListener("error", () => { label.textContent = file.name + ": the server cannot be reached"; resolve(); });
           request.send(file);
         });
       }
-      function addCell(asset) {
-        if (grid.querySelector('[data-id="' + asset.id + '"]')) return;
-        const cell = document.createElement("li");
-        cell.className = "cell";
-        cell.dataset.id = asset.id;
-        const link = document.createElement("a");
-        link.href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(ref);
-        link.append(thumbnailImage(asset.id, asset.version, asset.path));
-        cell.append(link);
-        grid.prepend(cell);
-        setTotal(total + 1);
-      }
-      main.querySelector("#files").addEventListener("change", async (event) => {
+      const picker = main.querySelector("#files");
+      picker.addEventListener("change", async (event) => {
         for (const file of event.target.files) await upload(file);
+        picker.value = "";
+        await refresh();
       });
-      document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });
-      document.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
-      document.addEventListener("drop", async (event) => {
-        event.preventDefault();
-        document.body.classList.remove("dragging");
-        for (const file of event.dataTransfer.files) await upload(file);
+      if (main.dataset.trash !== "true") {
+        document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });
+        document.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
+        document.addEventListener("drop", async (event) => {
+          event.preventDefault();
+          document.body.classList.remove("dragging");
+          for (const file of event.dataTransfer.files) await upload(file);
+          await refresh();
+        });
+      }
+
+      // Live: the catalog's changes (another window, a scan, an upload) update the counts and
+      // the months on the screen, a moment after the last one.
+      let waiting = null;
+      const feed = new EventSource("/api/changes");
+      feed.addEventListener("change", () => {
+        clearTimeout(waiting);
+        waiting = setTimeout(refresh, 300);
       });
-      render();
+      addEventListener("pagehide", () => feed.close());
+
+      measure();
+      repaint();
+      scrubber.style.top = Math.max(8, containerTop()) + "px";
+      loadTimeline().then(() => {
+        const at = new URLSearchParams(location.search).get("at");
+        if (at && byDate) jump(at);
+        schedule();
+      }).catch((error) => showNotice(error.offline ? "The server cannot be reached." : error.message, () => location.reload()));
     }
 
-    // ---- A photo: arrow keys, and the editor -------------------------------------------------
+    // ---- A photo's own page: arrow keys, stars, favourite, and the editor ----------------------
 
     function assetPage(main) {
       document.addEventListener("keydown", (event) => {
@@ -544,6 +1642,10 @@ extension Gallery {
         const rel = event.key === "ArrowLeft" ? "prev" : event.key === "ArrowRight" ? "next" : null;
         const link = rel && document.querySelector('a[rel="' + rel + '"]');
         if (link) location.href = link.href;
+        if (event.key === "Escape") {
+          const back = document.querySelector("a.back");
+          if (back) location.href = back.href;
+        }
       });
       const id = main.dataset.id;
       // A favourite in one press, kept by the catalog (the page says so again after a reload).
@@ -596,7 +1698,17 @@ extension Gallery {
       const status = form.querySelector(".status");
       const history = form.querySelector(".history");
       const shown = photo.src;
-      form.hidden = false;
+      // The editor opens on demand (`edit=1` in the address opens it at once).
+      const opener = main.querySelector(".open-editor");
+      const openEditor = () => {
+        form.hidden = false;
+        opener.hidden = true;
+        main.classList.add("editing");
+        loadHistory();
+      };
+      opener.hidden = false;
+      opener.addEventListener("click", openEditor);
+      if (new URLSearchParams(location.search).get("edit") === "1") openEditor();
 
       function filters() {
         const tone = [], noir = [], crop = [];
@@ -634,9 +1746,7 @@ extension Gallery {
       });
 
       function setFrom(graph) {
-        for (const input of form.querySelectorAll("[data-filter]")) {
-          input.value = input.name === "aspect" ? "" : (input.dataset.filter === "noir" ? 0 : 0);
-        }
+        for (const input of form.querySelectorAll("[data-filter]")) input.value = input.name === "aspect" ? "" : 0;
         for (const node of graph?.nodes || []) {
           for (const [name, value] of Object.entries(node.params || {})) {
             const input = form.querySelector('[data-filter="' + node.op + '"][name="' + name + '"]');
@@ -648,22 +1758,43 @@ extension Gallery {
         }
       }
 
+      // Each version in the history is a button: it goes back to that version.
       async function loadHistory() {
         history.textContent = "";
         try {
           const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
-          for (const version of data.versions) {
+          const entry = (version, text) => {
             const item = document.createElement("li");
-            item.textContent = "v" + version.version + ": " + version.filters.join(" | ")
-              + (version.version === data.current ? " (current)" : "");
+            const button = document.createElement("button");
+            button.type = "button";
+            button.dataset.version = String(version);
+            button.textContent = text + (version === data.current ? " (current)" : "");
+            button.setAttribute("aria-current", version === data.current ? "true" : "false");
+            item.append(button);
             history.append(item);
-          }
+          };
+          entry(0, "Original");
+          for (const version of data.versions) entry(version.version, "v" + version.version + ": " + version.filters.join(" | "));
           const current = data.versions.find((v) => v.version === data.current);
           setFrom(current?.graph);
         } catch (error) {
           status.textContent = error.message;
         }
       }
+      history.addEventListener("click", async (event) => {
+        const button = event.target.closest("button[data-version]");
+        if (!button || button.getAttribute("aria-current") === "true") return;
+        const version = Number(button.dataset.version);
+        status.textContent = "going back…";
+        try {
+          await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
+          status.textContent = version > 0 ? "at v" + version : "at the original";
+          await reloadPhoto();
+          await loadHistory();
+        } catch (error) {
+          status.textContent = error.message;
+        }
+      });
 
       async function reloadPhoto() {
         const asset = await (await api("GET", "/api/assets/" + id)).json();
@@ -697,14 +1828,47 @@ extension Gallery {
           status.textContent = error.message;
         }
       });
-      loadHistory();
+    }
+
+    // ---- Duplicates: keep one of each group, the rest to the trash ----------------------------
+
+    function duplicatesPage(main) {
+      const summary = main.querySelector(".summary");
+      main.addEventListener("click", async (event) => {
+        const button = event.target.closest('button[data-act="resolve"]');
+        if (!button) return;
+        const group = button.closest(".duplicate-group");
+        const keep = group.querySelector("input[type=radio]:checked")?.value;
+        const ids = [...group.querySelectorAll("input[type=radio]")].map((input) => input.value).filter((id) => id !== keep);
+        const status = group.querySelector(".status");
+        button.disabled = true;
+        status.textContent = "Moving " + ids.length + " to the trash…";
+        try {
+          const job = await (await api("POST", "/api/jobs", { action: "trash", ids })).json();
+          const done = await followJob(job, () => {});
+          if (done.failed) {
+            status.textContent = done.failures.map((f) => f.error).join("; ");
+            button.disabled = false;
+            return;
+          }
+          group.remove();
+          const left = main.querySelectorAll(".duplicate-group").length;
+          summary.textContent = left === 0 ? "No duplicates left." : left + (left === 1 ? " group" : " groups");
+        } catch (error) {
+          status.textContent = error.message;
+          button.disabled = false;
+        }
+      });
+      for (const button of main.querySelectorAll('button[data-act="resolve"]')) button.hidden = false;
     }
 
     document.addEventListener("DOMContentLoaded", () => {
       const main = document.querySelector("main");
-      for (const img of document.querySelectorAll(".grid img, .albums img")) watchBroken(img);
-      if (document.body.dataset.page === "album") albumPage(main);
-      if (document.body.dataset.page === "asset") assetPage(main);
+      for (const img of document.querySelectorAll(".grid img, .albums img, .duplicate-group img")) watchBroken(img);
+      const page = document.body.dataset.page;
+      if (page === "album") albumPage(main);
+      if (page === "asset") assetPage(main);
+      if (page === "duplicates") duplicatesPage(main);
     });
     """####,
     "head.mustache": ####"""

@@ -81,6 +81,9 @@ struct Gallery: Sendable {
     router.get("asset/:id") { request, context in
       try await shown(context) { try await asset(request, context) }
     }
+    router.get("duplicates") { request, context in
+      try await shown(context) { try await duplicates(request, context) }
+    }
   }
 
   /// A page, or what went wrong as a page (a person reads it, not a program): the API's
@@ -163,9 +166,11 @@ struct Gallery: Sendable {
   func albums(_ context: DarkroomRequestContext) async throws -> Response {
     let (albums, posters) = try await blocking { [library] () throws(DarkroomError) in
       let albums = try library.albums()
-      var posters: [String: String] = [:]
+      // A poster's version, or nil for a video (no poster is made of one yet).
+      var posters: [String: String?] = [:]
       for id in albums.compactMap(\.poster) where posters[id.rawValue] == nil {
-        posters[id.rawValue] = (try? library.asset(id)).map(APIAsset.version)
+        let asset = try? library.asset(id)
+        posters[id.rawValue] = asset.map { $0.mediaType == .video ? nil : APIAsset.version($0) }
       }
       return (albums, posters)
     }
@@ -176,9 +181,9 @@ struct Gallery: Sendable {
           var values: [String: Any] = [
             "ref": Self.escapeQuery(album.ref), "title": album.title, "count": album.count,
           ]
-          if let poster = album.poster {
+          if let poster = album.poster, let version = posters[poster.rawValue] ?? nil {
             values["poster"] = poster.rawValue
-            values["version"] = posters[poster.rawValue] ?? ""
+            values["version"] = version
           }
           return values
         },
@@ -232,6 +237,8 @@ struct Gallery: Sendable {
     values["count"] = count
     values["summary"] = count == 1 ? "1 item" : "\(count) items"
     values["trash"] = ref == "smart:trash"
+    values["sort"] = wholeQuery.sort.rawValue
+    if case .user = AlbumRef(ref) { values["user"] = true }
     values["presets"] = Presets.names
     values["next"] = next
     // By date, a month's first photo on the page opens with the month's name.
@@ -312,11 +319,63 @@ struct Gallery: Sendable {
     values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
     values["people"] = asset.people.isEmpty ? nil : asset.people.joined(separator: ", ")
     values["ref"] = Self.escapeQuery(ref)
+    values["at"] = AssetQuery.monthText(asset.month)
     values["previous"] = previous?.rawValue
     values["next"] = next?.rawValue
     values["tone"] = Self.toneSliders
     return page("asset", values)
   }
+
+  /// Groups of duplicates side by side (`?near=1`: look-alikes too), each photo with what
+  /// tells them apart, the first kept by default; the script trashes the rest of a group.
+  func duplicates(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let near = request.uri.queryParameters["near"].map { $0 == "1" || $0 == "true" } ?? false
+    let groups = try await blocking { [library] () throws(DarkroomError) in
+      try library.duplicates(near: near).map { group throws(DarkroomError) in
+        // The largest first (the most pixels, then bytes), then the first catalogued.
+        try library.assets(withIDs: group.assets).sorted {
+          ($0.displayWidth * $0.displayHeight, $0.byteSize, $1.id)
+            > ($1.displayWidth * $1.displayHeight, $1.byteSize, $0.id)
+        }
+      }.filter { $0.count > 1 }
+    }
+    var values = common(context, title: near ? "Duplicates and look-alikes" : "Duplicates")
+    values["near"] = near
+    values["summary"] =
+      groups.isEmpty
+      ? "No duplicates." : groups.count == 1 ? "1 group" : "\(groups.count) groups"
+    values["groups"] = groups.enumerated().map { index, assets -> [String: Any] in
+      [
+        "group": index,
+        "assets": assets.enumerated().map { position, asset -> [String: Any] in
+          [
+            "id": asset.id.rawValue, "version": APIAsset.version(asset), "path": asset.path,
+            "name": asset.name, "keep": position == 0,
+            "size": "\(asset.displayWidth) × \(asset.displayHeight)",
+            "bytes": ByteCountFormatter.string(fromByteCount: asset.byteSize, countStyle: .file),
+            "date": Self.day(of: asset),
+          ]
+        },
+      ]
+    }
+    return page("duplicates", values)
+  }
+
+  /// `16 March 2019`, on the clock where it was taken.
+  static func day(of asset: Asset) -> String {
+    let local = asset.sortDate + Double((asset.captureOffsetMinutes ?? 0) * 60)
+    let parts = utcCalendar.dateComponents(
+      [.year, .month, .day], from: Date(timeIntervalSince1970: local))
+    let month = parts.month.map { monthNames[max(1, min(12, $0)) - 1] } ?? ""
+    return "\(parts.day ?? 0) \(month) \(parts.year ?? 0)"
+  }
+
+  /// Made once, not for each cell of a page.
+  private static let utcCalendar: Calendar = {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+    return calendar
+  }()
 
   /// The tone filter's parameters as sliders, from the filter's own definition.
   static var toneSliders: [[String: Any]] {

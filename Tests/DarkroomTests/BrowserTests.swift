@@ -33,7 +33,14 @@ final class Browser: @unchecked Sendable {
     ]
     let created = try call(
       "POST", "/session",
-      ["capabilities": ["alwaysMatch": ["browserName": "chrome", "goog:chromeOptions": options]]])
+      [
+        "capabilities": [
+          "alwaysMatch": [
+            "browserName": "chrome", "goog:chromeOptions": options,
+            "goog:loggingPrefs": ["browser": "ALL"],
+          ]
+        ]
+      ])
     guard let id = (created as? [String: Any])?["sessionId"] as? String else {
       throw DarkroomError(.engine, "no WebDriver session: \(String(describing: created))")
     }
@@ -201,13 +208,43 @@ final class Browser: @unchecked Sendable {
     try call("POST", "/session/\(session)/execute/sync", ["script": script, "args": arguments])
   }
 
+  /// What the page wrote to the console since the last call, at `SEVERE` (errors, failed
+  /// requests).
+  func consoleErrors() throws -> [String] {
+    let entries = try call("POST", "/session/\(session)/se/log", ["type": "browser"])
+    return (entries as? [[String: Any]] ?? []).filter { $0["level"] as? String == "SEVERE" }
+      .map { $0["message"] as? String ?? "" }
+  }
+
+  /// The ids of the timeline's cells in the page, in its order (only the rows near the
+  /// screen are in it).
+  func cellIDs() throws -> [String] {
+    try run(
+      "return Array.from(document.querySelectorAll('.timeline .cell')).map((c) => c.dataset.id)")
+      as? [String] ?? []
+  }
+
+  /// The month sections in the page, with each one's top on the screen (in CSS pixels).
+  func sectionTops() throws -> [String: Double] {
+    let value = try run(
+      """
+      const out = {};
+      for (const s of document.querySelectorAll('.timeline .section')) {
+        const h = s.querySelector('h2');
+        if (h) out[h.textContent] = s.getBoundingClientRect().top;
+      }
+      return out;
+      """)
+    return (value as? [String: Any] ?? [:]).compactMapValues { ($0 as? NSNumber)?.doubleValue }
+  }
+
   /// The colour near the top left of each of the grid's first `count` thumbnails (the
   /// samples' centre is white: grey either way), as loaded in the page (decoded from the
   /// image responses by a canvas); nil until all are loaded.
   func thumbnailColours(_ count: Int) throws -> [[Double]]? {
     let value = try run(
       """
-      const imgs = Array.from(document.querySelectorAll('.grid .cell img')).slice(0, arguments[0]);
+      const imgs = Array.from(document.querySelectorAll('.timeline .cell img')).slice(0, arguments[0]);
       if (!imgs.every((img) => img.complete && img.naturalWidth > 0)) return null;
       return imgs.map((img) => {
         const canvas = document.createElement('canvas');
@@ -257,15 +294,16 @@ struct BrowserTests {
     try browser.go(base + "/")
     try browser.click(try browser.find("a[href='/album?ref=smart:all']"))
     #expect(browser.url == base + "/album?ref=smart:all")
-    let cells = try browser.findAll(".grid .cell a")
-    #expect(cells.count == 9)
+    #expect(eventually { (try? browser.cellIDs().count) == 9 })
     #expect(
       eventually {
         (try? browser.thumbnailColours(3)).flatMap { $0 }?.allSatisfy { !isGrey($0) } == true
       })
 
-    try browser.click(cells[0])
-    try browser.click(cells[2], holding: "\u{E008}")
+    // The check mark selects (a click elsewhere opens the viewer); Shift takes the range.
+    let checks = try browser.findAll(".timeline .cell .check")
+    try browser.click(checks[0])
+    try browser.click(checks[2], holding: "\u{E008}")
     let count = try browser.find(".selection-count")
     #expect(try browser.text(count) == "3 selected")
 
@@ -296,12 +334,15 @@ struct BrowserTests {
       """)
     #expect(try ids.allSatisfy { try served.library.asset($0).adjustmentVersion == 0 })
 
-    try browser.press("\u{E00C}")  // Escape clears the selection
-    #expect(try browser.text(count) == "0 selected")
+    try browser.press("\u{E00C}")  // Escape clears the selection, and the toolbar goes
+    #expect(
+      try browser.run("return document.querySelector('.selection-count').textContent")
+        as? String == "0 selected")
+    #expect(try browser.run("return document.querySelector('.toolbar').hidden") as? Bool == true)
 
     // Upload through the file picker: the new photo appears in the grid.
     try browser.type(try browser.find("#files"), Fixture.sample("display-p3.jpg"))
-    #expect(eventually(60) { (try? browser.findAll(".grid .cell").count) == 10 })
+    #expect(eventually(60) { (try? browser.cellIDs().count) == 10 })
     #expect(try browser.text(try browser.find(".uploads li")) == "display-p3.jpg: added")
     #expect(FileManager.default.fileExists(atPath: served.root + "/Uploads/display-p3.jpg"))
     #expect(server.stop() == 0)
@@ -353,16 +394,16 @@ struct BrowserTests {
     // The damaged file is a tile that says so; the others are pictures.
     #expect(
       eventually {
-        (try? browser.findAll(".grid .broken").count) == 1
-          && (try? browser.findAll(".grid img").count) == 2
+        (try? browser.findAll(".timeline .broken").count) == 1
+          && (try? browser.findAll(".timeline img").count) == 2
       })
-    #expect(try browser.text(try browser.find(".grid .broken")) == "Cannot be shown")
+    #expect(try browser.text(try browser.find(".timeline .broken")) == "Cannot be shown")
 
     // Trash one: the count follows, as it does an upload.
-    try browser.click(try browser.findAll(".grid .cell a")[0])
+    try browser.click(try browser.findAll(".timeline .cell .check")[0])
     try browser.click(try browser.find("button[data-act='trash']"))
     #expect(eventually(60) { (try? browser.text(summary)) == "2 items" })
-    #expect(try browser.text(try browser.find("button[data-act='select-all']")) == "Select all 2")
+    #expect(eventually { (try? browser.cellIDs().count) == 2 })
     try browser.type(try browser.find("#files"), Fixture.sample("display-p3.jpg"))
     #expect(eventually(60) { (try? browser.text(summary)) == "3 items" })
 
@@ -402,10 +443,10 @@ struct BrowserTests {
     #expect(try browser.logIn(at: base))
 
     try browser.go(base + "/album?ref=smart:all")
-    #expect(try browser.findAll(".grid .cell").count == 3)
+    #expect(eventually { (try? browser.cellIDs().count) == 3 })
     try browser.type(try browser.find(".search input[type=search]"), "peak\u{E007}")  // Enter
     #expect(eventually { browser.url == base + "/album?ref=smart%3Aall&text=peak" })
-    #expect(try browser.findAll(".grid .cell").count == 1)
+    #expect(eventually { (try? browser.cellIDs()) == [gps.rawValue] })
     #expect(try browser.text(try browser.find(".summary")) == "1 item")
     // The viewer says what the sidecar said.
     try browser.go(base + "/asset/\(gps)")
@@ -442,7 +483,7 @@ struct BrowserTests {
 
     // The trash page empties the trash, once asked and confirmed; the file is gone.
     try browser.go(base + "/album?ref=smart:trash")
-    #expect(try browser.findAll(".grid .cell").count == 1)
+    #expect(eventually { (try? browser.cellIDs()) == [gps.rawValue] })
     try browser.click(try browser.find("button[data-act='empty']"))
     _ = try browser.call("POST", "/session/\(browser.session)/alert/accept", [:])
     #expect(
@@ -492,17 +533,16 @@ struct BrowserTests {
     let base = "http://127.0.0.1:\(server.port)"
     #expect(try browser.logIn(at: base))
     try browser.go(base + "/album?ref=smart:all")
-    let cells = try browser.findAll(".grid .cell")
-    #expect(try cells.map { try browser.attribute($0, "data-id") ?? "" } == newest)
+    #expect(eventually { (try? browser.cellIDs()) == newest })
     // Each month opens with its name, on the clock where the photos were taken.
-    let months = try browser.findAll(".grid .month h2").map { try browser.text($0) }
+    let months = try browser.sectionTops().sorted { $0.value < $1.value }.map(\.key)
     #expect(months == ["May 2021", "May 2020", "May 2019"])
     // The address may ask for the oldest first.
     try browser.go(base + "/album?ref=smart:all&sort=date")
-    let oldest = try browser.findAll(".grid .cell")
-    #expect(try oldest.map { try browser.attribute($0, "data-id") ?? "" } == newest.reversed())
+    #expect(eventually { (try? browser.cellIDs()) == newest.reversed() })
     try browser.go(base + "/album?ref=smart:all&sort=name")
-    #expect(try browser.findAll(".grid .month").isEmpty, "by name: no months")
+    #expect(eventually { (try? browser.cellIDs().count) == 3 })
+    #expect(try browser.sectionTops().isEmpty, "by name: no months")
     try browser.go(base + "/asset/\(newest[0])?ref=smart:all")
     let next = try browser.attribute(try browser.find("a[rel=next]"), "href")
     #expect(next?.contains("/asset/\(newest[1])") == true, "\(next ?? "none")")
@@ -521,14 +561,15 @@ struct BrowserTests {
       return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
         img.complete ? img.naturalWidth + "x" + img.naturalHeight : "loading")
       """
-    // 200 px cells at 1x (2x asks for 400): each thumbnail decoded, square.
+    // Each thumbnail decoded, in its photo's shape (both are 600 x 400 upright): 384 pixels
+    // wide for a row 184 pixels high.
     #expect(
       eventually {
-        guard let sizes = (try? browser.run(shown, [".grid img"])) as? [String] else {
+        guard let sizes = (try? browser.run(shown, [".timeline img"])) as? [String] else {
           return false
         }
-        return sizes.count == 2 && sizes.allSatisfy { $0 == "200x200" || $0 == "400x400" }
-      }, "\(String(describing: try? browser.run(shown, [".grid img"])))")
+        return sizes == ["384x256", "384x256"]
+      }, "\(String(describing: try? browser.run(shown, [".timeline img"])))")
     let heic = try #require(
       try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
         $0.format == "heif"

@@ -17,7 +17,9 @@ struct TimelineTests {
     return asset
   }
 
-  @Test("A photo's month is the same in Swift and in SQLite: month ends, offsets, leap days, years 0 and 9999")
+  @Test(
+    "A photo's month is the same in Swift and in SQLite: month ends, offsets, leap days, years 0 and 9999"
+  )
   func monthsAgree() throws {
     let folder = try Fixture.temporaryFolder()
     let catalog = try SQLiteCatalog(path: folder.file("catalog.sqlite"))
@@ -29,8 +31,9 @@ struct TimelineTests {
     for year in stride(from: 1600, through: 2100, by: 7) {
       for month in 1...12 {
         let start = try #require(
-          calendar.date(from: DateComponents(year: year, month: month, day: 1)))
-          .timeIntervalSince1970
+          calendar.date(from: DateComponents(year: year, month: month, day: 1))
+        )
+        .timeIntervalSince1970
         instants += [
           (start, nil), (start - 0.001, nil), (start - 0.0004, nil), (start + 0.0006, nil),
           (start - 60, 1), (start, -1), (start + 3600, -61), (start - 3600 * 14, 14 * 60),

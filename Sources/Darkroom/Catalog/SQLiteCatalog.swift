@@ -579,7 +579,8 @@ public final class SQLiteCatalog: Catalog {
     return try pool.read { db in
       try Row.fetchAll(
         db.cachedStatement(
-          sql: "SELECT a.month, count(*) FROM asset a \(filter) GROUP BY a.month ORDER BY a.month\(direction)"
+          sql:
+            "SELECT a.month, count(*) FROM asset a \(filter) GROUP BY a.month ORDER BY a.month\(direction)"
         ), arguments: arguments
       ).map { MonthCount(month: $0[0], count: $0[1]) }
     }

@@ -125,6 +125,16 @@ extension Library {
     return asset
   }
 
+  /// The assets with these ids, in the order given; ids the catalog does not know (any
+  /// more) are left out.
+  ///
+  /// - Throws: what the catalog throws.
+  public func assets(withIDs ids: [AssetID]) throws(DarkroomError) -> [Asset] {
+    let found = try catalogCall { try $0.assets(withIDs: ids) }
+    let byID = Dictionary(found.map { ($0.id, $0) }) { first, _ in first }
+    return ids.compactMap { byID[$0] }
+  }
+
   /// The asset whose file is at `path`, if the catalog has one.
   public func asset(atPath path: String) throws(DarkroomError) -> Asset? {
     guard let relative = relativePath(path) else { return nil }

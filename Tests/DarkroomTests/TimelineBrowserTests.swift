@@ -1,0 +1,354 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+extension Browser {
+  /// A double click on an element (two presses, as a person makes them).
+  func doubleClick(_ element: String) throws {
+    let origin: [String: Any] = [Self.element: element]
+    try call(
+      "POST", "/session/\(session)/actions",
+      [
+        "actions": [
+          [
+            "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
+            "actions": [
+              ["type": "pointerMove", "origin": origin, "x": 0, "y": 0],
+              ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+              ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+            ],
+          ]
+        ]
+      ])
+    try call("DELETE", "/session/\(session)/actions")
+  }
+
+  /// The element the page has focus on: its class and data-id.
+  func focused() throws -> [String] {
+    try run(
+      "const e = document.activeElement; return [e.className || e.tagName, e.dataset.id || '']")
+      as? [String] ?? []
+  }
+
+  var scrollY: Double { ((try? run("return scrollY")) as? NSNumber)?.doubleValue ?? -1 }
+  var viewerOpen: Bool {
+    (try? run("return !document.querySelector('.lightbox').hidden")) as? Bool == true
+  }
+}
+
+/// A sample as a JPEG `size` pixels wide with no metadata (so no date: the file's own).
+func plainJPEG(_ size: Int) throws -> [UInt8] {
+  var spec = RenditionSpec(.aspectThumbnail)
+  spec.size = size
+  spec.metadata = .strip
+  return try Renderer().render(.file(Fixture.sample("orientation-1.jpg")), spec).bytes
+}
+
+/// A library of `count` copies of one small JPEG without a date of its own (each with bytes
+/// of its own), dated by their modification times `apart` seconds apart, newest first from
+/// `newest`.
+func datedLibrary(count: Int, newest: Double, apart: Double, size: Int = 300) throws
+  -> ServedLibrary
+{
+  let folder = try TemporaryFolder()
+  let bytes = try plainJPEG(size)
+  for index in 0..<count {
+    let tag = Array("photo \(index)".utf8)
+    var unique = bytes
+    unique.insert(
+      contentsOf: [0xFF, 0xFE, UInt8((tag.count + 2) >> 8), UInt8((tag.count + 2) & 0xFF)] + tag,
+      at: 2)
+    let name = String(format: "d%03d/p%05d.jpg", index / 500, index)
+    try FileManager.default.createDirectory(
+      atPath: (folder.file(name) as NSString).deletingLastPathComponent,
+      withIntermediateDirectories: true)
+    let path = try folder.write(name, unique)
+    let seconds = newest - Double(index) * apart
+    var times = [
+      timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0),
+    ]
+    utimensat(AT_FDCWD, path, &times, 0)
+  }
+  let library = try Library.create(at: folder.path)
+  _ = try library.scan()
+  return ServedLibrary(over: library, in: folder)
+}
+
+@Suite("The gallery's timeline and viewer, in chromium", .serialized, .timeLimit(.minutes(10)))
+struct TimelineBrowserTests {
+  @Test(
+    "newest first; a scrubber jump lands on its month (and a reload there); a click opens the viewer and Escape returns to the same place; zoom loads full; the info panel; a favourite kept; the keyboard alone"
+  )
+  func timelineAndViewer() throws {
+    // Sixty photos two weeks apart, from mid 2021 back to early 2019; and one with a camera,
+    // a place and a date (31 December 2023), the newest.
+    let served = try datedLibrary(count: 60, newest: 1_623_000_000, apart: 14 * 86_400)
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("gps.jpg"))
+    _ = try served.library.scan()
+    let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg")))
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    #expect(try browser.logIn(at: base))
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().first) == gps.id.rawValue }, "the newest first")
+    #expect(try browser.sectionTops().keys.contains("December 2023"))
+
+    // The scrubber: June 2019, far below, at the top of the screen, with its photos shown.
+    let june = try served.library.assetIDs(matching: AssetQuery(parameters: [("month", "2019-06")]))
+    #expect(june.count == 2)
+    _ = try browser.run("document.querySelector(\".scrubber a[data-month='2019-06']\").click()")
+    let landed = {
+      guard let top = (try? browser.sectionTops())?["June 2019"], abs(top) <= 2 else {
+        return false
+      }
+      let shown =
+        (try? browser.run(
+          """
+          return Array.from(document.querySelectorAll(".cell[data-section='2019-06'] img"))
+            .filter((img) => img.complete && img.naturalWidth > 0).length
+          """)) as? Int
+      return shown == 2 && browser.url.hasSuffix("at=2019-06")
+    }
+    #expect(
+      eventually(30, landed), "\(String(describing: try? browser.sectionTops())) \(browser.url)")
+    #expect(Set(try browser.cellIDs()).isSuperset(of: june.map(\.rawValue)))
+    // The address keeps the place: a reload lands there again.
+    try browser.go(base + "/album?ref=smart%3Aall&at=2019-06")
+    #expect(eventually(30, landed), "\(String(describing: try? browser.sectionTops()))")
+
+    // A click on a photo on the screen opens the viewer; Escape returns to the same place.
+    let before = browser.scrollY
+    let target = try #require(
+      try browser.run(
+        "return document.elementFromPoint(innerWidth / 4, innerHeight / 2).closest('.cell').dataset.id"
+      ) as? String)
+    try browser.click(try browser.find(".cell[data-id='\(target)'] a"))
+    #expect(eventually { browser.viewerOpen && browser.url.hasPrefix(base + "/asset/\(target)") })
+    #expect(
+      eventually {
+        (try? browser.run("return document.querySelector('.lightbox .shown').naturalWidth"))
+          as? Int ?? 0 > 0
+      })
+    try browser.press("\u{E00C}")
+    #expect(eventually { !browser.viewerOpen })
+    #expect(eventually { browser.url.hasSuffix("at=2019-06") }, "\(browser.url)")
+    #expect(abs(browser.scrollY - before) < 1, "\(browser.scrollY) after \(before)")
+
+    // The newest: zoom switches to the file itself; the info panel says when, with what and
+    // where; a favourite is kept across a reload.
+    _ = try browser.run("scrollTo(0, 0)")
+    #expect(eventually { (try? browser.findAll(".cell[data-id='\(gps.id)'] a").count) == 1 })
+    try browser.click(try browser.find(".cell[data-id='\(gps.id)'] a"))
+    #expect(eventually { browser.viewerOpen })
+    let shown =
+      "const i = document.querySelector('.lightbox .shown'); return [i.dataset.rep, i.naturalWidth]"
+    #expect(eventually { (try? browser.run(shown)) as? [AnyHashable] == ["fullscreen", 600] })
+    try browser.doubleClick(try browser.find(".lightbox .shown"))
+    #expect(
+      eventually { (try? browser.run(shown)) as? [AnyHashable] == ["full", 600] },
+      "\(String(describing: try? browser.run(shown)))")
+    #expect(
+      (try browser.run("return document.querySelector('.lightbox .shown').src") as? String)?
+        .contains("/api/assets/\(gps.id)/full?") == true)
+    try browser.press("i")
+    let info = try browser.text(try browser.find(".lightbox .info"))
+    for expected in [
+      "Sunday 31 December 2023, 23:59", "Darkroom Field Camera",
+      "Rio de Janeiro, Rio de Janeiro, Brazil", "-22.95", "600 × 400",
+    ] {
+      #expect(info.contains(expected), "\(expected) in \(info)")
+    }
+    try browser.click(try browser.find(".lightbox [data-v='favourite']"))
+    #expect(
+      eventually {
+        (try? browser.attribute(try browser.find(".lightbox [data-v='favourite']"), "aria-pressed"))
+          == "true"
+      })
+    #expect(try served.library.asset(gps.id).isFavourite)
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.findAll(".cell[data-id='\(gps.id)'] a").count) == 1 })
+    try browser.click(try browser.find(".cell[data-id='\(gps.id)'] a"))
+    #expect(
+      eventually {
+        (try? browser.attribute(try browser.find(".lightbox [data-v='favourite']"), "aria-pressed"))
+          == "true"
+      }, "kept across a reload")
+    try browser.press("\u{E00C}")
+    #expect(eventually { !browser.viewerOpen })
+
+    // The keyboard alone: Tab into the grid, an arrow to the next photo, Enter opens it,
+    // Escape closes it and the focus is back on it.
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 4 })
+    var tabs = 0
+    while try browser.focused().first != "cell", tabs < 20 {
+      try browser.press("\u{E004}")
+      tabs += 1
+    }
+    let order = try served.library.assetIDs(matching: AssetQuery(parameters: [("sort", "-date")]))
+    #expect(try browser.focused() == ["cell", order[0].rawValue], "after \(tabs) tabs")
+    try browser.press("\u{E014}")  // right
+    #expect(try browser.focused() == ["cell", order[1].rawValue])
+    try browser.press("\u{E007}")  // Enter
+    #expect(eventually { browser.viewerOpen && browser.url.hasPrefix(base + "/asset/\(order[1])") })
+    try browser.press("\u{E014}")  // the next in the viewer
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(order[2])") })
+    try browser.press("\u{E00C}")
+    #expect(eventually { !browser.viewerOpen })
+    #expect(eventually { (try? browser.focused()) == ["cell", order[2].rawValue] })
+    #expect(try browser.consoleErrors() == [])
+    #expect(server.stop() == 0)
+  }
+
+  @Test(
+    "an album made from a selection survives a reload; the duplicates page trashes one of a pair; the count follows an upload made elsewhere"
+  )
+  func organise() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "orientation-2.jpg", "gps.jpg"])
+    try FileManager.default.createDirectory(
+      atPath: served.folder.file("copy"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("copy/gps.jpg"))
+    _ = try served.library.scan()
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    #expect(try browser.logIn(at: base))
+
+    // Two chosen with their check marks, added to a new album.
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().count) == 4 })
+    let chosen = Array(try browser.cellIDs().prefix(2))
+    for id in chosen { try browser.click(try browser.find(".cell[data-id='\(id)'] .check")) }
+    #expect(try browser.text(try browser.find(".selection-count")) == "2 selected")
+    try browser.click(try browser.find("button[data-act='album']"))
+    try browser.type(try browser.find("#album-title"), "Trip")
+    try browser.click(try browser.find(".album-dialog button[type=submit]"))
+    #expect(
+      eventually {
+        (try? browser.text(try browser.find(".progress-text"))) == "Added 2 to Trip"
+      })
+    #expect(try served.library.album("Trip").count == 2)
+    try browser.go(base + "/")
+    let link = try browser.find("a[href='/album?ref=Trip']")
+    let label = try browser.text(link)
+    #expect(label.hasSuffix("2"), "\(label)")
+    try browser.go(base + "/album?ref=Trip")
+    #expect(eventually { (try? Set(browser.cellIDs())) == Set(chosen) })
+
+    // The duplicates page: the pair side by side; the second chosen, the first trashed.
+    try browser.go(base + "/duplicates")
+    let radios = try browser.findAll(".duplicate-group input[type=radio]")
+    #expect(radios.count == 2)
+    let keep = try #require(try browser.attribute(radios[1], "value"))
+    let other = try #require(try browser.attribute(radios[0], "value"))
+    try browser.click(radios[1])
+    try browser.click(try browser.find(".duplicate-group button[data-act='resolve']"))
+    #expect(eventually(60) { (try? browser.findAll(".duplicate-group").count) == 0 })
+    #expect(try browser.text(try browser.find(".summary")) == "No duplicates left.")
+    let kept = try served.library.asset(try #require(AssetID(keep)))
+    let trashed = try served.library.asset(try #require(AssetID(other)))
+    #expect(kept.trashedAt == nil && trashed.trashedAt != nil)
+    #expect(try served.library.duplicates().isEmpty)
+
+    // An upload from elsewhere (the API): the page's count and grid follow, with no reload.
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.text(try browser.find(".summary"))) == "3 items" })
+    _ = try browser.run("window.sameDocument = true")
+    let upload = try server.request(
+      "POST", "/api/uploads?name=p3.jpg", body: try Fixture.bytes(Fixture.sample("display-p3.jpg")))
+    #expect(upload.status == 201 || upload.status == 200, "\(upload.text)")
+    #expect(eventually(30) { (try? browser.text(try browser.find(".summary"))) == "4 items" })
+    #expect(eventually { (try? browser.cellIDs().count) == 4 })
+    #expect(try browser.run("return window.sameDocument") as? Bool == true)
+    #expect(try browser.consoleErrors() == [])
+    #expect(server.stop() == 0)
+  }
+
+  @Test(
+    "JPEG XL (allowed) and HEIC in the timeline and the viewer: shown in a format chromium reads")
+  func jxlAndHEIC() throws {
+    let served = try ServedLibrary(samples: ["heif-exif-6.heic"])
+    let elsewhere = try TemporaryFolder()
+    let jxl = elsewhere.file("made.jxl")
+    let made = try CLI.run(["copy", Fixture.sample("gps.jpg"), jxl], executable: "/usr/bin/vips")
+    #expect(made.status == 0, "\(made.stderr)")
+    let server = try ServeProcess(
+      served.root, arguments: ["--rate-limit", "0", "--allow-format", "jxl"])
+    let uploaded = try server.request(
+      "POST", "/api/uploads?name=made.jxl", body: try Fixture.bytes(jxl))
+    #expect(uploaded.status == 201, "\(uploaded.text)")
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    #expect(try browser.logIn(at: base))
+    try browser.go(base + "/album?ref=smart:all")
+    let decoded = """
+      return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
+        img.complete ? img.naturalWidth + "x" + img.naturalHeight : "loading")
+      """
+    // Both 600 x 400 upright: 384 wide in a row 184 high.
+    #expect(
+      eventually {
+        (try? browser.run(decoded, [".timeline img"])) as? [String] == ["384x256", "384x256"]
+      },
+      "\(String(describing: try? browser.run(decoded, [".timeline img"])))")
+    for id in try browser.cellIDs() {
+      try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+      #expect(
+        eventually {
+          (try? browser.run(decoded, [".lightbox .shown"])) as? [String] == ["600x400"]
+        }, "\(String(describing: try? browser.run(decoded, [".lightbox .shown"])))")
+      try browser.press("\u{E00C}")
+      #expect(eventually { !browser.viewerOpen })
+    }
+    #expect(try browser.consoleErrors() == [])
+    #expect(server.stop() == 0)
+  }
+
+  @Test(
+    "20,000 photos over ten years: jumps and scrolling stay under 3,000 elements, with no console error"
+  )
+  func twentyThousand() throws {
+    // A small JPEG (48 x 32), copied 20,000 times, one every 4.4 hours for ten years.
+    let served = try datedLibrary(count: 20_000, newest: 1_700_000_000, apart: 15_840, size: 48)
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    #expect(try browser.logIn(at: base))
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 10 })
+    let elements = "return document.querySelectorAll('*').length"
+    var most = 0
+    let months = try served.library.months(matching: AssetQuery(parameters: [("sort", "-date")]))
+    #expect(months.count >= 120)
+    // Ten jumps across the years, and three screens scrolled after each.
+    for month in stride(from: 0, to: months.count, by: months.count / 10).map({ months[$0] }) {
+      let key = AssetQuery.monthText(month.month)
+      _ = try browser.run("document.querySelector(\".scrubber a[data-month='\(key)']\").click()")
+      #expect(
+        eventually {
+          (try? browser.run(
+            "return document.querySelectorAll(\".cell[data-section='\(key)'] img[src]\").length"))
+            as? Int ?? 0 > 0
+        }, "\(key)")
+      for _ in 0..<3 {
+        _ = try browser.run("scrollBy(0, innerHeight)")
+        usleep(150_000)
+        most = max(most, try browser.run(elements) as? Int ?? .max)
+      }
+    }
+    #expect(most > 100 && most < 3000, "\(most) elements")
+    // Everything asked for arrives (cancelled loads are not errors).
+    #expect(
+      eventually {
+        (try? browser.run(
+          "return Array.from(document.querySelectorAll('.timeline img[src]')).every((i) => i.complete && i.naturalWidth > 0)"
+        )) as? Bool == true
+      })
+    #expect(try browser.consoleErrors() == [])
+    #expect(server.stop() == 0)
+  }
+}
