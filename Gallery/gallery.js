@@ -149,7 +149,7 @@ function makeViewer() {
     '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
     '<span class="name"></span><span class="spacer"></span>',
     '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
-    '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">ⓘ</button>',
+    '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
     '<a data-v="download" aria-label="Download the original" download>⤓</a>',
     '<a data-v="edit">Edit</a></div>',
     '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',

@@ -298,6 +298,8 @@ extension Gallery {
     .lightbox .controls .spacer { flex: 1; }
     .lightbox .controls button, .lightbox .controls a, .lightbox .step { background: none; border: 0; color: #eee; font-size: 1.3rem; cursor: pointer; text-decoration: none; padding: .25rem .5rem; border-radius: 6px; }
     .lightbox .controls a[data-v="edit"] { font-size: 1rem; }
+    .lightbox [data-v="info"] { font: italic 700 1rem Georgia, serif; width: 1.6rem; height: 1.6rem; padding: 0; border: 2px solid currentColor; border-radius: 50%; line-height: 1.3rem; }
+    .lightbox [data-v="info"][aria-pressed="true"] { background: #eee; color: #000; }
     .lightbox .controls button:hover, .lightbox .controls a:hover, .lightbox .step:hover { background: rgba(255, 255, 255, .15); }
     .lightbox [aria-pressed="true"][data-v="favourite"] { color: #fc3; }
     .lightbox .name { font-size: .9rem; opacity: .85; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -360,7 +362,8 @@ extension Gallery {
       .album-actions { margin-left: 0; }
       /* One row of tools that scrolls sideways, not a third of the screen. */
       .toolbar { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }
-      .lightbox.with-info .stage, .lightbox.with-info .controls { right: 0; bottom: 45%; }
+      .lightbox.with-info .stage { right: 0; bottom: 45%; }
+      .lightbox.with-info .controls { right: 0; }
       .lightbox .info { top: 55%; width: auto; left: 0; }
       .lightbox.with-info .next { right: .25rem; }
       .lightbox .step { display: none; }
@@ -518,7 +521,7 @@ extension Gallery {
         '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
         '<span class="name"></span><span class="spacer"></span>',
         '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
-        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">ⓘ</button>',
+        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
         '<a data-v="download" aria-label="Download the original" download>⤓</a>',
         '<a data-v="edit">Edit</a></div>',
         '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',

@@ -273,3 +273,20 @@ struct WorkerThreadTests {
     #expect(pool.counts.started == 1)
   }
 }
+
+/// The route to the worker processes is read for every file a scan reads.
+@Suite("Offload's route")
+struct OffloadRouteTests {
+  @Test(
+    "read 300,000 times, the route is the same closure (a 100,000-file scan overflowed the stack)")
+  func routeStaysFlat() {
+    // A route that sends nothing anywhere (every file read here, as with none): harmless to
+    // the tests running beside this one.
+    Offload.set { _ in nil }
+    defer { Offload.set(nil) }
+    for _ in 0..<300_000 { _ = Offload.workers(forFormat: "jpeg") }
+    // Each read wrapped the stored closure in two more thunks: a call now went 600,000
+    // frames deep and overflowed the stack. Reaching this line is the test.
+    #expect(Offload.workers(forFormat: "jpeg") == nil)
+  }
+}

@@ -27,14 +27,23 @@ enum Offload {
   /// The workers for a format (nil: here), with their time limit for a header read.
   typealias Route = @Sendable (_ format: String?) -> (workers: any PixelWork, limit: Duration?)?
 
-  private static let route = Locked<Route?>(nil)
+  /// The route, in a box. A closure kept as `Locked`'s value is re-abstracted by every
+  /// `withLock` (its `inout` access goes through the generic storage: a thunk around it on
+  /// the way in, another on the way back), so each read wrapped the stored closure in two
+  /// more thunks: after some 47,000 header reads a call went 95,000 frames deep, and a
+  /// 100,000-file scan overflowed the stack. A class reference is stored as it is.
+  private final class Box: Sendable {
+    let route: Route
+    init(_ route: @escaping Route) { self.route = route }
+  }
+  private static let route = Locked<Box?>(nil)
 
-  static func set(_ route: @escaping Route) { self.route.withLock { $0 = route } }
+  static func set(_ route: Route?) { self.route.withLock { $0 = route.map(Box.init) } }
 
   /// The workers a file in `format` (as its first bytes name it) goes to.
   static func workers(forFormat format: String?) -> (workers: any PixelWork, limit: Duration?)? {
-    guard let route = route.withLock({ $0 }) else { return nil }
-    return route(format)
+    guard let box = route.withLock({ $0 }) else { return nil }
+    return box.route(format)
   }
 
   /// The workers `source` goes to, judged by its first bytes (what a render asks before it
