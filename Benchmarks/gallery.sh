@@ -20,7 +20,7 @@ mkdir -p "$LIB"
 start=$(date +%s.%N)
 /usr/bin/python3 "$ROOT/Benchmarks/dated_library.py" "$BASE" "$LIB" "$COUNT" 10
 made=$(date +%s.%N)
-/usr/bin/time -f "%e s, %M KB peak" -o "$WORK/gallery-scan.time" "$DARKROOM" scan "$LIB" >"$WORK/gallery-scan.out"
+/usr/bin/time -f "%e s, %M KB peak" -o "$WORK/gallery-scan.time" "$DARKROOM" scan "$LIB" >"$WORK/gallery-scan.out" 2>&1
 echo "library: $COUNT photos over ten years (written in $(echo "$made - $start" | bc) s); scan: $(tail -n 1 "$WORK/gallery-scan.out" | sed 's/.* in /in /') ($(cat "$WORK/gallery-scan.time"))"
 
 TOKEN="bench-token-0123456789abcdef"
