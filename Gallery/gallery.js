@@ -18,7 +18,24 @@ function showBroken(img) {
   tile.setAttribute("role", "img");
   tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
   tile.textContent = "Cannot be shown";
+  tile.dataset.src = img.getAttribute("src") || "";
   img.replaceWith(tile);
+}
+// The tile says what the server said of it ("damaged JPEG data", "not among the trusted
+// formats"), asked once more for its words; without them, that it cannot be shown.
+function explainBroken(img) {
+  const url = img.getAttribute("src");
+  showBroken(img);
+  const tile = document.querySelector('.broken[data-src="' + CSS.escape(url || "") + '"]');
+  if (!url || !tile) return;
+  fetch(url, { credentials: "same-origin" }).then((response) => response.ok ? null : response.json()).then((body) => {
+    const message = body?.error?.message;
+    if (!message) return;
+    // The server's message starts with the file's name, which the tile's label already has.
+    const colon = message.indexOf(": ");
+    tile.textContent = "Cannot be shown: " + (colon > 0 ? message.slice(colon + 2) : message);
+    tile.title = message;
+  }).catch(() => { /* the tile stays as it is */ });
 }
 function watchBroken(img) {
   img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
@@ -427,6 +444,15 @@ function albumPage(main) {
   const byDate = ["date", "-date"].includes(filters.sort || (main.dataset.user === "true" ? "album" : "date"));
   let total = Number(main.dataset.count);
   const viewer = makeViewer();
+  // The address says only what was asked: empty fields and the album's own order left out.
+  const search = main.querySelector(".search");
+  search.addEventListener("submit", () => {
+    for (const field of search.elements) {
+      if (!field.name || field.type === "hidden") continue;
+      const unchecked = field.type === "checkbox" && !field.checked;
+      if (field.value === "" || unchecked || field.value === field.dataset.default) field.disabled = true;
+    }
+  });
   history.scrollRestoration = "manual";
 
   function setTotal(count) {
@@ -577,6 +603,18 @@ function albumPage(main) {
     place();
     keep(mark);
     setTotal(data.count);
+    // Nothing to show: say why, rather than an empty page.
+    let empty = main.querySelector(".empty-state");
+    if (data.count === 0 && !empty) {
+      empty = document.createElement("p");
+      empty.className = "empty-state";
+      empty.textContent = Object.keys(filters).some((name) => name !== "sort")
+        ? "Nothing matches this search." : main.dataset.trash === "true" ? "The trash is empty."
+          : "No photos here yet: drop some on this page, or use Upload.";
+      container.before(empty);
+    } else if (data.count > 0 && empty) {
+      empty.remove();
+    }
     schedule();
   }
   async function load(s) {
@@ -727,7 +765,7 @@ function albumPage(main) {
       img.alt = name;
       img.draggable = false;
       img.decoding = "async";
-      img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
+      img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
       const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
       const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
       images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
@@ -947,6 +985,49 @@ function albumPage(main) {
   container.addEventListener("pointerup", release);
   container.addEventListener("pointercancel", release);
   container.addEventListener("contextmenu", (event) => { if (event.target.closest(".cell") && event.pointerType !== "mouse") event.preventDefault(); });
+
+  // A drag that starts outside a photo (a label, a margin, the end of a row) draws a band;
+  // every photo it crosses is selected, those off the screen too (the layout knows them).
+  let band = null;
+  container.addEventListener("pointerdown", (event) => {
+    if (event.pointerType !== "mouse" || event.button !== 0 || event.target.closest(".cell")) return;
+    const box = container.getBoundingClientRect();
+    band = { x: event.clientX - box.left, y: event.clientY - box.top, element: null, moved: false };
+    container.setPointerCapture(event.pointerId);
+  });
+  container.addEventListener("pointermove", (event) => {
+    if (!band) return;
+    const box = container.getBoundingClientRect();
+    const x = event.clientX - box.left, y = event.clientY - box.top;
+    if (!band.moved && Math.hypot(x - band.x, y - band.y) < 6) return;
+    band.moved = true;
+    if (!band.element) {
+      band.element = document.createElement("div");
+      band.element.className = "band";
+      container.append(band.element);
+    }
+    const [left, right] = [Math.min(x, band.x), Math.max(x, band.x)];
+    const [top, bottom] = [Math.min(y, band.y), Math.max(y, band.y)];
+    Object.assign(band.element.style, { left: left + "px", top: top + "px", width: right - left + "px", height: bottom - top + "px" });
+    for (const s of sections) {
+      if (s.top + s.height < top || s.top > bottom) continue;
+      for (const block of s.blocks) {
+        const rowTop = s.top + block.top + block.band;
+        if (rowTop + block.height < top || rowTop > bottom) continue;
+        for (const item of block.items) {
+          if (item.left + item.width >= left && item.left <= right) set(s.assets[item.i].id, true);
+        }
+      }
+    }
+    repaint();
+  });
+  const endBand = () => {
+    if (!band) return;
+    band.element?.remove();
+    band = null;
+  };
+  container.addEventListener("pointerup", endBand);
+  container.addEventListener("pointercancel", endBand);
 
   // The keyboard: Tab comes into the grid at one cell; arrows move; Enter opens; Space selects.
   function roving() {

@@ -11,6 +11,20 @@ extension Gallery {
           <input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album">
           <button type="submit">Search</button>
           {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
+          <details class="filters"{{#filtered}} open{{/filtered}}>
+            <summary>Filters</summary>
+            <div class="filter-fields">
+              <label>Sort <select name="sort" data-default="{{defaultSort}}">{{#sortOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/sortOptions}}</select></label>
+              <label>Type <select name="type">{{#typeOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/typeOptions}}</select></label>
+              <label>From <input type="date" name="from" value="{{from}}"></label>
+              <label>To <input type="date" name="to" value="{{to}}"></label>
+              <label>Rating <select name="rating">{{#ratingOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/ratingOptions}}</select></label>
+              <label>Edited <select name="edited">{{#editedOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/editedOptions}}</select></label>
+              <label>Camera <input name="camera" value="{{camera}}" size="10"></label>
+              <label><input type="checkbox" name="favourite" value="true"{{#favouritesOnly}} checked{{/favouritesOnly}}> Favourites</label>
+              <button type="submit">Apply filters</button>
+            </div>
+          </details>
         </form>
         <p class="summary" aria-live="polite">{{summary}}</p>
         <div class="album-actions">
@@ -235,7 +249,13 @@ extension Gallery {
     .album .head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding-bottom: .5rem; }
     .search { display: flex; gap: .5rem; align-items: center; }
     .search input[type=search] { flex: 0 1 20rem; min-width: 8rem; }
+    .search { flex-wrap: wrap; flex: 1 1 30rem; }
+    .empty-state { color: var(--muted); padding: 3rem 0; text-align: center; }
     .search a { white-space: nowrap; }
+    .filters summary { cursor: pointer; color: var(--accent); }
+    .filters[open] { flex-basis: 100%; }
+    .filter-fields { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding: .5rem 0; }
+    .filter-fields label { display: flex; gap: .35rem; align-items: center; font-size: .9rem; }
     .summary { color: var(--muted); margin: 0; }
     .album-actions { display: flex; gap: .5rem; margin-left: auto; }
     .upload-button { cursor: pointer; padding: 1px 6px; border: 1px solid var(--line); border-radius: 4px; }
@@ -265,7 +285,7 @@ extension Gallery {
     .timeline .row { position: absolute; left: 0; right: 0; }
     .timeline .day { position: absolute; top: 6px; font-size: .8rem; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
     .timeline .cell { position: absolute; background: var(--tile); border-radius: 2px; overflow: hidden; }
-    .timeline .cell a { display: block; width: 100%; height: 100%; }
+    .timeline .cell a { display: block; width: 100%; height: 100%; text-decoration: none; }
     .timeline .cell img { display: block; width: 100%; height: 100%; object-fit: cover; }
     .timeline .cell img:not([src]) { visibility: hidden; }
     .timeline .cell .broken, .timeline .video-tile { display: grid; place-items: center; width: 100%; height: 100%; aspect-ratio: auto; font-size: .85em; }
@@ -275,6 +295,9 @@ extension Gallery {
     .cell.selected .check { background: var(--accent); border-color: var(--accent); color: #fff; opacity: 1; }
     .cell.selected a { transform: scale(.9); transition: transform .1s; }
     .cell.selected { background: color-mix(in srgb, var(--accent) 18%, var(--tile)); }
+
+    .timeline .band { position: absolute; z-index: 3; border: 1px solid var(--accent); background: color-mix(in srgb, var(--accent) 15%, transparent); pointer-events: none; }
+    .timeline .cell .broken { padding: .25rem; overflow: hidden; }
 
     /* The scrubber: months and years down the right side */
     .scrubber { position: fixed; right: 0; top: 64px; bottom: 8px; width: 44px; z-index: 5; cursor: ns-resize; touch-action: none; }
@@ -390,7 +413,24 @@ extension Gallery {
       tile.setAttribute("role", "img");
       tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
       tile.textContent = "Cannot be shown";
+      tile.dataset.src = img.getAttribute("src") || "";
       img.replaceWith(tile);
+    }
+    // The tile says what the server said of it ("damaged JPEG data", "not among the trusted
+    // formats"), asked once more for its words; without them, that it cannot be shown.
+    function explainBroken(img) {
+      const url = img.getAttribute("src");
+      showBroken(img);
+      const tile = document.querySelector('.broken[data-src="' + CSS.escape(url || "") + '"]');
+      if (!url || !tile) return;
+      fetch(url, { credentials: "same-origin" }).then((response) => response.ok ? null : response.json()).then((body) => {
+        const message = body?.error?.message;
+        if (!message) return;
+        // The server's message starts with the file's name, which the tile's label already has.
+        const colon = message.indexOf(": ");
+        tile.textContent = "Cannot be shown: " + (colon > 0 ? message.slice(colon + 2) : message);
+        tile.title = message;
+      }).catch(() => { /* the tile stays as it is */ });
     }
     function watchBroken(img) {
       img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
@@ -799,6 +839,15 @@ extension Gallery {
       const byDate = ["date", "-date"].includes(filters.sort || (main.dataset.user === "true" ? "album" : "date"));
       let total = Number(main.dataset.count);
       const viewer = makeViewer();
+      // The address says only what was asked: empty fields and the album's own order left out.
+      const search = main.querySelector(".search");
+      search.addEventListener("submit", () => {
+        for (const field of search.elements) {
+          if (!field.name || field.type === "hidden") continue;
+          const unchecked = field.type === "checkbox" && !field.checked;
+          if (field.value === "" || unchecked || field.value === field.dataset.default) field.disabled = true;
+        }
+      });
       history.scrollRestoration = "manual";
 
       function setTotal(count) {
@@ -949,6 +998,18 @@ extension Gallery {
         place();
         keep(mark);
         setTotal(data.count);
+        // Nothing to show: say why, rather than an empty page.
+        let empty = main.querySelector(".empty-state");
+        if (data.count === 0 && !empty) {
+          empty = document.createElement("p");
+          empty.className = "empty-state";
+          empty.textContent = Object.keys(filters).some((name) => name !== "sort")
+            ? "Nothing matches this search." : main.dataset.trash === "true" ? "The trash is empty."
+              : "No photos here yet: drop some on this page, or use Upload.";
+          container.before(empty);
+        } else if (data.count > 0 && empty) {
+          empty.remove();
+        }
         schedule();
       }
       async function load(s) {
@@ -1099,7 +1160,7 @@ extension Gallery {
           img.alt = name;
           img.draggable = false;
           img.decoding = "async";
-          img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
+          img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
           const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
           const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
           images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
@@ -1319,6 +1380,49 @@ extension Gallery {
       container.addEventListener("pointerup", release);
       container.addEventListener("pointercancel", release);
       container.addEventListener("contextmenu", (event) => { if (event.target.closest(".cell") && event.pointerType !== "mouse") event.preventDefault(); });
+
+      // A drag that starts outside a photo (a label, a margin, the end of a row) draws a band;
+      // every photo it crosses is selected, those off the screen too (the layout knows them).
+      let band = null;
+      container.addEventListener("pointerdown", (event) => {
+        if (event.pointerType !== "mouse" || event.button !== 0 || event.target.closest(".cell")) return;
+        const box = container.getBoundingClientRect();
+        band = { x: event.clientX - box.left, y: event.clientY - box.top, element: null, moved: false };
+        container.setPointerCapture(event.pointerId);
+      });
+      container.addEventListener("pointermove", (event) => {
+        if (!band) return;
+        const box = container.getBoundingClientRect();
+        const x = event.clientX - box.left, y = event.clientY - box.top;
+        if (!band.moved && Math.hypot(x - band.x, y - band.y) < 6) return;
+        band.moved = true;
+        if (!band.element) {
+          band.element = document.createElement("div");
+          band.element.className = "band";
+          container.append(band.element);
+        }
+        const [left, right] = [Math.min(x, band.x), Math.max(x, band.x)];
+        const [top, bottom] = [Math.min(y, band.y), Math.max(y, band.y)];
+        Object.assign(band.element.style, { left: left + "px", top: top + "px", width: right - left + "px", height: bottom - top + "px" });
+        for (const s of sections) {
+          if (s.top + s.height < top || s.top > bottom) continue;
+          for (const block of s.blocks) {
+            const rowTop = s.top + block.top + block.band;
+            if (rowTop + block.height < top || rowTop > bottom) continue;
+            for (const item of block.items) {
+              if (item.left + item.width >= left && item.left <= right) set(s.assets[item.i].id, true);
+            }
+          }
+        }
+        repaint();
+      });
+      const endBand = () => {
+        if (!band) return;
+        band.element?.remove();
+        band = null;
+      };
+      container.addEventListener("pointerup", endBand);
+      container.addEventListener("pointercancel", endBand);
 
       // The keyboard: Tab comes into the grid at one cell; arrows move; Enter opens; Space selects.
       function roving() {

@@ -200,9 +200,11 @@ struct Gallery: Sendable {
     let query = request.uri.queryParameters
     let ref = query["ref"].map(String.init) ?? "smart:all"
     // The address's filters are the list's and the API's words (`text`, `rating`, ...).
+    // (An empty field of the filters' form is no filter; `q` is `text`, as people type it.)
     let asked = AssetQuery.parameterNames.filter { $0 != "album" && $0 != "after" }
       .compactMap { name -> (name: String, value: String)? in
-        query[Substring(name)].map { (name, String($0)) }
+        let value = query[Substring(name)] ?? (name == "text" ? query["q"] : nil)
+        return value.flatMap { $0.isEmpty ? nil : (name, String($0)) }
       }
     let filters = Self.newestFirst(ref, asked)
     let wholeQuery = try AssetQuery(parameters: [("album", ref)] + filters)
@@ -229,12 +231,13 @@ struct Gallery: Sendable {
     values["ref"] = escaped
     values["albumRef"] = ref
     values["text"] = filters.first { $0.name == "text" }?.value
-    values["filtered"] = !asked.isEmpty
+    values["filtered"] = asked.contains { $0.name != "sort" }
     // The filters again, for the next page's link and for the script's jobs and downloads.
     values["filterQuery"] = filters.map { "&" + $0.name + "=" + Self.escapeQuery($0.value) }
       .joined()
     values["filters"] = Self.json(Dictionary(filters.map { ($0.name, $0.value) }) { a, _ in a })
     values["count"] = count
+    Self.filterFields(into: &values, filters, ref: ref)
     values["summary"] = count == 1 ? "1 item" : "\(count) items"
     values["trash"] = ref == "smart:trash"
     values["sort"] = wholeQuery.sort.rawValue
@@ -255,6 +258,40 @@ struct Gallery: Sendable {
       return cell
     }
     return page("album", values)
+  }
+
+  /// The filters' form, showing what the address asks for: each choice with whether it is
+  /// the one chosen.
+  static func filterFields(
+    into values: inout [String: Any], _ filters: [(name: String, value: String)], ref: String
+  ) {
+    let chosen = Dictionary(filters.map { ($0.name, $0.value) }) { first, _ in first }
+    func options(_ name: String, _ list: [(String, String)]) -> [[String: Any]] {
+      list.map { ["value": $0.0, "label": $0.1, "selected": chosen[name, default: ""] == $0.0] }
+    }
+    var sorts = [
+      ("-date", "Newest first"), ("date", "Oldest first"), ("name", "Name"), ("size", "Size"),
+    ]
+    values["defaultSort"] = "-date"
+    if case .user = AlbumRef(ref) {
+      sorts.insert(("", "Album order"), at: 0)
+      values["defaultSort"] = ""
+    }
+    values["sortOptions"] = options("sort", sorts)
+    values["typeOptions"] = options(
+      "type", [("", "Any"), ("photo", "Photos"), ("video", "Videos")])
+    values["ratingOptions"] = options(
+      "rating",
+      [
+        ("", "Any"), (">=1", "★ or more"), (">=2", "★★ or more"), (">=3", "★★★ or more"),
+        (">=4", "★★★★ or more"), ("5", "★★★★★"), ("-1", "Rejected"),
+      ])
+    values["editedOptions"] = options(
+      "edited", [("", "Either"), ("true", "Edited"), ("false", "Not edited")])
+    values["from"] = chosen["from"]
+    values["to"] = chosen["to"]
+    values["camera"] = chosen["camera"]
+    values["favouritesOnly"] = chosen["favourite"] == "true"
   }
 
   /// `May 2021`: the month on the clock where the photo was taken (``Asset/month``, the

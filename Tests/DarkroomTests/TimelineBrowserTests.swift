@@ -218,9 +218,45 @@ struct TimelineBrowserTests {
     let base = "http://127.0.0.1:\(server.port)"
     #expect(try browser.logIn(at: base))
 
-    // Two chosen with their check marks, added to a new album.
+    // A drag from a month's name across the first photo of each month selects those two.
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) == 4 })
+    let firsts = try #require(
+      try browser.run(
+        """
+        return Array.from(document.querySelectorAll('.timeline .section'))
+          .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+          .map((s) => s.querySelector('.cell').dataset.id)
+        """) as? [String])
+    #expect(firsts.count == 2)
+    let heading = try browser.find(".timeline .section h2")
+    let lastFirst = try browser.find(".cell[data-id='\(firsts[1])']")
+    try browser.call(
+      "POST", "/session/\(browser.session)/actions",
+      [
+        "actions": [
+          [
+            "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
+            "actions": [
+              ["type": "pointerMove", "origin": [Browser.element: heading], "x": -20, "y": 0],
+              ["type": "pointerDown", "button": 0],
+              ["type": "pointerMove", "origin": [Browser.element: heading], "x": 0, "y": 40],
+              ["type": "pointerMove", "origin": [Browser.element: lastFirst], "x": -20, "y": 0],
+              ["type": "pointerUp", "button": 0],
+            ],
+          ]
+        ]
+      ])
+    try browser.call("DELETE", "/session/\(browser.session)/actions")
+    #expect(try browser.text(try browser.find(".selection-count")) == "2 selected")
+    let banded =
+      try browser.run(
+        "return Array.from(document.querySelectorAll('.cell[aria-selected=true]')).map((c) => c.dataset.id)"
+      ) as? [String]
+    #expect(Set(banded ?? []) == Set(firsts), "\(banded ?? [])")
+    try browser.press("\u{E00C}")
+
+    // Two chosen with their check marks, added to a new album.
     let chosen = Array(try browser.cellIDs().prefix(2))
     for id in chosen { try browser.click(try browser.find(".cell[data-id='\(id)'] .check")) }
     #expect(try browser.text(try browser.find(".selection-count")) == "2 selected")
@@ -349,6 +385,15 @@ struct TimelineBrowserTests {
         )) as? Bool == true
       })
     #expect(try browser.consoleErrors() == [])
+    // The server gone: a month not yet seen says so, with a way to try again.
     #expect(server.stop() == 0)
+    let oldest = try #require(months.last.map { AssetQuery.monthText($0.month) })
+    _ = try browser.run("document.querySelector(\".scrubber a[data-month='\(oldest)']\").click()")
+    #expect(
+      eventually {
+        (try? browser.run(
+          "const n = document.querySelector('.notice'); return n.hidden ? '' : n.textContent"))
+          as? String == "The server cannot be reached. Retry"
+      })
   }
 }
