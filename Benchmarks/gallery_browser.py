@@ -138,7 +138,7 @@ try:
         const before = scrollY;
         scrollBy(0, innerHeight * step);
         steps += 1;
-        if ((scrollY === before && steps > 5) || steps >= limit) { done([most, steps, failed.length, document.documentElement.scrollHeight, performance.memory ? performance.memory.usedJSHeapSize : 0]); return; }
+        if ((scrollY === before && steps > 5) || steps >= limit) { done([most, steps, failed.length, document.documentElement.scrollHeight, performance.memory ? performance.memory.usedJSHeapSize : 0, Number(document.querySelector('main').dataset.loaded || 0)]); return; }
         if (pause) setTimeout(next, pause); else requestAnimationFrame(next);
       };
       setTimeout(next, 500);
@@ -146,18 +146,18 @@ try:
     go("/album?ref=smart:all")
     wait(first)
     start = time.time()
-    most, steps, failed, height, heap = wait(scroll, 1, 0, 100000)
+    most, steps, failed, height, heap, kept = wait(scroll, 1, 0, 100000)
     print(f"ten years flicked through, a screen a frame: {steps} screens ({height / 1e6:.1f} million px) in "
           f"{time.time() - start:.0f} s, at most {most} elements, {failed} failed image requests, "
-          f"JS heap {heap / 1e6:.1f} MB at the end")
+          f"JS heap {heap / 1e6:.1f} MB and {kept} assets kept at the end")
     go("/album?ref=smart:all")
     wait(first)
     start = time.time()
-    most2, steps2, failed2, _, heap2 = wait(scroll, 1, 150, 400)
+    most2, steps2, failed2, _, heap2, kept2 = wait(scroll, 1, 150, 400)
     time.sleep(2)
     errors = severe()
     print(f"read scroll, a screen every 150 ms: {steps2} screens in {time.time() - start:.0f} s, at most {most2} "
-          f"elements, {failed2} failed image requests, JS heap {heap2 / 1e6:.1f} MB; console errors in all: {len(errors)}")
+          f"elements, {failed2} failed image requests, JS heap {heap2 / 1e6:.1f} MB, {kept2} assets kept; console errors in all: {len(errors)}")
     for message in errors[:5]:
         print("  " + message)
     results["nodes"] = max(most, most2)

@@ -710,9 +710,30 @@ function albumPage(main) {
       entry.element.remove();
       shown.delete(key);
     }
+    forget(top, bottom);
     roving();
     position();
   }
+  // The page keeps the assets of at most about 5,000 photos: past that, the sections
+  // farthest from the screen forget theirs (keeping their height) and load them again when
+  // they come back, so ten years scrolled hold no more memory than one.
+  function forget(top, bottom) {
+    let loaded = 0;
+    for (const s of sections) loaded += s.assets.length;
+    main.dataset.loaded = String(loaded);
+    if (loaded <= 5000) return;
+    const far = sections.filter((s) => s.assets.length && !s.loading && (s.top + s.height < top || s.top > bottom))
+      .sort((a, b) => distance(b, top, bottom) - distance(a, top, bottom));
+    for (const s of far) {
+      if (loaded <= 4000) break;
+      loaded -= s.assets.length;
+      s.assets = []; s.blocks = []; s.next = null; s.done = false; s.reload = false;
+      s.loaded = s.label ? MONTH : 0;
+      s.version = ++version;
+    }
+    main.dataset.loaded = String(loaded);
+  }
+  const distance = (s, top, bottom) => s.top > bottom ? s.top - bottom : top - (s.top + s.height);
   function makeRow(s, block) {
     const row = document.createElement("div");
     row.className = "row";
@@ -1328,11 +1349,12 @@ function albumPage(main) {
 
   // Live: the catalog's changes (another window, a scan, an upload) update the counts and
   // the months on the screen, a moment after the last one.
+  // (At most one refresh a second: a scan's thousands of changes do not hold it back.)
   let waiting = null;
   const feed = new EventSource("/api/changes");
   feed.addEventListener("change", () => {
-    clearTimeout(waiting);
-    waiting = setTimeout(refresh, 300);
+    if (waiting) return;
+    waiting = setTimeout(() => { waiting = null; refresh(); }, 1000);
   });
   addEventListener("pagehide", () => feed.close());
 

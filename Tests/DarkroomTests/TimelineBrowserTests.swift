@@ -360,8 +360,9 @@ struct TimelineBrowserTests {
     var most = 0
     let months = try served.library.months(matching: AssetQuery(parameters: [("sort", "-date")]))
     #expect(months.count >= 120)
-    // Ten jumps across the years, and three screens scrolled after each.
-    for month in stride(from: 0, to: months.count, by: months.count / 10).map({ months[$0] }) {
+    // Thirty jumps across the years (more months than the page keeps), and three screens
+    // scrolled after each.
+    for month in stride(from: 0, to: months.count, by: months.count / 30).map({ months[$0] }) {
       let key = AssetQuery.monthText(month.month)
       _ = try browser.run("document.querySelector(\".scrubber a[data-month='\(key)']\").click()")
       #expect(
@@ -377,6 +378,10 @@ struct TimelineBrowserTests {
       }
     }
     #expect(most > 100 && most < 3000, "\(most) elements")
+    // The page keeps the assets of at most about 5,000 photos (a month more while one loads).
+    let kept =
+      try browser.run("return Number(document.querySelector('main').dataset.loaded)") as? Int
+    #expect((kept ?? .max) > 0 && (kept ?? .max) <= 5000 + 200, "\(kept ?? -1) kept")
     // Everything asked for arrives (cancelled loads are not errors).
     #expect(
       eventually {
