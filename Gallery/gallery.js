@@ -21,21 +21,28 @@ function showBroken(img) {
   tile.dataset.src = img.getAttribute("src") || "";
   img.replaceWith(tile);
 }
-// The tile says what the server said of it ("damaged JPEG data", "not among the trusted
-// formats"), asked once more for its words; without them, that it cannot be shown.
+// A thumbnail that did not come: asked once more for the server's words. A busy server
+// (503) is asked again after the wait it names, up to five times; anything else becomes a
+// tile that says what the server said ("damaged JPEG data", "not among the trusted formats").
 function explainBroken(img) {
   const url = img.getAttribute("src");
-  showBroken(img);
-  const tile = document.querySelector('.broken[data-src="' + CSS.escape(url || "") + '"]');
-  if (!url || !tile) return;
-  fetch(url, { credentials: "same-origin" }).then((response) => response.ok ? null : response.json()).then((body) => {
-    const message = body?.error?.message;
-    if (!message) return;
+  if (!url) return;
+  fetch(url, { credentials: "same-origin" }).then(async (response) => {
+    if (response.ok && (img.tries = (img.tries || 0) + 1) <= 5) { img.src = url; return; }
+    if (response.status === 503 && (img.tries = (img.tries || 0) + 1) <= 5) {
+      const wait = Math.min(10, Number(response.headers.get("Retry-After")) || 1);
+      setTimeout(() => { if (img.isConnected) images.want(img, url); }, wait * 1000);
+      return;
+    }
+    const message = (await response.json().catch(() => null))?.error?.message;
+    showBroken(img);
+    const tile = document.querySelector('.broken[data-src="' + CSS.escape(url) + '"]');
+    if (!message || !tile) return;
     // The server's message starts with the file's name, which the tile's label already has.
     const colon = message.indexOf(": ");
     tile.textContent = "Cannot be shown: " + (colon > 0 ? message.slice(colon + 2) : message);
     tile.title = message;
-  }).catch(() => { /* the tile stays as it is */ });
+  }).catch(() => showBroken(img));
 }
 function watchBroken(img) {
   img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
@@ -109,7 +116,7 @@ function durationText(seconds) {
 // Formats every browser shows as they are; anything else is asked for as a rendition.
 const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
 
-// ---- Images: few requests at once, cancelled when their row leaves -------------------------
+// ---- Images: eight requests at once; those still waiting forgotten when their row leaves ---
 
 const images = {
   limit: 8, active: 0, queue: [],
@@ -133,19 +140,17 @@ const images = {
       };
       img.addEventListener("load", done, { once: true });
       img.addEventListener("error", done, { once: true });
-      img.finish = done;
       img.src = img.dataset.want;
     }
   },
-  // An image leaving the page: a load still waiting is forgotten, one under way cancelled.
+  // An image leaving the page: a load still waiting is forgotten. One under way is left to
+  // finish (its rendition is cached for the next time): cancelling it in the browser would
+  // not stop the server's render, and the server would soon have more to make than this
+  // page's eight, and answer 503.
   drop(img) {
     delete img.dataset.want;
     const waiting = this.queue.indexOf(img);
     if (waiting >= 0) this.queue.splice(waiting, 1);
-    if (img.dataset.loading) {
-      img.removeAttribute("src");
-      img.finish();
-    }
   },
 };
 
