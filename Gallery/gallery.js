@@ -335,9 +335,7 @@ function makeViewer() {
       img.src = url(asset, "fullscreen", screenSize());
     }
     box.querySelector(".name").textContent = asset.path.split("/").pop();
-    const star = control("favourite");
-    star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-    star.textContent = asset.isFavourite ? "★" : "☆";
+    showFavourite(asset);
     control("download").href = url(asset, "full");
     control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
     fillInfo(asset);
@@ -383,7 +381,14 @@ function makeViewer() {
     current = null;
     source?.closed?.(asset, returnFocus);
   }
-  addEventListener("popstate", () => { if (!box.hidden && !history.state?.viewer) hide(); });
+  addEventListener("popstate", () => {
+    if (!box.hidden && !history.state?.viewer) hide();
+    // Forward to a photo the viewer showed: shown again (or, if the page no longer has it,
+    // the address goes back to the album's).
+    else if (box.hidden && history.state?.viewer && source) {
+      if (source.reopen(history.state.viewer) === false) history.back();
+    }
+  });
 
   box.addEventListener("click", async (event) => {
     const name = event.target.closest("[data-v]")?.dataset.v;
@@ -393,6 +398,11 @@ function makeViewer() {
     else if (name === "info") toggleInfo();
     else if (name === "favourite") favourite();
   });
+  function showFavourite(asset) {
+    const star = control("favourite");
+    star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+    star.textContent = asset.isFavourite ? "★" : "☆";
+  }
   function toggleInfo() {
     info.hidden = !info.hidden;
     control("info").setAttribute("aria-pressed", info.hidden ? "false" : "true");
@@ -404,10 +414,7 @@ function makeViewer() {
     try {
       const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
       asset.isFavourite = changed.isFavourite;
-      if (current === asset) {
-        star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-        star.textContent = asset.isFavourite ? "★" : "☆";
-      }
+      if (current === asset) showFavourite(asset);
     } catch (error) {
       star.title = error.message;
     }
@@ -446,7 +453,7 @@ function albumPage(main) {
   // The page's search and filters: what the timeline shows, and what "all" means to a job.
   let filters = {};
   try { filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
-  const byDate = ["date", "-date"].includes(filters.sort || (main.dataset.user === "true" ? "album" : "date"));
+  const byDate = ["date", "-date"].includes(main.dataset.sort);
   let total = Number(main.dataset.count);
   const viewer = makeViewer();
   // The address says only what was asked: empty fields and the album's own order left out.
@@ -458,12 +465,16 @@ function albumPage(main) {
       if (field.value === "" || unchecked || field.value === field.dataset.default) field.disabled = true;
     }
   });
+  addEventListener("pageshow", () => { for (const field of search.elements) field.disabled = false; });
   history.scrollRestoration = "manual";
 
   function setTotal(count) {
     total = Math.max(0, count);
     main.dataset.count = String(total);
-    main.querySelector(".summary").textContent = total + (total === 1 ? " item" : " items");
+    // (Written only when it changes: it is read aloud.)
+    const text = total + (total === 1 ? " item" : " items");
+    const summary = main.querySelector(".summary");
+    if (summary.textContent !== text) summary.textContent = text;
   }
   let retry = null;
   function showNotice(text, again) {
@@ -582,23 +593,33 @@ function albumPage(main) {
   }
 
   function makeSection(key, count) {
-    const s = { key, label: byDate ? monthLabel(key) : "", count, assets: [], next: null, done: false, loading: false, reload: false };
+    const s = { key, label: byDate ? monthLabel(key) : "", count, assets: [], next: null, done: false, pending: null, reload: false };
     estimateSection(s);
     return s;
   }
   const query = (more) => new URLSearchParams(Object.assign({ album: ref }, filters, more));
-  async function loadTimeline() {
+  // The months again (after a job, an upload, the change feed): a section is read again
+  // only when its count changed or it holds an asset that changed (`changed`: ids; null:
+  // every loaded section); until then it stays on the screen as it was.
+  let timelineRound = 0;
+  async function loadTimeline(changed = null) {
+    const round = ++timelineRound;
     const data = await (await api("GET", "/api/timeline?" + query())).json();
+    if (round !== timelineRound) return; // a later call's answer is the one that counts
     const old = new Map(sections.map((s) => [s.key, s]));
     const mark = anchor();
     const list = byDate ? data.months : [{ month: "all", count: data.count }];
     sections = list.filter((m) => m.count > 0).map((m) => {
       const s = old.get(m.month);
       if (!s) return makeSection(m.month, m.count);
-      // Kept on the screen as it was until its new assets arrive.
+      const touched = changed === null || s.count !== m.count || s.assets.some((a) => changed.has(a.id));
       s.count = m.count;
-      s.reload = true;
-      s.done = false;
+      if (touched && s.assets.length) {
+        s.reload = true;
+        s.round = (s.round || 0) + 1;
+      } else if (!s.assets.length) {
+        estimateSection(s);
+      }
       return s;
     });
     for (const [key, entry] of shown) {
@@ -622,33 +643,46 @@ function albumPage(main) {
     }
     schedule();
   }
-  async function load(s) {
-    if (s.loading) return;
-    s.loading = true;
-    const fresh = s.reload;
-    try {
-      const more = { limit: "500" };
-      if (byDate) more.month = s.key;
-      if (s.next && !fresh) more.after = s.next;
-      const page = await (await api("GET", "/api/assets?" + query(more))).json();
-      if (!sections.includes(s)) return;
-      if (fresh) { s.assets = page.assets; s.reload = false; } else s.assets.push(...page.assets);
-      s.next = page.next || null;
-      s.done = !page.next;
-      if (s.done) s.count = s.assets.length;
-      notice.hidden = true;
-      relayout([s]);
-    } catch (error) {
-      s.failed = true;
-      showNotice(error.offline ? "The server cannot be reached." : error.message, () => {
-        for (const each of sections) each.failed = false;
-        schedule();
-      });
-    } finally {
-      s.loading = false;
-    }
+  // The next page of a section (or, to be read again, as many as it showed, from its
+  // start); a call while one is under way waits for that one.
+  function load(s) {
+    if (s.pending) return s.pending;
+    s.pending = (async () => {
+      const fresh = s.reload, round = s.round;
+      try {
+        const more = { limit: String(fresh ? Math.min(1000, Math.max(500, s.assets.length)) : 500) };
+        if (byDate) more.month = s.key;
+        if (s.next && !fresh) more.after = s.next;
+        const page = await (await api("GET", "/api/assets?" + query(more))).json();
+        if (!sections.includes(s)) return;
+        if (fresh) {
+          s.assets = page.assets;
+          // Asked again meanwhile: read again once more.
+          if (s.round === round) s.reload = false;
+        } else {
+          s.assets.push(...page.assets);
+        }
+        s.next = page.next || null;
+        s.done = !page.next;
+        if (s.done) s.count = s.assets.length;
+        notice.hidden = true;
+        relayout([s]);
+      } catch (error) {
+        s.failed = true;
+        showNotice(error.offline ? "The server cannot be reached." : error.message, () => {
+          for (const each of sections) each.failed = false;
+          schedule();
+        });
+      } finally {
+        s.pending = null;
+      }
+    })();
+    return s.pending;
   }
-
+  // A section read to its end (a step back into a month lands on its last photo).
+  async function loadAll(s) {
+    while (!s.done && !s.failed && sections.includes(s)) await load(s);
+  }
   // Drawing: what is within a screen of the viewport, nothing else.
   let scheduled = false;
   function schedule() {
@@ -656,15 +690,18 @@ function albumPage(main) {
     scheduled = true;
     requestAnimationFrame(render);
   }
+  function removeRow(row) {
+    for (const img of row.querySelectorAll("img")) images.drop(img);
+    row.remove();
+  }
   function removeRows(entry) {
-    for (const row of entry.rows.values()) {
-      for (const img of row.querySelectorAll("img")) images.drop(img);
-      row.remove();
-    }
+    for (const row of entry.rows.values()) removeRow(row);
     entry.rows.clear();
   }
   function render() {
     scheduled = false;
+    // A cell with the keyboard's focus that is drawn again keeps it.
+    const focused = document.activeElement?.classList?.contains("cell") ? document.activeElement.dataset.id : null;
     if (container.clientWidth !== width) {
       const mark = anchor();
       measure();
@@ -678,7 +715,7 @@ function albumPage(main) {
     for (const s of sections) {
       if (s.top + s.height < top || s.top > bottom) continue;
       visible.add(s.key);
-      if ((s.reload || !s.done) && !s.loading && !s.failed && (s.reload || s.top + s.loaded < bottom)) load(s);
+      if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) load(s);
       let entry = shown.get(s.key);
       if (!entry) {
         const element = document.createElement("div");
@@ -703,8 +740,7 @@ function albumPage(main) {
           entry.rows.set(index, made);
           entry.element.append(made);
         } else if (!near && row) {
-          for (const img of row.querySelectorAll("img")) images.drop(img);
-          row.remove();
+          removeRow(row);
           entry.rows.delete(index);
         }
       });
@@ -717,6 +753,9 @@ function albumPage(main) {
     }
     forget(top, bottom);
     roving();
+    if (focused && !document.activeElement?.classList?.contains("cell")) {
+      container.querySelector('.cell[data-id="' + focused + '"]')?.focus({ preventScroll: true });
+    }
     position();
   }
   // The page keeps the assets of at most about 5,000 photos: past that, the sections
@@ -727,7 +766,10 @@ function albumPage(main) {
     for (const s of sections) loaded += s.assets.length;
     main.dataset.loaded = String(loaded);
     if (loaded <= 5000) return;
-    const far = sections.filter((s) => s.assets.length && !s.loading && (s.top + s.height < top || s.top > bottom))
+    // Never the months of the photo the viewer or the keyboard is on, or of a range's start.
+    const held = new Set([active, selection.anchor, viewing].filter(Boolean));
+    const far = sections.filter((s) => s.assets.length && !s.pending && (s.top + s.height < top || s.top > bottom)
+      && !s.assets.some((a) => held.has(a.id)))
       .sort((a, b) => distance(b, top, bottom) - distance(a, top, bottom));
     for (const s of far) {
       if (loaded <= 4000) break;
@@ -831,7 +873,7 @@ function albumPage(main) {
     const s = sections.find((s) => descending ? s.key <= key : s.key >= key) || sections[sections.length - 1];
     if (!s) return;
     scrollTo(0, containerTop() + s.top + (s === sections[0] ? -containerTop() : 0));
-    if (!s.done && !s.loading) load(s);
+    if (!s.done && !s.pending) load(s);
     schedule();
   }
 
@@ -849,6 +891,8 @@ function albumPage(main) {
       tick.setAttribute("aria-label", s.label);
       tick.title = s.label + " · " + s.count;
       tick.style.top = top + "px";
+      tick.tabIndex = -1;
+      if (s.key === lastAt) tick.classList.add("here");
       scrubber.append(tick);
       const year = s.key.slice(0, 4);
       const entry = years.get(year);
@@ -859,7 +903,8 @@ function albumPage(main) {
     for (const entry of [...years.values()].sort((a, b) => b.count - a.count)) {
       if (placed.some((top) => Math.abs(top - entry.top) < 16)) continue;
       placed.push(entry.top);
-      entry.tick.className = "year";
+      entry.tick.classList.add("year");
+      entry.tick.removeAttribute("tabindex");
       entry.tick.textContent = entry.year === "0000" ? "?" : entry.year;
     }
   }
@@ -907,7 +952,8 @@ function albumPage(main) {
       }
       const next = sections[sections.indexOf(s) + direction];
       if (!next) return null;
-      if (!next.assets.length) await load(next);
+      if (direction > 0 && !next.assets.length) await load(next);
+      if (direction < 0) await loadAll(next);
       if (!next.assets.length) return null;
       s = next;
       i = direction > 0 ? 0 : s.assets.length - 1;
@@ -955,18 +1001,21 @@ function albumPage(main) {
     selection.all = true; selection.ids.clear(); selection.except.clear();
     repaint();
   }
-  function choose(id, range) {
-    const here = locate(id);
-    if (range && selection.anchor && here) {
-      // Every loaded asset from the anchor to here, in the timeline's order.
-      const from = locate(selection.anchor);
-      if (from) {
+  async function choose(id, range) {
+    const from = range && selection.anchor ? locate(selection.anchor) : null;
+    if (from && locate(id)) {
+      // Every photo from the range's start to here in the timeline's order, the months
+      // between read first.
+      const a = sections.indexOf(from.s), b = sections.indexOf(locate(id).s);
+      for (let si = Math.min(a, b); si <= Math.max(a, b); si++) await loadAll(sections[si]);
+      const start = locate(selection.anchor), end = locate(id);
+      if (start && end) {
         const order = (p) => [sections.indexOf(p.s), p.i];
-        let [a, b] = [order(from), order(here)];
-        if (a[0] > b[0] || a[0] === b[0] && a[1] > b[1]) [a, b] = [b, a];
-        for (let si = a[0]; si <= b[0]; si++) {
+        let [x, y] = [order(start), order(end)];
+        if (x[0] > y[0] || x[0] === y[0] && x[1] > y[1]) [x, y] = [y, x];
+        for (let si = x[0]; si <= y[0]; si++) {
           const list = sections[si].assets;
-          const first = si === a[0] ? a[1] : 0, last = si === b[0] ? b[1] : list.length - 1;
+          const first = si === x[0] ? x[1] : 0, last = si === y[0] ? y[1] : list.length - 1;
           for (let i = first; i <= last; i++) set(list[i].id, true);
         }
       }
@@ -1070,30 +1119,33 @@ function albumPage(main) {
       first.tabIndex = 0;
     }
   }
-  function move(id, key) {
+  async function move(id, key) {
     const at = locate(id);
     if (!at) return null;
     if (key === "ArrowLeft" || key === "ArrowRight") {
-      const d = key === "ArrowRight" ? 1 : -1;
-      const same = at.s.assets[at.i + d];
-      if (same) return same.id;
-      const next = sections[sections.indexOf(at.s) + d];
-      if (!next || !next.assets.length) return null;
-      return (d > 0 ? next.assets[0] : next.assets[next.assets.length - 1]).id;
+      return (await neighbour(at.s.assets[at.i], key === "ArrowRight" ? 1 : -1))?.id ?? null;
     }
-    // Up and down: the row above or below, the cell nearest in the middle.
-    const rows = [];
-    for (const s of sections) for (const b of s.blocks) rows.push({ s, b });
-    const index = rows.findIndex((r) => r.s === at.s && r.b.items.some((item) => item.i === at.i));
-    const target = rows[index + (key === "ArrowDown" ? 1 : -1)];
-    if (index < 0 || !target) return null;
-    const mine = rows[index].b.items.find((item) => item.i === at.i);
+    // Up and down: the row above or below (the next month's first, or the last month's
+    // last, read first), the photo nearest in the middle.
+    const blocks = at.s.blocks;
+    const here = blocks.findIndex((b) => b.items.some((item) => item.i === at.i));
+    const down = key === "ArrowDown";
+    let s = at.s, target = blocks[here + (down ? 1 : -1)];
+    if (!target) {
+      s = sections[sections.indexOf(at.s) + (down ? 1 : -1)];
+      if (!s) return null;
+      if (down && !s.assets.length) await load(s);
+      if (!down) await loadAll(s);
+      target = down ? s.blocks[0] : s.blocks[s.blocks.length - 1];
+      if (!target) return null;
+    }
+    const mine = blocks[here].items.find((item) => item.i === at.i);
     const middle = mine.left + mine.width / 2;
-    let best = target.b.items[0];
-    for (const item of target.b.items) {
+    let best = target.items[0];
+    for (const item of target.items) {
       if (Math.abs(item.left + item.width / 2 - middle) < Math.abs(best.left + best.width / 2 - middle)) best = item;
     }
-    return target.s.assets[best.i].id;
+    return s.assets[best.i].id;
   }
   container.addEventListener("keydown", (event) => {
     const cell = event.target.closest(".cell");
@@ -1101,11 +1153,11 @@ function albumPage(main) {
     const id = cell.dataset.id;
     if (event.key.startsWith("Arrow")) {
       event.preventDefault();
-      const next = move(id, event.key);
-      if (next) {
-        if (event.shiftKey) choose(next, true);
+      move(id, event.key).then(async (next) => {
+        if (!next) return;
+        if (event.shiftKey) await choose(next, true);
         bring(next, true);
-      }
+      });
     } else if (event.key === "Enter") {
       event.preventDefault();
       openViewer(id);
@@ -1129,13 +1181,16 @@ function albumPage(main) {
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
   });
 
+  let viewing = null; // the photo the viewer shows: its month is never forgotten
   function openViewer(id) {
     const at = locate(id);
     if (!at) return;
+    viewing = id;
     viewer.open(at.s.assets[at.i], {
       ref, neighbour,
-      moved: (asset) => { active = asset.id; },
-      closed: (asset) => { if (asset) bring(asset.id, true); },
+      moved: (asset) => { active = viewing = asset.id; },
+      closed: (asset) => { viewing = null; if (asset) bring(asset.id, true); },
+      reopen: (id) => { if (locate(id)) openViewer(id); else return false; },
     });
   }
 
@@ -1181,8 +1236,8 @@ function albumPage(main) {
     if (action === "trash" || action === "restore") clear();
     await refresh();
   }
-  async function refresh() {
-    try { await loadTimeline(); } catch (error) { showNotice(error.message, refresh); }
+  async function refresh(changed = null) {
+    try { await loadTimeline(changed); } catch (error) { showNotice(error.message, () => refresh()); }
   }
 
   // Emptying the trash deletes files for good: asked first, and said how many went.
@@ -1208,7 +1263,7 @@ function albumPage(main) {
     const fields = { csrf };
     const t = target();
     if (t.ids) fields.ids = t.ids.join(",");
-    else Object.assign(fields, t.query);
+    else Object.assign(fields, t.query, t.except.length ? { except: t.except.join(",") } : {});
     for (const [name, value] of Object.entries(fields)) {
       const input = document.createElement("input");
       input.type = "hidden"; input.name = name; input.value = value;
@@ -1295,6 +1350,7 @@ function albumPage(main) {
     const act = event.target.closest("button")?.dataset.act;
     if (act === "select-all") selectAll();
     else if (act === "rename") renameAlbum();
+    else if (act === "upload") picker.click();
     else if (act === "empty") emptyTrash();
   });
 
@@ -1355,11 +1411,17 @@ function albumPage(main) {
   // Live: the catalog's changes (another window, a scan, an upload) update the counts and
   // the months on the screen, a moment after the last one.
   // (At most one refresh a second: a scan's thousands of changes do not hold it back.)
-  let waiting = null;
+  let waiting = null, changedIDs = new Set();
   const feed = new EventSource("/api/changes");
-  feed.addEventListener("change", () => {
+  feed.addEventListener("change", (event) => {
+    try { changedIDs.add(JSON.parse(event.data).id); } catch (_) { /* counts still checked */ }
     if (waiting) return;
-    waiting = setTimeout(() => { waiting = null; refresh(); }, 1000);
+    waiting = setTimeout(() => {
+      const ids = changedIDs;
+      waiting = null;
+      changedIDs = new Set();
+      refresh(ids);
+    }, 1000);
   });
   addEventListener("pagehide", () => feed.close());
 

@@ -205,15 +205,19 @@ struct Selection: Decodable, Sendable {
   init(form: [(String, String)]) {
     var ids: [String] = []
     var query: [String: String] = [:]
+    var except: [String] = []
     for (name, value) in form {
       if name == "ids" {
         ids += value.split(separator: ",").map(String.init)
+      } else if name == "except" {
+        except += value.split(separator: ",").map(String.init)
       } else if AssetQuery.parameterNames.contains(name) {
         query[name] = value
       }
     }
     self.ids = ids.isEmpty && !query.isEmpty ? nil : ids
     self.query = query.isEmpty ? nil : query
+    self.except = except.isEmpty ? nil : except
   }
 }
 

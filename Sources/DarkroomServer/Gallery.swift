@@ -280,16 +280,26 @@ struct Gallery: Sendable {
     values["sortOptions"] = options("sort", sorts)
     values["typeOptions"] = options(
       "type", [("", "Any"), ("photo", "Photos"), ("video", "Videos")])
-    values["ratingOptions"] = options(
-      "rating",
-      [
-        ("", "Any"), (">=1", "★ or more"), (">=2", "★★ or more"), (">=3", "★★★ or more"),
-        (">=4", "★★★★ or more"), ("5", "★★★★★"), ("-1", "Rejected"),
-      ])
+    // A value the form has no choice for (`3-5`) is one more choice, so a submit keeps it.
+    var ratings = [
+      ("", "Any"), (">=1", "★ or more"), (">=2", "★★ or more"), (">=3", "★★★ or more"),
+      (">=4", "★★★★ or more"), ("5", "★★★★★"), ("-1", "Rejected"),
+    ]
+    if let rating = chosen["rating"], !ratings.contains(where: { $0.0 == rating }) {
+      ratings.append((rating, rating))
+    }
+    values["ratingOptions"] = options("rating", ratings)
+    // Filters the form has no field for, and times a date field cannot show, go along
+    // unseen.
+    let dateOnly = { (text: String?) in text.map { $0.count == 10 } ?? true }
+    values["hiddenFilters"] = filters.filter { filter in
+      ["keyword", "place", "near", "month", "min-duration", "max-duration"].contains(filter.name)
+        || (["from", "to"].contains(filter.name) && !dateOnly(filter.value))
+    }.map { ["name": $0.name, "value": $0.value] }
     values["editedOptions"] = options(
       "edited", [("", "Either"), ("true", "Edited"), ("false", "Not edited")])
-    values["from"] = chosen["from"]
-    values["to"] = chosen["to"]
+    values["from"] = dateOnly(chosen["from"]) ? chosen["from"] : nil
+    values["to"] = dateOnly(chosen["to"]) ? chosen["to"] : nil
     values["camera"] = chosen["camera"]
     values["favouritesOnly"] = chosen["favourite"] == "true"
   }
@@ -371,8 +381,9 @@ struct Gallery: Sendable {
       try library.duplicates(near: near).map { group throws(DarkroomError) in
         // The largest first (the most pixels, then bytes), then the first catalogued.
         try library.assets(withIDs: group.assets).sorted {
-          ($0.displayWidth * $0.displayHeight, $0.byteSize, $1.id)
-            > ($1.displayWidth * $1.displayHeight, $1.byteSize, $0.id)
+          // (In Double: a header's sizes multiplied may not fit an Int.)
+          (Double($0.displayWidth) * Double($0.displayHeight), $0.byteSize, $1.id)
+            > (Double($1.displayWidth) * Double($1.displayHeight), $1.byteSize, $0.id)
         }
       }.filter { $0.count > 1 }
     }
@@ -383,7 +394,7 @@ struct Gallery: Sendable {
       ? "No duplicates." : groups.count == 1 ? "1 group" : "\(groups.count) groups"
     values["groups"] = groups.enumerated().map { index, assets -> [String: Any] in
       [
-        "group": index,
+        "group": index + 1,
         "assets": assets.enumerated().map { position, asset -> [String: Any] in
           [
             "id": asset.id.rawValue, "version": APIAsset.version(asset), "path": asset.path,

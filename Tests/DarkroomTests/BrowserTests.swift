@@ -566,37 +566,4 @@ struct BrowserTests {
     #expect(next?.contains("/asset/\(newest[1])") == true, "\(next ?? "none")")
     #expect(server.stop() == 0)
   }
-
-  @Test("an iPhone's HEIC shows in the grid and the viewer: sent in a format chromium shows")
-  func heicShows() throws {
-    let served = try ServedLibrary(samples: ["heif-exif-6.heic", "gps.jpg"])
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
-    try browser.go(base + "/album?ref=smart:all")
-    let shown = """
-      return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
-        img.complete ? img.naturalWidth + "x" + img.naturalHeight : "loading")
-      """
-    // Each thumbnail decoded, in its photo's shape (both are 600 x 400 upright): 384 pixels
-    // wide for a row 184 pixels high.
-    #expect(
-      eventually {
-        guard let sizes = (try? browser.run(shown, [".timeline img"])) as? [String] else {
-          return false
-        }
-        return sizes == ["384x256", "384x256"]
-      }, "\(String(describing: try? browser.run(shown, [".timeline img"])))")
-    let heic = try #require(
-      try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
-        $0.format == "heif"
-      })
-    try browser.go(base + "/asset/\(heic.id)")
-    // The sample is 600 x 400 (its decoder orients it), and fullscreen does not enlarge.
-    #expect(
-      eventually { ((try? browser.run(shown, ["img.photo"])) as? [String]) == ["600x400"] },
-      "\(String(describing: try? browser.run(shown, ["img.photo"])))")
-    #expect(server.stop() == 0)
-  }
 }

@@ -282,8 +282,9 @@ struct OffloadRouteTests {
   func routeStaysFlat() {
     // A route that sends nothing anywhere (every file read here, as with none): harmless to
     // the tests running beside this one.
+    let before = Offload.current
     Offload.set { _ in nil }
-    defer { Offload.set(nil) }
+    defer { Offload.set(before) }
     for _ in 0..<300_000 { _ = Offload.workers(forFormat: "jpeg") }
     // Each read wrapped the stored closure in two more thunks: a call now went 600,000
     // frames deep and overflowed the stack. Reaching this line is the test.

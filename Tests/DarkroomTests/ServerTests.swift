@@ -808,6 +808,20 @@ struct ServerTests {
         #expect(entry.data == (try Fixture.bytes(served.library.path(of: asset))))
         #expect(entry.crc == ZipReader.crc32(entry.data))
       }
+      // The gallery's form: all of an album less the ones unticked.
+      var form = ServedLibrary.read
+      form[.contentType] = "application/x-www-form-urlencoded"
+      let all = try served.ids()
+      let less = try await client.execute(
+        uri: "/api/download", method: .post, headers: form,
+        body: ByteBuffer(
+          string: "album=smart%3Aall&except=\(ids[0].rawValue)%2C\(ids[1].rawValue)"))
+      #expect(less.status == .ok)
+      let names = try ZipReader.entries(less.bytes).map(\.name)
+      #expect(names.count == all.count - 2)
+      for id in ids.prefix(2) {
+        #expect(!names.contains(try served.library.asset(id).path))
+      }
     }
   }
 

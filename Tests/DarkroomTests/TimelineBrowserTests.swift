@@ -137,6 +137,46 @@ struct TimelineBrowserTests {
     #expect(eventually { browser.url.hasSuffix("at=2019-06") }, "\(browser.url)")
     #expect(abs(browser.scrollY - before) < 1, "\(browser.scrollY) after \(before)")
 
+    // Across months: the viewer steps from June's last photo to May's first and back; the
+    // keyboard moves down from June's last row into May and up again; Shift takes a range
+    // over three months.
+    func month(_ key: String) throws -> [String] {
+      try served.library.assetIDs(
+        matching: AssetQuery(parameters: [("month", key), ("sort", "-date")])
+      ).map(\.rawValue)
+    }
+    let (juneIDs, mayIDs) = (try month("2019-06"), try month("2019-05"))
+    try browser.click(try browser.find(".cell[data-id='\(juneIDs.last!)'] a"))
+    #expect(eventually { browser.viewerOpen })
+    try browser.press("\u{E014}")
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(mayIDs[0])") }, "\(browser.url)")
+    try browser.press("\u{E012}")
+    #expect(
+      eventually { browser.url.hasPrefix(base + "/asset/\(juneIDs.last!)") }, "\(browser.url)")
+    try browser.press("\u{E00C}")
+    #expect(eventually { !browser.viewerOpen })
+    _ = try browser.run("document.querySelector(\".cell[data-id='\(juneIDs.last!)']\").focus()")
+    try browser.press("\u{E015}")  // down
+    #expect(eventually { mayIDs.contains((try? browser.focused())?.last ?? "") })
+    try browser.press("\u{E013}")  // up
+    #expect(eventually { juneIDs.contains((try? browser.focused())?.last ?? "") })
+    let newestIDs = try served.library.assetIDs(
+      matching: AssetQuery(parameters: [("sort", "-date")])
+    )
+    .map(\.rawValue)
+    let march = try month("2019-03")
+    try browser.click(try browser.find(".cell[data-id='\(juneIDs[0])'] .check"))
+    try browser.click(
+      try browser.find(".cell[data-id='\(march.last!)'] .check"), holding: "\u{E008}")
+    let span =
+      try #require(newestIDs.firstIndex(of: juneIDs[0])).distance(
+        to: try #require(newestIDs.firstIndex(of: march.last!))) + 1
+    #expect(
+      eventually {
+        (try? browser.text(try browser.find(".selection-count"))) == "\(span) selected"
+      }, "\(span)")
+    try browser.press("\u{E00C}")
+
     // The newest: zoom switches to the file itself; the info panel says when, with what and
     // where; a favourite is kept across a reload.
     _ = try browser.run("scrollTo(0, 0)")
@@ -331,6 +371,17 @@ struct TimelineBrowserTests {
         (try? browser.run(decoded, [".timeline img"])) as? [String] == ["384x256", "384x256"]
       },
       "\(String(describing: try? browser.run(decoded, [".timeline img"])))")
+    // The HEIC's own page too.
+    let heic = try #require(
+      try served.library.assets(matching: AssetQuery()).assets(in: 0..<2).first {
+        $0.format == "heif"
+      })
+    try browser.go(base + "/asset/\(heic.id)")
+    #expect(
+      eventually { (try? browser.run(decoded, ["img.photo"])) as? [String] == ["600x400"] },
+      "\(String(describing: try? browser.run(decoded, ["img.photo"])))")
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().count) == 2 })
     for id in try browser.cellIDs() {
       try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
       #expect(
@@ -382,11 +433,14 @@ struct TimelineBrowserTests {
     let kept =
       try browser.run("return Number(document.querySelector('main').dataset.loaded)") as? Int
     #expect((kept ?? .max) > 0 && (kept ?? .max) <= 5000 + 200, "\(kept ?? -1) kept")
-    // Everything asked for arrives (cancelled loads are not errors).
+    // Everything asked for arrives, and nothing waits for ever.
     #expect(
       eventually {
         (try? browser.run(
-          "return Array.from(document.querySelectorAll('.timeline img[src]')).every((i) => i.complete && i.naturalWidth > 0)"
+          """
+          return Array.from(document.querySelectorAll('.timeline img[src]')).every((i) => i.complete && i.naturalWidth > 0)
+            && !document.querySelector('.timeline img[data-want]:not([src])')
+          """
         )) as? Bool == true
       })
     #expect(try browser.consoleErrors() == [])

@@ -633,7 +633,14 @@ public final class SQLiteCatalog: Catalog {
           [Double(AssetID.nowMilliseconds()) / 1000 - SmartAlbum.recentDays * 86400])
       }
     }
-    if let after = q.after {
+    if let after = q.after, q.sort == .album, case .user(let title)? = q.album {
+      // A user album in its own order: after the cursor's place in it (then its id).
+      let position =
+        "(SELECT position FROM albumAsset p JOIN album b ON b.id = p.albumId WHERE b.title = ? AND p.assetId = "
+      add(
+        "(\(position)a.id), a.id) > ((\(position)?)), ?)",
+        [title, title, after.rawValue, after.rawValue])
+    } else if let after = q.after {
       // After the cursor's asset in the query's order (keyset paging: no rows skipped).
       let key: String
       let descending = q.sort == .dateDescending

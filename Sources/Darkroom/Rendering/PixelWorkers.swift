@@ -40,6 +40,9 @@ enum Offload {
 
   static func set(_ route: Route?) { self.route.withLock { $0 = route.map(Box.init) } }
 
+  /// The route set (nil: none).
+  static var current: Route? { route.withLock { $0 }?.route }
+
   /// The workers a file in `format` (as its first bytes name it) goes to.
   static func workers(forFormat format: String?) -> (workers: any PixelWork, limit: Duration?)? {
     guard let box = route.withLock({ $0 }) else { return nil }
