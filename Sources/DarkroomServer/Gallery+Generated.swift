@@ -751,13 +751,14 @@ extension Gallery {
         history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
         source.moved?.(next);
       }
-      function open(asset, from) {
+      // (`push`: false when the address is already the photo's, as after Forward.)
+      function open(asset, from, push = true) {
         source = from;
         returnFocus = document.activeElement;
         box.hidden = false;
         document.body.classList.add("viewing");
         show(asset);
-        history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref));
+        if (push) history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref));
         control("close").focus();
       }
       // Closed by Escape, the button or a swipe down: back to the album's address, the page
@@ -1576,7 +1577,7 @@ extension Gallery {
       });
 
       let viewing = null; // the photo the viewer shows: its month is never forgotten
-      function openViewer(id) {
+      function openViewer(id, push = true) {
         const at = locate(id);
         if (!at) return;
         viewing = id;
@@ -1584,8 +1585,8 @@ extension Gallery {
           ref, neighbour,
           moved: (asset) => { active = viewing = asset.id; },
           closed: (asset) => { viewing = null; if (asset) bring(asset.id, true); },
-          reopen: (id) => { if (locate(id)) openViewer(id); else return false; },
-        });
+          reopen: (id) => { if (locate(id)) openViewer(id, false); else return false; },
+        }, push);
       }
 
       function target() {
@@ -1671,20 +1672,22 @@ extension Gallery {
       // Albums: add the selection to a new or existing one; rename this one; take out of it.
       const dialog = main.querySelector(".album-dialog");
       const dialogError = dialog.querySelector(".dialog-error");
-      async function addToAlbum() {
+      // The dialog opens at once; the albums there are listed when they arrive.
+      function addToAlbum() {
         if (selectedCount() === 0) return;
         dialogError.textContent = "";
         const titles = dialog.querySelector("#album-titles");
         titles.textContent = "";
-        let existing = [];
-        try {
-          existing = (await (await api("GET", "/api/albums")).json()).albums.filter((a) => a.kind === "user").map((a) => a.title);
-        } catch (_) { /* a new one can still be made */ }
-        for (const title of existing) {
-          const option = document.createElement("option");
-          option.value = title;
-          titles.append(option);
-        }
+        const existing = api("GET", "/api/albums").then((r) => r.json())
+          .then((data) => data.albums.filter((a) => a.kind === "user").map((a) => a.title))
+          .catch(() => []); // a new one can still be made
+        existing.then((list) => {
+          for (const title of list) {
+            const option = document.createElement("option");
+            option.value = title;
+            titles.append(option);
+          }
+        });
         dialog.showModal();
         dialog.querySelector("input").focus();
         dialog.onsubmit = async (event) => {
@@ -1692,7 +1695,7 @@ extension Gallery {
           const title = dialog.querySelector("input").value.trim();
           if (!title) return;
           try {
-            if (!existing.includes(title)) await api("POST", "/api/albums", { op: "create", title });
+            if (!(await existing).includes(title)) await api("POST", "/api/albums", { op: "create", title });
             await api("POST", "/api/albums", Object.assign({ op: "add", title }, target()));
             dialog.close();
             progress.hidden = false;
