@@ -242,7 +242,7 @@ extension Gallery {
     /* Albums */
     .albums { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(var(--cell), 1fr)); gap: 1rem; }
     .albums a { display: grid; text-decoration: none; color: inherit; }
-    .albums img, .albums .empty { width: 100%; aspect-ratio: 1; object-fit: cover; background: var(--tile); border-radius: 8px; }
+    .albums img, .albums .empty { width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); border-radius: 8px; }
     .albums .count { color: var(--muted); font-size: .9em; }
     .more-links { margin-top: 2rem; }
 
