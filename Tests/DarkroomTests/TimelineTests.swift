@@ -83,6 +83,56 @@ struct TimelineTests {
     #expect(try catalog.months(AssetQuery()).map(\.month) == order.reversed())
   }
 
+  @Test(
+    "the whole library's month counts, kept by triggers, follow inserts, date changes, the trash and removals"
+  )
+  func keptCounts() throws {
+    let folder = try Fixture.temporaryFolder()
+    let catalog = try SQLiteCatalog(path: folder.file("catalog.sqlite"))
+    var generator = Xorshift(seed: 31)
+    var assets = (0..<400).map { index in
+      Self.asset(
+        index, utc: Double(generator.next() % 400_000_000) + 1_300_000_000,
+        offsetMinutes: index % 3 == 0 ? 600 : nil)
+    }
+    // Counted as the triggers keep them (the plain query), and from the rows (a filter that
+    // lets everything through takes the other way).
+    func agree(_ when: String) throws {
+      var everything = AssetQuery()
+      everything.from = -1e15
+      let kept = try catalog.months(AssetQuery())
+      #expect(kept == (try catalog.months(everything)), "\(when)")
+      var all = AssetQuery()
+      all.album = .smart(.all)
+      #expect(try catalog.months(all) == kept, "\(when)")
+      #expect(kept.reduce(0) { $0 + $1.count } == (try catalog.count(AssetQuery())), "\(when)")
+    }
+    var changes = CatalogChanges()
+    changes.upserts = assets
+    try catalog.commit(changes)
+    try agree("after the first commit")
+    // New dates (the same rows, upserted), some across months.
+    for index in stride(from: 0, to: assets.count, by: 3) {
+      assets[index].sortDate += Double(generator.next() % 90) * 86_400
+      assets[index].captureOffsetMinutes = index % 2 == 0 ? -300 : nil
+    }
+    changes.upserts = assets
+    try catalog.commit(changes)
+    try agree("after new dates")
+    // To the trash and back, and removed.
+    for asset in assets.prefix(60) {
+      try catalog.move(asset.id, to: ".darkroom/trash/\(asset.id)/\(asset.name)", trashedAt: 1)
+    }
+    try agree("after the trash")
+    for asset in assets.prefix(20) { try catalog.move(asset.id, to: asset.path, trashedAt: nil) }
+    try agree("after a restore")
+    var removals = CatalogChanges()
+    removals.removals = assets.suffix(100).map(\.id)
+    try catalog.commit(removals)
+    try agree("after removals")
+    #expect(try catalog.count(AssetQuery()) == 400 - 40 - 100)
+  }
+
   @Test("a user album pages in its own order: each asset once, by cursor")
   func albumOrderPages() throws {
     let folder = try Fixture.temporaryFolder()

@@ -169,6 +169,39 @@ public final class SQLiteCatalog: Catalog {
             WHERE trashedAt IS NULL AND hidden = 0;
           """)
     }
+    migrator.registerMigration("v6 month counts") { db in
+      // How many visible assets each month holds, kept by triggers as rows come, go, move
+      // to the trash or change date: the whole library's timeline is read from here (one
+      // row a month) instead of from every row's index entry.
+      try db.execute(
+        sql: """
+          CREATE TABLE monthCount (month INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+          INSERT INTO monthCount SELECT month, count(*) FROM asset
+            WHERE trashedAt IS NULL AND hidden = 0 GROUP BY month;
+          CREATE TRIGGER monthCount_insert AFTER INSERT ON asset
+            WHEN new.trashedAt IS NULL AND new.hidden = 0
+          BEGIN
+            INSERT INTO monthCount VALUES (new.month, 1)
+              ON CONFLICT (month) DO UPDATE SET count = count + 1;
+          END;
+          CREATE TRIGGER monthCount_delete AFTER DELETE ON asset
+            WHEN old.trashedAt IS NULL AND old.hidden = 0
+          BEGIN
+            UPDATE monthCount SET count = count - 1 WHERE month = old.month;
+            DELETE FROM monthCount WHERE month = old.month AND count <= 0;
+          END;
+          CREATE TRIGGER monthCount_update
+            AFTER UPDATE OF sortDate, captureOffset, trashedAt, hidden ON asset
+          BEGIN
+            UPDATE monthCount SET count = count - 1
+              WHERE month = old.month AND old.trashedAt IS NULL AND old.hidden = 0;
+            DELETE FROM monthCount WHERE month = old.month AND count <= 0;
+            INSERT INTO monthCount SELECT new.month, 1
+              WHERE new.trashedAt IS NULL AND new.hidden = 0
+              ON CONFLICT (month) DO UPDATE SET count = count + 1;
+          END;
+          """)
+    }
     return migrator
   }
 
@@ -574,8 +607,25 @@ public final class SQLiteCatalog: Catalog {
   public func months(_ query: AssetQuery) throws -> [MonthCount] {
     var whole = query
     whole.after = nil
-    let (filter, arguments) = Self.filter(whole)
     let direction = query.sort == .date ? "" : " DESC"
+    // The whole library as the gallery opens it: the counts the triggers keep.
+    var plain = AssetQuery()
+    plain.sort = whole.sort
+    if whole == plain
+      || whole.album == .smart(.all)
+        && {
+          var q = whole
+          q.album = nil
+          return q == plain
+        }()
+    {
+      return try pool.read { db in
+        try Row.fetchAll(
+          db.cachedStatement(sql: "SELECT month, count FROM monthCount ORDER BY month\(direction)")
+        ).map { MonthCount(month: $0[0], count: $0[1]) }
+      }
+    }
+    let (filter, arguments) = Self.filter(whole)
     return try pool.read { db in
       try Row.fetchAll(
         db.cachedStatement(
