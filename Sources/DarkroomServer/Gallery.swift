@@ -411,9 +411,8 @@ struct Gallery: Sendable {
 
   /// `16 March 2019`, on the clock where it was taken.
   static func day(of asset: Asset) -> String {
-    let local = asset.sortDate + Double((asset.captureOffsetMinutes ?? 0) * 60)
     let parts = utcCalendar.dateComponents(
-      [.year, .month, .day], from: Date(timeIntervalSince1970: local))
+      [.year, .month, .day], from: Date(timeIntervalSince1970: asset.localSortDate))
     let month = parts.month.map { monthNames[max(1, min(12, $0)) - 1] } ?? ""
     return "\(parts.day ?? 0) \(month) \(parts.year ?? 0)"
   }

@@ -126,6 +126,23 @@ final class Browser: @unchecked Sendable {
 
   func go(_ url: String) throws { try call("POST", "/session/\(session)/url", ["url": url]) }
 
+  /// A server on `served` (no rate limit), and a browser logged in to it at its address.
+  static func loggedIn(to served: ServedLibrary) throws -> (ServeProcess, Browser, String) {
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
+    let (browser, base) = try loggedIn(to: server)
+    return (server, browser, base)
+  }
+
+  /// A browser logged in to `server` with the write token, and the server's address.
+  static func loggedIn(to server: ServeProcess) throws -> (Browser, String) {
+    let browser = try Browser()
+    let base = "http://127.0.0.1:\(server.port)"
+    guard try browser.logIn(at: base) else {
+      throw DarkroomError(.engine, "the login at \(base) did not reach the albums page")
+    }
+    return (browser, base)
+  }
+
   /// Logs in at the server at `base` with the write token; true once the albums page is shown.
   func logIn(at base: String) throws -> Bool {
     try go(base + "/login")
@@ -361,10 +378,7 @@ struct BrowserTests {
     for index in (scan + 40)..<(damaged.count - 2) { damaged[index] = index % 2 == 0 ? 0x00 : 0xFF }
     _ = try served.folder.write("damaged.jpg", damaged)
     _ = try served.library.scan()
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
     let headings = "return Array.from(document.querySelectorAll('h1')).map((h) => h.textContent)"
 
     // A missing album or asset is a page that says so, with a way back; never raw JSON.
@@ -442,10 +456,7 @@ struct BrowserTests {
     _ = try served.folder.write("gps.jpg.xmp", Array(sidecar.utf8))
     _ = try served.library.scan()
     let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg"))?.id)
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
 
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) == 3 })
@@ -546,10 +557,7 @@ struct BrowserTests {
       try #require(try served.library.asset(atPath: served.folder.file(name))).id.rawValue
     }
     let newest = [try id("orientation-2.jpg"), try id("gps.jpg"), try id("orientation-1.jpg")]
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs()) == newest })
     // Each month opens with its name, on the clock where the photos were taken.

@@ -88,10 +88,7 @@ struct TimelineBrowserTests {
       atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("gps.jpg"))
     _ = try served.library.scan()
     let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg")))
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().first) == gps.id.rawValue }, "the newest first")
     #expect(try browser.sectionTops().keys.contains("December 2023"))
@@ -258,10 +255,7 @@ struct TimelineBrowserTests {
     try FileManager.default.copyItem(
       atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("copy/gps.jpg"))
     _ = try served.library.scan()
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
 
     // A drag from a month's name across the first photo of each month selects those two.
     try browser.go(base + "/album?ref=smart:all")
@@ -362,9 +356,7 @@ struct TimelineBrowserTests {
     let uploaded = try server.request(
       "POST", "/api/uploads?name=made.jxl", body: try Fixture.bytes(jxl))
     #expect(uploaded.status == 201, "\(uploaded.text)")
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (browser, base) = try Browser.loggedIn(to: server)
     try browser.go(base + "/album?ref=smart:all")
     let decoded = """
       return Array.from(document.querySelectorAll(arguments[0])).map((img) =>
@@ -406,10 +398,7 @@ struct TimelineBrowserTests {
   func twentyThousand() throws {
     // A small JPEG (48 x 32), copied 20,000 times, one every 4.4 hours for ten years.
     let served = try datedLibrary(count: 20_000, newest: 1_700_000_000, apart: 15_840, size: 48)
-    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
-    let browser = try Browser()
-    let base = "http://127.0.0.1:\(server.port)"
-    #expect(try browser.logIn(at: base))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 10 })
     var most = 0

@@ -37,16 +37,7 @@ extension CaptureDate {
     let local = instant + Int64(offsetSeconds)
     let days = Int(local >= 0 ? local / 86_400 : (local - 86_399) / 86_400)
     let seconds = Int(local - Int64(days) * 86_400)
-    // Civil from days (Howard Hinnant's algorithm), the inverse of `secondsSince1970`.
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    (year, month, day) = Self.civil(days: days)
     (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
     subsecond = date.subsecond
     utcOffsetMinutes = offsetSeconds / 60

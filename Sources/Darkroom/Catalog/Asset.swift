@@ -189,9 +189,10 @@ extension Asset {
   /// (`201903`): its sort date moved by its offset (none: the date as UTC), the timeline's
   /// sections. 0 for a date outside the years 0 to 9999. The catalog's `month` column is the
   /// same arithmetic in SQLite (`strftime`, to the millisecond): the two must agree.
-  public var month: Int {
-    Self.month(ofLocalSeconds: sortDate + Double((captureOffsetMinutes ?? 0) * 60))
-  }
+  public var month: Int { Self.month(ofLocalSeconds: localSortDate) }
+
+  /// ``sortDate`` on the clock where it was taken: its offset added (none: as it is).
+  public var localSortDate: Double { sortDate + Double((captureOffsetMinutes ?? 0) * 60) }
 
   /// The first and last second of the years the catalog's months cover (0000 to 9999).
   static let monthRange = -62_167_219_200.0...253_402_300_799.0
@@ -199,21 +200,13 @@ extension Asset {
   static func month(ofLocalSeconds seconds: Double) -> Int {
     guard monthRange.contains(seconds) else { return 0 }
     // To the millisecond of the Julian day, rounded as SQLite's `unixepoch` rounds (the same
-    // floating-point steps), then the proleptic Gregorian calendar from days since 1970 (the
-    // days-to-civil algorithm: 400-year eras of 146,097 days).
+    // floating-point steps), then the proleptic Gregorian calendar from days since 1970.
     let julianMilliseconds = Int64(seconds * 1000 + 210_866_760_000_000 + 0.5)
     let milliseconds = julianMilliseconds - 210_866_760_000_000
     var days = milliseconds / 86_400_000
     if milliseconds % 86_400_000 < 0 { days -= 1 }
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    return Int(year * 100 + month)
+    let date = CaptureDate.civil(days: Int(days))
+    return date.year * 100 + date.month
   }
 }
 
@@ -307,6 +300,23 @@ enum AssetContent: Sendable {
 }
 
 extension CaptureDate {
+  /// The day `days` after 1 January 1970, proleptic Gregorian (civil from days, Howard
+  /// Hinnant's algorithm: 400-year eras of 146,097 days), the inverse of the days in
+  /// ``secondsSince1970``.
+  static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let monthIndex = (5 * dayOfYear + 2) / 153
+    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+    return (
+      yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month,
+      dayOfYear - (153 * monthIndex + 2) / 5 + 1
+    )
+  }
+
   /// Seconds since 1970: exact with an offset, the local time read as UTC without one.
   var secondsSince1970: Double {
     // Days from civil (Howard Hinnant's algorithm), proleptic Gregorian.
