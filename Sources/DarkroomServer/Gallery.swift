@@ -213,11 +213,12 @@ struct Gallery: Sendable {
         try AssetQuery(parameters: [("album", ref)] + filters + [("after", String(after))])
       } ?? wholeQuery
     let (assets, count, next) = try await blocking { [library] () throws(DarkroomError) in
-      let all = try library.count(matching: wholeQuery)
+      let page = try library.page(of: assetQuery, limit: Self.pageSize)
+      var all = page.count ?? 0
+      if page.count == nil { all = try library.count(matching: wholeQuery) }
       // An empty page: an empty album (or search), or no album of that name (a page that
       // says so).
       if all == 0 { _ = try library.album(ref) }
-      let page = try library.page(of: assetQuery, limit: Self.pageSize)
       return (page.assets, all, page.next?.rawValue)
     }
     let escaped = Self.escapeQuery(ref)

@@ -160,6 +160,13 @@ struct ServerTests {
         #expect(page.status == .ok)
         let assets = page.object["assets"] as? [[String: Any]] ?? []
         seen += assets.compactMap { $0["id"] as? String }
+        // The first page counts the whole list; the others do not count at all (a page
+        // costs the same at any depth).
+        if after == nil {
+          #expect(page.object["count"] as? Int == 9)
+        } else {
+          #expect(page.object["count"] == nil)
+        }
         after = page.object["next"] as? String
         pages += 1
       } while after != nil && pages < 10

@@ -23,6 +23,8 @@ public protocol Catalog: Sendable {
   func asset(atPath path: String) throws -> Asset?
   /// Assets whose content has this SHA-256 (hex).
   func assets(withHash hash: String) throws -> [Asset]
+  /// Which of these contents (SHA-256, hex) some asset has.
+  func cataloguedContents(_ hashes: [String]) throws -> Set<String>
   /// How many assets a query matches, and one page of them in its order.
   func count(_ query: AssetQuery) throws -> Int
   func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset]

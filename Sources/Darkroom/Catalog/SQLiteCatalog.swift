@@ -345,8 +345,13 @@ public final class SQLiteCatalog: Catalog {
     guard !changes.isEmpty else { return }
     try pool.write { db in
       var folderIDs: [String: Int64] = [:]
+      // Folders a row left (a move, a removal, a skipped file that went): only they can have
+      // become empty. Looking at every folder on each commit made a batch's cost grow with
+      // the library (a million files in a thousand folders: a thousand probes a batch).
+      var left: Set<String> = []
       for asset in changes.upserts {
         let before = try Self.location(asset.id, db)
+        if let before { left.insert(Self.split(before).folder) }
         let folderID = try Self.folderID(asset.folder, db, &folderIDs)
         // The same file found new by two writers at once (an upload and the watcher's scan):
         // the first one's row stands, and the second changes nothing, nor logs a change.
@@ -361,6 +366,7 @@ public final class SQLiteCatalog: Catalog {
       }
       for path in changes.unskipped {
         let (folder, name) = Self.split(path)
+        left.insert(folder)
         try db.cachedStatement(
           sql:
             "DELETE FROM skipped WHERE name = ? AND folderId = (SELECT id FROM folder WHERE path = ?)"
@@ -384,6 +390,7 @@ public final class SQLiteCatalog: Catalog {
       for id in changes.removals {
         guard let path = try Self.location(id, db) else { continue }
         if let seen = changes.removedFrom[id], seen != path { continue }
+        left.insert(Self.split(path).folder)
         try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?").execute(arguments: [
           id.rawValue
         ])
@@ -395,20 +402,14 @@ public final class SQLiteCatalog: Catalog {
           arguments: [offline, id.rawValue])
         try Self.record(.changed, id, path, db)
       }
-      try Self.removeEmptyFolders(db)
+      for folder in left.sorted() {
+        if let id = try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT id FROM folder WHERE path = ?"), arguments: [folder])
+        {
+          try Self.removeIfEmpty(id, db)
+        }
+      }
     }
-  }
-
-  /// Folders nothing is in any more (and that hold no folder that has something) go.
-  static func removeEmptyFolders(_ db: Database) throws {
-    try db.cachedStatement(
-      sql: """
-        DELETE FROM folder WHERE path != '' AND NOT EXISTS (
-          SELECT 1 FROM folder g WHERE g.parentId = folder.id)
-        AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = folder.id)
-        AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = folder.id)
-        """
-    ).execute()
   }
 
   /// Removes a folder row with nothing in it, then its parent if that is empty now, and so on.
@@ -567,7 +568,31 @@ public final class SQLiteCatalog: Catalog {
     try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
   }
 
+  public func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
+    var found: Set<String> = []
+    try pool.read { db in
+      for start in stride(from: 0, to: hashes.count, by: 500) {
+        let chunk = hashes[start..<min(hashes.count, start + 500)]
+        let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+        found.formUnion(
+          try String.fetchAll(
+            db, sql: "SELECT DISTINCT hash FROM asset WHERE hash IN (\(marks))",
+            arguments: StatementArguments(Array(chunk))))
+      }
+    }
+    return found
+  }
+
   public func count(_ query: AssetQuery) throws -> Int {
+    if Self.isWholeLibrary(query) {
+      // The whole library, or one month of it: the counts the triggers keep.
+      return try pool.read { db in
+        try Int.fetchOne(
+          db.cachedStatement(
+            sql: "SELECT coalesce(sum(count), 0) FROM monthCount WHERE ? IS NULL OR month = ?"),
+          arguments: [query.month, query.month]) ?? 0
+      }
+    }
     let (filter, arguments) = Self.filter(query)
     return try pool.read { db in
       try Int.fetchOne(
@@ -604,24 +629,28 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
+  /// Whether a query is the whole library as the gallery opens it (the visible assets, in
+  /// any order), or one month of it: what the kept month counts (`monthCount`) answer.
+  static func isWholeLibrary(_ query: AssetQuery) -> Bool {
+    var plain = query
+    plain.sort = AssetQuery().sort
+    plain.month = nil
+    if plain.album == .smart(.all) { plain.album = nil }
+    return plain == AssetQuery()
+  }
+
   public func months(_ query: AssetQuery) throws -> [MonthCount] {
     var whole = query
     whole.after = nil
     let direction = query.sort == .date ? "" : " DESC"
     // The whole library as the gallery opens it: the counts the triggers keep.
-    var plain = AssetQuery()
-    plain.sort = whole.sort
-    if whole == plain
-      || whole.album == .smart(.all)
-        && {
-          var q = whole
-          q.album = nil
-          return q == plain
-        }()
-    {
+    if Self.isWholeLibrary(whole) {
       return try pool.read { db in
         try Row.fetchAll(
-          db.cachedStatement(sql: "SELECT month, count FROM monthCount ORDER BY month\(direction)")
+          db.cachedStatement(
+            sql:
+              "SELECT month, count FROM monthCount WHERE ? IS NULL OR month = ? ORDER BY month\(direction)"
+          ), arguments: [whole.month, whole.month]
         ).map { MonthCount(month: $0[0], count: $0[1]) }
       }
     }

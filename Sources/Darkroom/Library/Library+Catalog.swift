@@ -180,15 +180,27 @@ extension Library {
     try catalogCall { try $0.count(query) }
   }
 
-  /// The first `limit` assets a query matches, its count, and where the next page starts:
-  /// a page of a listing, read without taking every id (as ``assets(matching:)`` does).
+  /// The first `limit` assets a query matches, where the next page starts, and, on a first
+  /// page (no `after`), how many match in all: a page of a listing, read without taking
+  /// every id (as ``assets(matching:)`` does).
+  ///
+  /// A page costs the same at any depth: it is found by its cursor in the query's index,
+  /// and a later page does not count (the first page's count holds while the library does
+  /// not change). The whole library's count, or a month's, is kept by the catalog; a filtered
+  /// query's count reads the rows it matches, once.
   ///
   /// - Throws: what the catalog throws.
   public func page(of query: AssetQuery, limit: Int) throws(DarkroomError) -> AssetPage {
-    let (count, assets) = try catalogCall { catalog in
-      (try catalog.count(query), try catalog.assets(query, offset: 0, limit: limit))
+    let limit = max(0, limit)
+    let (count, read) = try catalogCall { catalog in
+      (
+        query.after == nil ? try catalog.count(query) : nil,
+        // One more than asked: whether any follow, without counting them.
+        try catalog.assets(query, offset: 0, limit: limit + 1)
+      )
     }
-    return AssetPage(assets: assets, count: count, next: count > limit ? assets.last?.id : nil)
+    let assets = Array(read.prefix(limit))
+    return AssetPage(assets: assets, count: count, next: read.count > limit ? assets.last?.id : nil)
   }
 
   /// How many assets a query matches in each month they were taken in (``Asset/month``),
@@ -378,8 +390,9 @@ public final class AssetFetchResult: RandomAccessCollection, Sendable {
 public struct AssetPage: Sendable {
   /// The first assets the query matches, at most the limit asked for.
   public var assets: [Asset]
-  /// How many assets the query matches (those before its `after` left out).
-  public var count: Int
+  /// How many assets the query matches, on a first page (the query has no `after`); nil on
+  /// the pages after it.
+  public var count: Int?
   /// The id to pass as the query's `after` for the assets that follow; nil when none do.
   public var next: AssetID?
 }

@@ -191,6 +191,11 @@ private struct Scanner {
     var previous: CatalogEntry?
   }
   var pending: [Pending] = []
+  /// New files read whose content some catalog row already has: a move is told from a copy
+  /// only once the walk has found every file that went (``missing``), so they wait for it.
+  /// Every other file read is written as its batch is read: what a scan holds is a batch and
+  /// these, not the library.
+  var deferred: [(Pending, ReadOutcome)] = []
   /// Assets whose files were not found: candidates for a move, then removed or offline.
   var missing: [AssetID: Missing] = [:]
   struct Missing {
@@ -215,7 +220,11 @@ private struct Scanner {
 
   mutating func run() throws(DarkroomError) {
     if let files { try compare(files: files) } else { try walkAndCompare() }
-    try readPending()
+    guard !summary.stopped else { return }
+    try readPending(all: true)
+    guard !summary.stopped else { return }
+    for (item, outcome) in deferred { take(item, outcome) }
+    deferred = []
     try settleMissing()
   }
 
@@ -260,6 +269,8 @@ private struct Scanner {
         queue += listing.folders.map { (folder.isEmpty ? $0 : folder + "/" + $0, true) }
       }
       compare(folder, listing.files, entries)
+      try readPending(all: false)
+      if summary.stopped { return }
     }
     // Folders the catalog knows that the walk did not reach: their assets may have moved;
     // those that did not are offline.
@@ -341,7 +352,7 @@ private struct Scanner {
       }
     }
     progress.found = summary.files
-    progress.toRead = pending.count
+    progress.toRead = progress.read + pending.count + deferred.count
     // Files gone from a folder that is still here.
     for entry in byName.values {
       if let id = entry.asset, let hash = entry.contentHash {
@@ -384,23 +395,42 @@ private struct Scanner {
 
   // MARK: Read
 
-  private mutating func readPending() throws(DarkroomError) {
-    var start = 0
-    while start < pending.count {
+  /// Reads what is pending in batches: every batch there is with `all`, else only full ones
+  /// (during the walk).
+  private mutating func readPending(all: Bool) throws(DarkroomError) {
+    while pending.count >= (all ? 1 : options.batchSize) {
       if options.shouldStop() {
         summary.stopped = true
         try flush()
         return
       }
-      let batch = Array(pending[start..<min(pending.count, start + options.batchSize)])
-      start += batch.count
+      let batch = Array(pending.prefix(options.batchSize))
+      pending.removeFirst(batch.count)
       let results = Self.readAll(batch, jobs: options.jobs, library: library)
+      let seen = try contentsCatalogued(zip(batch, results))
       for (item, outcome) in zip(batch, results) {
-        take(item, outcome)
+        if item.previous == nil, case .asset(_, let hash, _, _) = outcome, seen.contains(hash) {
+          deferred.append((item, outcome))
+        } else {
+          take(item, outcome)
+        }
       }
       try flush()
       report()
     }
+  }
+
+  /// Which of the contents read for new files some catalog row has (one query a batch):
+  /// only such a file can be a move of an asset whose file went.
+  private func contentsCatalogued(_ read: Zip2Sequence<[Pending], [ReadOutcome]>)
+    throws(DarkroomError) -> Set<String>
+  {
+    var hashes: [String] = []
+    for (item, outcome) in read where item.previous == nil {
+      if case .asset(_, let hash, _, _) = outcome { hashes.append(hash) }
+    }
+    guard !hashes.isEmpty else { return [] }
+    return try call { try catalog.cataloguedContents(hashes) }
   }
 
   /// Reads files on `jobs` threads; results in the batch's order.

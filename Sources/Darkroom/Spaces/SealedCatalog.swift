@@ -42,6 +42,10 @@ struct SealedCatalog: Catalog {
     try all().filter { $0.contentHash == hash }
   }
 
+  func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
+    Set(try all().map(\.contentHash)).intersection(hashes)
+  }
+
   func count(_ query: AssetQuery) throws -> Int { try matching(query).count }
 
   func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {

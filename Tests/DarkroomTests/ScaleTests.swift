@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// What keeps a large library's cost flat: a scan that holds a batch, not the library; pages
+/// that do not count what follows them; counts the catalog keeps.
+@Suite("A large library: scans by the batch, pages without counting", .serialized)
+struct ScaleTests {
+  @Test(
+    "A scan reads and writes while it walks, a batch at a time, and still tells moves from copies in either walk order"
+  )
+  func scanByBatch() throws {
+    let lib = try LibraryFixture()
+    // Folders a..e, four files each; the walk takes them from the last (e) to the first.
+    var n = 0
+    for folder in ["a", "b", "c", "d", "e"] {
+      for _ in 0..<4 {
+        n += 1
+        try lib.add("orientation-1.jpg", as: "\(folder)/\(n).jpg", tag: "photo \(n)")
+      }
+    }
+    var options = ScanOptions()
+    options.batchSize = 1
+    options.jobs = 1
+    let seen = Locked([ScanProgress]())
+    let first = try lib.library.scan(options: options) { state in seen.withLock { $0.append(state) }
+    }
+    #expect(first.added == 20)
+    // Files were read before the walk had found them all: a batch is written as it fills.
+    let early = seen.withLock { $0 }.first { $0.read > 0 }
+    #expect(early.map { $0.found < 20 } == true, "\(seen.withLock { $0 })")
+
+    let ids = try (1...20).map { i in
+      try #require(try lib.asset("\(["a", "b", "c", "d", "e"][(i - 1) / 4])/\(i).jpg")).id
+    }
+    let fm = FileManager.default
+    // A move to a folder walked before its old one (e is walked first), and one to a folder
+    // walked after it (a is walked last); a copy beside an original that stays; a folder
+    // emptied by its files' moves; a new file.
+    try fm.moveItem(atPath: lib.folder.file("a/1.jpg"), toPath: lib.folder.file("e/moved-1.jpg"))
+    try fm.moveItem(atPath: lib.folder.file("e/17.jpg"), toPath: lib.folder.file("a/moved-17.jpg"))
+    try fm.copyItem(atPath: lib.folder.file("c/9.jpg"), toPath: lib.folder.file("b/copy-9.jpg"))
+    for i in 13...16 {
+      try fm.moveItem(atPath: lib.folder.file("d/\(i).jpg"), toPath: lib.folder.file("b/\(i).jpg"))
+    }
+    try fm.removeItem(atPath: lib.folder.file("d"))
+    try lib.add("orientation-2.jpg", as: "c/new.jpg", tag: "new")
+    let second = try lib.library.scan(options: options)
+    #expect(second.moved == 6 && second.added == 2 && second.removed == 0, "\(second)")
+    #expect(try lib.asset("e/moved-1.jpg")?.id == ids[0])
+    #expect(try lib.asset("a/moved-17.jpg")?.id == ids[16])
+    #expect(try lib.asset("c/9.jpg")?.id == ids[8])
+    let copy = try #require(try lib.asset("b/copy-9.jpg"))
+    #expect(!ids.contains(copy.id))
+    for i in 13...16 { #expect(try lib.asset("b/\(i).jpg")?.id == ids[i - 1]) }
+    // The emptied folder's row went with its last file.
+    #expect(try lib.library.catalog().folders(under: "").sorted() == ["", "a", "b", "c", "e"])
+    #expect(try lib.paths().count == 22)
+  }
+
+  @Test("A folder whose files all went leaves the catalog; one still holding a file stays")
+  func emptiedFolders() throws {
+    let lib = try LibraryFixture()
+    try lib.add("orientation-1.jpg", as: "x/y/1.jpg", tag: "1")
+    try lib.add("orientation-1.jpg", as: "x/2.jpg", tag: "2")
+    try lib.add("orientation-1.jpg", as: "z/3.jpg", tag: "3")
+    _ = try lib.scan()
+    #expect(try lib.library.catalog().folders(under: "").sorted() == ["", "x", "x/y", "z"])
+    try FileManager.default.removeItem(atPath: lib.folder.file("x/y/1.jpg"))
+    #expect(try lib.scan().removed == 1)
+    #expect(try lib.library.catalog().folders(under: "").sorted() == ["", "x", "z"])
+    try FileManager.default.removeItem(atPath: lib.folder.file("x/2.jpg"))
+    #expect(try lib.scan().removed == 1)
+    #expect(try lib.library.catalog().folders(under: "").sorted() == ["", "z"])
+  }
+
+  /// `count` assets in a fresh catalog, one a day back from 2024-12-31, every third a video
+  /// and every fifth in the trash.
+  static func filledLibrary(_ count: Int) throws -> (LibraryFixture, SQLiteCatalog) {
+    let lib = try LibraryFixture()
+    let library = try Library.create(at: lib.root)
+    let catalog = try SQLiteCatalog(path: library.catalogPath)
+    var changes = CatalogChanges()
+    for i in 0..<count {
+      var asset = Asset(
+        path: "p/\(i).jpg", contentHash: String(format: "%064x", i),
+        identity: FileIdentity(device: 1, inode: UInt64(i), size: 10, modified: 0, changed: 0),
+        mediaType: i % 3 == 0 ? .video : .photo, format: i % 3 == 0 ? "mp4" : "jpeg", width: 4,
+        height: 3, sortDate: 1_735_603_200 - Double(i) * 86400, addedAt: 0)
+      if i % 5 == 0 { asset.trashedAt = 1 }
+      changes.upserts.append(asset)
+    }
+    try catalog.commit(changes)
+    return (lib, catalog)
+  }
+
+  @Test(
+    "A page counts only when it is the first; the next one is there exactly when more follow; kept counts agree with the rows"
+  )
+  func pagesWithoutCounting() throws {
+    let (lib, catalog) = try Self.filledLibrary(50)
+    let library = lib.library
+    var query = AssetQuery()
+    query.sort = .dateDescending
+    // 50 assets, 10 in the trash: 40 visible.
+    let first = try library.page(of: query, limit: 15)
+    #expect(first.count == 40 && first.assets.count == 15)
+    var ids = first.assets.map(\.id)
+    var next = first.next
+    var pages = 1
+    while let after = next {
+      query.after = after
+      let page = try library.page(of: query, limit: 15)
+      #expect(page.count == nil)
+      ids += page.assets.map(\.id)
+      next = page.next
+      pages += 1
+    }
+    #expect(pages == 3 && ids.count == 40 && Set(ids).count == 40)
+    var all = AssetQuery()
+    all.sort = .dateDescending
+    #expect(try catalog.ids(all) == ids)
+    // A page that ends exactly at the last asset has no next.
+    let exact = try library.page(of: AssetQuery(), limit: 40)
+    #expect(exact.assets.count == 40 && exact.next == nil)
+
+    // The whole library's count and a month's come from the kept month counts: the same
+    // as counting the rows (a filter that keeps every visible row forces the row count).
+    var rows = AssetQuery()
+    rows.includeHidden = false
+    rows.minDuration = nil
+    rows.text = ""
+    #expect(SQLiteCatalog.isWholeLibrary(AssetQuery()) && !SQLiteCatalog.isWholeLibrary(rows))
+    let (kept, counted) = (try catalog.count(AssetQuery()), try catalog.count(rows))
+    #expect(kept == 40 && counted == 40)
+    var december = AssetQuery()
+    december.month = 202412
+    var decemberRows = december
+    decemberRows.text = ""
+    let (month, monthRows) = (try catalog.count(december), try catalog.count(decemberRows))
+    #expect(month == 24 && monthRows == 24)
+    var videos = AssetQuery()
+    videos.mediaType = .video
+    #expect(try catalog.count(videos) == 13)
+  }
+}
