@@ -49,6 +49,12 @@ struct ScanCommand: ParsableCommand {
   @Flag(help: "Print the summary as JSON.")
   var json = false
 
+  @Flag(
+    help:
+      "Start no thumbnail pass in the background when done (started by default when photos came or changed; also DARKROOM_NO_BACKGROUND=1)."
+  )
+  var noBackground = false
+
   @Option(help: .hidden)
   var batchSize: Int?
 
@@ -112,6 +118,20 @@ struct ScanCommand: ParsableCommand {
     }
     if summary.stopped {
       printError("scan: stopped; run it again to go on\n")
+    } else if !noBackground && !backgroundTurnedOff
+      && summary.added + summary.changed + summary.moved > 0
+    {
+      // The gallery's thumbnails, made at the lowest priority while the user goes on.
+      do {
+        let pid = try BackgroundThumbnails.start(library)
+        if !json {
+          printError(
+            "scan: making the gallery's thumbnails in the background (pid \(pid)); darkroom thumbnails --stop stops it\n"
+          )
+        }
+      } catch {
+        printError("darkroom: \(error)\n")
+      }
     }
     if let status = signals.status { throw WorkFailed(status: status) }
     if !summary.problems.isEmpty { throw WorkFailed() }

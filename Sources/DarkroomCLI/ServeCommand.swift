@@ -71,6 +71,12 @@ struct ServeCommand: ParsableCommand {
   @Flag(help: "Decode in this process instead of worker processes.")
   var noWorkers = false
 
+  @Flag(
+    help:
+      "Make no thumbnails in the background (made by default, newest first, while no request renders; also DARKROOM_NO_BACKGROUND=1)."
+  )
+  var noBackground = false
+
   @OptionGroup var limits: LimitOptions
 
   func validate() throws {
@@ -105,6 +111,7 @@ struct ServeCommand: ParsableCommand {
       configuration.spaces = spaces
     }
     configuration.spaceIdle = .seconds(spaceIdle * 60)
+    configuration.backgroundThumbnails = !noBackground && !backgroundTurnedOff
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var pixels = limits.settings()
     if !noWorkers {

@@ -348,12 +348,7 @@ struct API: Sendable {
   static func shown(_ spec: RenditionSpec, source format: String, acceptsWebP: Bool)
     -> RenditionSpec
   {
-    guard spec.format == nil, spec.representation != .full,
-      !webFormats.contains(ImageFormat(sourceFormat: format) ?? .jpeg)
-    else { return spec }
-    var shown = spec
-    shown.format = acceptsWebP ? .webp : .jpeg
-    return shown
+    spec.shownInBrowser(sourceFormat: format, acceptsWebP: acceptsWebP)
   }
 
   /// Whether the request's `Accept` lists `image/webp` (with a quality above 0).
@@ -369,9 +364,7 @@ struct API: Sendable {
     }
   }
 
-  /// What a browser shows. AVIF is left out: not every libvips has its encoder (Debian's
-  /// does not), and a missing encoder is not the file's fault.
-  static let webFormats: [ImageFormat] = [.jpeg, .png, .webp]
+  static let webFormats = RenditionSpec.browserFormats
 
   static func mediaType(_ format: ImageFormat) -> String {
     switch format {

@@ -41,6 +41,11 @@ public struct ServerConfiguration: Sendable {
   public var spaces: String?
   /// An unlocked space is locked after this long without a request that uses it.
   public var spaceIdle: Duration = .seconds(15 * 60)
+  /// Whether the server makes the gallery's thumbnails the cache lacks in the background
+  /// (``Library/makeGridThumbnails(_:progress:)``): at start, newest first, then those of
+  /// each new or changed photo; one render at a time, and only while no request's render
+  /// waits. `darkroom serve` turns it on (`--no-background` does not).
+  public var backgroundThumbnails = false
 
   public init() {}
 }

@@ -13,7 +13,7 @@ final class WatchProcess: @unchecked Sendable {
   init(_ arguments: [String], environment: [String: String] = [:]) throws {
     process.executableURL = URL(fileURLWithPath: CLI.binary)
     process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.environment = testEnvironment.merging(environment) { $1 }
     let stdout = Pipe()
     let stderr = Pipe()
     process.standardOutput = stdout

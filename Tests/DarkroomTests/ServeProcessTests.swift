@@ -20,7 +20,7 @@ final class ServeProcess: @unchecked Sendable {
     _ = FileManager.default.createFile(atPath: output.file("stderr"), contents: nil)
     process.executableURL = URL(fileURLWithPath: CLI.binary)
     process.arguments = ["serve", library, "--port", "0", "--token-file", tokens] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.environment = testEnvironment.merging(environment) { $1 }
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
     process.standardError = try FileHandle(
       forWritingTo: URL(fileURLWithPath: output.file("stderr")))

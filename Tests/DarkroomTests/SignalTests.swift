@@ -18,7 +18,7 @@ final class RunningCLI {
     _ = FileManager.default.createFile(atPath: stderr, contents: nil)
     process.executableURL = URL(fileURLWithPath: CLI.binary)
     process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.environment = testEnvironment.merging(environment) { $1 }
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
     process.standardInput = FileHandle.nullDevice

@@ -77,6 +77,8 @@ enum CLI {
   }()
 
   /// Runs `darkroom` (or another `executable`) with `arguments` and waits for it.
+  /// (Without thumbnails made in the background after a scan: each test that wants them
+  /// asks, so that no pass outlives its test or races its checks.)
   static func run(
     _ arguments: [String], stdin: Data? = nil, cwd: String? = nil,
     environment: [String: String] = [:], executable: String = binary
@@ -89,7 +91,7 @@ enum CLI {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.environment = testEnvironment.merging(environment) { $1 }
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
@@ -151,3 +153,9 @@ enum ExifBuilder {
     return out + jpeg[position...]
   }
 }
+
+/// The environment of the processes the tests start: this one's, with no thumbnail pass
+/// started in the background by `scan` or `serve` (`DARKROOM_NO_BACKGROUND`).
+let testEnvironment = ProcessInfo.processInfo.environment.merging([
+  "DARKROOM_NO_BACKGROUND": "1"
+]) { $1 }

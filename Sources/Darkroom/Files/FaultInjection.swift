@@ -37,6 +37,16 @@ enum FaultInjection {
     return try body()
   }
 
+  /// `whenReached` for an asynchronous `body`.
+  static func whenReached<T>(
+    _ point: String, file: String, _ action: @escaping @Sendable () -> Void,
+    during body: () async throws -> T
+  ) async rethrows -> T {
+    actions.withLock { $0[point + "\0" + file] = action }
+    defer { actions.withLock { $0[point + "\0" + file] = nil } }
+    return try await body()
+  }
+
   /// A point where an in-process test may act for `file` (see `whenReached`).
   static func reached(_ point: String, file: String) {
     let action = actions.withLock { $0[point + "\0" + file] }

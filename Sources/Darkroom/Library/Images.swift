@@ -96,8 +96,18 @@ public final class Images: Sendable {
     if let cached = Representations(cache: cache).cachedRendition(ofFile: path, spec) {
       rendition = cached
     } else {
+      // A thumbnail smaller than one the cache has (made in the background for another
+      // screen) is made from that one.
+      let format = spec.format ?? ImageFormat(sourceFormat: asset.format)
+      let browserSized = format.map { RenditionSpec.browserFormats.contains($0) } ?? false
       rendition = try await queue.rendition(tag) { () throws(DarkroomError) in
-        try library.render(asset.id, spec, settings: pixels)
+        if browserSized, let format,
+          let derived = Representations(renderer: Renderer(pixels), cache: cache)
+            .thumbnailFromLarger(ofFile: path, spec, format: format)
+        {
+          return derived
+        }
+        return try library.render(asset.id, spec, settings: pixels)
       }
     }
     // Kept in memory under the tag only if made from the content the tag names (a file

@@ -200,6 +200,36 @@ public struct Representations: Sendable {
     return cached(cache, known, Self.key(spec, edit: "original"))
   }
 
+  /// A thumbnail made from a larger one of the same content in the cache, not from the
+  /// original, and kept: the gallery asks for a size by screen (a phone's, a laptop's), and
+  /// one made in the background serves every smaller one in a few milliseconds instead of
+  /// a decode of the original. nil when the cache holds none, or for other representations.
+  /// `format` is the output's (what the spec's own render would write).
+  public func thumbnailFromLarger(ofFile path: String, _ spec: RenditionSpec, format: ImageFormat)
+    -> Rendition?
+  {
+    guard let cache, spec.representation == .thumbnail || spec.representation == .aspectThumbnail,
+      spec.targetWidth == spec.targetHeight, spec.format == nil || spec.format == format,
+      let content = cache.rememberedContentHash(ofFile: path)
+    else { return nil }
+    let candidates = cache.entries(of: content).filter {
+      $0.kind == spec.representation.rawValue && $0.edit == "original"
+        && $0.fileExtension == format.fileExtension && max($0.width, $0.height) > spec.size
+        && max($0.width, $0.height) <= 4096
+    }
+    guard let source = candidates.min(by: { $0.width * $0.height < $1.width * $1.height }),
+      let larger = Self.rendition(source, in: cache)
+    else { return nil }
+    var exact = spec
+    exact.format = format
+    FaultInjection.reached("thumbnail-from-larger", file: path)
+    guard let rendition = try? renderer.render(.data(larger.bytes, name: path), exact) else {
+      return nil
+    }
+    store(rendition, cache, content, Self.key(spec, edit: "original"), spec, "original")
+    return rendition
+  }
+
   /// A validator that changes whenever a rendition's bytes would: the source's content hash
   /// (hex) and every input of the spec. Used as an HTTP `ETag`.
   public static func tag(content: String, _ spec: RenditionSpec) -> String {

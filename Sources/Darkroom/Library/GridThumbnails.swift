@@ -1,0 +1,216 @@
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension RenditionSpec {
+  /// Formats every browser shows. AVIF is left out: not every libvips has its encoder
+  /// (Debian's does not), and a missing encoder is not the file's fault.
+  public static let browserFormats: [ImageFormat] = [.jpeg, .png, .webp]
+
+  /// This spec as a browser is sent it: a rendition of a source in a format browsers do not
+  /// show (HEIC, TIFF, JPEG XL) is WebP for a browser that takes it, else JPEG; `full`, and
+  /// a spec that names its format, are left as they are.
+  public func shownInBrowser(sourceFormat: String, acceptsWebP: Bool) -> RenditionSpec {
+    guard format == nil, representation != .full,
+      !Self.browserFormats.contains(ImageFormat(sourceFormat: sourceFormat) ?? .jpeg)
+    else { return self }
+    var shown = self
+    shown.format = acceptsWebP ? .webp : .jpeg
+    return shown
+  }
+}
+
+/// The thumbnails the gallery's grid shows: what it asks the server for, so that they can be
+/// made before anyone asks (``Library/makeGridThumbnails(_:progress:)``).
+public enum GridThumbnail {
+  /// The aspect-thumbnail sizes the gallery asks for (its long side, in pixels), so that a
+  /// few sizes serve every screen and are cached (`gallery.js`).
+  public static let sizes = [128, 256, 384, 512, 768, 1024]
+  /// The height of the gallery's rows on a wide screen, in CSS pixels (`gallery.js`).
+  public static let rowHeight = 184.0
+
+  /// The size the gallery asks for `asset` in a row `rowHeight` CSS pixels high, on a screen
+  /// of `density` device pixels a CSS pixel: the smallest of ``sizes`` that covers the
+  /// photo's long side (its width when wider than high).
+  public static func size(for asset: Asset, rowHeight: Double = rowHeight, density: Double)
+    -> Int
+  {
+    let aspect =
+      asset.displayHeight > 0 ? Double(asset.displayWidth) / Double(asset.displayHeight) : 1
+    let need = rowHeight * density * max(1, aspect)
+    return sizes.first { Double($0) >= need } ?? 1024
+  }
+
+  /// What the gallery is sent for `asset` at `density`: its aspect thumbnail at ``size(for:rowHeight:density:)``,
+  /// metadata stripped, in a format the browser shows.
+  public static func spec(for asset: Asset, density: Double, acceptsWebP: Bool = true)
+    -> RenditionSpec
+  {
+    var spec = RenditionSpec(.aspectThumbnail)
+    spec.size = size(for: asset, density: density)
+    spec.metadata = .strip
+    return spec.shownInBrowser(sourceFormat: asset.format, acceptsWebP: acceptsWebP)
+  }
+}
+
+/// How ``Library/makeGridThumbnails(_:progress:)`` works.
+public struct GridThumbnailOptions: Sendable {
+  /// Screen densities to make the gallery's thumbnails for (device pixels a CSS pixel): 2 by
+  /// default, a laptop's or a phone's (a smaller size asked by another screen is made from
+  /// that one, not from the original).
+  public var densities: [Double] = [2]
+  /// At most this many assets looked at (nil: every one).
+  public var limit: Int?
+  /// Asked before each asset: true stops the pass (what is made stays; the next pass goes
+  /// on from what the cache lacks).
+  public var shouldStop: @Sendable () -> Bool = { false }
+  /// Called before each render: a server waits here while people's own requests render.
+  public var beforeRender: @Sendable () -> Void = {}
+
+  public init() {}
+}
+
+/// What a pass of ``Library/makeGridThumbnails(_:progress:)`` did.
+public struct GridThumbnailSummary: Sendable, Codable, Equatable {
+  /// Photos looked at, newest first.
+  public var assets = 0
+  /// Thumbnails made now, and those the cache had.
+  public var made = 0
+  public var had = 0
+  /// Photos that could not be rendered (damaged, not allowed): `path: problem`, the first 100.
+  public var failed = 0
+  public var problems: [String] = []
+  /// Stopped before the end (asked to, or another pass holds the library's thumbnail lock).
+  public var stopped = false
+  /// Another process's pass was under way: this one did nothing.
+  public var busy = false
+  public var seconds = 0.0
+
+  public init() {}
+}
+
+extension Library {
+  /// Makes the thumbnails the gallery's grid will ask for that the rendition cache lacks, for
+  /// every visible photo, newest first: what runs in the background after a scan and in a
+  /// server, so that a person opening the gallery sees real thumbnails.
+  ///
+  /// One render at a time (one core), through the sandboxed workers with their limits, as a
+  /// request's. Resumable by construction: what is cached is found in the cache (one look
+  /// up by the catalog's content hash) and not made again, so a pass killed at any point goes
+  /// on where it was when run again. One pass a library at a time: a second, in this
+  /// process or another, returns at once with ``GridThumbnailSummary/busy``.
+  ///
+  /// - Throws: what the catalog throws. A photo that cannot be rendered is counted in
+  ///   ``GridThumbnailSummary/failed``, not thrown.
+  public func makeGridThumbnails(
+    _ options: GridThumbnailOptions = GridThumbnailOptions(),
+    progress: (@Sendable (GridThumbnailSummary) -> Void)? = nil
+  ) throws(DarkroomError) -> GridThumbnailSummary {
+    let started = DispatchTime.now()
+    var summary = GridThumbnailSummary()
+    guard let lock = try thumbnailLock() else {
+      summary.busy = true
+      return summary
+    }
+    defer { Glibc.close(lock) }
+    var query = AssetQuery()
+    query.mediaType = .photo
+    query.sort = .dateDescending
+    let cache = RenditionCache(folder: cacheFolder)
+    pages: while true {
+      let page = try page(of: query, limit: 500)
+      for asset in page.assets {
+        if let limit = options.limit, summary.assets >= limit { break pages }
+        if options.shouldStop() {
+          summary.stopped = true
+          break pages
+        }
+        summary.assets += 1
+        try makeGridThumbnails(of: asset, options, cache, &summary)
+        progress?(summary)
+      }
+      guard let next = page.next else { break }
+      query.after = next
+    }
+    summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+    return summary
+  }
+
+  /// The grid's thumbnails of these assets that the cache lacks (new or changed photos, as the
+  /// change log names them), under the same lock as a whole pass.
+  public func makeGridThumbnails(
+    of ids: [AssetID], _ options: GridThumbnailOptions = GridThumbnailOptions()
+  ) throws(DarkroomError) -> GridThumbnailSummary {
+    var summary = GridThumbnailSummary()
+    guard let lock = try thumbnailLock() else {
+      summary.busy = true
+      return summary
+    }
+    defer { Glibc.close(lock) }
+    let cache = RenditionCache(folder: cacheFolder)
+    for asset in try assets(withIDs: ids)
+    where asset.mediaType == .photo && asset.trashedAt == nil && !asset.isHidden {
+      if options.shouldStop() {
+        summary.stopped = true
+        break
+      }
+      summary.assets += 1
+      try makeGridThumbnails(of: asset, options, cache, &summary)
+    }
+    return summary
+  }
+
+  private func makeGridThumbnails(
+    of asset: Asset, _ options: GridThumbnailOptions, _ cache: RenditionCache,
+    _ summary: inout GridThumbnailSummary
+  ) throws(DarkroomError) {
+    guard let content = ContentHash(hex: asset.contentHash) else { return }
+    var specs: [RenditionSpec] = []
+    for density in options.densities {
+      let spec = GridThumbnail.spec(for: asset, density: density)
+      if !specs.contains(spec) { specs.append(spec) }
+    }
+    for spec in specs {
+      if cache.lookup(source: content, key: Representations.key(spec, edit: "original")) != nil {
+        summary.had += 1
+        continue
+      }
+      options.beforeRender()
+      do {
+        _ = try render(asset.id, spec)
+        summary.made += 1
+        FaultInjection.point("after-grid-thumbnail")
+      } catch  where error.kind == .io && error.file == nil {
+        throw error  // the cache or the catalog, not the photo
+      } catch {
+        summary.failed += 1
+        if summary.problems.count < 100 { summary.problems.append("\(error)") }
+        return
+      }
+    }
+  }
+
+  /// The library's thumbnail-pass lock, held (an open descriptor to close), or nil when
+  /// another pass holds it.
+  private func thumbnailLock() throws(DarkroomError) -> Int32? {
+    let folder = metadataFolder.path + "/locks"
+    let path = folder + "/thumbnails"
+    mkdir(folder, 0o755)
+    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard fd >= 0 else {
+      throw DarkroomError(.io, file: path, "cannot be opened: \(String(cString: strerror(errno)))")
+    }
+    switch FileLock.lock(fd, key: 0, wait: false) {
+    case 0: return fd
+    case 1:
+      Glibc.close(fd)
+      return nil
+    default:
+      Glibc.close(fd)
+      throw DarkroomError(.io, file: path, "cannot be locked: \(String(cString: strerror(errno)))")
+    }
+  }
+}
