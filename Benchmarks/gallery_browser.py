@@ -3,8 +3,10 @@
 prints what a person waits for: the first thumbnails, a scrubber jump, and a scroll through every
 year, with the most elements the page ever held and any request that failed.
 
-Usage: gallery_browser.py BASE_URL TOKEN"""
+Usage: gallery_browser.py BASE_URL TOKEN
+Environment: GALLERY_SCROLL=0 leaves out the scrolls; FIRST_GOAL (500) is the first paint's goal in ms."""
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -124,6 +126,14 @@ try:
           f"{statistics.median(shown):.0f} ms (max {max(shown):.0f})")
     results["jump"] = statistics.median(shown)
 
+    first_goal = float(os.environ.get("FIRST_GOAL", "500"))
+    if os.environ.get("GALLERY_SCROLL", "1") == "0":
+        print()
+        print(f"goals (measured / goal, lower is better): first paint {results['first']:.0f}/{first_goal:.0f} ms = "
+              f"{results['first'] / first_goal:.2f}; scrubber jump {results['jump']:.0f}/300 ms = {results['jump'] / 300:.2f}")
+        call("DELETE", f"/session/{sid}")
+        raise SystemExit(0)
+
     # Every year, top to bottom: a flick (a screen a frame), then a read (a screen every
     # 150 ms, thumbnails arriving); the most elements at any moment; image requests that failed
     # (an image whose load was cancelled as its row left has no src, and is not counted).
@@ -164,8 +174,8 @@ try:
     results["failed"] = failed + failed2 + len(errors)
 
     print()
-    print(f"goals (measured / goal, lower is better): first paint {results['first']:.0f}/500 ms = "
-          f"{results['first'] / 500:.2f}; scrubber jump {results['jump']:.0f}/300 ms = {results['jump'] / 300:.2f}; "
+    print(f"goals (measured / goal, lower is better): first paint {results['first']:.0f}/{first_goal:.0f} ms = "
+          f"{results['first'] / first_goal:.2f}; scrubber jump {results['jump']:.0f}/300 ms = {results['jump'] / 300:.2f}; "
           f"elements {results['nodes']}/3000 = {results['nodes'] / 3000:.2f}; failed requests {results['failed']} (goal 0)")
     call("DELETE", f"/session/{sid}")
 finally:
