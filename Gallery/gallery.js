@@ -154,6 +154,36 @@ const images = {
   },
 };
 
+// A thumbnail not there after a moment (not made yet: the server renders it now) is shown
+// meanwhile by the small JPEG the camera embedded, read by the server without decoding
+// anything; it goes when the real one has come. Turned as the photo is shown (EXIF
+// orientation), which the embedded one does not say itself.
+const TURNS = {
+  2: "scaleX(-1)", 3: "rotate(180deg)", 4: "scaleY(-1)", 5: "scaleX(-1) rotate(90deg)",
+  6: "rotate(90deg)", 7: "rotate(90deg) scaleX(-1)", 8: "rotate(-90deg)",
+};
+function placeholderUnless(img, asset, width, height) {
+  setTimeout(() => {
+    if (!img.isConnected || img.naturalWidth > 0) return;
+    const ph = document.createElement("img");
+    ph.className = "placeholder";
+    ph.alt = "";
+    ph.setAttribute("aria-hidden", "true");
+    ph.draggable = false;
+    const turned = asset.orientation >= 5 && asset.orientation <= 8;
+    ph.style.width = (turned ? height : width) + "px";
+    ph.style.height = (turned ? width : height) + "px";
+    ph.style.transform = "translate(-50%, -50%) " + (TURNS[asset.orientation] || "");
+    ph.addEventListener("error", () => ph.remove());
+    ph.src = "/api/assets/" + asset.id + "/exif-thumbnail?v=" + asset.version;
+    img.classList.add("shown");
+    img.before(ph);
+    const gone = () => ph.remove();
+    img.addEventListener("load", gone, { once: true });
+    img.addEventListener("error", gone, { once: true });
+  }, 150);
+}
+
 // ---- The viewer: full window on dark, over the timeline ---------------------------------
 
 function makeViewer() {
@@ -839,6 +869,7 @@ function albumPage(main) {
       const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
       images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
       link.append(img);
+      if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
     }
     const check = document.createElement("button");
     check.type = "button";

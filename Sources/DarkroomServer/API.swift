@@ -251,6 +251,9 @@ struct API: Sendable {
       return Self.representationResponse(rendition, tag: "\"\(tag)\"", immutable: true, request)
     }
     let id = try Self.assetID(context)
+    if context.parameters.get("rep") == "exif-thumbnail" {
+      return try await exifThumbnail(id, request)
+    }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
     let spec = Self.shown(asked, source: asset.format, acceptsWebP: webP)
@@ -264,6 +267,20 @@ struct API: Sendable {
     return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
   }
 
+  /// The JPEG thumbnail the camera embedded, as the file holds it (what the gallery shows
+  /// until the photo's own thumbnail is made): one read, nothing decoded.
+  func exifThumbnail(_ id: AssetID, _ request: Request) async throws -> Response {
+    let (asset, bytes) = try await blocking { [library] () throws(DarkroomError) in
+      (try library.asset(id), try library.exifThumbnail(of: id))
+    }
+    let version = APIAsset.version(asset)
+    let tag = "\"\(version)-exif\""
+    let immutable = request.uri.queryParameters["v"].map { String($0) == version } == true
+    return Self.representationResponse(
+      Rendition(bytes: bytes, format: .jpeg, width: 0, height: 0), tag: tag,
+      immutable: immutable, request)
+  }
+
   /// The representation a request's path names (404 for none), with its `size` and `format`.
   /// Only `full` keeps the file's metadata: a thumbnail carries no location.
   static func renditionSpec(_ context: DarkroomRequestContext, _ request: Request) throws
@@ -272,7 +289,8 @@ struct API: Sendable {
     let name = context.parameters.get("rep") ?? ""
     guard let representation = Representation(rawValue: name) else {
       throw APIError.notFound(
-        "no representation \(name.prefix(64)): full, fullscreen, thumbnail or aspect-thumbnail")
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail, aspect-thumbnail or exif-thumbnail"
+      )
     }
     var spec = RenditionSpec(representation)
     let query = request.uri.queryParameters

@@ -31,6 +31,7 @@ struct InfoCommandTests {
       "cameraMake", "cameraModel", "lensMake", "lensModel", "exposureTime", "fNumber", "iso",
       "focalLength", "iccProfile", "damage", "damageMessage", "caption", "rating", "keywords",
       "sources", "warnings", "localDateTime", "captureInstant", "timeZone", "place", "people",
+      "exifThumbnail",
     ]
     #expect(Set(array[0].keys) == fields)
     #expect(Set(array[2].keys) == fields)

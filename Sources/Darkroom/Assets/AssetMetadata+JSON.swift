@@ -7,7 +7,7 @@ extension AssetMetadata: Encodable {
     case captureDate, localDateTime, captureInstant, timeZone, place, gps, cameraMake, cameraModel,
       lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, damage, damageMessage
-    case caption, rating, keywords, people, sources, warnings
+    case caption, rating, keywords, people, sources, warnings, exifThumbnail
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -50,5 +50,6 @@ extension AssetMetadata: Encodable {
     try c.encode(people, forKey: .people)
     try c.encode(sources, forKey: .sources)
     try c.encode(warnings, forKey: .warnings)
+    try c.encode(exifThumbnail, forKey: .exifThumbnail)
   }
 }

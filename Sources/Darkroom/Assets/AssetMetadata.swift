@@ -75,6 +75,10 @@ public struct AssetMetadata: Sendable, Equatable {
   /// Metadata that was ignored, one line each (a sidecar that is not XML, a rating of 9):
   /// the rest is read as usual.
   public var warnings: [String] = []
+  /// Where the JPEG thumbnail a camera embeds in the EXIF block (IFD1) is in the file: a
+  /// picture to show at once, read without decoding anything (ALAssetsLibrary's thumbnail).
+  /// JPEG files only; nil when there is none.
+  public var exifThumbnail: FileRange?
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.
@@ -95,6 +99,16 @@ public struct AssetMetadata: Sendable, Equatable {
   public var displayWidth: Int { orientation.effective.swapsDimensions ? height : width }
   /// Height as a person sees it, with orientation applied.
   public var displayHeight: Int { orientation.effective.swapsDimensions ? width : height }
+}
+
+/// Where a part of a file is: `length` bytes from `offset`.
+public struct FileRange: Sendable, Equatable, Hashable, Codable {
+  public var offset: Int
+  public var length: Int
+
+  public init(offset: Int, length: Int) {
+    (self.offset, self.length) = (offset, length)
+  }
 }
 
 /// When the photo was taken, as the camera wrote it.

@@ -7,6 +7,8 @@ struct ContainerHeader: Sendable {
   var height: Int
   var hasAlpha: Bool
   var exif: [UInt8]?
+  /// Where `exif` starts in the file (a JPEG's APP1 payload, from its `Exif\0\0`).
+  var exifStart: Int?
   var icc: [UInt8]?
   /// The embedded XMP packet (a JPEG's APP1 `http://ns.adobe.com/xap/1.0/`; libvips'
   /// `xmp-data` for other formats).
@@ -38,6 +40,7 @@ struct ContainerHeader: Sendable {
     var position = 2
     var size: (width: Int, height: Int)?
     var exif: [UInt8]?
+    var exifStart: Int?
     var iccChunks: [Int: ArraySlice<UInt8>] = [:]
     let exifHeader = Array("Exif\0\0".utf8)
     let xmpHeader = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
@@ -79,6 +82,7 @@ struct ContainerHeader: Sendable {
       switch marker {
       case 0xE1 where exif == nil && payload.starts(with: exifHeader):
         exif = Array(payload)
+        exifStart = position + 4
       case 0xE1 where xmp == nil && payload.starts(with: xmpHeader):
         xmp = Array(payload.dropFirst(xmpHeader.count))
       case 0xED where iptc == nil && payload.starts(with: photoshopHeader):
@@ -105,7 +109,7 @@ struct ContainerHeader: Sendable {
         var header = ContainerHeader(
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
-        (header.xmp, header.iptc) = (xmp, iptc)
+        (header.xmp, header.iptc, header.exifStart) = (xmp, iptc, exifStart)
         if try !hasJPEGEnd(source, scanStart: position) {
           header.damage = DarkroomError(
             .truncated, "truncated JPEG: image data ends without an end-of-image marker")

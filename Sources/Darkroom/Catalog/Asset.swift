@@ -174,6 +174,9 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var place: String? = nil
   public var region: String? = nil
   public var country: String? = nil
+  /// Where the JPEG thumbnail the camera embedded is in the file, as the scan found it
+  /// (``AssetMetadata/exifThumbnail``): shown until a thumbnail is made.
+  public var exifThumbnail: FileRange? = nil
 
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -277,6 +280,7 @@ extension Asset {
       (people, timeZone) = (m.people, m.timeZone)
       (place, region, country) = (m.place?.name, m.place?.region, m.place?.country)
       if region == "" { region = nil }
+      exifThumbnail = m.exifThumbnail
     case .video(let v):
       mediaType = .video
       format = v.format
@@ -288,6 +292,7 @@ extension Asset {
       (latitude, longitude, altitude, camera, lens) = (nil, nil, nil, nil, nil)
       (exposureTime, fNumber, iso, focalLength) = (nil, nil, nil, nil)
       duration = v.duration
+      exifThumbnail = nil
     }
     sortDate = captureDate ?? Double(identity.modified) / 1e9
   }

@@ -202,6 +202,15 @@ public final class SQLiteCatalog: Catalog {
           END;
           """)
     }
+    migrator.registerMigration("v7 embedded thumbnails") { db in
+      // Where a JPEG's EXIF thumbnail is in its file, read at scan time: what the gallery
+      // shows until a thumbnail is made.
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN thumbOffset INTEGER;
+          ALTER TABLE asset ADD COLUMN thumbLength INTEGER;
+          """)
+    }
     return migrator
   }
 
@@ -225,7 +234,8 @@ public final class SQLiteCatalog: Catalog {
     a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
-    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people
+    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people, a.thumbOffset,
+    a.thumbLength
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -251,6 +261,9 @@ public final class SQLiteCatalog: Catalog {
       row[40], row[41], row[42], row[43]
     )
     asset.people = keywordList(row[44])
+    if let offset: Int = row[45], let length: Int = row[46] {
+      asset.exifThumbnail = FileRange(offset: offset, length: length)
+    }
     return asset
   }
 
@@ -506,7 +519,7 @@ public final class SQLiteCatalog: Catalog {
       a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
       Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
-      Self.keywordText(a.people),
+      Self.keywordText(a.people), a.exifThumbnail?.offset, a.exifThumbnail?.length,
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -518,7 +531,7 @@ public final class SQLiteCatalog: Catalog {
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
           hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
-          country, people)
+          country, people, thumbOffset, thumbLength)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -535,7 +548,8 @@ public final class SQLiteCatalog: Catalog {
           adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline,
           caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords,
           timeZone = excluded.timeZone, place = excluded.place, region = excluded.region,
-          country = excluded.country, people = excluded.people
+          country = excluded.country, people = excluded.people,
+          thumbOffset = excluded.thumbOffset, thumbLength = excluded.thumbLength
         """
     ).execute(arguments: StatementArguments(values))
     return a.id

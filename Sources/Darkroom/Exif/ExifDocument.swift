@@ -1,5 +1,9 @@
 import CExif
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The IFDs (tag directories) of an EXIF block.
 enum ExifDirectory: Sendable {
   case primary, thumbnail, exif, gps, interoperability
@@ -31,6 +35,9 @@ struct ExifDocument: Sendable {
   private let values: [Key: ExifValue]
   /// Bytes of the embedded thumbnail image (IFD1), 0 when there is none.
   let thumbnailByteCount: Int
+  /// Where the embedded thumbnail's bytes are in the block given (a JPEG, starting with its
+  /// start marker), when they are there whole; nil otherwise.
+  let thumbnailOffset: Int?
 
   private struct Key: Hashable {
     var directory: ExifDirectory
@@ -109,6 +116,26 @@ struct ExifDocument: Sendable {
     if values.isEmpty && thumbnail == 0 { return nil }
     self.values = values
     thumbnailByteCount = thumbnail
+    // libexif copies the thumbnail out and keeps no tag saying where it was: it is found in
+    // the block by its bytes (a JPEG: start marker first).
+    var found: Int?
+    if let start = data.pointee.data, thumbnail >= 4, start[0] == 0xFF, start[1] == 0xD8 {
+      let shifted = bytes.count - block.count  // the `Exif\0\0` added above, if any
+      bytes.withUnsafeBufferPointer { buffer in
+        guard let base = buffer.baseAddress, buffer.count >= thumbnail else { return }
+        var index = 0
+        while index <= buffer.count - thumbnail {
+          if base[index] == 0xFF && base[index + 1] == 0xD8
+            && memcmp(base + index, start, thumbnail) == 0
+          {
+            found = index >= shifted ? index - shifted : nil
+            break
+          }
+          index += 1
+        }
+      }
+    }
+    thumbnailOffset = found
   }
 
   func value(_ tag: UInt16, in directory: ExifDirectory) -> ExifValue? {

@@ -53,6 +53,18 @@ enum FaultInjection {
     action?()
   }
 
+  /// Tests of a server in another process: while the file `DARKROOM_TEST_RENDER_GATE` names
+  /// exists, the renders an ``Images`` queues wait (what a page shows before its thumbnails
+  /// come). Unset, nothing waits.
+  private static let renderGate: String? = getenv("DARKROOM_TEST_RENDER_GATE").map {
+    String(cString: $0)
+  }
+
+  static func waitAtRenderGate() {
+    guard let renderGate else { return }
+    while access(renderGate, F_OK) == 0 { usleep(20_000) }
+  }
+
   static func point(_ name: String) {
     guard let armed, armed.point == name else { return }
     if hits.add(1, ordering: .relaxed).newValue >= armed.hit {

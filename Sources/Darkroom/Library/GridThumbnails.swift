@@ -214,3 +214,28 @@ extension Library {
     }
   }
 }
+
+extension Library {
+  /// The JPEG thumbnail the camera embedded in a photo, read where the scan found it: one
+  /// read of a few kilobytes, nothing decoded (what the gallery shows until the photo's own
+  /// thumbnail is made). Served as the bytes are; the file is checked to be the one scanned.
+  ///
+  /// - Throws: `notFound` for an asset without one (or in a space), or whose file changed
+  ///   since the scan (scan again); `corrupt` when the bytes there are not a JPEG's.
+  public func exifThumbnail(of id: AssetID) throws(DarkroomError) -> [UInt8] {
+    let asset = try asset(id)
+    guard space == nil, asset.mediaType == .photo, let range = asset.exifThumbnail else {
+      throw DarkroomError(.notFound, file: asset.path, "has no embedded thumbnail")
+    }
+    let file = try Beneath.openFile(asset.path, in: rootPath)
+    guard file.identity == asset.identity else {
+      throw DarkroomError(
+        .notFound, file: asset.path, "has changed since it was scanned: scan it again")
+    }
+    let bytes = try file.read(at: range.offset, count: range.length)
+    guard bytes.count == range.length, bytes.starts(with: [0xFF, 0xD8]) else {
+      throw DarkroomError(.corrupt, file: asset.path, "the embedded thumbnail is not a JPEG")
+    }
+    return bytes
+  }
+}

@@ -101,6 +101,7 @@ public final class Images: Sendable {
       let format = spec.format ?? ImageFormat(sourceFormat: asset.format)
       let browserSized = format.map { RenditionSpec.browserFormats.contains($0) } ?? false
       rendition = try await queue.rendition(tag) { () throws(DarkroomError) in
+        FaultInjection.waitAtRenderGate()
         if browserSized, let format,
           let derived = Representations(renderer: Renderer(pixels), cache: cache)
             .thumbnailFromLarger(ofFile: path, spec, format: format)

@@ -161,6 +161,13 @@ extension AssetMetadata {
     metadata.damage = header.damage?.about(path)
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
+      // A JPEG's embedded thumbnail, placed in the file: the APP1 payload's start plus its
+      // place in the payload.
+      if header.format == "jpeg", let start = header.exifStart, let at = exif.thumbnailOffset,
+        (1...65_536).contains(exif.thumbnailByteCount), at + exif.thumbnailByteCount <= block.count
+      {
+        metadata.exifThumbnail = FileRange(offset: start + at, length: exif.thumbnailByteCount)
+      }
     }
     // The dates in the order of docs/info-json.md: EXIF's (read above), embedded XMP's,
     // IPTC's, then the GPS clock's (UTC).

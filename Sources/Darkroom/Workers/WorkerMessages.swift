@@ -68,6 +68,7 @@ struct MetadataWire: Codable, Sendable {
   var people: [String]?
   var sources: [String: String]?
   var warnings: [String]?
+  var exifThumbnail: FileRange?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -81,6 +82,7 @@ struct MetadataWire: Codable, Sendable {
     (iccProfile, damage) = (m.iccProfile, m.damage)
     (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
+    exifThumbnail = m.exifThumbnail
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -106,6 +108,11 @@ struct MetadataWire: Codable, Sendable {
     (m.caption, m.rating, m.keywords) = (caption, rating, keywords ?? [])
     m.people = people ?? []
     (m.sources, m.warnings) = (sources ?? [:], warnings ?? [])
+    if let range = exifThumbnail, range.offset >= 0, range.length > 0,
+      range.offset + range.length <= byteSize
+    {
+      m.exifThumbnail = range
+    }
     return m
   }
 }
