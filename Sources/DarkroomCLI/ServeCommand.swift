@@ -77,10 +77,24 @@ struct ServeCommand: ParsableCommand {
   )
   var noBackground = false
 
+  @Option(
+    help: ArgumentHelp(
+      "nginx's internal location for the rendition cache: cached renditions are sent by nginx (X-Accel-Redirect; README).",
+      valueName: "path"))
+  var accelRedirect: String?
+
   @OptionGroup var limits: LimitOptions
 
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
+    if let accelRedirect,
+      !accelRedirect.hasPrefix("/") || !accelRedirect.hasSuffix("/")
+        || accelRedirect.contains("..") || accelRedirect.contains(where: \.isWhitespace)
+    {
+      throw ValidationError(
+        "--accel-redirect takes an nginx location path that starts and ends with /, such as /_darkroom_cache/"
+      )
+    }
     guard rateLimit >= 0 else { throw ValidationError("--rate-limit takes 0 or more") }
     guard (1...1440).contains(spaceIdle) else {
       throw ValidationError("--space-idle takes 1 to 1440 minutes")
@@ -112,6 +126,7 @@ struct ServeCommand: ParsableCommand {
     }
     configuration.spaceIdle = .seconds(spaceIdle * 60)
     configuration.backgroundThumbnails = !noBackground && !backgroundTurnedOff
+    configuration.accelRedirect = accelRedirect
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var pixels = limits.settings()
     if !noWorkers {

@@ -10,6 +10,8 @@ struct API: Sendable {
   let configuration: ServerConfiguration
   let images: Images
   let jobs: Jobs
+  /// Versioned URLs answered by `X-Accel-Redirect` before, with their cache file.
+  let redirected = RedirectMemory()
 
   static let json = "application/json; charset=utf-8"
 
@@ -247,7 +249,15 @@ struct API: Sendable {
     let versioned = request.uri.queryParameters["v"] != nil
     let webP = Self.acceptsWebP(request)
     let memoryKey = request.uri.string + (webP ? " webp" : "")
-    if versioned, let (rendition, tag) = images.remembered(memoryKey) {
+    if versioned, let prefix = configuration.accelRedirect,
+      let (file, tag, format) = redirected.file(memoryKey),
+      access(images.cacheFolder.path + "/" + file, F_OK) == 0
+    {
+      return Self.accelResponse(prefix + file, tag: tag, format: format, immutable: true)
+    }
+    if versioned, configuration.accelRedirect == nil,
+      let (rendition, tag) = images.remembered(memoryKey)
+    {
       return Self.representationResponse(rendition, tag: "\"\(tag)\"", immutable: true, request)
     }
     let id = try Self.assetID(context)
@@ -262,9 +272,27 @@ struct API: Sendable {
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
+    if let prefix = configuration.accelRedirect, spec.representation != .full,
+      let file = images.cachedFile(of: asset, spec),
+      let format = ImageFormat(fileExtension: (file as NSString).pathExtension)
+    {
+      if immutable { redirected.keep(memoryKey, file: file, tag: tag, format: format) }
+      return Self.accelResponse(prefix + file, tag: tag, format: format, immutable: immutable)
+    }
     let rendition = try await images.image(
       of: asset, spec, alsoKeepAs: immutable ? memoryKey : nil)
     return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
+  }
+
+  /// A rendition the front server sends from the cache (`X-Accel-Redirect` to `location`),
+  /// with the headers it keeps (type, caching); it adds its own validator.
+  static func accelResponse(
+    _ location: String, tag: String, format: ImageFormat, immutable: Bool
+  ) -> Response {
+    var headers: HTTPFields = [.eTag: tag, .contentType: mediaType(format), .vary: "Accept"]
+    headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
+    headers[.accelRedirect] = location
+    return Response(status: .ok, headers: headers)
   }
 
   /// The JPEG thumbnail the camera embedded, as the file holds it (what the gallery shows
@@ -618,5 +646,24 @@ struct EventWriter {
 
   mutating func comment(_ text: String) async throws {
     try await writer.write(ByteBuffer(string: ": \(text)\n\n"))
+  }
+}
+
+/// Versioned representation URLs a front server was sent to the cache for: the next request
+/// for one is redirected again without a catalog or cache lookup (its file is only checked
+/// to be still there). Bounded: emptied when full.
+final class RedirectMemory: Sendable {
+  private let files = Locked<[String: (String, String, ImageFormat)]>([:])
+  private static let bound = 100_000
+
+  func file(_ key: String) -> (file: String, tag: String, format: ImageFormat)? {
+    files.withLock { $0[key] }
+  }
+
+  func keep(_ key: String, file: String, tag: String, format: ImageFormat) {
+    files.withLock { files in
+      if files.count >= Self.bound { files.removeAll(keepingCapacity: true) }
+      files[key] = (file, tag, format)
+    }
   }
 }

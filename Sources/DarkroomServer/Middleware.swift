@@ -260,6 +260,7 @@ extension HTTPField.Name {
   static let csrfToken = Self("X-CSRF-Token")!
   static let lastEventID = Self("Last-Event-ID")!
   static let forwardedProto = Self("X-Forwarded-Proto")!
+  static let accelRedirect = Self("X-Accel-Redirect")!
 }
 
 /// A known path asked with a method it does not take: 405 with `Allow`, as HTTP says (the

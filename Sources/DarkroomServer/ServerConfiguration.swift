@@ -46,6 +46,11 @@ public struct ServerConfiguration: Sendable {
   /// each new or changed photo; one render at a time, and only while no request's render
   /// waits. `darkroom serve` turns it on (`--no-background` does not).
   public var backgroundThumbnails = false
+  /// An internal location of a front server (nginx) that serves the library's rendition
+  /// cache folder, such as `/_darkroom_cache/`: a rendition found in the cache is then
+  /// answered with its headers and `X-Accel-Redirect` to its file there, and the front server
+  /// sends the bytes. nil: the bytes are sent from here.
+  public var accelRedirect: String?
 
   public init() {}
 }

@@ -1,7 +1,11 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Testing
 
 @testable import Darkroom
+@testable import DarkroomServer
 
 /// What keeps a large library's cost flat: a scan that holds a batch, not the library; pages
 /// that do not count what follows them; counts the catalog keeps.
@@ -143,5 +147,45 @@ struct ScaleTests {
     var videos = AssetQuery()
     videos.mediaType = .video
     #expect(try catalog.count(videos) == 13)
+  }
+}
+
+@Suite("A front server sends cached renditions", .timeLimit(.minutes(5)))
+struct AccelRedirectTests {
+  static let header = HTTPField.Name("X-Accel-Redirect")!
+
+  @Test(
+    "With --accel-redirect a cached rendition is a header naming its cache file (the rendered bytes), never a render's bytes twice"
+  )
+  func redirects() async throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let id = try served.ids()[0]
+    let asset = try served.library.asset(id)
+    var configuration = served.configuration()
+    configuration.accelRedirect = "/_darkroom_cache/"
+    let cache = served.library.cacheFolder.path
+    try await served.test(configuration) { client, _ in
+      let uri = "/api/assets/\(id.rawValue)/thumbnail?size=64&v=\(asset.contentHash.prefix(12))"
+      // Not cached yet: rendered and sent.
+      let first = try await client.execute(uri: uri, method: .get, headers: ServedLibrary.read)
+      #expect(first.status == .ok && first.headers[Self.header] == nil && first.bytes.count > 100)
+      // Cached: the front server is sent to the file, which holds the same bytes.
+      for _ in 0..<2 {
+        let again = try await client.execute(uri: uri, method: .get, headers: ServedLibrary.read)
+        let location = try #require(again.headers[Self.header])
+        #expect(again.status == .ok && again.bytes.isEmpty)
+        #expect(location.hasPrefix("/_darkroom_cache/objects/"))
+        let file = cache + "/" + location.dropFirst("/_darkroom_cache/".count)
+        #expect(try Fixture.bytes(file) == first.bytes)
+        #expect(again.headers[.contentType] == "image/jpeg")
+        #expect(again.headers[.cacheControl] == "public, max-age=31536000, immutable")
+        #expect(again.headers[.eTag] == first.headers[.eTag])
+      }
+      // `full` is the file itself, always sent from here.
+      let full = try await client.execute(
+        uri: "/api/assets/\(id.rawValue)/full", method: .get, headers: ServedLibrary.read)
+      let original = try Fixture.bytes(served.folder.file("gps.jpg"))
+      #expect(full.headers[Self.header] == nil && full.bytes == original)
+    }
   }
 }

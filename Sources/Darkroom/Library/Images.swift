@@ -120,6 +120,21 @@ public final class Images: Sendable {
     return rendition
   }
 
+  /// The folder of the disk cache it serves from.
+  public var cacheFolder: URL { cache.folder }
+
+  /// Where `asset`'s rendition for `spec` is in the disk cache, relative to the cache's
+  /// folder (`objects/ab/<hash>/<name>`), without reading it; nil when it is not there. What
+  /// a server hands to its front server to send (nginx's `X-Accel-Redirect`).
+  public func cachedFile(of asset: Asset, _ spec: RenditionSpec) -> String? {
+    guard library.space == nil, let content = ContentHash(hex: asset.contentHash),
+      let entry = cache.lookup(source: content, key: Representations.key(spec, edit: "original"))
+    else { return nil }
+    let folder = cache.folder.path + "/"
+    guard entry.path.hasPrefix(folder) else { return nil }
+    return String(entry.path.dropFirst(folder.count))
+  }
+
   /// The largest rendition of `asset` in the disk cache that fits `spec`'s box, in the same
   /// representation and format, without rendering: something to show at once while the
   /// exact one renders (PhotoKit's opportunistic delivery).
