@@ -514,10 +514,12 @@ extension Gallery {
     // Formats every browser shows as they are; anything else is asked for as a rendition.
     const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
 
-    // ---- Images: eight requests at once; those still waiting forgotten when their row leaves ---
+    // ---- Images: four requests at once; those still waiting forgotten when their row leaves ---
+    // (A browser opens six connections to a server over HTTP/1.1: four for thumbnails leave two
+    // for the page's lists and the placeholders, which are answered at once.)
 
     const images = {
-      limit: 8, active: 0, queue: [],
+      limit: 4, active: 0, queue: [],
       want(img, url) {
         img.dataset.want = url;
         this.queue.push(img);
@@ -544,7 +546,7 @@ extension Gallery {
       // An image leaving the page: a load still waiting is forgotten. One under way is left to
       // finish (its rendition is cached for the next time): cancelling it in the browser would
       // not stop the server's render, and the server would soon have more to make than this
-      // page's eight, and answer 503.
+      // page's four, and answer 503.
       drop(img) {
         delete img.dataset.want;
         const waiting = this.queue.indexOf(img);
