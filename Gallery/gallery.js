@@ -525,6 +525,17 @@ function albumPage(main) {
   container.setAttribute("role", "grid");
   container.setAttribute("aria-label", "Photos");
   container.setAttribute("aria-multiselectable", "true");
+  // The sections are placed on a plane inside it, in the layout's own pixels. A browser lays
+  // out at most about 33 million pixels (Chrome; Firefox 17 million), less than a million
+  // photos take: past LIMIT the page scrolls through LIMIT pixels and the plane moves by
+  // `scale` layout pixels for each of them, shifted under the screen as it scrolls; and the
+  // sections on it are placed from `base`, a round place near the screen, so that no
+  // element's own position passes the browser's limit either.
+  const plane = document.createElement("div");
+  plane.className = "plane";
+  container.append(plane);
+  const LIMIT = 15e6;
+  let scale = 1;
   main.querySelector(".grid").replaceWith(container);
   main.querySelector(".more")?.remove();
   const scrubber = document.createElement("nav");
@@ -536,6 +547,28 @@ function albumPage(main) {
   let active = null; // the id of the cell that takes the keyboard's focus
 
   const containerTop = () => container.getBoundingClientRect().top + scrollY;
+  // Where the screen's top is on the plane, and a scroll that puts a place of the plane there.
+  function planeY() {
+    const p = scrollY - containerTop();
+    return p > 0 ? p * scale : p;
+  }
+  function scrollToPlane(y) { scrollTo(0, containerTop() + (y > 0 ? y / scale : y)); }
+  let shifted = 0, base = 0;
+  function shift() {
+    const p = scrollY - containerTop();
+    const rebase = scale === 1 ? 0 : Math.max(0, Math.floor(planeY() / 4e6) * 4e6);
+    if (rebase !== base) {
+      base = rebase;
+      for (const s of sections) {
+        const entry = shown.get(s.key);
+        if (entry) entry.element.style.top = s.top - base + "px";
+      }
+    }
+    const by = p > 0 && scale !== 1 ? p - p * scale + base : 0;
+    if (by === shifted) return;
+    shifted = by;
+    plane.style.transform = by ? "translateY(" + by + "px)" : "";
+  }
   const aspect = (a) => a.displayWidth > 0 && a.displayHeight > 0 ? Math.min(3, Math.max(0.5, a.displayWidth / a.displayHeight)) : 1;
   function measure() {
     width = container.clientWidth;
@@ -600,13 +633,16 @@ function albumPage(main) {
   function place() {
     let y = 0;
     for (const s of sections) { s.top = y; y += s.height; }
-    container.style.height = y + "px";
+    const high = Math.max(innerHeight, 1);
+    scale = y > LIMIT ? (y - high) / (LIMIT - high) : 1;
+    container.style.height = Math.min(y, LIMIT) + "px";
+    shift();
     placeScrubber(y);
   }
   // Where the screen's top is: the section there and how far into it. Kept as sections
   // above it change height, so nothing moves under the reader's eyes.
   function anchor() {
-    const y = scrollY - containerTop();
+    const y = planeY();
     if (y <= 0) return null;
     // (Half a pixel of slack: a jump lands on a section's first pixel, give or take rounding.)
     const s = sections.find((s) => s.top + s.height > y + 0.5);
@@ -614,8 +650,8 @@ function albumPage(main) {
   }
   function keep(mark) {
     if (!mark || !sections.includes(mark.s)) return;
-    const want = containerTop() + mark.s.top + mark.offset;
-    if (Math.abs(want - scrollY) >= 1) scrollTo(0, want);
+    const want = mark.s.top + mark.offset;
+    if (Math.abs(want - planeY()) >= 1) scrollToPlane(want);
   }
   function relayout(changed) {
     const mark = anchor();
@@ -742,8 +778,9 @@ function albumPage(main) {
       place();
       keep(mark);
     }
-    const origin = containerTop();
-    const top = scrollY - origin - innerHeight, bottom = scrollY - origin + 2 * innerHeight;
+    shift();
+    const here = planeY();
+    const top = here - innerHeight, bottom = here + 2 * innerHeight;
     const visible = new Set();
     for (const s of sections) {
       if (s.top + s.height < top || s.top > bottom) continue;
@@ -760,9 +797,9 @@ function albumPage(main) {
         }
         entry = { element, version: s.version, rows: new Map() };
         shown.set(s.key, entry);
-        container.append(element);
+        plane.append(element);
       }
-      entry.element.style.top = s.top + "px";
+      entry.element.style.top = s.top - base + "px";
       entry.element.style.height = s.height + "px";
       if (entry.version !== s.version) { removeRows(entry); entry.version = s.version; }
       s.blocks.forEach((block, index) => {
@@ -883,7 +920,7 @@ function albumPage(main) {
     paint(cell);
     return cell;
   }
-  addEventListener("scroll", schedule, { passive: true });
+  addEventListener("scroll", () => { if (scale !== 1) shift(); schedule(); }, { passive: true });
   addEventListener("resize", schedule);
 
   // The address says where the reader is (`at=2019-03`): a reload or Back lands there.
@@ -906,7 +943,7 @@ function albumPage(main) {
     const descending = filters.sort !== "date";
     const s = sections.find((s) => descending ? s.key <= key : s.key >= key) || sections[sections.length - 1];
     if (!s) return;
-    scrollTo(0, containerTop() + s.top + (s === sections[0] ? -containerTop() : 0));
+    if (s === sections[0]) scrollTo(0, 0); else scrollToPlane(s.top);
     if (!s.done && !s.pending) load(s);
     schedule();
   }
@@ -998,8 +1035,8 @@ function albumPage(main) {
     if (!at) return;
     const block = at.s.blocks.find((b) => b.items.some((item) => item.i === at.i));
     if (block) {
-      const y = containerTop() + at.s.top + block.top;
-      if (y < scrollY + 60 || y + block.band + block.height > scrollY + innerHeight) scrollTo(0, y - innerHeight / 3);
+      const y = at.s.top + block.top, here = planeY();
+      if (y < here + 60 || y + block.band + block.height > here + innerHeight) scrollToPlane(y - innerHeight / 3);
     }
     active = id;
     render();
@@ -1100,24 +1137,24 @@ function albumPage(main) {
   let band = null;
   container.addEventListener("pointerdown", (event) => {
     if (event.pointerType !== "mouse" || event.button !== 0 || event.target.closest(".cell")) return;
-    const box = container.getBoundingClientRect();
-    band = { x: event.clientX - box.left, y: event.clientY - box.top, element: null, moved: false };
+    const box = plane.getBoundingClientRect();
+    band = { x: event.clientX - box.left, y: event.clientY - box.top + base, element: null, moved: false };
     container.setPointerCapture(event.pointerId);
   });
   container.addEventListener("pointermove", (event) => {
     if (!band) return;
-    const box = container.getBoundingClientRect();
-    const x = event.clientX - box.left, y = event.clientY - box.top;
+    const box = plane.getBoundingClientRect();
+    const x = event.clientX - box.left, y = event.clientY - box.top + base;
     if (!band.moved && Math.hypot(x - band.x, y - band.y) < 6) return;
     band.moved = true;
     if (!band.element) {
       band.element = document.createElement("div");
       band.element.className = "band";
-      container.append(band.element);
+      plane.append(band.element);
     }
     const [left, right] = [Math.min(x, band.x), Math.max(x, band.x)];
     const [top, bottom] = [Math.min(y, band.y), Math.max(y, band.y)];
-    Object.assign(band.element.style, { left: left + "px", top: top + "px", width: right - left + "px", height: bottom - top + "px" });
+    Object.assign(band.element.style, { left: left + "px", top: top - base + "px", width: right - left + "px", height: bottom - top + "px" });
     for (const s of sections) {
       if (s.top + s.height < top || s.top > bottom) continue;
       for (const block of s.blocks) {

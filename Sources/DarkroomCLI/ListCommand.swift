@@ -149,9 +149,13 @@ struct ListCommand: ParsableCommand {
       return try SpaceList.print(space, try query(), json: json)
     }
     let library = try libraryOption.library()
-    let result = try library.assets(matching: try query())
-    let end = limit.map { min(result.count, offset + $0) } ?? result.count
-    let assets = offset < end ? try result.assets(in: offset..<end) : []
+    let assets: [Asset]
+    if let limit {
+      assets = try library.assets(matching: try query(), offset: offset, limit: limit)
+    } else {
+      let result = try library.assets(matching: try query())
+      assets = offset < result.count ? try result.assets(in: offset..<result.count) : []
+    }
     if json {
       print(try jsonText(assets.map { ListedAsset($0, library: library) }))
     } else if nulSeparated {

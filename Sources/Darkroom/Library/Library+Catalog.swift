@@ -173,6 +173,17 @@ extension Library {
     return AssetFetchResult(query: query, ids: ids, library: self)
   }
 
+  /// `limit` assets a query matches, from `offset` on in its order: read through the
+  /// order's index, without taking every id first (as ``assets(matching:)`` does), so that
+  /// `list --limit 100` of a million-photo library costs what it costs of a small one.
+  ///
+  /// - Throws: what the catalog throws.
+  public func assets(matching query: AssetQuery, offset: Int, limit: Int) throws(DarkroomError)
+    -> [Asset]
+  {
+    try catalogCall { try $0.assets(query, offset: max(0, offset), limit: max(0, limit)) }
+  }
+
   /// How many assets a query matches.
   ///
   /// - Throws: what the catalog throws.
