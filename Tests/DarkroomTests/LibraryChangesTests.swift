@@ -217,15 +217,29 @@ struct LibraryChangesTests {
       for bit in 0..<(n % 13) { copy ^= 1 << UInt64((bit * 5 + n) % 64) }
       values.append(copy)
     }
-    let found = Set(FingerprintIndex(values).pairs(within: 10).map { "\($0.0)-\($0.1)" })
-    var expected = Set<String>()
-    for i in values.indices {
-      for j in (i + 1)..<values.count where (values[i] ^ values[j]).nonzeroBitCount <= 10 {
-        expected.insert("\(i)-\(j)")
-      }
+    // Pairs that differ by 3 bits in every 16-bit block (12 in all), and by 4, 3, 3, 2:
+    // the edges of the blocks' radii (3, 2, 2, 2 for a distance of 12).
+    for n in 0..<20 {
+      let spread: [[Int]] = [
+        [0, 1, 2, 16, 17, 18, 32, 33, 34, 48, 49, 50],
+        [0, 1, 2, 3, 16, 17, 18, 32, 33, 34, 48, 49],
+      ]
+      var copy = values[300 + n]
+      for bit in spread[n % 2] { copy ^= 1 << UInt64((bit + n) % 64) }
+      values.append(copy)
     }
-    #expect(found == expected)
-    #expect(expected.count >= 150)
+    let index = FingerprintIndex(values)
+    for radius in [0, 3, 7, 10, 12] {
+      let found = Set(index.pairs(within: radius).map { "\($0.0)-\($0.1)" })
+      var expected = Set<String>()
+      for i in values.indices {
+        for j in (i + 1)..<values.count where (values[i] ^ values[j]).nonzeroBitCount <= radius {
+          expected.insert("\(i)-\(j)")
+        }
+      }
+      #expect(found == expected, "radius \(radius)")
+      if radius >= 10 { #expect(expected.count >= 150) }
+    }
   }
 
   @Test("The change log numbers every change, and is there after a restart")

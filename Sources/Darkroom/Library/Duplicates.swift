@@ -60,18 +60,27 @@ struct FingerprintIndex {
     return result
   }
 
+  /// How far each block may be for two prints within `radius` bits, so that every such
+  /// pair is near in at least one block: if each block differed by more than its radius,
+  /// the prints would differ by at least the radii's sum plus 4, which these make more
+  /// than `radius` (12 gives 3, 2, 2, 2: 1,108 patterns a bucket, not 4 x 697).
+  static func blockRadii(_ radius: Int) -> [Int] {
+    let total = max(0, radius - 3)
+    return (0..<4).map { total / 4 + ($0 < total % 4 ? 1 : 0) }
+  }
+
   /// The pairs (i < j) of prints within `radius` bits of each other.
   ///
-  /// Each block is a join of its buckets: for every pattern of at most `radius / 4` bits,
-  /// every bucket is paired with the bucket that pattern away. The patterns are the outer
-  /// loop and the buckets the inner one, so the bucket table and the prints (kept in
-  /// bucket order) are read nearly in sequence, not at random.
+  /// Each block is a join of its buckets: for every pattern of at most its radius in bits
+  /// (``blockRadii(_:)``), every bucket is paired with the bucket that pattern away. The
+  /// patterns are the outer loop and the buckets the inner one, so the bucket table and the
+  /// prints (kept in bucket order) are read nearly in sequence, not at random.
   func pairs(within radius: Int) -> [(Int, Int)] {
-    let blockRadius = radius / 4
-    let masks = Self.masks(radius: blockRadius)
+    let radii = Self.blockRadii(radius)
     let found = Locked([(Int, Int)]())
     let (start, members, values) = (start, members, values)
     DispatchQueue.concurrentPerform(iterations: 4) { block in
+      let masks = Self.masks(radius: radii[block])
       var pairs: [(Int, Int)] = []
       let ordered = members[block].map { values[Int($0)] }
       let starts = start[block]
@@ -98,7 +107,7 @@ struct FingerprintIndex {
                     var earlier = false
                     for previous in 0..<block
                     where (Self.block(value, previous) ^ Self.block(candidate, previous))
-                      .nonzeroBitCount <= blockRadius
+                      .nonzeroBitCount <= radii[previous]
                     {
                       earlier = true
                       break
