@@ -132,7 +132,7 @@ enum BackgroundThumbnails {
   /// Starts `darkroom thumbnails ROOT --low-priority` in a session of its own (a closed
   /// terminal does not end it), its output appended to the log; its process id.
   static func start(_ library: Library, densities: [Double] = [2]) throws -> pid_t {
-    let program = try selfProgram()
+    let program = Containment.thisProgram()
     let log = logPath(library)
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -189,14 +189,5 @@ enum BackgroundThumbnails {
     }
     let words = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     return words.count > 1 && words[1] == "thumbnails"
-  }
-
-  private static func selfProgram() throws -> String {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard length > 0 else {
-      throw DarkroomError(.io, file: "/proc/self/exe", "cannot be read: the program is not known")
-    }
-    return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

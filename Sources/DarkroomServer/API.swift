@@ -266,7 +266,7 @@ struct API: Sendable {
     }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
-    let spec = Self.shown(asked, source: asset.format, acceptsWebP: webP)
+    let spec = asked.shownInBrowser(sourceFormat: asset.format, acceptsWebP: webP)
     let tag = "\"" + Images.tag(asset, spec) + "\""
     let immutable = request.uri.queryParameters["v"].map { $0 == APIAsset.version(asset) } == true
     if Self.notModified(request, tag) {
@@ -299,7 +299,8 @@ struct API: Sendable {
   /// until the photo's own thumbnail is made): one read, nothing decoded.
   func exifThumbnail(_ id: AssetID, _ request: Request) async throws -> Response {
     let (asset, bytes) = try await blocking { [library] () throws(DarkroomError) in
-      (try library.asset(id), try library.exifThumbnail(of: id))
+      let asset = try library.asset(id)
+      return (asset, try library.exifThumbnail(of: asset))
     }
     let version = APIAsset.version(asset)
     let tag = "\"\(version)-exif\""
@@ -333,7 +334,8 @@ struct API: Sendable {
       }
     }
     if let text = query["format"] {
-      guard let format = ImageFormat(rawValue: String(text)), webFormats.contains(format)
+      guard let format = ImageFormat(rawValue: String(text)),
+        RenditionSpec.browserFormats.contains(format)
       else {
         throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
       }
@@ -387,16 +389,6 @@ struct API: Sendable {
       status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 
-  /// `spec` as it is sent to this request: when it names no format, a representation of a
-  /// source no browser shows (HEIC, JPEG XL, TIFF, AVIF, ...) is made as WebP when `Accept`
-  /// lists it, else JPEG; a JPEG, PNG or WebP source keeps its format. `full` is the file as
-  /// it is, always. Each format is a rendition of its own, cached and tagged as any other.
-  static func shown(_ spec: RenditionSpec, source format: String, acceptsWebP: Bool)
-    -> RenditionSpec
-  {
-    spec.shownInBrowser(sourceFormat: format, acceptsWebP: acceptsWebP)
-  }
-
   /// Whether the request's `Accept` lists `image/webp` (with a quality above 0).
   static func acceptsWebP(_ request: Request) -> Bool {
     guard let accept = request.headers[.accept] else { return false }
@@ -409,8 +401,6 @@ struct API: Sendable {
       return (quality ?? 1) > 0
     }
   }
-
-  static let webFormats = RenditionSpec.browserFormats
 
   static func mediaType(_ format: ImageFormat) -> String {
     switch format {

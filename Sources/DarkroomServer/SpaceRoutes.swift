@@ -209,9 +209,8 @@ struct SpaceRoutes: Sendable {
     -> Response
   {
     let (library, asset) = try spaceAsset(context)
-    var spec = API.shown(
-      try API.renditionSpec(context, request), source: asset.format,
-      acceptsWebP: API.acceptsWebP(request))
+    var spec = try API.renditionSpec(context, request).shownInBrowser(
+      sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
     if spec.representation == .full {
       let query = request.uri.queryParameters
       guard query["size"] == nil, query["format"] == nil else {

@@ -11,8 +11,9 @@ extension RenditionSpec {
   public static let browserFormats: [ImageFormat] = [.jpeg, .png, .webp]
 
   /// This spec as a browser is sent it: a rendition of a source in a format browsers do not
-  /// show (HEIC, TIFF, JPEG XL) is WebP for a browser that takes it, else JPEG; `full`, and
-  /// a spec that names its format, are left as they are.
+  /// show (HEIC, JPEG XL, TIFF, AVIF) is WebP for a browser that takes it, else JPEG; a JPEG,
+  /// PNG or WebP source keeps its format; `full`, and a spec that names its format, are left
+  /// as they are. Each format is a rendition of its own, cached and tagged as any other.
   public func shownInBrowser(sourceFormat: String, acceptsWebP: Bool) -> RenditionSpec {
     guard format == nil, representation != .full,
       !Self.browserFormats.contains(ImageFormat(sourceFormat: sourceFormat) ?? .jpeg)
@@ -109,34 +110,21 @@ extension Library {
     _ options: GridThumbnailOptions = GridThumbnailOptions(),
     progress: (@Sendable (GridThumbnailSummary) -> Void)? = nil
   ) throws(DarkroomError) -> GridThumbnailSummary {
-    let started = DispatchTime.now()
-    var summary = GridThumbnailSummary()
-    guard let lock = try thumbnailLock() else {
-      summary.busy = true
-      return summary
-    }
-    defer { Glibc.close(lock) }
-    var query = AssetQuery()
-    query.mediaType = .photo
-    query.sort = .dateDescending
-    let cache = RenditionCache(folder: cacheFolder)
-    pages: while true {
-      let page = try page(of: query, limit: 500)
-      for asset in page.assets {
-        if let limit = options.limit, summary.assets >= limit { break pages }
-        if options.shouldStop() {
-          summary.stopped = true
-          break pages
+    try thumbnailPass(options) { (summary) throws(DarkroomError) in
+      var query = AssetQuery()
+      query.mediaType = .photo
+      query.sort = .dateDescending
+      while true {
+        let page = try page(of: query, limit: 500)
+        for asset in page.assets {
+          if let limit = options.limit, summary.assets >= limit { return }
+          guard try takeGridThumbnails(of: asset, options, &summary) else { return }
+          progress?(summary)
         }
-        summary.assets += 1
-        try makeGridThumbnails(of: asset, options, cache, &summary)
-        progress?(summary)
+        guard let next = page.next else { return }
+        query.after = next
       }
-      guard let next = page.next else { break }
-      query.after = next
     }
-    summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-    return summary
   }
 
   /// The grid's thumbnails of these assets that the cache lacks (new or changed photos, as the
@@ -144,37 +132,58 @@ extension Library {
   public func makeGridThumbnails(
     of ids: [AssetID], _ options: GridThumbnailOptions = GridThumbnailOptions()
   ) throws(DarkroomError) -> GridThumbnailSummary {
+    try thumbnailPass(options) { (summary) throws(DarkroomError) in
+      for asset in try assets(withIDs: ids)
+      where asset.mediaType == .photo && asset.trashedAt == nil && !asset.isHidden {
+        guard try takeGridThumbnails(of: asset, options, &summary) else { return }
+      }
+    }
+  }
+
+  /// A pass under the library's thumbnail lock (busy when another holds it), timed.
+  private func thumbnailPass(
+    _ options: GridThumbnailOptions,
+    _ body: (inout GridThumbnailSummary) throws(DarkroomError) -> Void
+  ) throws(DarkroomError) -> GridThumbnailSummary {
+    let started = DispatchTime.now()
     var summary = GridThumbnailSummary()
     guard let lock = try thumbnailLock() else {
       summary.busy = true
       return summary
     }
     defer { Glibc.close(lock) }
-    let cache = RenditionCache(folder: cacheFolder)
-    for asset in try assets(withIDs: ids)
-    where asset.mediaType == .photo && asset.trashedAt == nil && !asset.isHidden {
-      if options.shouldStop() {
-        summary.stopped = true
-        break
-      }
-      summary.assets += 1
-      try makeGridThumbnails(of: asset, options, cache, &summary)
-    }
+    try body(&summary)
+    summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
     return summary
   }
 
-  private func makeGridThumbnails(
-    of asset: Asset, _ options: GridThumbnailOptions, _ cache: RenditionCache,
-    _ summary: inout GridThumbnailSummary
+  /// One photo of a pass, unless the pass is asked to stop (then false, and `stopped`).
+  private func takeGridThumbnails(
+    of asset: Asset, _ options: GridThumbnailOptions, _ summary: inout GridThumbnailSummary
+  ) throws(DarkroomError) -> Bool {
+    if options.shouldStop() {
+      summary.stopped = true
+      return false
+    }
+    summary.assets += 1
+    try gridThumbnails(of: asset, options, &summary)
+    return true
+  }
+
+  private func gridThumbnails(
+    of asset: Asset, _ options: GridThumbnailOptions, _ summary: inout GridThumbnailSummary
   ) throws(DarkroomError) {
     guard let content = ContentHash(hex: asset.contentHash) else { return }
+    // Looked at, not used: what a pass finds is not marked recently used (a lookup would
+    // touch every thumbnail of the library on each server start).
+    let cached = Set(RenditionCache(folder: cacheFolder).entries(of: content).map(\.key))
     var specs: [RenditionSpec] = []
     for density in options.densities {
       let spec = GridThumbnail.spec(for: asset, density: density)
       if !specs.contains(spec) { specs.append(spec) }
     }
     for spec in specs {
-      if cache.lookup(source: content, key: Representations.key(spec, edit: "original")) != nil {
+      if cached.contains(Representations.key(spec, edit: "original")) {
         summary.had += 1
         continue
       }
@@ -222,8 +231,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for an asset without one (or in a space), or whose file changed
   ///   since the scan (scan again); `corrupt` when the bytes there are not a JPEG's.
-  public func exifThumbnail(of id: AssetID) throws(DarkroomError) -> [UInt8] {
-    let asset = try asset(id)
+  public func exifThumbnail(of asset: Asset) throws(DarkroomError) -> [UInt8] {
     guard space == nil, asset.mediaType == .photo, let range = asset.exifThumbnail else {
       throw DarkroomError(.notFound, file: asset.path, "has no embedded thumbnail")
     }

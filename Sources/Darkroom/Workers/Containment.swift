@@ -83,7 +83,7 @@ public enum Containment {
   }
 
   /// The running program, by /proc/self/exe (argv[0] may be a bare name found on PATH).
-  private static func thisProgram() -> String {
+  public static func thisProgram() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard length > 0 else { return CommandLine.arguments.first ?? "darkroom" }
