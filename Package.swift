@@ -37,13 +37,16 @@ let package = Package(
       name: "CSodium", pkgConfig: "libsodium",
       providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
     .target(name: "CVipsShim"),
+    // The comparisons of near-duplicate grouping (Library/Duplicates.swift), in C for the
+    // processor's POPCNT instruction.
+    .target(name: "CHamming"),
     // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
     .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
       name: "Darkroom",
       dependencies: [
         .product(name: "Logging", package: "swift-log"),
-        "CVipsShim", "CExif", "CSandbox", "CSodium", .product(name: "Crypto", package: "swift-crypto"),
+        "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     // The library over HTTP: routes, auth, templates and SSE over `Library`; no orchestration.

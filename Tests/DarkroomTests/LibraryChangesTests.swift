@@ -228,6 +228,9 @@ struct LibraryChangesTests {
       for bit in spread[n % 2] { copy ^= 1 << UInt64((bit + n) % 64) }
       values.append(copy)
     }
+    // One print 120 times (the same photo copied): a bucket whose pairs (7,140) outgrow
+    // the join's first buffer (4,096 pairs), which must then grow without losing any.
+    values += Array(repeating: values[400], count: 119)
     let index = FingerprintIndex(values)
     for radius in [0, 3, 7, 10, 12] {
       let found = Set(index.pairs(within: radius).map { "\($0.0)-\($0.1)" })

@@ -98,20 +98,24 @@ extension SQLiteCatalog {
 
   public func fingerprints() throws -> [Fingerprint] {
     try pool.read { db in
-      try Row.fetchAll(
+      // A cursor, not an array of rows: a million rows are read one at a time.
+      let rows = try Row.fetchCursor(
         db,
         sql: """
           SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
           FROM asset a
           LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
           WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
-          """
-      ).map { row in
-        Fingerprint(
-          id: AssetID(unchecked: row[0]), contentHash: row[1],
-          value: (row[2] as Int64?).map { UInt64(bitPattern: $0) },
-          centre: (row[3] as Int64?).map { UInt64(bitPattern: $0) })
+          """)
+      var prints: [Fingerprint] = []
+      while let row = try rows.next() {
+        prints.append(
+          Fingerprint(
+            id: AssetID(unchecked: row[0]), contentHash: row[1],
+            value: (row[2] as Int64?).map { UInt64(bitPattern: $0) },
+            centre: (row[3] as Int64?).map { UInt64(bitPattern: $0) }))
       }
+      return prints
     }
   }
 

@@ -1,3 +1,4 @@
+import CHamming
 import Dispatch
 import FoundationEssentials
 
@@ -74,48 +75,60 @@ struct FingerprintIndex {
   /// Each block is a join of its buckets: for every pattern of at most its radius in bits
   /// (``blockRadii(_:)``), every bucket is paired with the bucket that pattern away. The
   /// patterns are the outer loop and the buckets the inner one, so the bucket table and the
-  /// prints (kept in bucket order) are read nearly in sequence, not at random.
+  /// prints (kept in bucket order) are read nearly in sequence, not at random. The
+  /// comparisons are C (`darkroom_hamming_join`: one POPCNT instruction each where the
+  /// processor has it), and the patterns are cut into tasks of about equal work, so that
+  /// every core stays busy although the first block has five times the others' patterns.
   func pairs(within radius: Int) -> [(Int, Int)] {
     let radii = Self.blockRadii(radius)
-    let found = Locked([(Int, Int)]())
     let (start, members, values) = (start, members, values)
-    DispatchQueue.concurrentPerform(iterations: 4) { block in
-      let masks = Self.masks(radius: radii[block])
+    let blocks = (0..<4).map { block in
+      (
+        ordered: members[block].map { values[Int($0)] },
+        occupied: (0..<65536).filter { start[block][$0 + 1] > start[block][$0] }.map(Int32.init),
+        masks: Self.masks(radius: radii[block])
+      )
+    }
+    let tasksPerBlock = blocks.map { ($0.masks.count + Self.masksPerTask - 1) / Self.masksPerTask }
+    let tasks = (0..<4).flatMap { block in (0..<tasksPerBlock[block]).map { (block, $0) } }
+    let found = Locked([(Int, Int)]())
+    DispatchQueue.concurrentPerform(iterations: tasks.count) { task in
+      let (block, part) = tasks[task]
+      let masks = blocks[block].masks.dropFirst(part * Self.masksPerTask).prefix(Self.masksPerTask)
       var pairs: [(Int, Int)] = []
-      let ordered = members[block].map { values[Int($0)] }
-      let starts = start[block]
-      let occupied = (0..<65536).filter { starts[$0 + 1] > starts[$0] }
-      starts.withUnsafeBufferPointer { starts in
+      var buffer = [Int32](repeating: 0, count: 2 * 4096)
+      start[block].withUnsafeBufferPointer { starts in
         members[block].withUnsafeBufferPointer { items in
-          ordered.withUnsafeBufferPointer { ordered in
-            for mask in masks {
-              // Each pair of buckets once: from the one whose key has the mask's top bit clear.
-              let top = mask == 0 ? 0 : 1 << (15 - mask.leadingZeroBitCount)
-              for key in occupied where key & top == 0 {
-                let other = key ^ Int(mask)
-                let (otherStart, otherEnd) = (Int(starts[other]), Int(starts[other + 1]))
-                guard otherStart < otherEnd else { continue }
-                for p in Int(starts[key])..<Int(starts[key + 1]) {
-                  let value = ordered[p]
-                  var q = mask == 0 ? p + 1 : otherStart
-                  while q < otherEnd {
-                    let candidate = ordered[q]
-                    let at = q
-                    q += 1
-                    guard (value ^ candidate).nonzeroBitCount <= radius else { continue }
+          blocks[block].ordered.withUnsafeBufferPointer { ordered in
+            blocks[block].occupied.withUnsafeBufferPointer { keys in
+              for mask in masks {
+                // Each pair of buckets once: from the one whose key has the mask's top bit
+                // clear.
+                let top = mask == 0 ? 0 : UInt32(1) << UInt32(15 - mask.leadingZeroBitCount)
+                var next = 0
+                while next < keys.count {
+                  var needed = 0
+                  let count = buffer.withUnsafeMutableBufferPointer { out in
+                    darkroom_hamming_join(
+                      starts.baseAddress, ordered.baseAddress, keys.baseAddress, keys.count,
+                      UInt32(mask), top, UInt32(radius), out.baseAddress, out.count / 2, &next,
+                      &needed)
+                  }
+                  for n in 0..<count {
+                    let (p, q) = (Int(buffer[2 * n]), Int(buffer[2 * n + 1]))
+                    let (value, candidate) = (ordered[p], ordered[q])
                     // Counted once: by the first block in which the two are close.
-                    var earlier = false
-                    for previous in 0..<block
-                    where (Self.block(value, previous) ^ Self.block(candidate, previous))
-                      .nonzeroBitCount <= radii[previous]
-                    {
-                      earlier = true
-                      break
+                    let earlier = (0..<block).contains { previous in
+                      (Self.block(value, previous) ^ Self.block(candidate, previous))
+                        .nonzeroBitCount <= radii[previous]
                     }
                     if !earlier {
-                      let (a, b) = (Int(items[p]), Int(items[at]))
+                      let (a, b) = (Int(items[p]), Int(items[q]))
                       pairs.append((min(a, b), max(a, b)))
                     }
+                  }
+                  if count == 0, next < keys.count, 2 * needed > buffer.count {
+                    buffer = [Int32](repeating: 0, count: 2 * needed)
                   }
                 }
               }
@@ -127,6 +140,9 @@ struct FingerprintIndex {
     }
     return found.withLock { $0 }
   }
+
+  /// How many bit patterns a task of ``pairs(within:)`` joins (about 32 tasks at 12 bits).
+  private static let masksPerTask = 35
 }
 
 extension Library {
