@@ -412,3 +412,11 @@ int dr_sandbox_probe(const char *folder, int target, const void *secret,
   }
   return 0;
 }
+
+int dr_lower_thread_priority(void) {
+  pid_t thread = (pid_t)syscall(SYS_gettid);
+  // IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0) for IOPRIO_WHO_PROCESS (a thread id names the
+  // thread); schedulers without priorities ignore it, so its failure is not one.
+  (void)syscall(SYS_ioprio_set, 1, thread, 3 << 13);
+  return setpriority(PRIO_PROCESS, (id_t)thread, 19);
+}

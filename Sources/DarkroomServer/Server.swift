@@ -126,6 +126,9 @@ struct WatchService: Service {
       return
     }
     let thread = Thread { [logger] in
+      // The first scan at start walks the whole library (seconds at a million photos):
+      // requests go first.
+      BackgroundPriority.lowerThisThread()
       do {
         try watcher.run { _ in }
       } catch {
@@ -153,6 +156,7 @@ struct ThumbnailService: Service {
     let (library, images, logger) = (library, images, logger)
     let thread = Thread {
       defer { finished.signal() }
+      BackgroundPriority.lowerThisThread()
       var options = GridThumbnailOptions()
       options.shouldStop = { stopping.withLock { $0 } }
       options.beforeRender = {

@@ -189,3 +189,56 @@ struct AccelRedirectTests {
     }
   }
 }
+
+@Suite("Background work yields to requests", .timeLimit(.minutes(5)))
+struct BackgroundPriorityTests {
+  /// The nice value of each thread of process `pid` (field 19 of /proc/PID/task/TID/stat),
+  /// by thread id.
+  static func niceness(_ pid: Int32) -> [Int32: Int] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var result: [Int32: Int] = [:]
+    for task in tasks {
+      guard let tid = Int32(task),
+        let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { continue }
+      // After the command's name in parentheses: state is field 3, nice field 19.
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      if fields.count > 16, let nice = Int(fields[16]) { result[tid] = nice }
+    }
+    return result
+  }
+
+  @Test("a background thread is lowered to nice 19; the threads that answer requests are not")
+  func lowered() throws {
+    let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    let seen = Locked<(Bool, Int32)?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      let lowered = BackgroundPriority.lowerThisThread()
+      // PRIO_PROCESS with 0 names the calling thread on Linux.
+      seen.withLock { $0 = (lowered, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
+      done.signal()
+    }
+    thread.start()
+    done.wait()
+    let (lowered, after) = try #require(seen.withLock { $0 })
+    #expect(lowered && after == 19)
+    #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+
+    // darkroom serve: its watcher (the first scan) and background thumbnails run at 19;
+    // its main thread as it was started. (libdispatch gives its own threads other values,
+    // by quality of service.)
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let server = try ServeProcess(
+      served.root, environment: ["DARKROOM_NO_BACKGROUND": "0"])
+    defer { _ = server.stop() }
+    let pid = server.process.processIdentifier
+    #expect(
+      eventually { Self.niceness(pid).values.filter { $0 == 19 }.count == 2 },
+      "\(Self.niceness(pid))")
+    #expect(
+      Self.niceness(pid)[pid] == Int(before),
+      "\(Self.niceness(pid)), \(before)")
+  }
+}

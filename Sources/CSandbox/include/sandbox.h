@@ -51,6 +51,10 @@ int dr_set_not_dumpable(void);
 /// the parent is already gone.
 int dr_die_with_parent(void);
 
+/// Lowers the calling thread (not its process) to nice 19, for its life, and its disk
+/// requests to the idle class where the I/O scheduler has one. 0, or -1 with errno.
+int dr_lower_thread_priority(void);
+
 /// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not offer (the parent's ends of a
 /// worker's pipes must not leak into other workers), with a 1 MiB buffer where allowed.
 int dr_pipe_cloexec(int fds[2]);

@@ -15,24 +15,42 @@ extension Library {
   /// with `--repair`); a scan removes those it sees in the folders it lists.
   @discardableResult
   public func sweepTemporaries(removing: Bool = true) -> [String] {
+    // readdir and the entries' types, not FileManager's enumerator: only names that start
+    // with a dot become strings, and nothing is stat'ed unless its type is unknown (a
+    // million photos are walked in a fraction of a second, where the enumerator took 5 s
+    // before `serve` could listen).
     var found: [String] = []
     let cache = Library.folderName + "/cache"
-    guard let walker = FileManager.default.enumerator(atPath: rootPath) else { return [] }
-    while let relative = walker.nextObject() as? String {
-      if relative == cache {
-        walker.skipDescendants()
-        continue
+    var folders = [""]
+    while let relative = folders.popLast() {
+      guard let directory = opendir(relative.isEmpty ? rootPath : rootPath + "/" + relative)
+      else { continue }
+      defer { closedir(directory) }
+      while let entry = readdir(directory) {
+        var type = entry.pointee.d_type
+        let dotted = entry.pointee.d_name.0 == CChar(UInt8(ascii: "."))
+        guard dotted || type == UInt8(DT_DIR) || type == UInt8(DT_UNKNOWN) else { continue }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+        }
+        guard name != ".", name != ".." else { continue }
+        let path = relative.isEmpty ? name : relative + "/" + name
+        if type == UInt8(DT_UNKNOWN) {
+          var info = stat()
+          guard fstatat(dirfd(directory), name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+          let format = info.st_mode & S_IFMT
+          type = UInt8(format == S_IFDIR ? DT_DIR : format == S_IFREG ? DT_REG : DT_UNKNOWN)
+        }
+        if type == UInt8(DT_DIR) {
+          if path != cache { folders.append(path) }
+          continue
+        }
+        guard type == UInt8(DT_REG), Self.isAbandonedTemporary(name) else { continue }
+        if removing, unlinkat(dirfd(directory), name, 0) == 0 {
+          logger.notice("removed \(path): a temporary file whose writer died")
+        }
+        found.append(path)
       }
-      let name = relative.split(separator: "/").last.map(String.init) ?? relative
-      guard Self.isAbandonedTemporary(name) else { continue }
-      var info = stat()
-      guard lstat(rootPath + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-        continue
-      }
-      if removing, unlink(rootPath + "/" + relative) == 0 {
-        logger.notice("removed \(relative): a temporary file whose writer died")
-      }
-      found.append(relative)
     }
     return found.sorted()
   }
