@@ -130,7 +130,10 @@ const images = {
   },
   pump() {
     while (this.active < this.limit && this.queue.length) {
-      const img = this.queue.shift();
+      // Those on the screen first: after a jump, rows laid out before the page settled, or
+      // kept a screen away for a scroll, wait for the photos the reader is looking at.
+      const first = this.queue.findIndex((each) => each.isConnected && each.dataset.want && onScreen(each));
+      const img = this.queue.splice(Math.max(0, first), 1)[0];
       if (!img.isConnected || !img.dataset.want) continue;
       this.active += 1;
       img.dataset.loading = "true";
@@ -144,6 +147,11 @@ const images = {
       img.addEventListener("error", done, { once: true });
       img.src = img.dataset.want;
     }
+    if (!this.active && !this.queue.length && this.idle) this.idle();
+  },
+  // Whether thumbnails are still to come (what waits for them asks again at `idle`).
+  busy() {
+    return this.active > 0 || this.queue.some((img) => img.isConnected && img.dataset.want);
   },
   // An image leaving the page: a load still waiting is forgotten. One under way is left to
   // finish (its rendition is cached for the next time): cancelling it in the browser would
@@ -164,9 +172,15 @@ const TURNS = {
   2: "scaleX(-1)", 3: "rotate(180deg)", 4: "scaleY(-1)", 5: "scaleX(-1) rotate(90deg)",
   6: "rotate(90deg)", 7: "rotate(90deg) scaleX(-1)", 8: "rotate(-90deg)",
 };
+function onScreen(element) {
+  const box = (element.closest(".cell") || element).getBoundingClientRect();
+  return box.bottom > 0 && box.top < innerHeight;
+}
 function placeholderUnless(img, asset, width, height) {
-  setTimeout(() => {
+  setTimeout(function check() {
     if (!img.isConnected || img.naturalWidth > 0) return;
+    // Only on the screen: one a screen away is asked for when it comes, if still missing.
+    if (!onScreen(img)) { setTimeout(check, 150); return; }
     const ph = document.createElement("img");
     ph.className = "placeholder";
     ph.alt = "";
@@ -759,6 +773,7 @@ function albumPage(main) {
     scheduled = true;
     requestAnimationFrame(render);
   }
+  images.idle = schedule;
   function removeRow(row) {
     for (const img of row.querySelectorAll("img")) images.drop(img);
     row.remove();
@@ -782,10 +797,18 @@ function albumPage(main) {
     const here = planeY();
     const top = here - innerHeight, bottom = here + 2 * innerHeight;
     const visible = new Set();
+    const waiting = [];
     for (const s of sections) {
       if (s.top + s.height < top || s.top > bottom) continue;
       visible.add(s.key);
-      if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) load(s);
+      if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) {
+        // A section wholly above the screen waits for the thumbnails on it (asked for
+        // below, as its rows are made): after a jump, the month above would otherwise be
+        // read from its start, page after page, to reach its end just above, while the
+        // photos the reader jumped to are still coming. (Within a pixel: a scroll lands on
+        // whole pixels.)
+        if (s.top + s.height <= here + 1) waiting.push(s); else load(s);
+      }
       let entry = shown.get(s.key);
       if (!entry) {
         const element = document.createElement("div");
@@ -815,6 +838,7 @@ function albumPage(main) {
         }
       });
     }
+    if (!images.busy()) waiting.forEach(load);
     for (const [key, entry] of shown) {
       if (visible.has(key)) continue;
       removeRows(entry);

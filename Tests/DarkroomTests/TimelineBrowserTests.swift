@@ -393,6 +393,60 @@ struct TimelineBrowserTests {
   }
 
   @Test(
+    "after a jump, the month above waits for the thumbnails of the month jumped to"
+  )
+  func jumpPriorities() throws {
+    // 1,400 photos 2,000 s apart: the newest month holds far more than a page (500), the
+    // month below it the rest.
+    let served = try datedLibrary(count: 1_400, newest: 1_701_388_799, apart: 2_000, size: 48)
+    let months = try served.library.months(matching: AssetQuery(parameters: [("sort", "-date")]))
+    try #require(months.count == 2 && months[0].count > 1_000, "\(months)")
+    let (newer, older) = (
+      AssetQuery.monthText(months[0].month), AssetQuery.monthText(months[1].month)
+    )
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    defer { _ = server.stop() }
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 10 })
+    _ = try browser.run(
+      "window.jumped = performance.now(); document.querySelector(\".scrubber a[data-month='\(older)']\").click()"
+    )
+    // Everything arrives.
+    #expect(
+      eventually {
+        (try? browser.run(
+          """
+          return !!document.querySelector(".cell[data-section='\(older)'] img[src]")
+            && Array.from(document.querySelectorAll('.timeline img[src]')).every((i) => i.complete && i.naturalWidth > 0)
+            && !document.querySelector('.timeline img[data-want]:not([src])')
+          """
+        )) as? Bool == true
+      })
+    // The month above is read on, once they have all come (from its start, to reach its
+    // end just above the screen).
+    let pages = """
+      return performance.getEntriesByType('resource')
+        .filter((e) => e.name.includes('month=\(newer)') && e.name.includes('after=')).length;
+      """
+    #expect(eventually { (try? browser.run(pages)) as? Int ?? 0 > 0 })
+    // From the requests' own timings: every thumbnail asked for between the jump and the
+    // first of those pages had come before that page was asked for.
+    let timings =
+      try browser.run(
+        """
+        const after = performance.getEntriesByType('resource').filter((e) => e.startTime > window.jumped);
+        const first = Math.min(...after.filter((e) => e.name.includes('month=\(newer)') && e.name.includes('after='))
+          .map((e) => e.startTime));
+        const thumbs = after.filter((e) => e.name.includes('/aspect-thumbnail') && e.startTime < first);
+        return [thumbs.length, Math.max(...thumbs.map((e) => e.responseEnd)), first];
+        """) as? [Double] ?? []
+    try #require(timings.count == 3, "\(timings)")
+    #expect(timings[0] > 10, "\(timings)")
+    #expect(timings[1] <= timings[2], "the month above after the thumbnails: \(timings)")
+    #expect(try browser.consoleErrors() == [])
+  }
+
+  @Test(
     "20,000 photos over ten years: jumps and scrolling stay under 3,000 elements, with no console error"
   )
   func twentyThousand() throws {
