@@ -91,7 +91,6 @@ http {
       proxy_cache_valid 200 1m;
       proxy_no_cache \$darkroom_unversioned;
       proxy_cache_bypass \$darkroom_unversioned;
-      add_header X-Cache \$upstream_cache_status;
     }
   }
 }

@@ -10,6 +10,7 @@
 #     name and size orders and a camera filter, p50 and p99 (page_times.py; goal p99 < 20 ms);
 #   - duplicates grouping of COUNT stored fingerprints (DarkroomBench fingerprint-index; goal
 #     < 5 s);
+#   - how soon `darkroom serve` over the large library listens;
 #   - the gallery in chromium over the large library: first paint and scrubber jumps
 #     (gallery_browser.py without its long scrolls; goal < 300 ms each).
 # The libraries are kept in bench-out/ and made again only when COUNT or the generator changes.
@@ -72,6 +73,7 @@ TOKEN="bench-token-0123456789abcdef"
 echo "write $TOKEN" >"$WORK/million-tokens"
 chmod 600 "$WORK/million-tokens"
 rm -rf "$LIB/.darkroom/cache"
+serve_start=$(date +%s%N)
 "$DARKROOM" serve "$LIB" --port 0 --token-file "$WORK/million-tokens" --rate-limit 0 --no-background \
   >"$WORK/million-serve.out" 2>"$WORK/million-serve.log" &
 PID=$!
@@ -82,6 +84,7 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 [ -n "$PORT" ] || { echo "darkroom serve did not start" >&2; exit 1; }
+echo "darkroom serve over $COUNT photos: listening after $(( ($(date +%s%N) - serve_start) / 1000000 )) ms (to 0.1 s)"
 echo
 echo "GET /api/assets?limit=100 by cursor, 200 pages from each depth:"
 /usr/bin/python3 "$ROOT/Benchmarks/page_times.py" "127.0.0.1:$PORT" "$TOKEN" "$LIB/.darkroom/catalog.sqlite" "0,$((COUNT / 10)),$((COUNT * 9 / 10))" 200

@@ -166,7 +166,23 @@ extension Library {
     jobs: Int = ProcessorCount.value, problems: (@Sendable (DarkroomError) -> Void)? = nil
   ) throws(DarkroomError) -> [DuplicateGroup] {
     guard space == nil || !near else { throw notInSpace("fingerprints for near duplicates") }
-    let exact = try catalogCall { try $0.exactDuplicates() }
+    // With near, the exact groups are read while the fingerprints are (the catalog has
+    // several readers): at a million photos each read takes the best part of a second.
+    let root = self
+    let exactRead = Locked<Result<[[AssetID]], DarkroomError>?>(nil)
+    let reading = DispatchGroup()
+    DispatchQueue.global().async(group: reading) {
+      let result = Result { () throws(DarkroomError) in
+        try root.catalogCall { try $0.exactDuplicates() }
+      }
+      exactRead.withLock { $0 = result }
+    }
+    let prints = near ? try fingerprints(jobs: jobs, problems: problems) : []
+    reading.wait()
+    guard let exactResult = exactRead.withLock({ $0 }) else {
+      throw DarkroomError(.engine, "the exact duplicates were not read")
+    }
+    let exact = try exactResult.get()
     let apart = Set(try catalogCall { try $0.distinctPairs() }.map { "\($0.0)\($0.1)" })
     func allowed(_ a: AssetID, _ b: AssetID) -> Bool {
       !apart.contains(a < b ? "\(a)\(b)" : "\(b)\(a)")
@@ -180,7 +196,6 @@ extension Library {
       for (a, b) in zip(group, group.dropFirst()) where allowed(a, b) { sets.union(a, b) }
     }
     if near {
-      let prints = try fingerprints(jobs: jobs, problems: problems)
       let index = FingerprintIndex(prints.map(\.value))
       for (i, j) in index.pairs(within: threshold)
       where (prints[i].centre ^ prints[j].centre).nonzeroBitCount <= threshold + Self.centreSlack
