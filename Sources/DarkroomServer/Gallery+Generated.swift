@@ -546,7 +546,7 @@ extension Gallery {
           img.addEventListener("error", done, { once: true });
           img.src = img.dataset.want;
         }
-        if (!this.active && !this.queue.length && this.idle) this.idle();
+        if (this.idle && !this.busy()) this.idle();
       },
       // Whether thumbnails are still to come (what waits for them asks again at `idle`).
       busy() {
@@ -961,15 +961,14 @@ extension Gallery {
 
       const containerTop = () => container.getBoundingClientRect().top + scrollY;
       // Where the screen's top is on the plane, and a scroll that puts a place of the plane there.
-      function planeY() {
-        const p = scrollY - containerTop();
+      function planeY(p = scrollY - containerTop()) {
         return p > 0 ? p * scale : p;
       }
       function scrollToPlane(y) { scrollTo(0, containerTop() + (y > 0 ? y / scale : y)); }
       let shifted = 0, base = 0;
       function shift() {
         const p = scrollY - containerTop();
-        const rebase = scale === 1 ? 0 : Math.max(0, Math.floor(planeY() / 4e6) * 4e6);
+        const rebase = scale === 1 ? 0 : Math.max(0, Math.floor(planeY(p) / 4e6) * 4e6);
         if (rebase !== base) {
           base = rebase;
           for (const s of sections) {

@@ -166,8 +166,9 @@ extension Library {
     jobs: Int = ProcessorCount.value, problems: (@Sendable (DarkroomError) -> Void)? = nil
   ) throws(DarkroomError) -> [DuplicateGroup] {
     guard space == nil || !near else { throw notInSpace("fingerprints for near duplicates") }
-    // With near, the exact groups are read while the fingerprints are (the catalog has
-    // several readers): at a million photos each read takes the best part of a second.
+    // The exact groups are read on another thread, while (with near) the fingerprints are
+    // read here: the catalog has several readers, and at a million photos each read takes
+    // the best part of a second.
     let root = self
     let exactRead = Locked<Result<[[AssetID]], DarkroomError>?>(nil)
     let reading = DispatchGroup()

@@ -374,9 +374,7 @@ private struct Scanner {
     var files: [(String, FileIdentity)] = []
     var folders: [String] = []
     while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-      }
+      let name = FileNames.entry(entry)
       if name.hasPrefix(".") {
         // A temporary that a killed writer left (an upload, an edit) goes as it is seen.
         if Library.isAbandonedTemporary(name) { unlinkat(dirfd(directory), name, 0) }

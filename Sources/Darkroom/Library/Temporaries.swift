@@ -30,9 +30,7 @@ extension Library {
         var type = entry.pointee.d_type
         let dotted = entry.pointee.d_name.0 == CChar(UInt8(ascii: "."))
         guard dotted || type == UInt8(DT_DIR) || type == UInt8(DT_UNKNOWN) else { continue }
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-          String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-        }
+        let name = FileNames.entry(entry)
         guard name != ".", name != ".." else { continue }
         let path = relative.isEmpty ? name : relative + "/" + name
         if type == UInt8(DT_UNKNOWN) {
