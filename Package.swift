@@ -40,13 +40,17 @@ let package = Package(
     // The comparisons of near-duplicate grouping (Library/Duplicates.swift), in C for the
     // processor's POPCNT instruction.
     .target(name: "CHamming"),
+    // A video's poster frame through FFmpeg (Debian's libavformat-dev, libavcodec-dev and
+    // libswscale-dev for the headers), loaded with dlopen on first use as libvips is.
+    .target(name: "CVideo", linkerSettings: [.linkedLibrary("m")]),
     // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
     .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
       name: "Darkroom",
       dependencies: [
         .product(name: "Logging", package: "swift-log"),
-        "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", .product(name: "Crypto", package: "swift-crypto"),
+        "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", "CVideo",
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     // The library over HTTP: routes, auth, templates and SSE over `Library`; no orchestration.

@@ -61,7 +61,7 @@ public struct Representations: Sendable {
   {
     let edit = "original"
     guard let cache else { return try renderer.render(source, spec) }
-    if spec.representation == .full && spec.metadata == .keep {
+    if spec.representation == .full && spec.metadata == .keep, try !Self.isVideo(source) {
       // Usually the original bytes themselves: nothing worth caching.
       let metadata = try AssetMetadata.read(source)
       if ImageFormat(sourceFormat: metadata.format) == renderer.outputFormat(spec, metadata) {
@@ -125,7 +125,9 @@ public struct Representations: Sendable {
     // Files up to `Renderer.oneReadLimit` are read into memory once, then hashed and
     // decoded from the same bytes; larger ones are decoded from the file, and stored only if
     // it did not change meanwhile.
-    guard identity.size <= Renderer.oneReadLimit else {
+    // A video is read by FFmpeg as far as it needs, never into memory whole.
+    let video = try Self.isVideo(.file(path))
+    guard identity.size <= Renderer.oneReadLimit, !video else {
       let content = try cache.contentHash(ofFile: path)
       FaultInjection.reached("after-source-hash", file: path)
       let rendition = try renderer.render(.file(path), spec)
@@ -168,6 +170,17 @@ public struct Representations: Sendable {
     let content = try hashing.wait()
     cache.remember(content, ofFile: path, readAs: identity)
     return kept(try rendered.get(), cache, content, key, spec, edit)
+  }
+
+  /// Whether the first bytes of `source` say it is a video (MP4, MOV).
+  static func isVideo(_ source: ImageSource) throws(DarkroomError) -> Bool {
+    switch source {
+    case .file(let path):
+      let file = try InputFile(path)
+      return VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
+    case .data(let bytes, _):
+      return VideoHeader.recognises(bytes.prefix(64))
+    }
   }
 
   /// What another process stored under the entry meanwhile, else `rendition`, stored.
@@ -311,22 +324,7 @@ extension Library {
     if fromOriginal, case .file(let path) = source, let bytes = try Editor().originalBytes(path) {
       source = .data(bytes, name: path)
     }
-    if try isVideo(source) {
-      throw DarkroomError(
-        .unsupportedFormat, file: source.name,
-        "is a video: Darkroom makes representations of photos only, so far")
-    }
     return try Representations(renderer: renderer, cache: cache).rendition(of: source, spec)
-  }
-
-  private static func isVideo(_ source: ImageSource) throws(DarkroomError) -> Bool {
-    switch source {
-    case .file(let path):
-      let file = try InputFile(path)
-      return VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
-    case .data(let bytes, _):
-      return VideoHeader.recognises(bytes.prefix(64))
-    }
   }
 
   /// Renders a representation of one of this library's assets, cached in the library.

@@ -84,13 +84,20 @@ public struct Renderer: Sendable {
 
   /// The size of the box a spec fits the upright image into.
   func box(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> (width: Int, height: Int) {
+    spec.representation == .full
+      ? (metadata.width, metadata.height)
+      : box(spec, portrait: metadata.displayHeight > metadata.displayWidth)
+  }
+
+  /// The box of a display representation (not `full`), for an upright image that is
+  /// `portrait` or not.
+  func box(_ spec: RenditionSpec, portrait: Bool) -> (width: Int, height: Int) {
     switch spec.representation {
     case .full:
-      return (metadata.width, metadata.height)
+      preconditionFailure("a full representation has the image's own size")
     case .fullscreen:
       let long = max(spec.screenWidth, spec.screenHeight)
       let short = min(spec.screenWidth, spec.screenHeight)
-      let portrait = metadata.displayHeight > metadata.displayWidth
       return portrait ? (short, long) : (long, short)
     case .thumbnail, .aspectThumbnail:
       return (spec.targetWidth, spec.targetHeight)
@@ -117,6 +124,17 @@ public struct Renderer: Sendable {
     // One read path: a file is read into memory and decoded from there, as an edit decodes
     // its original, so that both reach the same verdict, with the same message, on a
     // damaged file. Very large files are decoded from disk.
+    if case .file(let path) = source, let file = try? InputFile(path) {
+      // A video is read by FFmpeg through the open file, as far as it needs.
+      if VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...]) {
+        let header = try VideoHeader.read(ByteSource(file: file), name: path)
+        return try renderVideo(.file(file), name: path, header: header, spec)
+      }
+    }
+    if case .data(let bytes, let name) = source, VideoHeader.recognises(bytes.prefix(64)) {
+      let header = try VideoHeader.read(ByteSource(memory: bytes), name: name)
+      return try renderVideo(.memory(bytes), name: name, header: header, spec)
+    }
     if case .file(let path) = source, let file = try? InputFile(path),
       file.size <= Self.oneReadLimit
     {

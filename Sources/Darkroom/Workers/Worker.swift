@@ -78,6 +78,18 @@ public enum Worker {
           let metadata = try AssetMetadata.read(handed: file, name: job.name)
           return (WorkerReply(metadata: MetadataWire(metadata)), [])
         }
+        // FFmpeg reads a video through the descriptor, only the parts it needs.
+        if job.kind == .render, let spec = job.spec,
+          VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
+        {
+          let header = try VideoHeader.read(ByteSource(file: file), name: job.name)
+          let rendition = try renderer(for: job).renderVideo(
+            .file(file), name: job.name, header: header, spec)
+          return (
+            WorkerReply(width: rendition.width, height: rendition.height, format: rendition.format),
+            rendition.bytes
+          )
+        }
         payload = try file.read(at: 0, count: file.size)
       }
       return try execute(job, payload: payload)
@@ -86,13 +98,18 @@ public enum Worker {
     }
   }
 
-  private static func execute(_ job: WorkerJob, payload: [UInt8]) throws(DarkroomError)
-    -> (WorkerReply, [UInt8])
-  {
+  private static func renderer(for job: WorkerJob) -> Renderer {
     var renderer = Renderer()
     renderer.maxPixels = job.maxPixels
     renderer.failOn = job.failOn
     renderer.timeLimit = nil  // the parent keeps the time, and kills a worker that overruns it
+    return renderer
+  }
+
+  private static func execute(_ job: WorkerJob, payload: [UInt8]) throws(DarkroomError)
+    -> (WorkerReply, [UInt8])
+  {
+    let renderer = renderer(for: job)
     let source = ImageSource.data(payload, name: job.name)
     switch job.kind {
     case .render:

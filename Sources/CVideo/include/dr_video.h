@@ -1,0 +1,71 @@
+// Darkroom's door to FFmpeg: one frame of a video, chosen, upright-ready and in sRGB.
+//
+// FFmpeg's libraries (libavformat, libavcodec, libavutil, libswscale) are not linked: like
+// libvips, they are loaded with dlopen the first time a video is decoded, so a process that
+// never decodes one (a server answering from its cache, `darkroom info`) never pays for them.
+// They are compiled against FFmpeg's headers when the build machine has them
+// (libavformat-dev, libavcodec-dev, libswscale-dev); without them the functions answer that
+// this build reads no video frames.
+#ifndef DARKROOM_VIDEO_H
+#define DARKROOM_VIDEO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Where the video's bytes are: an open descriptor read with pread (fd >= 0), or memory.
+typedef struct {
+  int fd;
+  const unsigned char *bytes;
+  size_t length;
+} DrVideoSource;
+
+typedef struct {
+  /// The frame is scaled to fit this box (stored orientation), never up; 0: its own size.
+  int box_width, box_height;
+  /// Refuse a stored frame larger than this many pixels.
+  long long max_pixels;
+  /// How far into the video (seconds) to look for a frame with content.
+  double search_seconds;
+} DrVideoOptions;
+
+enum { DR_TRANSFER_SDR = 0, DR_TRANSFER_PQ = 1, DR_TRANSFER_HLG = 2 };
+
+typedef struct {
+  /// Band-interleaved 8-bit sRGB, `width` x `height` x 3, malloc()ed: free with dr_video_free.
+  unsigned char *pixels;
+  int width, height;
+  /// The stored frame's size, before scaling.
+  int source_width, source_height;
+  /// When the chosen frame is shown, in seconds from the start.
+  double time;
+  /// The frame's spread of brightness (standard deviation of luma, 0-255) and how many
+  /// frames were looked at before it was chosen.
+  double spread;
+  int frames_looked_at;
+  /// What the stream says of its colour: DR_TRANSFER_*, FFmpeg's AVColorPrimaries value, and
+  /// bits per sample.
+  int transfer, primaries, bit_depth;
+} DrVideoFrame;
+
+/// 0 if FFmpeg's libraries can be loaded (they are, once); else -1 and why, in `error`.
+int dr_video_load(char *error, size_t error_size);
+
+/// Decodes a representative frame: the first, unless it is (near) uniform, as a fade from
+/// black is; then frames at later times up to `search_seconds`, taking the first with content,
+/// else the one with the most. 0 on success; -1 with a message in `error` (a file that is not
+/// a video FFmpeg reads, no video stream, no decodable frame, a frame over `max_pixels`).
+int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, DrVideoFrame *out,
+                   char *error, size_t error_size);
+
+/// Converts high-dynamic-range pixels (16-bit RGB, full range, the stream's primaries and
+/// transfer) to 8-bit sRGB: linear light with diffuse white at 203 cd/m2 (ITU-R BT.2408),
+/// primaries converted to BT.709, highlights above 0.75 of white rolled off to reach white at
+/// `peak_nits`, gamut clipped, sRGB's curve. `transfer` is DR_TRANSFER_PQ or _HLG (HLG with
+/// its BT.2100 OOTF for a 1000 cd/m2 display); `bt2020` says the primaries are BT.2020 (else
+/// BT.709). Used for video frames; written for HDR stills too.
+void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int bt2020,
+                     double peak_nits, unsigned char *out);
+
+void dr_video_free(void *memory);
+
+#endif

@@ -1,0 +1,565 @@
+#define _GNU_SOURCE
+#include "dr_video.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void dr_video_free(void *memory) { free(memory); }
+
+static void say(char *error, size_t size, const char *format, ...) {
+  if (!error || size == 0) return;
+  va_list arguments;
+  va_start(arguments, format);
+  vsnprintf(error, size, format, arguments);
+  va_end(arguments);
+}
+
+// ---------------------------------------------------------------------------------------
+// High dynamic range to sRGB: plain arithmetic, no FFmpeg.
+
+static float srgb_encode_table[16385];
+static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
+static void fill_srgb_table(void) {
+  for (int i = 0; i <= 16384; i++) {
+    double v = i / 16384.0;
+    double e = v <= 0.0031308 ? 12.92 * v : 1.055 * pow(v, 1 / 2.4) - 0.055;
+    srgb_encode_table[i] = (float)(e * 255.0);
+  }
+}
+
+static double pq_eotf(double e) {  // SMPTE ST 2084: signal (0-1) to cd/m2
+  const double m1 = 0.1593017578125, m2 = 78.84375;
+  const double c1 = 0.8359375, c2 = 18.8515625, c3 = 18.6875;
+  double p = pow(e, 1 / m2);
+  double n = fmax(p - c1, 0) / (c2 - c3 * p);
+  return 10000.0 * pow(n, 1 / m1);
+}
+
+static double hlg_inverse_oetf(double e) {  // BT.2100 HLG: signal (0-1) to scene light (0-1)
+  const double a = 0.17883277, b = 0.28466892, c = 0.55991073;
+  return e <= 0.5 ? e * e / 3.0 : (exp((e - c) / a) + b) / 12.0;
+}
+
+static const double diffuse_white_nits = 203.0;  // ITU-R BT.2408's HDR reference white
+static const double knee = 0.75;                 // below this (of white) light is kept as it is
+
+void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int bt2020,
+                     double peak_nits, unsigned char *out) {
+  pthread_once(&srgb_once, fill_srgb_table);
+  float *linear = malloc(65536 * sizeof *linear);
+  if (!linear) {
+    memset(out, 0, pixel_count * 3);
+    return;
+  }
+  for (int v = 0; v < 65536; v++) {
+    double e = v / 65535.0;
+    double l = transfer == DR_TRANSFER_PQ    ? pq_eotf(e) / diffuse_white_nits
+               : transfer == DR_TRANSFER_HLG ? hlg_inverse_oetf(e)
+                                             : pow(e, 2.4);  // BT.1886, white at 1
+    linear[v] = (float)l;
+  }
+  // BT.2020 to BT.709 primaries, in linear light (ITU-R BT.2087).
+  static const float to709[9] = {1.6605f, -0.5876f, -0.0728f, -0.1246f, 1.1329f,
+                                 -0.0083f, -0.0182f, -0.1006f, 1.1187f};
+  const float *y = bt2020 ? (const float[]){0.2627f, 0.6780f, 0.0593f}
+                          : (const float[]){0.2126f, 0.7152f, 0.0722f};
+  // HLG's OOTF for a 1000 cd/m2 display (system gamma 1.2), relative to diffuse white.
+  const double hlg_scale = 1000.0 / diffuse_white_nits;
+  double peak = transfer == DR_TRANSFER_SDR ? 1.0 : fmax(peak_nits, 1.0) / diffuse_white_nits;
+  double span = (peak - knee) / (1 - knee);
+  for (size_t i = 0; i < pixel_count; i++) {
+    float r = linear[in[3 * i]], g = linear[in[3 * i + 1]], b = linear[in[3 * i + 2]];
+    if (transfer == DR_TRANSFER_HLG) {
+      float ys = y[0] * r + y[1] * g + y[2] * b;
+      float gain = (float)(hlg_scale * (ys > 0 ? pow(ys, 0.2) : 0));
+      r *= gain, g *= gain, b *= gain;
+    }
+    if (bt2020) {
+      float r2 = to709[0] * r + to709[1] * g + to709[2] * b;
+      float g2 = to709[3] * r + to709[4] * g + to709[5] * b;
+      float b2 = to709[6] * r + to709[7] * g + to709[8] * b;
+      r = r2, g = g2, b = b2;
+    }
+    r = fmaxf(r, 0), g = fmaxf(g, 0), b = fmaxf(b, 0);
+    float m = fmaxf(r, fmaxf(g, b));
+    if (m > knee && peak > 1.0) {
+      // Extended Reinhard on the largest band above the knee (hue kept): white at `peak`.
+      double x = (m - knee) / (1 - knee);
+      double rolled = m >= peak ? 1.0 : knee + (1 - knee) * x * (1 + x / (span * span)) / (1 + x);
+      float s = (float)(rolled / m);
+      r *= s, g *= s, b *= s;
+    }
+    float bands[3] = {r, g, b};
+    for (int k = 0; k < 3; k++) {
+      float v = fminf(bands[k], 1.0f) * 16384.0f;
+      out[3 * i + k] = (unsigned char)(srgb_encode_table[(int)(v + 0.5f)] + 0.5f);
+    }
+  }
+  free(linear);
+}
+
+#if __has_include(<libavformat/avformat.h>) && __has_include(<libswscale/swscale.h>)
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#define DR_STRING(x) #x
+#define DR_SONAME(lib, major) "lib" lib ".so." DR_STRING(major)
+
+// The FFmpeg functions Darkroom calls, resolved by dr_video_load from the libraries whose
+// headers it was built with (the same major versions: their ABI).
+#define DR_AVUTIL(X)                                                                        \
+  X(av_frame_alloc) X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_malloc)    \
+  X(av_free) X(av_log_set_level) X(av_strerror) X(av_pix_fmt_desc_get)
+#define DR_AVCODEC(X)                                                                       \
+  X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_parameters_to_context)        \
+  X(avcodec_open2) X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) \
+  X(avcodec_free_context) X(av_packet_alloc) X(av_packet_free) X(av_packet_unref)
+#define DR_AVFORMAT(X)                                                                      \
+  X(avformat_alloc_context) X(avformat_open_input) X(avformat_find_stream_info)             \
+  X(av_find_best_stream) X(av_read_frame) X(av_seek_frame) X(avformat_close_input)          \
+  X(avio_alloc_context) X(avio_context_free) X(av_index_search_timestamp)                   \
+  X(avformat_index_get_entry)
+#define DR_SWSCALE(X)                                                                       \
+  X(sws_getContext) X(sws_scale) X(sws_freeContext) X(sws_setColorspaceDetails)             \
+  X(sws_getCoefficients)
+
+#define DR_POINTER(name) static __typeof__(&name) p_##name;
+DR_AVUTIL(DR_POINTER)
+DR_AVCODEC(DR_POINTER)
+DR_AVFORMAT(DR_POINTER)
+DR_SWSCALE(DR_POINTER)
+#undef DR_POINTER
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[512];
+static int loaded;
+
+static void *open_library(const char *soname) {
+  void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!library && !load_error[0])
+    snprintf(load_error, sizeof load_error,
+             "cannot load FFmpeg's %s (install libavformat59, libavcodec59 and libswscale6, or "
+             "ffmpeg): %s",
+             soname, dlerror());
+  return library;
+}
+
+static void load(void) {
+  void *avutil = open_library(DR_SONAME("avutil", LIBAVUTIL_VERSION_MAJOR));
+  void *avcodec = avutil ? open_library(DR_SONAME("avcodec", LIBAVCODEC_VERSION_MAJOR)) : NULL;
+  void *avformat = avcodec ? open_library(DR_SONAME("avformat", LIBAVFORMAT_VERSION_MAJOR)) : NULL;
+  void *swscale = avformat ? open_library(DR_SONAME("swscale", LIBSWSCALE_VERSION_MAJOR)) : NULL;
+  if (!swscale) return;
+#define DR_RESOLVE(library, name)                                                         \
+  p_##name = (__typeof__(p_##name))dlsym(library, #name);                               \
+  if (!p_##name) {                                                                       \
+    snprintf(load_error, sizeof load_error, "FFmpeg's libraries lack %s", #name);        \
+    return;                                                                              \
+  }
+#define DR_UTIL(name) DR_RESOLVE(avutil, name)
+#define DR_CODEC(name) DR_RESOLVE(avcodec, name)
+#define DR_FORMAT(name) DR_RESOLVE(avformat, name)
+#define DR_SCALE(name) DR_RESOLVE(swscale, name)
+  DR_AVUTIL(DR_UTIL)
+  DR_AVCODEC(DR_CODEC)
+  DR_AVFORMAT(DR_FORMAT)
+  DR_SWSCALE(DR_SCALE)
+  // Darkroom reports failures itself, one line per file.
+  p_av_log_set_level(getenv("DARKROOM_FFMPEG_WARNINGS") ? AV_LOG_WARNING : AV_LOG_QUIET);
+  loaded = 1;
+}
+
+int dr_video_load(char *error, size_t error_size) {
+  pthread_once(&load_once, load);
+  if (loaded) return 0;
+  say(error, error_size, "%s", load_error[0] ? load_error : "cannot load FFmpeg's libraries");
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading: FFmpeg reads through Darkroom's descriptor or memory, never opening a path.
+
+typedef struct {
+  DrVideoSource source;
+  int64_t position, size;
+} Reader;
+
+static int read_bytes(void *opaque, uint8_t *buffer, int size) {
+  Reader *reader = opaque;
+  if (reader->position >= reader->size) return AVERROR_EOF;
+  int64_t left = reader->size - reader->position;
+  int count = left < size ? (int)left : size;
+  if (reader->source.fd >= 0) {
+    ssize_t n;
+    do n = pread(reader->source.fd, buffer, (size_t)count, reader->position);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return AVERROR(errno);
+    if (n == 0) return AVERROR_EOF;
+    count = (int)n;
+  } else {
+    memcpy(buffer, reader->source.bytes + reader->position, (size_t)count);
+  }
+  reader->position += count;
+  return count;
+}
+
+static int64_t seek_bytes(void *opaque, int64_t offset, int whence) {
+  Reader *reader = opaque;
+  whence &= ~AVSEEK_FORCE;
+  if (whence == AVSEEK_SIZE) return reader->size;
+  int64_t base = whence == SEEK_CUR ? reader->position : whence == SEEK_END ? reader->size : 0;
+  if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return AVERROR(EINVAL);
+  int64_t target = base + offset;
+  if (target < 0) return AVERROR(EINVAL);
+  reader->position = target;
+  return target;
+}
+
+// One open video: its container, decoder and the packets and frames in flight. Every
+// FFmpeg object is made by open_video and freed by close_video, nowhere else.
+typedef struct {
+  Reader reader;
+  AVIOContext *io;
+  AVFormatContext *format;
+  AVCodecContext *codec;
+  AVPacket *packet;
+  AVFrame *frame, *best;
+  int stream;
+  int drained;      // the demuxer is at its end and the decoder was told
+  int bad_packets;  // packets the decoder refused (damage), up to a bound
+  int64_t packets;  // packets read, up to a bound
+} Video;
+
+static void close_video(Video *v) {
+  if (v->frame) p_av_frame_free(&v->frame);
+  if (v->best) p_av_frame_free(&v->best);
+  if (v->packet) p_av_packet_free(&v->packet);
+  if (v->codec) p_avcodec_free_context(&v->codec);
+  if (v->format) p_avformat_close_input(&v->format);  // frees the context, not our AVIO
+  if (v->io) {
+    p_av_free(v->io->buffer);
+    p_avio_context_free(&v->io);
+  }
+}
+
+static void av_message(int code, char *text, size_t size) {
+  if (p_av_strerror(code, text, size) < 0) snprintf(text, size, "error %d", code);
+}
+
+static int open_video(Video *v, const DrVideoSource *source, long long max_pixels, char *error,
+                      size_t error_size) {
+  v->reader.source = *source;
+  if (source->fd >= 0) {
+    struct stat info;
+    if (fstat(source->fd, &info) != 0) {
+      say(error, error_size, "cannot read: %s", strerror(errno));
+      return -1;
+    }
+    v->reader.size = info.st_size;
+  } else {
+    v->reader.size = (int64_t)source->length;
+  }
+  const int buffer_size = 1 << 16;
+  unsigned char *buffer = p_av_malloc(buffer_size);
+  if (buffer) v->io = p_avio_alloc_context(buffer, buffer_size, 0, &v->reader, read_bytes, NULL,
+                                           seek_bytes);
+  if (!v->io) {
+    if (buffer) p_av_free(buffer);
+    say(error, error_size, "out of memory");
+    return -1;
+  }
+  v->format = p_avformat_alloc_context();
+  if (!v->format) {
+    say(error, error_size, "out of memory");
+    return -1;
+  }
+  v->format->pb = v->io;
+  v->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+  char text[256];
+  int rc = p_avformat_open_input(&v->format, NULL, NULL, NULL);
+  if (rc < 0) {  // avformat_open_input freed the context
+    av_message(rc, text, sizeof text);
+    say(error, error_size, "is not a video FFmpeg reads (%s)", text);
+    return -1;
+  }
+  rc = p_avformat_find_stream_info(v->format, NULL);
+  if (rc < 0) {
+    av_message(rc, text, sizeof text);
+    say(error, error_size, "damaged video: its streams cannot be read (%s)", text);
+    return -1;
+  }
+  const AVCodec *decoder = NULL;
+  v->stream = p_av_find_best_stream(v->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+  if (v->stream == AVERROR_DECODER_NOT_FOUND) {
+    say(error, error_size, "its video is in a format this FFmpeg cannot decode");
+    return -1;
+  }
+  if (v->stream < 0 || !decoder) {
+    say(error, error_size, "has no video stream");
+    return -1;
+  }
+  AVCodecParameters *parameters = v->format->streams[v->stream]->codecpar;
+  long long pixels = (long long)parameters->width * parameters->height;
+  if (parameters->width <= 0 || parameters->height <= 0) {
+    say(error, error_size, "damaged video: its frames have no size");
+    return -1;
+  }
+  if (pixels > max_pixels) {
+    say(error, error_size, "video frames are %dx%d, over the limit of %lld pixels",
+        parameters->width, parameters->height, max_pixels);
+    return -1;
+  }
+  v->codec = p_avcodec_alloc_context3(decoder);
+  if (!v->codec || p_avcodec_parameters_to_context(v->codec, parameters) < 0) {
+    say(error, error_size, "out of memory");
+    return -1;
+  }
+  // Slices in parallel, not frames: frame threads hold back the first frame until each
+  // thread has one, which is what a poster waits for.
+  v->codec->thread_count = 0;
+  v->codec->thread_type = FF_THREAD_SLICE;
+  rc = p_avcodec_open2(v->codec, decoder, NULL);
+  if (rc < 0) {
+    av_message(rc, text, sizeof text);
+    say(error, error_size, "its video decoder cannot start (%s)", text);
+    return -1;
+  }
+  v->packet = p_av_packet_alloc();
+  v->frame = p_av_frame_alloc();
+  v->best = p_av_frame_alloc();
+  if (!v->packet || !v->frame || !v->best) {
+    say(error, error_size, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+enum { MAX_BAD_PACKETS = 64, MAX_PACKETS = 20000 };
+
+// The next decoded frame of the stream into v->frame: 0, or an AVERROR (AVERROR_EOF at
+// the end).
+static int next_frame(Video *v) {
+  for (;;) {
+    p_av_frame_unref(v->frame);
+    int rc = p_avcodec_receive_frame(v->codec, v->frame);
+    if (rc == 0) return 0;
+    if (rc != AVERROR(EAGAIN)) return rc;
+    if (v->drained) return AVERROR_EOF;
+    if (++v->packets > MAX_PACKETS) return AVERROR_EOF;
+    rc = p_av_read_frame(v->format, v->packet);
+    if (rc < 0) {
+      p_avcodec_send_packet(v->codec, NULL);
+      v->drained = 1;
+      continue;
+    }
+    if (v->packet->stream_index == v->stream) {
+      rc = p_avcodec_send_packet(v->codec, v->packet);
+      if (rc < 0 && rc != AVERROR(EAGAIN) && ++v->bad_packets > MAX_BAD_PACKETS) {
+        p_av_packet_unref(v->packet);
+        return rc;
+      }
+    }
+    p_av_packet_unref(v->packet);
+  }
+}
+
+static double frame_time(Video *v, const AVFrame *frame) {
+  AVStream *stream = v->format->streams[v->stream];
+  int64_t pts = frame->best_effort_timestamp;
+  if (pts == AV_NOPTS_VALUE) return 0;
+  int64_t start = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
+  return (double)(pts - start) * av_q2d(stream->time_base);
+}
+
+// The spread of a frame's brightness: the standard deviation of a 64x64 grey copy (0-255).
+static double spread(const AVFrame *frame) {
+  struct SwsContext *scaler = p_sws_getContext(frame->width, frame->height, frame->format, 64, 64,
+                                               AV_PIX_FMT_GRAY8, SWS_AREA, NULL, NULL, NULL);
+  if (!scaler) return 0;
+  unsigned char grey[64 * 64];
+  unsigned char *planes[4] = {grey, NULL, NULL, NULL};
+  int strides[4] = {64, 0, 0, 0};
+  int rows = p_sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0,
+                         frame->height, planes, strides);
+  p_sws_freeContext(scaler);
+  if (rows <= 0) return 0;
+  double sum = 0, squares = 0;
+  for (int i = 0; i < 64 * 64; i++) sum += grey[i], squares += (double)grey[i] * grey[i];
+  double mean = sum / (64 * 64);
+  return sqrt(fmax(squares / (64 * 64) - mean * mean, 0));
+}
+
+static int scaler_colourspace(const AVFrame *frame) {
+  switch (frame->colorspace) {
+    case AVCOL_SPC_BT709: return SWS_CS_ITU709;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
+    case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_FCC: return SWS_CS_FCC;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M: return SWS_CS_ITU601;
+    default: return frame->height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;  // as players guess
+  }
+}
+
+static int full_range(const AVFrame *frame) {
+  if (frame->color_range == AVCOL_RANGE_JPEG) return 1;
+  switch (frame->format) {
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUVJ422P:
+    case AV_PIX_FMT_YUVJ444P:
+    case AV_PIX_FMT_YUVJ440P:
+    case AV_PIX_FMT_YUVJ411P: return 1;
+    default: return 0;
+  }
+}
+
+// Scales the chosen frame into the box and converts it to 8-bit sRGB.
+static int convert(const AVFrame *frame, const DrVideoOptions *options, DrVideoFrame *out,
+                   char *error, size_t error_size) {
+  int width = frame->width, height = frame->height;
+  double scale = 1;
+  if (options->box_width > 0 && options->box_height > 0)
+    scale = fmin(fmin((double)options->box_width / width, (double)options->box_height / height), 1);
+  int out_width = (int)fmax(1, lround(width * scale));
+  int out_height = (int)fmax(1, lround(height * scale));
+  int transfer = frame->color_trc == AVCOL_TRC_SMPTE2084     ? DR_TRANSFER_PQ
+                 : frame->color_trc == AVCOL_TRC_ARIB_STD_B67 ? DR_TRANSFER_HLG
+                                                              : DR_TRANSFER_SDR;
+  int bt2020 = frame->color_primaries == AVCOL_PRI_BT2020;
+  int wide = transfer != DR_TRANSFER_SDR || bt2020;  // through 16 bits and linear light
+  const AVPixFmtDescriptor *descriptor = p_av_pix_fmt_desc_get(frame->format);
+  out->transfer = transfer;
+  out->primaries = frame->color_primaries;
+  out->bit_depth = descriptor ? descriptor->comp[0].depth : 8;
+  enum AVPixelFormat target = wide ? AV_PIX_FMT_RGB48 : AV_PIX_FMT_RGB24;
+  struct SwsContext *scaler = p_sws_getContext(
+      width, height, frame->format, out_width, out_height, target,
+      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP, NULL, NULL, NULL);
+  if (!scaler) {
+    say(error, error_size, "its frames' pixel format cannot be converted");
+    return -1;
+  }
+  const int *coefficients = p_sws_getCoefficients(scaler_colourspace(frame));
+  p_sws_setColorspaceDetails(scaler, coefficients, full_range(frame),
+                             p_sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
+  size_t count = (size_t)out_width * out_height;
+  unsigned char *rgb = malloc(count * 3);
+  uint16_t *deep = wide ? malloc(count * 3 * sizeof *deep) : NULL;
+  if (!rgb || (wide && !deep)) {
+    free(rgb), free(deep);
+    p_sws_freeContext(scaler);
+    say(error, error_size, "out of memory");
+    return -1;
+  }
+  unsigned char *planes[4] = {wide ? (unsigned char *)deep : rgb, NULL, NULL, NULL};
+  int strides[4] = {out_width * 3 * (wide ? 2 : 1), 0, 0, 0};
+  int rows = p_sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0, height,
+                         planes, strides);
+  p_sws_freeContext(scaler);
+  if (rows <= 0) {
+    free(rgb), free(deep);
+    say(error, error_size, "its frame cannot be converted to RGB");
+    return -1;
+  }
+  if (wide) {
+    dr_hdr_to_srgb8(deep, count, transfer, bt2020, 1000.0, rgb);
+    free(deep);
+  }
+  out->pixels = rgb;
+  out->width = out_width, out->height = out_height;
+  out->source_width = width, out->source_height = height;
+  return 0;
+}
+
+static const double content_spread = 10.0;  // of 255: a fade, a black or white card is below
+
+int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, DrVideoFrame *out,
+                   char *error, size_t error_size) {
+  memset(out, 0, sizeof *out);
+  if (dr_video_load(error, error_size) != 0) return -1;
+  Video v;
+  memset(&v, 0, sizeof v);
+  if (open_video(&v, source, options->max_pixels, error, error_size) != 0) {
+    close_video(&v);
+    return -1;
+  }
+  AVStream *stream = v.format->streams[v.stream];
+  double duration = stream->duration != AV_NOPTS_VALUE
+                        ? (double)stream->duration * av_q2d(stream->time_base)
+                        : (v.format->duration > 0 ? (double)v.format->duration / AV_TIME_BASE : 0);
+  double best_spread = -1, best_time = 0;
+  int looked = 0, rc = 0;
+  double current = -1;  // the time of the last frame decoded
+  // Times to look at: the start, then every half second to 2 s, then every second.
+  for (int k = 0;; k++) {
+    double target = k <= 4 ? k * 0.5 : (double)(k - 2);
+    if (k > 0 && (target > options->search_seconds || (duration > 0 && target >= duration)))
+      break;
+    if (k > 0) {
+      // Seek only when a keyframe lies between here and the target; else decode on.
+      int64_t start = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
+      int64_t timestamp = start + (int64_t)(target / av_q2d(stream->time_base));
+      int index = p_av_index_search_timestamp(stream, timestamp, AVSEEK_FLAG_BACKWARD);
+      const AVIndexEntry *entry = index >= 0 ? p_avformat_index_get_entry(stream, index) : NULL;
+      if (entry && (double)(entry->timestamp - start) * av_q2d(stream->time_base) > current &&
+          p_av_seek_frame(v.format, v.stream, entry->timestamp, AVSEEK_FLAG_BACKWARD) >= 0) {
+        p_avcodec_flush_buffers(v.codec);
+        v.drained = 0;
+      }
+    }
+    while ((rc = next_frame(&v)) == 0) {
+      current = frame_time(&v, v.frame);
+      if (current >= target - 0.001 || k == 0) break;
+    }
+    if (rc != 0) break;
+    looked++;
+    double s = spread(v.frame);
+    if (s > best_spread) {
+      best_spread = s, best_time = current;
+      p_av_frame_unref(v.best);
+      p_av_frame_move_ref(v.best, v.frame);
+    }
+    if (s >= content_spread) break;
+  }
+  if (looked == 0) {
+    char text[256] = "no frame";
+    if (rc != 0 && rc != AVERROR_EOF) av_message(rc, text, sizeof text);
+    say(error, error_size, "damaged video: no frame can be decoded (%s)", text);
+    close_video(&v);
+    return -1;
+  }
+  int converted = convert(v.best, options, out, error, error_size);
+  out->time = best_time, out->spread = best_spread, out->frames_looked_at = looked;
+  close_video(&v);
+  return converted;
+}
+
+#else  // built without FFmpeg's headers
+
+int dr_video_load(char *error, size_t error_size) {
+  say(error, error_size,
+      "this Darkroom was built without FFmpeg's headers (libavformat-dev, libavcodec-dev, "
+      "libswscale-dev), so it decodes no video frames");
+  return -1;
+}
+
+int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, DrVideoFrame *out,
+                   char *error, size_t error_size) {
+  (void)source, (void)options;
+  memset(out, 0, sizeof *out);
+  return dr_video_load(error, error_size);
+}
+
+#endif

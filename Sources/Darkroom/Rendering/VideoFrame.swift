@@ -1,0 +1,83 @@
+import CVideo
+
+/// Where a video's bytes are, for FFmpeg: a file open in this process (read with `pread`,
+/// never reopened by path: a sandboxed worker can open none), or bytes in memory.
+enum VideoBytes {
+  case file(InputFile)
+  case memory([UInt8])
+}
+
+/// A video's representative frame, decoded by FFmpeg through `CVideo` (dlopen'd on first
+/// use), scaled and converted to 8-bit sRGB.
+///
+/// Which frame: the first, unless it is near-uniform (a fade from black, a white card: a
+/// spread of brightness under 10 levels in 255); then frames at 0.5, 1, 1.5 and 2 seconds and
+/// every second after, up to ``searchSeconds``, taking the first with content, else the one
+/// with the most. A keyframe between two looks is sought to; otherwise decoding goes on.
+/// HDR frames (PQ or HLG) are tone-mapped (`dr_hdr_to_srgb8`), BT.2020 primaries converted.
+struct VideoFrame {
+  /// How far into a video to look for a frame with content.
+  static let searchSeconds = 5.0
+
+  var pixels: [UInt8]
+  var width: Int
+  var height: Int
+  /// When the frame is shown, in seconds from the start.
+  var time: Double
+  /// The frame's spread of brightness (0-255) and how many frames were looked at.
+  var spread: Double
+  var framesLookedAt: Int
+  /// `sdr`, `pq` or `hlg`: the stream's transfer function.
+  var transfer: String
+
+  /// Decodes the frame of `bytes`, scaled to fit `box` (stored orientation; each side the
+  /// ceiling of the scaled side, so a box computed to cover a size covers it), never up.
+  ///
+  /// - Throws: A ``DarkroomError`` about `name`: `engine` when FFmpeg cannot be loaded;
+  ///   `tooLarge` for frames over `maxPixels`; `corrupt` for a video with no decodable
+  ///   frame or damaged streams; `unsupportedFormat` for a file FFmpeg does not read as a
+  ///   video, or one with no video stream.
+  static func decode(
+    _ bytes: VideoBytes, name: String, box: (width: Int, height: Int), maxPixels: Int
+  ) throws(DarkroomError) -> VideoFrame {
+    var options = DrVideoOptions(
+      box_width: Int32(clamping: box.width), box_height: Int32(clamping: box.height),
+      max_pixels: Int64(maxPixels), search_seconds: searchSeconds)
+    var frame = DrVideoFrame()
+    var message = [CChar](repeating: 0, count: 512)
+    let status: Int32
+    switch bytes {
+    case .file(let file):
+      var source = DrVideoSource(fd: file.descriptor, bytes: nil, length: 0)
+      status = dr_video_frame(&source, &options, &frame, &message, message.count)
+    case .memory(let data):
+      status = data.withUnsafeBufferPointer { buffer in
+        var source = DrVideoSource(fd: -1, bytes: buffer.baseAddress, length: buffer.count)
+        return dr_video_frame(&source, &options, &frame, &message, message.count)
+      }
+    }
+    defer { dr_video_free(frame.pixels) }
+    let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+    guard status == 0, let pixels = frame.pixels else {
+      throw DarkroomError(Self.kind(of: text), file: name, text)
+    }
+    let count = Int(frame.width) * Int(frame.height) * 3
+    return VideoFrame(
+      pixels: Array(UnsafeBufferPointer(start: pixels, count: count)), width: Int(frame.width),
+      height: Int(frame.height), time: frame.time, spread: frame.spread,
+      framesLookedAt: Int(frame.frames_looked_at),
+      transfer: ["sdr", "pq", "hlg"][Int(max(0, min(2, frame.transfer)))])
+  }
+
+  /// The kind of error a message from `dr_video_frame` is (it says it in words).
+  private static func kind(of message: String) -> DarkroomError.Kind {
+    if message.hasPrefix("damaged video") { return .corrupt }
+    if message.contains("over the limit") { return .tooLarge }
+    if message.hasPrefix("is not a video") || message.hasPrefix("has no video")
+      || message.contains("cannot decode")
+    {
+      return .unsupportedFormat
+    }
+    return .engine
+  }
+}
