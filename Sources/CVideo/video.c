@@ -25,13 +25,15 @@ static void say(char *error, size_t size, const char *format, ...) {
 // ---------------------------------------------------------------------------------------
 // High dynamic range to sRGB: plain arithmetic, no FFmpeg.
 
-static float srgb_encode_table[16385];
-static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
-static void fill_srgb_table(void) {
+// Linear light (0-1, 16384 steps) to 8-bit codes: sRGB's curve, and BT.1886's inverse.
+static float srgb_encode_table[16385], bt1886_encode_table[16385];
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+static void fill_encode_tables(void) {
   for (int i = 0; i <= 16384; i++) {
     double v = i / 16384.0;
     double e = v <= 0.0031308 ? 12.92 * v : 1.055 * pow(v, 1 / 2.4) - 0.055;
     srgb_encode_table[i] = (float)(e * 255.0);
+    bt1886_encode_table[i] = (float)(pow(v, 1 / 2.4) * 255.0);
   }
 }
 
@@ -52,8 +54,9 @@ static const double diffuse_white_nits = 203.0;  // ITU-R BT.2408's HDR referenc
 static const double knee = 0.75;                 // below this (of white) light is kept as it is
 
 void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int bt2020,
-                     double peak_nits, unsigned char *out) {
-  pthread_once(&srgb_once, fill_srgb_table);
+                     double peak_nits, int video, unsigned char *out) {
+  pthread_once(&encode_once, fill_encode_tables);
+  const float *encode = video ? bt1886_encode_table : srgb_encode_table;
   float *linear = malloc(65536 * sizeof *linear);
   if (!linear) {
     memset(out, 0, pixel_count * 3);
@@ -100,7 +103,7 @@ void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int b
     float bands[3] = {r, g, b};
     for (int k = 0; k < 3; k++) {
       float v = fminf(bands[k], 1.0f) * 16384.0f;
-      out[3 * i + k] = (unsigned char)(srgb_encode_table[(int)(v + 0.5f)] + 0.5f);
+      out[3 * i + k] = (unsigned char)(encode[(int)(v + 0.5f)] + 0.5f);
     }
   }
   free(linear);
@@ -474,7 +477,7 @@ static int convert(const AVFrame *frame, const DrVideoOptions *options, DrVideoF
     return -1;
   }
   if (wide) {
-    dr_hdr_to_srgb8(deep, count, transfer, bt2020, 1000.0, rgb);
+    dr_hdr_to_srgb8(deep, count, transfer, bt2020, 1000.0, 1, rgb);
     free(deep);
   }
   out->pixels = rgb;

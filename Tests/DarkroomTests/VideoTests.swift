@@ -94,7 +94,9 @@ struct VideoTests {
       let expected = try Self.corners(pixels(shownByFFmpeg))
 
       let screen = folder.file("screen-\(rotate).jpg")
-      let rendered = try CLI.run(["render", "--rep", "fullscreen", clip, "-o", screen])
+      let rendered = try CLI.run([
+        "render", "--no-cache", "--rep", "fullscreen", clip, "-o", screen,
+      ])
       #expect(rendered.status == 0, "\(rendered.stderr)")
       #expect(rendered.stdout == screen + "\n")
       let image = try pixels(screen)
@@ -114,7 +116,7 @@ struct VideoTests {
 
       let thumbnail = folder.file("thumbnail-\(rotate).jpg")
       let small = try CLI.run([
-        "render", "--rep", "thumbnail", "--size", "128", clip, "-o", thumbnail,
+        "render", "--no-cache", "--rep", "thumbnail", "--size", "128", clip, "-o", thumbnail,
       ])
       #expect(small.status == 0, "\(small.stderr)")
       let thumb = try pixels(thumbnail)
@@ -125,6 +127,166 @@ struct VideoTests {
         let want = Self.quadrants[(index - turns + 4) % 4]
         #expect(Self.near(centre[index], want), "\(rotate): thumbnail corner \(index)")
       }
+    }
+  }
+}
+
+extension VideoTests {
+  /// The luma (BT.709 weights) of every pixel of an 8-bit RGB image, sorted.
+  static func sortedLuma(_ path: String) throws -> [Double] {
+    let image = try pixels(path)
+    let bytes = try image.pixels()
+    let bands = image.bands
+    var luma: [Double] = []
+    for start in stride(from: 0, to: bytes.count, by: bands) {
+      let (r, g, b) = (Double(bytes[start]), Double(bytes[start + 1]), Double(bytes[start + 2]))
+      luma.append(0.2126 * r + 0.7152 * g + 0.0722 * b)
+    }
+    return luma.sorted()
+  }
+
+  static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p / 100))]
+  }
+
+  @Test(
+    "an HLG and a PQ clip (10-bit HEVC, BT.2020) get posters as bright as the SDR encode of the same frames, where a decode without tone mapping is washed out"
+  )
+  func hdrPosters() throws {
+    let folder = try Fixture.temporaryFolder()
+    let source = ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=1"]
+    try Self.ffmpeg(
+      source + [
+        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries",
+        "bt709", "-color_trc", "bt709", "sdr.mp4",
+      ], in: folder)
+    // The same frames as HDR: the SDR signal's light with its white at 203 cd/m2, BT.2020.
+    for (name, transfer) in [("hlg", "arib-std-b67"), ("pq", "smpte2084")] {
+      try Self.ffmpeg(
+        source + [
+          "-vf",
+          "zscale=tin=bt709:min=bt709:pin=bt709:rin=full:t=\(transfer):m=bt2020nc:p=bt2020:r=limited:npl=203,format=yuv420p10le",
+          "-c:v", "libx265", "-x265-params",
+          "log-level=error:colorprim=bt2020:transfer=\(transfer):colormatrix=bt2020nc",
+          "-pix_fmt", "yuv420p10le", "\(name).mp4",
+        ], in: folder)
+    }
+    func poster(_ name: String) throws -> [Double] {
+      let out = folder.file("\(name).png")
+      let run = try CLI.run(
+        [
+          "render", "--no-cache", "--rep", "aspect-thumbnail", "--size", "640",
+          folder.file("\(name).mp4"), "-o",
+          out,
+        ])
+      #expect(run.status == 0, "\(run.stderr)")
+      return try Self.sortedLuma(out)
+    }
+    let sdr = try poster("sdr")
+    // What a decoder that ignores the transfer function shows: the HLG signal as if sRGB.
+    try Self.ffmpeg(["-i", "hlg.mp4", "-frames:v", "1", "naive.png"], in: folder)
+    let naive = try Self.sortedLuma(folder.file("naive.png"))
+    let (sdr50, sdr95) = (Self.percentile(sdr, 50), Self.percentile(sdr, 95))
+    func close(_ luma: [Double]) -> Bool {
+      abs(Self.percentile(luma, 50) - sdr50) <= 16 && abs(Self.percentile(luma, 95) - sdr95) <= 24
+    }
+    let (naive50, naive95) = (Self.percentile(naive, 50), Self.percentile(naive, 95))
+    #expect(!close(naive), "an untone-mapped decode: p50 \(naive50), p95 \(naive95)")
+    for name in ["hlg", "pq"] {
+      let luma = try poster(name)
+      let (p50, p95) = (Self.percentile(luma, 50), Self.percentile(luma, 95))
+      let fits = close(luma)
+      #expect(fits, "\(name): p50 \(p50), p95 \(p95); SDR p50 \(sdr50), p95 \(sdr95)")
+    }
+  }
+
+  @Test(
+    "a damaged video is one line naming it, a non-zero exit, and nothing written; the file is unchanged"
+  )
+  func damage() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.clip(rotate: 0, in: folder)
+    let fast = folder.file("fast.mp4")
+    try Self.ffmpeg(["-i", clip, "-c", "copy", "-movflags", "+faststart", fast], in: folder)
+    var bytes = try Fixture.bytes(fast)
+    let mdat = try #require(
+      (0..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == Array("mdat".utf8) })
+    for index in (mdat + 4)..<bytes.count { bytes[index] = index % 3 == 0 ? 0 : 0xFF }
+    let cases: [(name: String, bytes: [UInt8], message: String)] = [
+      (
+        "garbled.mp4", bytes,
+        "damaged video: no frame can be decoded (Invalid data found when processing input)"
+      ),
+      (
+        "header-only.mp4", Array(bytes[..<(mdat + 4)]),
+        "damaged video: no frame can be decoded (no frame)"
+      ),
+      (
+        "truncated.mp4", Array(try Fixture.bytes(clip).prefix(2000)),
+        "damaged MP4 header: box 'mdat' runs past the end of the file"
+      ),
+    ]
+    for (name, content, message) in cases {
+      let path = try folder.write(name, content)
+      let out = folder.file("\(name).jpg")
+      let run = try CLI.run(["render", "--rep", "thumbnail", name, "-o", out], cwd: folder.path)
+      #expect(run.status == 1, "\(name)")
+      #expect(run.stderr == "darkroom: \(name): \(message)\n")
+      #expect(!FileManager.default.fileExists(atPath: out))
+      #expect(try Fixture.bytes(path) == content)
+    }
+    let full = try CLI.run(["render", "--rep", "full", clip, "-o", folder.file("full.jpg")])
+    #expect(full.status != 0)
+    #expect(
+      full.stderr
+        == "darkroom: \(clip): is a video: its full representation is the file itself, not an image\n"
+    )
+  }
+
+  @Test(
+    "a catalogued video's thumbnail is the same through the engine, the API and the cache; a damaged one is a 4xx JSON error"
+  )
+  func everyDoor() async throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.clip(rotate: 90, in: folder)
+    try FileManager.default.copyItem(atPath: clip, toPath: served.root + "/clip.mp4")
+    _ = try await served.library.scan()
+    let id = try #require(try served.library.asset(atPath: served.root + "/clip.mp4")?.id)
+    var spec = RenditionSpec(.aspectThumbnail)
+    spec.size = 256
+    let first = try served.library.render(id, spec)
+    #expect(!first.fromCache)
+    #expect(first.format == .jpeg && first.width == 144 && first.height == 256)
+    let again = try served.library.render(id, spec)
+    #expect(again.fromCache && again.bytes == first.bytes)
+    let written = try folder.write("engine.jpg", first.bytes)
+    let corners = try Self.corners(pixels(written))
+    for index in 0..<4 {
+      #expect(Self.near(corners[index], Self.quadrants[(index - 3 + 4) % 4]), "\(corners)")
+    }
+    try FileManager.default.copyItem(
+      atPath: folder.file("rotate-90.mp4"), toPath: served.root + "/broken.mp4")
+    let broken = served.root + "/broken.mp4"
+    _ = try await served.library.scan()
+    let brokenID = try #require(try served.library.asset(atPath: broken)?.id)
+    // Garbled after the scan: the header still reads, no frame decodes.
+    var bytes = try Fixture.bytes(broken)
+    let mdat = try #require(
+      (0..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == Array("mdat".utf8) })
+    for index in (mdat + 4)..<bytes.count { bytes[index] = index % 3 == 0 ? 0 : 0xFF }
+    try Data(bytes).write(to: URL(fileURLWithPath: broken))
+    try await served.test { client, _ in
+      let response = try await client.execute(
+        uri: "/api/assets/\(id)/aspect-thumbnail?size=256", method: .get,
+        headers: ServedLibrary.read)
+      #expect(response.status == .ok)
+      #expect(response.headers[.contentType] == "image/jpeg")
+      #expect(response.bytes == first.bytes)
+      let damaged = try await client.execute(
+        uri: "/api/assets/\(brokenID)/thumbnail", method: .get, headers: ServedLibrary.read)
+      #expect((400..<500).contains(damaged.status.code), "\(damaged.status) \(damaged.text)")
+      #expect(damaged.errorKind != nil, "\(damaged.text)")
     }
   }
 }

@@ -60,11 +60,13 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
 /// Converts high-dynamic-range pixels (16-bit RGB, full range, the stream's primaries and
 /// transfer) to 8-bit sRGB: linear light with diffuse white at 203 cd/m2 (ITU-R BT.2408),
 /// primaries converted to BT.709, highlights above 0.75 of white rolled off to reach white at
-/// `peak_nits`, gamut clipped, sRGB's curve. `transfer` is DR_TRANSFER_PQ or _HLG (HLG with
-/// its BT.2100 OOTF for a 1000 cd/m2 display); `bt2020` says the primaries are BT.2020 (else
-/// BT.709). Used for video frames; written for HDR stills too.
+/// `peak_nits`, gamut clipped, then encoded. `transfer` is DR_TRANSFER_PQ or _HLG (HLG with
+/// its BT.2100 OOTF for a 1000 cd/m2 display; DR_TRANSFER_SDR is BT.1886's gamma 2.4);
+/// `bt2020` says the primaries are BT.2020 (else BT.709). `video` encodes with BT.1886's
+/// inverse (gamma 1/2.4), as the SDR grade of a video is mastered and as SDR video frames are
+/// shown; else sRGB's curve (for stills).
 void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int bt2020,
-                     double peak_nits, unsigned char *out);
+                     double peak_nits, int video, unsigned char *out);
 
 void dr_video_free(void *memory);
 
