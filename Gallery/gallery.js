@@ -372,9 +372,11 @@ function makeViewer() {
     img.hidden = video;
     clip.pause();
     if (video) {
+      clip.poster = url(asset, "fullscreen", screenSize());
       clip.src = url(asset, "full");
       img.removeAttribute("src");
     } else {
+      clip.removeAttribute("poster");
       clip.removeAttribute("src");
       img.alt = asset.path;
       img.dataset.rep = "fullscreen";
@@ -388,7 +390,7 @@ function makeViewer() {
     // The neighbours, loaded before they are asked for.
     for (const direction of [-1, 1]) {
       source.neighbour(asset, direction).then((next) => {
-        if (next && next.mediaType !== "video" && current === asset) new Image().src = url(next, "fullscreen", screenSize());
+        if (next && current === asset) new Image().src = url(next, "fullscreen", screenSize());
       }).catch(() => {});
     }
   }
@@ -913,25 +915,25 @@ function albumPage(main) {
     link.tabIndex = -1;
     link.draggable = false;
     const name = asset.path.split("/").pop();
-    if (asset.mediaType === "video") {
-      // No poster is made for a video yet: a tile that says what it is.
-      const tile = document.createElement("span");
-      tile.className = "video-tile";
-      tile.setAttribute("role", "img");
-      tile.setAttribute("aria-label", name + ": video");
-      tile.textContent = "▶ " + durationText(asset.duration);
-      link.append(tile);
-    } else {
-      const img = document.createElement("img");
-      img.alt = name;
-      img.draggable = false;
-      img.decoding = "async";
-      img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
-      const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
-      const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
-      images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
-      link.append(img);
-      if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
+    const video = asset.mediaType === "video";
+    const img = document.createElement("img");
+    img.alt = video ? name + ": video, " + durationText(asset.duration) : name;
+    img.draggable = false;
+    img.decoding = "async";
+    img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
+    const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
+    const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
+    images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+    link.append(img);
+    if (video) {
+      // A video's poster is its representative frame; the badge says what it is and how long.
+      const badge = document.createElement("span");
+      badge.className = "video-badge";
+      badge.setAttribute("aria-hidden", "true");
+      badge.textContent = "▶ " + durationText(asset.duration);
+      link.append(badge);
+    } else if (asset.exifThumbnail) {
+      placeholderUnless(img, asset, item.width, height);
     }
     const check = document.createElement("button");
     check.type = "button";

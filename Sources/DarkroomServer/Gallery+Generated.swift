@@ -292,8 +292,8 @@ extension Gallery {
     .timeline .cell a { position: relative; }
     .timeline .cell img.placeholder { position: absolute; left: 50%; top: 50%; width: 100%; height: 100%; transform: translate(-50%, -50%); filter: blur(1px); }
     .timeline .cell img.shown { position: relative; }
-    .timeline .cell .broken, .timeline .video-tile { display: grid; place-items: center; width: 100%; height: 100%; aspect-ratio: auto; font-size: .85em; }
-    .video-tile { background: #333; color: #fff; }
+    .timeline .cell .broken { display: grid; place-items: center; width: 100%; height: 100%; aspect-ratio: auto; font-size: .85em; }
+    .cell .video-badge { position: absolute; right: 6px; bottom: 6px; padding: 1px 6px; border-radius: 4px; background: rgba(0, 0, 0, .6); color: #fff; font-size: .75em; font-variant-numeric: tabular-nums; pointer-events: none; }
     .cell .check { position: absolute; top: 6px; left: 6px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
     .cell:hover .check, .cell:focus-within .check, body.selecting .cell .check { opacity: 1; }
     .cell.selected .check { background: var(--accent); border-color: var(--accent); color: #fff; opacity: 1; }
@@ -771,9 +771,11 @@ extension Gallery {
         img.hidden = video;
         clip.pause();
         if (video) {
+          clip.poster = url(asset, "fullscreen", screenSize());
           clip.src = url(asset, "full");
           img.removeAttribute("src");
         } else {
+          clip.removeAttribute("poster");
           clip.removeAttribute("src");
           img.alt = asset.path;
           img.dataset.rep = "fullscreen";
@@ -787,7 +789,7 @@ extension Gallery {
         // The neighbours, loaded before they are asked for.
         for (const direction of [-1, 1]) {
           source.neighbour(asset, direction).then((next) => {
-            if (next && next.mediaType !== "video" && current === asset) new Image().src = url(next, "fullscreen", screenSize());
+            if (next && current === asset) new Image().src = url(next, "fullscreen", screenSize());
           }).catch(() => {});
         }
       }
@@ -1312,25 +1314,25 @@ extension Gallery {
         link.tabIndex = -1;
         link.draggable = false;
         const name = asset.path.split("/").pop();
-        if (asset.mediaType === "video") {
-          // No poster is made for a video yet: a tile that says what it is.
-          const tile = document.createElement("span");
-          tile.className = "video-tile";
-          tile.setAttribute("role", "img");
-          tile.setAttribute("aria-label", name + ": video");
-          tile.textContent = "▶ " + durationText(asset.duration);
-          link.append(tile);
-        } else {
-          const img = document.createElement("img");
-          img.alt = name;
-          img.draggable = false;
-          img.decoding = "async";
-          img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
-          const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
-          const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
-          images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
-          link.append(img);
-          if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
+        const video = asset.mediaType === "video";
+        const img = document.createElement("img");
+        img.alt = video ? name + ": video, " + durationText(asset.duration) : name;
+        img.draggable = false;
+        img.decoding = "async";
+        img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
+        const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
+        const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
+        images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+        link.append(img);
+        if (video) {
+          // A video's poster is its representative frame; the badge says what it is and how long.
+          const badge = document.createElement("span");
+          badge.className = "video-badge";
+          badge.setAttribute("aria-hidden", "true");
+          badge.textContent = "▶ " + durationText(asset.duration);
+          link.append(badge);
+        } else if (asset.exifThumbnail) {
+          placeholderUnless(img, asset, item.width, height);
         }
         const check = document.createElement("button");
         check.type = "button";

@@ -166,11 +166,10 @@ struct Gallery: Sendable {
   func albums(_ context: DarkroomRequestContext) async throws -> Response {
     let (albums, posters) = try await blocking { [library] () throws(DarkroomError) in
       let albums = try library.albums()
-      // A poster's version, or nil for a video (no poster is made of one yet).
+      // A poster's version (a video's poster is its representative frame).
       var posters: [String: String?] = [:]
       for id in albums.compactMap(\.poster) where posters[id.rawValue] == nil {
-        let asset = try? library.asset(id)
-        posters[id.rawValue] = asset.map { $0.mediaType == .video ? nil : APIAsset.version($0) }
+        posters[id.rawValue] = (try? library.asset(id)).map(APIAsset.version)
       }
       return (albums, posters)
     }
