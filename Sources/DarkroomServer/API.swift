@@ -272,6 +272,12 @@ struct API: Sendable {
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
+    // A video's full representation is its file, sent as it is read (a player asks for ranges).
+    if asset.mediaType == .video && spec.representation == .full {
+      var headers: HTTPFields = [.eTag: tag]
+      headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
+      return try await Self.assetBytes(library, asset, request, headers: headers)
+    }
     if let prefix = configuration.accelRedirect, spec.representation != .full,
       let file = images.cachedFile(of: asset, spec),
       let format = ImageFormat(fileExtension: (file as NSString).pathExtension)
@@ -356,6 +362,49 @@ struct API: Sendable {
     guard let match = request.headers[.ifNoneMatch] else { return false }
     return match == "*"
       || match.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == tag }
+  }
+
+  /// The asset as it is (the edit's result, or the original; a video's file), with `Range`
+  /// requests answered by reading (in a space, decrypting) only the bytes they cover.
+  static func assetBytes(
+    _ library: Library, _ asset: Asset, _ request: Request, headers: HTTPFields
+  ) async throws -> Response {
+    let size = try await blocking { () throws(DarkroomError) in try library.byteCount(of: asset.id)
+    }
+    var headers = headers
+    headers[.acceptRanges] = "bytes"
+    headers[.contentType] = contentType(of: asset)
+    var range = 0..<size
+    var status = HTTPResponse.Status.ok
+    if let header = request.headers[.range] {
+      switch byteRange(header, count: size) {
+      case .whole: break
+      case .part(let part):
+        range = part
+        status = .partialContent
+        headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
+      case .unsatisfiable: throw unsatisfiable(size)
+      }
+    }
+    let part = range
+    let bytes = try await blocking { () throws(DarkroomError) in
+      try library.bytes(of: asset.id, range: part)
+    }
+    headers[.contentLength] = String(bytes.count)
+    return Response(
+      status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  /// The media type of an asset's own bytes.
+  static func contentType(of asset: Asset) -> String {
+    if let format = ImageFormat(sourceFormat: asset.format) { return mediaType(format) }
+    switch asset.format {
+    case "mp4": return "video/mp4"
+    case "mov": return "video/quicktime"
+    case "m4v": return "video/x-m4v"
+    case "3gp": return "video/3gpp"
+    default: return "application/octet-stream"
+    }
   }
 
   /// A representation's response: 304 for a matching `If-None-Match` (or no rendition), a

@@ -216,7 +216,7 @@ struct SpaceRoutes: Sendable {
       guard query["size"] == nil, query["format"] == nil else {
         throw APIError.badRequest("full is the asset as it is: it takes no size or format")
       }
-      return try await full(library, asset, request)
+      return try await API.assetBytes(library, asset, request, headers: Self.noStore)
     }
     spec.metadata = .strip
     let pixels = configuration.pixels
@@ -232,36 +232,6 @@ struct SpaceRoutes: Sendable {
     headers[.contentLength] = String(rendition.bytes.count)
     return Response(
       status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
-  }
-
-  /// The asset as it is (the edit's result, or the original), with `Range` requests
-  /// answered by decrypting only the chunks they cover.
-  func full(_ library: Library, _ asset: Asset, _ request: Request) async throws -> Response {
-    let size = try await blocking { () throws(DarkroomError) in try library.byteCount(of: asset.id)
-    }
-    var headers = Self.noStore
-    headers[.acceptRanges] = "bytes"
-    headers[.contentType] =
-      ImageFormat(sourceFormat: asset.format).map(API.mediaType) ?? "application/octet-stream"
-    var range = 0..<size
-    var status = HTTPResponse.Status.ok
-    if let header = request.headers[.range] {
-      switch API.byteRange(header, count: size) {
-      case .whole: break
-      case .part(let part):
-        range = part
-        status = .partialContent
-        headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
-      case .unsatisfiable: throw API.unsatisfiable(size)
-      }
-    }
-    let part = range
-    let bytes = try await blocking { () throws(DarkroomError) in
-      try library.bytes(of: asset.id, range: part)
-    }
-    headers[.contentLength] = String(bytes.count)
-    return Response(
-      status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 
   // MARK: Uploads

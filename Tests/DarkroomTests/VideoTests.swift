@@ -283,6 +283,21 @@ extension VideoTests {
       #expect(response.status == .ok)
       #expect(response.headers[.contentType] == "image/jpeg")
       #expect(response.bytes == first.bytes)
+      // Its full representation is its file, whole or in ranges (as a player asks).
+      let file = try Fixture.bytes(served.root + "/clip.mp4")
+      let full = try await client.execute(
+        uri: "/api/assets/\(id)/full", method: .get, headers: ServedLibrary.read)
+      #expect(full.status == .ok)
+      #expect(full.headers[.contentType] == "video/mp4")
+      #expect(full.headers[.acceptRanges] == "bytes")
+      #expect(full.bytes == file)
+      var ranged = ServedLibrary.read
+      ranged[.range] = "bytes=100-199"
+      let part = try await client.execute(
+        uri: "/api/assets/\(id)/full", method: .get, headers: ranged)
+      #expect(part.status == .partialContent)
+      #expect(part.headers[.contentRange] == "bytes 100-199/\(file.count)")
+      #expect(part.bytes == Array(file[100..<200]))
       let damaged = try await client.execute(
         uri: "/api/assets/\(brokenID)/thumbnail", method: .get, headers: ServedLibrary.read)
       #expect((400..<500).contains(damaged.status.code), "\(damaged.status) \(damaged.text)")
