@@ -151,6 +151,13 @@ struct InfoCommand: ParsableCommand {
         }
           ?? "none"
       ),
+      (
+        "Coded colour",
+        m.codedColour.map { colour in
+          [colour.primariesName, colour.transferName, colour.bitDepth.map { "\($0)-bit" }]
+            .compactMap { $0 }.joined(separator: ", ")
+        }
+      ),
       ("Damage", m.damage?.message),
       ("Caption", sourced(m.caption, "caption")),
       ("Rating", sourced(stars, "rating")),

@@ -29,7 +29,8 @@ struct InfoCommandTests {
       "file", "format", "byteSize", "width", "height", "displayWidth", "displayHeight",
       "orientation", "orientationStatus", "orientationRaw", "hasAlpha", "captureDate", "gps",
       "cameraMake", "cameraModel", "lensMake", "lensModel", "exposureTime", "fNumber", "iso",
-      "focalLength", "iccProfile", "damage", "damageMessage", "caption", "rating", "keywords",
+      "focalLength", "iccProfile", "codedColour", "damage", "damageMessage", "caption", "rating",
+      "keywords",
       "sources", "warnings", "localDateTime", "captureInstant", "timeZone", "place", "people",
       "exifThumbnail",
     ]

@@ -78,7 +78,7 @@ struct LayerTests {
   func cLibraries() throws {
     let owners = [
       "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
-      "CHamming": "Library/Duplicates.swift",
+      "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/VideoFrame.swift",
     ]
     for face in ["DarkroomCLI", "DarkroomServer", "Darkroom"] {
       for (path, text) in try Self.code(under: face) {

@@ -274,7 +274,9 @@ extension VideoTests {
     var bytes = try Fixture.bytes(broken)
     let mdat = try #require(
       (0..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == Array("mdat".utf8) })
-    for index in (mdat + 4)..<bytes.count { bytes[index] = index % 3 == 0 ? 0 : 0xFF }
+    // Its frames, not its header (the moov box after them): the whole mdat box's payload.
+    let size = bytes[(mdat - 4)..<mdat].reduce(0) { $0 << 8 | Int($1) }
+    for index in (mdat + 4)..<(mdat - 4 + size) { bytes[index] = index % 3 == 0 ? 0 : 0xFF }
     try Data(bytes).write(to: URL(fileURLWithPath: broken))
     try await served.test { client, _ in
       let response = try await client.execute(
@@ -303,5 +305,14 @@ extension VideoTests {
       #expect((400..<500).contains(damaged.status.code), "\(damaged.status) \(damaged.text)")
       #expect(damaged.errorKind != nil, "\(damaged.text)")
     }
+    // The background pass makes the grid's thumbnails of videos too (the damaged one fails).
+    let pass = try served.library.makeGridThumbnails()
+    #expect(pass.assets == 3 && pass.made == 2 && pass.failed == 1, "\(pass)")
+    #expect(pass.problems.first?.contains("broken.mp4: damaged video") == true, "\(pass.problems)")
+    let asset = try served.library.asset(id)
+    let grid = GridThumbnail.spec(for: asset, density: 2)
+    let cached = Representations(cache: RenditionCache(folder: served.library.cacheFolder))
+      .cachedRendition(ofFile: served.root + "/clip.mp4", grid)
+    #expect(cached?.format == .jpeg)
   }
 }

@@ -57,15 +57,15 @@ int dr_video_load(char *error, size_t error_size);
 int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, DrVideoFrame *out,
                    char *error, size_t error_size);
 
-/// Converts high-dynamic-range pixels (16-bit RGB, full range, the stream's primaries and
-/// transfer) to 8-bit sRGB: linear light with diffuse white at 203 cd/m2 (ITU-R BT.2408),
-/// primaries converted to BT.709, highlights above 0.75 of white rolled off to reach white at
-/// `peak_nits`, gamut clipped, then encoded. `transfer` is DR_TRANSFER_PQ or _HLG (HLG with
-/// its BT.2100 OOTF for a 1000 cd/m2 display; DR_TRANSFER_SDR is BT.1886's gamma 2.4);
-/// `bt2020` says the primaries are BT.2020 (else BT.709). `video` encodes with BT.1886's
-/// inverse (gamma 1/2.4), as the SDR grade of a video is mastered and as SDR video frames are
-/// shown; else sRGB's curve (for stills).
-void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int bt2020,
+/// Converts pixels coded as ITU-T H.273 says (16-bit RGB, full range) to 8-bit sRGB: linear
+/// light relative to diffuse white (203 cd/m2 for PQ and HLG, ITU-R BT.2408; HLG through its
+/// BT.2100 OOTF for a 1000 cd/m2 display), primaries converted to BT.709 (from BT.2020, 9, or
+/// Display P3, 12; others are taken as BT.709), highlights above 0.75 of white rolled off
+/// (extended Reinhard on the largest band) to reach white at `peak_nits`, negative light
+/// clipped, then encoded. `transfer`: 16 PQ, 18 HLG, 13 sRGB, anything else BT.1886's gamma
+/// 2.4. `video` encodes with BT.1886's inverse (gamma 1/2.4), as a video's SDR grade is
+/// mastered and as SDR video frames are shown; else with sRGB's curve (stills).
+void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int primaries,
                      double peak_nits, int video, unsigned char *out);
 
 void dr_video_free(void *memory);

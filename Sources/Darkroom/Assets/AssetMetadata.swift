@@ -49,6 +49,9 @@ public struct AssetMetadata: Sendable, Equatable {
   public var focalLength: Double?
   /// The embedded colour profile; nil when there is none.
   public var iccProfile: ICCProfileInfo?
+  /// How a HEIF or AVIF file codes its colour without a profile (its `nclx` box: primaries,
+  /// transfer, bit depth); nil for other formats, or when it has none.
+  public var codedColour: CodedColour?
   /// What the photo shows, in words: XMP `dc:description` (its default language), else EXIF
   /// ImageDescription.
   public var caption: String?

@@ -95,7 +95,7 @@ public struct GridThumbnailSummary: Sendable, Codable, Equatable {
 
 extension Library {
   /// Makes the thumbnails the gallery's grid will ask for that the rendition cache lacks, for
-  /// every visible photo, newest first: what runs in the background after a scan and in a
+  /// every visible photo and video (its poster), newest first: what runs in the background after a scan and in a
   /// server, so that a person opening the gallery sees real thumbnails.
   ///
   /// One render at a time (one core), through the sandboxed workers with their limits, as a
@@ -112,7 +112,6 @@ extension Library {
   ) throws(DarkroomError) -> GridThumbnailSummary {
     try thumbnailPass(options) { (summary) throws(DarkroomError) in
       var query = AssetQuery()
-      query.mediaType = .photo
       query.sort = .dateDescending
       while true {
         let page = try page(of: query, limit: 500)
@@ -134,7 +133,7 @@ extension Library {
   ) throws(DarkroomError) -> GridThumbnailSummary {
     try thumbnailPass(options) { (summary) throws(DarkroomError) in
       for asset in try assets(withIDs: ids)
-      where asset.mediaType == .photo && asset.trashedAt == nil && !asset.isHidden {
+      where asset.trashedAt == nil && !asset.isHidden {
         guard try takeGridThumbnails(of: asset, options, &summary) else { return }
       }
     }

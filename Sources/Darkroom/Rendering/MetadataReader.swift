@@ -128,7 +128,12 @@ extension AssetMetadata {
     guard TrustedFormats.permits(image.formatName) else {
       throw TrustedFormats.refusal(image.formatName, file: name)
     }
-    return fromVips(image, name, source.count)
+    var metadata = fromVips(image, name, source.count)
+    // libvips ignores a HEIF's nclx box; the renderer converts what it says.
+    if ["heif", "avif"].contains(metadata.format) {
+      metadata.codedColour = try? CodedColour.read(source)
+    }
+    return metadata
   }
 
   private static func fromVips(_ image: VipsImage, _ path: String, _ size: Int) -> AssetMetadata {

@@ -61,7 +61,7 @@ public struct Renderer: Sendable {
   public static let oneReadLimit = 256 << 20
 
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
-  public static let renderVersion = 2
+  public static let renderVersion = 3
 
   /// A renderer with the defaults of ``PixelSettings``: 268 megapixels, 300 seconds a file.
   public init() { self.init(PixelSettings()) }
@@ -222,7 +222,14 @@ public struct Renderer: Sendable {
           image = try thumbnail(input, options)
         }
       }
-      let output = try image.preparedForOutput(
+      // What libvips leaves undone: a HEIF's or AVIF's nclx colour (HDR, P3, BT.2020).
+      var shown = image
+      if spec.representation != .full, metadata.iccProfile == nil,
+        let colour = metadata.codedColour, colour.needsConversion
+      {
+        shown = try colour.convertedToSRGB(image)
+      }
+      let output = try shown.preparedForOutput(
         upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
       let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) {
         () throws(DarkroomError) in

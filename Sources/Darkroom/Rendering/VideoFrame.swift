@@ -81,3 +81,49 @@ struct VideoFrame {
     return .engine
   }
 }
+
+extension CodedColour {
+  /// `image` (8 or 16 bits a band; RGB, with or without alpha) as this coding says its
+  /// pixels are, converted to 8-bit sRGB by `dr_hdr_to_srgb8`: what libvips, which ignores
+  /// `nclx`, leaves undone. The image's metadata (EXIF, XMP) is carried over; it has no ICC
+  /// profile (it had none to begin with).
+  ///
+  /// - Throws: `engine` when libvips cannot compute the pixels.
+  func convertedToSRGB(_ image: VipsImage) throws(DarkroomError) -> VipsImage {
+    let bytes = try image.pixels()
+    let (width, height, bands) = (image.width, image.height, image.bands)
+    let count = width * height
+    guard count > 0, bands == 3 || bands == 4, bytes.count % (count * bands) == 0 else {
+      throw DarkroomError(.engine, file: image.source, "unexpected pixels for a colour conversion")
+    }
+    let sampleSize = bytes.count / (count * bands)
+    var rgb = [UInt16](repeating: 0, count: count * 3)
+    var alpha = [UInt8](repeating: 0, count: bands == 4 ? count : 0)
+    bytes.withUnsafeBytes { raw in
+      for pixel in 0..<count {
+        for band in 0..<bands {
+          let at = (pixel * bands + band) * sampleSize
+          let value =
+            sampleSize == 2
+            ? raw.loadUnaligned(fromByteOffset: at, as: UInt16.self) : UInt16(raw[at]) * 257
+          if band < 3 { rgb[pixel * 3 + band] = value } else { alpha[pixel] = UInt8(value >> 8) }
+        }
+      }
+    }
+    var converted = [UInt8](repeating: 0, count: count * 3)
+    dr_hdr_to_srgb8(rgb, count, Int32(transfer), Int32(primaries), 1000, 0, &converted)
+    var pixels = converted
+    if bands == 4 {
+      pixels = [UInt8](repeating: 0, count: count * 4)
+      for pixel in 0..<count {
+        for band in 0..<3 { pixels[pixel * 4 + band] = converted[pixel * 3 + band] }
+        pixels[pixel * 4 + 3] = alpha[pixel]
+      }
+    }
+    let out = try VipsImage.fromPixels(pixels, width: width, height: height, bands: bands)
+    for field in ["exif-data", "xmp-data"] {
+      if let blob = image.blob(named: field) { out.setBlob(field, blob) }
+    }
+    return out
+  }
+}

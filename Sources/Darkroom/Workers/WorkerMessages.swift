@@ -61,6 +61,7 @@ struct MetadataWire: Codable, Sendable {
   var iso: Int?
   var focalLength: Double?
   var iccProfile: ICCProfileInfo?
+  var codedColour: CodedColour?
   var damage: DarkroomError?
   var caption: String?
   var rating: Int?
@@ -79,7 +80,7 @@ struct MetadataWire: Codable, Sendable {
     (cameraMake, cameraModel, lensMake, lensModel) =
       (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel)
     (exposureTime, fNumber, iso, focalLength) = (m.exposureTime, m.fNumber, m.iso, m.focalLength)
-    (iccProfile, damage) = (m.iccProfile, m.damage)
+    (iccProfile, codedColour, damage) = (m.iccProfile, m.codedColour, m.damage)
     (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
     exifThumbnail = m.exifThumbnail
@@ -104,7 +105,7 @@ struct MetadataWire: Codable, Sendable {
     (m.cameraMake, m.cameraModel, m.lensMake, m.lensModel) =
       (cameraMake, cameraModel, lensMake, lensModel)
     (m.exposureTime, m.fNumber, m.iso, m.focalLength) = (exposureTime, fNumber, iso, focalLength)
-    (m.iccProfile, m.damage) = (iccProfile, damage)
+    (m.iccProfile, m.codedColour, m.damage) = (iccProfile, codedColour, damage)
     (m.caption, m.rating, m.keywords) = (caption, rating, keywords ?? [])
     m.people = people ?? []
     (m.sources, m.warnings) = (sources ?? [:], warnings ?? [])

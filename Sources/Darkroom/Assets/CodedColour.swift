@@ -1,0 +1,139 @@
+/// How an image's colour is coded when no ICC profile says it: the ITU-T H.273 code points a
+/// HEIF or AVIF file keeps in an `nclx` colour box (`colr`), and its bits per sample (`pixi`).
+///
+/// libvips 8.14 ignores `nclx` ("ignoring nclx profile"): a PQ or HLG photo would be shown
+/// with its signal read as sRGB (flat and dark), and a Display P3 one with dull colours. The
+/// renderer converts them with this (see ``needsConversion``).
+///
+/// `CodedColour` is a `Sendable` value type.
+public struct CodedColour: Sendable, Codable, Equatable {
+  /// H.273 colour primaries: 1 BT.709/sRGB, 9 BT.2020, 12 Display P3 (SMPTE EG 432-1).
+  public var primaries: Int
+  /// H.273 transfer characteristics: 1, 6, 14, 15 BT.709 (BT.1886), 13 sRGB, 16 PQ
+  /// (SMPTE ST 2084), 18 HLG (ARIB STD-B67).
+  public var transfer: Int
+  /// H.273 matrix coefficients (how YCbCr was made; libheif has applied them).
+  public var matrix: Int
+  public var fullRange: Bool
+  /// Bits per sample of the coded image (8, 10, 12), from `pixi`; nil when the file says not.
+  public var bitDepth: Int?
+
+  /// The primaries' name: `BT.709`, `BT.2020`, `Display P3`, or `H.273 primaries N`.
+  public var primariesName: String {
+    switch primaries {
+    case 1: "BT.709"
+    case 9: "BT.2020"
+    case 12: "Display P3"
+    case 2: "unspecified"
+    default: "H.273 primaries \(primaries)"
+    }
+  }
+
+  /// The transfer function's name: `sRGB`, `BT.709`, `PQ`, `HLG`, or `H.273 transfer N`.
+  public var transferName: String {
+    switch transfer {
+    case 13: "sRGB"
+    case 1, 6, 14, 15: "BT.709"
+    case 16: "PQ"
+    case 18: "HLG"
+    case 2: "unspecified"
+    default: "H.273 transfer \(transfer)"
+    }
+  }
+
+  /// High dynamic range: PQ or HLG.
+  public var isHDR: Bool { transfer == 16 || transfer == 18 }
+
+  /// Whether display renditions must convert the pixels (libvips shows them as sRGB): HDR,
+  /// or primaries other than sRGB's that Darkroom knows (BT.2020, Display P3).
+  var needsConversion: Bool {
+    isHDR || ((primaries == 9 || primaries == 12) && [1, 6, 13, 14, 15].contains(transfer))
+  }
+}
+
+extension CodedColour {
+  /// The `nclx` colour and `pixi` depth of a HEIF or AVIF file, from its `meta` box's item
+  /// properties (the first of each, which is the primary image's in what phones and encoders
+  /// write); nil when the file has no `nclx` box, or is not ISO media. Reads box headers and
+  /// the `meta` box only (bounded: refuses a `meta` over 1 MiB).
+  static func read(_ source: ByteSource) throws -> CodedColour? {
+    guard let meta = try box("meta", in: source, from: 0, to: source.count),
+      meta.count <= 1 << 20, let bytes = try source.bytes(meta.start, meta.count)
+    else { return nil }
+    let payload = Array(bytes)
+    // `meta` is a full box: version and flags before its children.
+    guard let iprp = child("iprp", in: payload, from: 4, to: payload.count),
+      let ipco = child("ipco", in: payload, from: iprp.lowerBound, to: iprp.upperBound)
+    else { return nil }
+    var colour: CodedColour?
+    var depth: Int?
+    var at = ipco.lowerBound
+    while let (type, range, next) = next(in: payload, at: at, end: ipco.upperBound) {
+      if type == "colr", colour == nil, range.count >= 11,
+        String(decoding: payload[range.lowerBound..<range.lowerBound + 4], as: UTF8.self) == "nclx"
+      {
+        let p = range.lowerBound + 4
+        colour = CodedColour(
+          primaries: Int(payload[p]) << 8 | Int(payload[p + 1]),
+          transfer: Int(payload[p + 2]) << 8 | Int(payload[p + 3]),
+          matrix: Int(payload[p + 4]) << 8 | Int(payload[p + 5]),
+          fullRange: payload[p + 6] & 0x80 != 0)
+      }
+      // pixi: version and flags, a channel count, then each channel's bits.
+      if type == "pixi", depth == nil, range.count >= 6, payload[range.lowerBound + 4] > 0 {
+        depth = Int(payload[range.lowerBound + 5])
+      }
+      at = next
+    }
+    colour?.bitDepth = depth
+    return colour
+  }
+
+  /// The payload of the first top-level box of `type`: where it starts and how long it is.
+  private static func box(_ type: String, in source: ByteSource, from start: Int, to end: Int)
+    throws -> (start: Int, count: Int)?
+  {
+    var at = start
+    for _ in 0..<64 {
+      guard at + 8 <= end, let head = try source.bytes(at, 8) else { return nil }
+      let header = Array(head)
+      var size = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+      var headerSize = 8
+      if size == 1 {
+        guard let large = try source.bytes(at + 8, 8) else { return nil }
+        size = large.reduce(0) { $0 << 8 | Int($1) }
+        headerSize = 16
+      } else if size == 0 {
+        size = end - at
+      }
+      guard size >= headerSize, at + size <= end, at + size > at else { return nil }
+      if String(decoding: header[4..<8], as: UTF8.self) == type {
+        return (at + headerSize, size - headerSize)
+      }
+      at += size
+    }
+    return nil
+  }
+
+  /// The next box in `bytes` at `at` (before `end`): its type, payload and where the one
+  /// after starts; nil at the end or for a box whose size does not fit.
+  private static func next(in bytes: [UInt8], at: Int, end: Int)
+    -> (type: String, payload: Range<Int>, next: Int)?
+  {
+    guard at + 8 <= end else { return nil }
+    let size =
+      Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+    guard size >= 8, at + size <= end else { return nil }
+    let type = String(decoding: bytes[at + 4..<at + 8], as: UTF8.self)
+    return (type, at + 8..<at + size, at + size)
+  }
+
+  private static func child(_ type: String, in bytes: [UInt8], from: Int, to: Int) -> Range<Int>? {
+    var at = from
+    while let (found, payload, next) = next(in: bytes, at: at, end: to) {
+      if found == type { return payload }
+      at = next
+    }
+    return nil
+  }
+}
