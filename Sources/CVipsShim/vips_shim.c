@@ -186,6 +186,16 @@ int dr_vips_block_untrusted(int block) {
   set(block);
   return 0;
 }
+int dr_vips_unblock_operation(const char *name) {
+  // 8.13 and later: one operation (a loader's class, such as "VipsForeignLoadJxl") let
+  // through while the rest of the untrusted ones stay blocked.
+  void (*set)(const char *, int) =
+      vips_library ? (void (*)(const char *, int))dlsym(vips_library, "vips_operation_block_set")
+                   : NULL;
+  if (!set) return -1;
+  set(name, 0);
+  return 0;
+}
 int dr_vips_has_exif(void) { return has_exif; }
 
 char *dr_error_take(void) {

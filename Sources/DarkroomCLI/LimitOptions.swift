@@ -44,16 +44,25 @@ struct LimitOptions: ParsableArguments {
   }
 }
 
-/// `--allow-format`, shared by the commands that read images.
+/// `--allow-format` and `--deny-format`, shared by the commands that read images.
 struct FormatOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
-      "Also read this format (svg, pdf, jp2k, jxl, ...); repeat for more.", valueName: "name"))
+      "Also read this format (svg, pdf, jp2k, fits, magick, ...); repeat for more. JPEG XL is read without it, in the sandboxed workers.",
+      valueName: "name"))
   var allowFormat: [String] = []
 
-  /// Lets the formats through, for this process and the workers it starts.
+  @Option(
+    help: ArgumentHelp(
+      "Refuse this format, even a trusted one (heif, jxl, tiff, ...); repeat for more.",
+      valueName: "name"))
+  var denyFormat: [String] = []
+
+  /// Lets the formats through (and refuses the denied ones), for this process and the
+  /// workers it starts.
   func allow() {
     if !allowFormat.isEmpty { TrustedFormats.allow(allowFormat) }
+    if !denyFormat.isEmpty { TrustedFormats.deny(denyFormat) }
   }
 }
 

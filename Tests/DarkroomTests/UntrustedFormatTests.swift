@@ -92,6 +92,55 @@ struct UntrustedFormatTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("thumbs")).count == 1)
   }
 
+  @Test(
+    "JPEG XL is read without being allowed, in a worker; a scan catalogues it; --deny-format refuses any format"
+  )
+  func jpegXLByDefault() throws {
+    let folder = try Fixture.temporaryFolder()
+    let jxl = folder.file("made.jxl")
+    let made = try CLI.run(["copy", Fixture.sample("gps.jpg"), jxl], executable: "/usr/bin/vips")
+    #expect(made.status == 0, "\(made.stderr)")
+    let info = try CLI.run(["info", "--json", jxl])
+    #expect(info.status == 0, "\(info.stderr)")
+    let described = try #require(
+      (try JSONSerialization.jsonObject(with: info.stdoutData) as? [[String: Any]])?.first)
+    #expect(described["format"] as? String == "jxl")
+    #expect(described["width"] as? Int == 600 && described["height"] as? Int == 400)
+    // The same picture as the JPEG it was made from.
+    let (fromJXL, fromJPEG) = (folder.file("jxl.png"), folder.file("jpeg.png"))
+    for (source, out) in [(jxl, fromJXL), (Fixture.sample("gps.jpg"), fromJPEG)] {
+      let run = try CLI.run(["render", "--no-cache", "--rep", "thumbnail", source, "-o", out])
+      #expect(run.status == 0, "\(run.stderr)")
+    }
+    let (a, b) = (try centrePixel(Fixture.bytes(fromJXL)), try centrePixel(Fixture.bytes(fromJPEG)))
+    #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 6 }, "\(a) against \(b)")
+    // Decoded in a worker: a decoder that crashes costs the file a line, not the process.
+    let crashed = try CLI.run(
+      ["info", jxl], environment: ["DARKROOM_TEST_DECODER_FAULT": "crash=made"])
+    #expect(crashed.status == 1)
+    #expect(crashed.stderr == Self.crashLine(jxl))
+    // A scan catalogues it beside the JPEG.
+    let library = folder.file("library")
+    try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: jxl, toPath: library + "/made.jxl")
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("gps.jpg"), toPath: library + "/gps.jpg")
+    let scan = try CLI.run(["scan", library])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    #expect(scan.stderr.contains(": 2 added, 0 changed"), "\(scan.stderr)")
+    // Refused by name, trusted or not: one line, exit 1, nothing written.
+    let denied = try CLI.run(["info", "--deny-format", "jxl", jxl])
+    #expect(denied.status == 1)
+    #expect(denied.stderr == "darkroom: \(jxl): jxl is refused (--deny-format)\n")
+    let out = folder.file("denied.jpg")
+    let jpeg = Fixture.sample("gps.jpg")
+    let refused = try CLI.run(
+      ["render", "--no-cache", "--deny-format", "jpeg", jpeg, "-o", out])
+    #expect(refused.status == 1)
+    #expect(refused.stderr == "darkroom: \(jpeg): jpeg is refused (--deny-format)\n")
+    #expect(!FileManager.default.fileExists(atPath: out))
+  }
+
   @Test("an allowed SVGZ that is fine is described and rendered right, in a worker")
   func allowedFormatRenders() throws {
     let (folder, hangs, _, _) = try Self.files()

@@ -34,6 +34,9 @@ int dr_vips_has_operation(const char *nickname);
 int dr_vips_has_lcms(void);
 /// Blocks (1) or unblocks (0) the loaders libvips marks untrusted; -1 before libvips 8.13.
 int dr_vips_block_untrusted(int block);
+/// Lets one operation (and its subclasses: "VipsForeignLoadJxl") through while the other
+/// untrusted loaders stay blocked; -1 before libvips 8.13.
+int dr_vips_unblock_operation(const char *name);
 /// 1 if libvips reads EXIF orientation (built with libexif), else 0.
 int dr_vips_has_exif(void);
 

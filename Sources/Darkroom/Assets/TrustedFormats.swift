@@ -10,16 +10,48 @@ import FoundationEssentials
 /// where hostile files do damage (a JPEG 2000 file that corrupts the heap, an SVGZ that makes
 /// the loader spin). Darkroom trusts the formats phones and cameras write: JPEG, PNG, WebP,
 /// GIF, HEIF/AVIF and TIFF, recognised by their first bytes before libvips sees the file.
-/// Anything else is refused, naming the format, unless it was allowed by name (`svg`, `pdf`,
-/// `jp2k`, `jxl`, `fits`, `mat`, `magick`, ...): `TrustedFormats.allow(["svg"])`, or
-/// `--allow-format svg` on the command line.
+/// JPEG XL is read too, but only in a sandboxed worker (``trustedInWorkers``). Anything else
+/// is refused, naming the format, unless it was allowed by name (`svg`, `pdf`, `jp2k`, `fits`,
+/// `mat`, `magick`, ...): `TrustedFormats.allow(["svg"])`, or `--allow-format svg` on the
+/// command line. Any format can be refused (`--deny-format heif`): ``deny(_:)``.
 ///
 /// Process-wide: set it before any work starts (worker processes inherit it).
 public enum TrustedFormats {
   /// Formats Darkroom decodes without being asked.
   public static let trusted: Set<String> = ["jpeg", "png", "webp", "gif", "heif", "avif", "tiff"]
 
+  /// Formats phones and cameras write whose decoders are young (JPEG XL): read without being
+  /// asked, but only inside a sandboxed worker (a process that uses workers, and the workers
+  /// themselves); a process without workers reads them only when allowed.
+  public static let trustedInWorkers: Set<String> = ["jxl"]
+
   static let environmentKey = "DARKROOM_ALLOW_FORMATS"
+  static let denyKey = "DARKROOM_DENY_FORMATS"
+
+  private static let deniedFormats = Locked<Set<String>>(
+    Set(
+      (ProcessInfo.processInfo.environment[denyKey] ?? "").split(separator: ",").map {
+        $0.lowercased()
+      }))
+
+  private static let sandboxed = Locked(false)
+
+  /// Formats refused whatever else says (`--deny-format`).
+  public static var denied: Set<String> { deniedFormats.withLock { $0 } }
+
+  /// Refuses `formats` (any, trusted ones too: `heif`, `jxl`, ...) for this process and the
+  /// workers it starts.
+  public static func deny(_ formats: [String]) {
+    let all = deniedFormats.withLock { denied -> Set<String> in
+      denied.formUnion(formats.map { $0.lowercased() })
+      return denied
+    }
+    setenv(denyKey, all.sorted().joined(separator: ","), 1)
+  }
+
+  /// Says that this process decodes what is outside ``trusted`` in sandboxed workers, or is
+  /// one (``Containment``, ``Worker``): ``trustedInWorkers`` are then read without being asked.
+  static func decodingInWorkers() { sandboxed.withLock { $0 = true } }
 
   private static let allowedFormats = Locked<Set<String>>(
     Set(
@@ -83,13 +115,18 @@ public enum TrustedFormats {
   /// Whether `format` may reach libvips: trusted, or allowed. Never a video (MP4, MOV):
   /// its container header is read by ``VideoHeader``, and no image loader should take it.
   static func permits(_ format: String) -> Bool {
-    format != "video" && (trusted.contains(format) || allowed.contains(format))
+    guard format != "video", !denied.contains(format) else { return false }
+    if trusted.contains(format) || allowed.contains(format) { return true }
+    return trustedInWorkers.contains(format) && sandboxed.withLock { $0 }
   }
 
   /// Refuses a file whose first bytes name a format neither trusted nor allowed.
   static func check(_ head: ArraySlice<UInt8>, file: String) throws(DarkroomError) {
     let format = sniff(head)
     if let format, permits(format) { return }
+    if let format, denied.contains(format) {
+      throw DarkroomError(.unsupportedFormat, file: file, "\(format) is refused (--deny-format)")
+    }
     if format == "video" {
       throw DarkroomError(
         .unsupportedFormat, file: file,

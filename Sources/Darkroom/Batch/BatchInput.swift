@@ -95,8 +95,8 @@ public enum BatchInputs {
   }
 
   /// Whether a file starts like an image format Darkroom reads: a trusted one, one allowed
-  /// (``TrustedFormats/allow(_:)``), or JPEG XL (which then gets its line saying how to
-  /// allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
+  /// (``TrustedFormats/allow(_:)``), or JPEG XL (read in the workers, or given its line
+  /// saying how to allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
   public static func looksLikeImage(_ path: String) -> Bool {
     guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32),
       let format = TrustedFormats.sniff(head[...]), format != "video"

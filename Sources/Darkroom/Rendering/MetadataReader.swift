@@ -110,6 +110,10 @@ extension AssetMetadata {
   private static func read(
     _ source: ByteSource, _ name: String, libvipsHeader: () throws -> VipsImage
   ) throws -> AssetMetadata {
+    // A format refused by name (`--deny-format jpeg`) is refused before its header is read.
+    if !TrustedFormats.denied.isEmpty {
+      try TrustedFormats.check(try source.bytes(0, min(32, source.count)) ?? [], file: name)
+    }
     if var header = try ContainerHeader.parse(source) {
       // PNG compresses its profile; libvips' header load inflates it.
       if header.hasCompressedICC {

@@ -13,6 +13,8 @@ enum Vips {
     // Defence in depth behind TrustedFormats: libvips' own untrusted loaders stay blocked
     // unless some format beyond the trusted ones was allowed (and then every module loads).
     _ = dr_vips_block_untrusted(TrustedFormats.allowed.isEmpty ? 1 : 0)
+    // A sandboxed worker reads JPEG XL without being told: its loader alone is let through.
+    if TrustedFormats.permits("jxl") { _ = dr_vips_unblock_operation("VipsForeignLoadJxl") }
     if !TrustedFormats.allowed.isEmpty {
       for module in ["heif", "jxl", "magick", "poppler", "openslide"] {
         _ = dr_vips_load_module(module)
@@ -38,9 +40,9 @@ enum Vips {
   /// (libvips starts without its modules: see `dr_vips_init`). HEIF and AVIF are the only
   /// trusted formats in a module.
   static func prepareLoader(for format: String?) throws(DarkroomError) {
-    guard format == "heif" || format == "avif" else { return }
+    guard let format, ["heif", "avif", "jxl"].contains(format) else { return }
     try start()
-    _ = dr_vips_load_module("heif")
+    _ = dr_vips_load_module(format == "jxl" ? "jxl" : "heif")
   }
 
   /// Takes libvips' pending error text (and clears it) as a `DarkroomError`. Repeated lines

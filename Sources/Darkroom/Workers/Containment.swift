@@ -57,6 +57,7 @@ public enum Containment {
       state.scope = scope
       state.timeLimit = timeLimit
     }
+    TrustedFormats.decodingInWorkers()
     route()
   }
 
@@ -98,6 +99,7 @@ public enum Containment {
       state.scope = scope
       state.timeLimit = timeLimit
     }
+    TrustedFormats.decodingInWorkers()
     route()
   }
 

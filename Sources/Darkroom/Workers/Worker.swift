@@ -13,6 +13,7 @@ public enum Worker {
   /// Enters the sandbox, then serves jobs until the input ends. Returns the exit status.
   public static func serve() -> Int32 {
     guard dr_die_with_parent() == 0 else { return 1 }
+    TrustedFormats.decodingInWorkers()
     // Ctrl-C and job runners' SIGTERM reach the whole process group: the parent decides
     // when a worker stops, by closing its input or killing it.
     signal(SIGINT, SIG_IGN)
