@@ -19,7 +19,7 @@ if [ ! -f "$SRC" ]; then
   vips resize "$WORK/hdr-r.v" "$WORK/hdr-s.v" 0.9203 --vscale 0.9323
   vips cast "$WORK/hdr-s.v" "$WORK/hdr-c.v" ushort
   vips linear "$WORK/hdr-c.v" "$WORK/hdr-16.png" 200 0 --uchar=false
-  vips cast "$WORK/hdr-16.png" "$WORK/hdr-16b.png" ushort
+  vips cast "$WORK/hdr-16.png" "$WORK/hdr-16b.png[strip]" ushort  # no EXIF: avifenc would turn it
   avifenc --cicp 9/16/9 -d 10 -s 8 -j all "$WORK/hdr-16b.png" "$SRC" >/dev/null
   rm -f "$WORK"/hdr-*.v "$WORK/hdr-16.png" "$WORK/hdr-16b.png"
 fi
