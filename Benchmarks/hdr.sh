@@ -14,14 +14,17 @@ DARKROOM="$ROOT/.build/release/darkroom"
 SRC="$WORK/hdr-pq-20mp.avif"
 if [ ! -f "$SRC" ]; then
   make_phone_photo "$WORK/phone-24mp-o6.jpg"
-  # 3681x5594 upright, 16 bits a band: the photo's signal taken as PQ code values.
+  # 3681x5594 upright, 16 bits a band: the photo's signal scaled to PQ code values, its white
+  # at 38250 of 65535 (203 cd/m2, diffuse white).
   vips rot "$WORK/phone-24mp-o6.jpg" "$WORK/hdr-r.v" d90
   vips resize "$WORK/hdr-r.v" "$WORK/hdr-s.v" 0.9203 --vscale 0.9323
-  vips cast "$WORK/hdr-s.v" "$WORK/hdr-c.v" ushort
-  vips linear "$WORK/hdr-c.v" "$WORK/hdr-16.png" 200 0 --uchar=false
-  vips cast "$WORK/hdr-16.png" "$WORK/hdr-16b.png[strip]" ushort  # no EXIF: avifenc would turn it
-  avifenc --cicp 9/16/9 -d 10 -s 8 -j all "$WORK/hdr-16b.png" "$SRC" >/dev/null
-  rm -f "$WORK"/hdr-*.v "$WORK/hdr-16.png" "$WORK/hdr-16b.png"
+  vips linear "$WORK/hdr-s.v" "$WORK/hdr-l.v" 150 0
+  vips cast "$WORK/hdr-l.v" "$WORK/hdr-c.v" ushort
+  # 16 bits only when tagged so (PNG's saver makes 8-bit sRGB otherwise); no EXIF, which
+  # avifenc would turn the picture by.
+  vips copy "$WORK/hdr-c.v" "$WORK/hdr-16.png[strip]" --interpretation rgb16
+  avifenc --cicp 9/16/9 -d 10 -s 8 -j all "$WORK/hdr-16.png" "$SRC" >/dev/null
+  rm -f "$WORK"/hdr-*.v "$WORK/hdr-16.png"
 fi
 OUT="$WORK/hdr-out"
 mkdir -p "$OUT"

@@ -4,8 +4,8 @@
 # (lossless, 3 bands: the same output, no encoder quality to match), in one run: whole
 # processes, median of several runs, and peak memory (Benchmarks/peak_tree.py: the summed
 # resident memory of a process and those under it, since darkroom decodes in a worker).
-# Inputs, made here by ffmpeg: a phone's portrait clip (1920x1080 H.264 turned 90 degrees by
-# its matrix, 10 s), the same starting with a second of black (darkroom looks on to 1 s; ffmpeg
+# Inputs, made here by ffmpeg: a 1920x1080 H.264 clip of 10 s (testsrc2 with grain), the same
+# as a phone's portrait clip (turned 90 degrees by its matrix: ffmpeg turns it with a filter), the same starting with a second of black (darkroom looks on to 1 s; ffmpeg
 # is told -ss 1), and a 4K HLG clip (HEVC 10-bit, BT.2020; darkroom tone-maps it, ffmpeg does
 # not: it does less work). Goal: darkroom <= 1.0x ffmpeg.
 # Usage: Benchmarks/video.sh [runs=10]   (VIDEO_SKIP_BUILD=1 uses the release build as it is)
@@ -41,7 +41,8 @@ bench() {  # name, hyperfine args...
 }
 
 printf '%-34s %12s %12s %7s %10s %10s\n' "input" "darkroom ms" "ffmpeg ms" "ratio" "dr KiB" "ff KiB"
-for row in "video-phone.mp4:0:288:512" "video-fade.mp4:1:512:288" "video-hlg-4k.mp4:0:512:288"; do
+for row in "video-landscape.mp4:0:512:288" "video-phone.mp4:0:288:512" "video-fade.mp4:1:512:288" \
+  "video-hlg-4k.mp4:0:512:288"; do
   IFS=: read -r name at width height <<<"$row"
   dr=("$DARKROOM" render "$WORK/$name" --rep aspect-thumbnail --size 512 --no-cache -o "$OUT/dr.png")
   ff=(ffmpeg -v error -y -ss "$at" -i "$WORK/$name" -frames:v 1 -vf "scale=$width:$height"
