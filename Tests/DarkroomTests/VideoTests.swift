@@ -300,6 +300,30 @@ extension VideoTests {
       #expect(part.status == .partialContent)
       #expect(part.headers[.contentRange] == "bytes 100-199/\(file.count)")
       #expect(part.bytes == Array(file[100..<200]))
+    }
+    // A large video is sent a chunk at a time: whole, and a range across chunks.
+    try Self.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=3,noise=alls=40:allf=t", "-c:v",
+        "libx264", "-b:v", "20M", "-pix_fmt", "yuv420p", served.root + "/large.mp4",
+      ], in: folder)
+    _ = try await served.library.scan()
+    let largeID = try #require(try served.library.asset(atPath: served.root + "/large.mp4")?.id)
+    let large = try Fixture.bytes(served.root + "/large.mp4")
+    #expect(large.count > 5 << 20, "\(large.count)")
+    try await served.test { client, _ in
+      let whole = try await client.execute(
+        uri: "/api/assets/\(largeID)/full", method: .get, headers: ServedLibrary.read)
+      #expect(whole.status == .ok)
+      #expect(whole.headers[.contentLength] == String(large.count))
+      #expect(whole.bytes == large)
+      var ranged = ServedLibrary.read
+      ranged[.range] = "bytes=1000-"
+      let rest = try await client.execute(
+        uri: "/api/assets/\(largeID)/full", method: .get, headers: ranged)
+      #expect(rest.status == .partialContent)
+      #expect(rest.headers[.contentRange] == "bytes 1000-\(large.count - 1)/\(large.count)")
+      #expect(rest.bytes == Array(large[1000...]))
       let damaged = try await client.execute(
         uri: "/api/assets/\(brokenID)/thumbnail", method: .get, headers: ServedLibrary.read)
       #expect((400..<500).contains(damaged.status.code), "\(damaged.status) \(damaged.text)")
@@ -307,7 +331,7 @@ extension VideoTests {
     }
     // The background pass makes the grid's thumbnails of videos too (the damaged one fails).
     let pass = try served.library.makeGridThumbnails()
-    #expect(pass.assets == 3 && pass.made == 2 && pass.failed == 1, "\(pass)")
+    #expect(pass.assets == 4 && pass.made == 3 && pass.failed == 1, "\(pass)")
     #expect(pass.problems.first?.contains("broken.mp4: damaged video") == true, "\(pass.problems)")
     let asset = try served.library.asset(id)
     let grid = GridThumbnail.spec(for: asset, density: 2)

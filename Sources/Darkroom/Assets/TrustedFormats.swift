@@ -28,49 +28,50 @@ public enum TrustedFormats {
   static let environmentKey = "DARKROOM_ALLOW_FORMATS"
   static let denyKey = "DARKROOM_DENY_FORMATS"
 
-  private static let deniedFormats = Locked<Set<String>>(
-    Set(
-      (ProcessInfo.processInfo.environment[denyKey] ?? "").split(separator: ",").map {
-        $0.lowercased()
-      }))
+  /// Format names kept in this process and in an environment variable, which the workers it
+  /// starts inherit.
+  private final class Names: Sendable {
+    let key: String
+    let names: Locked<Set<String>>
 
+    init(_ key: String) {
+      self.key = key
+      let listed = ProcessInfo.processInfo.environment[key] ?? ""
+      names = Locked(Set(listed.split(separator: ",").map { $0.lowercased() }))
+    }
+
+    var current: Set<String> { names.withLock { $0 } }
+
+    func add(_ formats: [String]) {
+      let all = names.withLock { names -> Set<String> in
+        names.formUnion(formats.map { $0.lowercased() })
+        return names
+      }
+      setenv(key, all.sorted().joined(separator: ","), 1)
+    }
+  }
+
+  private static let allowedFormats = Names(environmentKey)
+  private static let deniedFormats = Names(denyKey)
   private static let sandboxed = Locked(false)
 
+  /// Formats allowed besides the trusted ones.
+  public static var allowed: Set<String> { allowedFormats.current }
+
+  /// Allows `formats` (libvips' loader names without `load`: `svg`, `pdf`, `jp2k`, ...) for
+  /// this process and the workers it starts.
+  public static func allow(_ formats: [String]) { allowedFormats.add(formats) }
+
   /// Formats refused whatever else says (`--deny-format`).
-  public static var denied: Set<String> { deniedFormats.withLock { $0 } }
+  public static var denied: Set<String> { deniedFormats.current }
 
   /// Refuses `formats` (any, trusted ones too: `heif`, `jxl`, ...) for this process and the
   /// workers it starts.
-  public static func deny(_ formats: [String]) {
-    let all = deniedFormats.withLock { denied -> Set<String> in
-      denied.formUnion(formats.map { $0.lowercased() })
-      return denied
-    }
-    setenv(denyKey, all.sorted().joined(separator: ","), 1)
-  }
+  public static func deny(_ formats: [String]) { deniedFormats.add(formats) }
 
   /// Says that this process decodes what is outside ``trusted`` in sandboxed workers, or is
   /// one (``Containment``, ``Worker``): ``trustedInWorkers`` are then read without being asked.
   static func decodingInWorkers() { sandboxed.withLock { $0 = true } }
-
-  private static let allowedFormats = Locked<Set<String>>(
-    Set(
-      (ProcessInfo.processInfo.environment[environmentKey] ?? "").split(separator: ",").map {
-        $0.lowercased()
-      }))
-
-  /// Formats allowed besides the trusted ones.
-  public static var allowed: Set<String> { allowedFormats.withLock { $0 } }
-
-  /// Allows `formats` (libvips' loader names without `load`: `svg`, `pdf`, `jp2k`, ...) for
-  /// this process and the workers it starts.
-  public static func allow(_ formats: [String]) {
-    let all = allowedFormats.withLock { allowed -> Set<String> in
-      allowed.formUnion(formats.map { $0.lowercased() })
-      return allowed
-    }
-    setenv(environmentKey, all.sorted().joined(separator: ","), 1)
-  }
 
   /// The format the first bytes of a file announce, by their magic numbers: one of
   /// `trusted`, a name for a known untrusted format, or nil.

@@ -124,25 +124,23 @@ public struct Renderer: Sendable {
     // One read path: a file is read into memory and decoded from there, as an edit decodes
     // its original, so that both reach the same verdict, with the same message, on a
     // damaged file. Very large files are decoded from disk.
+    if case .data(let bytes, let name) = source, VideoHeader.recognises(bytes.prefix(64)) {
+      let header = try VideoHeader.read(ByteSource(memory: bytes), name: name)
+      return try renderVideo(.memory(bytes), name: name, header: header, spec)
+    }
     if case .file(let path) = source, let file = try? InputFile(path) {
       // A video is read by FFmpeg through the open file, as far as it needs.
       if VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...]) {
         let header = try VideoHeader.read(ByteSource(file: file), name: path)
         return try renderVideo(.file(file), name: path, header: header, spec)
       }
-    }
-    if case .data(let bytes, let name) = source, VideoHeader.recognises(bytes.prefix(64)) {
-      let header = try VideoHeader.read(ByteSource(memory: bytes), name: name)
-      return try renderVideo(.memory(bytes), name: name, header: header, spec)
-    }
-    if case .file(let path) = source, let file = try? InputFile(path),
-      file.size <= Self.oneReadLimit
-    {
-      // libvips' start overlaps reading and parsing the file (a full rendition that keeps
-      // its metadata may be the file's bytes, and need no libvips).
-      if spec.representation != .full || spec.metadata != .keep { Vips.startInBackground() }
-      let bytes = try file.read(at: 0, count: file.size)
-      return try render(.data(bytes, name: path), spec)
+      if file.size <= Self.oneReadLimit {
+        // libvips' start overlaps reading and parsing the file (a full rendition that keeps
+        // its metadata may be the file's bytes, and need no libvips).
+        if spec.representation != .full || spec.metadata != .keep { Vips.startInBackground() }
+        let bytes = try file.read(at: 0, count: file.size)
+        return try render(.data(bytes, name: path), spec)
+      }
     }
     return try render(source, spec, metadata: AssetMetadata.read(source))
   }
