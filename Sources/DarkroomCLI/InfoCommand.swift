@@ -82,6 +82,7 @@ struct InfoCommand: ParsableCommand {
       ("Stored size", "\(v.width) x \(v.height)"),
       ("Display size", "\(v.displayWidth) x \(v.displayHeight)"),
       ("Rotation", "\(v.rotation) degrees"),
+      ("Coded colour", v.colour?.summary),
       ("Created", v.creationDate.map { Date(timeIntervalSince1970: $0).formatted(.iso8601) }),
     ]
     return Self.aligned(rows)
@@ -151,13 +152,7 @@ struct InfoCommand: ParsableCommand {
         }
           ?? "none"
       ),
-      (
-        "Coded colour",
-        m.codedColour.map { colour in
-          [colour.primariesName, colour.transferName, colour.bitDepth.map { "\($0)-bit" }]
-            .compactMap { $0 }.joined(separator: ", ")
-        }
-      ),
+      ("Coded colour", m.codedColour?.summary),
       ("Damage", m.damage?.message),
       ("Caption", sourced(m.caption, "caption")),
       ("Rating", sourced(stars, "rating")),
@@ -180,7 +175,7 @@ private enum InfoEntry: Encodable {
 
   private enum Field: String, CodingKey {
     case file, error, errorKind, mediaType, format, duration, width, height, displayWidth,
-      displayHeight, rotation, creationDate
+      displayHeight, rotation, codedColour, creationDate
   }
 
   func encode(to encoder: Encoder) throws {
@@ -198,6 +193,7 @@ private enum InfoEntry: Encodable {
       try c.encode(v.displayWidth, forKey: .displayWidth)
       try c.encode(v.displayHeight, forKey: .displayHeight)
       try c.encode(v.rotation, forKey: .rotation)
+      try c.encode(v.colour?.printed, forKey: .codedColour)
       try c.encode(
         v.creationDate.map { Date(timeIntervalSince1970: $0).formatted(.iso8601) },
         forKey: .creationDate)

@@ -192,6 +192,18 @@ extension VideoTests {
     }
     let (naive50, naive95) = (Self.percentile(naive, 50), Self.percentile(naive, 95))
     #expect(!close(naive), "an untone-mapped decode: p50 \(naive50), p95 \(naive95)")
+    // The header says how each is coded (its sample entry's colr box).
+    for (name, described) in [
+      ("hlg", "BT.2020, HLG"), ("pq", "BT.2020, PQ"), ("sdr", "BT.709, BT.709"),
+    ] {
+      let info = try CLI.run(["info", folder.file("\(name).mp4")])
+      #expect(info.stdout.contains("Coded colour  \(described)\n"), "\(info.stdout)")
+    }
+    let json = try CLI.run(["info", "--json", folder.file("hlg.mp4")])
+    let described = (try JSONSerialization.jsonObject(with: json.stdoutData) as? [[String: Any]])?
+      .first
+    let colour = described?["codedColour"] as? [String: Any]
+    #expect(colour?["cicp"] as? [Int] == [9, 18, 9] && colour?["transfer"] as? String == "HLG")
     for name in ["hlg", "pq"] {
       let luma = try poster(name)
       let (p50, p95) = (Self.percentile(luma, 50), Self.percentile(luma, 95))

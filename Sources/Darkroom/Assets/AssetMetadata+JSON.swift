@@ -42,7 +42,7 @@ extension AssetMetadata: Encodable {
     try c.encode(iso, forKey: .iso)
     try c.encode(focalLength, forKey: .focalLength)
     try c.encode(iccProfile, forKey: .iccProfile)
-    try c.encode(codedColour.map(CodedColourJSON.init), forKey: .codedColour)
+    try c.encode(codedColour?.printed, forKey: .codedColour)
     try c.encode(damage?.kind.rawValue, forKey: .damage)
     try c.encode(damage?.message, forKey: .damageMessage)
     try c.encode(caption, forKey: .caption)
@@ -52,19 +52,5 @@ extension AssetMetadata: Encodable {
     try c.encode(sources, forKey: .sources)
     try c.encode(warnings, forKey: .warnings)
     try c.encode(exifThumbnail, forKey: .exifThumbnail)
-  }
-}
-
-/// A coded colour as `info --json` prints it: names, and the H.273 numbers they stand for.
-private struct CodedColourJSON: Encodable {
-  var primaries, transfer: String
-  var bitDepth: Int?
-  var cicp: [Int]
-  var fullRange: Bool
-
-  init(_ colour: CodedColour) {
-    (primaries, transfer, bitDepth) = (colour.primariesName, colour.transferName, colour.bitDepth)
-    cicp = [colour.primaries, colour.transfer, colour.matrix]
-    fullRange = colour.fullRange
   }
 }

@@ -52,6 +52,40 @@ public struct CodedColour: Sendable, Codable, Equatable {
 }
 
 extension CodedColour {
+  /// The coding as `info --json` prints it: names, and the H.273 numbers they stand for.
+  public struct Printed: Encodable, Sendable {
+    var primaries, transfer: String
+    var bitDepth: Int?
+    var cicp: [Int]
+    var fullRange: Bool
+  }
+
+  /// The coding as `info --json` prints it (docs/info-json.md).
+  public var printed: Printed {
+    Printed(
+      primaries: primariesName, transfer: transferName, bitDepth: bitDepth,
+      cicp: [primaries, transfer, matrix], fullRange: fullRange)
+  }
+
+  /// The coding in words, as `info` shows it: `BT.2020, HLG, 10-bit`.
+  public var summary: String {
+    [primariesName, transferName, bitDepth.map { "\($0)-bit" }].compactMap { $0 }
+      .joined(separator: ", ")
+  }
+
+  /// The `nclx` colour of a `colr` box's payload (its colour type first); nil for another
+  /// type (an ICC profile) or a payload too short.
+  static func nclx(_ payload: ArraySlice<UInt8>) -> CodedColour? {
+    let p = payload.startIndex
+    guard payload.count >= 11,
+      String(decoding: payload[p..<p + 4], as: UTF8.self) == "nclx"
+    else { return nil }
+    func number(_ at: Int) -> Int { Int(payload[p + at]) << 8 | Int(payload[p + at + 1]) }
+    return CodedColour(
+      primaries: number(4), transfer: number(6), matrix: number(8),
+      fullRange: payload[p + 10] & 0x80 != 0)
+  }
+
   /// The `nclx` colour and `pixi` depth of a HEIF or AVIF file, from its `meta` box's item
   /// properties (the first of each, which is the primary image's in what phones and encoders
   /// write); nil when the file has no `nclx` box, or is not ISO media. Reads box headers and
@@ -69,16 +103,7 @@ extension CodedColour {
     var depth: Int?
     var at = ipco.lowerBound
     while let (type, range, next) = next(in: payload, at: at, end: ipco.upperBound) {
-      if type == "colr", colour == nil, range.count >= 11,
-        String(decoding: payload[range.lowerBound..<range.lowerBound + 4], as: UTF8.self) == "nclx"
-      {
-        let p = range.lowerBound + 4
-        colour = CodedColour(
-          primaries: Int(payload[p]) << 8 | Int(payload[p + 1]),
-          transfer: Int(payload[p + 2]) << 8 | Int(payload[p + 3]),
-          matrix: Int(payload[p + 4]) << 8 | Int(payload[p + 5]),
-          fullRange: payload[p + 6] & 0x80 != 0)
-      }
+      if type == "colr", colour == nil { colour = nclx(payload[range]) }
       // pixi: version and flags, a channel count, then each channel's bits.
       if type == "pixi", depth == nil, range.count >= 6, payload[range.lowerBound + 4] > 0 {
         depth = Int(payload[range.lowerBound + 5])

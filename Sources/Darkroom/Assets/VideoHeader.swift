@@ -29,6 +29,9 @@ public struct VideoHeader: Sendable, Equatable {
   /// When the video was made, in seconds since 1970-01-01 UTC, from the movie header; nil
   /// when the header leaves it unset.
   public var creationDate: Double?
+  /// How the first video track codes its colour (the `nclx` of its sample entry's `colr`
+  /// box: primaries, transfer; HDR when PQ or HLG); nil when it does not say.
+  public var colour: CodedColour?
 
   /// The width as shown, after ``rotation``.
   public var displayWidth: Int { rotation % 180 == 0 ? width : height }
@@ -258,7 +261,7 @@ private struct VideoBoxReader {
     let source = ByteSource(memory: Array(bytes))
     let root = Box(type: "moov", start: 0, contents: 0, end: source.count)
     var movieTiming: Timing?
-    var video: (width: Int, height: Int, rotation: Int, mediaHeader: Box?)?
+    var video: (width: Int, height: Int, rotation: Int, mediaHeader: Box?, colour: CodedColour?)?
     for child in try children(of: root, in: source, depth: 1) {
       switch child.type {
       case "mvhd" where movieTiming == nil:
@@ -281,14 +284,14 @@ private struct VideoBoxReader {
     return VideoHeader(
       format: format, duration: duration ?? 0,
       width: video.width, height: video.height, rotation: video.rotation,
-      creationDate: creation == 0 ? nil : Double(creation) - Self.epochOffset)
+      creationDate: creation == 0 ? nil : Double(creation) - Self.epochOffset, colour: video.colour)
   }
 
   /// The size and rotation of `trak`, and its media header (`mdhd`), or nil when it is no
   /// video track.
   private mutating func videoTrack(
     _ trak: Box, in source: ByteSource
-  ) throws -> (width: Int, height: Int, rotation: Int, mediaHeader: Box?)? {
+  ) throws -> (width: Int, height: Int, rotation: Int, mediaHeader: Box?, colour: CodedColour?)? {
     var header: Box?
     var media: Box?
     for child in try children(of: trak, in: source, depth: 2) {
@@ -298,8 +301,11 @@ private struct VideoBoxReader {
     guard let media else { return nil }
     var handler: String?
     var mediaHeader: Box?
+    var information: Box?
     for child in try children(of: media, in: source, depth: 3) {
       switch child.type {
+      case "minf" where information == nil:
+        information = child
       case "hdlr" where handler == nil:
         // version and flags, pre_defined, then the handler type
         let fields = try contents(child, in: source, atLeast: 12)
@@ -329,8 +335,32 @@ private struct VideoBoxReader {
     return (
       width: Int(value(9) >> 16), height: Int(value(10) >> 16),
       rotation: VideoHeader.rotation(signed(0), signed(1), signed(3), signed(4)),
-      mediaHeader: mediaHeader
+      mediaHeader: mediaHeader, colour: information.flatMap { try? colour(in: $0, source) }
     )
+  }
+
+  /// The `nclx` colour of the first sample entry (`minf/stbl/stsd`), or nil. What it says is
+  /// described, not required: a track without it, or with a sample entry this reader does
+  /// not follow, has none.
+  private mutating func colour(in information: Box, _ source: ByteSource) throws -> CodedColour? {
+    func child(_ type: String, of box: Box, depth: Int) throws -> Box? {
+      try children(of: box, in: source, depth: depth).first { $0.type == type }
+    }
+    guard let table = try child("stbl", of: information, depth: 4),
+      let descriptions = try child("stsd", of: table, depth: 5),
+      descriptions.end - descriptions.contents >= 16
+    else { return nil }
+    // stsd: version and flags, an entry count, then the entries; a visual sample entry has
+    // 78 bytes of its own fields before its boxes (ISO 14496-12, 12.1.3).
+    let entry = try box(
+      in: source, at: descriptions.contents + 8, end: descriptions.end, parent: "stsd")
+    let fields = entry.contents + 78
+    guard entry.end - fields >= 8 else { return nil }
+    let inner = Box(type: entry.type, start: entry.start, contents: fields, end: entry.end)
+    guard let colr = try child("colr", of: inner, depth: 6),
+      let payload = try source.bytes(colr.contents, colr.end - colr.contents)
+    else { return nil }
+    return CodedColour.nclx(payload)
   }
 
   /// The timing fields of an `mvhd` or `mdhd` box, version 0 (32-bit) or 1 (64-bit).
