@@ -261,6 +261,15 @@ extension VideoTests {
       #expect(!FileManager.default.fileExists(atPath: out))
       #expect(try Fixture.bytes(path) == content)
     }
+    // An edit of a video is refused, and the video left as it was.
+    let before = try Fixture.bytes(clip)
+    let edit = try CLI.run(["edit", clip, "--filter", "noir"])
+    #expect(edit.status == 1)
+    #expect(
+      edit.stderr
+        == "darkroom: \(clip): is a video (MP4, MOV), not a photo: Darkroom renders its poster frames and edits photos only\n"
+    )
+    #expect(try Fixture.bytes(clip) == before)
     let full = try CLI.run(["render", "--rep", "full", clip, "-o", folder.file("full.jpg")])
     #expect(full.status != 0)
     #expect(

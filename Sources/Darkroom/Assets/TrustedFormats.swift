@@ -131,7 +131,8 @@ public enum TrustedFormats {
     if format == "video" {
       throw DarkroomError(
         .unsupportedFormat, file: file,
-        "is a video (MP4, MOV): its container header is read, its frames are not decoded")
+        "is a video (MP4, MOV), not a photo: Darkroom renders its poster frames and edits photos only"
+      )
     }
     guard let format else {
       if !allowed.isEmpty { return }  // libvips may know it; an allowed loader may read it
