@@ -799,19 +799,17 @@ function albumPage(main) {
     const top = here - innerHeight, bottom = here + 2 * innerHeight;
     const visible = new Set();
     const waiting = [];
-    let onScreenReading = false;
     for (const s of sections) {
       if (s.top + s.height < top || s.top > bottom) continue;
       visible.add(s.key);
-      const above = s.top + s.height <= here + 1;  // within a pixel: a scroll lands on whole pixels
       if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) {
         // A section wholly above the screen waits for the thumbnails on it (asked for
-        // below, as its rows are made), and for the list of the photos on it: after a jump,
-        // the month above would otherwise be read from its start, page after page, to reach
-        // its end just above, while the photos the reader jumped to are still coming.
-        if (above) waiting.push(s); else load(s);
+        // below, as its rows are made): after a jump, the month above would otherwise be
+        // read from its start, page after page, to reach its end just above, while the
+        // photos the reader jumped to are still coming. (Within a pixel: a scroll lands on
+        // whole pixels.)
+        if (s.top + s.height <= here + 1) waiting.push(s); else load(s);
       }
-      if (!above && s.pending) onScreenReading = true;
       let entry = shown.get(s.key);
       if (!entry) {
         const element = document.createElement("div");
@@ -841,7 +839,7 @@ function albumPage(main) {
         }
       });
     }
-    if (!images.busy() && !onScreenReading) waiting.forEach(load);
+    if (!images.busy()) waiting.forEach(load);
     for (const [key, entry] of shown) {
       if (visible.has(key)) continue;
       removeRows(entry);
