@@ -66,9 +66,19 @@ extension VideoHeader {
   ///
   /// - Throws: what ``read(path:)`` throws, for a file that looks like a video.
   public static func describe(path: String) throws(DarkroomError) -> VideoHeader? {
-    let file = try InputFile(path)
-    guard recognises(try file.read(at: 0, count: min(file.size, 64))[...]) else { return nil }
-    return try read(ByteSource(file: file), name: path)
+    try describe(InputFile(path), name: path)
+  }
+
+  /// The header of an open file if its first bytes say it is a video; nil if they do not.
+  /// Errors name `name`.
+  static func describe(_ file: InputFile, name: String) throws(DarkroomError) -> VideoHeader? {
+    guard try recognises(file) else { return nil }
+    return try read(ByteSource(file: file), name: name)
+  }
+
+  /// Whether an open file's first bytes say it is a video.
+  static func recognises(_ file: InputFile) throws(DarkroomError) -> Bool {
+    recognises(try file.read(at: 0, count: min(file.size, 64))[...])
   }
 
   /// Parses the header in `source`, a file or bytes in memory; errors name `name`.

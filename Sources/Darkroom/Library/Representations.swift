@@ -176,8 +176,7 @@ public struct Representations: Sendable {
   static func isVideo(_ source: ImageSource) throws(DarkroomError) -> Bool {
     switch source {
     case .file(let path):
-      let file = try InputFile(path)
-      return VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
+      return try VideoHeader.recognises(InputFile(path))
     case .data(let bytes, _):
       return VideoHeader.recognises(bytes.prefix(64))
     }

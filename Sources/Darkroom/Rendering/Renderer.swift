@@ -130,8 +130,7 @@ public struct Renderer: Sendable {
     }
     if case .file(let path) = source, let file = try? InputFile(path) {
       // A video is read by FFmpeg through the open file, as far as it needs.
-      if VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...]) {
-        let header = try VideoHeader.read(ByteSource(file: file), name: path)
+      if let header = try VideoHeader.describe(file, name: path) {
         return try renderVideo(.file(file), name: path, header: header, spec)
       }
       if file.size <= Self.oneReadLimit {

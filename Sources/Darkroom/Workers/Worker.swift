@@ -81,9 +81,8 @@ public enum Worker {
         }
         // FFmpeg reads a video through the descriptor, only the parts it needs.
         if job.kind == .render, let spec = job.spec,
-          VideoHeader.recognises(try file.read(at: 0, count: min(file.size, 64))[...])
+          let header = try VideoHeader.describe(file, name: job.name)
         {
-          let header = try VideoHeader.read(ByteSource(file: file), name: job.name)
           let rendition = try renderer(for: job).renderVideo(
             .file(file), name: job.name, header: header, spec)
           return (
