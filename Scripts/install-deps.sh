@@ -8,7 +8,9 @@ set -euo pipefail
 # libvips-tools' vips makes the JPEG XL file a gallery test uploads.
 # FFmpeg's libraries decode videos' poster frames (the -dev packages for their headers); the
 # ffmpeg command makes the videos the tests read, libavif-bin's avifenc their HDR photos.
-packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config libavformat-dev libavcodec-dev libswscale-dev chromium chromium-driver libimage-exiftool-perl exiv2 libvips-tools ffmpeg libavif-bin "$@")
+# libheif-dev's header lets Darkroom write HEIC through libheif (x265's preset chosen);
+# libheif-examples' heif-enc makes the tests' HEICs.
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev pkg-config libavformat-dev libavcodec-dev libswscale-dev chromium chromium-driver libimage-exiftool-perl exiv2 libvips-tools ffmpeg libavif-bin libheif-dev libheif-examples "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vips_api.h"
+#include "heif_encode.h"
 
 // The libvips functions Darkroom uses, resolved by dr_vips_init().
 #define DR_FN(name) static dr_##name##_fn p_##name;
@@ -377,6 +378,57 @@ int dr_write_to_memory(VipsImage *in, void **buf, size_t *len) {
   if (*buf) memcpy(*buf, vips_buf, *len);
   p_g_free(vips_buf);
   return *buf ? 0 : -1;
+}
+
+// libvips rebuilds an image's "exif-data" blob from its exif-* fields (orientation and the
+// rest) in every saver, through vips__exif_update: exported for its modules, though not in
+// its headers. Darkroom's own HEIC writer calls it the same way.
+int dr_update_exif(VipsImage *image) {
+  typedef int (*update_fn)(VipsImage *image);
+  update_fn update = vips_library ? (update_fn)dlsym(vips_library, "vips__exif_update") : NULL;
+  return update ? update(image) : -1;
+}
+
+int dr_write_heic(VipsImage *in, int quality, const char *preset, int strip, void **buf,
+                  size_t *len, char *error, size_t error_size) {
+  *buf = NULL, *len = 0;
+  if (p_vips_image_get_format(in) != DR_FORMAT_UCHAR || !dr_heif_available()) return 1;
+  VipsImage *image = in;
+  if (p_vips_image_get_bands(in) < 3) {
+    if (dr_to_srgb(in, &image) != 0) return -1;
+  } else {
+    p_g_object_ref(in);
+  }
+  int bands = p_vips_image_get_bands(image), rc = 1;
+  if (bands == 3 || bands == 4) {
+    DrHeifInput input = {.width = p_vips_image_get_width(image),
+                         .height = p_vips_image_get_height(image),
+                         .bands = bands,
+                         .quality = quality,
+                         .preset = preset,
+                         .chroma444 = quality >= 90};  // as libvips' saver chooses
+    if (!strip) {
+      // Fails only with a libvips that lacks the function: its EXIF is then as read.
+      (void)dr_update_exif(image);
+      dr_get_blob(image, "exif-data", &input.exif, &input.exif_length);
+      dr_get_blob(image, "xmp-data", &input.xmp, &input.xmp_length);
+      dr_get_blob(image, "icc-profile-data", &input.icc, &input.icc_length);
+    }
+    size_t size = 0;
+    void *pixels = p_vips_image_write_to_memory(image, &size);
+    if (!pixels) {
+      rc = -1;  // libvips' error buffer says why
+    } else if (size != (size_t)input.width * (size_t)input.height * (size_t)bands) {
+      snprintf(error, error_size, "libheif: unexpected pixel buffer");
+      rc = -2;
+    } else {
+      input.pixels = pixels;
+      rc = dr_heif_encode(&input, buf, len, error, error_size) == 0 ? 0 : -2;
+    }
+    if (pixels) p_g_free(pixels);
+  }
+  p_g_object_unref(image);
+  return rc;
 }
 
 int dr_width(VipsImage *image) { return p_vips_image_get_width(image); }

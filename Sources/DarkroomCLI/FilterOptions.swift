@@ -1,7 +1,7 @@
 import ArgumentParser
 import Darkroom
 
-/// `--filter`, `--adjustment` and `--quality`, shared by `edit` and `apply`.
+/// `--filter`, `--adjustment`, `--quality` and `--effort`, shared by `edit` and `apply`.
 struct FilterOptions: ParsableArguments {
   @Option(
     name: .customLong("filter"),
@@ -20,10 +20,20 @@ struct FilterOptions: ParsableArguments {
     help: "Encoder quality of the results, 1-100 (default: a JPEG's own, else 92).")
   var quality: Int?
 
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "Encoder effort of HEIC and AVIF results, 0 (fastest) to 9 (smallest files; default 0).",
+      discussion: "HEIC: x265's presets, ultrafast (0) to placebo (9); AVIF: aom's speeds."))
+  var effort: Int?
+
   func validate() throws {
     if let quality, !(1...100).contains(quality) {
       throw ValidationError(
         "Expected integer between 1 and 100 for --quality but received \(quality)")
+    }
+    if let effort, !ImageFormat.efforts.contains(effort) {
+      throw ValidationError("Expected integer between 0 and 9 for --effort but received \(effort)")
     }
     if filters.isEmpty && adjustment == nil {
       throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
@@ -51,6 +61,7 @@ struct FilterOptions: ParsableArguments {
   func settings(_ limits: LimitOptions) -> PixelSettings {
     var settings = limits.settings()
     settings.quality = quality
+    settings.effort = effort
     return settings
   }
 }

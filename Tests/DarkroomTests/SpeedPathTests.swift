@@ -85,7 +85,7 @@ struct SpeedPathTests {
     let output = try recipe.graph.apply(to: upright).preparedForOutput(
       upright: true, stripLocation: false)
     output.setBlob("xmp-data", recipe.xmp)
-    return try output.encode(suffix: recipe.format.saverSuffix(quality: 92, strip: false))
+    return try output.encode(recipe.format, quality: 92, effort: recipe.effort, strip: false)
   }
 
   static let foldingGraphs = [

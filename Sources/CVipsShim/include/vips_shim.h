@@ -89,6 +89,18 @@ int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *le
 /// free with dr_free).
 int dr_write_to_memory(VipsImage *in, void **buf, size_t *len);
 
+/// Encodes an 8-bit image as HEIC through libheif with x265's `preset` (see heif_encode.h),
+/// with its EXIF (rebuilt from its fields), XMP and ICC profile unless `strip`. Returns 0 and
+/// the file in `*buf` (free with dr_free); 1 if this image or machine is not for it (not
+/// 8-bit, or no libheif): then libvips' saver should write it; -1 with libvips' error
+/// buffer set, or -2 with the reason in `error`.
+int dr_write_heic(VipsImage *in, int quality, const char *preset, int strip, void **buf,
+                  size_t *len, char *error, size_t error_size);
+
+/// Rebuilds the image's "exif-data" blob from its exif-* fields, as libvips' savers do
+/// before they write it. 0 on success; -1 if this libvips has no such function.
+int dr_update_exif(VipsImage *image);
+
 int dr_width(VipsImage *image);
 int dr_height(VipsImage *image);
 int dr_bands(VipsImage *image);

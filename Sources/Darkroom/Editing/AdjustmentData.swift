@@ -42,6 +42,10 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     public var format: String
     /// The encoder quality it was written at.
     public var quality: Int
+    /// The encoder effort it was written at, 0 (fastest) to 9 (HEIC and AVIF; see
+    /// ``ImageFormat/defaultEffort``); nil for other formats, and for edits made before
+    /// efforts were kept (libvips' default then, which they render with again).
+    public var effort: Int?
   }
 
   /// The whole edit, applied to the original: every filter, not only those added last.
@@ -174,6 +178,7 @@ extension AdjustmentData {
       throw DarkroomError(.unsupportedFormat, file: name, "cannot write \(result.format)")
     }
     return EditRecipe(
-      graph: graph, version: version, format: format, quality: result.quality, xmp: xmpPacket)
+      graph: graph, version: version, format: format, quality: result.quality,
+      effort: result.effort, xmp: xmpPacket)
   }
 }

@@ -25,6 +25,8 @@ public struct Editor: Sendable {
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC); nil: each source's own
   /// (see ``PixelSettings/quality``).
   public var quality: Int?
+  /// Encoder effort of edited HEIC and AVIF results; nil: ``ImageFormat/defaultEffort``.
+  public var effort: Int?
   /// The store of the library a path is in (with `creating`: else the store a first edit
   /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
   /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
@@ -36,6 +38,7 @@ public struct Editor: Sendable {
   init(_ settings: PixelSettings, stores: @escaping StoreLookup) {
     renderer = Renderer(settings)
     quality = settings.quality
+    effort = settings.effort
     self.stores = stores
   }
 
@@ -108,7 +111,6 @@ public struct Editor: Sendable {
       let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
       let fullGraph = FilterGraph(nodes: nodes)
       let metadata = try AssetMetadata.read(.data(originalBytes, name: path))
-      let quality = Self.quality(quality, of: originalBytes, format: metadata.format)
       guard let format = ImageFormat(sourceFormat: metadata.format) else {
         throw DarkroomError(
           .unsupportedFormat, file: path,
@@ -119,7 +121,9 @@ public struct Editor: Sendable {
         original: .init(
           sha256: originalHash.hex, byteSize: originalBytes.count, format: metadata.format,
           fileName: previous?.original.fileName ?? FilePath(path).name),
-        result: .init(sha256: "", format: format.rawValue, quality: quality),
+        result: Self.plannedResult(
+          format, original: originalBytes, sourceFormat: metadata.format,
+          asked: (quality, effort)),
         version: (previous?.version ?? 0) + 1, previous: previous == nil ? nil : currentHash.hex,
         created: Self.now())
       let rendered = try renderer.renderEdit(
@@ -158,10 +162,36 @@ public struct Editor: Sendable {
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes,
-      data.result.quality == quality ?? Self.ownQuality(of: data.original, in: store)
+      data.result.quality == quality ?? Self.ownQuality(of: data.original, in: store),
+      data.result.effort == resultEffort(format: data.result.format)
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
+  }
+
+  /// The effort a result in `format` (an ``ImageFormat`` raw value) is written at: nil for
+  /// a format without efforts.
+  private func resultEffort(format: String) -> Int? {
+    ImageFormat(rawValue: format).flatMap { Self.effort(effort, for: $0) }
+  }
+
+  /// The effort an edit in `format` is written at: `asked`, else
+  /// ``ImageFormat/defaultEffort``; nil for a format without efforts.
+  static func effort(_ asked: Int?, for format: ImageFormat) -> Int? {
+    format.takesEffort ? asked ?? ImageFormat.defaultEffort : nil
+  }
+
+  /// What an edit of `original` (in `sourceFormat`) will be written as, before its hash is
+  /// known: the format, and the quality and effort (those `asked`, else the defaults) that
+  /// every door (an editor, a space) writes.
+  static func plannedResult(
+    _ format: ImageFormat, original: [UInt8], sourceFormat: String,
+    asked: (quality: Int?, effort: Int?)
+  ) -> AdjustmentData.Result {
+    .init(
+      sha256: "", format: format.rawValue,
+      quality: quality(asked.quality, of: original, format: sourceFormat),
+      effort: effort(asked.effort, for: format))
   }
 
   /// The quality an edit of the stored original `original` is written at when none is
@@ -171,17 +201,20 @@ public struct Editor: Sendable {
   {
     guard let hash = ContentHash(hex: original.sha256),
       let file = try? InputFile(store.originalPath(hash)),
-      let head = try? file.read(at: 0, count: min(file.size, 1 << 20))
+      // A JPEG's tables are in its first bytes; a HEIC's first slice may be anywhere.
+      let head = try? file.read(
+        at: 0, count: min(file.size, original.format == "heif" ? 256 << 20 : 1 << 20))
     else { return nil }
     return quality(nil, of: head, format: original.format)
   }
 
   /// The quality an edit of `original` is written at: `asked`, else the original's own (a
-  /// JPEG's, from its tables), else ``PixelSettings/defaultQuality``. The original, not the
+  /// JPEG's, from its tables; a HEIC's, from its first slice's quantiser), else ``PixelSettings/defaultQuality``. The original, not the
   /// file being replaced: every version of an edit renders from it, at the same quality.
   static func quality(_ asked: Int?, of original: [UInt8], format: String) -> Int {
     if let asked { return asked }
     if format == "jpeg", let own = JPEGQuality.estimate(original) { return own }
+    if format == "heif", let own = HEVCQuality.estimate(original) { return own }
     return PixelSettings.defaultQuality
   }
 
@@ -200,7 +233,8 @@ public struct Editor: Sendable {
       original: .init(
         sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
       result: .init(
-        sha256: "", format: format.rawValue, quality: quality ?? PixelSettings.defaultQuality),
+        sha256: "", format: format.rawValue, quality: quality ?? PixelSettings.defaultQuality,
+        effort: resultEffort(format: format.rawValue)),
       version: 1,
       previous: nil, created: Self.now())
     return try renderer.renderEdit(

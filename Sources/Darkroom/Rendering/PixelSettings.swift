@@ -27,6 +27,10 @@ public struct PixelSettings: Sendable {
   /// source, else ``defaultQuality``.
   public var quality: Int?
 
+  /// Encoder effort of edited HEIC and AVIF results, 0 (fastest) to 9 (smallest files); nil:
+  /// ``ImageFormat/defaultEffort``.
+  public var effort: Int?
+
   /// The quality of edits of sources whose own cannot be read (all but JPEGs, so far).
   public static let defaultQuality = 92
 

@@ -43,7 +43,8 @@ extension Renderer {
         image = try image.thumbnail(options)
       }
       let format = spec.format ?? .jpeg
-      let encoded = try image.encode(suffix: format.saverSuffix(quality: spec.quality, strip: true))
+      let encoded = try image.encode(
+        format, quality: spec.quality, effort: ImageFormat.defaultEffort, strip: true)
       return Rendition(bytes: encoded, format: format, width: image.width, height: image.height)
     }
   }

@@ -230,7 +230,8 @@ public struct Renderer: Sendable {
         upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
       let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) {
         () throws(DarkroomError) in
-        try output.encode(suffix: format.saverSuffix(quality: spec.quality, strip: strip))
+        try output.encode(
+          format, quality: spec.quality, effort: ImageFormat.defaultEffort, strip: strip)
       }
       return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
     }
@@ -322,7 +323,8 @@ public struct Renderer: Sendable {
       output.setBlob("xmp-data", recipe.xmp)
       return try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
         () throws(DarkroomError) in
-        try output.encode(suffix: recipe.format.saverSuffix(quality: recipe.quality, strip: false))
+        try output.encode(
+          recipe.format, quality: recipe.quality, effort: recipe.effort, strip: false)
       }
     }
   }
@@ -382,5 +384,8 @@ struct EditRecipe: Sendable, Codable, Equatable {
   var version: Int
   var format: ImageFormat
   var quality: Int
+  /// The encoder effort (HEIC, AVIF); nil: libvips' default, as edits made before efforts
+  /// were kept were written.
+  var effort: Int?
   var xmp: [UInt8]
 }

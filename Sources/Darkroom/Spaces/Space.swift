@@ -503,9 +503,9 @@ public final class Space: Sendable {
         original: .init(
           sha256: asset.identity, byteSize: asset.byteSize, format: asset.format,
           fileName: asset.name),
-        result: .init(
-          sha256: "", format: format.rawValue,
-          quality: Editor.quality(settings.quality, of: original, format: metadata.format)),
+        result: Editor.plannedResult(
+          format, original: original, sourceFormat: metadata.format,
+          asked: (settings.quality, settings.effort)),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
       let result = try ownRenderer(Renderer(settings)).renderEdit(
         .data(original, name: asset.name), metadata: metadata, recipe: data.recipe(for: asset.name))
