@@ -153,6 +153,8 @@ struct InfoCommand: ParsableCommand {
           ?? "none"
       ),
       ("Coded colour", m.codedColour?.summary),
+      ("Motion photo", m.motionVideo.map { "a video of \($0.length) bytes at byte \($0.offset)" }),
+      ("Live Photo", m.liveVideo.map { "its video is \($0)" }),
       ("Damage", m.damage?.message),
       ("Caption", sourced(m.caption, "caption")),
       ("Rating", sourced(stars, "rating")),

@@ -22,6 +22,10 @@ struct RenderCommand: ParsableCommand {
                           fill (--crop).
         aspect-thumbnail  upright, aspect kept, fitted inside --size x
                           --size; never upscaled.
+        video             the video of a live or motion photo, as it is:
+                          a Live Photo's MOV (IMG_0001.MOV beside
+                          IMG_0001.HEIC), or the MP4 a Google or Samsung
+                          motion photo carries (NAME.video.mov or .mp4).
 
       Display representations are converted to sRGB when the source has another
       colour profile. EXIF is kept with Orientation 1 and without its embedded
@@ -46,8 +50,12 @@ struct RenderCommand: ParsableCommand {
   @Argument(help: "Image files, or - for standard input.")
   var inputs: [String]
 
-  @Option(name: .customLong("rep"), help: "full, fullscreen, thumbnail or aspect-thumbnail.")
-  var representation: Representation = .fullscreen
+  @Option(
+    name: .customLong("rep"), help: "full, fullscreen, thumbnail, aspect-thumbnail or video.")
+  var rep: RepresentationArgument = .fullscreen
+
+  /// The representation asked for (`video` is not one the renderer makes).
+  private var representation: Representation { rep.representation ?? .fullscreen }
 
   @Option(
     name: [.short, .customLong("output")], help: "Output file, folder, or - for standard output.")
@@ -120,6 +128,12 @@ struct RenderCommand: ParsableCommand {
     if inputs.filter({ $0 == "-" }).count > 1 {
       throw ValidationError("Standard input (-) can be read only once")
     }
+    if rep == .video {
+      if spaceOption.folder != nil || inputs.contains("-") {
+        throw ValidationError("--rep video reads files: not standard input or a space")
+      }
+      return
+    }
     if let output, output != "-", outputFolder == nil {
       let ext = URL(fileURLWithPath: output).pathExtension
       if let named = ImageFormat(fileExtension: ext) {
@@ -164,6 +178,7 @@ struct RenderCommand: ParsableCommand {
 
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
+    if rep == .video { return try writeVideos() }
     let items: JobItems
     var library: Library?
     var missing: [DarkroomError] = []
@@ -210,6 +225,53 @@ struct RenderCommand: ParsableCommand {
       }
     }
     try end.check(failed: !missing.isEmpty)
+  }
+
+  /// `--rep video`: each input's video, copied as it is (no decoding) to -o or beside it.
+  private func writeVideos() throws {
+    var failed = false
+    for input in inputs {
+      do throws(DarkroomError) {
+        let (video, bytes) = try MotionPhoto.videoBytes(ofStill: input)
+        let name =
+          URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+          + ".video." + video.format
+        var destination: String
+        if output == "-" {
+          guard isatty(STDOUT_FILENO) == 0 else {
+            throw DarkroomError(
+              .invalidArgument, file: input,
+              "refusing to write video bytes to a terminal; use -o FILE or a pipe")
+          }
+          writeAll(STDOUT_FILENO, bytes)
+          destination = "-"
+        } else {
+          if let folder = outputFolder {
+            try? FileManager.default.createDirectory(
+              atPath: folder, withIntermediateDirectories: true)
+            destination = folder + "/" + name
+          } else if let output {
+            destination = output
+          } else {
+            let parent = URL(fileURLWithPath: input).deletingLastPathComponent().path
+            destination = (input.contains("/") ? parent + "/" : "") + name
+          }
+          try AtomicFile.write(bytes, to: destination)
+        }
+        if json {
+          let record = VideoRecord(
+            input: input, output: destination, format: video.format, bytes: bytes.count,
+            embedded: video.range != nil)
+          printLine((try? jsonText(record, pretty: false)) ?? "")
+        } else if destination != "-" {
+          printLine(destination)
+        }
+      } catch {
+        reportError(error)
+        failed = true
+      }
+    }
+    if failed { throw WorkFailed() }
   }
 
   private func spec(for output: String?) -> RenditionSpec {
@@ -291,7 +353,21 @@ private struct RenderRecord: Encodable {
   var cached: Bool
 }
 
-extension Representation: ExpressibleByArgument {}
+private struct VideoRecord: Encodable {
+  var input, output, format: String
+  var bytes: Int
+  var embedded: Bool
+  let representation = "video"
+}
+
+/// What `--rep` takes: the renderer's representations, and `video`.
+enum RepresentationArgument: String, ExpressibleByArgument, CaseIterable {
+  case full, fullscreen, thumbnail
+  case aspectThumbnail = "aspect-thumbnail"
+  case video
+
+  var representation: Representation? { Representation(rawValue: rawValue) }
+}
 extension ImageFormat: ExpressibleByArgument {
   public init?(argument: String) {
     self.init(fileExtension: argument)

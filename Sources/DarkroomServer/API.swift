@@ -264,6 +264,9 @@ struct API: Sendable {
     if context.parameters.get("rep") == "exif-thumbnail" {
       return try await exifThumbnail(id, request)
     }
+    if context.parameters.get("rep") == "video" {
+      return try await motionVideo(id, request)
+    }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
     let spec = asked.shownInBrowser(sourceFormat: asset.format, acceptsWebP: webP)
@@ -301,6 +304,21 @@ struct API: Sendable {
     return Response(status: .ok, headers: headers)
   }
 
+  /// The video of a live or motion photo, as it is (a Live Photo's MOV, a motion photo's
+  /// MP4), with ranges, as a video's `full` is sent; 404 for an asset without one.
+  func motionVideo(_ id: AssetID, _ request: Request) async throws -> Response {
+    let (video, size) = try await blocking { [library] () throws(DarkroomError) in
+      (try library.motionVideo(of: id), try library.motionVideoSize(of: id))
+    }
+    var headers = HTTPFields()
+    headers[.cacheControl] = "no-cache"
+    return try await Self.sendBytes(
+      count: size, contentType: video.mediaType, request, headers: headers
+    ) { [library] part throws(DarkroomError) in
+      try library.motionVideoBytes(of: id, part: part)
+    }
+  }
+
   /// The JPEG thumbnail the camera embedded, as the file holds it (what the gallery shows
   /// until the photo's own thumbnail is made): one read, nothing decoded.
   func exifThumbnail(_ id: AssetID, _ request: Request) async throws -> Response {
@@ -324,7 +342,7 @@ struct API: Sendable {
     let name = context.parameters.get("rep") ?? ""
     guard let representation = Representation(rawValue: name) else {
       throw APIError.notFound(
-        "no representation \(name.prefix(64)): full, fullscreen, thumbnail, aspect-thumbnail or exif-thumbnail"
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail, aspect-thumbnail, exif-thumbnail or video"
       )
     }
     var spec = RenditionSpec(representation)
@@ -371,9 +389,24 @@ struct API: Sendable {
   ) async throws -> Response {
     let size = try await blocking { () throws(DarkroomError) in try library.byteCount(of: asset.id)
     }
+    let id = asset.id
+    return try await sendBytes(
+      count: size, contentType: contentType(of: asset), request, headers: headers
+    ) { part throws(DarkroomError) in
+      try library.bytes(of: id, range: part)
+    }
+  }
+
+  /// `count` bytes, as `read` gives them, whole or the one range the request asks for; past
+  /// 4 MB a megabyte at a time as they go out (a player's `bytes=0-` of a long video is never
+  /// held whole).
+  static func sendBytes(
+    count size: Int, contentType: String, _ request: Request, headers: HTTPFields,
+    read: @escaping @Sendable (Range<Int>) throws(DarkroomError) -> [UInt8]
+  ) async throws -> Response {
     var headers = headers
     headers[.acceptRanges] = "bytes"
-    headers[.contentType] = contentType(of: asset)
+    headers[.contentType] = contentType
     var range = 0..<size
     var status = HTTPResponse.Status.ok
     if let header = request.headers[.range] {
@@ -392,19 +425,15 @@ struct API: Sendable {
     let chunk = 1 << 20
     if range.count <= 4 * chunk {
       let part = range
-      let bytes = try await blocking { () throws(DarkroomError) in
-        try library.bytes(of: asset.id, range: part)
-      }
+      let bytes = try await blocking { () throws(DarkroomError) in try read(part) }
       return Response(
         status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
-    let (whole, id) = (range, asset.id)
+    let whole = range
     let body = ResponseBody(contentLength: whole.count) { writer in
       for start in stride(from: whole.lowerBound, to: whole.upperBound, by: chunk) {
         let part = start..<min(start + chunk, whole.upperBound)
-        let bytes = try await blocking { () throws(DarkroomError) in
-          try library.bytes(of: id, range: part)
-        }
+        let bytes = try await blocking { () throws(DarkroomError) in try read(part) }
         try await writer.write(ByteBuffer(bytes: bytes))
       }
       try await writer.finish(nil)

@@ -318,7 +318,10 @@ extension Gallery {
     .lightbox.with-info .stage { right: 320px; }
     .lightbox .shown { max-width: 100%; max-height: 100%; transform-origin: center; user-select: none; cursor: zoom-in; }
     .lightbox.zoomed .shown { cursor: grab; }
-    .lightbox .clip { max-width: 100%; max-height: 100%; }
+    .lightbox .clip, .lightbox .live { max-width: 100%; max-height: 100%; }
+    .lightbox [data-v="live"] { font: 700 .75rem system-ui, sans-serif; letter-spacing: .08em; border: 1.5px solid currentColor; }
+    .lightbox [data-v="live"][aria-pressed="true"] { background: #eee; color: #000; }
+    .cell .live-badge { letter-spacing: .08em; font-weight: 700; }
     .lightbox .problem { color: #f88; }
     .lightbox .controls { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; background: linear-gradient(rgba(0, 0, 0, .6), transparent); }
     .lightbox.with-info .controls { right: 320px; }
@@ -611,10 +614,12 @@ extension Gallery {
       box.innerHTML = [
         '<div class="stage"><img class="shown" alt="" draggable="false">',
         '<video class="clip" controls preload="metadata" hidden></video>',
+        '<video class="live" muted playsinline preload="none" hidden></video>',
         '<p class="problem" hidden>This photo cannot be shown.</p></div>',
         '<div class="controls">',
         '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
         '<span class="name"></span><span class="spacer"></span>',
+        '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
         '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
         '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
         '<a data-v="download" aria-label="Download the original" download>⤓</a>',
@@ -627,6 +632,7 @@ extension Gallery {
       const stage = box.querySelector(".stage");
       const img = box.querySelector(".shown");
       const clip = box.querySelector(".clip");
+      const live = box.querySelector(".live");
       const problem = box.querySelector(".problem");
       const info = box.querySelector(".info");
       const control = (name) => box.querySelector('[data-v="' + name + '"]');
@@ -770,6 +776,11 @@ extension Gallery {
         clip.hidden = !video;
         img.hidden = video;
         clip.pause();
+        stopLive();
+        live.removeAttribute("src");
+        const motion = !video && !!(asset.motionVideo || asset.liveVideo);
+        control("live").hidden = !motion;
+        if (motion) live.src = url(asset, "video");
         if (video) {
           clip.poster = url(asset, "fullscreen", screenSize());
           clip.src = url(asset, "full");
@@ -794,6 +805,48 @@ extension Gallery {
         }
       }
       img.addEventListener("error", () => { if (img.getAttribute("src")) { problem.hidden = false; img.hidden = true; } });
+      // A live or motion photo plays its video while the pointer is over the photo, a finger
+      // holds it, or its LIVE button is pressed; then the still again, as Photos does.
+      function playLive() {
+        if (!current || !live.getAttribute("src") || zoom.scale !== 1 || !live.hidden) return;
+        live.hidden = false;
+        img.hidden = true;
+        control("live").setAttribute("aria-pressed", "true");
+        live.currentTime = 0;
+        live.play().catch(() => stopLive());
+      }
+      function stopLive() {
+        if (live.hidden) return;
+        live.pause();
+        live.hidden = true;
+        img.hidden = false;
+        control("live").setAttribute("aria-pressed", "false");
+      }
+      live.addEventListener("ended", stopLive);
+      live.addEventListener("error", stopLive);
+      img.addEventListener("pointerenter", (event) => { if (event.pointerType === "mouse") playLive(); });
+      live.addEventListener("pointerleave", (event) => { if (event.pointerType === "mouse") stopLive(); });
+      // A finger held still for a moment (not a swipe to the next photo) plays it until lifted.
+      let hold = null;
+      img.addEventListener("pointerdown", (event) => {
+        if (event.pointerType === "mouse") return;
+        const at = { x: event.clientX, y: event.clientY };
+        clearTimeout(hold?.timer);
+        hold = { at, timer: setTimeout(playLive, 250) };
+      });
+      for (const element of [img, live]) {
+        element.addEventListener("pointermove", (event) => {
+          if (hold && Math.hypot(event.clientX - hold.at.x, event.clientY - hold.at.y) > 10) clearTimeout(hold.timer);
+        });
+        for (const type of ["pointerup", "pointercancel"]) {
+          element.addEventListener(type, (event) => {
+            if (event.pointerType === "mouse") return;
+            clearTimeout(hold?.timer);
+            hold = null;
+            stopLive();
+          });
+        }
+      }
       img.addEventListener("load", () => { img.hidden = false; problem.hidden = true; apply(); });
 
       async function step(direction) {
@@ -825,6 +878,8 @@ extension Gallery {
         document.body.classList.remove("viewing");
         clip.pause();
         clip.removeAttribute("src");
+        stopLive();
+        live.removeAttribute("src");
         const asset = current;
         current = null;
         source?.closed?.(asset, returnFocus);
@@ -845,6 +900,7 @@ extension Gallery {
         else if (name === "next") step(1);
         else if (name === "info") toggleInfo();
         else if (name === "favourite") favourite();
+        else if (name === "live") { if (live.hidden) playLive(); else stopLive(); }
       });
       function showFavourite(asset) {
         const star = control("favourite");
@@ -1331,8 +1387,17 @@ extension Gallery {
           badge.setAttribute("aria-hidden", "true");
           badge.textContent = "▶ " + durationText(asset.duration);
           link.append(badge);
-        } else if (asset.exifThumbnail) {
-          placeholderUnless(img, asset, item.width, height);
+        } else {
+          if (asset.motionVideo || asset.liveVideo) {
+            // A live or motion photo: its still, marked; the viewer plays it.
+            const badge = document.createElement("span");
+            badge.className = "video-badge live-badge";
+            badge.setAttribute("aria-hidden", "true");
+            badge.textContent = "LIVE";
+            link.append(badge);
+            img.alt = name + ": live photo";
+          }
+          if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
         }
         const check = document.createElement("button");
         check.type = "button";

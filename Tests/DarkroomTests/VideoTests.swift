@@ -281,12 +281,13 @@ extension VideoTests {
   /// `GET /api/assets/ID/full` sends `file` whole, as MP4 with ranges accepted, and `range`
   /// as a 206 (asked for open-ended when it runs to the end, as players ask).
   static func sendsFile(
-    _ client: any TestClientProtocol, _ id: AssetID, _ file: [UInt8], range: Range<Int>
+    _ client: any TestClientProtocol, _ id: AssetID, _ file: [UInt8], range: Range<Int>,
+    rep: String = "full", type: String = "video/mp4"
   ) async throws {
     let whole = try await client.execute(
-      uri: "/api/assets/\(id)/full", method: .get, headers: ServedLibrary.read)
+      uri: "/api/assets/\(id)/\(rep)", method: .get, headers: ServedLibrary.read)
     #expect(whole.status == .ok)
-    #expect(whole.headers[.contentType] == "video/mp4")
+    #expect(whole.headers[.contentType] == type)
     #expect(whole.headers[.acceptRanges] == "bytes")
     #expect(whole.headers[.contentLength] == String(file.count))
     #expect(whole.bytes == file)
@@ -294,7 +295,7 @@ extension VideoTests {
     let last = range.upperBound == file.count ? "" : String(range.upperBound - 1)
     ranged[.range] = "bytes=\(range.lowerBound)-\(last)"
     let part = try await client.execute(
-      uri: "/api/assets/\(id)/full", method: .get, headers: ranged)
+      uri: "/api/assets/\(id)/\(rep)", method: .get, headers: ranged)
     #expect(part.status == .partialContent)
     #expect(
       part.headers[.contentRange]

@@ -7,7 +7,8 @@ extension AssetMetadata: Encodable {
     case captureDate, localDateTime, captureInstant, timeZone, place, gps, cameraMake, cameraModel,
       lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, codedColour, damage, damageMessage
-    case caption, rating, keywords, people, sources, warnings, exifThumbnail
+    case caption, rating, keywords, people, sources, warnings, exifThumbnail, motionVideo,
+      liveVideo
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -52,5 +53,7 @@ extension AssetMetadata: Encodable {
     try c.encode(sources, forKey: .sources)
     try c.encode(warnings, forKey: .warnings)
     try c.encode(exifThumbnail, forKey: .exifThumbnail)
+    try c.encode(motionVideo, forKey: .motionVideo)
+    try c.encode(liveVideo, forKey: .liveVideo)
   }
 }

@@ -82,6 +82,13 @@ public struct AssetMetadata: Sendable, Equatable {
   /// picture to show at once, read without decoding anything (ALAssetsLibrary's thumbnail).
   /// JPEG files only; nil when there is none.
   public var exifThumbnail: FileRange?
+  /// Where the video of a motion photo is in the file (Google's and Samsung's: an MP4
+  /// appended to the JPEG or HEIC, named by XMP; see ``MotionPhoto``); nil for a still alone.
+  public var motionVideo: FileRange?
+  /// The Live Photo video beside the file: the name of a MOV of the same name in its folder
+  /// (`IMG_0001.MOV` beside `IMG_0001.HEIC`; see ``MotionPhoto/companion(of:)``), read with
+  /// the sidecars; nil when there is none.
+  public var liveVideo: String?
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.

@@ -60,6 +60,17 @@ public struct XMPPacket: Sendable, Equatable {
     try reader.run()
     (properties, present, spans, insertion) =
       (reader.properties, reader.present, reader.spans, reader.insertion)
+    attributed = reader.attributed
+  }
+
+  /// The attributes of elements other than descriptions, by the element's qualified name, in
+  /// document order: structures written compactly (Google's `Container:Item Item:Length=...`).
+  private var attributed: [String: [[String: String]]] = [:]
+
+  /// The attributes (by qualified name) of each `namespace` element `name` that has any, in
+  /// document order: `elements(container, "Item")` for a Motion Photo's directory.
+  public func elements(_ namespace: String, _ name: String) -> [[String: String]] {
+    attributed[namespace + name] ?? []
   }
 
   /// Whether the packet has `namespace`'s property `name`, even with no value.
@@ -99,6 +110,7 @@ public struct XMPPacket: Sendable, Equatable {
     var present: Set<String> = []
     var spans: [String: [Range<Int>]] = [:]
     var insertion: (at: Int, selfClosing: (Range<Int>, String)?)?
+    var attributed: [String: [[String: String]]] = [:]
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -220,8 +232,14 @@ public struct XMPPacket: Sendable, Equatable {
       guard stack.count < XMPPacket.maxDepth else { throw fail("nested too deep") }
       var element = Element(
         namespaces: namespaces, name: qualified(name, namespaces), start: tagStart)
+      var own: [String: String] = [:]
       for (attribute, value, range) in attributes {
         let key = qualified(attribute, namespaces)
+        if element.name != XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf),
+          key != XMPPacket.xml + "lang", attributed.count < 4096
+        {
+          own[key] = value
+        }
         if key == XMPPacket.xml + "lang" {
           element.language = value
         } else if key == XMPPacket.rdf + "parseType" {
@@ -233,6 +251,7 @@ public struct XMPPacket: Sendable, Equatable {
           if stack.last?.name == XMPPacket.rdf + "RDF" { spans[key, default: []].append(range) }
         }
       }
+      if !own.isEmpty { attributed[element.name, default: []].append(own) }
       if element.name == XMPPacket.rdf + "Description", insertion == nil {
         insertion = (at, empty ? (at - 2..<at, name) : nil)
       }

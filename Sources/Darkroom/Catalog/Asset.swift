@@ -177,6 +177,14 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// Where the JPEG thumbnail the camera embedded is in the file, as the scan found it
   /// (``AssetMetadata/exifThumbnail``): shown until a thumbnail is made.
   public var exifThumbnail: FileRange? = nil
+  /// Where a motion photo's video is in the file (``AssetMetadata/motionVideo``).
+  public var motionVideo: FileRange? = nil
+  /// A Live Photo's video: the name of the MOV beside the file (``AssetMetadata/liveVideo``),
+  /// which the scan does not catalogue as an asset of its own.
+  public var liveVideo: String? = nil
+
+  /// Whether the asset is a live or motion photo: a still with a video of its own.
+  public var hasMotion: Bool { motionVideo != nil || liveVideo != nil }
 
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -281,6 +289,7 @@ extension Asset {
       (place, region, country) = (m.place?.name, m.place?.region, m.place?.country)
       if region == "" { region = nil }
       exifThumbnail = m.exifThumbnail
+      (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
     case .video(let v):
       mediaType = .video
       format = v.format
@@ -292,7 +301,7 @@ extension Asset {
       (latitude, longitude, altitude, camera, lens) = (nil, nil, nil, nil, nil)
       (exposureTime, fNumber, iso, focalLength) = (nil, nil, nil, nil)
       duration = v.duration
-      exifThumbnail = nil
+      (exifThumbnail, motionVideo, liveVideo) = (nil, nil, nil)
     }
     sortDate = captureDate ?? Double(identity.modified) / 1e9
   }

@@ -211,6 +211,15 @@ public final class SQLiteCatalog: Catalog {
           ALTER TABLE asset ADD COLUMN thumbLength INTEGER;
           """)
     }
+    migrator.registerMigration("v8 live and motion photos") { db in
+      // A motion photo's video in its file; a Live Photo's MOV beside it.
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN motionOffset INTEGER;
+          ALTER TABLE asset ADD COLUMN motionLength INTEGER;
+          ALTER TABLE asset ADD COLUMN liveVideo TEXT;
+          """)
+    }
     return migrator
   }
 
@@ -235,7 +244,7 @@ public final class SQLiteCatalog: Catalog {
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
     a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people, a.thumbOffset,
-    a.thumbLength
+    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -264,6 +273,10 @@ public final class SQLiteCatalog: Catalog {
     if let offset: Int = row[45], let length: Int = row[46] {
       asset.exifThumbnail = FileRange(offset: offset, length: length)
     }
+    if let offset: Int = row[47], let length: Int = row[48] {
+      asset.motionVideo = FileRange(offset: offset, length: length)
+    }
+    asset.liveVideo = row[49]
     return asset
   }
 
@@ -520,6 +533,7 @@ public final class SQLiteCatalog: Catalog {
       a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
       Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
       Self.keywordText(a.people), a.exifThumbnail?.offset, a.exifThumbnail?.length,
+      a.motionVideo?.offset, a.motionVideo?.length, a.liveVideo,
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -531,7 +545,7 @@ public final class SQLiteCatalog: Catalog {
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
           hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
-          country, people, thumbOffset, thumbLength)
+          country, people, thumbOffset, thumbLength, motionOffset, motionLength, liveVideo)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -549,7 +563,9 @@ public final class SQLiteCatalog: Catalog {
           caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords,
           timeZone = excluded.timeZone, place = excluded.place, region = excluded.region,
           country = excluded.country, people = excluded.people,
-          thumbOffset = excluded.thumbOffset, thumbLength = excluded.thumbLength
+          thumbOffset = excluded.thumbOffset, thumbLength = excluded.thumbLength,
+          motionOffset = excluded.motionOffset, motionLength = excluded.motionLength,
+          liveVideo = excluded.liveVideo
         """
     ).execute(arguments: StatementArguments(values))
     return a.id

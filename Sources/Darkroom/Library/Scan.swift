@@ -328,7 +328,33 @@ private struct Scanner {
         sidecars.insert(entry.name)
       }
     }
+    // A Live Photo's MOV that came, changed or went: its still is read again (the pair is
+    // one asset); a MOV whose still came or went is read again too (it becomes part of that
+    // asset, or an asset of its own).
+    var videos = Set<String>()
+    for (name, identity) in files
+    where Self.isLiveVideoName(name) && byName[name]?.identity != identity {
+      videos.insert(Self.stem(name))
+    }
+    let present = Set(files.map(\.0))
+    for entry in entries where Self.isLiveVideoName(entry.name) && !present.contains(entry.name) {
+      videos.insert(Self.stem(entry.name))
+    }
+    // A catalogued MOV that is an asset though its still is here now, or is not one though
+    // its still is gone.
+    var repaired = Set<String>()
+    for (name, _) in files where Self.isLiveVideoName(name) {
+      guard let entry = byName[name] else { continue }
+      let stem = Self.stem(name)
+      let paired = MotionPhoto.stillExtensions.contains { present.contains(stem + "." + $0) }
+      if paired == (entry.asset != nil) { repaired.insert(name) }
+    }
+    func videoChanged(_ name: String) -> Bool {
+      if Self.isLiveVideoName(name) { return repaired.contains(name) }
+      return !videos.isEmpty && videos.contains(Self.stem(name))
+    }
     func sidecarChanged(_ name: String) -> Bool {
+      if videoChanged(name) { return true }
       guard !sidecars.isEmpty else { return false }
       if sidecars.contains(name + ".xmp") { return true }
       guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
@@ -363,6 +389,17 @@ private struct Scanner {
         changes.unskipped.append(folder.isEmpty ? entry.name : folder + "/" + entry.name)
       }
     }
+  }
+
+  /// `IMG_0001.HEIC` → `IMG_0001`; a name without an extension is its own stem.
+  static func stem(_ name: String) -> String {
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+    return String(name[..<dot])
+  }
+
+  /// Whether `name` could be a Live Photo's video (a MOV).
+  static func isLiveVideoName(_ name: String) -> Bool {
+    MotionPhoto.videoExtensions.contains { name.hasSuffix("." + $0) }
   }
 
   /// A folder's regular files (with their identities) and subfolders, leaving out names
@@ -452,6 +489,8 @@ private struct Scanner {
   enum ReadOutcome: Sendable {
     case asset(AssetContent, hash: String, identity: FileIdentity, edited: Int)
     case notMedia
+    /// A Live Photo's MOV (beside the still named): part of that asset, not one of its own.
+    case livePhotoVideo(still: String)
     /// What went wrong; `transient` when it says nothing of the file (a worker that failed,
     /// a read error, a time limit), so an asset it was is kept for the next scan.
     case unreadable(String, transient: Bool)
@@ -466,6 +505,9 @@ private struct Scanner {
   private static func read(_ item: Pending, library: Library) -> ReadOutcome {
     let path = library.root.path + "/" + item.path
     FaultInjection.reached("scan-read", file: path)
+    if let still = MotionPhoto.still(of: path) {
+      return .livePhotoVideo(still: FilePath(still).name)
+    }
     do {
       let file = try InputFile(path)
       guard let before = file.identity else {
@@ -558,7 +600,7 @@ private struct Scanner {
       // next scan reads it again (a worker that failed under load must not cost an asset
       // its id).
       summary.problems.append("\(item.path): \(problem)")
-    case .notMedia, .unreadable:
+    case .notMedia, .unreadable, .livePhotoVideo:
       if case .unreadable(let problem, _) = outcome {
         summary.problems.append("\(item.path): \(problem)")
       } else {
@@ -566,10 +608,19 @@ private struct Scanner {
       }
       var reason = "not a photo or video"
       if case .unreadable(let problem, _) = outcome { reason = problem }
+      if case .livePhotoVideo(let still) = outcome {
+        reason = "the video of the Live Photo \(still)"
+      }
       changes.skipped.append(SkippedFile(path: item.path, identity: item.identity, reason: reason))
       if let id = item.previous?.asset {
         changes.removals.append(id)
-        changes.removedFrom[id] = item.path
+        // A Live Photo's MOV is here and stays: its row goes, though its file is seen (the
+        // check before a commit keeps the rows of files that are there again).
+        if case .livePhotoVideo = outcome {
+          summary.removed += 1
+        } else {
+          changes.removedFrom[id] = item.path
+        }
       }
     case .asset(let content, let hash, let identity, let edited):
       progress.bytesRead += identity.size

@@ -98,3 +98,22 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     return options.isEmpty ? suffix : suffix + "[" + options.joined(separator: ",") + "]"
   }
 }
+
+extension VipsImage {
+  /// Runs the pipeline and encodes the result in `format`: HEIC of an 8-bit image through
+  /// libheif with x265's preset for `effort` (``VipsImage/encodeHEIC(quality:preset:strip:)``),
+  /// every other case through libvips' saver. `strip` leaves out EXIF, XMP and the ICC
+  /// profile. A nil `effort` is libvips' saver with its own default effort (see
+  /// ``ImageFormat/saverSuffix(quality:effort:strip:)``).
+  func encode(_ format: ImageFormat, quality: Int, effort: Int?, strip: Bool)
+    throws(DarkroomError) -> [UInt8]
+  {
+    if format == .heic, let effort,
+      let bytes = try encodeHEIC(
+        quality: quality, preset: ImageFormat.x265Preset(effort: effort), strip: strip)
+    {
+      return bytes
+    }
+    return try encode(suffix: format.saverSuffix(quality: quality, effort: effort, strip: strip))
+  }
+}

@@ -182,7 +182,9 @@ extension AssetMetadata {
     // IPTC's, then the GPS clock's (UTC).
     let iptc = header.iptc.map(IPTCRecords.init)
     if let iptc { metadata.apply(iptc) }
-    if let xmp = header.xmp { metadata.applyXMP(xmp, from: "XMP", dates: .ifMissing) }
+    if let xmp = header.xmp, let packet = metadata.applyXMP(xmp, from: "XMP", dates: .ifMissing) {
+      metadata.motionVideo = MotionPhoto.embeddedRange(packet, fileSize: size)
+    }
     for (date, source) in [(iptc?.captureDate, "IPTC"), (metadata.gpsDate, "GPS")] {
       guard metadata.captureDate == nil, let date else { continue }
       metadata.captureDate = date

@@ -18,13 +18,14 @@ extension AssetMetadata {
   }
 
   /// Reads `bytes` as an XMP packet from `source` and takes what it says.
-  mutating func applyXMP(_ bytes: [UInt8], from source: String, dates: XMPDates) {
+  @discardableResult
+  mutating func applyXMP(_ bytes: [UInt8], from source: String, dates: XMPDates) -> XMPPacket? {
     let packet: XMPPacket
     do {
       packet = try XMPPacket(bytes)
     } catch {
       warnings.append("\(source): not read (\(error.description))")
-      return
+      return nil
     }
     if let caption = packet.text(XMPPacket.dc, "description"), !caption.isEmpty {
       self.caption = caption
@@ -61,7 +62,7 @@ extension AssetMetadata {
       self.people = people
       sources["people"] = source
     }
-    guard dates == .override || captureDate == nil else { return }
+    guard dates == .override || captureDate == nil else { return packet }
     for (namespace, name) in [
       (XMPPacket.exif, "DateTimeOriginal"), (XMPPacket.photoshop, "DateCreated"),
     ] {
@@ -69,15 +70,18 @@ extension AssetMetadata {
       if let date = CaptureDate(iso8601: text) {
         captureDate = date
         sources["captureDate"] = source
-        return
+        return packet
       }
       warnings.append("\(source): date \(text.prefix(40)) is not a date Darkroom reads; ignored")
     }
+    return packet
   }
 
   /// Takes what the sidecars beside the file at `path` say over what the file says:
   /// `NAME.xmp`, then `NAME.EXT.xmp` (which wins where both say something).
   mutating func applySidecars(of path: String) {
+    // A Live Photo's video is a neighbour too, found the same way.
+    liveVideo = MotionPhoto.companion(of: path).map { FilePath($0).name }
     for sidecar in Self.sidecars(of: path).reversed() {
       let name = FilePath(sidecar).name
       do {

@@ -275,35 +275,28 @@ extension VipsImage {
     return Array(UnsafeRawBufferPointer(start: buffer, count: length))
   }
 
-  /// Runs the pipeline and encodes the result in `format`: HEIC of an 8-bit image through
-  /// libheif with x265's preset for `effort` (libvips 8.14's saver cannot choose it), every
-  /// other case through libvips' saver. `strip` leaves out EXIF, XMP and the ICC profile. A
-  /// nil `effort` is libvips' saver with its own default effort (see
-  /// ``ImageFormat/saverSuffix(quality:effort:strip:)``).
-  func encode(_ format: ImageFormat, quality: Int, effort: Int?, strip: Bool)
-    throws(DarkroomError) -> [UInt8]
-  {
-    if format == .heic, let effort {
-      var buffer: UnsafeMutableRawPointer?
-      var length = 0
-      var error = [CChar](repeating: 0, count: 256)
-      let status = dr_write_heic(
-        pointer, Int32(quality), ImageFormat.x265Preset(effort: effort), strip ? 1 : 0, &buffer,
-        &length, &error, error.count)
-      switch status {
-      case 0:
-        guard let buffer else { break }
-        defer { dr_free(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
-      case -1: throw Vips.takeError(context: "cannot render", file: source)
-      case -2:
-        let detail = String(
-          decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        throw DarkroomError(.engine, file: source, "cannot render: \(detail)")
-      default: break  // not 8-bit, or no libheif: libvips' saver
-      }
+  /// Runs the pipeline and encodes the result as HEIC through libheif, with x265's `preset`
+  /// (libvips 8.14's saver cannot choose it); nil when this image or machine is not for it
+  /// (not 8-bit, or no libheif): libvips' saver should write it then. `strip` leaves out
+  /// EXIF, XMP and the ICC profile.
+  func encodeHEIC(quality: Int, preset: String, strip: Bool) throws(DarkroomError) -> [UInt8]? {
+    var buffer: UnsafeMutableRawPointer?
+    var length = 0
+    var error = [CChar](repeating: 0, count: 256)
+    let status = dr_write_heic(
+      pointer, Int32(quality), preset, strip ? 1 : 0, &buffer, &length, &error, error.count)
+    switch status {
+    case 0:
+      guard let buffer else { return nil }
+      defer { dr_free(buffer) }
+      return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    case -1: throw Vips.takeError(context: "cannot render", file: source)
+    case -2:
+      let detail = String(
+        decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      throw DarkroomError(.engine, file: source, "cannot render: \(detail)")
+    default: return nil
     }
-    return try encode(suffix: format.saverSuffix(quality: quality, effort: effort, strip: strip))
   }
 
   /// Runs the pipeline into memory: the pixels, band-interleaved, row after row.

@@ -70,6 +70,7 @@ struct MetadataWire: Codable, Sendable {
   var sources: [String: String]?
   var warnings: [String]?
   var exifThumbnail: FileRange?
+  var motionVideo: FileRange?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -83,7 +84,7 @@ struct MetadataWire: Codable, Sendable {
     (iccProfile, codedColour, damage) = (m.iccProfile, m.codedColour, m.damage)
     (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
-    exifThumbnail = m.exifThumbnail
+    (exifThumbnail, motionVideo) = (m.exifThumbnail, m.motionVideo)
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -113,6 +114,13 @@ struct MetadataWire: Codable, Sendable {
       range.offset + range.length <= byteSize
     {
       m.exifThumbnail = range
+    }
+    // A range a worker names is kept only if it lies in the file; its bytes are checked when
+    // the video is read.
+    if let range = motionVideo, range.offset >= 0, range.length >= 16,
+      range.offset + range.length <= byteSize
+    {
+      m.motionVideo = range
     }
     return m
   }

@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The video of a live or motion photo: a still and a few seconds of video that are one
+/// asset, as PhotoKit's live photos are.
+///
+/// - Google's Motion Photo (and Samsung's, which writes the same XMP): an MP4 appended to the
+///   JPEG or HEIC, named by XMP: `GCamera:MotionPhoto="1"` with a `Container:Directory` whose
+///   `MotionPhoto` item gives the video's length (it is last in the file), or the older
+///   `GCamera:MicroVideo="1"` with `GCamera:MicroVideoOffset` (its distance from the end).
+/// - Apple's Live Photo: a HEIC or JPEG and a MOV of the same name in the same folder
+///   (`IMG_0001.HEIC` and `IMG_0001.MOV`), which the phone writes and exports together.
+///
+/// ```swift
+/// if let video = metadata.motionVideo { ... }              // embedded: where in the file
+/// let pair = MotionPhoto.companion(of: "/photos/IMG_0001.HEIC")  // "/photos/IMG_0001.MOV"
+/// ```
+public enum MotionPhoto {
+  static let camera = "http://ns.google.com/photos/1.0/camera/"
+  static let container = "http://ns.google.com/photos/1.0/container/"
+  static let item = "http://ns.google.com/photos/1.0/container/item/"
+
+  /// Where the embedded video of a file of `fileSize` bytes is, as its XMP says; nil when
+  /// the XMP names none, or a length that does not fit in the file. The bytes there are
+  /// checked when the video is read (``bytes(of:in:part:name:)``), not here: reading the
+  /// metadata reads the header only.
+  static func embeddedRange(_ packet: XMPPacket, fileSize: Int) -> FileRange? {
+    var length: Int?
+    if packet.text(camera, "MotionPhoto") == "1" {
+      let items = packet.elements(container, "Item")
+      if let video = items.last(where: { $0[item + "Semantic"] == "MotionPhoto" }) {
+        length = video[item + "Length"].flatMap { Int($0) }
+      }
+    }
+    if length == nil, packet.text(camera, "MicroVideo") == "1" {
+      length = packet.text(camera, "MicroVideoOffset").flatMap { Int($0) }
+    }
+    guard let length, length >= 16, length < fileSize else { return nil }
+    return FileRange(offset: fileSize - length, length: length)
+  }
+
+  /// Whether `bytes` start with an ISO base media `ftyp` box.
+  static func isISOMedia(_ bytes: [UInt8]) -> Bool {
+    guard bytes.count >= 12 else { return false }
+    let size = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+    return size >= 8 && bytes[4..<8].elementsEqual("ftyp".utf8)
+  }
+
+  /// Extensions of the stills of a Live Photo, and of its video, as phones and cameras spell
+  /// them.
+  static let stillExtensions = ["HEIC", "heic", "JPG", "jpg", "JPEG", "jpeg", "HEIF", "heif"]
+  static let videoExtensions = ["MOV", "mov"]
+
+  /// The Live Photo video beside the still at `path`: a MOV of the same name in the same
+  /// folder (`IMG_0001.HEIC` and `IMG_0001.MOV`); nil when there is none, or `path` is not a
+  /// HEIC or JPEG. Looks for the few names it could have, never lists the folder.
+  public static func companion(of path: String) -> String? {
+    sibling(of: path, from: stillExtensions, to: videoExtensions)
+  }
+
+  /// The still a Live Photo video at `path` belongs to (see ``companion(of:)``), or nil.
+  public static func still(of path: String) -> String? {
+    sibling(of: path, from: videoExtensions, to: stillExtensions)
+  }
+
+  private static func sibling(of path: String, from: [String], to: [String]) -> String? {
+    let file = FilePath(path)
+    let name = file.name
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex,
+      from.contains(String(name[name.index(after: dot)...]))
+    else { return nil }
+    let stem = (file.parent.isEmpty ? "" : file.parent + "/") + name[..<dot]
+    for candidate in to {
+      let sibling = stem + "." + candidate
+      var info = stat()
+      if stat(sibling, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return sibling }
+    }
+    return nil
+  }
+}
+
+extension MotionPhoto {
+  /// Where the video of a live or motion photo is: a MOV of its own (a Live Photo's), or a
+  /// range of the still's file (a motion photo's). `Video` is a `Sendable` value type.
+  public struct Video: Sendable, Equatable {
+    /// The file the video is in: the MOV, or the still itself.
+    public var path: String
+    /// The video's place in ``path``; nil: the whole file.
+    public var range: FileRange?
+    /// `mov` (a Live Photo's) or `mp4` (a motion photo's).
+    public var format: String
+
+    /// Its media type, for HTTP.
+    public var mediaType: String { format == "mov" ? "video/quicktime" : "video/mp4" }
+  }
+
+  /// The video of the live or motion photo at `path`, found as a scan finds it (its XMP, the
+  /// MOV beside it).
+  ///
+  /// - Throws: what reading its metadata throws; `unsupportedFormat` naming `path` when it has
+  ///   no video (a still alone, a video, a file of another kind).
+  public static func video(ofStill path: String) throws(DarkroomError) -> Video {
+    if let still = still(of: path) {
+      throw DarkroomError(
+        .unsupportedFormat, file: path,
+        "is the video of the Live Photo \(FilePath(still).name): ask for that photo's video")
+    }
+    let metadata = try AssetMetadata.read(path: path)
+    guard let video = video(path: path, embedded: metadata.motionVideo, live: metadata.liveVideo)
+    else { throw noVideo(path) }
+    return video
+  }
+
+  /// The video of the live or motion photo at `path` (``video(ofStill:)``) and its bytes,
+  /// read whole: a MOV as it is, an embedded MP4 checked to start as ISO media.
+  ///
+  /// - Throws: as ``video(ofStill:)``; `corrupt` for an embedded video that is not there;
+  ///   what opening and reading throw (a Live Photo's MOV that cannot be read, say).
+  public static func videoBytes(ofStill path: String) throws(DarkroomError)
+    -> (video: Video, bytes: [UInt8])
+  {
+    let video = try video(ofStill: path)
+    let file = try InputFile(video.path)
+    return (video, try bytes(of: video, in: file, name: path))
+  }
+
+  /// The video of a still at `path` whose metadata (or catalog row) says `embedded` or
+  /// `live` (a file name in its folder); nil for neither. An embedded video wins.
+  static func video(path: String, embedded: FileRange?, live: String?) -> Video? {
+    if let embedded { return Video(path: path, range: embedded, format: "mp4") }
+    guard let live else { return nil }
+    let folder = FilePath(path).parent
+    return Video(path: folder.isEmpty ? live : folder + "/" + live, range: nil, format: "mov")
+  }
+
+  static func noVideo(_ path: String) -> DarkroomError {
+    DarkroomError(.notFound, file: path, "has no video: it is not a live or motion photo")
+  }
+
+  /// The bytes of `video` (its `part`, counted from the video's start: nil for all of it),
+  /// read from `file`, the open ``Video/path``. An embedded video is checked to start as
+  /// ISO media.
+  ///
+  /// - Throws: `corrupt` naming `name` for an embedded video that is not there;
+  ///   `invalidArgument` for a part past its end; what reading throws.
+  static func bytes(
+    of video: Video, in file: InputFile, part: Range<Int>? = nil, name: String
+  ) throws(DarkroomError) -> [UInt8] {
+    let whole = video.range ?? FileRange(offset: 0, length: file.size)
+    guard whole.offset >= 0, whole.offset + whole.length <= file.size else {
+      throw DarkroomError(
+        .corrupt, file: name, "its motion photo video runs past the end of the file")
+    }
+    if video.range != nil {
+      let head = try file.read(at: whole.offset, count: min(16, whole.length))
+      guard isISOMedia(head) else {
+        throw DarkroomError(
+          .corrupt, file: name,
+          "its motion photo video is damaged (no MP4 header where its XMP says it starts)")
+      }
+    }
+    let part = part ?? 0..<whole.length
+    guard part.lowerBound >= 0, part.upperBound <= whole.length else {
+      throw DarkroomError(.invalidArgument, file: name, "the range \(part) is past its end")
+    }
+    return try file.read(at: whole.offset + part.lowerBound, count: part.count)
+  }
+}

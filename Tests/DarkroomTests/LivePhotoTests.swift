@@ -1,0 +1,184 @@
+import Darkroom
+import DarkroomServer
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Live and motion photos: a still and its video are one asset. Google's motion photo (a
+/// JPEG with an MP4 appended and the XMP Google's camera writes), the older MicroVideo form,
+/// and Apple's Live Photo (a JPEG or HEIC and a MOV of the same name), made here with
+/// exiftool and ffmpeg; every door (CLI, engine, API) gives the same video bytes.
+@Suite("live and motion photos", .timeLimit(.minutes(5)))
+struct LivePhotoTests {
+  /// A one-second clip (MP4 or MOV by `name`'s extension) that FFmpeg reads back.
+  static func clip(_ name: String, in folder: TemporaryFolder) throws -> [UInt8] {
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-t", "1", "-pix_fmt", "yuv420p",
+        "-c:v", "libx264", name,
+      ], in: folder)
+    return try Fixture.bytes(folder.file(name))
+  }
+
+  /// The XMP Google's camera writes for a motion photo whose video is `length` bytes.
+  static func googleXMP(length: Int) -> String {
+    """
+    <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+    <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/" \
+    xmlns:Container="http://ns.google.com/photos/1.0/container/" \
+    xmlns:Item="http://ns.google.com/photos/1.0/container/item/" GCamera:MotionPhoto="1" \
+    GCamera:MotionPhotoVersion="1" GCamera:MotionPhotoPresentationTimestampUs="500000">\
+    <Container:Directory><rdf:Seq>\
+    <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="image/jpeg" Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>\
+    <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="\(length)" Item:Padding="0"/></rdf:li>\
+    </rdf:Seq></Container:Directory></rdf:Description></rdf:RDF></x:xmpmeta>
+    """
+  }
+
+  /// The sample JPEG with `xmp` written by exiftool, then `video` appended: a motion photo.
+  static func motionPhoto(
+    _ name: String, xmp: String, video: [UInt8], in folder: TemporaryFolder
+  ) throws -> String {
+    let still = folder.file(name + ".still.jpg")
+    try FileManager.default.copyItem(atPath: Fixture.sample("gps.jpg"), toPath: still)
+    let packet = try folder.write(name + ".xmp", Array(xmp.utf8))
+    let wrote = try CLI.run(
+      ["-q", "-overwrite_original", "-xmp<=\(packet)", still], executable: "/usr/bin/exiftool")
+    #expect(wrote.status == 0, "\(wrote.stderr)")
+    return try folder.write(name, Fixture.bytes(still) + video)
+  }
+
+  @Test(
+    "a Google motion photo's video is found from its XMP, read back byte for byte and by FFmpeg; the older MicroVideo form too; a wrong length is one line and leaves nothing"
+  )
+  func motionPhotos() throws {
+    let folder = try TemporaryFolder()
+    let video = try Self.clip("clip.mp4", in: folder)
+    let photo = try Self.motionPhoto(
+      "PXL_1.MP.jpg", xmp: Self.googleXMP(length: video.count), video: video, in: folder)
+    let size = try Fixture.bytes(photo).count
+
+    let info = try CLI.run(["info", "--json", photo])
+    let entry = try #require(
+      (try JSONSerialization.jsonObject(with: info.stdoutData) as? [[String: Any]])?.first)
+    let range = try #require(entry["motionVideo"] as? [String: Int], "\(info.stdout)")
+    #expect(range == ["offset": size - video.count, "length": video.count])
+    #expect(entry["liveVideo"] is NSNull)
+    let text = try CLI.run(["info", photo])
+    #expect(
+      text.stdout.contains(
+        "Motion photo  a video of \(video.count) bytes at byte \(size - video.count)"),
+      "\(text.stdout)")
+
+    let out = folder.file("out.mp4")
+    let rendered = try CLI.run(["render", "--rep", "video", photo, "-o", out])
+    #expect(rendered.status == 0, "\(rendered.stderr)")
+    #expect(rendered.stdout == out + "\n")
+    #expect(try Fixture.bytes(out) == video)
+    let probe = try CLI.run(
+      ["-v", "error", "-i", out, "-f", "null", "-"], executable: "/usr/bin/ffmpeg")
+    #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+    // Beside the input without -o, named for the representation.
+    let beside = try CLI.run(["render", "--rep", "video", photo])
+    #expect(beside.stdout == folder.file("PXL_1.MP.video.mp4") + "\n", "\(beside.stderr)")
+
+    // Google's older form: the video's distance from the end, as GCamera:MicroVideoOffset.
+    let micro = try Self.motionPhoto(
+      "MVIMG_2.jpg",
+      xmp: """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+        <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/" \
+        GCamera:MicroVideo="1" GCamera:MicroVideoVersion="1" GCamera:MicroVideoOffset="\(video.count)"/>\
+        </rdf:RDF></x:xmpmeta>
+        """, video: video, in: folder)
+    let microOut = folder.file("micro.mp4")
+    #expect(try CLI.run(["render", "--rep", "video", micro, "-o", microOut]).status == 0)
+    #expect(try Fixture.bytes(microOut) == video)
+
+    // A length that points into the JPEG: one line naming the file, nothing written.
+    let wrong = try Self.motionPhoto(
+      "PXL_3.MP.jpg", xmp: Self.googleXMP(length: video.count + 999), video: video, in: folder)
+    let before = try Fixture.bytes(wrong)
+    let failed = try CLI.run(["render", "--rep", "video", wrong, "-o", folder.file("bad.mp4")])
+    #expect(failed.status == 1)
+    #expect(
+      failed.stderr
+        == "darkroom: \(wrong): its motion photo video is damaged (no MP4 header where its XMP says it starts)\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: folder.file("bad.mp4")))
+    #expect(try Fixture.bytes(wrong) == before)
+    // A still alone has no video.
+    let plain = try CLI.run(["render", "--rep", "video", Fixture.sample("gps.jpg"), "-o", "-"])
+    #expect(plain.status == 1)
+    #expect(
+      plain.stderr
+        == "darkroom: \(Fixture.sample("gps.jpg")): has no video: it is not a live or motion photo\n"
+    )
+  }
+
+  @Test(
+    "a Live Photo's JPEG and MOV are one asset with the MOV's bytes as its video, and a catalogued motion photo's video is its MP4, through the CLI, the engine and the API (ranges too); the MOV alone is an asset again"
+  )
+  func livePhotos() async throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let folder = try TemporaryFolder()
+    let mov = try Self.clip("IMG_0001.MOV", in: folder)
+    _ = try Self.clip("other.mov", in: folder)
+    let still = served.root + "/IMG_0001.JPG"
+    try FileManager.default.copyItem(atPath: Fixture.sample("orientation-1.jpg"), toPath: still)
+    try FileManager.default.copyItem(
+      atPath: folder.file("IMG_0001.MOV"), toPath: served.root + "/IMG_0001.MOV")
+    try FileManager.default.copyItem(
+      atPath: folder.file("other.mov"), toPath: served.root + "/other.mov")
+    let mp4 = try Self.clip("clip.mp4", in: folder)
+    let motion = try Self.motionPhoto(
+      "PXL_9.MP.jpg", xmp: Self.googleXMP(length: mp4.count), video: mp4, in: folder)
+    try FileManager.default.copyItem(atPath: motion, toPath: served.root + "/PXL_9.MP.jpg")
+    _ = try await served.library.scan()
+    let motionAsset = try #require(try served.library.asset(atPath: served.root + "/PXL_9.MP.jpg"))
+    #expect(motionAsset.motionVideo?.length == mp4.count && motionAsset.liveVideo == nil)
+    let asset = try #require(try served.library.asset(atPath: still))
+    #expect(asset.liveVideo == "IMG_0001.MOV" && asset.motionVideo == nil)
+    #expect(try served.library.asset(atPath: served.root + "/IMG_0001.MOV") == nil)
+    #expect(try served.library.asset(atPath: served.root + "/other.mov")?.mediaType == .video)
+    #expect(try served.ids().count == 4, "gps.jpg, the Live Photo, the motion photo, other.mov")
+    #expect(try served.library.motionVideoBytes(of: asset.id) == mov)
+    #expect(try served.library.motionVideoBytes(of: asset.id, part: 10..<20) == Array(mov[10..<20]))
+
+    let out = folder.file("live.mov")
+    let rendered = try CLI.run(["render", "--rep", "video", still, "-o", out])
+    #expect(rendered.status == 0, "\(rendered.stderr)")
+    #expect(try Fixture.bytes(out) == mov)
+    let asked = try CLI.run(["render", "--rep", "video", served.root + "/IMG_0001.MOV", "-o", "-"])
+    #expect(asked.status == 1)
+    #expect(
+      asked.stderr
+        == "darkroom: \(served.root)/IMG_0001.MOV: is the video of the Live Photo IMG_0001.JPG: ask for that photo's video\n"
+    )
+
+    let plainID = try #require(try served.library.asset(atPath: served.root + "/gps.jpg")?.id)
+    try await served.test { client, _ in
+      try await VideoTests.sendsFile(
+        client, asset.id, mov, range: 100..<300, rep: "video", type: "video/quicktime")
+      try await VideoTests.sendsFile(
+        client, motionAsset.id, mp4, range: 0..<50, rep: "video", type: "video/mp4")
+      let none = try await client.execute(
+        uri: "/api/assets/\(plainID)/video", method: .get, headers: ServedLibrary.read)
+      #expect(none.status == .notFound, "\(none.text)")
+      #expect(none.errorKind == "not-found", "\(none.text)")
+      let listed = try await client.execute(
+        uri: "/api/assets/\(asset.id)", method: .get, headers: ServedLibrary.read)
+      #expect(listed.object["liveVideo"] as? String == "IMG_0001.MOV", "\(listed.text)")
+    }
+
+    // The still goes: the MOV is a video of its own again; the still comes back: one asset.
+    try FileManager.default.moveItem(atPath: still, toPath: folder.file("away.jpg"))
+    _ = try await served.library.scan()
+    #expect(try served.library.asset(atPath: served.root + "/IMG_0001.MOV")?.mediaType == .video)
+    try FileManager.default.moveItem(atPath: folder.file("away.jpg"), toPath: still)
+    _ = try await served.library.scan()
+    #expect(try served.library.asset(atPath: served.root + "/IMG_0001.MOV") == nil)
+    #expect(try served.library.asset(atPath: still)?.liveVideo == "IMG_0001.MOV")
+  }
+}
