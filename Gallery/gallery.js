@@ -407,6 +407,9 @@ function makeViewer() {
   // holds it, or its LIVE button is pressed; then the still again, as Photos does.
   function playLive() {
     if (!current || !live.getAttribute("src") || zoom.scale !== 1 || !live.hidden) return;
+    // In the photo's place and at its size (a phone's video is smaller than its still).
+    live.style.width = img.clientWidth + "px";
+    live.style.height = img.clientHeight + "px";
     live.hidden = false;
     img.hidden = true;
     control("live").setAttribute("aria-pressed", "true");

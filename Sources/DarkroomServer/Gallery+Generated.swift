@@ -319,8 +319,9 @@ extension Gallery {
     .lightbox .shown { max-width: 100%; max-height: 100%; transform-origin: center; user-select: none; cursor: zoom-in; }
     .lightbox.zoomed .shown { cursor: grab; }
     .lightbox .clip, .lightbox .live { max-width: 100%; max-height: 100%; }
-    .lightbox [data-v="live"] { font: 700 .75rem system-ui, sans-serif; letter-spacing: .08em; border: 1.5px solid currentColor; }
-    .lightbox [data-v="live"][aria-pressed="true"] { background: #eee; color: #000; }
+    .lightbox .live { object-fit: contain; }
+    .lightbox .controls [data-v="live"] { font: 700 .75rem system-ui, sans-serif; letter-spacing: .08em; border: 1.5px solid currentColor; padding: .2rem .45rem; }
+    .lightbox .controls [data-v="live"][aria-pressed="true"] { background: #eee; color: #000; }
     .cell .live-badge { letter-spacing: .08em; font-weight: 700; }
     .lightbox .problem { color: #f88; }
     .lightbox .controls { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; background: linear-gradient(rgba(0, 0, 0, .6), transparent); }
@@ -809,6 +810,9 @@ extension Gallery {
       // holds it, or its LIVE button is pressed; then the still again, as Photos does.
       function playLive() {
         if (!current || !live.getAttribute("src") || zoom.scale !== 1 || !live.hidden) return;
+        // In the photo's place and at its size (a phone's video is smaller than its still).
+        live.style.width = img.clientWidth + "px";
+        live.style.height = img.clientHeight + "px";
         live.hidden = false;
         img.hidden = true;
         control("live").setAttribute("aria-pressed", "true");
