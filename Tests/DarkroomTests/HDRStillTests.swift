@@ -134,4 +134,43 @@ struct HDRStillTests {
       #expect(response.bytes == engine.bytes)
     }
   }
+
+  @Test(
+    "an Ultra HDR JPEG (an SDR base, XMP hdrgm, a gain map JPEG after it) renders its SDR base exactly as the base alone; info reads it whole"
+  )
+  func gainMapJPEG() throws {
+    let folder = try TemporaryFolder()
+    // The base: the sample with the XMP an Ultra HDR (ISO 21496-1) primary carries.
+    let base = folder.file("base.jpg")
+    try FileManager.default.copyItem(atPath: Fixture.sample("gps.jpg"), toPath: base)
+    let xmp = try folder.write(
+      "hdrgm.xmp",
+      Array(
+        """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+        <rdf:Description rdf:about="" xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" \
+        hdrgm:Version="1.0"/></rdf:RDF></x:xmpmeta>
+        """.utf8))
+    let tagged = try CLI.run(
+      ["-q", "-overwrite_original", "-xmp<=\(xmp)", base], executable: "/usr/bin/exiftool")
+    #expect(tagged.status == 0, "\(tagged.stderr)")
+    // The gain map: a small grey JPEG, appended after the base's end, as Ultra HDR stores it.
+    let map = folder.file("map.jpg")
+    let made = try CLI.run(
+      ["render", "--rep", "thumbnail", "--size", "64", "--no-cache", base, "-o", map])
+    #expect(made.status == 0, "\(made.stderr)")
+    let ultra = try folder.write("ultra.jpg", Fixture.bytes(base) + Fixture.bytes(map))
+    for (rep, extra) in [("fullscreen", [String]()), ("thumbnail", ["--size", "128"])] {
+      let one = folder.file("\(rep)-ultra.png")
+      let two = folder.file("\(rep)-base.png")
+      for (input, output) in [(ultra, one), (base, two)] {
+        let run = try CLI.run(
+          ["render", "--rep", rep, "--no-cache", "--strip", input, "-o", output] + extra)
+        #expect(run.status == 0, "\(run.stderr)")
+      }
+      #expect(try Fixture.bytes(one) == Fixture.bytes(two), "\(rep)")
+    }
+    let info = try CLI.run(["info", ultra])
+    #expect(info.status == 0 && !info.stdout.contains("Damage"), "\(info.stdout)")
+  }
 }

@@ -172,6 +172,21 @@ struct LivePhotoTests {
       #expect(listed.object["liveVideo"] as? String == "IMG_0001.MOV", "\(listed.text)")
     }
 
+    // Trashed, the pair goes to the trash together (the MOV left behind would be scanned as a
+    // video of its own), and comes back together.
+    let movBytes = try Fixture.bytes(served.root + "/IMG_0001.MOV")
+    _ = try served.library.trash([asset.id])
+    #expect(!FileManager.default.fileExists(atPath: served.root + "/IMG_0001.MOV"))
+    let trashed = served.root + "/.darkroom/trash/\(asset.id)/IMG_0001.MOV"
+    #expect(try Fixture.bytes(trashed) == movBytes)
+    _ = try await served.library.scan()
+    #expect(try served.library.asset(atPath: served.root + "/IMG_0001.MOV") == nil)
+    _ = try served.library.restore([asset.id])
+    #expect(try Fixture.bytes(served.root + "/IMG_0001.MOV") == movBytes)
+    _ = try await served.library.scan()
+    #expect(try served.library.asset(atPath: still)?.liveVideo == "IMG_0001.MOV")
+    #expect(try served.library.asset(atPath: served.root + "/IMG_0001.MOV") == nil)
+
     // The still goes: the MOV is a video of its own again; the still comes back: one asset.
     try FileManager.default.moveItem(atPath: still, toPath: folder.file("away.jpg"))
     _ = try await served.library.scan()

@@ -44,6 +44,8 @@ extension Library {
           try Folders.create(trashFolder.appendingPathComponent(id.rawValue).path)
           try Self.rename(path(of: asset), to: root.path + "/" + target, touching: &touched)
           Self.moveSidecar(of: path(of: asset), to: root.path + "/" + target, touching: &touched)
+          Self.moveLiveVideo(
+            asset, from: path(of: asset), to: root.path + "/" + target, touching: &touched)
         } catch {
           try? catalogCall { try $0.move(id, to: asset.path, trashedAt: nil) }
           throw error
@@ -88,6 +90,7 @@ extension Library {
         try Folders.create(FilePath(destination).parent)
         try Self.rename(path(of: asset), to: destination, touching: &touched)
         Self.moveSidecar(of: path(of: asset), to: destination, touching: &touched)
+        Self.moveLiveVideo(asset, from: path(of: asset), to: destination, touching: &touched)
         try catalogCall { try $0.move(id, to: place, trashedAt: nil) }
         // Its trash folder goes (it is empty now).
         rmdir(trashFolder.appendingPathComponent(id.rawValue).path)
@@ -180,6 +183,20 @@ extension Library {
       lstat(to + ".xmp", &info) != 0
     else { return }
     try? rename(from + ".xmp", to: to + ".xmp", touching: &folders)
+  }
+
+  /// Moves a Live Photo's MOV with its still (which has moved from `from` to `to` already),
+  /// into the trash and back: left behind, it would be catalogued as a video of its own. A
+  /// MOV that cannot follow (another file in its way) stays where it was.
+  private static func moveLiveVideo(
+    _ asset: Asset, from: String, to: String, touching folders: inout Set<String>
+  ) {
+    guard let name = asset.liveVideo else { return }
+    let (source, target) = (FilePath(from).parent + "/" + name, FilePath(to).parent + "/" + name)
+    var info = stat()
+    guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG, lstat(target, &info) != 0
+    else { return }
+    try? rename(source, to: target, touching: &folders)
   }
 
   /// Makes folders' renames durable, each folder once.
