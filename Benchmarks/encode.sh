@@ -70,7 +70,7 @@ for kind in heic avif; do
     line "$name" "$(median_ms "$E/t.json")" "$E/ed/x.$kind"
   done
   for q in "$quality" 92; do
-    saver="$E/libvips-$q.$kind[Q=$q$([ "$kind" = avif ] && echo ",compression=av1")]"
+    saver="$E/libvips-$q.$kind[Q=$q$([ "$kind" = avif ] && echo ",compression=av1" || true)]"
     hyperfine --warmup 0 --runs "$RUNS" --export-json "$E/t.json" \
       "vips copy $E/ref.png '$saver'" >/dev/null 2>&1
     line "libvips saver, Q$q, its default effort (encode)" "$(median_ms "$E/t.json")" \

@@ -110,6 +110,9 @@ struct ScanCommand: ParsableCommand {
       ]
       if summary.offline > 0 { parts.append("\(summary.offline) offline") }
       if summary.online > 0 { parts.append("\(summary.online) back online") }
+      if summary.liveVideos > 0 {
+        parts.append("\(summary.liveVideos) Live Photo video\(summary.liveVideos == 1 ? "" : "s")")
+      }
       if summary.skipped > 0 { parts.append("\(summary.skipped) not photos or videos") }
       if !summary.problems.isEmpty { parts.append("\(summary.problems.count) unreadable") }
       printError(

@@ -135,7 +135,8 @@ struct LivePhotoTests {
     let motion = try Self.motionPhoto(
       "PXL_9.MP.jpg", xmp: Self.googleXMP(length: mp4.count), video: mp4, in: folder)
     try FileManager.default.copyItem(atPath: motion, toPath: served.root + "/PXL_9.MP.jpg")
-    _ = try await served.library.scan()
+    let summary = try await served.library.scan()
+    #expect(summary.liveVideos == 1 && summary.skipped == 0 && summary.added == 3, "\(summary)")
     let motionAsset = try #require(try served.library.asset(atPath: served.root + "/PXL_9.MP.jpg"))
     #expect(motionAsset.motionVideo?.length == mp4.count && motionAsset.liveVideo == nil)
     let asset = try #require(try served.library.asset(atPath: still))

@@ -54,6 +54,8 @@ public struct ScanSummary: Sendable, Codable, Equatable {
   public var online = 0
   /// Files that are no photo or video Darkroom reads.
   public var skipped = 0
+  /// Live Photos' MOVs read this scan: part of their stills' assets, not assets of their own.
+  public var liveVideos = 0
   /// Files that could not be read or are damaged: `path: problem`, one each.
   public var problems: [String] = []
   /// The scan was asked to stop before it finished (scan again to go on).
@@ -601,10 +603,10 @@ private struct Scanner {
       // its id).
       summary.problems.append("\(item.path): \(problem)")
     case .notMedia, .unreadable, .livePhotoVideo:
-      if case .unreadable(let problem, _) = outcome {
-        summary.problems.append("\(item.path): \(problem)")
-      } else {
-        summary.skipped += 1
+      switch outcome {
+      case .unreadable(let problem, _): summary.problems.append("\(item.path): \(problem)")
+      case .livePhotoVideo: summary.liveVideos += 1
+      default: summary.skipped += 1
       }
       var reason = "not a photo or video"
       if case .unreadable(let problem, _) = outcome { reason = problem }
