@@ -2,6 +2,7 @@ import Darkroom
 import DarkroomServer
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Testing
 
@@ -12,10 +13,12 @@ import Testing
 @Suite("live and motion photos", .timeLimit(.minutes(5)))
 struct LivePhotoTests {
   /// A one-second clip (MP4 or MOV by `name`'s extension) that FFmpeg reads back.
-  static func clip(_ name: String, in folder: TemporaryFolder) throws -> [UInt8] {
+  static func clip(_ name: String, in folder: TemporaryFolder, source: String = "testsrc2")
+    throws -> [UInt8]
+  {
     try VideoTests.ffmpeg(
       [
-        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-t", "1", "-pix_fmt", "yuv420p",
+        "-f", "lavfi", "-i", "\(source)=size=320x240:rate=10", "-t", "1", "-pix_fmt", "yuv420p",
         "-c:v", "libx264", name,
       ], in: folder)
     return try Fixture.bytes(folder.file(name))
@@ -171,6 +174,46 @@ struct LivePhotoTests {
       let listed = try await client.execute(
         uri: "/api/assets/\(asset.id)", method: .get, headers: ServedLibrary.read)
       #expect(listed.object["liveVideo"] as? String == "IMG_0001.MOV", "\(listed.text)")
+    }
+
+    // Uploaded through the API, still then MOV, or MOV then still: one asset either way, the
+    // MOV kept (not refused as no asset of its own, nor left a video of its own).
+    // Content of their own: an upload of bytes the library has is a duplicate.
+    let uploads = [
+      (
+        "IMG_0100.JPG", "IMG_0100.MOV", try Self.clip("a.mov", in: folder, source: "testsrc"),
+        try Fixture.bytes(Fixture.sample("orientation-2.jpg"))
+      ),
+      (
+        "IMG_0200.MOV", "IMG_0200.JPG", try Self.clip("b.mov", in: folder, source: "smptebars"),
+        try Fixture.bytes(Fixture.sample("orientation-3.jpg"))
+      ),
+    ]
+    try await served.test { client, _ in
+      for (first, second, video, photo) in uploads {
+        var ids: [String] = []
+        for name in [first, second] {
+          let body = name.hasSuffix(".MOV") ? video : photo
+          let sent = try await client.execute(
+            uri: "/api/uploads?name=\(name)", method: .post, headers: ServedLibrary.write,
+            body: ByteBuffer(bytes: body))
+          #expect(sent.status == .created, "\(name): \(sent.text)")
+          ids.append(((sent.object["asset"] as? [String: Any])?["id"] as? String) ?? "")
+        }
+        let still = served.root + "/Uploads/" + (first.hasSuffix(".JPG") ? first : second)
+        let pair = try #require(try served.library.asset(atPath: still), "\(first)")
+        #expect(pair.liveVideo == (first.hasSuffix(".MOV") ? first : second), "\(first)")
+        // The still's upload answers with the pair; so does the MOV's when the still came first
+        // (when it came first, the MOV was a video of its own until the still arrived).
+        let expected =
+          first.hasSuffix(".JPG")
+          ? [pair.id.rawValue, pair.id.rawValue] : [ids[0], pair.id.rawValue]
+        #expect(ids == expected && ids[0] != "", "\(ids)")
+        let movPath = served.root + "/Uploads/" + (first.hasSuffix(".MOV") ? first : second)
+        #expect(try Fixture.bytes(movPath) == video)
+        #expect(
+          try served.library.asset(atPath: movPath) == nil, "\(first): not an asset of its own")
+      }
     }
 
     // Trashed, the pair goes to the trash together (the MOV left behind would be scanned as a

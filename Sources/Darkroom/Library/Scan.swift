@@ -140,12 +140,15 @@ extension Library {
   /// Reads these files (absolute paths, or relative to the working folder) into the catalog
   /// again, and nothing else: what a change to known files (an edit, a revert) needs, without
   /// listing their folders. A changed file keeps its id, a new one is added, and one that is
-  /// gone is taken out. A file outside the library is ignored.
+  /// gone is taken out. A file outside the library is ignored. A Live Photo's still and MOV
+  /// are read together, whichever is named (they are one asset).
   ///
   /// - Throws: `io` when the catalog cannot be written.
   @discardableResult
   public func recatalog(_ paths: [String]) throws(DarkroomError) -> ScanSummary {
-    let files = paths.compactMap(relativePath).filter { !$0.isEmpty }
+    let partners = paths.compactMap { MotionPhoto.companion(of: $0) ?? MotionPhoto.still(of: $0) }
+    let files = Array(Set((paths + partners).compactMap(relativePath).filter { !$0.isEmpty }))
+      .sorted()
     guard !files.isEmpty else { return ScanSummary() }
     var options = ScanOptions()
     options.jobs = 1

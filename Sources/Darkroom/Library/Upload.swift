@@ -169,7 +169,10 @@ public final class Upload {
     fsync(folderFD)
     // The one way a file enters the catalog, as a scan reads it: this file alone.
     let summary = try library.recatalog([path])
-    guard let asset = try library.asset(atPath: path) else {
+    // A Live Photo's MOV beside its still is part of the still's asset, not one of its own.
+    var owner: Asset?
+    if let still = MotionPhoto.still(of: path) { owner = try library.asset(atPath: still) }
+    guard let asset = try library.asset(atPath: path) ?? owner else {
       // The scan would not take it (damage it reads that the check above let through): it
       // is not kept, so that nothing uncatalogued stays in the library.
       unlinkat(folderFD, URL(fileURLWithPath: path).lastPathComponent, 0)
