@@ -17,7 +17,7 @@ struct FilterOptions: ParsableArguments {
 
   @Option(
     parsing: .unconditional,
-    help: "Encoder quality of the results, 1-100 (default: a JPEG's or HEIC's own, else 92).")
+    help: "Encoder quality of the results, 1-100 (default: the source's own, else 92).")
   var quality: Int?
 
   @Option(

@@ -128,18 +128,43 @@ struct PhoneFormatEditTests {
     space.close()
   }
 
-  @Test("an AVIF edit is written with aom's fastest speed unless --effort says otherwise")
+  @Test(
+    "an AVIF's quality is read back from its first frame header within a point (libvips at efforts 0 and 4); an edit is written at it, with aom's fastest speed unless --effort says otherwise"
+  )
   func avif() throws {
     let folder = try TemporaryFolder()
+    let scene = try scene(in: folder)
+    for effort in [0, 4] {
+      for quality in [20, 50, 90] {
+        let path = folder.file("e\(effort)-q\(quality).avif")
+        let made = try CLI.run(
+          ["copy", scene, "\(path)[Q=\(quality),compression=av1,effort=\(effort)]"],
+          executable: "/usr/bin/vips")
+        #expect(made.status == 0, "\(made.stderr)")
+        let estimate = try #require(AV1Quality.estimate(try Fixture.bytes(path)))
+        #expect(abs(estimate - quality) <= 1, "effort \(effort) Q\(quality): \(estimate)")
+      }
+    }
+    #expect(AV1Quality.estimate(try Fixture.bytes(Fixture.sample("heif-exif-6.heic"))) == nil)
+    #expect(
+      AV1Quality.estimate(Array(try Fixture.bytes(folder.file("e0-q50.avif")).prefix(400))) == nil)
+
+    // libavif's own encoder (its quantizers, not libheif's quality): an estimate all the same.
     let avif = folder.file("a.avif")
     let made = try CLI.run(
-      ["--min", "20", "--max", "30", try scene(in: folder), avif], executable: "/usr/bin/avifenc")
+      ["--min", "20", "--max", "30", scene, avif], executable: "/usr/bin/avifenc")
     #expect(made.status == 0, "\(made.stderr)")
+    let own = try #require(AV1Quality.estimate(try Fixture.bytes(avif)))
+    #expect((50...70).contains(own), "\(own)")
+    let before = try Fixture.bytes(avif).count
     let copy = try folder.write("b.avif", Fixture.bytes(avif))
-    #expect(try CLI.run(["edit", avif, "--filter", "noir"]).status == 0)
+    #expect(try CLI.run(["edit", avif, "--filter", "tone exposure=0.15"]).status == 0)
     #expect(try CLI.run(["edit", copy, "--filter", "noir", "--effort", "4"]).status == 0)
     let fast = try #require(try Editor().adjustments(avif))
-    #expect(fast.result.effort == 0 && fast.result.format == "avif")
+    #expect(fast.result.effort == 0 && fast.result.format == "avif" && fast.result.quality == own)
+    let after = try Fixture.bytes(avif).count
+    let ratio = Double(after) / Double(before)
+    #expect(ratio >= 0.5 && ratio <= 1.5, "\(before) -> \(after) bytes")
     #expect(try Editor().adjustments(copy)?.result.effort == 4)
     #expect(try Fixture.bytes(avif) != Fixture.bytes(copy))
   }

@@ -25,6 +25,17 @@ public enum HEVCQuality {
 
   /// The QP of the first slice of the primary image (or its first tile).
   static func sliceQP(_ bytes: [UInt8]) -> Int? {
+    guard let (config, data) = primaryCoded(bytes, type: "hvc1", property: "hvcC") else {
+      return nil
+    }
+    return HEVCSlice.qp(config: config, data: data)
+  }
+
+  /// The coded data of a HEIF's primary image (or its grid's first tile) when it is an item
+  /// of `type` (`hvc1`, `av01`), with the payload of its `property` (`hvcC`, `av1C`).
+  static func primaryCoded(_ bytes: [UInt8], type: String, property: String)
+    -> (config: ArraySlice<UInt8>, data: ArraySlice<UInt8>)?
+  {
     guard let meta = ISOBoxes.topLevel("meta", in: bytes), meta.count > 4 else { return nil }
     let boxes = ISOBoxes.children(in: bytes, range: meta.lowerBound + 4..<meta.upperBound)
     guard let pitm = boxes["pitm"], let primary = ISOBoxes.itemID(bytes, pitm, at: 4),
@@ -37,11 +48,11 @@ public enum HEVCQuality {
       else { return nil }
       item = tile
     }
-    guard types[item] == "hvc1", let iprp = boxes["iprp"],
-      let config = hvcC(bytes, iprp, item: item),
+    guard types[item] == type, let iprp = boxes["iprp"],
+      let config = itemProperty(bytes, iprp, item: item, type: property),
       let location = locations[item], location.upperBound <= bytes.count
     else { return nil }
-    return HEVCSlice.qp(config: config, data: bytes[location])
+    return (config, bytes[location])
   }
 
   /// Item types by id, from `iinf` (its `infe` entries of version 2 or 3).
@@ -117,8 +128,10 @@ public enum HEVCQuality {
     return nil
   }
 
-  /// The payload of the `hvcC` property associated with `item` (through `ipma`).
-  private static func hvcC(_ bytes: [UInt8], _ iprp: Range<Int>, item: Int) -> ArraySlice<UInt8>? {
+  /// The payload of the property of `type` associated with `item` (through `ipma`).
+  private static func itemProperty(_ bytes: [UInt8], _ iprp: Range<Int>, item: Int, type: String)
+    -> ArraySlice<UInt8>?
+  {
     let children = ISOBoxes.childList(in: bytes, range: iprp)
     guard let ipco = children.first(where: { $0.type == "ipco" })?.payload,
       let ipma = children.first(where: { $0.type == "ipma" })?.payload
@@ -136,7 +149,7 @@ public enum HEVCQuality {
         guard let value = reader.read(flags & 1 == 1 ? 2 : 1) else { return nil }
         let index = value & (flags & 1 == 1 ? 0x7FFF : 0x7F)
         guard id == item, index >= 1, index <= properties.count,
-          properties[index - 1].type == "hvcC"
+          properties[index - 1].type == type
         else { continue }
         return bytes[properties[index - 1].payload]
       }

@@ -203,18 +203,21 @@ public struct Editor: Sendable {
       let file = try? InputFile(store.originalPath(hash)),
       // A JPEG's tables are in its first bytes; a HEIC's first slice may be anywhere.
       let head = try? file.read(
-        at: 0, count: min(file.size, original.format == "heif" ? 256 << 20 : 1 << 20))
+        at: 0,
+        count: min(file.size, ["heif", "avif"].contains(original.format) ? 256 << 20 : 1 << 20))
     else { return nil }
     return quality(nil, of: head, format: original.format)
   }
 
   /// The quality an edit of `original` is written at: `asked`, else the original's own (a
-  /// JPEG's, from its tables; a HEIC's, from its first slice's quantiser), else ``PixelSettings/defaultQuality``. The original, not the
+  /// JPEG's, from its tables; a HEIC's or AVIF's, from its first slice's or frame's
+  /// quantiser), else ``PixelSettings/defaultQuality``. The original, not the
   /// file being replaced: every version of an edit renders from it, at the same quality.
   static func quality(_ asked: Int?, of original: [UInt8], format: String) -> Int {
     if let asked { return asked }
     if format == "jpeg", let own = JPEGQuality.estimate(original) { return own }
     if format == "heif", let own = HEVCQuality.estimate(original) { return own }
+    if format == "avif", let own = AV1Quality.estimate(original) { return own }
     return PixelSettings.defaultQuality
   }
 

@@ -23,7 +23,8 @@ public struct PixelSettings: Sendable {
   public var failOn = FailOn.error
 
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC), 1-100; nil: the source's
-  /// own for a JPEG (``JPEGQuality``), so that an edit comes out about as large as its
+  /// own for a JPEG, HEIC or AVIF (``JPEGQuality``, ``HEVCQuality``, ``AV1Quality``), so that
+  /// an edit comes out about as large as its
   /// source, else ``defaultQuality``.
   public var quality: Int?
 
@@ -31,7 +32,7 @@ public struct PixelSettings: Sendable {
   /// ``ImageFormat/defaultEffort``.
   public var effort: Int?
 
-  /// The quality of edits of sources whose own cannot be read (all but JPEGs, so far).
+  /// The quality of edits of sources whose own cannot be read (all but JPEG, HEIC and AVIF).
   public static let defaultQuality = 92
 
   /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
