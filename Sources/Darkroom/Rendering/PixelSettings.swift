@@ -24,8 +24,7 @@ public struct PixelSettings: Sendable {
 
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC), 1-100; nil: the source's
   /// own for a JPEG, HEIC or AVIF (``JPEGQuality``, ``HEVCQuality``, ``AV1Quality``), so that
-  /// an edit comes out about as large as its
-  /// source, else ``defaultQuality``.
+  /// an edit comes out about as large as its source, else ``defaultQuality``.
   public var quality: Int?
 
   /// Encoder effort of edited HEIC and AVIF results, 0 (fastest) to 9 (smallest files); nil:
