@@ -103,7 +103,7 @@ struct AV1Sequence {
   var superres = false
 
   init?(_ payload: ArraySlice<UInt8>) {
-    var r = AV1Bits(payload)
+    var r = BitReader(Array(payload))
     guard r.skip(3), r.skip(1), let reducedFlag = r.bits(1) else { return nil }
     reduced = reducedFlag == 1
     if reduced {
@@ -115,7 +115,7 @@ struct AV1Sequence {
       if timing == 1 {
         guard r.skip(64), let equal = r.bits(1) else { return nil }
         equalPictureInterval = equal == 1
-        if equalPictureInterval { guard r.uvlc() != nil else { return nil } }
+        if equalPictureInterval { guard r.ue() != nil else { return nil } }
         guard let model = r.bits(1) else { return nil }
         decoderModel = model == 1
         if decoderModel {
@@ -190,7 +190,7 @@ struct AV1Sequence {
 
   /// `base_q_idx` of a shown key frame's header; nil for any other frame.
   func baseQIndex(frameHeader: ArraySlice<UInt8>, temporalID: Int, spatialID: Int) -> Int? {
-    var r = AV1Bits(frameHeader)
+    var r = BitReader(Array(frameHeader))
     if !reduced {
       guard let existing = r.bits(1), existing == 0, let type = r.bits(2), type == 0,
         let shown = r.bits(1), shown == 1
@@ -250,7 +250,7 @@ struct AV1Sequence {
   }
 
   /// tile_info() for a frame of `width` x `height`.
-  private func skipTileInfo(_ r: inout AV1Bits, width: Int, height: Int) -> Bool {
+  private func skipTileInfo(_ r: inout BitReader, width: Int, height: Int) -> Bool {
     let miCols = 2 * ((width + 7) >> 3)
     let miRows = 2 * ((height + 7) >> 3)
     let sbCols = largeSuperblocks ? (miCols + 31) >> 5 : (miCols + 15) >> 4
@@ -307,59 +307,5 @@ struct AV1Sequence {
     }
     if colsLog2 > 0 || rowsLog2 > 0 { return r.skip(colsLog2 + rowsLog2 + 2) }
     return true
-  }
-}
-
-/// Reads bits of an AV1 OBU's payload, most significant first.
-struct AV1Bits {
-  private let bytes: ArraySlice<UInt8>
-  private var position = 0
-
-  init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
-
-  mutating func bits(_ count: Int) -> Int? {
-    guard count >= 0, count <= 32, position + count <= bytes.count * 8 else { return nil }
-    var value = 0
-    for _ in 0..<count {
-      let byte = bytes[bytes.startIndex + position >> 3]
-      value = value << 1 | Int(byte >> (7 - UInt8(position & 7)) & 1)
-      position += 1
-    }
-    return value
-  }
-
-  mutating func skip(_ count: Int) -> Bool {
-    guard count >= 0, position + count <= bytes.count * 8 else { return false }
-    position += count
-    return true
-  }
-
-  /// uvlc(): leading zeros, then that many bits.
-  mutating func uvlc() -> Int? {
-    var zeros = 0
-    while true {
-      guard let bit = bits(1) else { return nil }
-      if bit == 1 { break }
-      zeros += 1
-      if zeros >= 32 { return nil }
-    }
-    guard let value = bits(zeros) else { return nil }
-    return value + (1 << zeros) - 1
-  }
-
-  /// ns(n): a number below `n`, in as few bits as it takes.
-  mutating func ns(_ n: Int) -> Int? {
-    guard n > 0 else { return nil }
-    var w = 0
-    var x = n
-    while x > 0 {
-      w += 1
-      x >>= 1
-    }
-    let m = (1 << w) - n
-    guard let v = bits(w - 1) else { return nil }
-    if v < m { return v }
-    guard let extra = bits(1) else { return nil }
-    return (v << 1) - m + extra
   }
 }

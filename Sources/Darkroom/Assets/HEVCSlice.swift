@@ -55,7 +55,7 @@ enum HEVCSlice {
     var sampleAdaptiveOffset = false
 
     init?(_ unit: [UInt8]) {
-      var r = BitReader(unit: unit)
+      var r = BitReader(nalUnit: unit)
       guard r.skip(4) else { return nil }  // sps_video_parameter_set_id
       guard let subLayers = r.bits(3), r.skip(1), r.skipProfileTierLevel(subLayers: subLayers),
         r.ue() != nil, let chroma = r.ue()
@@ -93,7 +93,7 @@ enum HEVCSlice {
     var initialQP = 26
 
     init?(_ unit: [UInt8]) {
-      var r = BitReader(unit: unit)
+      var r = BitReader(nalUnit: unit)
       guard r.ue() != nil, r.ue() != nil, r.skip(1), let output = r.bits(1),
         let extra = r.bits(3), r.skip(2), r.ue() != nil, r.ue() != nil, let initial = r.se()
       else { return nil }
@@ -106,7 +106,7 @@ enum HEVCSlice {
   private static func sliceQP(_ unit: [UInt8], _ sequence: Sequence, _ picture: Picture) -> Int? {
     let type = Int(unit[0] >> 1) & 0x3F
     guard type == 19 || type == 20 else { return nil }  // IDR: no reference picture fields
-    var r = BitReader(unit: unit)
+    var r = BitReader(nalUnit: unit)
     guard let first = r.bits(1), first == 1, r.skip(1), r.ue() != nil,
       r.skip(picture.extraSliceHeaderBits), let sliceType = r.ue(), sliceType == 2
     else { return nil }
@@ -122,59 +122,7 @@ enum HEVCSlice {
   }
 }
 
-/// Reads the bits of one NAL unit's payload (after its 2-byte header), with emulation
-/// prevention bytes (0x000003) taken out.
-private struct BitReader {
-  private var bytes: [UInt8] = []
-  private var position = 0
-
-  init(unit: [UInt8]) {
-    var zeros = 0
-    for byte in unit.dropFirst(2) {
-      if zeros >= 2, byte == 3 {
-        zeros = 0
-        continue
-      }
-      bytes.append(byte)
-      zeros = byte == 0 ? zeros + 1 : 0
-    }
-  }
-
-  mutating func bits(_ count: Int) -> Int? {
-    guard count >= 0, count <= 32, position + count <= bytes.count * 8 else { return nil }
-    var value = 0
-    for _ in 0..<count {
-      value = value << 1 | Int(bytes[position >> 3] >> (7 - UInt8(position & 7)) & 1)
-      position += 1
-    }
-    return value
-  }
-
-  mutating func skip(_ count: Int) -> Bool {
-    guard count >= 0, position + count <= bytes.count * 8 else { return false }
-    position += count
-    return true
-  }
-
-  /// An unsigned Exp-Golomb number.
-  mutating func ue() -> Int? {
-    var zeros = 0
-    while true {
-      guard let bit = bits(1) else { return nil }
-      if bit == 1 { break }
-      zeros += 1
-      if zeros > 31 { return nil }
-    }
-    guard let rest = bits(zeros) else { return nil }
-    return (1 << zeros) - 1 + rest
-  }
-
-  /// A signed Exp-Golomb number.
-  mutating func se() -> Int? {
-    guard let code = ue() else { return nil }
-    return code & 1 == 1 ? (code + 1) / 2 : -(code / 2)
-  }
-
+extension BitReader {
   /// profile_tier_level(1, subLayers).
   mutating func skipProfileTierLevel(subLayers: Int) -> Bool {
     guard skip(96) else { return false }
