@@ -156,6 +156,13 @@ struct PhoneFormatEditTests {
     #expect(made.status == 0, "\(made.stderr)")
     let own = try #require(AV1Quality.estimate(try Fixture.bytes(avif)))
     #expect((50...70).contains(own), "\(own)")
+    // A grid of tiles (as phones write large photos) is read through its first tile: the same
+    // encoder settings, the same estimate. HEIC grids are found the same way.
+    let grid = folder.file("grid.avif")
+    let tiled = try CLI.run(
+      ["--grid", "2x2", "--min", "20", "--max", "30", scene, grid], executable: "/usr/bin/avifenc")
+    #expect(tiled.status == 0, "\(tiled.stderr)")
+    #expect(AV1Quality.estimate(try Fixture.bytes(grid)) == own)
     let before = try Fixture.bytes(avif).count
     let copy = try folder.write("b.avif", Fixture.bytes(avif))
     #expect(try CLI.run(["edit", avif, "--filter", "tone exposure=0.15"]).status == 0)
