@@ -17,13 +17,23 @@ struct SpaceRoutes: Sendable {
   let gallery: Gallery
   /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
   let unlocking = Gate()
-  /// Failed unlocks: five a minute per client.
   /// Failed unlocks per client, and of all clients together (a password is not tied to one
   /// space until it opens one, so the spaces folder is the unit): guessing from many
-  /// addresses gains little.
-  let failures = RateLimiter(rate: 5.0 / 60, burst: 5)
-  let allFailures = RateLimiter(rate: 30.0 / 60, burst: 30)
+  /// addresses gains little (``ServerConfiguration/failedUnlocks``: five a minute).
+  let failures: RateLimiter
+  let allFailures: RateLimiter
   static let everyone = "*"
+
+  init(
+    folder: String?, sessions: Sessions, configuration: ServerConfiguration, images: Images,
+    gallery: Gallery
+  ) {
+    (self.folder, self.sessions, self.configuration) = (folder, sessions, configuration)
+    (self.images, self.gallery) = (images, gallery)
+    let (one, all) = (configuration.failedUnlocks, configuration.failedUnlocksOfAll)
+    failures = RateLimiter(rate: one.perSecond, burst: one.burst)
+    allFailures = RateLimiter(rate: all.perSecond, burst: all.burst)
+  }
 
   static let noStore: HTTPFields = [.cacheControl: "no-store"]
 
