@@ -96,13 +96,13 @@ extension CodedColour {
     else { return nil }
     let payload = Array(bytes)
     // `meta` is a full box: version and flags before its children.
-    guard let iprp = child("iprp", in: payload, from: 4, to: payload.count),
-      let ipco = child("ipco", in: payload, from: iprp.lowerBound, to: iprp.upperBound)
+    guard let iprp = ISOBoxes.children(in: payload, range: 4..<payload.count)["iprp"],
+      let ipco = ISOBoxes.children(in: payload, range: iprp)["ipco"]
     else { return nil }
     var colour: CodedColour?
     var depth: Int?
     var at = ipco.lowerBound
-    while let (type, range, next) = next(in: payload, at: at, end: ipco.upperBound) {
+    while let (type, range, next) = ISOBoxes.next(in: payload, at: at, end: ipco.upperBound) {
       if type == "colr", colour == nil { colour = nclx(payload[range]) }
       // pixi: version and flags, a channel count, then each channel's bits.
       if type == "pixi", depth == nil, range.count >= 6, payload[range.lowerBound + 4] > 0 {
@@ -136,28 +136,6 @@ extension CodedColour {
         return (at + headerSize, size - headerSize)
       }
       at += size
-    }
-    return nil
-  }
-
-  /// The next box in `bytes` at `at` (before `end`): its type, payload and where the one
-  /// after starts; nil at the end or for a box whose size does not fit.
-  private static func next(in bytes: [UInt8], at: Int, end: Int)
-    -> (type: String, payload: Range<Int>, next: Int)?
-  {
-    guard at + 8 <= end else { return nil }
-    let size =
-      Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
-    guard size >= 8, at + size <= end else { return nil }
-    let type = String(decoding: bytes[at + 4..<at + 8], as: UTF8.self)
-    return (type, at + 8..<at + size, at + size)
-  }
-
-  private static func child(_ type: String, in bytes: [UInt8], from: Int, to: Int) -> Range<Int>? {
-    var at = from
-    while let (found, payload, next) = next(in: bytes, at: at, end: to) {
-      if found == type { return payload }
-      at = next
     }
     return nil
   }
