@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -133,7 +134,8 @@ void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int p
 #define DR_AVCODEC(X)                                                                       \
   X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_parameters_to_context)        \
   X(avcodec_open2) X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) \
-  X(avcodec_free_context) X(av_packet_alloc) X(av_packet_free) X(av_packet_unref)
+  X(avcodec_free_context) X(av_packet_alloc) X(av_packet_free) X(av_packet_unref)     \
+  X(avcodec_find_decoder_by_name)
 #define DR_AVFORMAT(X)                                                                      \
   X(avformat_alloc_context) X(avformat_open_input) X(avformat_find_stream_info)             \
   X(av_find_best_stream) X(av_read_frame) X(av_seek_frame) X(avformat_close_input)          \
@@ -467,8 +469,9 @@ static int full_range(const AVFrame *frame) {
 }
 
 // Scales the chosen frame into the box and converts it to 8-bit sRGB.
-static int convert(const AVFrame *frame, const DrVideoOptions *options, DrVideoFrame *out,
-                   char *error, size_t error_size) {
+// `still`: encoded with sRGB's curve, as a photo is shown; else with BT.1886's inverse.
+static int convert(const AVFrame *frame, const DrVideoOptions *options, int still,
+                   DrVideoFrame *out, char *error, size_t error_size) {
   int width = frame->width, height = frame->height;
   double scale = 1;
   if (options->box_width > 0 && options->box_height > 0)
@@ -516,7 +519,7 @@ static int convert(const AVFrame *frame, const DrVideoOptions *options, DrVideoF
     return -1;
   }
   if (wide) {
-    dr_hdr_to_srgb8(deep, count, frame->color_trc, primaries, 1000.0, 1, rgb);
+    dr_hdr_to_srgb8(deep, count, frame->color_trc, primaries, 1000.0, !still, rgb);
     free(deep);
   }
   out->pixels = rgb;
@@ -606,10 +609,73 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
     close_video(&v);
     return -1;
   }
-  int converted = convert(v.best, options, out, error, error_size);
+  int converted = convert(v.best, options, 0, out, error, error_size);
   out->time = best_time, out->spread = best_spread, out->frames_looked_at = looked;
   close_video(&v);
   return converted;
+}
+
+int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions *options,
+                 const DrCodedColour *colour, DrVideoFrame *out, char *error, size_t error_size) {
+  memset(out, 0, sizeof *out);
+  if (dr_video_load(error, error_size) != 0) return -1;
+  if (length == 0 || length > INT_MAX) {
+    say(error, error_size, "damaged image: its AV1 data is %s", length ? "too long" : "empty");
+    return -1;
+  }
+  // dav1d (FFmpeg's libdav1d decoder) first, as FFmpeg's own AV1 decoder needs a GPU.
+  const AVCodec *decoder = p_avcodec_find_decoder_by_name("libdav1d");
+  if (!decoder) decoder = p_avcodec_find_decoder(AV_CODEC_ID_AV1);
+  AVCodecContext *codec = decoder ? p_avcodec_alloc_context3(decoder) : NULL;
+  AVPacket *packet = p_av_packet_alloc();
+  AVFrame *frame = p_av_frame_alloc();
+  int rc = -1;
+  if (!codec || !packet || !frame) {
+    say(error, error_size, decoder ? "out of memory" : "this FFmpeg has no AV1 decoder");
+    goto done;
+  }
+  // One picture at a time: no frames held back for frame threading.
+  codec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  codec->thread_count = 0;
+  int status = p_avcodec_open2(codec, decoder, NULL);
+  if (status < 0) {
+    char text[256];
+    av_message(status, text, sizeof text);
+    say(error, error_size, "cannot open FFmpeg's AV1 decoder: %s", text);
+    goto done;
+  }
+  packet->data = (uint8_t *)bytes;  // not reference-counted: FFmpeg copies it
+  packet->size = (int)length;
+  status = p_avcodec_send_packet(codec, packet);
+  if (status >= 0) status = p_avcodec_send_packet(codec, NULL);
+  if (status >= 0) status = p_avcodec_receive_frame(codec, frame);
+  if (status < 0) {
+    char text[256];
+    av_message(status, text, sizeof text);
+    say(error, error_size, "damaged image: its AV1 data cannot be decoded (%s)", text);
+    goto done;
+  }
+  if (frame->width <= 0 || frame->height <= 0 ||
+      (long long)frame->width * frame->height > options->max_pixels) {
+    say(error, error_size, "image is %dx%d, over the limit of %lld pixels", frame->width,
+        frame->height, options->max_pixels);
+    goto done;
+  }
+  // The container's colour box wins over the bitstream's, as libheif has it.
+  if (colour) {
+    if (colour->primaries >= 0) frame->color_primaries = colour->primaries;
+    if (colour->transfer >= 0) frame->color_trc = colour->transfer;
+    if (colour->matrix >= 0) frame->colorspace = colour->matrix;
+    if (colour->full_range >= 0)
+      frame->color_range = colour->full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+  }
+  rc = convert(frame, options, 1, out, error, error_size);
+  out->frames_looked_at = 1;
+done:
+  p_av_frame_free(&frame);
+  p_av_packet_free(&packet);
+  p_avcodec_free_context(&codec);
+  return rc;
 }
 
 #else  // built without FFmpeg's headers
@@ -624,6 +690,13 @@ int dr_video_load(char *error, size_t error_size) {
 int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, DrVideoFrame *out,
                    char *error, size_t error_size) {
   (void)source, (void)options;
+  memset(out, 0, sizeof *out);
+  return dr_video_load(error, error_size);
+}
+
+int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions *options,
+                 const DrCodedColour *colour, DrVideoFrame *out, char *error, size_t error_size) {
+  (void)bytes, (void)length, (void)options, (void)colour;
   memset(out, 0, sizeof *out);
   return dr_video_load(error, error_size);
 }

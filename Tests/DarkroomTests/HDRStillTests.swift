@@ -38,7 +38,8 @@ struct HDRStillTests {
 
   /// A 256x128 AVIF of the four quadrants, coded as `cicp` (primaries/transfer/matrix).
   static func photo(
-    _ name: String, cicp: String, signal: ([Double]) -> [Double], in folder: TemporaryFolder
+    _ name: String, cicp: String, signal: ([Double]) -> [Double], depth: Int = 10,
+    options: [String] = [], in folder: TemporaryFolder
   ) throws -> String {
     var ppm = Array("P6\n256 128\n65535\n".utf8)
     for y in 0..<128 {
@@ -56,7 +57,8 @@ struct HDRStillTests {
     #expect(copy.status == 0, "\(copy.stderr)")
     let avif = folder.file("\(name).avif")
     let encode = try CLI.run(
-      ["--cicp", cicp, "-d", "10", "-s", "8", png, avif], executable: "/usr/bin/avifenc")
+      ["--cicp", cicp, "-d", "\(depth)", "-s", "8"] + options + [png, avif],
+      executable: "/usr/bin/avifenc")
     #expect(encode.status == 0, "\(encode.stderr)")
     return avif
   }
@@ -111,6 +113,84 @@ struct HDRStillTests {
     #expect(colour["transfer"] as? String == "PQ")
     #expect(colour["bitDepth"] as? Int == 10)
     #expect(colour["cicp"] as? [Int] == [12, 16, 1])
+  }
+
+  /// The quadrants from darkest to brightest (indices into ``quadrants``): where the picture's
+  /// parts are, whatever its colours.
+  static func order(_ colours: [[Double]]) -> [Int] {
+    let luma = colours.map { 0.2126 * $0[0] + 0.7152 * $0[1] + 0.0722 * $0[2] }
+    return luma.indices.sorted { luma[$0] < luma[$1] }
+  }
+
+  @Test(
+    "an HDR AVIF turned (irot) and mirrored (imir) is shown as libheif turns it, converted; a 10-bit mirrored one, which libheif 1.15 refuses, too"
+  )
+  func transforms() throws {
+    let folder = try Fixture.temporaryFolder()
+    let pq: ([Double]) -> [Double] = { $0.map(Self.pq) }
+    let cases: [(String, [String])] = [
+      ("plain", []), ("irot1", ["--irot", "1"]), ("irot2", ["--irot", "2"]),
+      ("irot3", ["--irot", "3"]), ("imir0", ["--imir", "0"]), ("imir1", ["--imir", "1"]),
+      ("irot1-imir0", ["--irot", "1", "--imir", "0"]),
+    ]
+    for (name, options) in cases {
+      // 8 bits: libheif 1.15 mirrors no deeper image, and it is the reference here.
+      let avif = try Self.photo(
+        name, cicp: "12/16/1", signal: pq, depth: 8, options: options, in: folder)
+      let out = avif + ".png"
+      let run = try CLI.run(["render", "--no-cache", "--rep", "fullscreen", avif, "-o", out])
+      #expect(run.status == 0, "\(name): \(run.stderr)")
+      // libvips (libheif) turns it; it shows the PQ signal as sRGB, so only places compare.
+      let reference = avif + ".vips.png"
+      let vips = try CLI.run(["copy", avif, reference], executable: "/usr/bin/vips")
+      #expect(vips.status == 0, "\(name): \(vips.stderr)")
+      let (shown, expected) = (try pixels(out), try pixels(reference))
+      #expect(
+        [shown.width, shown.height] == [expected.width, expected.height]
+          && [shown.width, shown.height] != [0, 0], "\(name)")
+      let colours = try Self.quadrants(out)
+      #expect(Self.order(colours) == Self.order(try Self.quadrants(reference)), "\(name)")
+      // Converted: the brightest quadrants are the white and the highlight, both near white.
+      #expect(Self.order(colours).suffix(2).allSatisfy { colours[$0].allSatisfy { $0 >= 225 } })
+      if name == "imir1" {
+        // 10 bits, the same mirror: libheif refuses it; Darkroom shows it the same way.
+        let deep = try Self.photo(
+          "imir1-10", cicp: "12/16/1", signal: pq, options: options, in: folder)
+        let refused = try CLI.run(["copy", deep, deep + ".vips.png"], executable: "/usr/bin/vips")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("Can currently only mirror images with 8 bits"))
+        let run = try CLI.run(["render", "--no-cache", "--rep", "fullscreen", deep, "-o", out])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.order(try Self.quadrants(out)) == Self.order(colours))
+      }
+    }
+  }
+
+  @Test(
+    "an HDR AVIF whose AV1 data is damaged: one line naming it, exit 1, nothing written, the file unchanged"
+  )
+  func damagedAV1() throws {
+    let folder = try Fixture.temporaryFolder()
+    let avif = try Self.photo("pq", cicp: "12/16/1", signal: { $0.map(Self.pq) }, in: folder)
+    var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: avif)))
+    // The picture's data after its first bytes (the sequence header) turned to 0xFF.
+    let mdat = try #require(
+      bytes.indices.dropLast(4).first { bytes[$0..<$0 + 4].elementsEqual("mdat".utf8) })
+    for index in mdat + 16..<bytes.count { bytes[index] = 0xFF }
+    try Data(bytes).write(to: URL(fileURLWithPath: avif))
+    let out = folder.file("out.jpg")
+    let run = try CLI.run(["render", "--no-cache", "--rep", "fullscreen", avif, "-o", out])
+    #expect(run.status == 1)
+    #expect(
+      run.stderr
+        == "darkroom: \(avif): damaged image: its AV1 data cannot be decoded (Invalid data found when processing input)\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: out))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+        "pq.avif", "pq.png", "pq.ppm",
+      ])
+    #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: avif))) == bytes)
   }
 
   @Test("the engine and the API give an HDR photo's thumbnail converted, as the command line does")

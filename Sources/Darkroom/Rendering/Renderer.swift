@@ -187,6 +187,7 @@ public struct Renderer: Sendable {
     // The pipeline reads the source's bytes in place; every image is gone when it returns.
     return try Self.pinning(source) { input throws(DarkroomError) -> Rendition in
       let image: VipsImage
+      var converted = false  // to sRGB already
       if spec.representation == .full && !(strip && needsSRGB) {
         image = try open(input, sequential: true)
       } else {
@@ -215,13 +216,16 @@ public struct Renderer: Sendable {
             case .file(let path): try VipsImage.openJPEG(path: path, shrink: shrink, failOn: failOn)
             }
           image = try loaded.thumbnail(options)
+        } else if let (still, colour) = try avifToConvert(source, spec, metadata) {
+          image = try avifStill(still, input, source.name, colour, spec, metadata, options)
+          converted = true
         } else {
           image = try thumbnail(input, options)
         }
       }
       // What libvips leaves undone: a HEIF's or AVIF's nclx colour (HDR, P3, BT.2020).
       var shown = image
-      if spec.representation != .full, metadata.iccProfile == nil,
+      if spec.representation != .full, !converted, metadata.iccProfile == nil,
         let colour = metadata.codedColour, colour.needsConversion
       {
         shown = try colour.convertedToSRGB(image)
@@ -235,6 +239,58 @@ public struct Renderer: Sendable {
       }
       return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
     }
+  }
+
+  /// The AVIF still of a display rendition whose `nclx` colour Darkroom converts (see
+  /// ``AVIFStill``), with that colour; nil for anything else, which libvips decodes.
+  private func avifToConvert(
+    _ source: ImageSource, _ spec: RenditionSpec, _ metadata: AssetMetadata
+  )
+    throws(DarkroomError) -> (AVIFStill, CodedColour)?
+  {
+    guard spec.representation != .full, ["heif", "avif"].contains(metadata.format),
+      metadata.iccProfile == nil, let colour = metadata.codedColour, colour.needsConversion
+    else { return nil }
+    let bytes: [UInt8]
+    switch source {
+    case .data(let data, _): bytes = data
+    case .file(let path): bytes = try InputFile.readAll(path)
+    }
+    return AVIFStill(bytes).map { ($0, colour) }
+  }
+
+  /// A display rendition's image of an AVIF still: decoded by dav1d straight to the size
+  /// that fits (or, for a cropped thumbnail, covers) the box, in sRGB, turned upright; then
+  /// fitted or cropped as libvips' thumbnail would, with the file's EXIF and XMP.
+  private func avifStill(
+    _ still: AVIFStill, _ input: Input, _ name: String, _ colour: CodedColour,
+    _ spec: RenditionSpec,
+    _ metadata: AssetMetadata, _ options: VipsImage.ThumbnailOptions
+  ) throws(DarkroomError) -> VipsImage {
+    // libheif reports the size upright (after `irot`); the picture is decoded stored.
+    let box = box(spec, metadata)
+    let cover = spec.representation == .thumbnail
+    let shown = (Double(metadata.width), Double(metadata.height))
+    let stored = still.swapsSides ? (shown.1, shown.0) : shown
+    var decodeBox = (width: 0, height: 0)
+    if shown.0 > 0, shown.1 > 0 {
+      let across = Double(box.width) / shown.0
+      let down = Double(box.height) / shown.1
+      let scale = min(1, cover ? max(across, down) : min(across, down))
+      decodeBox = (Int((stored.0 * scale).rounded(.up)), Int((stored.1 * scale).rounded(.up)))
+    }
+    var image = try still.decode(name: name, box: decodeBox, colour: colour, maxPixels: maxPixels)
+    if cover || image.width > box.width || image.height > box.height {
+      var fitted = options
+      fitted.exportProfile = nil
+      image = try image.thumbnail(fitted)
+    }
+    // The file's metadata, from libvips' header (nothing decoded), as its loader gives it.
+    let header = try open(input, sequential: true)
+    for field in ["exif-data", "xmp-data"] {
+      if let blob = header.blob(named: field) { image.setBlob(field, blob) }
+    }
+    return image
   }
 
   /// How much smaller libjpeg should decode a JPEG for a box: the largest of 8, 4 and 2 that

@@ -1,0 +1,106 @@
+import CVideo
+
+/// An AVIF's primary image decoded without libheif, for display renditions of AVIFs whose
+/// `nclx` colour Darkroom converts itself (HDR, BT.2020, Display P3): the AV1 item is handed
+/// to FFmpeg's AV1 decoder (dav1d), and its one picture is scaled into the box as it is
+/// converted to RGB, then tone-mapped there (`dr_av1_still`).
+///
+/// Through libvips, libheif decodes the image, copies it, and converts it to 16-bit RGB at
+/// full size before anything is shrunk: a 20-megapixel 10-bit PQ AVIF peaked at 550 MB for a
+/// 1080-pixel fullscreen (issue 29's goal: under 250 MB). Here it peaks near 180 MB
+/// (Benchmarks/hdr.sh).
+///
+/// Taken only for what libheif would show the same way: a single `av01` item (not a grid),
+/// with no alpha or other auxiliary image, no clean aperture (`clap`) and no layers (`a1op`,
+/// `lsel`); anything else goes through libvips as before. `irot` and `imir` are applied here,
+/// in their order, as libheif applies them; the EXIF orientation is not (HEIF's transforms are
+/// the properties, as libvips and libheif have it).
+struct AVIFStill {
+  /// A transformative property of the primary item.
+  enum Transform: Equatable {
+    /// `irot`: quarter turns anticlockwise (0-3).
+    case rotate(anticlockwise: Int)
+    /// `imir`: left and right swapped (mode 1), or top and bottom (mode 0). HEIF's second
+    /// edition calls the field `mode`; the first called it `axis`, which read the other way
+    /// round. libheif 1.15 and avifenc agree on this reading (checked: an `--imir 0` AVIF is
+    /// turned upside down by both).
+    case mirror(leftRight: Bool)
+  }
+
+  /// The AV1 item's data: its OBUs, the sequence header first.
+  let data: [UInt8]
+  let transforms: [Transform]
+
+  /// The primary image of an AVIF in `bytes`, or nil when it is not one this reads (above).
+  init?(_ bytes: [UInt8]) {
+    guard let items = HEIFItems(bytes), items.types[items.primary] == "av01",
+      !items.references("auxl").contains(where: { $0.to.contains(items.primary) }),
+      let data = items.data(of: items.primary)
+    else { return nil }
+    var transforms: [Transform] = []
+    for property in items.properties(of: items.primary) {
+      switch property.type {
+      case "clap", "a1op", "lsel": return nil
+      case "irot":
+        guard let angle = property.payload.first else { return nil }
+        transforms.append(.rotate(anticlockwise: Int(angle & 3)))
+      case "imir":
+        guard let axis = property.payload.first else { return nil }
+        transforms.append(.mirror(leftRight: axis & 1 == 1))
+      default: continue
+      }
+    }
+    self.data = data
+    self.transforms = transforms
+  }
+
+  /// Whether the transforms turn the image a quarter (its sides swap when shown).
+  var swapsSides: Bool {
+    transforms.reduce(false) { swapped, transform in
+      if case .rotate(let turns) = transform, turns % 2 == 1 { return !swapped }
+      return swapped
+    }
+  }
+
+  /// The image scaled to fit `box` (stored orientation, never up), converted from `colour`
+  /// to 8-bit sRGB, then transformed: 3 bands, no metadata.
+  ///
+  /// - Throws: A ``DarkroomError`` about `name`: `corrupt` for AV1 data that does not decode,
+  ///   `tooLarge` for a picture over `maxPixels`, `engine` when FFmpeg cannot be loaded.
+  func decode(
+    name: String, box: (width: Int, height: Int), colour: CodedColour, maxPixels: Int
+  ) throws(DarkroomError) -> VipsImage {
+    var options = DrVideoOptions(
+      box_width: Int32(clamping: box.width), box_height: Int32(clamping: box.height),
+      max_pixels: Int64(maxPixels), search_seconds: 0)
+    var coded = DrCodedColour(
+      primaries: Int32(clamping: colour.primaries), transfer: Int32(clamping: colour.transfer),
+      matrix: Int32(clamping: colour.matrix), full_range: colour.fullRange ? 1 : 0)
+    var frame = DrVideoFrame()
+    var message = [CChar](repeating: 0, count: 512)
+    let status = data.withUnsafeBufferPointer { buffer in
+      dr_av1_still(
+        buffer.baseAddress, buffer.count, &options, &coded, &frame, &message, message.count)
+    }
+    defer { dr_video_free(frame.pixels) }
+    let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+    guard status == 0, let pixels = frame.pixels else {
+      let kind: DarkroomError.Kind =
+        text.hasPrefix("damaged") ? .corrupt : text.contains("over the limit") ? .tooLarge : .engine
+      throw DarkroomError(kind, file: name, text)
+    }
+    let count = Int(frame.width) * Int(frame.height) * 3
+    var image = try VipsImage.fromPixels(
+      Array(UnsafeBufferPointer(start: pixels, count: count)), width: Int(frame.width),
+      height: Int(frame.height), bands: 3)
+    for transform in transforms {
+      switch transform {
+      case .rotate(let turns) where turns > 0:
+        image = try image.rotated(quarterTurns: 4 - turns)
+      case .rotate: continue
+      case .mirror(let leftRight): image = try image.flipped(vertically: !leftRight)
+      }
+    }
+    return image
+  }
+}
