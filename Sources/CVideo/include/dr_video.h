@@ -64,9 +64,9 @@ typedef struct {
 } DrCodedColour;
 
 /// Decodes an AV1 still (an AVIF's primary image item: its OBUs, the sequence header first)
-/// with FFmpeg's AV1 decoder (dav1d), one picture held (about 1.1x its planes: a
-/// 20-megapixel 10-bit 4:4:4 image in 135 MB, where libheif's decode peaks near 520 MB),
-/// scales it into the box as dr_video_frame does and converts it to 8-bit sRGB as a still
+/// with FFmpeg's AV1 decoder (dav1d), one picture held (a 20-megapixel 10-bit 4:4:4 image:
+/// 180 MB at the peak, where libheif's decode and conversion peak near 520 MB), scales it
+/// into the box as dr_video_frame does and converts it to 8-bit sRGB as a still
 /// (dr_hdr_to_srgb8, sRGB's curve). 0 on success; -1 with a message in `error`.
 int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions *options,
                  const DrCodedColour *colour, DrVideoFrame *out, char *error, size_t error_size);
