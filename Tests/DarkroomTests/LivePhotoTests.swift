@@ -52,8 +52,25 @@ struct LivePhotoTests {
     return try folder.write(name, Fixture.bytes(still) + video)
   }
 
+  /// The trailer Samsung's camera appended to a motion photo's JPEG before its phones wrote
+  /// Google's XMP (as ExifTool reads it): a UTC time block, the `MotionPhoto_Data` block holding
+  /// `video`, then the `SEFH` directory of both, its length, and `SEFT`.
+  static func samsungTrailer(_ video: [UInt8]) -> [UInt8] {
+    func number(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    func block(_ type: UInt8, _ name: String, _ data: [UInt8]) -> [UInt8] {
+      [0, 0, type, 0x0A] + number(name.utf8.count) + Array(name.utf8) + data
+    }
+    let time = block(0x01, "Image_UTC_Data", Array("1546344000000".utf8))
+    let motion = block(0x30, "MotionPhoto_Data", video)
+    let directory =
+      Array("SEFH".utf8) + number(107) + number(2)
+      + [0, 0, 0x01, 0x0A] + number(time.count + motion.count) + number(time.count)
+      + [0, 0, 0x30, 0x0A] + number(motion.count) + number(motion.count)
+    return time + motion + directory + number(directory.count) + Array("SEFT".utf8)
+  }
+
   @Test(
-    "a Google motion photo's video is found from its XMP, read back byte for byte and by FFmpeg; the older MicroVideo form too; a wrong length is one line and leaves nothing"
+    "a Google motion photo's video is found from its XMP, read back byte for byte and by FFmpeg; the older MicroVideo form and Samsung's trailer too; a wrong length is one line and leaves nothing"
   )
   func motionPhotos() throws {
     let folder = try TemporaryFolder()
@@ -99,6 +116,28 @@ struct LivePhotoTests {
     #expect(try CLI.run(["render", "--rep", "video", micro, "-o", microOut]).status == 0)
     #expect(try Fixture.bytes(microOut) == video)
 
+    // Samsung's older form, with no XMP: the MP4 in its trailer's `MotionPhoto_Data` block,
+    // after the time block (35 bytes) and the block's own type and name (24).
+    let still = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    let samsung = try folder.write("20190101_120000.jpg", still + Self.samsungTrailer(video))
+    let samsungInfo = try CLI.run(["info", "--json", samsung])
+    let samsungEntry = try #require(
+      (try JSONSerialization.jsonObject(with: samsungInfo.stdoutData) as? [[String: Any]])?.first)
+    #expect(
+      samsungEntry["motionVideo"] as? [String: Int]
+        == ["offset": still.count + 35 + 24, "length": video.count], "\(samsungInfo.stdout)")
+    #expect(samsungEntry["damage"] is NSNull)  // the JPEG's end is found before the trailer
+    let samsungOut = folder.file("samsung.mp4")
+    #expect(try CLI.run(["render", "--rep", "video", samsung, "-o", samsungOut]).status == 0)
+    #expect(try Fixture.bytes(samsungOut) == video)
+    // A trailer whose directory points outside the file names no video.
+    var broken = still + Self.samsungTrailer(video)
+    broken[broken.count - 16 + 3] = 0x7F  // the motion block's distance back, made huge
+    let brokenPath = try folder.write("20190101_120001.jpg", broken)
+    let brokenInfo = try CLI.run(["info", "--json", brokenPath])
+    #expect(brokenInfo.status == 0)
+    #expect(brokenInfo.stdout.contains("\"motionVideo\" : null"), "\(brokenInfo.stdout)")
+
     // A length that points into the JPEG: one line naming the file, nothing written.
     let wrong = try Self.motionPhoto(
       "PXL_3.MP.jpg", xmp: Self.googleXMP(length: video.count + 999), video: video, in: folder)
@@ -107,7 +146,7 @@ struct LivePhotoTests {
     #expect(failed.status == 1)
     #expect(
       failed.stderr
-        == "darkroom: \(wrong): its motion photo video is damaged (no MP4 header where its XMP says it starts)\n"
+        == "darkroom: \(wrong): its motion photo video is damaged (no MP4 header where its metadata says it starts)\n"
     )
     #expect(!FileManager.default.fileExists(atPath: folder.file("bad.mp4")))
     #expect(try Fixture.bytes(wrong) == before)

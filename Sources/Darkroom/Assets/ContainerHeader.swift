@@ -21,6 +21,8 @@ struct ContainerHeader: Sendable {
   /// Damage seen past a whole header (the image data cut short), with its message: the
   /// header is still described; decoding refuses it unless told to accept damage.
   var damage: DarkroomError?
+  /// A JPEG's motion photo video in Samsung's trailer (``MotionPhoto/samsungTrailer(_:)``).
+  var trailerVideo: FileRange?
 
   /// Parses a JPEG or PNG header; nil for any other format. Throws for a JPEG or PNG whose
   /// header is damaged or cut short; a file cut short after its header is described, with
@@ -110,6 +112,7 @@ struct ContainerHeader: Sendable {
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
         (header.xmp, header.iptc, header.exifStart) = (xmp, iptc, exifStart)
+        header.trailerVideo = try MotionPhoto.samsungTrailer(source)
         if try !hasJPEGEnd(source, scanStart: position) {
           header.damage = DarkroomError(
             .truncated, "truncated JPEG: image data ends without an end-of-image marker")

@@ -11,6 +11,8 @@
 ///   JPEG or HEIC, named by XMP: `GCamera:MotionPhoto="1"` with a `Container:Directory` whose
 ///   `MotionPhoto` item gives the video's length (it is last in the file), or the older
 ///   `GCamera:MicroVideo="1"` with `GCamera:MicroVideoOffset` (its distance from the end).
+/// - Samsung's older motion photo: the MP4 in its JPEG's trailer, with no XMP
+///   (``samsungTrailer(_:)``).
 /// - Apple's Live Photo: a HEIC or JPEG and a MOV of the same name in the same folder
 ///   (`IMG_0001.HEIC` and `IMG_0001.MOV`), which the phone writes and exports together.
 ///
@@ -40,6 +42,41 @@ public enum MotionPhoto {
     }
     guard let length, length >= 16, length < fileSize else { return nil }
     return FileRange(offset: fileSize - length, length: length)
+  }
+
+  /// Where the MP4 of Samsung's older motion photos is (before its phones wrote Google's
+  /// XMP): in the `MotionPhoto_Data` block of the trailer Samsung's camera appends after the
+  /// JPEG, whose directory ends the file. The directory is `SEFH`, a version and a count,
+  /// then an entry for each block (its type, how far before the directory it starts, its
+  /// size), and last its own length and `SEFT`; each block opens with its type and name.
+  /// Numbers are little-endian, as ExifTool reads them. nil without one; reads the last
+  /// bytes and the directory only.
+  static func samsungTrailer(_ source: ByteSource) throws -> FileRange? {
+    func number(_ bytes: ArraySlice<UInt8>, _ at: Int) -> Int {
+      let p = bytes.startIndex + at
+      return Int(bytes[p]) | Int(bytes[p + 1]) << 8 | Int(bytes[p + 2]) << 16
+        | Int(bytes[p + 3]) << 24
+    }
+    guard source.count > 28, case let end = try source.tail(8), end.count == 8,
+      end.suffix(4).elementsEqual("SEFT".utf8)
+    else { return nil }
+    let length = number(end, 0)
+    let directory = source.count - 8 - length
+    guard length >= 12, length <= 1 << 16, directory >= 0,
+      let entries = try source.peek(directory, length), entries.prefix(4).elementsEqual("SEFH".utf8)
+    else { return nil }
+    let name = Array("MotionPhoto_Data".utf8)
+    for index in 0..<min(number(entries, 8), (length - 12) / 12) {
+      let entry = 12 + 12 * index
+      let (back, size) = (number(entries, entry + 4), number(entries, entry + 8))
+      let start = directory - back
+      guard start >= 0, size > 8 + name.count, start + size <= directory,
+        let head = try source.peek(start, 8 + name.count), number(head, 4) == name.count,
+        head.suffix(name.count).elementsEqual(name)
+      else { continue }
+      return FileRange(offset: start + 8 + name.count, length: size - 8 - name.count)
+    }
+    return nil
   }
 
   /// Whether `bytes` start with an ISO base media `ftyp` box.
@@ -159,7 +196,7 @@ extension MotionPhoto {
       guard isISOMedia(head) else {
         throw DarkroomError(
           .corrupt, file: name,
-          "its motion photo video is damaged (no MP4 header where its XMP says it starts)")
+          "its motion photo video is damaged (no MP4 header where its metadata says it starts)")
       }
     }
     let part = part ?? 0..<whole.length

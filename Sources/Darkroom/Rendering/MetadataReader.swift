@@ -185,6 +185,7 @@ extension AssetMetadata {
     if let xmp = header.xmp, let packet = metadata.applyXMP(xmp, from: "XMP", dates: .ifMissing) {
       metadata.motionVideo = MotionPhoto.embeddedRange(packet, fileSize: size)
     }
+    if metadata.motionVideo == nil { metadata.motionVideo = header.trailerVideo }
     for (date, source) in [(iptc?.captureDate, "IPTC"), (metadata.gpsDate, "GPS")] {
       guard metadata.captureDate == nil, let date else { continue }
       metadata.captureDate = date
