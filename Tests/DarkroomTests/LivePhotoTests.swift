@@ -160,6 +160,72 @@ struct LivePhotoTests {
   }
 
   @Test(
+    "an edit of a motion photo keeps its video (Google's XMP, Samsung's trailer, a HEIC's mpvd box): read back byte for byte, described as Google's format says, revert gives the original; the API's edit the same"
+  )
+  func editsKeepTheVideo() async throws {
+    let folder = try TemporaryFolder()
+    let video = try Self.clip("clip.mp4", in: folder)
+    let google = try Self.motionPhoto(
+      "PXL_1.MP.jpg", xmp: Self.googleXMP(length: video.count), video: video, in: folder)
+    let samsung = try folder.write(
+      "20190101_120000.jpg",
+      Fixture.bytes(Fixture.sample("gps.jpg")) + Self.samsungTrailer(video))
+    // A HEIC motion photo: libvips writes the still with its XMP (a `mime` item), the video
+    // follows in a top-level `mpvd` box.
+    let heicStill = folder.file("still.heic")
+    let wrote = try CLI.run(
+      ["copy", google + ".still.jpg", heicStill + "[Q=60]"], executable: "/usr/bin/vips")
+    #expect(wrote.status == 0, "\(wrote.stderr)")
+    let size = video.count + 8
+    let box = [24, 16, 8, 0].map { UInt8((size >> $0) & 0xFF) } + Array("mpvd".utf8)
+    let heic = try folder.write("PXL_2.MP.heic", Fixture.bytes(heicStill) + box + video)
+    for (path, mime) in [(google, "image/jpeg"), (samsung, "image/jpeg"), (heic, "image/heic")] {
+      let original = try Fixture.bytes(path)
+      let edited = try CLI.run(["edit", path, "--filter", "noir"])
+      #expect(edited.status == 0, "\(path): \(edited.stderr)")
+      #expect(try Fixture.bytes(path) != original)
+      let out = path + ".out.mp4"
+      let rendered = try CLI.run(["render", "--rep", "video", path, "-o", out])
+      #expect(rendered.status == 0, "\(path): \(rendered.stderr)")
+      #expect(try Fixture.bytes(out) == video, "\(path)")
+      // ExifTool reads Google's description of the edited file.
+      let described = try CLI.run(
+        [
+          "-a", "-s3", "-XMP-GCamera:MotionPhoto", "-XMP-Container:DirectoryItemMime",
+          "-XMP-Container:DirectoryItemLength", "-XMP-Container:DirectoryItemPadding", path,
+        ],
+        executable: "/usr/bin/exiftool")
+      #expect(
+        described.stdout
+          == "1\n\(mime)\nvideo/mp4\n0\n\(video.count)\n0\n\(mime == "image/heic" ? 8 : 0)\n",
+        "\(path): \(described.stdout)")
+      // The still decodes as before (libheif reads past the appended box).
+      let decoded = try CLI.run(["copy", path, path + ".png"], executable: "/usr/bin/vips")
+      #expect(decoded.status == 0, "\(path): \(decoded.stderr)")
+      let reverted = try CLI.run(["revert", path])
+      #expect(reverted.status == 0, "\(reverted.stderr)")
+      #expect(try Fixture.bytes(path) == original, "\(path)")
+    }
+
+    // The API's edit of a catalogued motion photo: the same.
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    try FileManager.default.copyItem(atPath: google, toPath: served.root + "/PXL_1.MP.jpg")
+    _ = try await served.library.scan()
+    let id = try #require(try served.library.asset(atPath: served.root + "/PXL_1.MP.jpg")?.id)
+    try await served.test { client, _ in
+      let edited = try await client.execute(
+        uri: "/api/assets/\(id)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["filters": ["noir"]]))
+      #expect(edited.status == .ok, "\(edited.text)")
+      let fetched = try await client.execute(
+        uri: "/api/assets/\(id)/video", method: .get, headers: ServedLibrary.read)
+      #expect(fetched.status == .ok)
+      #expect(fetched.bytes == video)
+    }
+    #expect(try served.library.asset(id).motionVideo?.length == video.count)
+  }
+
+  @Test(
     "a Live Photo's JPEG and MOV are one asset with the MOV's bytes as its video, and a catalogued motion photo's video is its MP4, through the CLI, the engine and the API (ranges too); the MOV alone is an asset again"
   )
   func livePhotos() async throws {

@@ -79,6 +79,46 @@ public enum MotionPhoto {
     return nil
   }
 
+  /// An edit's XMP `packet` describing the motion photo its result is, whose video of
+  /// `videoLength` bytes is appended, as Google's Motion Photo format 1.0 has it: a second
+  /// description (before `</rdf:RDF>`) with `GCamera:MotionPhoto` and the
+  /// `Container:Directory` of the still and the video. After a HEIC the video is in a
+  /// top-level `mpvd` box (its 8-byte header is the item's padding), so the file stays ISO
+  /// media. nil for a packet with no `</rdf:RDF>`.
+  static func describing(_ packet: [UInt8], videoLength: Int, heic: Bool) -> [UInt8]? {
+    let end = Array("</rdf:RDF>".utf8)
+    guard packet.count >= end.count,
+      let at = (0...packet.count - end.count).last(where: {
+        packet[$0..<$0 + end.count].elementsEqual(end)
+      })
+    else { return nil }
+    let description = """
+      <rdf:Description rdf:about=""
+        xmlns:GCamera="\(camera)" xmlns:Container="\(container)" xmlns:Item="\(item)"
+        GCamera:MotionPhoto="1" GCamera:MotionPhotoVersion="1"
+        GCamera:MotionPhotoPresentationTimestampUs="-1">
+       <Container:Directory><rdf:Seq>
+        <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="\(heic ? "image/heic" : "image/jpeg")" Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>
+        <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="\(videoLength)" Item:Padding="\(heic ? 8 : 0)"/></rdf:li>
+       </rdf:Seq></Container:Directory>
+      </rdf:Description>
+
+      """
+    return Array(packet[..<at]) + Array(description.utf8) + Array(packet[at...])
+  }
+
+  /// What follows an edited still to carry its motion video: the video itself after a JPEG;
+  /// in a top-level `mpvd` box after a HEIC (``describing(_:videoLength:heic:)``).
+  static func appended(_ video: [UInt8], heic: Bool) -> [UInt8] {
+    guard heic else { return video }
+    let size = video.count + 8
+    let header: [UInt8] = [
+      UInt8(truncatingIfNeeded: size >> 24), UInt8(truncatingIfNeeded: size >> 16),
+      UInt8(truncatingIfNeeded: size >> 8), UInt8(truncatingIfNeeded: size),
+    ]
+    return header + Array("mpvd".utf8) + video
+  }
+
   /// Whether `bytes` start with an ISO base media `ftyp` box.
   static func isISOMedia(_ bytes: [UInt8]) -> Bool {
     guard bytes.count >= 12 else { return false }

@@ -144,7 +144,8 @@ extension AssetMetadata {
     let header = ContainerHeader(
       format: image.formatName, width: image.width, height: image.height,
       hasAlpha: image.hasAlpha, exif: image.blob(named: "exif-data"),
-      icc: image.blob(named: "icc-profile-data"), xmp: image.blob(named: "xmp-data"),
+      icc: image.blob(named: "icc-profile-data"),
+      xmp: image.blob(named: "xmp-data") ?? heifXMP(image),
       iptc: image.blob(named: "iptc-data"))
     var metadata = make(path, size, header)
     // TIFF keeps its Orientation as a tag of its own, outside any EXIF block; libvips
@@ -156,6 +157,20 @@ extension AssetMetadata {
         Orientation(rawValue: raw).map(OrientationTag.valid) ?? .invalid(raw: raw)
     }
     return metadata
+  }
+
+  /// A HEIF's or AVIF's XMP packet: libvips 8.14 keeps a `mime` item as `heif-mime-N` (N
+  /// its place among the file's metadata items), not as `xmp-data`, so the packet is the
+  /// first of those that is XMP.
+  private static func heifXMP(_ image: VipsImage) -> [UInt8]? {
+    guard ["heif", "avif"].contains(image.formatName) else { return nil }
+    let starts = ["<?xpacket", "<x:xmpmeta"].map { Array($0.utf8) }
+    for index in 0..<8 {
+      guard let blob = image.blob(named: "heif-mime-\(index)") else { continue }
+      let text = blob.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+      if starts.contains(where: { text.starts(with: $0) }) { return blob }
+    }
+    return nil
   }
 
   private static func make(_ path: String, _ size: Int, _ header: ContainerHeader)

@@ -376,13 +376,42 @@ public struct Renderer: Sendable {
           to: open(input, sequential: sequential).autorotated().srgb())
       }
       let output = try edited.preparedForOutput(upright: true, stripLocation: false)
-      output.setBlob("xmp-data", recipe.xmp)
-      return try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
+      // A motion photo's video goes on with the edited still, described by its XMP.
+      let heic = recipe.format == .heic
+      let video = try carriedVideo(source, metadata, recipe.format)
+      let described = video.flatMap {
+        MotionPhoto.describing(recipe.xmp, videoLength: $0.count, heic: heic)
+      }
+      output.setBlob("xmp-data", described ?? recipe.xmp)
+      let encoded = try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
         () throws(DarkroomError) in
         try output.encode(
           recipe.format, quality: recipe.quality, effort: recipe.effort, strip: false)
       }
+      guard let video, described != nil else { return encoded }
+      return encoded + MotionPhoto.appended(video, heic: heic)
     }
+  }
+
+  /// The embedded video of a motion photo that an edit carries into its result: for a JPEG
+  /// or HEIC result (the stills Google's Motion Photo format has), when the bytes where the
+  /// metadata says are an MP4; else nil (another format's result is the still alone; the
+  /// original, kept, still has the video).
+  private func carriedVideo(_ source: ImageSource, _ metadata: AssetMetadata, _ format: ImageFormat)
+    throws(DarkroomError) -> [UInt8]?
+  {
+    guard let range = metadata.motionVideo, format == .jpeg || format == .heic,
+      range.offset >= 0, range.length > 0
+    else { return nil }
+    let video: [UInt8]
+    switch source {
+    case .data(let bytes, _):
+      guard range.offset <= bytes.count - range.length else { return nil }
+      video = Array(bytes[range.offset..<range.offset + range.length])
+    case .file(let path):
+      video = try InputFile(path).read(at: range.offset, count: range.length)
+    }
+    return video.count == range.length && MotionPhoto.isISOMedia(video) ? video : nil
   }
 
   /// Where libvips reads a source during one render: a file, or a source's bytes, borrowed
