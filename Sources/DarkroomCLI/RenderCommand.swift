@@ -25,7 +25,9 @@ struct RenderCommand: ParsableCommand {
         video             the video of a live or motion photo, as it is:
                           a Live Photo's MOV (IMG_0001.MOV beside
                           IMG_0001.HEIC), or the MP4 a Google or Samsung
-                          motion photo carries (NAME.video.mov or .mp4).
+                          motion photo carries (NAME.video.mov or .mp4);
+                          with --space, a motion photo's video read from
+                          its sealed original.
 
       Display representations are converted to sRGB when the source has another
       colour profile. EXIF is kept with Orientation 1 and without its embedded
@@ -129,8 +131,8 @@ struct RenderCommand: ParsableCommand {
       throw ValidationError("Standard input (-) can be read only once")
     }
     if rep == .video {
-      if spaceOption.folder != nil || inputs.contains("-") {
-        throw ValidationError("--rep video reads files: not standard input or a space")
+      if inputs.contains("-") {
+        throw ValidationError("--rep video reads files or a space's assets: not standard input")
       }
       return
     }
@@ -230,12 +232,27 @@ struct RenderCommand: ParsableCommand {
   /// `--rep video`: each input's video, copied as it is (no decoding) to -o or beside it.
   private func writeVideos() throws {
     var failed = false
-    for input in inputs {
+    // A space's assets by id or name, read through the library; else the files named.
+    let space = try spaceOption.assets(inputs)
+    let targets: [(input: String, id: AssetID?)] =
+      if let ids = space?.ids {
+        // Named ones by the reference given; all of them (no inputs) by id.
+        ids.count == inputs.count
+          ? Array(zip(inputs, ids.map { Optional($0) })) : ids.map { ($0.rawValue, $0) }
+      } else {
+        inputs.map { ($0, nil) }
+      }
+    for (input, id) in targets {
       do throws(DarkroomError) {
-        let (video, bytes) = try MotionPhoto.videoBytes(ofStill: input)
+        let (video, bytes) =
+          if let id, let library = space?.library {
+            (try library.motionVideo(of: id), try library.motionVideoBytes(of: id))
+          } else {
+            try MotionPhoto.videoBytes(ofStill: input)
+          }
         let name =
-          URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
-          + ".video." + video.format
+          URL(fileURLWithPath: space == nil ? input : video.path).deletingPathExtension()
+          .lastPathComponent + ".video." + video.format
         var destination: String
         if output == "-" {
           guard isatty(STDOUT_FILENO) == 0 else {

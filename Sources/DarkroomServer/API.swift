@@ -307,11 +307,19 @@ struct API: Sendable {
   /// The video of a live or motion photo, as it is (a Live Photo's MOV, a motion photo's
   /// MP4), with ranges, as a video's `full` is sent; 404 for an asset without one.
   func motionVideo(_ id: AssetID, _ request: Request) async throws -> Response {
-    let (video, size) = try await blocking { [library] () throws(DarkroomError) in
-      (try library.motionVideo(of: id), try library.motionVideoSize(of: id))
-    }
     var headers = HTTPFields()
     headers[.cacheControl] = "no-cache"
+    return try await Self.motionVideo(library, id, request, headers: headers)
+  }
+
+  /// The video of a live or motion photo of `library` (a folder's or a space's), with
+  /// ranges, with `headers` (caching) added.
+  static func motionVideo(
+    _ library: Library, _ id: AssetID, _ request: Request, headers: HTTPFields
+  ) async throws -> Response {
+    let (video, size) = try await blocking { () throws(DarkroomError) in
+      (try library.motionVideo(of: id), try library.motionVideoSize(of: id))
+    }
     return try await Self.sendBytes(
       count: size, contentType: video.mediaType, request, headers: headers
     ) { [library] part throws(DarkroomError) in

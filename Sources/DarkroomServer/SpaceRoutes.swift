@@ -219,6 +219,9 @@ struct SpaceRoutes: Sendable {
     -> Response
   {
     let (library, asset) = try spaceAsset(context)
+    if context.parameters.get("rep") == "video" {
+      return try await API.motionVideo(library, asset.id, request, headers: Self.noStore)
+    }
     var spec = try API.renditionSpec(context, request).shownInBrowser(
       sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
     if spec.representation == .full {
@@ -326,6 +329,8 @@ struct APISpaceAsset: Encodable {
   var byteSize: Int
   var editVersion: Int
   var trashed: Bool
+  /// Where a motion photo's video is in the original; absent for a still alone.
+  var motionVideo: FileRange?
 
   init(_ asset: Asset) {
     id = asset.id.rawValue
@@ -337,6 +342,7 @@ struct APISpaceAsset: Encodable {
     byteSize = Int(asset.byteSize)
     editVersion = asset.adjustmentVersion
     trashed = asset.trashedAt != nil
+    motionVideo = asset.motionVideo
   }
 }
 

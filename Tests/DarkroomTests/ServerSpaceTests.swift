@@ -332,6 +332,79 @@ struct ServerSpaceTests {
     }
   }
 
+  @Test(
+    "a motion photo in a space keeps its video: the engine's bytes, the space's API (whole, a range, 404 JSON for a still) and its asset's motionVideo"
+  )
+  func motionPhotoInSpace() async throws {
+    let spaces = try ServedSpaces()
+    let folder = try TemporaryFolder()
+    let video = try LivePhotoTests.clip("clip.mp4", in: folder)
+    let photo = try LivePhotoTests.motionPhoto(
+      "PXL_1.MP.jpg", xmp: LivePhotoTests.googleXMP(length: video.count), video: video,
+      in: folder)
+    // The engine: added to the space as a file, its video read from the sealed original.
+    let beta = try Library.open(space: spaces.dir, password: pw("beta"))
+    let (sealed, _) = try beta.add(file: photo)
+    #expect(sealed.motionVideo?.length == video.count)
+    #expect(try beta.motionVideoBytes(of: sealed.id) == video)
+    #expect(try beta.motionVideoBytes(of: sealed.id, part: 5..<50) == Array(video[5..<50]))
+    beta.close()
+    // The command line: by name, from the space.
+    let passwordFile = try folder.write("password", Array("beta".utf8))
+    let out = folder.file("out.mp4")
+    let cli = try CLI.run(
+      [
+        "render", "--space", spaces.dir, "--password-file", passwordFile, "--rep", "video",
+        "PXL_1.MP.jpg", "-o", out,
+      ])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    #expect(try Fixture.bytes(out) == video)
+    let still = try CLI.run(
+      [
+        "render", "--space", spaces.dir, "--password-file", passwordFile, "--rep", "video",
+        "orientation-8.jpg", "-o", folder.file("none.mp4"),
+      ])
+    #expect(still.status == 1)
+    #expect(
+      still.stderr
+        == "darkroom: orientation-8.jpg: has no video: it is not a live or motion photo\n")
+
+    // The server: uploaded to another space, served with ranges.
+    let bytes = try Fixture.bytes(photo)
+    try await spaces.test { client, _ in
+      let login = try await GalleryLogin.login(client)
+      #expect(
+        try await login.postForm(client, "/space/unlock", "password=alpha").status == .seeOther)
+      let added = try await login.post(
+        client, "/api/space/uploads?name=PXL_1.MP.jpg", ByteBuffer(bytes: bytes))
+      #expect(added.status == .created, "\(added.text)")
+      let asset = try #require(added.object["asset"] as? [String: Any])
+      #expect(
+        asset["motionVideo"] as? [String: Int] == [
+          "offset": bytes.count - video.count, "length": video.count,
+        ])
+      let id = try #require(asset["id"] as? String)
+      let whole = try await login.get(client, "/api/space/assets/\(id)/video")
+      #expect(whole.status == .ok)
+      #expect(whole.headers[.contentType] == "video/mp4")
+      #expect(whole.headers[.cacheControl] == "no-store")
+      #expect(whole.bytes == video)
+      let part = try await login.get(
+        client, "/api/space/assets/\(id)/video", [.range: "bytes=100-199"])
+      #expect(part.status == .partialContent)
+      #expect(part.bytes == Array(video[100..<200]))
+      let still = try await login.post(
+        client, "/api/space/uploads?name=gps.jpg",
+        ByteBuffer(bytes: try Fixture.bytes(Fixture.sample("gps.jpg"))))
+      let stillID = try #require((still.object["asset"] as? [String: Any])?["id"] as? String)
+      let none = try await login.get(client, "/api/space/assets/\(stillID)/video")
+      #expect(none.status == .notFound)
+      #expect(
+        (none.object["error"] as? [String: Any])?["message"] as? String
+          == "gps.jpg: has no video: it is not a live or motion photo", "\(none.text)")
+    }
+  }
+
   @Test("every key is zeroed when the server stops")
   func shutdown() async throws {
     let spaces = try ServedSpaces()

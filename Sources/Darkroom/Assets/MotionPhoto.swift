@@ -226,13 +226,24 @@ extension MotionPhoto {
   static func bytes(
     of video: Video, in file: InputFile, part: Range<Int>? = nil, name: String
   ) throws(DarkroomError) -> [UInt8] {
-    let whole = video.range ?? FileRange(offset: 0, length: file.size)
-    guard whole.offset >= 0, whole.offset + whole.length <= file.size else {
+    try bytes(of: video, size: file.size, part: part, name: name) {
+      (offset, count) throws(DarkroomError) in try file.read(at: offset, count: count)
+    }
+  }
+
+  /// The bytes of `video` (its `part`) in something of `size` bytes that `read` reads (a
+  /// file, a space's sealed original), checked as above.
+  static func bytes(
+    of video: Video, size: Int, part: Range<Int>? = nil, name: String,
+    read: (_ offset: Int, _ count: Int) throws(DarkroomError) -> [UInt8]
+  ) throws(DarkroomError) -> [UInt8] {
+    let whole = video.range ?? FileRange(offset: 0, length: size)
+    guard whole.offset >= 0, whole.offset + whole.length <= size else {
       throw DarkroomError(
         .corrupt, file: name, "its motion photo video runs past the end of the file")
     }
     if video.range != nil {
-      let head = try file.read(at: whole.offset, count: min(16, whole.length))
+      let head = try read(whole.offset, min(16, whole.length))
       guard isISOMedia(head) else {
         throw DarkroomError(
           .corrupt, file: name,
@@ -243,6 +254,6 @@ extension MotionPhoto {
     guard part.lowerBound >= 0, part.upperBound <= whole.length else {
       throw DarkroomError(.invalidArgument, file: name, "the range \(part) is past its end")
     }
-    return try file.read(at: whole.offset + part.lowerBound, count: part.count)
+    return try read(whole.offset + part.lowerBound, part.count)
   }
 }

@@ -2,11 +2,18 @@ extension Library {
   /// The video of a live or motion photo in the library, as its catalog row says: the MOV
   /// beside a Live Photo's still, or the part of a motion photo's file its XMP names.
   ///
-  /// - Throws: `notFound` for an unknown id, and for an asset without a video
-  ///   (and for every asset of a space, whose sealed files have none yet).
+  /// A space's asset has the video embedded in its original (a motion photo added to it), as
+  /// the space's row says; a Live Photo's MOV is not kept beside a sealed still.
+  ///
+  /// - Throws: `notFound` for an unknown id, and for an asset without a video.
   public func motionVideo(of id: AssetID) throws(DarkroomError) -> MotionPhoto.Video {
+    if let space {
+      let sealed = try sealed(id, in: space)
+      guard let range = sealed.motionVideo else { throw MotionPhoto.noVideo(sealed.name) }
+      return MotionPhoto.Video(path: sealed.name, range: range, format: "mp4")
+    }
     let asset = try asset(id)
-    guard space == nil,
+    guard
       let video = MotionPhoto.video(
         path: asset.path, embedded: asset.motionVideo, live: asset.liveVideo)
     else { throw MotionPhoto.noVideo(asset.name) }
@@ -29,6 +36,13 @@ extension Library {
     -> [UInt8]
   {
     let video = try motionVideo(of: id)
+    if let space {
+      // From the sealed original, decrypting only the chunks the range is in.
+      let reader = try space.reader(sealed(id, in: space).original, of: sealed(id, in: space))
+      return try MotionPhoto.bytes(of: video, size: reader.length, part: part, name: video.path) {
+        (offset, count) throws(DarkroomError) in try reader.read(offset..<offset + count)
+      }
+    }
     let file = try Beneath.openFile(video.path, in: rootPath)
     return try MotionPhoto.bytes(of: video, in: file, part: part, name: video.path)
   }

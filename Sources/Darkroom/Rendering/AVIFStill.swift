@@ -1,5 +1,3 @@
-import CVideo
-
 /// An AVIF's primary image decoded without libheif, for display renditions of AVIFs whose
 /// `nclx` colour Darkroom converts itself (HDR, BT.2020, Display P3): the AV1 item is handed
 /// to FFmpeg's AV1 decoder (dav1d), and its one picture is scaled into the box as it is
@@ -70,29 +68,10 @@ struct AVIFStill {
   func decode(
     name: String, box: (width: Int, height: Int), colour: CodedColour, maxPixels: Int
   ) throws(DarkroomError) -> VipsImage {
-    var options = DrVideoOptions(
-      box_width: Int32(clamping: box.width), box_height: Int32(clamping: box.height),
-      max_pixels: Int64(maxPixels), search_seconds: 0)
-    var coded = DrCodedColour(
-      primaries: Int32(clamping: colour.primaries), transfer: Int32(clamping: colour.transfer),
-      matrix: Int32(clamping: colour.matrix), full_range: colour.fullRange ? 1 : 0)
-    var frame = DrVideoFrame()
-    var message = [CChar](repeating: 0, count: 512)
-    let status = data.withUnsafeBufferPointer { buffer in
-      dr_av1_still(
-        buffer.baseAddress, buffer.count, &options, &coded, &frame, &message, message.count)
-    }
-    defer { dr_video_free(frame.pixels) }
-    let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
-    guard status == 0, let pixels = frame.pixels else {
-      let kind: DarkroomError.Kind =
-        text.hasPrefix("damaged") ? .corrupt : text.contains("over the limit") ? .tooLarge : .engine
-      throw DarkroomError(kind, file: name, text)
-    }
-    let count = Int(frame.width) * Int(frame.height) * 3
+    let frame = try VideoFrame.decodeAV1Still(
+      data, name: name, box: box, colour: colour, maxPixels: maxPixels)
     var image = try VipsImage.fromPixels(
-      Array(UnsafeBufferPointer(start: pixels, count: count)), width: Int(frame.width),
-      height: Int(frame.height), bands: 3)
+      frame.pixels, width: frame.width, height: frame.height, bands: 3)
     for transform in transforms {
       switch transform {
       case .rotate(let turns) where turns > 0:

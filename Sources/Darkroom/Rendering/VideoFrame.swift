@@ -69,6 +69,42 @@ struct VideoFrame {
       transfer: ["sdr", "pq", "hlg"][Int(max(0, min(2, frame.transfer)))])
   }
 
+  /// An AV1 still (an AVIF's primary item, ``AVIFStill``) decoded by `dr_av1_still`: scaled
+  /// to fit `box` (stored orientation, never up) and converted from `colour` (the `nclx`
+  /// box's, which wins over the bitstream's) to 8-bit sRGB as a still is shown.
+  ///
+  /// - Throws: A ``DarkroomError`` about `name`: `corrupt` for AV1 data that does not decode,
+  ///   `tooLarge` for a picture over `maxPixels`, `engine` when FFmpeg cannot be loaded.
+  static func decodeAV1Still(
+    _ data: [UInt8], name: String, box: (width: Int, height: Int), colour: CodedColour,
+    maxPixels: Int
+  ) throws(DarkroomError) -> (pixels: [UInt8], width: Int, height: Int) {
+    var options = DrVideoOptions(
+      box_width: Int32(clamping: box.width), box_height: Int32(clamping: box.height),
+      max_pixels: Int64(maxPixels), search_seconds: 0)
+    var coded = DrCodedColour(
+      primaries: Int32(clamping: colour.primaries), transfer: Int32(clamping: colour.transfer),
+      matrix: Int32(clamping: colour.matrix), full_range: colour.fullRange ? 1 : 0)
+    var frame = DrVideoFrame()
+    var message = [CChar](repeating: 0, count: 512)
+    let status = data.withUnsafeBufferPointer { buffer in
+      dr_av1_still(
+        buffer.baseAddress, buffer.count, &options, &coded, &frame, &message, message.count)
+    }
+    defer { dr_video_free(frame.pixels) }
+    let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+    guard status == 0, let pixels = frame.pixels else {
+      let kind: DarkroomError.Kind =
+        text.hasPrefix("damaged") ? .corrupt : text.contains("over the limit") ? .tooLarge : .engine
+      throw DarkroomError(kind, file: name, text)
+    }
+    let count = Int(frame.width) * Int(frame.height) * 3
+    return (
+      Array(UnsafeBufferPointer(start: pixels, count: count)), Int(frame.width),
+      Int(frame.height)
+    )
+  }
+
   /// The kind of error a message from `dr_video_frame` is (it says it in words).
   private static func kind(of message: String) -> DarkroomError.Kind {
     if message.hasPrefix("damaged video") { return .corrupt }

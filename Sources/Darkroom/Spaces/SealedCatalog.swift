@@ -173,6 +173,7 @@ extension SpaceAsset {
     asset.captureDate = nil
     asset.adjustmentVersion = editVersion
     asset.trashedAt = trashed ? (trashedAt ?? added) : nil
+    asset.motionVideo = motionVideo
     return asset
   }
 

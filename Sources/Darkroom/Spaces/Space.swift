@@ -403,7 +403,7 @@ public final class Space: Sendable {
       id: Self.newName(), name: name, added: Double(AssetID.nowMilliseconds()) / 1000,
       format: metadata.format, width: metadata.displayWidth, height: metadata.displayHeight,
       byteSize: length, identity: identity, original: object, adjustments: nil, rendered: nil,
-      editVersion: 0, trashed: false)
+      editVersion: 0, trashed: false, motionVideo: metadata.motionVideo)
     try commit([asset], pending: pending)
     return (asset, true)
   }

@@ -32,6 +32,9 @@ struct SpaceAsset: Sendable, Codable, Equatable {
   /// When it went to the trash (seconds since 1970); nil for an asset trashed before spaces
   /// kept the time, or not trashed.
   var trashedAt: Double?
+  /// Where a motion photo's video is in the original (nil for a still alone, and for assets
+  /// added before spaces kept it).
+  var motionVideo: FileRange? = nil
 }
 
 /// A space's catalog: rows in one SQLite table that all the spaces of a folder share, each
