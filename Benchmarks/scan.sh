@@ -12,6 +12,9 @@
 #   SCAN_SKIP_BUILD=1 use $DARKROOM (default .build/release/darkroom) and $DARKROOM_BENCH
 #                     as they are, without building
 source "$(dirname "$0")/common.sh"
+# The scan alone: no thumbnail pass started in the background when it is done (it outlived
+# the run and raced the next run's removal of .darkroom/).
+export DARKROOM_NO_BACKGROUND=1
 N="${SCAN_FILES:-10000}"
 RUNS="${SCAN_RUNS:-3}"
 install_peers

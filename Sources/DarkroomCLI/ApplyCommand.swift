@@ -147,7 +147,8 @@ struct ApplyCommand: ParsableCommand {
     }
 
     var request = JobRequest(
-      .edit(try filterOptions.graph(), mode: .replace), on: items, in: library)
+      .edit(try filterOptions.graph(), mode: filterOptions.mode(replace: true)), on: items,
+      in: library)
     request.output = output
     request.skipCurrent = !force
     request.jobs = jobs

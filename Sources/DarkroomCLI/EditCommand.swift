@@ -26,6 +26,7 @@ struct EditCommand: ParsableCommand {
         darkroom edit IMG_0001.jpg --filter 'tone exposure=0.5 contrast=0.2' \\
           --filter 'crop aspect=4:5'
         darkroom edit IMG_0002.jpg --adjustment <(darkroom adjustments IMG_0001.jpg)
+        darkroom edit IMG_0003.jpg --from-xmp    # its Lightroom edit, as a Darkroom edit
       """)
 
   @Argument(help: "Files to edit in place.")
@@ -49,7 +50,7 @@ struct EditCommand: ParsableCommand {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let graph = try filterOptions.graph()
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
-    let mode: EditMode = replace || filterOptions.adjustment != nil ? .replace : .append
+    let mode = filterOptions.mode(replace: replace)
     let space = try spaceOption.assets(files)
     let items: JobItems =
       try space.map { .assets($0.ids) }

@@ -11,9 +11,20 @@ struct FilterOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "Apply the graph of stored adjustment data (it replaces the current edit).", valueName: "file"
-    ))
+      "Apply the graph of stored adjustment data (it replaces the current edit).",
+      discussion:
+        "JSON adjustment data, or an .xmp: Darkroom's adjustment data in it, else Lightroom's crs: settings.",
+      valueName: "file"))
   var adjustment: String?
+
+  @Flag(
+    name: .customLong("from-xmp"),
+    help: ArgumentHelp(
+      "Take over each file's Lightroom edit (crs: settings in its XMP or sidecar) as its edit.",
+      discussion:
+        "The edit replaces the current one and can be reverted as any edit; `darkroom info` shows what is rendered, approximated or not understood."
+    ))
+  var fromXMP = false
 
   @Option(
     parsing: .unconditional,
@@ -35,11 +46,12 @@ struct FilterOptions: ParsableArguments {
     if let effort, !ImageFormat.efforts.contains(effort) {
       throw ValidationError("Expected integer between 0 and 9 for --effort but received \(effort)")
     }
-    if filters.isEmpty && adjustment == nil {
-      throw ValidationError("Nothing to do: give --filter SPEC or --adjustment FILE")
+    let given = [!filters.isEmpty, adjustment != nil, fromXMP].filter { $0 }.count
+    if given == 0 {
+      throw ValidationError("Nothing to do: give --filter SPEC, --adjustment FILE or --from-xmp")
     }
-    if !filters.isEmpty && adjustment != nil {
-      throw ValidationError("Give --filter or --adjustment, not both")
+    if given > 1 {
+      throw ValidationError("Give one of --filter, --adjustment and --from-xmp")
     }
   }
 
@@ -47,14 +59,25 @@ struct FilterOptions: ParsableArguments {
   /// error (exit 2).
   func graph() throws -> FilterGraph {
     do {
+      if fromXMP { return FilterGraph(nodes: []) }
       if let adjustment {
-        return try AdjustmentData.decode(json: readFile(adjustment), source: adjustment).graph
+        let bytes = try readFile(adjustment)
+        if adjustment.lowercased().hasSuffix(".xmp") {
+          return try ForeignEdit.graph(xmp: bytes, source: adjustment)
+        }
+        return try AdjustmentData.decode(json: bytes, source: adjustment).graph
       }
       return try FilterGraph.parse(specs: filters)
     } catch {
       reportError(error)
       throw WorkFailed(status: 2)
     }
+  }
+
+  /// How the graph combines with a file's edit: each file's own Lightroom edit (--from-xmp)
+  /// or the graph given, replacing the edit (pasted adjustment data; `replace`) or after it.
+  func mode(replace: Bool) -> EditMode {
+    fromXMP ? .foreign : replace || adjustment != nil ? .replace : .append
   }
 
   /// Pixel settings with this quality and `limits`.

@@ -155,6 +155,7 @@ struct InfoCommand: ParsableCommand {
       ("Coded colour", m.codedColour?.summary),
       ("Motion photo", m.motionVideo.map { "a video of \($0.length) bytes at byte \($0.offset)" }),
       ("Live Photo", m.liveVideo.map { "its video is \($0)" }),
+      ("Edited in", m.foreignEdit.map(Self.foreign)),
       ("Damage", m.damage?.message),
       ("Caption", sourced(m.caption, "caption")),
       ("Rating", sourced(stars, "rating")),
@@ -166,6 +167,25 @@ struct InfoCommand: ParsableCommand {
     ]
     rows += m.warnings.map { ("Warning", $0) }
     return Self.aligned(rows)
+  }
+}
+
+extension InfoCommand {
+  /// Another program's edit in words: `Lightroom (IMG_0001.xmp): crop ... | tone ...;
+  /// approximated: Exposure2012; not rendered: Clarity2012`.
+  static func foreign(_ edit: ForeignEdit) -> String {
+    let program = edit.program == "lightroom" ? "Lightroom" : edit.program
+    var parts = [
+      edit.alreadyApplied
+        ? "already applied to the pixels" : edit.filters.isEmpty ? "nothing rendered" : edit.filters
+    ]
+    if !edit.approximated.isEmpty {
+      parts.append("approximated: " + edit.approximated.joined(separator: ", "))
+    }
+    if !edit.ignored.isEmpty {
+      parts.append("not rendered: " + edit.ignored.joined(separator: ", "))
+    }
+    return "\(program) (\(edit.source)): " + parts.joined(separator: "; ")
   }
 }
 

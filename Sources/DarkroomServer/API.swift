@@ -42,7 +42,7 @@ struct API: Sendable {
       let id = try Self.assetID(context)
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
-      let mode: EditMode = body.mode == "append" ? .append : .replace
+      let mode = body.editMode
       let pixels = configuration.pixels
       let result = try await blocking { [library] () throws(DarkroomError) in
         try library.edit(id, with: graph, mode: mode, settings: pixels)

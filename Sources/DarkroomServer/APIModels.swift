@@ -127,14 +127,31 @@ struct JobOutcome: Codable, Sendable, Equatable {
 struct EditBody: Decodable, Sendable {
   var filters: [String]?
   var graph: FilterGraph?
-  /// append or replace (the default).
+  /// append, replace (the default) or from-xmp (the asset's Lightroom edit, taken over; no
+  /// filters or graph).
   var mode: String?
   /// A preview's long side, in pixels.
   var size: Int?
 
+  /// How the graph combines with the asset's edit.
+  var editMode: EditMode {
+    switch mode {
+    case "append": .append
+    case "from-xmp": .foreign
+    default: .replace
+    }
+  }
+
   func filterGraph() throws -> FilterGraph {
-    if let mode, mode != "append" && mode != "replace" {
-      throw APIError.badRequest("mode takes append or replace; not \(mode.prefix(32))")
+    if let mode, !["append", "replace", "from-xmp"].contains(mode) {
+      throw APIError.badRequest("mode takes append, replace or from-xmp; not \(mode.prefix(32))")
+    }
+    if mode == "from-xmp" {
+      guard filters == nil, graph == nil else {
+        throw APIError.badRequest(
+          "from-xmp takes the asset's own Lightroom edit: no filters or graph")
+      }
+      return FilterGraph(nodes: [])
     }
     if let graph { return graph }
     guard let filters, !filters.isEmpty else {

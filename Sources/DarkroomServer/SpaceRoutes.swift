@@ -99,9 +99,7 @@ struct SpaceRoutes: Sendable {
       let (library, asset) = try spaceAsset(context)
       let body = try await request.decode(as: EditBody.self, context: context)
       let graph = try body.filterGraph()
-      let (mode, pixels) = (
-        body.mode == "append" ? EditMode.append : .replace, configuration.pixels
-      )
+      let (mode, pixels) = (body.editMode, configuration.pixels)
       let edited = try await blocking { () throws(DarkroomError) in
         try library.edit(asset.id, with: graph, mode: mode, settings: pixels)
         return try library.asset(asset.id)

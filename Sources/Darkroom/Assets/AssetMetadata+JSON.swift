@@ -8,7 +8,7 @@ extension AssetMetadata: Encodable {
       lensMake, lensModel
     case exposureTime, fNumber, iso, focalLength, iccProfile, codedColour, damage, damageMessage
     case caption, rating, keywords, people, sources, warnings, exifThumbnail, motionVideo,
-      liveVideo
+      liveVideo, foreignEdit
   }
 
   /// Encodes the metadata as `darkroom info --json` prints it: every field present, `null`
@@ -55,5 +55,6 @@ extension AssetMetadata: Encodable {
     try c.encode(exifThumbnail, forKey: .exifThumbnail)
     try c.encode(motionVideo, forKey: .motionVideo)
     try c.encode(liveVideo, forKey: .liveVideo)
+    try c.encode(foreignEdit?.printed, forKey: .foreignEdit)
   }
 }

@@ -83,6 +83,11 @@ public struct XMPPacket: Sendable, Equatable {
     properties[namespace + name]?.first
   }
 
+  /// The local names of `namespace`'s properties the packet has, values or not.
+  public func names(in namespace: String) -> [String] {
+    present.filter { $0.hasPrefix(namespace) }.map { String($0.dropFirst(namespace.count)) }
+  }
+
   /// Every value of `namespace`'s property `name` (empty when it has none).
   public func list(_ namespace: String, _ name: String) -> [String] {
     properties[namespace + name] ?? []

@@ -90,7 +90,7 @@ public struct Editor: Sendable {
       Self.removeAbandonedTemporaries(of: destination)
       // In place, .append adds filters to what the file carries: "current" would compare
       // the whole stored graph with only the new filters, so only .replace can skip.
-      if skipIfCurrent, mode == .replace || output != nil,
+      if skipIfCurrent, mode != .foreign, mode == .replace || output != nil,
         let current = currentEdit(path, graph: graph, writingTo: output)
       {
         return EditResult(adjustment: current, libraryRoot: store.root, skipped: true)
@@ -108,9 +108,14 @@ public struct Editor: Sendable {
         originalHash = currentHash
         originalBytes = current
       }
-      let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
-      let fullGraph = FilterGraph(nodes: nodes)
       let metadata = try AssetMetadata.read(.data(originalBytes, name: path))
+      let nodes =
+        switch mode {
+        case .append: (previous?.graph.nodes ?? []) + graph.nodes
+        case .replace: graph.nodes
+        case .foreign: try Self.foreignGraph(metadata, sidecarsOf: path, file: path).nodes
+        }
+      let fullGraph = FilterGraph(nodes: nodes)
       guard let format = ImageFormat(sourceFormat: metadata.format) else {
         throw DarkroomError(
           .unsupportedFormat, file: path,
@@ -406,6 +411,36 @@ public struct Editor: Sendable {
       of: url.lastPathComponent, in: url.deletingLastPathComponent().path)
   }
 
+  /// The graph of the edit another program left in `metadata` (the original's) or the
+  /// sidecars beside `sidecarsOf` (nil: none, as in a space), which win.
+  ///
+  /// - Throws: `invalidArgument` naming `file` when there is none, when its pixels already
+  ///   are its result (`crs:AlreadyApplied`), or when nothing in it is rendered.
+  static func foreignGraph(_ metadata: AssetMetadata, sidecarsOf path: String?, file: String)
+    throws(DarkroomError) -> FilterGraph
+  {
+    var metadata = metadata
+    if let path { metadata.applySidecars(of: path) }
+    guard let edit = metadata.foreignEdit else {
+      throw DarkroomError(
+        .invalidArgument, file: file,
+        "has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over")
+    }
+    if edit.alreadyApplied {
+      throw DarkroomError(
+        .invalidArgument, file: file,
+        "its Lightroom edit (\(edit.source)) is already applied to its pixels (crs:AlreadyApplied): nothing to take over"
+      )
+    }
+    guard !edit.graph.nodes.isEmpty else {
+      throw DarkroomError(
+        .invalidArgument, file: file,
+        "its Lightroom edit (\(edit.source)) has nothing Darkroom renders (not understood: \(edit.ignored.joined(separator: ", ")))"
+      )
+    }
+    return edit.graph
+  }
+
   static func now() -> String {
     Date().formatted(.iso8601)
   }
@@ -417,6 +452,10 @@ public enum EditMode: Sendable {
   case append
   /// New filters replace the current edit's.
   case replace
+  /// The edit another program left in the original's XMP or the file's sidecars
+  /// (``AssetMetadata/foreignEdit``) replaces the current edit; the filters given are not
+  /// used (`edit --from-xmp`).
+  case foreign
 }
 
 /// What a revert did. `RevertOutcome` is a `Sendable` value type.

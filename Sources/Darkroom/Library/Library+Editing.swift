@@ -55,6 +55,21 @@ extension Library {
     try Editor().adjustments(path)
   }
 
+  /// The edit of a file, by path, as an XMP sidecar Lightroom reads, with Darkroom's exact
+  /// adjustment data in it (``ForeignEdit/sidecar(for:adjustmentData:width:height:)``; crops
+  /// placed on its original's upright size); nil for a file that is not an edit.
+  ///
+  /// - Throws: what ``Editor/adjustments(_:)`` and reading the original throw.
+  public static func lightroomSidecar(ofFile path: String) throws(DarkroomError) -> [UInt8]? {
+    let editor = Editor()
+    guard let data = try editor.adjustments(path), let original = try editor.originalBytes(path)
+    else { return nil }
+    let metadata = try AssetMetadata.read(.data(original, name: path))
+    return ForeignEdit.sidecar(
+      for: data.graph, adjustmentData: data.canonicalJSON, width: metadata.displayWidth,
+      height: metadata.displayHeight)
+  }
+
   /// An asset's edit history: every version, and which one the file is now.
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.

@@ -128,6 +128,13 @@ extension Library {
   ) throws(DarkroomError) {
     let asset = try sealed(id, in: space)
     guard !asset.trashed else { throw inTrash(asset) }
+    var graph = graph
+    if mode == .foreign {
+      // A sealed original has no sidecars: its own XMP only.
+      let original = try space.original(asset)
+      graph = try Editor.foreignGraph(
+        AssetMetadata.read(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
+    }
     let edited = try space.edit(asset, graph: graph, append: mode == .append, settings: settings)
     outcome.version = edited.editVersion
     outcome.adjustment = try space.history(edited).last

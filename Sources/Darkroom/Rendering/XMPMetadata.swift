@@ -27,6 +27,13 @@ extension AssetMetadata {
       warnings.append("\(source): not read (\(error.description))")
       return nil
     }
+    // Lightroom's settings: a sidecar's (read after the file's own) win.
+    if let edit = ForeignEdit.lightroom(
+      packet, source: source, width: displayWidth, height: displayHeight)
+    {
+      foreignEdit = edit
+      sources["foreignEdit"] = source
+    }
     if let caption = packet.text(XMPPacket.dc, "description"), !caption.isEmpty {
       self.caption = caption
       sources["caption"] = source

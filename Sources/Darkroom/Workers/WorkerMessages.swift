@@ -71,6 +71,7 @@ struct MetadataWire: Codable, Sendable {
   var warnings: [String]?
   var exifThumbnail: FileRange?
   var motionVideo: FileRange?
+  var foreignEdit: ForeignEdit?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -84,7 +85,7 @@ struct MetadataWire: Codable, Sendable {
     (iccProfile, codedColour, damage) = (m.iccProfile, m.codedColour, m.damage)
     (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
-    (exifThumbnail, motionVideo) = (m.exifThumbnail, m.motionVideo)
+    (exifThumbnail, motionVideo, foreignEdit) = (m.exifThumbnail, m.motionVideo, m.foreignEdit)
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -122,6 +123,7 @@ struct MetadataWire: Codable, Sendable {
     {
       m.motionVideo = range
     }
+    m.foreignEdit = foreignEdit
     return m
   }
 }

@@ -1,0 +1,382 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An edit another program made, as its XMP keeps it: Lightroom's and Camera Raw's `crs:`
+/// settings, in the file or in a sidecar (`NAME.xmp`, `NAME.EXT.xmp`, which win), read into
+/// a Darkroom graph (issue 30).
+///
+/// Each setting is rendered as it means, approximated (Darkroom's tone filter is not Camera
+/// Raw's), or not understood, and ``rendered``, ``approximated`` and ``ignored`` say which:
+///
+/// | Camera Raw | Darkroom | |
+/// |---|---|---|
+/// | `HasCrop`, `CropLeft`/`Top`/`Right`/`Bottom` (fractions of the upright original) | `crop` x y width height | rendered |
+/// | `CropAngle` (degrees: the crop's rectangle, of its own size, turned about its centre) | `crop angle`, the rectangle in the straightened image | approximated |
+/// | `ConvertToGrayscale` | `tone saturation=-1` (Rec. 709 luma) | rendered |
+/// | `Exposure2012` (stops) | `tone exposure`, linear light | approximated |
+/// | `Contrast2012`, `Highlights2012`, `Shadows2012`, `Saturation` (-100 to 100) | `tone contrast`, `highlights`, `shadows`, `saturation` (/ 100) | approximated |
+/// | `IncrementalTemperature` (-100 to 100) | `tone warmth` (/ 100) | approximated |
+/// | anything else not at its neutral value (`Tint`, `Clarity2012`, curves, ...) | nothing | ignored |
+///
+/// `AlreadyApplied="True"` says the pixels are the edit's result already (a JPEG exported
+/// with its settings): nothing is rendered for it.
+public struct ForeignEdit: Sendable, Equatable, Codable {
+  /// Camera Raw's settings namespace.
+  public static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
+
+  /// `lightroom`: Lightroom's and Camera Raw's settings.
+  public var program: String
+  /// Where the settings were read: `XMP` (the file's own packet) or a sidecar's name.
+  public var source: String
+  /// What Darkroom renders for it (empty when ``alreadyApplied``).
+  public var graph: FilterGraph
+  /// Settings rendered as they mean, approximated, and present but not rendered.
+  public var rendered: [String]
+  public var approximated: [String]
+  public var ignored: [String]
+  /// The file's pixels are the edit's result already (`crs:AlreadyApplied`).
+  public var alreadyApplied: Bool
+
+  /// Settings that describe rather than change: never listed as ignored.
+  static let structural: Set<String> = [
+    "Version", "ProcessVersion", "HasSettings", "HasCrop", "AlreadyApplied", "CropWidth",
+    "CropHeight", "CropUnits", "CropConstrainToWarp", "CropConstrainAspectRatio", "RawFileName",
+    "WhiteBalance", "CameraProfile", "CameraProfileDigest", "LookName", "SupportsAmount",
+    "SupportsColor", "SupportsMonochrome", "SupportsHighDynamicRange", "SupportsNormalDynamicRange",
+    "SupportsSceneReferred", "SupportsOutputReferred", "ToneCurveName", "ToneCurveName2012",
+    "OverrideLookVignette", "Look", "Name", "Amount", "UUID", "Copyright", "Group", "Parameters",
+  ]
+
+  /// Lightroom's edit in `packet` (read from `source`), for an image `width` x `height`
+  /// upright; nil when the packet has no Camera Raw settings that change anything.
+  ///
+  /// - Throws: nothing; settings out of range are listed as ignored.
+  public static func lightroom(
+    _ packet: XMPPacket, source: String, width: Int, height: Int
+  ) -> ForeignEdit? {
+    let names = packet.names(in: crs)
+    guard !names.isEmpty else { return nil }
+    func text(_ name: String) -> String? { packet.text(crs, name) }
+    func number(_ name: String) -> Double? {
+      text(name).flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap {
+        $0.isFinite ? $0 : nil
+      }
+    }
+    func flag(_ name: String) -> Bool { text(name)?.lowercased() == "true" }
+    var edit = ForeignEdit(
+      program: "lightroom", source: source, graph: FilterGraph(nodes: []), rendered: [],
+      approximated: [], ignored: [], alreadyApplied: flag("AlreadyApplied"))
+    var nodes: [FilterNode] = []
+    var handled: Set<String> = []
+
+    // The crop: fractions of the upright original; an angle turns its rectangle.
+    let sides = ["CropLeft", "CropTop", "CropRight", "CropBottom"]
+    if flag("HasCrop") {
+      handled.formUnion(sides + ["CropAngle"])
+      let values = sides.map(number)
+      let angle = number("CropAngle") ?? 0
+      if let left = values[0], let top = values[1], let right = values[2],
+        let bottom = values[3], 0 <= left, left < right, right <= 1, 0 <= top, top < bottom,
+        bottom <= 1, abs(angle) <= 45,
+        let node = cropNode(
+          left: left, top: top, right: right, bottom: bottom, angle: angle, width: width,
+          height: height)
+      {
+        nodes.append(node)
+        edit.rendered += ["HasCrop"] + sides
+        if angle != 0 { edit.approximated.append("CropAngle") }
+      } else {
+        edit.ignored += ["HasCrop"] + sides.filter { text($0) != nil }
+        if text("CropAngle") != nil { edit.ignored.append("CropAngle") }
+      }
+    }
+
+    // Tone, as Darkroom's tone filter has it.
+    var tone: [String: FilterValue] = [:]
+    if flag("ConvertToGrayscale") {
+      tone["saturation"] = .number(-1)
+      edit.rendered.append("ConvertToGrayscale")
+    }
+    handled.insert("ConvertToGrayscale")
+    let scaled: [(String, String, Double, ClosedRange<Double>)] = [
+      ("Exposure2012", "exposure", 1, -4...4), ("Contrast2012", "contrast", 100, -1...1),
+      ("Highlights2012", "highlights", 100, -1...1), ("Shadows2012", "shadows", 100, -1...1),
+      ("Saturation", "saturation", 100, -1...1),
+      ("IncrementalTemperature", "warmth", 100, -1...1),
+    ]
+    for (name, parameter, divisor, range) in scaled {
+      guard let value = number(name) else { continue }
+      handled.insert(name)
+      guard value != 0 else { continue }
+      // Grayscale wins over a saturation of its own.
+      if parameter == "saturation", tone["saturation"] != nil {
+        edit.ignored.append(name)
+        continue
+      }
+      let mapped = value / divisor
+      guard range.contains(mapped) else {
+        edit.ignored.append(name)
+        continue
+      }
+      tone[parameter] = .number(mapped)
+      edit.approximated.append(name)
+    }
+    if !tone.isEmpty, let node = try? FilterNode("tone", tone) { nodes.append(node) }
+
+    // Anything else that is not at its neutral value is kept in the file, not rendered.
+    for name in names.sorted()
+    where !handled.contains(name) && !structural.contains(name) && !isNeutral(text(name)) {
+      edit.ignored.append(name)
+    }
+    if edit.alreadyApplied {
+      edit.ignored = (edit.rendered + edit.approximated + edit.ignored).sorted()
+      edit.rendered = []
+      edit.approximated = []
+    } else {
+      edit.graph = FilterGraph(nodes: nodes)
+    }
+    guard !edit.graph.nodes.isEmpty || !edit.ignored.isEmpty else { return nil }
+    return edit
+  }
+
+  /// A value that changes nothing: none, zero, `False`.
+  static func isNeutral(_ text: String?) -> Bool {
+    guard let text, !text.isEmpty else { return true }
+    if let number = Double(text), number == 0 { return true }
+    return text.lowercased() == "false"
+  }
+
+  /// Darkroom's crop for Lightroom's: a rectangle of (right - left) x (bottom - top) of the
+  /// upright original (fractions of its width and height), centred where those edges say,
+  /// turned `angle` degrees about its centre with the image (Lightroom's straighten, read as
+  /// clockwise). Darkroom's `crop angle` straightens first, keeping the largest centred
+  /// rectangle of the image's shape, and takes fractions of that: the rectangle is given
+  /// there. nil when it does not lie within it (by more than a pixel).
+  static func cropNode(
+    left: Double, top: Double, right: Double, bottom: Double, angle: Double, width: Int,
+    height: Int
+  ) -> FilterNode? {
+    guard angle != 0 else {
+      return try? FilterNode(
+        "crop",
+        [
+          "x": .number(left), "y": .number(top), "width": .number(right - left),
+          "height": .number(bottom - top),
+        ])
+    }
+    let (w, h) = (Double(width), Double(height))
+    guard w > 0, h > 0 else { return nil }
+    let t = angle * .pi / 180
+    let (c, s) = (cos(t), sin(t))
+    // The rectangle's centre, from the image's, turned clockwise (y grows downwards).
+    let (dx, dy) = ((left + right) / 2 * w - w / 2, (top + bottom) / 2 * h - h / 2)
+    let centre = (dx * c - dy * s, dx * s + dy * c)
+    let (cw, ch) = ((right - left) * w, (bottom - top) * h)
+    let inner = CropFilter.innerSize(width: w, height: h, degrees: angle)
+    let x0 = centre.0 + inner.width / 2 - cw / 2
+    let y0 = centre.1 + inner.height / 2 - ch / 2
+    let slack = 1.0
+    guard x0 >= -slack, y0 >= -slack, x0 + cw <= inner.width + slack,
+      y0 + ch <= inner.height + slack
+    else { return nil }
+    let x = max(0, x0) / inner.width
+    let y = max(0, y0) / inner.height
+    return try? FilterNode(
+      "crop",
+      [
+        "x": .number(x), "y": .number(y),
+        "width": .number(min(cw / inner.width, 1 - x)),
+        "height": .number(min(ch / inner.height, 1 - y)), "angle": .number(angle),
+      ])
+  }
+}
+
+extension ForeignEdit {
+  /// The edit as `info --json` prints it (docs/info-json.md).
+  public struct Printed: Encodable, Sendable {
+    var program, source: String
+    var alreadyApplied: Bool
+    var filters: String
+    var graph: FilterGraph
+    var rendered, approximated, ignored: [String]
+  }
+
+  /// The filters as `--filter` takes them, `|` between them (empty for none).
+  public var filters: String { graph.nodes.map(\.text).joined(separator: " | ") }
+
+  public var printed: Printed {
+    Printed(
+      program: program, source: source, alreadyApplied: alreadyApplied, filters: filters,
+      graph: graph, rendered: rendered, approximated: approximated, ignored: ignored)
+  }
+}
+
+extension ForeignEdit {
+  /// The namespace of the adjustment data Darkroom embeds in what it writes.
+  public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
+
+  /// The graph an XMP file names (`edit --adjustment x.xmp`): Darkroom's adjustment data in
+  /// it, exactly, when it has some (`darkroom:AdjustmentData`, as `adjustments --xmp` and
+  /// every edited file write it); else Lightroom's settings (an angled crop is left out: the
+  /// image it was made for is not known).
+  ///
+  /// - Throws: `invalidArgument` naming `source` for a packet that is not XMP, or that has
+  ///   neither.
+  public static func graph(xmp bytes: [UInt8], source: String) throws(DarkroomError)
+    -> FilterGraph
+  {
+    let packet: XMPPacket
+    do {
+      packet = try XMPPacket(bytes)
+    } catch {
+      throw DarkroomError(.invalidArgument, file: source, "not an XMP packet: \(error.description)")
+    }
+    if let json = packet.text(darkroom, "AdjustmentData") {
+      struct Embedded: Decodable { var graph: FilterGraph }
+      do {
+        return try JSONDecoder().decode(Embedded.self, from: Data(json.utf8)).graph
+      } catch let error as DarkroomError {
+        throw error.about(source)
+      } catch {
+        throw DarkroomError(
+          .invalidArgument, file: source, "its darkroom:AdjustmentData is not adjustment data")
+      }
+    }
+    guard let edit = lightroom(packet, source: source, width: 0, height: 0),
+      !edit.graph.nodes.isEmpty
+    else {
+      throw DarkroomError(
+        .invalidArgument, file: source,
+        "has neither Darkroom adjustment data nor Lightroom settings Darkroom renders")
+    }
+    return edit.graph
+  }
+
+  /// An XMP sidecar for `graph` (an edit of an image `width` x `height` upright) that
+  /// Lightroom reads: its crop (fractions, and angle), grayscale and tone as `crs:` settings
+  /// (the inverse of ``lightroom(_:source:width:height:)``; `ProcessVersion` 11.0,
+  /// `HasSettings`, `AlreadyApplied` False), with `adjustmentData` (Darkroom's exact JSON) in
+  /// Darkroom's namespace, so that a round trip through the sidecar loses nothing. What
+  /// Camera Raw has no setting for (turns, flips, presets' curves) is in Darkroom's part
+  /// only.
+  public static func sidecar(
+    for graph: FilterGraph, adjustmentData: [UInt8], width: Int, height: Int
+  ) -> [UInt8] {
+    var settings: [(String, String)] = [
+      ("Version", "15.0"), ("ProcessVersion", "11.0"), ("HasSettings", "True"),
+      ("AlreadyApplied", "False"),
+    ]
+    func number(_ value: Double, sign: Bool = true) -> String {
+      let text = String(format: "%.6g", value)
+      return sign && value > 0 ? "+" + text : text
+    }
+    let crops = graph.nodes.filter { $0.op == "crop" }
+    if crops.count == 1, let crop = crops.first,
+      let corners = cropCorners(crop, width: width, height: height)
+    {
+      settings += [
+        ("HasCrop", "True"), ("CropLeft", number(corners.left, sign: false)),
+        ("CropTop", number(corners.top, sign: false)),
+        ("CropRight", number(corners.right, sign: false)),
+        ("CropBottom", number(corners.bottom, sign: false)), ("CropAngle", number(corners.angle)),
+      ]
+    } else {
+      settings.append(("HasCrop", "False"))
+    }
+    var tone: [String: Double] = [:]
+    for node in graph.nodes where node.op == "tone" {
+      for (name, value) in node.params {
+        if case .number(let v) = value, v != 0 { tone[name, default: 0] += v }
+      }
+    }
+    let grey = graph.nodes.contains { $0.op == "noir" } || (tone["saturation"] ?? 0) <= -1
+    settings.append(("ConvertToGrayscale", grey ? "True" : "False"))
+    let scaled: [(String, String, Double)] = [
+      ("exposure", "Exposure2012", 1), ("contrast", "Contrast2012", 100),
+      ("highlights", "Highlights2012", 100), ("shadows", "Shadows2012", 100),
+      ("saturation", "Saturation", 100), ("warmth", "IncrementalTemperature", 100),
+    ]
+    for (parameter, name, factor) in scaled {
+      guard let value = tone[parameter], !(parameter == "saturation" && grey) else { continue }
+      settings.append((name, number(factor == 1 ? value : (value * factor).rounded())))
+    }
+    func escaped(_ text: String) -> String {
+      text.replacing("&", with: "&amp;").replacing("\"", with: "&quot;")
+        .replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+    }
+    let attributes = settings.map { "   crs:\($0.0)=\"\(escaped($0.1))\"" }
+      .joined(separator: "\n")
+    let packet = """
+      <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
+      <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Darkroom">
+       <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about=""
+          xmlns:crs="\(crs)"
+          xmlns:darkroom="\(darkroom)"
+      \(attributes)
+          darkroom:AdjustmentData="\(escaped(String(decoding: adjustmentData, as: UTF8.self)))"/>
+       </rdf:RDF>
+      </x:xmpmeta>
+      <?xpacket end="w"?>
+
+      """
+    return Array(packet.utf8)
+  }
+
+  /// Lightroom's corners and angle for a Darkroom crop of an image `width` x `height`
+  /// upright: the inverse of ``cropNode(left:top:right:bottom:angle:width:height:)``; nil for
+  /// a crop it cannot place (pixels or an aspect ratio on an image of unknown size).
+  static func cropCorners(_ node: FilterNode, width: Int, height: Int)
+    -> (left: Double, top: Double, right: Double, bottom: Double, angle: Double)?
+  {
+    func value(_ name: String) -> Double? {
+      if case .number(let v)? = node.params[name] { return v } else { return nil }
+    }
+    let angle = value("angle") ?? 0
+    let pixels = node.params["unit"] == .text("px")
+    // Fractions of the image itself: the same in Lightroom's terms, whatever its size.
+    if angle == 0, !pixels, let x = value("x"), let y = value("y"), let cw = value("width"),
+      let ch = value("height")
+    {
+      return (x, y, x + cw, y + ch, 0)
+    }
+    let (w, h) = (Double(width), Double(height))
+    guard w > 0, h > 0 else { return nil }
+    let inner =
+      angle == 0 ? (width: w, height: h) : CropFilter.innerSize(width: w, height: h, degrees: angle)
+    // The rectangle in the straightened image, in pixels (fractions when the size is unknown).
+    let rect: (x: Double, y: Double, w: Double, h: Double)
+    if let x = value("x"), let y = value("y"), let cw = value("width"), let ch = value("height") {
+      if pixels {
+        rect = (x, y, cw, ch)
+      } else {
+        rect = (x * inner.width, y * inner.height, cw * inner.width, ch * inner.height)
+      }
+    } else if case .text(let text)? = node.params["aspect"], let ratio = FilterParameter.ratio(text)
+    {
+      let cw = min(inner.width, inner.height * ratio)
+      let ch = cw / ratio
+      rect = ((inner.width - cw) / 2, (inner.height - ch) / 2, cw, ch)
+    } else {
+      rect = (0, 0, inner.width, inner.height)
+    }
+    guard angle != 0 else {
+      return (rect.x / w, rect.y / h, (rect.x + rect.w) / w, (rect.y + rect.h) / h, 0)
+    }
+    // The centre, back from the straightened image to the original (anticlockwise); the
+    // size is the rectangle's own.
+    let t = -angle * .pi / 180
+    let (c, s) = (cos(t), sin(t))
+    let (dx, dy) = (rect.x + rect.w / 2 - inner.width / 2, rect.y + rect.h / 2 - inner.height / 2)
+    let centre = (dx * c - dy * s + w / 2, dx * s + dy * c + h / 2)
+    return (
+      (centre.0 - rect.w / 2) / w, (centre.1 - rect.h / 2) / h, (centre.0 + rect.w / 2) / w,
+      (centre.1 + rect.h / 2) / h, angle
+    )
+  }
+}

@@ -1,0 +1,345 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import Darkroom
+@testable import DarkroomServer
+
+/// Lightroom's edits (`crs:` settings, issue 30): read from sidecars and embedded packets
+/// written by exiftool and exiv2, shown by `info`, taken over by `edit --from-xmp` through
+/// every door, and written back as a sidecar Lightroom reads (`adjustments --xmp`).
+@Suite("Lightroom edits", .timeLimit(.minutes(5)))
+struct ForeignEditTests {
+  /// `photo` given Camera Raw `settings` by exiftool: in a `NAME.xmp` sidecar beside it, or
+  /// embedded (`sidecar: false`).
+  static func lightroom(_ photo: String, _ settings: [String: String], sidecar: Bool) throws {
+    let arguments = settings.sorted { $0.key < $1.key }.map { "-XMP-crs:\($0.key)=\($0.value)" }
+    // A sidecar is made from nothing (exiftool writes a new .xmp file), not from the photo.
+    let target =
+      sidecar
+      ? [(photo as NSString).deletingPathExtension + ".xmp"] : ["-overwrite_original", photo]
+    let run = try CLI.run(["-q"] + arguments + target, executable: "/usr/bin/exiftool")
+    #expect(run.status == 0, "\(run.stderr)")
+  }
+
+  static func copy(_ sample: String, to name: String, in folder: TemporaryFolder) throws -> String {
+    let path = folder.file(name)
+    try FileManager.default.copyItem(atPath: Fixture.sample(sample), toPath: path)
+    return path
+  }
+
+  static func info(_ path: String) throws -> [String: Any] {
+    let run = try CLI.run(["info", "--json", path])
+    #expect(run.status == 0, "\(run.stderr)")
+    let entries = try JSONSerialization.jsonObject(with: run.stdoutData) as? [[String: Any]]
+    return try #require(entries?.first)
+  }
+
+  /// The mean of the image's bands at a few places: equal bands are grey.
+  static func isGrey(_ path: String) throws -> Bool {
+    let image = try pixels(path)
+    return try [(0.25, 0.25), (0.5, 0.5), (0.75, 0.6)].allSatisfy { (fx, fy) in
+      let p = try image.pixel(x: Int(Double(image.width) * fx), y: Int(Double(image.height) * fy))
+      return abs(p[0] - p[1]) <= 1 && abs(p[1] - p[2]) <= 1
+    }
+  }
+
+  @Test(
+    "a sidecar's crop and grayscale (orientation 6, exiftool) and an embedded crop (orientation 8, exiv2): info says what is rendered and not, --from-xmp renders it, revert restores, the sidecar is untouched"
+  )
+  func cropAndGrayscale() throws {
+    let folder = try TemporaryFolder()
+    // Orientation 6: stored 400x600, 600x400 upright; the crop is of the upright image.
+    let six = try Self.copy("orientation-6.jpg", to: "six.jpg", in: folder)
+    try Self.lightroom(
+      six,
+      [
+        "HasCrop": "True", "CropLeft": "0.1", "CropTop": "0.2", "CropRight": "0.7",
+        "CropBottom": "0.9", "CropAngle": "0", "ConvertToGrayscale": "True",
+        "Clarity2012": "+20", "AlreadyApplied": "False",
+      ], sidecar: true)
+    let sidecar = folder.file("six.xmp")
+    let sidecarBytes = try Fixture.bytes(sidecar)
+    let original = try Fixture.bytes(six)
+    let entry = try #require(try Self.info(six)["foreignEdit"] as? [String: Any])
+    #expect(entry["source"] as? String == "six.xmp")
+    #expect(
+      entry["filters"] as? String == "crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1")
+    #expect(
+      entry["rendered"] as? [String]
+        == ["HasCrop", "CropLeft", "CropTop", "CropRight", "CropBottom", "ConvertToGrayscale"])
+    #expect(entry["approximated"] as? [String] == [])
+    #expect(entry["ignored"] as? [String] == ["Clarity2012"])
+    let text = try CLI.run(["info", six])
+    #expect(
+      text.stdout.contains(
+        "Edited in     Lightroom (six.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1; not rendered: Clarity2012\n"
+      ), "\(text.stdout)")
+
+    let edit = try CLI.run(["edit", six, "--from-xmp"])
+    #expect(
+      edit.stdout
+        == "\(six): edited (version 1: crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1)\n",
+      "\(edit.stderr)")
+    let edited = try pixels(six)
+    #expect(edited.width == 360 && edited.height == 280)
+    #expect(try Self.isGrey(six))
+    // The same pixels as the crop of the upright original, turned grey.
+    let upright = folder.file("upright.png")
+    #expect(
+      try CLI.run(
+        ["autorot", Fixture.sample("orientation-6.jpg"), upright], executable: "/usr/bin/vips"
+      )
+      .status == 0)
+    let expected = try pixels(upright)
+    let (left, top) = (60, 80)
+    for (x, y) in [(20, 20), (180, 140), (340, 260)] {
+      let want = try expected.pixel(x: left + x, y: top + y)
+      let luma = 0.2126 * want[0] + 0.7152 * want[1] + 0.0722 * want[2]
+      #expect(abs(try edited.pixel(x: x, y: y)[0] - luma) <= 12, "\(x),\(y)")
+    }
+    #expect(try CLI.run(["revert", six]).status == 0)
+    #expect(try Fixture.bytes(six) == original)
+    #expect(try Fixture.bytes(sidecar) == sidecarBytes)
+
+    // Orientation 8, the settings embedded by exiv2: upright 600x400 again.
+    let eight = try Self.copy("orientation-8.jpg", to: "eight.jpg", in: folder)
+    let exiv2 = try CLI.run(
+      [
+        "-M", "set Xmp.crs.HasCrop True", "-M", "set Xmp.crs.CropLeft 0.25", "-M",
+        "set Xmp.crs.CropTop 0", "-M", "set Xmp.crs.CropRight 0.75", "-M",
+        "set Xmp.crs.CropBottom 0.5", "-M", "set Xmp.crs.CropAngle 0", eight,
+      ], executable: "/usr/bin/exiv2")
+    #expect(exiv2.status == 0, "\(exiv2.stderr)")
+    let embedded = try #require(try Self.info(eight)["foreignEdit"] as? [String: Any])
+    #expect(embedded["source"] as? String == "XMP")
+    #expect(try CLI.run(["edit", eight, "--from-xmp"]).status == 0)
+    let half = try pixels(eight)
+    #expect(half.width == 300 && half.height == 200)
+  }
+
+  @Test(
+    "an angled crop renders at the crop's own size (within a pixel), exposure +1 doubles linear light (within 5%), and the sidecar wins over the file's own settings"
+  )
+  func angleExposureAndPriority() throws {
+    let folder = try TemporaryFolder()
+    // A uniform grey of level 90 (linear 0.102), 600x400.
+    let grey = folder.file("grey.jpg")
+    #expect(
+      try CLI.run(
+        ["black", folder.file("black.v"), "600", "400", "--bands", "3"], executable: "/usr/bin/vips"
+      ).status == 0)
+    #expect(
+      try CLI.run(
+        ["linear", folder.file("black.v"), folder.file("grey.v"), "1", "90"],
+        executable: "/usr/bin/vips"
+      ).status == 0)
+    #expect(
+      try CLI.run(
+        ["cast", folder.file("grey.v"), grey + "[Q=98]", "uchar"], executable: "/usr/bin/vips"
+      ).status == 0)
+    try Self.lightroom(
+      grey,
+      [
+        "HasCrop": "True", "CropLeft": "0.2", "CropTop": "0.2", "CropRight": "0.8",
+        "CropBottom": "0.8", "CropAngle": "5", "Exposure2012": "+1.00",
+      ], sidecar: false)
+    let entry = try #require(try Self.info(grey)["foreignEdit"] as? [String: Any])
+    #expect(entry["approximated"] as? [String] == ["CropAngle", "Exposure2012"])
+    #expect(try CLI.run(["edit", grey, "--from-xmp"]).status == 0)
+    let edited = try pixels(grey)
+    #expect(
+      abs(edited.width - 360) <= 1 && abs(edited.height - 240) <= 1,
+      "\(edited.width)x\(edited.height)")
+    let level = try VideoTests.patch(edited, edited.width / 2 - 4, edited.height / 2 - 4)[1]
+    func linear(_ v: Double) -> Double {
+      let e = v / 255
+      return e <= 0.04045 ? e / 12.92 : pow((e + 0.055) / 1.055, 2.4)
+    }
+    let ratio = linear(level) / linear(90)
+    #expect(abs(ratio - 2) <= 0.1, "\(level): \(ratio)")
+
+    // A sidecar's settings win over the file's own.
+    let both = try Self.copy("orientation-1.jpg", to: "both.jpg", in: folder)
+    try Self.lightroom(
+      both,
+      [
+        "HasCrop": "True", "CropLeft": "0", "CropTop": "0", "CropRight": "0.5", "CropBottom": "0.5",
+      ], sidecar: false)
+    try Self.lightroom(
+      both,
+      [
+        "HasCrop": "True", "CropLeft": "0.5", "CropTop": "0.5", "CropRight": "1", "CropBottom": "1",
+      ], sidecar: true)
+    let winner = try #require(try Self.info(both)["foreignEdit"] as? [String: Any])
+    #expect(winner["source"] as? String == "both.xmp")
+    #expect(winner["filters"] as? String == "crop x=0.5 y=0.5 width=0.5 height=0.5")
+  }
+
+  @Test(
+    "edit -> adjustments --xmp -> exiftool reads the crop and grayscale back, and edit --adjustment x.xmp on a copy gives the same graph and pixels"
+  )
+  func roundTrip() throws {
+    let folder = try TemporaryFolder()
+    let photo = try Self.copy("orientation-6.jpg", to: "photo.jpg", in: folder)
+    let edit = try CLI.run(
+      ["edit", photo, "--filter", "crop x=0.15 y=0.1 width=0.5 height=0.6", "--filter", "noir"])
+    #expect(edit.status == 0, "\(edit.stderr)")
+    let sidecar = try CLI.run(["adjustments", photo, "--xmp"])
+    #expect(sidecar.status == 0, "\(sidecar.stderr)")
+    let xmp = try folder.write("edit.xmp", Array(sidecar.stdoutData))
+    let read = try CLI.run(
+      [
+        "-s3", "-XMP-crs:CropLeft", "-XMP-crs:CropTop", "-XMP-crs:CropRight",
+        "-XMP-crs:CropBottom", "-XMP-crs:ConvertToGrayscale", "-XMP-crs:HasCrop",
+        "-XMP-crs:AlreadyApplied", xmp,
+      ], executable: "/usr/bin/exiftool")
+    let values = read.stdout.split(separator: "\n").map(String.init)
+    try #require(values.count == 7, "\(read.stdout)")
+    for (value, want) in zip(values.prefix(4).compactMap(Double.init), [0.15, 0.1, 0.65, 0.7]) {
+      #expect(abs(value - want) <= 0.002, "\(values)")
+    }
+    #expect(Array(values.suffix(3)) == ["True", "True", "False"])
+
+    let copy = try Self.copy("orientation-6.jpg", to: "copy.jpg", in: folder)
+    let pasted = try CLI.run(["edit", copy, "--adjustment", xmp])
+    #expect(pasted.status == 0, "\(pasted.stderr)")
+    let graph = { (path: String) throws -> String in
+      let json = try CLI.run(["adjustments", path]).stdoutData
+      let object = try JSONSerialization.jsonObject(with: json) as? [String: Any]
+      let graph = try #require(object?["graph"])
+      return String(
+        decoding: try JSONSerialization.data(withJSONObject: graph, options: .sortedKeys),
+        as: UTF8.self)
+    }
+    #expect(try graph(photo) == graph(copy))
+    #expect(try pixels(photo).pixels() == pixels(copy).pixels())
+
+    // Lightroom's own sidecar, without Darkroom's part: its crs settings are taken.
+    let lightroom = try folder.write(
+      "lr.xmp",
+      Array(
+        """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about="" xmlns:crs="http://ns.adobe.com/camera-raw-settings/1.0/"
+         crs:HasCrop="True" crs:CropLeft="0" crs:CropTop="0" crs:CropRight="0.5" crs:CropBottom="1"
+         crs:ConvertToGrayscale="True"/></rdf:RDF></x:xmpmeta>
+        """.utf8))
+    let third = try Self.copy("orientation-1.jpg", to: "third.jpg", in: folder)
+    let taken = try CLI.run(["edit", third, "--adjustment", lightroom])
+    #expect(
+      taken.stdout
+        == "\(third): edited (version 1: crop x=0 y=0 width=0.5 height=1 | tone saturation=-1)\n",
+      "\(taken.stderr)")
+  }
+
+  @Test(
+    "nothing to take over is one exact line and no write: no settings, settings already applied, a sidecar that is not XML (which info reports, and the photo still renders)"
+  )
+  func refusals() throws {
+    let folder = try TemporaryFolder()
+    let plain = try Self.copy("orientation-1.jpg", to: "plain.jpg", in: folder)
+    let before = try Fixture.bytes(plain)
+    let none = try CLI.run(["edit", plain, "--from-xmp"])
+    #expect(none.status == 1)
+    #expect(
+      none.stderr
+        == "darkroom: \(plain): has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over\n"
+    )
+    #expect(try Fixture.bytes(plain) == before)
+    #expect(!FileManager.default.fileExists(atPath: folder.file(".darkroom/adjustments")))
+
+    let applied = try Self.copy("orientation-1.jpg", to: "applied.jpg", in: folder)
+    try Self.lightroom(
+      applied,
+      [
+        "HasCrop": "True", "CropLeft": "0", "CropTop": "0", "CropRight": "0.5", "CropBottom": "1",
+        "AlreadyApplied": "True",
+      ],
+      sidecar: false)
+    let appliedBytes = try Fixture.bytes(applied)
+    let entry = try #require(try Self.info(applied)["foreignEdit"] as? [String: Any])
+    #expect(entry["alreadyApplied"] as? Bool == true && entry["filters"] as? String == "")
+    let refused = try CLI.run(["edit", applied, "--from-xmp"])
+    #expect(
+      refused.stderr
+        == "darkroom: \(applied): its Lightroom edit (XMP) is already applied to its pixels (crs:AlreadyApplied): nothing to take over\n"
+    )
+    #expect(try Fixture.bytes(applied) == appliedBytes)
+
+    let broken = try Self.copy("orientation-1.jpg", to: "broken.jpg", in: folder)
+    _ = try folder.write("broken.xmp", Array("<x:xmpmeta><rdf:RDF>".utf8))
+    let warned = try Self.info(broken)
+    #expect(
+      (warned["warnings"] as? [String])?.first?.hasPrefix("broken.xmp: not read") == true,
+      "\(warned)")
+    #expect(warned["foreignEdit"] is NSNull)
+    #expect(
+      try CLI.run(["render", broken, "--rep", "thumbnail", "-o", folder.file("t.jpg")]).status == 0)
+  }
+
+  @Test(
+    "every door takes a Lightroom edit over the same way: the API's from-xmp (and 400 JSON without one) and a space's"
+  )
+  func doors() async throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    let photo = served.root + "/orientation-1.jpg"
+    try Self.lightroom(
+      photo,
+      [
+        "HasCrop": "True", "CropLeft": "0.25", "CropTop": "0", "CropRight": "0.75",
+        "CropBottom": "1", "ConvertToGrayscale": "True",
+      ],
+      sidecar: true)
+    _ = try await served.library.scan()
+    let id = try #require(try served.library.asset(atPath: photo)?.id)
+    let plain = try #require(try served.library.asset(atPath: served.root + "/gps.jpg")?.id)
+    try await served.test { client, _ in
+      let taken = try await client.execute(
+        uri: "/api/assets/\(id)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["mode": "from-xmp"]))
+      #expect(taken.status == .ok, "\(taken.text)")
+      let refused = try await client.execute(
+        uri: "/api/assets/\(plain)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["mode": "from-xmp"]))
+      #expect(refused.status == .badRequest)
+      #expect(
+        (refused.object["error"] as? [String: Any])?["message"] as? String
+          == "gps.jpg: has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over",
+        "\(refused.text)")
+      let both = try await client.execute(
+        uri: "/api/assets/\(id)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["mode": "from-xmp", "filters": ["noir"]]))
+      #expect(both.status == .badRequest)
+    }
+    let edited = try pixels(photo)
+    #expect(edited.width == 300 && edited.height == 400)
+    #expect(try Self.isGrey(photo))
+
+    // A space: the original's own settings (a sealed file has no sidecar).
+    let folder = try TemporaryFolder()
+    let embedded = try Self.copy("orientation-1.jpg", to: "embedded.jpg", in: folder)
+    try Self.lightroom(
+      embedded,
+      [
+        "HasCrop": "True", "CropLeft": "0.25", "CropTop": "0", "CropRight": "0.75",
+        "CropBottom": "1",
+      ],
+      sidecar: false)
+    _ = try Space.create(at: folder.file("Spaces"), password: pw("p"), kdf: testKDF)
+    let space = try Library.open(space: folder.file("Spaces"), password: pw("p"))
+    defer { space.close() }
+    let (asset, _) = try space.add(file: embedded)
+    _ = try await space.edit(asset.id, with: FilterGraph(nodes: []), mode: .foreign)
+    let result = try space.asset(asset.id)
+    #expect(result.adjustmentVersion == 1)
+    let bytes = try space.bytes(of: asset.id)
+    let size = try PinnedBytes.borrowing(bytes) { pinned throws(DarkroomError) in
+      let image = try VipsImage.open(buffer: pinned, name: "result", sequential: false)
+      return [image.width, image.height]
+    }
+    #expect(size == [300, 400] as [Int])
+  }
+}
