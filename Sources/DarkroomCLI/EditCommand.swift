@@ -26,7 +26,7 @@ struct EditCommand: ParsableCommand {
         darkroom edit IMG_0001.jpg --filter 'tone exposure=0.5 contrast=0.2' \\
           --filter 'crop aspect=4:5'
         darkroom edit IMG_0002.jpg --adjustment <(darkroom adjustments IMG_0001.jpg)
-        darkroom edit IMG_0003.jpg --from-xmp    # its Lightroom edit, as a Darkroom edit
+        darkroom edit IMG_0003.jpg --from-xmp     # its Lightroom edit
       """)
 
   @Argument(help: "Files to edit in place.")

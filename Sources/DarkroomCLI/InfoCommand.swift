@@ -174,7 +174,6 @@ extension InfoCommand {
   /// Another program's edit in words: `Lightroom (IMG_0001.xmp): crop ... | tone ...;
   /// approximated: Exposure2012; not rendered: Clarity2012`.
   static func foreign(_ edit: ForeignEdit) -> String {
-    let program = edit.program == "lightroom" ? "Lightroom" : edit.program
     var parts = [
       edit.alreadyApplied
         ? "already applied to the pixels" : edit.filters.isEmpty ? "nothing rendered" : edit.filters
@@ -185,7 +184,7 @@ extension InfoCommand {
     if !edit.ignored.isEmpty {
       parts.append("not rendered: " + edit.ignored.joined(separator: ", "))
     }
-    return "\(program) (\(edit.source)): " + parts.joined(separator: "; ")
+    return "\(edit.programName) (\(edit.source)): " + parts.joined(separator: "; ")
   }
 }
 

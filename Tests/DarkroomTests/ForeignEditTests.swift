@@ -179,6 +179,58 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "darktable's crop from its NAME.EXT.xmp history (up to history_end, the last entry of each module): info, --from-xmp, the modules not rendered listed"
+  )
+  func darktableCrop() throws {
+    let folder = try TemporaryFolder()
+    let photo = try Self.copy("orientation-6.jpg", to: "dt.jpg", in: folder)
+    // Edges 0.1, 0.2, 0.7 and 0.9 as little-endian floats, then the ratio (0, 0); a later crop
+    // past history_end, and an exposure module, enabled.
+    let crop = "cdcccc3dcdcc4c3e3333333f6666663f0000000000000000"
+    let later = "000000000000000000000040000000400000000000000000"
+    func entry(_ number: Int, _ operation: String, _ params: String, enabled: Int = 1) -> String {
+      """
+      <rdf:li darktable:num="\(number)" darktable:operation="\(operation)" darktable:enabled="\(enabled)" \
+      darktable:modversion="1" darktable:params="\(params)" darktable:multi_name="" darktable:multi_priority="0"/>
+      """
+    }
+    let sidecar = """
+      <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
+      <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="XMP Core 4.4.0-Exiv2">
+       <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about="" xmlns:darktable="http://darktable.sf.net/"
+         darktable:xmp_version="5" darktable:history_end="4">
+         <darktable:history>
+          <rdf:Seq>
+           \(entry(0, "flip", "ffffffff"))
+           \(entry(1, "crop", "0000000000000000cdcccc3d0000803f0000000000000000"))
+           \(entry(2, "exposure", "00000000000000000000803f"))
+           \(entry(3, "crop", crop))
+           \(entry(4, "crop", later))
+          </rdf:Seq>
+         </darktable:history>
+        </rdf:Description>
+       </rdf:RDF>
+      </x:xmpmeta>
+      """
+    _ = try folder.write("dt.jpg.xmp", Array(sidecar.utf8))
+    let entry = try #require(try Self.info(photo)["foreignEdit"] as? [String: Any])
+    #expect(entry["program"] as? String == "darktable")
+    #expect(entry["source"] as? String == "dt.jpg.xmp")
+    #expect(entry["filters"] as? String == "crop x=0.1 y=0.2 width=0.6 height=0.7", "\(entry)")
+    #expect(entry["rendered"] as? [String] == ["crop"])
+    #expect(entry["ignored"] as? [String] == ["exposure"])
+    let text = try CLI.run(["info", photo])
+    #expect(
+      text.stdout.contains(
+        "Edited in     darktable (dt.jpg.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7; not rendered: exposure\n"
+      ), "\(text.stdout)")
+    #expect(try CLI.run(["edit", photo, "--from-xmp"]).status == 0)
+    let edited = try pixels(photo)
+    #expect(edited.width == 360 && edited.height == 280)
+  }
+
+  @Test(
     "edit -> adjustments --xmp -> exiftool reads the crop and grayscale back, and edit --adjustment x.xmp on a copy gives the same graph and pixels"
   )
   func roundTrip() throws {
@@ -246,7 +298,7 @@ struct ForeignEditTests {
     #expect(none.status == 1)
     #expect(
       none.stderr
-        == "darkroom: \(plain): has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over\n"
+        == "darkroom: \(plain): has no Lightroom or darktable edit in its XMP or a sidecar to take over\n"
     )
     #expect(try Fixture.bytes(plain) == before)
     #expect(!FileManager.default.fileExists(atPath: folder.file(".darkroom/adjustments")))
@@ -307,7 +359,7 @@ struct ForeignEditTests {
       #expect(refused.status == .badRequest)
       #expect(
         (refused.object["error"] as? [String: Any])?["message"] as? String
-          == "gps.jpg: has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over",
+          == "gps.jpg: has no Lightroom or darktable edit in its XMP or a sidecar to take over",
         "\(refused.text)")
       let both = try await client.execute(
         uri: "/api/assets/\(id)/edit", method: .post, headers: ServedLibrary.write,

@@ -32,7 +32,7 @@ struct InfoCommandTests {
       "focalLength", "iccProfile", "codedColour", "damage", "damageMessage", "caption", "rating",
       "keywords",
       "sources", "warnings", "localDateTime", "captureInstant", "timeZone", "place", "people",
-      "exifThumbnail", "motionVideo", "liveVideo",
+      "exifThumbnail", "motionVideo", "liveVideo", "foreignEdit",
     ]
     #expect(Set(array[0].keys) == fields)
     #expect(Set(array[2].keys) == fields)

@@ -89,9 +89,10 @@ public struct AssetMetadata: Sendable, Equatable {
   /// (`IMG_0001.MOV` beside `IMG_0001.HEIC`; see ``MotionPhoto/companion(of:)``), read with
   /// the sidecars; nil when there is none.
   public var liveVideo: String?
-  /// An edit another program left in the file's XMP or a sidecar (Lightroom's `crs:`
-  /// settings; see ``ForeignEdit``), as Darkroom would render it; nil for none.
-  public var foreignEdit: ForeignEdit?
+  /// The settings of an edit another program left in the file's XMP or a sidecar
+  /// (Lightroom's `crs:`, darktable's history), as written; nil for none. What Darkroom
+  /// renders for them: ``foreignEdit``.
+  public var foreignSettings: ForeignSettings?
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.

@@ -424,18 +424,18 @@ public struct Editor: Sendable {
     guard let edit = metadata.foreignEdit else {
       throw DarkroomError(
         .invalidArgument, file: file,
-        "has no Lightroom edit (crs: settings) in its XMP or a sidecar to take over")
+        "has no Lightroom or darktable edit in its XMP or a sidecar to take over")
     }
     if edit.alreadyApplied {
       throw DarkroomError(
         .invalidArgument, file: file,
-        "its Lightroom edit (\(edit.source)) is already applied to its pixels (crs:AlreadyApplied): nothing to take over"
+        "its \(edit.programName) edit (\(edit.source)) is already applied to its pixels (crs:AlreadyApplied): nothing to take over"
       )
     }
     guard !edit.graph.nodes.isEmpty else {
       throw DarkroomError(
         .invalidArgument, file: file,
-        "its Lightroom edit (\(edit.source)) has nothing Darkroom renders (not understood: \(edit.ignored.joined(separator: ", ")))"
+        "its \(edit.programName) edit (\(edit.source)) has nothing Darkroom renders (not understood: \(edit.ignored.joined(separator: ", ")))"
       )
     }
     return edit.graph

@@ -28,10 +28,8 @@ extension AssetMetadata {
       return nil
     }
     // Lightroom's settings: a sidecar's (read after the file's own) win.
-    if let edit = ForeignEdit.lightroom(
-      packet, source: source, width: displayWidth, height: displayHeight)
-    {
-      foreignEdit = edit
+    if let settings = ForeignSettings.read(packet, source: source) {
+      foreignSettings = settings
       sources["foreignEdit"] = source
     }
     if let caption = packet.text(XMPPacket.dc, "description"), !caption.isEmpty {

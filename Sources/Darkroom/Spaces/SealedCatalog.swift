@@ -198,11 +198,4 @@ extension SpaceAsset {
     return hex(bytes[...])
   }
 
-  private static func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-    default: nil
-    }
-  }
 }

@@ -33,6 +33,15 @@ struct SpaceKeys: Sendable {
   }
 }
 
+/// The value of a lowercase hex digit; nil for any other byte.
+func hexValue(_ digit: UInt8) -> UInt8? {
+  switch digit {
+  case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+  case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+  default: nil
+  }
+}
+
 /// Bytes as lowercase hex digits.
 func hex(_ bytes: ArraySlice<UInt8>) -> String {
   let digits = Array("0123456789abcdef".utf8)

@@ -71,7 +71,7 @@ struct MetadataWire: Codable, Sendable {
   var warnings: [String]?
   var exifThumbnail: FileRange?
   var motionVideo: FileRange?
-  var foreignEdit: ForeignEdit?
+  var foreignSettings: ForeignSettings?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -85,7 +85,9 @@ struct MetadataWire: Codable, Sendable {
     (iccProfile, codedColour, damage) = (m.iccProfile, m.codedColour, m.damage)
     (caption, rating, keywords, people) = (m.caption, m.rating, m.keywords, m.people)
     (sources, warnings) = (m.sources, m.warnings)
-    (exifThumbnail, motionVideo, foreignEdit) = (m.exifThumbnail, m.motionVideo, m.foreignEdit)
+    (exifThumbnail, motionVideo, foreignSettings) = (
+      m.exifThumbnail, m.motionVideo, m.foreignSettings
+    )
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -123,7 +125,7 @@ struct MetadataWire: Codable, Sendable {
     {
       m.motionVideo = range
     }
-    m.foreignEdit = foreignEdit
+    m.foreignSettings = foreignSettings
     return m
   }
 }

@@ -26,9 +26,6 @@ import FoundationEssentials
 /// `AlreadyApplied="True"` says the pixels are the edit's result already (a JPEG exported
 /// with its settings): nothing is rendered for it.
 public struct ForeignEdit: Sendable, Equatable, Codable {
-  /// Camera Raw's settings namespace.
-  public static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
-
   /// `lightroom`: Lightroom's and Camera Raw's settings.
   public var program: String
   /// Where the settings were read: `XMP` (the file's own packet) or a sidecar's name.
@@ -52,16 +49,13 @@ public struct ForeignEdit: Sendable, Equatable, Codable {
     "OverrideLookVignette", "Look", "Name", "Amount", "UUID", "Copyright", "Group", "Parameters",
   ]
 
-  /// Lightroom's edit in `packet` (read from `source`), for an image `width` x `height`
-  /// upright; nil when the packet has no Camera Raw settings that change anything.
-  ///
-  /// - Throws: nothing; settings out of range are listed as ignored.
-  public static func lightroom(
-    _ packet: XMPPacket, source: String, width: Int, height: Int
-  ) -> ForeignEdit? {
-    let names = packet.names(in: crs)
+  /// Lightroom's edit in `settings`, for an image `width` x `height` upright; nil when they
+  /// have no Camera Raw settings that change anything.
+  static func lightroom(_ settings: ForeignSettings, width: Int, height: Int) -> ForeignEdit? {
+    let names = Array(settings.values.keys)
     guard !names.isEmpty else { return nil }
-    func text(_ name: String) -> String? { packet.text(crs, name) }
+    let source = settings.source
+    func text(_ name: String) -> String? { settings.values[name] }
     func number(_ name: String) -> Double? {
       text(name).flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap {
         $0.isFinite ? $0 : nil
@@ -206,6 +200,9 @@ extension ForeignEdit {
     var rendered, approximated, ignored: [String]
   }
 
+  /// The program as people name it: `Lightroom`, `darktable`.
+  public var programName: String { program == "lightroom" ? "Lightroom" : program }
+
   /// The filters as `--filter` takes them, `|` between them (empty for none).
   public var filters: String { graph.nodes.map(\.text).joined(separator: " | ") }
 
@@ -247,8 +244,8 @@ extension ForeignEdit {
           .invalidArgument, file: source, "its darkroom:AdjustmentData is not adjustment data")
       }
     }
-    guard let edit = lightroom(packet, source: source, width: 0, height: 0),
-      !edit.graph.nodes.isEmpty
+    guard let settings = ForeignSettings.read(packet, source: source),
+      let edit = ForeignEdit(settings, width: 0, height: 0), !edit.graph.nodes.isEmpty
     else {
       throw DarkroomError(
         .invalidArgument, file: source,
@@ -316,7 +313,7 @@ extension ForeignEdit {
       <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Darkroom">
        <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
         <rdf:Description rdf:about=""
-          xmlns:crs="\(crs)"
+          xmlns:crs="\(ForeignSettings.crs)"
           xmlns:darkroom="\(darkroom)"
       \(attributes)
           darkroom:AdjustmentData="\(escaped(String(decoding: adjustmentData, as: UTF8.self)))"/>
@@ -378,5 +375,105 @@ extension ForeignEdit {
       (centre.0 - rect.w / 2) / w, (centre.1 - rect.h / 2) / h, (centre.0 + rect.w / 2) / w,
       (centre.1 + rect.h / 2) / h, angle
     )
+  }
+}
+
+extension ForeignEdit {
+  /// Modules darktable runs on every image that change nothing a Darkroom graph could say
+  /// (input and output colour, display encoding): never listed as ignored.
+  static let darktablePipeline: Set<String> = [
+    "rawprepare", "demosaic", "colorin", "colorout", "gamma", "dither", "flip", "crop",
+  ]
+
+  /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`): its `crop` (left, top,
+  /// right and bottom edges as fractions of the upright image, little-endian floats in
+  /// `params`) is rendered; `flip` is rendered when it leaves the image as its EXIF has it
+  /// (-1, 0), else not; every other enabled module, and a second instance of any, is listed
+  /// as not rendered. nil when there is nothing.
+  static func darktable(_ settings: ForeignSettings) -> ForeignEdit? {
+    var edit = ForeignEdit(
+      program: "darktable", source: settings.source, graph: FilterGraph(nodes: []), rendered: [],
+      approximated: [], ignored: settings.instances, alreadyApplied: false)
+    var nodes: [FilterNode] = []
+    for (operation, entry) in settings.values.sorted(by: { $0.key < $1.key }) {
+      let enabled = !entry.hasPrefix("0")
+      let params = littleEndianWords(String(entry.dropFirst(2)))
+      switch operation {
+      case "crop" where enabled:
+        let edges = params.prefix(4).map { Double(Float(bitPattern: $0)) }
+        if edges.count == 4, edges.allSatisfy({ $0.isFinite }), 0 <= edges[0],
+          edges[0] < edges[2], edges[2] <= 1, 0 <= edges[1], edges[1] < edges[3], edges[3] <= 1
+        {
+          func fraction(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
+          let (x, y) = (fraction(edges[0]), fraction(edges[1]))
+          let (right, bottom) = (fraction(edges[2]), fraction(edges[3]))
+          let whole = x == 0 && y == 0 && right == 1 && bottom == 1
+          if !whole,
+            let node = try? FilterNode(
+              "crop",
+              [
+                "x": .number(x), "y": .number(y), "width": .number(fraction(right - x)),
+                "height": .number(fraction(bottom - y)),
+              ])
+          {
+            nodes.insert(node, at: 0)
+            edit.rendered.append("crop")
+          }
+        } else {
+          edit.ignored.append("crop")
+        }
+      case "flip" where enabled:
+        // -1: as the EXIF says; 0: no change. Anything else turns the image its own way.
+        if let value = params.first, value != 0xFFFF_FFFF, value != 0 {
+          edit.ignored.append("flip")
+        }
+      default:
+        if enabled, !darktablePipeline.contains(operation), !edit.ignored.contains(operation) {
+          edit.ignored.append(operation)
+        }
+      }
+    }
+    edit.graph = FilterGraph(nodes: nodes)
+    guard !nodes.isEmpty || !edit.ignored.isEmpty else { return nil }
+    return edit
+  }
+
+  /// darktable's `params`: hex digits, read as little-endian 32-bit words (empty for text
+  /// that is not hex, or compressed, `gz...`).
+  static func littleEndianWords(_ text: String) -> [UInt32] {
+    let digits = Array(text.utf8)
+    guard digits.count % 8 == 0, digits.count <= 4096 else { return [] }
+    var words: [UInt32] = []
+    for start in stride(from: 0, to: digits.count, by: 8) {
+      var word: UInt32 = 0
+      for byte in 0..<4 {
+        guard let high = hexValue(digits[start + 2 * byte]),
+          let low = hexValue(digits[start + 2 * byte + 1])
+        else { return [] }
+        word |= UInt32(high << 4 | low) << (8 * UInt32(byte))
+      }
+      words.append(word)
+    }
+    return words
+  }
+}
+
+extension AssetMetadata {
+  /// What Darkroom renders for the edit another program left (``foreignSettings``), placed on
+  /// this image's upright size; nil for none, or one that changes nothing Darkroom could say.
+  public var foreignEdit: ForeignEdit? {
+    foreignSettings.flatMap { ForeignEdit($0, width: displayWidth, height: displayHeight) }
+  }
+}
+
+extension ForeignEdit {
+  /// What Darkroom renders for `settings` on an image `width` x `height` upright (its
+  /// size places an angled crop): nil when they change nothing Darkroom could say.
+  public init?(_ settings: ForeignSettings, width: Int, height: Int) {
+    guard
+      let edit = settings.program == "darktable"
+        ? Self.darktable(settings) : Self.lightroom(settings, width: width, height: height)
+    else { return nil }
+    self = edit
   }
 }

@@ -1,0 +1,50 @@
+/// The settings another program left in an XMP packet for an edit it made, as written:
+/// Lightroom's and Camera Raw's `crs:` properties, or darktable's history (each module's
+/// last entry up to `history_end`). The metadata keeps them as they are; what Darkroom renders
+/// for them is ``ForeignEdit``'s to say (``AssetMetadata/foreignEdit``).
+public struct ForeignSettings: Sendable, Codable, Equatable {
+  /// `lightroom` (Camera Raw settings) or `darktable`.
+  public var program: String
+  /// Where they were read: `XMP` (the file's own packet) or a sidecar's name.
+  public var source: String
+  /// Lightroom: each `crs:` property by name, as written (`"CropLeft": "0.1"`). darktable:
+  /// each module's last entry, whether it is enabled and its parameters (`"crop": "1
+  /// cdcccc3d..."`).
+  public var values: [String: String]
+  /// darktable's modules used more than once (a second instance is not rendered).
+  public var instances: [String]
+
+  /// Camera Raw's settings namespace.
+  public static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
+  /// darktable's namespace.
+  public static let darktable = "http://darktable.sf.net/"
+
+  /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else
+  /// darktable's history; nil for neither.
+  public static func read(_ packet: XMPPacket, source: String) -> ForeignSettings? {
+    let names = packet.names(in: crs)
+    if !names.isEmpty {
+      var values: [String: String] = [:]
+      for name in names { values[name] = packet.text(crs, name) ?? "" }
+      return ForeignSettings(program: "lightroom", source: source, values: values, instances: [])
+    }
+    let dt = darktable
+    let items = packet.elements(XMPPacket.rdf, "li").filter { $0[dt + "operation"] != nil }
+    guard !items.isEmpty else { return nil }
+    let end = packet.text(dt, "history_end").flatMap { Int($0) } ?? items.count
+    var settings = ForeignSettings(
+      program: "darktable", source: source, values: [:], instances: [])
+    for (index, item) in items.enumerated() {
+      guard let operation = item[dt + "operation"],
+        (item[dt + "num"].flatMap { Int($0) } ?? index) < end
+      else { continue }
+      if let priority = item[dt + "multi_priority"], priority != "0" {
+        if !settings.instances.contains(operation) { settings.instances.append(operation) }
+        continue
+      }
+      settings.values[operation] =
+        (item[dt + "enabled"] == "0" ? "0 " : "1 ") + (item[dt + "params"] ?? "")
+    }
+    return settings
+  }
+}
