@@ -94,6 +94,15 @@ struct ApplyCommand: ParsableCommand {
   @Flag(help: "Redo files that already carry this edit.")
   var force = false
 
+  @Flag(
+    name: .customLong("write-xmp"),
+    help: ArgumentHelp(
+      "Write each result's edit beside it as an XMP sidecar Lightroom reads (NAME.xmp).",
+      discussion:
+        "As `darkroom adjustments --xmp` prints it; a sidecar Darkroom did not write is never replaced."
+    ))
+  var writeXMP = false
+
   @Option(help: ArgumentHelp("Process only share i of n (0 <= i < n).", valueName: "i/n"))
   var shard: String?
 
@@ -104,6 +113,9 @@ struct ApplyCommand: ParsableCommand {
   @OptionGroup var spaceOption: SpaceOption
 
   func validate() throws {
+    if writeXMP && spaceOption.folder != nil {
+      throw ValidationError("--write-xmp writes files in the clear: not for a space's assets")
+    }
     guard jobs >= 1 else {
       throw ValidationError("Expected integer of at least 1 for --jobs but received \(jobs)")
     }
@@ -155,6 +167,7 @@ struct ApplyCommand: ParsableCommand {
     request.failFast = failFast
     request.settings = filterOptions.settings(limits)
     request.vipsThreads = vipsThreads
+    request.writeXMP = writeXMP
     // Pixel work runs in worker processes: a decoder that crashes or hangs costs one file.
     request.workers = inProcess ? .given : .isolated
     let display = ProgressDisplay(

@@ -288,6 +288,50 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "apply --write-xmp writes each result's sidecar (read back by exiftool, not taken for a foreign edit), replaces its own, never one it did not write; not for a space"
+  )
+  func applyWritesSidecars() throws {
+    let folder = try TemporaryFolder()
+    let a = try Self.copy("orientation-1.jpg", to: "a.jpg", in: folder)
+    let b = try Self.copy("gps.jpg", to: "b.jpg", in: folder)
+    let theirs = try folder.write("b.xmp", Array("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>".utf8))
+    let theirBytes = try Fixture.bytes(theirs)
+    let crop = "crop x=0.1 y=0.2 width=0.5 height=0.5"
+    let run = try CLI.run(
+      ["apply", a, b, "--filter", crop, "--write-xmp", "--progress", "none", "--in-process"])
+    #expect(run.status == 1)
+    #expect(
+      run.stderr.contains("\(theirs): is not a sidecar Darkroom wrote: not replaced"),
+      "\(run.stderr)")
+    #expect(try Fixture.bytes(theirs) == theirBytes)
+    let sidecar = folder.file("a.xmp")
+    let read = try CLI.run(
+      [
+        "-s3", "-XMP-crs:CropLeft", "-XMP-crs:CropTop", "-XMP-crs:CropRight", "-XMP-crs:CropBottom",
+        sidecar,
+      ],
+      executable: "/usr/bin/exiftool")
+    #expect(read.stdout == "0.1\n0.2\n0.6\n0.7\n", "\(read.stdout)")
+    #expect(try Self.info(a)["foreignEdit"] is NSNull)
+    // Again, with another crop: its own sidecar is replaced.
+    let again = try CLI.run(
+      [
+        "apply", a, "--filter", "crop x=0 y=0 width=0.5 height=1", "--write-xmp", "--progress",
+        "none", "--in-process",
+      ])
+    #expect(again.status == 0, "\(again.stderr)")
+    let replaced = try CLI.run(
+      ["-s3", "-XMP-crs:CropRight", sidecar], executable: "/usr/bin/exiftool")
+    #expect(replaced.stdout == "0.5\n")
+    let space = try CLI.run([
+      "apply", "--space", folder.path, "photo.jpg", "--filter", "noir", "--write-xmp",
+    ])
+    #expect(space.status == 2)
+    #expect(
+      space.stderr.contains("--write-xmp writes files in the clear: not for a space's assets"))
+  }
+
+  @Test(
     "nothing to take over is one exact line and no write: no settings, settings already applied, a sidecar that is not XML (which info reports, and the photo still renders)"
   )
   func refusals() throws {

@@ -215,7 +215,7 @@ extension ForeignEdit {
 
 extension ForeignEdit {
   /// The namespace of the adjustment data Darkroom embeds in what it writes.
-  public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
+  public static let darkroom = ForeignSettings.darkroom
 
   /// The graph an XMP file names (`edit --adjustment x.xmp`): Darkroom's adjustment data in
   /// it, exactly, when it has some (`darkroom:AdjustmentData`, as `adjustments --xmp` and

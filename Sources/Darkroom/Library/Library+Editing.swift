@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Edits, reverts and history of a library's assets by id: what the server calls, where the
 /// command line names files. Each keeps the catalog up to date.
 extension Library {
@@ -68,6 +74,32 @@ extension Library {
     return ForeignEdit.sidecar(
       for: data.graph, adjustmentData: data.canonicalJSON, width: metadata.displayWidth,
       height: metadata.displayHeight)
+  }
+
+  /// Writes the edit of the file at `path` as an XMP sidecar beside it, under Lightroom's
+  /// name (`NAME.xmp`), whole and atomically (``lightroomSidecar(ofFile:)``). A sidecar
+  /// already there is replaced only if Darkroom wrote it: one of Lightroom's, or of the
+  /// user's, keeps its keywords and ratings.
+  ///
+  /// - Returns: the sidecar's path; nil for a file that is not an edit.
+  /// - Throws: `invalidArgument` naming the sidecar when one Darkroom did not write is there;
+  ///   what reading the edit and writing throw.
+  public static func writeLightroomSidecar(ofFile path: String) throws(DarkroomError) -> String? {
+    guard let bytes = try lightroomSidecar(ofFile: path) else { return nil }
+    let file = FilePath(path)
+    let name = file.name
+    let stem = name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
+    let sidecar = (file.parent.isEmpty ? "" : file.parent + "/") + stem + ".xmp"
+    var status = stat()
+    if lstat(sidecar, &status) == 0 {
+      let existing = try InputFile(sidecar).read(at: 0, count: 4096)
+      guard String(decoding: existing, as: UTF8.self).contains("x:xmptk=\"Darkroom\"") else {
+        throw DarkroomError(
+          .invalidArgument, file: sidecar, "is not a sidecar Darkroom wrote: not replaced")
+      }
+    }
+    try AtomicFile.write(bytes, to: sidecar)
+    return sidecar
   }
 
   /// An asset's edit history: every version, and which one the file is now.

@@ -115,6 +115,10 @@ public struct JobRequest: Sendable {
   public var workers = JobWorkers.given
   /// libvips threads per item in this process (default: cores divided by jobs).
   public var vipsThreads: Int?
+  /// Edits also write their result's XMP sidecar for Lightroom beside it
+  /// (``Library/writeLightroomSidecar(ofFile:)``); not in a space, which writes nothing in
+  /// the clear.
+  public var writeXMP = false
 
   public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
     self.action = action
@@ -423,6 +427,7 @@ public final class LibraryJob: Sendable {
       outcome.adjustment = result.adjustment
       outcome.sourceSHA256 = result.adjustment.original.sha256
       outcome.resultSHA256 = result.adjustment.result.sha256
+      if request.writeXMP { _ = try Library.writeLightroomSidecar(ofFile: destination ?? path) }
     }
 
     private func revert(
