@@ -16,19 +16,11 @@ extension Renderer {
     }
     let box = box(spec, portrait: header.displayHeight > header.displayWidth)
     let cover = spec.representation == .thumbnail
-    // The scale that fits (or, for a cropped thumbnail, covers) the box, never up; decoded
-    // to that size in the stored orientation, so libvips only turns, crops and encodes.
-    let (shown, stored) = (
-      (Double(header.displayWidth), Double(header.displayHeight)),
-      (Double(header.width), Double(header.height))
-    )
-    var decodeBox = (width: 0, height: 0)
-    if shown.0 > 0, shown.1 > 0 {
-      let across = Double(box.width) / shown.0
-      let down = Double(box.height) / shown.1
-      let scale = min(1, cover ? max(across, down) : min(across, down))
-      decodeBox = (Int((stored.0 * scale).rounded(.up)), Int((stored.1 * scale).rounded(.up)))
-    }
+    // Decoded to the size asked for, so libvips only turns, crops and encodes.
+    let decodeBox = Self.decodeBox(
+      box, shown: (header.displayWidth, header.displayHeight),
+      stored: (header.width, header.height),
+      cover: cover)
     let frame = try VideoFrame.decode(bytes, name: name, box: decodeBox, maxPixels: maxPixels)
     return try Vips.attributingErrors(file: name) { () throws(DarkroomError) in
       var image = try VipsImage.fromPixels(
@@ -47,5 +39,21 @@ extension Renderer {
         format, quality: spec.quality, effort: ImageFormat.defaultEffort, strip: true)
       return Rendition(bytes: encoded, format: format, width: image.width, height: image.height)
     }
+  }
+
+  /// The box a picture is decoded into, in its stored orientation: the scale that fits (or,
+  /// with `cover`, covers) `box` when the picture is `shown` upright, never up, applied to
+  /// its `stored` size, each side rounded up (a box computed to cover covers). (0, 0), its
+  /// own size, for a picture of no size.
+  static func decodeBox(
+    _ box: (width: Int, height: Int), shown: (Int, Int), stored: (Int, Int), cover: Bool
+  ) -> (width: Int, height: Int) {
+    guard shown.0 > 0, shown.1 > 0 else { return (0, 0) }
+    let across = Double(box.width) / Double(shown.0)
+    let down = Double(box.height) / Double(shown.1)
+    let scale = min(1, cover ? max(across, down) : min(across, down))
+    return (
+      Int((Double(stored.0) * scale).rounded(.up)), Int((Double(stored.1) * scale).rounded(.up))
+    )
   }
 }

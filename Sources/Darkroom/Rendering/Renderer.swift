@@ -270,15 +270,9 @@ public struct Renderer: Sendable {
     // libheif reports the size upright (after `irot`); the picture is decoded stored.
     let box = box(spec, metadata)
     let cover = spec.representation == .thumbnail
-    let shown = (Double(metadata.width), Double(metadata.height))
-    let stored = still.swapsSides ? (shown.1, shown.0) : shown
-    var decodeBox = (width: 0, height: 0)
-    if shown.0 > 0, shown.1 > 0 {
-      let across = Double(box.width) / shown.0
-      let down = Double(box.height) / shown.1
-      let scale = min(1, cover ? max(across, down) : min(across, down))
-      decodeBox = (Int((stored.0 * scale).rounded(.up)), Int((stored.1 * scale).rounded(.up)))
-    }
+    let shown = (metadata.width, metadata.height)
+    let decodeBox = Self.decodeBox(
+      box, shown: shown, stored: still.swapsSides ? (shown.1, shown.0) : shown, cover: cover)
     var image = try still.decode(name: name, box: decodeBox, colour: colour, maxPixels: maxPixels)
     if cover || image.width > box.width || image.height > box.height {
       var fitted = options
