@@ -332,6 +332,34 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "apply --from-xmp run again skips the files that carry their edit already, and a job taking edits over is recorded as one (a resume does the same)"
+  )
+  func applyAgainSkips() throws {
+    let folder = try TemporaryFolder()
+    let photo = try Self.copy("orientation-1.jpg", to: "p.jpg", in: folder)
+    try Self.lightroom(
+      photo,
+      ["HasCrop": "True", "CropLeft": "0", "CropTop": "0", "CropRight": "0.5", "CropBottom": "1"],
+      sidecar: true)
+    let first = try CLI.run(["apply", photo, "--from-xmp", "--progress", "none", "--in-process"])
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(first.stderr.contains("apply: 1 done, 0 skipped, 0 failed"), "\(first.stderr)")
+    let edited = try Fixture.bytes(photo)
+    let again = try CLI.run(["apply", photo, "--from-xmp", "--progress", "none", "--in-process"])
+    #expect(again.stderr.contains("apply: 0 done, 1 skipped, 0 failed"), "\(again.stderr)")
+    #expect(try Fixture.bytes(photo) == edited)
+    let code = try #require(
+      JobLog.encode(.edit(FilterGraph(nodes: []), mode: .foreign), quality: 80))
+    let (action, quality) = try #require(JobLog.decode(code))
+    guard case .edit(let graph, let mode) = action else {
+      Issue.record("not an edit: \(action)")
+      return
+    }
+    #expect(graph.nodes.isEmpty && mode == .foreign && quality == 80)
+    #expect(JobLog.encode(.edit(FilterGraph(nodes: []), mode: .append), quality: nil) == nil)
+  }
+
+  @Test(
     "nothing to take over is one exact line and no write: no settings, settings already applied, a sidecar that is not XML (which info reports, and the photo still renders)"
   )
   func refusals() throws {

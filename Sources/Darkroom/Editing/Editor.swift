@@ -116,6 +116,12 @@ public struct Editor: Sendable {
         case .foreign: try Self.foreignGraph(metadata, sidecarsOf: path, file: path).nodes
         }
       let fullGraph = FilterGraph(nodes: nodes)
+      // Another program's edit is known only now: a file that carries it already is skipped.
+      if mode == .foreign, skipIfCurrent,
+        let done = currentEdit(path, graph: fullGraph, writingTo: output)
+      {
+        return EditResult(adjustment: done, libraryRoot: store.root, skipped: true)
+      }
       guard let format = ImageFormat(sourceFormat: metadata.format) else {
         throw DarkroomError(
           .unsupportedFormat, file: path,

@@ -118,6 +118,8 @@ struct JobLog: Sendable {
     var version: Int?
     /// An edit's encoder quality: a resume writes what the job began with.
     var quality: Int?
+    /// An edit that takes over each item's own edit from another program (`from-xmp`).
+    var foreign: Bool?
   }
 
   /// Starts the record of `request`'s job over `ids`, or takes over the one it resumes; nil
@@ -168,8 +170,10 @@ struct JobLog: Sendable {
     let code: Code
     switch action {
     case .edit(let graph, let mode):
-      guard mode == .replace else { return nil }
-      code = Code(action: "edit", graph: graph, append: false, quality: quality)
+      guard mode != .append else { return nil }
+      code = Code(
+        action: "edit", graph: graph, append: false, quality: quality,
+        foreign: mode == .foreign ? true : nil)
     case .revert(let version): code = Code(action: "revert", version: version)
     case .trash: code = Code(action: "trash")
     case .restore: code = Code(action: "restore")
@@ -183,7 +187,7 @@ struct JobLog: Sendable {
     switch code.action {
     case "edit":
       guard let graph = code.graph, code.append != true else { return nil }
-      return (.edit(graph, mode: .replace), code.quality)
+      return (.edit(graph, mode: code.foreign == true ? .foreign : .replace), code.quality)
     case "revert": return (.revert(to: code.version), nil)
     case "trash": return (.trash, nil)
     case "restore": return (.restore, nil)
