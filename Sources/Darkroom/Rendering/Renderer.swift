@@ -248,7 +248,8 @@ public struct Renderer: Sendable {
   )
     throws(DarkroomError) -> (AVIFStill, CodedColour)?
   {
-    guard spec.representation != .full, ["heif", "avif"].contains(metadata.format),
+    // Only an AV1-coded HEIF (libheif says `av1`): a HEIC's bytes are not read for nothing.
+    guard spec.representation != .full, metadata.format == "avif",
       metadata.iccProfile == nil, let colour = metadata.codedColour, colour.needsConversion
     else { return nil }
     let bytes: [UInt8]

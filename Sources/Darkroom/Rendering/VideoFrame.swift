@@ -43,27 +43,20 @@ struct VideoFrame {
     var options = DrVideoOptions(
       box_width: Int32(clamping: box.width), box_height: Int32(clamping: box.height),
       max_pixels: Int64(maxPixels), search_seconds: searchSeconds)
-    var frame = DrVideoFrame()
-    var message = [CChar](repeating: 0, count: 512)
-    let status: Int32
-    switch bytes {
-    case .file(let file):
-      var source = DrVideoSource(fd: file.descriptor, bytes: nil, length: 0)
-      status = dr_video_frame(&source, &options, &frame, &message, message.count)
-    case .memory(let data):
-      status = data.withUnsafeBufferPointer { buffer in
-        var source = DrVideoSource(fd: -1, bytes: buffer.baseAddress, length: buffer.count)
+    let (frame, pixels) = try decoded(name) { frame, message in
+      switch bytes {
+      case .file(let file):
+        var source = DrVideoSource(fd: file.descriptor, bytes: nil, length: 0)
         return dr_video_frame(&source, &options, &frame, &message, message.count)
+      case .memory(let data):
+        return data.withUnsafeBufferPointer { buffer in
+          var source = DrVideoSource(fd: -1, bytes: buffer.baseAddress, length: buffer.count)
+          return dr_video_frame(&source, &options, &frame, &message, message.count)
+        }
       }
     }
-    defer { dr_video_free(frame.pixels) }
-    let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
-    guard status == 0, let pixels = frame.pixels else {
-      throw DarkroomError(Self.kind(of: text), file: name, text)
-    }
-    let count = Int(frame.width) * Int(frame.height) * 3
     return VideoFrame(
-      pixels: Array(UnsafeBufferPointer(start: pixels, count: count)), width: Int(frame.width),
+      pixels: pixels, width: Int(frame.width),
       height: Int(frame.height), time: frame.time, spread: frame.spread,
       framesLookedAt: Int(frame.frames_looked_at),
       transfer: ["sdr", "pq", "hlg"][Int(max(0, min(2, frame.transfer)))])
@@ -85,29 +78,37 @@ struct VideoFrame {
     var coded = DrCodedColour(
       primaries: Int32(clamping: colour.primaries), transfer: Int32(clamping: colour.transfer),
       matrix: Int32(clamping: colour.matrix), full_range: colour.fullRange ? 1 : 0)
+    let (frame, pixels) = try decoded(name) { frame, message in
+      data.withUnsafeBufferPointer { buffer in
+        dr_av1_still(
+          buffer.baseAddress, buffer.count, &options, &coded, &frame, &message, message.count)
+      }
+    }
+    return (pixels, Int(frame.width), Int(frame.height))
+  }
+
+  /// Runs `call`, a `CVideo` decode that fills a frame (or a message), and takes the frame's
+  /// 8-bit RGB pixels, whose C buffer is freed here; a failure is thrown about `name` as its
+  /// message says (``kind(of:)``).
+  private static func decoded(
+    _ name: String, _ call: (inout DrVideoFrame, inout [CChar]) -> Int32
+  ) throws(DarkroomError) -> (frame: DrVideoFrame, pixels: [UInt8]) {
     var frame = DrVideoFrame()
     var message = [CChar](repeating: 0, count: 512)
-    let status = data.withUnsafeBufferPointer { buffer in
-      dr_av1_still(
-        buffer.baseAddress, buffer.count, &options, &coded, &frame, &message, message.count)
-    }
+    let status = call(&frame, &message)
     defer { dr_video_free(frame.pixels) }
     let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
     guard status == 0, let pixels = frame.pixels else {
-      let kind: DarkroomError.Kind =
-        text.hasPrefix("damaged") ? .corrupt : text.contains("over the limit") ? .tooLarge : .engine
-      throw DarkroomError(kind, file: name, text)
+      throw DarkroomError(Self.kind(of: text), file: name, text)
     }
     let count = Int(frame.width) * Int(frame.height) * 3
-    return (
-      Array(UnsafeBufferPointer(start: pixels, count: count)), Int(frame.width),
-      Int(frame.height)
-    )
+    return (frame, Array(UnsafeBufferPointer(start: pixels, count: count)))
   }
 
-  /// The kind of error a message from `dr_video_frame` is (it says it in words).
+  /// The kind of error a message from `dr_video_frame` or `dr_av1_still` is (it says it in
+  /// words: `damaged video: ...`, `damaged image: ...`).
   private static func kind(of message: String) -> DarkroomError.Kind {
-    if message.hasPrefix("damaged video") { return .corrupt }
+    if message.hasPrefix("damaged") { return .corrupt }
     if message.contains("over the limit") { return .tooLarge }
     if message.hasPrefix("is not a video") || message.hasPrefix("has no video")
       || message.contains("cannot decode")
