@@ -144,12 +144,7 @@ public enum MotionPhoto {
   }
 
   private static func sibling(of path: String, from: [String], to: [String]) -> String? {
-    let file = FilePath(path)
-    let name = file.name
-    guard let dot = name.lastIndex(of: "."), dot != name.startIndex,
-      from.contains(String(name[name.index(after: dot)...]))
-    else { return nil }
-    let stem = (file.parent.isEmpty ? "" : file.parent + "/") + name[..<dot]
+    guard let (stem, ext) = FilePath(path).splitExtension, from.contains(ext) else { return nil }
     for candidate in to {
       let sibling = stem + "." + candidate
       var info = stat()

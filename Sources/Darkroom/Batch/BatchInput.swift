@@ -151,4 +151,16 @@ extension FilePath {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
     return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
   }
+
+  /// The path split before its name's extension: `a/IMG_0001.HEIC` → (`a/IMG_0001`, `HEIC`);
+  /// nil for a name without one (no dot, or only a leading one: `.hidden`). What a file's
+  /// sidecars and Live Photo partner are named from.
+  var splitExtension: (base: String, ext: String)? {
+    let name = self.name
+    guard !path.hasSuffix("/"), let dot = name.lastIndex(of: "."), dot != name.startIndex else {
+      return nil
+    }
+    let ext = String(name[name.index(after: dot)...])
+    return (String(path.dropLast(ext.count + 1)), ext)
+  }
 }

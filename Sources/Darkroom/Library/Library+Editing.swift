@@ -86,10 +86,7 @@ extension Library {
   ///   what reading the edit and writing throw.
   public static func writeLightroomSidecar(ofFile path: String) throws(DarkroomError) -> String? {
     guard let bytes = try lightroomSidecar(ofFile: path) else { return nil }
-    let file = FilePath(path)
-    let name = file.name
-    let stem = name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
-    let sidecar = (file.parent.isEmpty ? "" : file.parent + "/") + stem + ".xmp"
+    let sidecar = (FilePath(path).splitExtension?.base ?? path) + ".xmp"
     var status = stat()
     if lstat(sidecar, &status) == 0 {
       let existing = try InputFile(sidecar).read(at: 0, count: 4096)

@@ -398,8 +398,7 @@ private struct Scanner {
 
   /// `IMG_0001.HEIC` → `IMG_0001`; a name without an extension is its own stem.
   static func stem(_ name: String) -> String {
-    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
-    return String(name[..<dot])
+    FilePath(name).splitExtension?.base ?? name
   }
 
   /// Whether `name` could be a Live Photo's video (a MOV).

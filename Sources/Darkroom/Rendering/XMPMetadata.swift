@@ -105,11 +105,8 @@ extension AssetMetadata {
   /// The sidecars of the file at `path` that exist, the one that wins first: `NAME.EXT.xmp`,
   /// then `NAME.xmp` (as darktable and Lightroom write them, in lower case).
   static func sidecars(of path: String) -> [String] {
-    let file = FilePath(path)
-    let name = file.name
     // `IMG_0001.jpg` → `IMG_0001`; a name without an extension has no NAME.xmp of its own.
-    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return [] }
-    let stem = (file.parent.isEmpty ? "" : file.parent + "/") + name[..<dot]
+    guard let (stem, _) = FilePath(path).splitExtension else { return [] }
     var found: [String] = []
     for candidate in [path + ".xmp", stem + ".xmp"] {
       var status = stat()
