@@ -19,14 +19,11 @@ public struct ForeignSettings: Sendable, Codable, Equatable {
   /// darktable's namespace.
   public static let darktable = "http://darktable.sf.net/"
 
-  /// The namespace of the adjustment data Darkroom embeds in what it writes.
-  public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
-
   /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else
   /// darktable's history; nil for neither, and for a packet Darkroom wrote (an edit's own,
   /// or `adjustments --xmp`'s: the edit is Darkroom's).
   public static func read(_ packet: XMPPacket, source: String) -> ForeignSettings? {
-    guard !packet.has(darkroom, "AdjustmentData") else { return nil }
+    guard !packet.has(XMPPacket.darkroom, "AdjustmentData") else { return nil }
     let names = packet.names(in: crs)
     if !names.isEmpty {
       var values: [String: String] = [:]

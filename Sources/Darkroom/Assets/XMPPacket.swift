@@ -20,6 +20,8 @@ public struct XMPPacket: Sendable, Equatable {
   public static let mwgRegions = "http://www.metadataworkinggroup.com/schemas/regions/"
   /// Microsoft Photo's people tags (Windows Photo Gallery).
   public static let microsoftRegion = "http://ns.microsoft.com/photo/1.2/t/Region#"
+  /// Darkroom's own: the adjustment data it embeds in an edit's result and its sidecars.
+  public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
   static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
   static let xml = "http://www.w3.org/XML/1998/namespace"
 

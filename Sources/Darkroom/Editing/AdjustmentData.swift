@@ -159,7 +159,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
       <x:xmpmeta xmlns:x="adobe:ns:meta/">
        <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
         <rdf:Description rdf:about=""
-          xmlns:darkroom="https://darkroom.dev/ns/adjustment-data/1.0/"
+          xmlns:darkroom="\(XMPPacket.darkroom)"
           darkroom:AdjustmentData="\(escaped)"/>
        </rdf:RDF>
       </x:xmpmeta>

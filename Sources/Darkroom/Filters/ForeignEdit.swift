@@ -214,9 +214,6 @@ extension ForeignEdit {
 }
 
 extension ForeignEdit {
-  /// The namespace of the adjustment data Darkroom embeds in what it writes.
-  public static let darkroom = ForeignSettings.darkroom
-
   /// The graph an XMP file names (`edit --adjustment x.xmp`): Darkroom's adjustment data in
   /// it, exactly, when it has some (`darkroom:AdjustmentData`, as `adjustments --xmp` and
   /// every edited file write it); else Lightroom's settings (an angled crop is left out: the
@@ -233,7 +230,7 @@ extension ForeignEdit {
     } catch {
       throw DarkroomError(.invalidArgument, file: source, "not an XMP packet: \(error.description)")
     }
-    if let json = packet.text(darkroom, "AdjustmentData") {
+    if let json = packet.text(XMPPacket.darkroom, "AdjustmentData") {
       struct Embedded: Decodable { var graph: FilterGraph }
       do {
         return try JSONDecoder().decode(Embedded.self, from: Data(json.utf8)).graph
@@ -302,11 +299,7 @@ extension ForeignEdit {
       guard let value = tone[parameter], !(parameter == "saturation" && grey) else { continue }
       settings.append((name, number(factor == 1 ? value : (value * factor).rounded())))
     }
-    func escaped(_ text: String) -> String {
-      text.replacing("&", with: "&amp;").replacing("\"", with: "&quot;")
-        .replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-    }
-    let attributes = settings.map { "   crs:\($0.0)=\"\(escaped($0.1))\"" }
+    let attributes = settings.map { "   crs:\($0.0)=\"\(XMPSidecar.escaped($0.1))\"" }
       .joined(separator: "\n")
     let packet = """
       <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
@@ -314,9 +307,9 @@ extension ForeignEdit {
        <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
         <rdf:Description rdf:about=""
           xmlns:crs="\(ForeignSettings.crs)"
-          xmlns:darkroom="\(darkroom)"
+          xmlns:darkroom="\(XMPPacket.darkroom)"
       \(attributes)
-          darkroom:AdjustmentData="\(escaped(String(decoding: adjustmentData, as: UTF8.self)))"/>
+          darkroom:AdjustmentData="\(XMPSidecar.escaped(String(decoding: adjustmentData, as: UTF8.self)))"/>
        </rdf:RDF>
       </x:xmpmeta>
       <?xpacket end="w"?>
@@ -346,7 +339,7 @@ extension ForeignEdit {
     guard w > 0, h > 0 else { return nil }
     let inner =
       angle == 0 ? (width: w, height: h) : CropFilter.innerSize(width: w, height: h, degrees: angle)
-    // The rectangle in the straightened image, in pixels (fractions when the size is unknown).
+    // The rectangle in the straightened image, in pixels.
     let rect: (x: Double, y: Double, w: Double, h: Double)
     if let x = value("x"), let y = value("y"), let cw = value("width"), let ch = value("height") {
       if pixels {
