@@ -21,7 +21,7 @@ struct ContainerHeader: Sendable {
   /// Damage seen past a whole header (the image data cut short), with its message: the
   /// header is still described; decoding refuses it unless told to accept damage.
   var damage: DarkroomError?
-  /// A JPEG's motion photo video in Samsung's trailer (``MotionPhoto/samsungTrailer(_:)``).
+  /// A JPEG's motion photo video in Samsung's trailer (``MotionPhoto/samsungTrailer(_:tail:)``).
   var trailerVideo: FileRange?
 
   /// Parses a JPEG or PNG header; nil for any other format. Throws for a JPEG or PNG whose
@@ -112,8 +112,10 @@ struct ContainerHeader: Sendable {
           format: "jpeg", width: size.width, height: size.height, hasAlpha: false, exif: exif,
           icc: icc.isEmpty ? nil : icc)
         (header.xmp, header.iptc, header.exifStart) = (xmp, iptc, exifStart)
-        header.trailerVideo = try MotionPhoto.samsungTrailer(source)
-        if try !hasJPEGEnd(source, scanStart: position) {
+        // The file's last bytes, read once: its end marker, or Samsung's trailer.
+        let tail = try source.tail(8)
+        header.trailerVideo = try MotionPhoto.samsungTrailer(source, tail: tail)
+        if try !hasJPEGEnd(source, scanStart: position, tail: tail) {
           header.damage = DarkroomError(
             .truncated, "truncated JPEG: image data ends without an end-of-image marker")
         }
@@ -127,10 +129,12 @@ struct ContainerHeader: Sendable {
 
   /// A complete JPEG has an end-of-image marker after its scan data. It is usually the last
   /// two bytes; some writers append data after it, so search back from the end as far as
-  /// the start of the scan, where no unescaped 0xFFD9 can occur but the real one.
-  private static func hasJPEGEnd(_ source: ByteSource, scanStart: Int) throws -> Bool {
-    let end = try source.tail(2)
-    if end.elementsEqual([0xFF, 0xD9]) { return true }
+  /// the start of the scan, where no unescaped 0xFFD9 can occur but the real one. `tail`:
+  /// the file's last bytes, read already.
+  private static func hasJPEGEnd(_ source: ByteSource, scanStart: Int, tail: ArraySlice<UInt8>)
+    throws -> Bool
+  {
+    if tail.suffix(2).elementsEqual([0xFF, 0xD9]) { return true }
     var windowEnd = source.count
     let window = 1 << 16
     while windowEnd > scanStart {

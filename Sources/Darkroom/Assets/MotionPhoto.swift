@@ -12,7 +12,7 @@
 ///   `MotionPhoto` item gives the video's length (it is last in the file), or the older
 ///   `GCamera:MicroVideo="1"` with `GCamera:MicroVideoOffset` (its distance from the end).
 /// - Samsung's older motion photo: the MP4 in its JPEG's trailer, with no XMP
-///   (``samsungTrailer(_:)``).
+///   (``samsungTrailer(_:tail:)``).
 /// - Apple's Live Photo: a HEIC or JPEG and a MOV of the same name in the same folder
 ///   (`IMG_0001.HEIC` and `IMG_0001.MOV`), which the phone writes and exports together.
 ///
@@ -49,16 +49,17 @@ public enum MotionPhoto {
   /// JPEG, whose directory ends the file. The directory is `SEFH`, a version and a count,
   /// then an entry for each block (its type, how far before the directory it starts, its
   /// size), and last its own length and `SEFT`; each block opens with its type and name.
-  /// Numbers are little-endian, as ExifTool reads them. nil without one; reads the last
-  /// bytes and the directory only.
-  static func samsungTrailer(_ source: ByteSource) throws -> FileRange? {
+  /// Numbers are little-endian, as ExifTool reads them. nil without one; reads the directory
+  /// only (`tail`: the file's last 8 bytes, read already).
+  static func samsungTrailer(_ source: ByteSource, tail end: ArraySlice<UInt8>) throws
+    -> FileRange?
+  {
     func number(_ bytes: ArraySlice<UInt8>, _ at: Int) -> Int {
       let p = bytes.startIndex + at
       return Int(bytes[p]) | Int(bytes[p + 1]) << 8 | Int(bytes[p + 2]) << 16
         | Int(bytes[p + 3]) << 24
     }
-    guard source.count > 28, case let end = try source.tail(8), end.count == 8,
-      end.suffix(4).elementsEqual("SEFT".utf8)
+    guard source.count > 28, end.count == 8, end.suffix(4).elementsEqual("SEFT".utf8)
     else { return nil }
     let length = number(end, 0)
     let directory = source.count - 8 - length

@@ -38,7 +38,8 @@ extension Library {
     let video = try motionVideo(of: id)
     if let space {
       // From the sealed original, decrypting only the chunks the range is in.
-      let reader = try space.reader(sealed(id, in: space).original, of: sealed(id, in: space))
+      let sealed = try sealed(id, in: space)
+      let reader = try space.reader(sealed.original, of: sealed)
       return try MotionPhoto.bytes(of: video, size: reader.length, part: part, name: video.path) {
         (offset, count) throws(DarkroomError) in try reader.read(offset..<offset + count)
       }
