@@ -62,7 +62,11 @@ struct ForeignEditTests {
       ], sidecar: true)
     let sidecar = folder.file("six.xmp")
     let sidecarBytes = try Fixture.bytes(sidecar)
+    let sidecarStat = try FileStat(sidecar)
+    // A mode of its own, which the edit and the revert must keep.
+    #expect(chmod(six, 0o640) == 0)
     let original = try Fixture.bytes(six)
+    let originalStat = try FileStat(six)
     let entry = try #require(try Self.info(six)["foreignEdit"] as? [String: Any])
     #expect(entry["source"] as? String == "six.xmp")
     #expect(
@@ -85,6 +89,7 @@ struct ForeignEditTests {
       "\(edit.stderr)")
     let edited = try pixels(six)
     #expect(edited.width == 360 && edited.height == 280)
+    #expect(try FileStat(six).mode == 0o640)
     #expect(try Self.isGrey(six))
     // The same pixels as the crop of the upright original, turned grey.
     let upright = folder.file("upright.png")
@@ -102,7 +107,12 @@ struct ForeignEditTests {
     }
     #expect(try CLI.run(["revert", six]).status == 0)
     #expect(try Fixture.bytes(six) == original)
+    let reverted = try FileStat(six)
+    #expect(
+      [reverted.mode, reverted.user, reverted.group, mode_t(reverted.links)]
+        == [originalStat.mode, originalStat.user, originalStat.group, 1])
     #expect(try Fixture.bytes(sidecar) == sidecarBytes)
+    #expect(try FileStat(sidecar) == sidecarStat)
 
     // Orientation 8, the settings embedded by exiv2: upright 600x400 again.
     let eight = try Self.copy("orientation-8.jpg", to: "eight.jpg", in: folder)
@@ -296,6 +306,7 @@ struct ForeignEditTests {
     let b = try Self.copy("gps.jpg", to: "b.jpg", in: folder)
     let theirs = try folder.write("b.xmp", Array("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>".utf8))
     let theirBytes = try Fixture.bytes(theirs)
+    let theirStat = try FileStat(theirs)
     let crop = "crop x=0.1 y=0.2 width=0.5 height=0.5"
     let run = try CLI.run(
       ["apply", a, b, "--filter", crop, "--write-xmp", "--progress", "none", "--in-process"])
@@ -304,6 +315,7 @@ struct ForeignEditTests {
       run.stderr.contains("\(theirs): is not a sidecar Darkroom wrote: not replaced"),
       "\(run.stderr)")
     #expect(try Fixture.bytes(theirs) == theirBytes)
+    #expect(try FileStat(theirs) == theirStat)
     let sidecar = folder.file("a.xmp")
     let read = try CLI.run(
       [
@@ -366,6 +378,7 @@ struct ForeignEditTests {
     let folder = try TemporaryFolder()
     let plain = try Self.copy("orientation-1.jpg", to: "plain.jpg", in: folder)
     let before = try Fixture.bytes(plain)
+    let beforeStat = try FileStat(plain)
     let none = try CLI.run(["edit", plain, "--from-xmp"])
     #expect(none.status == 1)
     #expect(
@@ -373,6 +386,7 @@ struct ForeignEditTests {
         == "darkroom: \(plain): has no Lightroom or darktable edit in its XMP or a sidecar to take over\n"
     )
     #expect(try Fixture.bytes(plain) == before)
+    #expect(try FileStat(plain) == beforeStat)
     #expect(!FileManager.default.fileExists(atPath: folder.file(".darkroom/adjustments")))
 
     let applied = try Self.copy("orientation-1.jpg", to: "applied.jpg", in: folder)
@@ -384,6 +398,7 @@ struct ForeignEditTests {
       ],
       sidecar: false)
     let appliedBytes = try Fixture.bytes(applied)
+    let appliedStat = try FileStat(applied)
     let entry = try #require(try Self.info(applied)["foreignEdit"] as? [String: Any])
     #expect(entry["alreadyApplied"] as? Bool == true && entry["filters"] as? String == "")
     let refused = try CLI.run(["edit", applied, "--from-xmp"])
@@ -392,6 +407,7 @@ struct ForeignEditTests {
         == "darkroom: \(applied): its Lightroom edit (XMP) is already applied to its pixels (crs:AlreadyApplied): nothing to take over\n"
     )
     #expect(try Fixture.bytes(applied) == appliedBytes)
+    #expect(try FileStat(applied) == appliedStat)
 
     let broken = try Self.copy("orientation-1.jpg", to: "broken.jpg", in: folder)
     _ = try folder.write("broken.xmp", Array("<x:xmpmeta><rdf:RDF>".utf8))

@@ -178,6 +178,7 @@ struct HDRStillTests {
       bytes.indices.dropLast(4).first { bytes[$0..<$0 + 4].elementsEqual("mdat".utf8) })
     for index in mdat + 16..<bytes.count { bytes[index] = 0xFF }
     try Data(bytes).write(to: URL(fileURLWithPath: avif))
+    let beforeStat = try FileStat(avif)
     let out = folder.file("out.jpg")
     let run = try CLI.run(["render", "--no-cache", "--rep", "fullscreen", avif, "-o", out])
     #expect(run.status == 1)
@@ -191,6 +192,7 @@ struct HDRStillTests {
         "pq.avif", "pq.png", "pq.ppm",
       ])
     #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: avif))) == bytes)
+    #expect(try FileStat(avif) == beforeStat)
   }
 
   @Test("the engine and the API give an HDR photo's thumbnail converted, as the command line does")

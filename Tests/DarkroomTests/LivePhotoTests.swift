@@ -142,6 +142,7 @@ struct LivePhotoTests {
     let wrong = try Self.motionPhoto(
       "PXL_3.MP.jpg", xmp: Self.googleXMP(length: video.count + 999), video: video, in: folder)
     let before = try Fixture.bytes(wrong)
+    let beforeStat = try FileStat(wrong)
     let failed = try CLI.run(["render", "--rep", "video", wrong, "-o", folder.file("bad.mp4")])
     #expect(failed.status == 1)
     #expect(
@@ -150,6 +151,7 @@ struct LivePhotoTests {
     )
     #expect(!FileManager.default.fileExists(atPath: folder.file("bad.mp4")))
     #expect(try Fixture.bytes(wrong) == before)
+    #expect(try FileStat(wrong) == beforeStat)
     // A still alone has no video.
     let plain = try CLI.run(["render", "--rep", "video", Fixture.sample("gps.jpg"), "-o", "-"])
     #expect(plain.status == 1)
