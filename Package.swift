@@ -43,13 +43,16 @@ let package = Package(
     // A video's poster frame through FFmpeg (Debian's libavformat-dev, libavcodec-dev and
     // libswscale-dev for the headers), loaded with dlopen on first use as libvips is.
     .target(name: "CVideo", linkerSettings: [.linkedLibrary("m")]),
+    // Camera RAW files through LibRaw (Debian's libraw-dev for the header), loaded with dlopen
+    // on first use, in sandboxed workers only.
+    .target(name: "CRaw"),
     // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
     .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
       name: "Darkroom",
       dependencies: [
         .product(name: "Logging", package: "swift-log"),
-        "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", "CVideo",
+        "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", "CVideo", "CRaw",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),

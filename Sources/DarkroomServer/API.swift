@@ -275,8 +275,12 @@ struct API: Sendable {
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
-    // A video's full representation is its file, sent as it is read (a player asks for ranges).
-    if asset.mediaType == .video && spec.representation == .full {
+    // A video's full representation is its file, sent as it is read (a player asks for
+    // ranges); so is a camera RAW's unless a format is asked (the original a RAW developer
+    // wants; no browser shows it).
+    if spec.representation == .full,
+      asset.mediaType == .video || (asset.format == "raw" && asked.format == nil)
+    {
       var headers: HTTPFields = [.eTag: tag]
       headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
       return try await Self.assetBytes(library, asset, request, headers: headers)

@@ -79,6 +79,7 @@ struct LayerTests {
     let owners = [
       "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
       "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/VideoFrame.swift",
+      "CRaw": "Rendering/RawFile.swift",
     ]
     for face in ["DarkroomCLI", "DarkroomServer", "Darkroom"] {
       for (path, text) in try Self.code(under: face) {

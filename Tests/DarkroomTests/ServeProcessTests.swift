@@ -103,6 +103,30 @@ final class ServeProcess: @unchecked Sendable {
     return (status, text)
   }
 
+  /// A GET's status and body bytes (the headers left out).
+  func body(_ path: String, token: String = ServedLibrary.readToken) throws -> (
+    status: Int, bytes: [UInt8]
+  ) {
+    let fd = try connect()
+    defer { close(fd) }
+    let head =
+      "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+      + "Authorization: Bearer \(token)\r\n\r\n"
+    send(fd, Array(head.utf8))
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
+    let end = Array("\r\n\r\n".utf8)
+    guard
+      let split = (0..<max(0, response.count - 3)).first(where: {
+        Array(response[$0..<$0 + 4]) == end
+      })
+    else { return (0, []) }
+    let line = String(decoding: response.prefix(split), as: UTF8.self)
+    let status = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (status, Array(response[(split + 4)...]))
+  }
+
   /// A response's JSON body as a dictionary (empty when it is none).
   static func json(_ text: String) -> [String: Any] {
     guard let start = text.range(of: "\r\n\r\n")?.upperBound,

@@ -29,7 +29,8 @@ enum Fixture {
   ]
 }
 
-final class TemporaryFolder {
+/// A folder removed when the last reference goes; immutable, so shared freely.
+final class TemporaryFolder: Sendable {
   let url: URL
   var path: String { url.path }
 

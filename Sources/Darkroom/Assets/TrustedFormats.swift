@@ -23,7 +23,15 @@ public enum TrustedFormats {
   /// Formats phones and cameras write whose decoders are young (JPEG XL): read without being
   /// asked, but only inside a sandboxed worker (a process that uses workers, and the workers
   /// themselves); a process without workers reads them only when allowed.
-  public static let trustedInWorkers: Set<String> = ["jxl"]
+  public static let trustedInWorkers: Set<String> = ["jxl", "raw"]
+
+  /// Extensions of camera RAW files whose first bytes are a plain TIFF's (DNG, NEF, ARW,
+  /// PEF, ...): those are told from a TIFF by their name. CR2, CR3, ORF, RW2 and RAF have
+  /// magic numbers of their own.
+  static let tiffRawExtensions: Set<String> = [
+    "dng", "nef", "nrw", "arw", "srf", "sr2", "pef", "cr2", "3fr", "erf", "kdc", "dcr", "mos",
+    "iiq", "srw", "mef", "rwl",
+  ]
 
   static let environmentKey = "DARKROOM_ALLOW_FORMATS"
   static let denyKey = "DARKROOM_DENY_FORMATS"
@@ -74,25 +82,40 @@ public enum TrustedFormats {
   static func decodingInWorkers() { sandboxed.withLock { $0 = true } }
 
   /// The format the first bytes of a file announce, by their magic numbers: one of
-  /// `trusted`, a name for a known untrusted format, or nil.
-  static func sniff(_ head: ArraySlice<UInt8>) -> String? {
+  /// `trusted`, a name for a known untrusted format (`raw` for a camera RAW), or nil. A file
+  /// that starts as a TIFF is a RAW when its `name` ends in a RAW's extension
+  /// (``tiffRawExtensions``).
+  static func sniff(_ head: ArraySlice<UInt8>, name: String? = nil) -> String? {
     let bytes = Array(head.prefix(32))
     func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
       bytes.count >= offset + magic.count && Array(bytes[offset..<offset + magic.count]) == magic
     }
     func ascii(_ text: String, at offset: Int = 0) -> Bool { starts(Array(text.utf8), at: offset) }
     if starts([0xFF, 0xD8, 0xFF]) { return "jpeg" }
+    // Camera RAW files with magic numbers of their own: Canon's CR2 (a TIFF marked "CR"),
+    // Olympus' ORF, Panasonic's RW2, Fujifilm's RAF.
+    if (starts([0x49, 0x49, 0x2A, 0x00]) && ascii("CR", at: 8)) || ascii("IIRO") || ascii("IIRS")
+      || ascii("MMOR") || starts([0x49, 0x49, 0x55, 0x00]) || ascii("FUJIFILMCCD-RAW")
+    {
+      return "raw"
+    }
     if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "png" }
     if ascii("GIF87a") || ascii("GIF89a") { return "gif" }
     if ascii("RIFF") && ascii("WEBP", at: 8) { return "webp" }
     if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A])
       || starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B])
     {
+      if let ext = name.flatMap({ FilePath($0).splitExtension?.ext }),
+        tiffRawExtensions.contains(ext.lowercased())
+      {
+        return "raw"
+      }
       return "tiff"
     }
     if ascii("ftyp", at: 4), bytes.count >= 12 {
       let brand = String(decoding: bytes[8..<12], as: UTF8.self)
       if ["avif", "avis"].contains(brand) { return "avif" }
+      if brand == "crx " { return "raw" }  // Canon's CR3
       if ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains(brand) {
         return "heif"
       }
@@ -123,7 +146,7 @@ public enum TrustedFormats {
 
   /// Refuses a file whose first bytes name a format neither trusted nor allowed.
   static func check(_ head: ArraySlice<UInt8>, file: String) throws(DarkroomError) {
-    let format = sniff(head)
+    let format = sniff(head, name: file)
     if let format, permits(format) { return }
     if let format, denied.contains(format) {
       throw DarkroomError(.unsupportedFormat, file: file, "\(format) is refused (--deny-format)")

@@ -95,13 +95,13 @@ public enum BatchInputs {
   }
 
   /// Whether a file starts like an image format Darkroom reads: a trusted one, one allowed
-  /// (``TrustedFormats/allow(_:)``), or JPEG XL (read in the workers, or given its line
-  /// saying how to allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
+  /// (``TrustedFormats/allow(_:)``), or JPEG XL or a camera RAW (read in the workers, or
+  /// given its line saying how to allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
   public static func looksLikeImage(_ path: String) -> Bool {
     guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32),
-      let format = TrustedFormats.sniff(head[...]), format != "video"
+      let format = TrustedFormats.sniff(head[...], name: path), format != "video"
     else { return false }
-    return TrustedFormats.permits(format) || format == "jxl"
+    return TrustedFormats.permits(format) || TrustedFormats.trustedInWorkers.contains(format)
   }
 
   /// Paths from a list on standard input: one a line, or NUL-separated.

@@ -123,6 +123,7 @@ public struct Editor: Sendable {
         return EditResult(adjustment: done, libraryRoot: store.root, skipped: true)
       }
       guard let format = ImageFormat(sourceFormat: metadata.format) else {
+        if metadata.format == "raw" { throw Renderer.rawEditRefusal(path) }
         throw DarkroomError(
           .unsupportedFormat, file: path,
           "cannot write \(metadata.format): edits keep the source's format")

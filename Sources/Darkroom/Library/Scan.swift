@@ -557,7 +557,7 @@ private struct Scanner {
   private static func startHeader(_ head: ArraySlice<UInt8>, file: InputFile, path: String)
     throws(DarkroomError) -> WorkerPool.SentJob?
   {
-    guard !VideoHeader.recognises(head), let format = TrustedFormats.sniff(head),
+    guard !VideoHeader.recognises(head), let format = TrustedFormats.sniff(head, name: path),
       let pool = Containment.pool(forFormat: format)
     else { return nil }
     return try pool.startMetadata(handing: file, name: path, limit: Containment.timeLimit)

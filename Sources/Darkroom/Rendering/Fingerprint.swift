@@ -25,7 +25,7 @@ public enum PerceptualHash {
     let file = try InputFile(path)
     let head = try file.read(at: 0, count: min(file.size, 32))[...]
     try TrustedFormats.check(head, file: path)
-    try Vips.prepareLoader(for: TrustedFormats.sniff(head))
+    try Vips.prepareLoader(for: TrustedFormats.sniff(head, name: path))
     let grey = try Vips.attributingErrors(file: path) { () throws(DarkroomError) -> [UInt8] in
       var options = VipsImage.ThumbnailOptions(width: 2 * side, height: 2 * side)
       options.size = 3  // force: the whole frame, squeezed to a square

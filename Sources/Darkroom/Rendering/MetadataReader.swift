@@ -49,7 +49,8 @@ extension AssetMetadata {
         let file = try InputFile(path)
         let head = try file.read(at: 0, count: min(32, file.size))[...]
         var metadata: AssetMetadata
-        if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(head)) {
+        if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(head, name: path))
+        {
           metadata = try workers.metadata(handing: file, name: path, limit: limit)
         } else {
           metadata = try read(ByteSource(file: file), name) {
@@ -62,7 +63,8 @@ extension AssetMetadata {
         metadata.applySidecars(of: path)
         return metadata
       case .data(let bytes, _):
-        if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(bytes.prefix(32)))
+        if let (workers, limit) = Offload.workers(
+          forFormat: TrustedFormats.sniff(bytes.prefix(32), name: name))
         {
           return try workers.metadata(source, limit: limit)
         }
@@ -124,6 +126,12 @@ extension AssetMetadata {
     // Only formats Darkroom trusts (or was told to allow) reach libvips' loaders.
     let head = try source.bytes(0, min(32, source.count)) ?? []
     try TrustedFormats.check(head, file: name)
+    if TrustedFormats.sniff(head, name: name) == "raw" {
+      guard let bytes = try source.bytes(0, source.count) else {
+        throw DarkroomError(.truncated, file: name, "the file ends before its size says")
+      }
+      return try rawMetadata(Array(bytes), name)
+    }
     try Vips.prepareLoader(for: TrustedFormats.sniff(head))
     TestFaults.current.apply(to: name)  // tests: a loader that hangs or crashes in a header
     let image = try libvipsHeader()
@@ -155,6 +163,37 @@ extension AssetMetadata {
     {
       metadata.orientation =
         Orientation(rawValue: raw).map(OrientationTag.valid) ?? .invalid(raw: raw)
+    }
+    return metadata
+  }
+
+  /// A camera RAW's metadata: LibRaw's header (size, orientation, camera, lens, exposure,
+  /// date), and for a RAW that is a TIFF (DNG, CR2, NEF, ARW, ...) its EXIF tags, read as any
+  /// EXIF block is (a date with its offset, GPS, caption); LibRaw's values fill what the
+  /// tags leave out, and its orientation is the one it develops by.
+  private static func rawMetadata(_ bytes: [UInt8], _ name: String) throws(DarkroomError)
+    -> AssetMetadata
+  {
+    let raw = try RawFile(bytes: bytes, name: name).header()
+    let tiff =
+      bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
+    var metadata = make(
+      name, bytes.count,
+      ContainerHeader(
+        format: "raw", width: raw.width, height: raw.height, hasAlpha: false,
+        exif: tiff ? bytes : nil, icc: nil, xmp: nil, iptc: nil))
+    metadata.orientation = .valid(raw.orientation)
+    metadata.cameraMake = metadata.cameraMake ?? raw.make
+    metadata.cameraModel = metadata.cameraModel ?? raw.model
+    metadata.lensMake = metadata.lensMake ?? raw.lensMake
+    metadata.lensModel = metadata.lensModel ?? raw.lens
+    metadata.iso = metadata.iso ?? raw.iso
+    metadata.exposureTime = metadata.exposureTime ?? raw.exposureTime
+    metadata.fNumber = metadata.fNumber ?? raw.fNumber
+    metadata.focalLength = metadata.focalLength ?? raw.focalLength
+    if metadata.captureDate == nil, let date = raw.date {
+      metadata.captureDate = date
+      metadata.sources["captureDate"] = "RAW"
     }
     return metadata
   }

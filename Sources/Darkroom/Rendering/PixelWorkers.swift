@@ -63,7 +63,7 @@ enum Offload {
       }
       head = bytes
     }
-    return workers(forFormat: TrustedFormats.sniff(head[...]))?.workers
+    return workers(forFormat: TrustedFormats.sniff(head[...], name: source.name))?.workers
   }
 }
 

@@ -165,6 +165,7 @@ public struct Renderer: Sendable {
   ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
+    if metadata.format == "raw" { return try renderRAW(source, spec, metadata) }
     let format = outputFormat(spec, metadata)
     let strip = spec.metadata == .strip
 
@@ -343,6 +344,7 @@ public struct Renderer: Sendable {
   ) throws(DarkroomError) -> [UInt8] {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
+    guard metadata.format != "raw" else { throw Self.rawEditRefusal(source.name) }
     // An edit keeps the source's profile with its pixels: no colour conversion.
     try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
     let start = ContinuousClock.now

@@ -1,0 +1,122 @@
+extension Renderer {
+  /// A rendition of a camera RAW (``RawFile``), upright, in `spec`'s format (JPEG unless
+  /// asked: Darkroom writes no RAW).
+  ///
+  /// A display rendition comes from the embedded preview when the preview, turned upright,
+  /// covers the box (and has the image's shape, within 2%): decoding a camera's JPEG is ten
+  /// times quicker than developing the mosaic. Otherwise LibRaw develops it, at half size
+  /// when half covers the box. `full` is the whole RAW developed (the file's own bytes are
+  /// its original, which `export` and the server's original give).
+  func renderRAW(_ source: ImageSource, _ spec: RenditionSpec, _ metadata: AssetMetadata)
+    throws(DarkroomError) -> Rendition
+  {
+    let bytes: [UInt8]
+    switch source {
+    case .data(let data, _): bytes = data
+    case .file(let path): bytes = try InputFile.readAll(path)
+    }
+    let raw = RawFile(bytes: bytes, name: source.name)
+    let orientation = metadata.orientation.effective
+    let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
+    let box = spec.representation == .full ? upright : box(spec, metadata)
+    let cover = spec.representation == .thumbnail
+    // The upright size the rendition needs from the source (never more than it has).
+    let scale = min(
+      1,
+      cover
+        ? max(
+          Double(box.width) / Double(upright.width), Double(box.height) / Double(upright.height))
+        : min(
+          Double(box.width) / Double(upright.width), Double(box.height) / Double(upright.height)))
+    let needed = (
+      width: Int((Double(upright.width) * scale).rounded(.up)),
+      height: Int((Double(upright.height) * scale).rounded(.up))
+    )
+
+    var image: VipsImage?
+    if spec.representation != .full {
+      image = try previewCovering(raw, needed, upright, orientation)
+    }
+    if image == nil {
+      let half = needed.width * 2 <= upright.width && needed.height * 2 <= upright.height
+      image = try raw.develop(half: half, maxPixels: maxPixels)
+    }
+    guard var image else { throw DarkroomError(.engine, file: source.name, "no image") }
+    if spec.representation != .full
+      && (cover || image.width > box.width || image.height > box.height)
+    {
+      var options = VipsImage.ThumbnailOptions(width: box.width, height: box.height)
+      options.autoRotate = false
+      if cover {
+        options.crop = spec.crop.vipsInteresting
+        options.size = 0
+      }
+      image = try image.thumbnail(options)
+    }
+    let output = try image.preparedForOutput(upright: true, stripLocation: false)
+    let format = outputFormat(spec, metadata)
+    let encoded = try Watchdog.shared.guarding(output, limit: timeLimit) {
+      () throws(DarkroomError) in
+      try output.encode(
+        format, quality: spec.quality, effort: ImageFormat.defaultEffort,
+        strip: spec.metadata == .strip)
+    }
+    return Rendition(bytes: encoded, format: format, width: output.width, height: output.height)
+  }
+
+  /// The embedded preview, decoded and turned upright, when it covers `needed` and has the
+  /// image's shape; nil otherwise (or when there is none, or it does not decode).
+  private func previewCovering(
+    _ raw: RawFile, _ needed: (width: Int, height: Int), _ upright: (width: Int, height: Int),
+    _ orientation: Orientation
+  ) throws(DarkroomError) -> VipsImage? {
+    guard let preview = try? raw.preview() else { return nil }
+    var image: VipsImage
+    var jpeg: PinnedBytes?
+    switch preview {
+    case .jpeg(let data):
+      // Opened lazily: only its header is read until it is taken.
+      let pinned = PinnedBytes(data)
+      guard
+        let opened = try? VipsImage.open(
+          buffer: pinned, name: raw.name, sequential: true, failOn: failOn)
+      else { return nil }
+      image = opened
+      jpeg = pinned
+    case .pixels(let pixels, let width, let height):
+      image = try VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
+    }
+    // The preview is stored as the sensor is (what the preview's own EXIF says is ignored).
+    let swaps = orientation.swapsDimensions
+    let shown = swaps ? (image.height, image.width) : (image.width, image.height)
+    let shape = Double(shown.0) / Double(shown.1)
+    let wanted = Double(upright.width) / Double(upright.height)
+    guard shown.0 >= needed.width, shown.1 >= needed.height, abs(shape / wanted - 1) < 0.02 else {
+      return nil
+    }
+    // libjpeg's DCT scaling down to just above what is needed, as for any JPEG.
+    if let jpeg,
+      let shrink = [8, 4, 2].first(where: {
+        shown.0 / $0 >= needed.width && shown.1 / $0 >= needed.height
+      })
+    {
+      image = try VipsImage.openJPEG(buffer: jpeg, name: raw.name, shrink: shrink, failOn: failOn)
+    }
+    switch orientation {
+    case .right: image = try image.rotated(quarterTurns: 1)
+    case .down: image = try image.rotated(quarterTurns: 2)
+    case .left: image = try image.rotated(quarterTurns: 3)
+    default: break
+    }
+    return image
+  }
+
+  /// What editing a RAW says: Darkroom's edits rewrite the file they edit, and a RAW is kept
+  /// as the camera wrote it.
+  static func rawEditRefusal(_ name: String) -> DarkroomError {
+    DarkroomError(
+      .unsupportedFormat, file: name,
+      "is a camera RAW: Darkroom does not edit RAW files in place; render it first (render --rep full -o NAME.jpg) and edit that"
+    )
+  }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// Small DNGs made by `Samples/make-dngs.py` (a known Bayer mosaic, with and without an
+/// embedded JPEG preview, orientation 1 and 6), and the Python with rawpy (LibRaw) and pidng
+/// that makes them and develops the references.
+enum RawSamples {
+  /// The first Python that imports rawpy, pidng and numpy: `DARKROOM_TEST_PYTHON`, the
+  /// virtual environment `Scripts/install-deps.sh` and `.ci/run` make, or `python3`.
+  static let python: Result<String, DarkroomError> = {
+    let environment = ProcessInfo.processInfo.environment
+    let candidates =
+      [environment["DARKROOM_TEST_PYTHON"], "/opt/darkroom-test-python/bin/python3"]
+      .compactMap { $0 } + ["/usr/bin/env"]
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+      let prefix = candidate == "/usr/bin/env" ? ["python3"] : []
+      let run = try? CLI.run(
+        prefix + ["-c", "import rawpy, pidng, numpy"], executable: candidate)
+      if run?.status == 0 { return .success(candidate) }
+    }
+    return .failure(
+      DarkroomError(
+        .engine,
+        "the RAW tests need Python with rawpy, pidng and numpy: run Scripts/install-deps.sh"))
+  }()
+
+  static func runPython(_ arguments: [String]) throws -> CLIResult {
+    let python = try python.get()
+    let prefix = python == "/usr/bin/env" ? ["python3"] : []
+    return try CLI.run(prefix + arguments, executable: python)
+  }
+
+  /// The folder of DNGs, made once per test run.
+  static let folder: Result<TemporaryFolder, DarkroomError> = {
+    do {
+      let folder = try TemporaryFolder()
+      let script = Fixture.root.appendingPathComponent("Samples/make-dngs.py").path
+      let run = try runPython([script, folder.path])
+      guard run.status == 0 else {
+        return .failure(DarkroomError(.engine, "make-dngs.py failed: \(run.stderr)"))
+      }
+      return .success(folder)
+    } catch let error as DarkroomError {
+      return .failure(error)
+    } catch {
+      return .failure(DarkroomError(.engine, "\(error)"))
+    }
+  }()
+
+  /// A copy of sample `name` in `folder`.
+  static func copy(_ name: String, to folder: TemporaryFolder, as target: String? = nil) throws
+    -> String
+  {
+    let path = folder.file(target ?? name)
+    try FileManager.default.copyItem(atPath: try Self.folder.get().file(name), toPath: path)
+    return path
+  }
+
+  /// rawpy's development of `path` (camera white balance, 8-bit, the file's orientation).
+  static func rawpy(_ path: String, half: Bool = false, in folder: TemporaryFolder) throws
+    -> String
+  {
+    let out = folder.file((path as NSString).lastPathComponent + (half ? ".half" : "") + ".png")
+    let script = Fixture.root.appendingPathComponent("Samples/rawpy-render.py").path
+    let run = try runPython([script, path, out] + (half ? ["--half"] : []))
+    #expect(run.status == 0, "\(run.stderr)")
+    return out
+  }
+
+  /// The sample boxes `make-dngs.py` describes for `file`: region name to (box, sRGB colour
+  /// the scene has, colour rawpy showed).
+  static func regions(_ file: String) throws -> [String: (
+    box: [Int], srgb: [Double], rawpy: [Double]
+  )] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: try folder.get().file("dngs.json")))
+    let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    let files = try #require(json["files"] as? [String: Any])
+    let entry = try #require(files[file] as? [String: Any])
+    let regions = try #require(entry["regions"] as? [String: [String: [Int]]])
+    return regions.mapValues {
+      ($0["box"] ?? [], ($0["srgb"] ?? []).map(Double.init), ($0["rawpy"] ?? []).map(Double.init))
+    }
+  }
+}
+
+/// Camera RAW files through LibRaw in the sandboxed workers (issue 30): headers, previews,
+/// demosaics compared with rawpy by pixels, and what stays refused.
+@Suite("Camera RAW", .timeLimit(.minutes(5)))
+struct RawTests {
+  /// The largest difference of any band of any pixel between two images of the same size.
+  static func largestDifference(_ a: String, _ b: String) throws -> Int {
+    let (x, y) = (try pixels(a), try pixels(b))
+    #expect((x.width, x.height, x.bands) == (y.width, y.height, y.bands))
+    let (p, q) = (try x.pixels(), try y.pixels())
+    guard p.count == q.count else { return 255 }
+    return zip(p, q).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
+  }
+
+  /// The image's mean colour in a box (x0, y0, x1, y1).
+  static func mean(_ path: String, _ box: [Int]) throws -> [Double] {
+    let image = try pixels(path)
+    let values = try image.pixels()
+    let bands = image.bands
+    var sums = [Double](repeating: 0, count: bands)
+    for y in box[1]..<box[3] {
+      for x in box[0]..<box[2] {
+        for band in 0..<bands { sums[band] += Double(values[(y * image.width + x) * bands + band]) }
+      }
+    }
+    let count = Double((box[2] - box[0]) * (box[3] - box[1]))
+    return sums.map { $0 / count }
+  }
+
+  static func near(_ a: [Double], _ b: [Double], within: Double) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { abs($0 - $1) <= within }
+  }
+
+  @Test(
+    "info reads a DNG's header in a worker: size, orientation, camera, date; scan catalogues it")
+  func headers() throws {
+    let folder = try TemporaryFolder()
+    for name in ["mosaic.dng", "preview-orient6.dng"] { _ = try RawSamples.copy(name, to: folder) }
+    let run = try CLI.run([
+      "info", "--json", folder.file("mosaic.dng"), folder.file("preview-orient6.dng"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let entries = try #require(
+      try JSONSerialization.jsonObject(with: run.stdoutData) as? [[String: Any]])
+    #expect(entries.map { $0["format"] as? String } == ["raw", "raw"])
+    #expect(entries.map { $0["width"] as? Int } == [600, 600])
+    #expect(entries.map { $0["height"] as? Int } == [400, 400])
+    #expect(entries.map { $0["orientation"] as? Int } == [1, 6])
+    #expect(entries.map { $0["displayWidth"] as? Int } == [600, 400])
+    #expect(entries.map { $0["cameraModel"] as? String } == ["Test Mosaic", "Test Mosaic"])
+    #expect(entries.map { $0["cameraMake"] as? String } == ["Darkroom", "Darkroom"])
+
+    let scan = try CLI.run(["scan", folder.path])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    #expect(scan.stderr.contains(": 2 added,"), "\(scan.stderr)")
+    let list = try CLI.run(["list", "--json"], cwd: folder.path)
+    let assets = try #require(
+      try JSONSerialization.jsonObject(with: list.stdoutData) as? [[String: Any]])
+    #expect(
+      Set(assets.compactMap { $0["path"] as? String }) == ["mosaic.dng", "preview-orient6.dng"])
+    #expect(Set(assets.compactMap { $0["format"] as? String }) == ["raw"])
+  }
+
+  @Test(
+    "a DNG without a preview is developed as rawpy (LibRaw) develops it, pixel for pixel, upright, at full and half size"
+  )
+  func developMatchesRawpy() throws {
+    let folder = try TemporaryFolder()
+    for name in ["mosaic.dng", "mosaic-orient6.dng"] {
+      let path = try RawSamples.copy(name, to: folder)
+      let before = try FileStat(path)
+      let full = folder.file(name + ".full.png")
+      let run = try CLI.run(["render", path, "--rep", "full", "--format", "png", "-o", full])
+      #expect(run.status == 0, "\(run.stderr)")
+      #expect(try Self.largestDifference(full, RawSamples.rawpy(path, in: folder)) <= 1)
+      // A box half the size or less is developed at half size (each 2x2 of the mosaic one
+      // pixel), as rawpy's half_size.
+      let small = folder.file(name + ".small.png")
+      let half = try CLI.run([
+        "render", path, "--rep", "aspect-thumbnail", "--size", "300", "-o", small,
+      ])
+      #expect(half.status == 0, "\(half.stderr)")
+      #expect(
+        try Self.largestDifference(small, RawSamples.rawpy(path, half: true, in: folder)) <= 1)
+      for (region, expected) in try RawSamples.regions(name) {
+        #expect(
+          Self.near(try Self.mean(full, expected.box), expected.rawpy, within: 2),
+          "\(name) \(region)")
+      }
+      #expect(try FileStat(path) == before, "the RAW is untouched")
+    }
+  }
+
+  @Test(
+    "a display rendition comes from the embedded preview when it covers the box, turned by the RAW's orientation; a larger one is developed"
+  )
+  func previewUsedWhenLargeEnough() throws {
+    let folder = try TemporaryFolder()
+    let path = try RawSamples.copy("preview-orient6.dng", to: folder)
+    let screen = folder.file("screen.png")
+    let run = try CLI.run([
+      "render", path, "--rep", "fullscreen", "--screen", "600x300", "--format", "png", "-o", screen,
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let image = try pixels(screen)
+    #expect((image.width, image.height) == (300, 450))
+    // The preview shows the scene's own sRGB (the grey band 128); LibRaw's development, with
+    // its BT.709 curve, shows it at 115: which one was used is told by the band.
+    for (region, expected) in try RawSamples.regions("preview-orient6.dng") {
+      let box = expected.box.map { Int((Double($0) * 0.75).rounded()) }
+      let inner = [box[0] + 3, box[1] + 3, box[2] - 3, box[3] - 3]
+      #expect(Self.near(try Self.mean(screen, inner), expected.srgb, within: 6), "\(region)")
+    }
+    let full = folder.file("full.png")
+    let developed = try CLI.run(["render", path, "--rep", "full", "--format", "png", "-o", full])
+    #expect(developed.status == 0, "\(developed.stderr)")
+    #expect(try Self.largestDifference(full, RawSamples.rawpy(path, in: folder)) <= 1)
+  }
+
+  @Test(
+    "damaged and false RAWs fail with one line naming the file, and leave nothing; an edit is refused and the RAW kept as it was"
+  )
+  func badInput() throws {
+    let folder = try TemporaryFolder()
+    let good = try Fixture.bytes(try RawSamples.folder.get().file("mosaic.dng"))
+    let cut = try folder.write("cut.dng", Array(good.prefix(2000)))
+    let noise = try folder.write(
+      "noise.nef", [0x49, 0x49, 0x2A, 0x00] + (0..<600).map { UInt8(($0 * 37) & 0xFF) })
+    for (path, message) in [
+      (cut, "cannot unpack it: Input/output error"),
+      (noise, "not a RAW LibRaw reads: Unsupported file format or not RAW file"),
+    ] {
+      let out = folder.file("out.jpg")
+      let run = try CLI.run(["render", path, "--rep", "thumbnail", "-o", out])
+      #expect(run.status == 1)
+      #expect(run.stderr == "darkroom: \(path): \(message)\n")
+      #expect(!FileManager.default.fileExists(atPath: out))
+      #expect(
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+          "cut.dng", "noise.nef",
+        ])
+    }
+    let raw = try RawSamples.copy("mosaic.dng", to: folder, as: "keep.dng")
+    let before = try FileStat(raw)
+    let hash = try ContentHash.of(file: raw)
+    let edit = try CLI.run(["edit", raw, "--filter", "noir"])
+    #expect(edit.status == 1)
+    #expect(
+      edit.stderr
+        == "darkroom: \(raw): is a camera RAW: Darkroom does not edit RAW files in place; render it first (render --rep full -o NAME.jpg) and edit that\n"
+    )
+    #expect(try ContentHash.of(file: raw) == hash)
+    #expect(try FileStat(raw) == before)
+  }
+
+  @Test(
+    "the server catalogues a DNG and serves its thumbnail (from the preview, upright) and its original's bytes"
+  )
+  func throughTheServer() throws {
+    let folder = try TemporaryFolder()
+    let path = try RawSamples.copy("preview-orient6.dng", to: folder)
+    let server = try ServeProcess(folder.path)
+    var id: String?
+    #expect(
+      eventually {
+        let listed = try? server.request("GET", "/api/assets", token: ServedLibrary.readToken)
+        let assets = listed.map { ServeProcess.json($0.text)["assets"] as? [[String: Any]] ?? [] }
+        id = assets?.first { $0["path"] as? String == "preview-orient6.dng" }?["id"] as? String
+        return id != nil
+      }, "the watcher's first scan catalogues the DNG")
+    let asset = try #require(id)
+    let thumbnail = try server.body("/api/assets/\(asset)/aspect-thumbnail?size=300&format=png")
+    #expect(thumbnail.status == 200)
+    let shown = try folder.write("shown.png", thumbnail.bytes)
+    let image = try pixels(shown)
+    #expect((image.width, image.height) == (200, 300))
+    for (region, expected) in try RawSamples.regions("preview-orient6.dng") {
+      let box = expected.box.map { Int((Double($0) * 0.5).rounded()) }
+      let inner = [box[0] + 3, box[1] + 3, box[2] - 3, box[3] - 3]
+      #expect(Self.near(try Self.mean(shown, inner), expected.srgb, within: 6), "\(region)")
+    }
+    let full = try server.body("/api/assets/\(asset)/full")
+    #expect(full.status == 200)
+    #expect(full.bytes == (try Fixture.bytes(path)))
+    #expect(server.stop() == 0)
+  }
+
+  @Test("a process without sandboxed workers refuses RAW unless it is allowed by name")
+  func onlyInWorkers() throws {
+    let folder = try TemporaryFolder()
+    let path = try RawSamples.copy("mosaic.dng", to: folder)
+    #expect(!TrustedFormats.trusted.contains("raw"))
+    #expect(TrustedFormats.sniff(try Fixture.bytes(path).prefix(32), name: path) == "raw")
+    #expect(TrustedFormats.sniff(try Fixture.bytes(path).prefix(32), name: "mosaic.tif") == "tiff")
+    #expect(throws: DarkroomError.self) {
+      try Renderer().render(.file(path), RenditionSpec(.thumbnail))
+    }
+    do {
+      _ = try Renderer().render(.file(path), RenditionSpec(.thumbnail))
+    } catch {
+      #expect(error.kind == .unsupportedFormat)
+      #expect(error.message.contains("raw is not among the trusted formats"), "\(error.message)")
+    }
+  }
+}
