@@ -170,8 +170,20 @@ int dr_raw_info(const unsigned char *bytes, size_t length, DrRawInfo *info, char
     info->preview_width = raw->thumbnail.twidth;
     info->preview_height = raw->thumbnail.theight;
   }
+  if (raw->idata.xmpdata && raw->idata.xmplen > 0) {
+    info->xmp = malloc(raw->idata.xmplen);
+    if (info->xmp) {
+      memcpy(info->xmp, raw->idata.xmpdata, raw->idata.xmplen);
+      info->xmp_length = raw->idata.xmplen;
+      // LibRaw keeps a terminating NUL in the length.
+      while (info->xmp_length > 0 && info->xmp[info->xmp_length - 1] == 0) info->xmp_length--;
+    }
+  }
   p_libraw_close(raw);
   if (info->width <= 0 || info->height <= 0) {
+    free(info->xmp);
+    info->xmp = NULL;
+    info->xmp_length = 0;
     say(error, error_size, "LibRaw found no image in it");
     return DR_RAW_CORRUPT;
   }

@@ -240,6 +240,43 @@ struct RawTests {
   }
 
   @Test(
+    "a DNG's own XMP (captions, ratings, Lightroom's settings, written by exiftool) and a Lightroom sidecar beside a RAW are read"
+  )
+  func rawXMP() throws {
+    let folder = try TemporaryFolder()
+    let embedded = try RawSamples.copy("mosaic.dng", to: folder, as: "embedded.dng")
+    let written = try CLI.run(
+      [
+        "-q", "-overwrite_original", "-XMP-dc:Description=Harbour at dawn", "-XMP-xmp:Rating=4",
+        "-XMP-crs:HasCrop=True", "-XMP-crs:CropLeft=0.1", "-XMP-crs:CropTop=0.2",
+        "-XMP-crs:CropRight=0.7", "-XMP-crs:CropBottom=0.9", "-XMP-crs:ConvertToGrayscale=True",
+        embedded,
+      ], executable: "/usr/bin/exiftool")
+    #expect(written.status == 0, "\(written.stderr)")
+    let beside = try RawSamples.copy("mosaic.dng", to: folder, as: "beside.dng")
+    let sidecar = try CLI.run(
+      [
+        "-q", "-XMP-crs:HasCrop=True", "-XMP-crs:CropLeft=0.5", "-XMP-crs:CropTop=0",
+        "-XMP-crs:CropRight=1", "-XMP-crs:CropBottom=1", "-o", folder.file("beside.xmp"),
+      ], executable: "/usr/bin/exiftool")
+    #expect(sidecar.status == 0, "\(sidecar.stderr)")
+    let run = try CLI.run(["info", "--json", embedded, beside])
+    #expect(run.status == 0, "\(run.stderr)")
+    let entries = try #require(
+      try JSONSerialization.jsonObject(with: run.stdoutData) as? [[String: Any]])
+    #expect(entries.count == 2)
+    #expect(entries.first?["caption"] as? String == "Harbour at dawn")
+    #expect(entries.first?["rating"] as? Int == 4)
+    let edits = entries.map { $0["foreignEdit"] as? [String: Any] }
+    #expect(edits.map { $0?["source"] as? String } == ["XMP", "beside.xmp"])
+    #expect(
+      edits.map { $0?["filters"] as? String } == [
+        "crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1",
+        "crop x=0.5 y=0 width=0.5 height=1",
+      ])
+  }
+
+  @Test(
     "the server catalogues a DNG and serves its thumbnail (from the preview, upright) and its original's bytes"
   )
   func throughTheServer() throws {

@@ -27,6 +27,10 @@ typedef struct {
   /// The largest embedded preview LibRaw chose: 0 none, 1 JPEG, 2 8-bit bitmap.
   int preview_format;
   int preview_width, preview_height;
+  /// The RAW's own XMP packet (a DNG's or TIFF RAW's tag 700, where Lightroom writes its
+  /// settings into a DNG), malloc()ed: free it with dr_raw_free; NULL for none.
+  unsigned char *xmp;
+  size_t xmp_length;
 } DrRawInfo;
 
 enum {
@@ -45,7 +49,7 @@ enum {
 /// Loads LibRaw; 0, or DR_RAW_UNAVAILABLE with the reason in `error`.
 int dr_raw_load(char *error, size_t error_size);
 
-/// Reads the header of the RAW in `bytes`.
+/// Reads the header of the RAW in `bytes`. On success the caller frees `info->xmp`.
 int dr_raw_info(const unsigned char *bytes, size_t length, DrRawInfo *info, char *error,
                 size_t error_size);
 

@@ -168,9 +168,10 @@ extension AssetMetadata {
   }
 
   /// A camera RAW's metadata: LibRaw's header (size, orientation, camera, lens, exposure,
-  /// date), and for a RAW that is a TIFF (DNG, CR2, NEF, ARW, ...) its EXIF tags, read as any
-  /// EXIF block is (a date with its offset, GPS, caption); LibRaw's values fill what the
-  /// tags leave out, and its orientation is the one it develops by.
+  /// date), for a RAW that is a TIFF (DNG, CR2, NEF, ARW, ...) its EXIF tags, read as any
+  /// EXIF block is (a date with its offset, GPS, caption), and its own XMP packet (captions,
+  /// ratings, Lightroom's settings in a DNG); LibRaw's values fill what the tags leave out,
+  /// and its orientation is the one it develops by.
   private static func rawMetadata(_ bytes: [UInt8], _ name: String) throws(DarkroomError)
     -> AssetMetadata
   {
@@ -181,7 +182,7 @@ extension AssetMetadata {
       name, bytes.count,
       ContainerHeader(
         format: "raw", width: raw.width, height: raw.height, hasAlpha: false,
-        exif: tiff ? bytes : nil, icc: nil, xmp: nil, iptc: nil))
+        exif: tiff ? bytes : nil, icc: nil, xmp: raw.xmp, iptc: nil))
     metadata.orientation = .valid(raw.orientation)
     metadata.cameraMake = metadata.cameraMake ?? raw.make
     metadata.cameraModel = metadata.cameraModel ?? raw.model

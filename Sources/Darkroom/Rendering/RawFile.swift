@@ -28,6 +28,8 @@ struct RawFile {
     var date: CaptureDate?
     /// The embedded preview's size (stored orientation); nil without one Darkroom reads.
     var preview: (width: Int, height: Int)?
+    /// The RAW's own XMP packet (a DNG's, where Lightroom writes its settings), if any.
+    var xmp: [UInt8]?
   }
 
   /// An embedded preview: a JPEG's bytes, or 8-bit RGB pixels.
@@ -49,7 +51,9 @@ struct RawFile {
     let status = bytes.withUnsafeBufferPointer {
       dr_raw_info($0.baseAddress, $0.count, &info, &error, error.count)
     }
+    defer { dr_raw_free(info.xmp) }
     try check(status, error)
+    let xmp = info.xmp.map { Array(UnsafeBufferPointer(start: $0, count: info.xmp_length)) }
     func text<T>(_ field: T) -> String? {
       let value = withUnsafeBytes(of: field) {
         String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
@@ -70,7 +74,8 @@ struct RawFile {
           exif: date.map(String.init).joined(separator: ":"),
           subsecond: nil, offset: nil) : nil,
       preview: info.preview_format > 0 && info.preview_width > 0 && info.preview_height > 0
-        ? (Int(info.preview_width), Int(info.preview_height)) : nil)
+        ? (Int(info.preview_width), Int(info.preview_height)) : nil,
+      xmp: xmp?.isEmpty == false ? xmp : nil)
   }
 
   /// The embedded preview LibRaw chose (the largest), stored orientation.
