@@ -59,7 +59,7 @@ def mosaic(image):
     v = image / 255.0
     linear = np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
     camera = BLACK + np.rint(linear * [n / d for n, d in NEUTRAL] * (WHITE - BLACK))
-    cfa = np.empty((HEIGHT, WIDTH), np.uint16)
+    cfa = np.empty(image.shape[:2], np.uint16)
     cfa[0::2, 0::2], cfa[0::2, 1::2] = camera[0::2, 0::2, 0], camera[0::2, 1::2, 1]
     cfa[1::2, 0::2], cfa[1::2, 1::2] = camera[1::2, 0::2, 1], camera[1::2, 1::2, 2]
     return cfa
@@ -70,7 +70,7 @@ def jpeg(image):
     with tempfile.TemporaryDirectory() as tmp:
         ppm, out = os.path.join(tmp, "in.ppm"), os.path.join(tmp, "out.jpg")
         with open(ppm, "wb") as f:
-            f.write(b"P6 %d %d 255\n" % (WIDTH, HEIGHT) + image.tobytes())
+            f.write(b"P6 %d %d 255\n" % (image.shape[1], image.shape[0]) + image.tobytes())
         subprocess.run(["vips", "jpegsave", ppm, out, "--Q", "90", "--strip",
                         "--subsample-mode", "on"], check=True)
         with open(out, "rb") as f:
@@ -93,8 +93,11 @@ def ifd_bytes(entries, at):
 
 
 def dng(cfa, orientation, preview=None):
-    """The DNG's bytes: header, IFD0 (and the raw's SubIFD), then the JPEG and the raw."""
-    raw = cfa.astype("<u2").tobytes()
+    """The DNG's bytes: header, IFD0 (and the raw's SubIFD), then the JPEG and the raw. The
+    raw's size is the mosaic's, the preview's its JPEG's (Benchmarks/raw_dngs.py makes large
+    ones)."""
+    raw, (height, width) = cfa.astype("<u2").tobytes(), cfa.shape
+    shown_width, shown_height = jpeg_size(preview) if preview else (0, 0)
     camera = [(Tag.Make, "Darkroom"), (Tag.Model, "Test Mosaic"), (Tag.Orientation, orientation),
               (Tag.Software, "Darkroom make-dngs.py"), (Tag.DateTime, "2024:06:01 12:00:00"),
               (Tag.DNGVersion, [1, 4, 0, 0]), (Tag.DNGBackwardVersion, [1, 1, 0, 0]),
@@ -103,19 +106,20 @@ def dng(cfa, orientation, preview=None):
               (Tag.AsShotNeutral, NEUTRAL)]
 
     def ifds(sub_at, preview_at, raw_at):
-        image = [(Tag.NewSubfileType, 0), (Tag.ImageWidth, WIDTH), (Tag.ImageLength, HEIGHT),
+        image = [(Tag.NewSubfileType, 0), (Tag.ImageWidth, width), (Tag.ImageLength, height),
                  (Tag.BitsPerSample, 16), (Tag.Compression, 1), (Tag.SamplesPerPixel, 1),
                  (Tag.PhotometricInterpretation, 32803), (Tag.PlanarConfiguration, 1),
-                 (Tag.RowsPerStrip, HEIGHT), (Tag.StripOffsets, raw_at),
+                 (Tag.RowsPerStrip, height), (Tag.StripOffsets, raw_at),
                  (Tag.StripByteCounts, len(raw)), (Tag.CFARepeatPatternDim, [2, 2]),
                  (Tag.CFAPattern, [0, 1, 1, 2]), (Tag.CFAPlaneColor, [0, 1, 2]),
                  (Tag.CFALayout, 1), (Tag.BlackLevel, BLACK), (Tag.WhiteLevel, WHITE)]
         if preview is None:
             return [camera + image]
-        shown = [(Tag.NewSubfileType, 1), (Tag.ImageWidth, WIDTH), (Tag.ImageLength, HEIGHT),
+        shown = [(Tag.NewSubfileType, 1), (Tag.ImageWidth, shown_width),
+                 (Tag.ImageLength, shown_height),
                  (Tag.BitsPerSample, [8, 8, 8]), (Tag.Compression, 7), (Tag.SamplesPerPixel, 3),
                  (Tag.PhotometricInterpretation, 6), (Tag.PlanarConfiguration, 1),
-                 (Tag.RowsPerStrip, HEIGHT), (Tag.StripOffsets, preview_at),
+                 (Tag.RowsPerStrip, shown_height), (Tag.StripOffsets, preview_at),
                  (Tag.StripByteCounts, len(preview)), (YCBCR_SUBSAMPLING, [2, 2]),
                  (Tag.PreviewColorSpace, 2), (SUBIFDS, sub_at)]
         return [camera + shown, image]
