@@ -68,9 +68,28 @@ public final class InputFile {
 
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.
   public func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
-    var bytes = [UInt8](repeating: 0, count: count)
-    let got = try read(at: offset, into: &bytes)
-    if got < count { bytes.removeLast(count - got) }
+    // Read straight into uninitialised storage: zeroing it first touched every page of a
+    // 50 MB RAW twice (27 ms of a worker's 100 ms header read).
+    var failure: Int32 = 0
+    let bytes = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
+      var done = 0
+      if let base = buffer.baseAddress {
+        while done < count {
+          let n = pread(descriptor, base + done, count - done, off_t(offset + done))
+          if n < 0 {
+            if errno == EINTR { continue }
+            failure = errno
+            break
+          }
+          if n == 0 { break }
+          done += n
+        }
+      }
+      initialized = done
+    }
+    if failure != 0 {
+      throw DarkroomError(.io, file: path, "cannot read: \(String(cString: strerror(failure)))")
+    }
     return bytes
   }
 
