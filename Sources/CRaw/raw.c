@@ -228,14 +228,15 @@ int dr_raw_preview(const unsigned char *bytes, size_t length, unsigned char **ou
 }
 
 int dr_raw_develop(const unsigned char *bytes, size_t length, int half, long long max_pixels,
-                   unsigned char **out, int *width, int *height, char *error,
-                   size_t error_size) {
-  *out = NULL;
+                   void **image_out, const unsigned char **pixels, int *width, int *height,
+                   char *error, size_t error_size) {
+  *image_out = NULL;
+  *pixels = NULL;
   int status;
   libraw_data_t *raw = open_raw(bytes, length, &status, error, error_size);
   if (!raw) return status;
-  long long pixels = (long long)raw->sizes.raw_width * raw->sizes.raw_height;
-  if (max_pixels > 0 && pixels > max_pixels) {
+  long long count = (long long)raw->sizes.raw_width * raw->sizes.raw_height;
+  if (max_pixels > 0 && count > max_pixels) {
     say(error, error_size, "its sensor data is %dx%d, over the limit of %lld pixels",
         raw->sizes.raw_width, raw->sizes.raw_height, max_pixels);
     p_libraw_close(raw);
@@ -252,27 +253,24 @@ int dr_raw_develop(const unsigned char *bytes, size_t length, int half, long lon
   int made = 0;
   libraw_processed_image_t *image = p_libraw_dcraw_make_mem_image(raw, &made);
   if (!image) return failed(raw, made, "cannot develop it", error, error_size);
+  // The processed image is LibRaw's own malloc(), apart from its working buffers: those go
+  // now, before the caller copies the pixels.
+  p_libraw_close(raw);
   if (image->type != LIBRAW_IMAGE_BITMAP || image->colors != 3 || image->bits != 8 ||
       image->data_size < (unsigned)image->width * image->height * 3) {
     p_libraw_dcraw_clear_mem(image);
-    p_libraw_close(raw);
     say(error, error_size, "LibRaw developed it in an unexpected form");
     return DR_RAW_CORRUPT;
   }
-  size_t size = (size_t)image->width * image->height * 3;
-  *out = malloc(size ? size : 1);
-  if (!*out) {
-    p_libraw_dcraw_clear_mem(image);
-    p_libraw_close(raw);
-    say(error, error_size, "out of memory for its pixels");
-    return DR_RAW_OUT_OF_MEMORY;
-  }
-  memcpy(*out, image->data, size);
+  *image_out = image;
+  *pixels = image->data;
   *width = image->width;
   *height = image->height;
-  p_libraw_dcraw_clear_mem(image);
-  p_libraw_close(raw);
   return DR_RAW_OK;
+}
+
+void dr_raw_release(void *image) {
+  if (image) p_libraw_dcraw_clear_mem(image);
 }
 
 #else
@@ -298,11 +296,14 @@ int dr_raw_preview(const unsigned char *bytes, size_t length, unsigned char **ou
 }
 
 int dr_raw_develop(const unsigned char *bytes, size_t length, int half, long long max_pixels,
-                   unsigned char **out, int *width, int *height, char *error,
-                   size_t error_size) {
+                   void **image, const unsigned char **pixels, int *width, int *height,
+                   char *error, size_t error_size) {
   (void)bytes, (void)length, (void)half, (void)max_pixels, (void)width, (void)height;
-  *out = NULL;
+  *image = NULL;
+  *pixels = NULL;
   return dr_raw_load(error, error_size);
 }
+
+void dr_raw_release(void *image) { (void)image; }
 
 #endif

@@ -61,12 +61,16 @@ int dr_raw_preview(const unsigned char *bytes, size_t length, unsigned char **ou
                    size_t error_size);
 
 /// The RAW developed: demosaiced (at half size when `half`: each 2x2 block of the mosaic one
-/// pixel), the camera's white balance, 8-bit sRGB, turned upright. `*out` is
-/// `*width` x `*height` x 3, malloc()ed: free it with dr_raw_free. A sensor with more than
-/// `max_pixels` is refused (DR_RAW_TOO_LARGE) before it is unpacked.
+/// pixel), the camera's white balance, 8-bit sRGB, turned upright. `*pixels` is
+/// `*width` x `*height` x 3, LibRaw's own image (no copy): release it with
+/// dr_raw_release(`*image`). LibRaw's working buffers are freed before this returns. A sensor
+/// with more than `max_pixels` is refused (DR_RAW_TOO_LARGE) before it is unpacked.
 int dr_raw_develop(const unsigned char *bytes, size_t length, int half, long long max_pixels,
-                   unsigned char **out, int *width, int *height, char *error,
-                   size_t error_size);
+                   void **image, const unsigned char **pixels, int *width, int *height,
+                   char *error, size_t error_size);
+
+/// Releases an image dr_raw_develop gave (NULL is ignored).
+void dr_raw_release(void *image);
 
 void dr_raw_free(void *memory);
 

@@ -104,20 +104,23 @@ struct RawFile {
   /// The RAW developed by LibRaw (AHD demosaic, or `half` size; the camera's white
   /// balance; sRGB), upright, as an 8-bit 3-band image.
   func develop(half: Bool, maxPixels: Int) throws(DarkroomError) -> VipsImage {
-    var out: UnsafeMutablePointer<UInt8>?
+    var image: UnsafeMutableRawPointer?
+    var pixels: UnsafePointer<UInt8>?
     var width: Int32 = 0
     var height: Int32 = 0
     var error = [CChar](repeating: 0, count: 512)
     let status = bytes.withUnsafeBufferPointer {
       dr_raw_develop(
-        $0.baseAddress, $0.count, half ? 1 : 0, Int64(maxPixels), &out, &width, &height, &error,
-        error.count)
+        $0.baseAddress, $0.count, half ? 1 : 0, Int64(maxPixels), &image, &pixels, &width,
+        &height, &error, error.count)
     }
-    defer { dr_raw_free(out) }
+    // LibRaw's image is released here, once libvips has its copy.
+    defer { dr_raw_release(image) }
     try check(status, error)
-    guard let out else { throw DarkroomError(.engine, file: name, "LibRaw gave no image") }
-    let pixels = Array(UnsafeBufferPointer(start: out, count: Int(width) * Int(height) * 3))
-    return try VipsImage.fromPixels(pixels, width: Int(width), height: Int(height), bands: 3)
+    guard let pixels else { throw DarkroomError(.engine, file: name, "LibRaw gave no image") }
+    return try VipsImage.fromPixels(
+      UnsafeRawBufferPointer(start: pixels, count: Int(width) * Int(height) * 3),
+      width: Int(width), height: Int(height), bands: 3)
   }
 
   private func check(_ status: Int32, _ error: [CChar]) throws(DarkroomError) {

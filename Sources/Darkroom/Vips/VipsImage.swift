@@ -49,11 +49,23 @@ final class VipsImage: @unchecked Sendable {
   static func fromPixels(_ pixels: [UInt8], width: Int, height: Int, bands: Int)
     throws(DarkroomError) -> VipsImage
   {
-    precondition(pixels.count == width * height * bands, "one byte per band per pixel")
-    try Vips.start()
-    let image = pixels.withUnsafeBytes {
-      dr_image_from_pixels($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands))
+    let made = pixels.withUnsafeBytes { buffer in
+      Result { () throws(DarkroomError) in
+        try fromPixels(buffer, width: width, height: height, bands: bands)
+      }
     }
+    return try made.get()
+  }
+
+  /// An 8-bit image of the pixels in `buffer` (band-interleaved, row after row), copied: a
+  /// decoder's own buffer (LibRaw's) can be released once this returns.
+  static func fromPixels(_ buffer: UnsafeRawBufferPointer, width: Int, height: Int, bands: Int)
+    throws(DarkroomError) -> VipsImage
+  {
+    precondition(buffer.count == width * height * bands, "one byte per band per pixel")
+    try Vips.start()
+    let image = dr_image_from_pixels(
+      buffer.baseAddress, buffer.count, Int32(width), Int32(height), Int32(bands))
     guard let image else { throw Vips.takeError(context: "cannot make an image of pixels") }
     return VipsImage(owning: image, source: nil)
   }
