@@ -72,48 +72,39 @@ public final class InputFile {
     // 50 MB RAW twice (27 ms of a worker's 100 ms header read).
     var failure: Int32 = 0
     let bytes = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
-      var done = 0
-      if let base = buffer.baseAddress {
-        while done < count {
-          let n = pread(descriptor, base + done, count - done, off_t(offset + done))
-          if n < 0 {
-            if errno == EINTR { continue }
-            failure = errno
-            break
-          }
-          if n == 0 { break }
-          done += n
-        }
-      }
-      initialized = done
+      (initialized, failure) = fill(UnsafeMutableRawBufferPointer(buffer), from: offset)
     }
-    if failure != 0 {
-      throw DarkroomError(.io, file: path, "cannot read: \(String(cString: strerror(failure)))")
-    }
+    try check(failure)
     return bytes
   }
 
   /// Fills `buffer` from `offset`; returns how many bytes were read (0 at the end).
   public func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
-    var done = 0
-    var failure: Int32 = 0
-    buffer.withUnsafeMutableBytes { raw in
-      guard let base = raw.baseAddress else { return }
-      while done < raw.count {
-        let n = pread(descriptor, base + done, raw.count - done, off_t(offset + done))
-        if n < 0 {
-          if errno == EINTR { continue }
-          failure = errno
-          return
-        }
-        if n == 0 { return }
-        done += n
-      }
-    }
-    if failure != 0 {
-      throw DarkroomError(.io, file: path, "cannot read: \(String(cString: strerror(failure)))")
-    }
+    let (done, failure) = buffer.withUnsafeMutableBytes { fill($0, from: offset) }
+    try check(failure)
     return done
+  }
+
+  /// Reads into `buffer` from `offset` until it is full or the file ends: how many bytes,
+  /// and the `errno` of a failed read (0 for none).
+  private func fill(_ buffer: UnsafeMutableRawBufferPointer, from offset: Int) -> (Int, Int32) {
+    guard let base = buffer.baseAddress else { return (0, 0) }
+    var done = 0
+    while done < buffer.count {
+      let n = pread(descriptor, base + done, buffer.count - done, off_t(offset + done))
+      if n < 0 {
+        if errno == EINTR { continue }
+        return (done, errno)
+      }
+      if n == 0 { break }
+      done += n
+    }
+    return (done, 0)
+  }
+
+  private func check(_ failure: Int32) throws(DarkroomError) {
+    guard failure != 0 else { return }
+    throw DarkroomError(.io, file: path, "cannot read: \(String(cString: strerror(failure)))")
   }
 
   /// The whole file.
