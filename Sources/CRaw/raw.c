@@ -163,13 +163,6 @@ int dr_raw_info(const unsigned char *bytes, size_t length, DrRawInfo *info, char
                    clock.tm_hour,        clock.tm_min,     clock.tm_sec};
     memcpy(info->date, date, sizeof date);
   }
-  if (raw->thumbnail.tlength > 0) {
-    info->preview_format = raw->thumbnail.tformat == LIBRAW_THUMBNAIL_JPEG     ? 1
-                           : raw->thumbnail.tformat == LIBRAW_THUMBNAIL_BITMAP ? 2
-                                                                               : 0;
-    info->preview_width = raw->thumbnail.twidth;
-    info->preview_height = raw->thumbnail.theight;
-  }
   if (raw->idata.xmpdata && raw->idata.xmplen > 0) {
     info->xmp = malloc(raw->idata.xmplen);
     if (info->xmp) {

@@ -24,9 +24,6 @@ typedef struct {
   /// When it was taken, as the camera's clock read (year, month, day, hour, minute, second);
   /// year 0 when the file does not say.
   int date[6];
-  /// The largest embedded preview LibRaw chose: 0 none, 1 JPEG, 2 8-bit bitmap.
-  int preview_format;
-  int preview_width, preview_height;
   /// The RAW's own XMP packet (a DNG's or TIFF RAW's tag 700, where Lightroom writes its
   /// settings into a DNG), malloc()ed: free it with dr_raw_free; NULL for none.
   unsigned char *xmp;

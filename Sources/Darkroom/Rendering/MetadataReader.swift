@@ -126,13 +126,14 @@ extension AssetMetadata {
     // Only formats Darkroom trusts (or was told to allow) reach libvips' loaders.
     let head = try source.bytes(0, min(32, source.count)) ?? []
     try TrustedFormats.check(head, file: name)
-    if TrustedFormats.sniff(head, name: name) == "raw" {
+    let format = TrustedFormats.sniff(head, name: name)
+    if format == "raw" {
       guard let bytes = try source.bytes(0, source.count) else {
         throw DarkroomError(.truncated, file: name, "the file ends before its size says")
       }
       return try rawMetadata(Array(bytes), name)
     }
-    try Vips.prepareLoader(for: TrustedFormats.sniff(head))
+    try Vips.prepareLoader(for: format)
     TestFaults.current.apply(to: name)  // tests: a loader that hangs or crashes in a header
     let image = try libvipsHeader()
     // An unrecognised first few bytes pass the check above while a format is allowed: the
@@ -167,17 +168,17 @@ extension AssetMetadata {
     return metadata
   }
 
-  /// A camera RAW's metadata: LibRaw's header (size, orientation, camera, lens, exposure,
-  /// date), for a RAW that is a TIFF (DNG, CR2, NEF, ARW, ...) its EXIF tags, read as any
-  /// EXIF block is (a date with its offset, GPS, caption), and its own XMP packet (captions,
-  /// ratings, Lightroom's settings in a DNG); LibRaw's values fill what the tags leave out,
-  /// and its orientation is the one it develops by.
   /// How much of a TIFF RAW is read as its EXIF block: cameras and Adobe's converter write
   /// the directories and their values before the image data, and copying and parsing the
   /// whole of a 50 MB RAW cost 43 ms a header. A tag whose value lies past it is left out
   /// (LibRaw's reading fills the camera, exposure and date).
   static let rawTagsLimit = 4 << 20
 
+  /// A camera RAW's metadata: LibRaw's header (size, orientation, camera, lens, exposure,
+  /// date), for a RAW that is a TIFF (DNG, CR2, NEF, ARW, ...) its EXIF tags, read as any
+  /// EXIF block is (a date with its offset, GPS, caption), and its own XMP packet (captions,
+  /// ratings, Lightroom's settings in a DNG); LibRaw's values fill what the tags leave out,
+  /// and its orientation is the one it develops by.
   private static func rawMetadata(_ bytes: [UInt8], _ name: String) throws(DarkroomError)
     -> AssetMetadata
   {

@@ -26,8 +26,6 @@ struct RawFile {
     var focalLength: Double?
     /// The camera's clock when it was taken (no zone), if the file says.
     var date: CaptureDate?
-    /// The embedded preview's size (stored orientation); nil without one Darkroom reads.
-    var preview: (width: Int, height: Int)?
     /// The RAW's own XMP packet (a DNG's, where Lightroom writes its settings), if any.
     var xmp: [UInt8]?
   }
@@ -73,8 +71,6 @@ struct RawFile {
         ? CaptureDate(
           exif: date.map(String.init).joined(separator: ":"),
           subsecond: nil, offset: nil) : nil,
-      preview: info.preview_format > 0 && info.preview_width > 0 && info.preview_height > 0
-        ? (Int(info.preview_width), Int(info.preview_height)) : nil,
       xmp: xmp?.isEmpty == false ? xmp : nil)
   }
 

@@ -21,17 +21,9 @@ extension Renderer {
     let box = spec.representation == .full ? upright : box(spec, metadata)
     let cover = spec.representation == .thumbnail
     // The upright size the rendition needs from the source (never more than it has).
-    let scale = min(
-      1,
-      cover
-        ? max(
-          Double(box.width) / Double(upright.width), Double(box.height) / Double(upright.height))
-        : min(
-          Double(box.width) / Double(upright.width), Double(box.height) / Double(upright.height)))
-    let needed = (
-      width: Int((Double(upright.width) * scale).rounded(.up)),
-      height: Int((Double(upright.height) * scale).rounded(.up))
-    )
+    let needed = Self.decodeBox(
+      box, shown: (upright.width, upright.height), stored: (upright.width, upright.height),
+      cover: cover)
 
     var image: VipsImage?
     if spec.representation != .full {
