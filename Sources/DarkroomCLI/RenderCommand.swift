@@ -29,6 +29,13 @@ struct RenderCommand: ParsableCommand {
                           with --space, a motion photo's video read from
                           its sealed original.
 
+      A photo edited in another program shows that edit, as Lightroom and Photos
+      show the edited version: Lightroom's crs: settings (crop, angle, grayscale,
+      exposure and tone) and darktable's crop, from a sidecar (NAME.EXT.xmp or
+      NAME.xmp, which win) or the file's own XMP; `info` says what is rendered and
+      what only approximated. full is then that edit at full size, upright, in the
+      file's format. --original renders the file's own pixels.
+
       Display representations are converted to sRGB when the source has another
       colour profile. EXIF is kept with Orientation 1 and without its embedded
       thumbnail, unless --strip (no metadata) or --strip-location (no GPS).
@@ -85,7 +92,10 @@ struct RenderCommand: ParsableCommand {
   @Flag(help: "Remove GPS position; keep the rest of EXIF.")
   var stripLocation = false
 
-  @Flag(help: "Render from the original even when the asset has been edited.")
+  @Flag(
+    help:
+      "Render the file's own pixels: from the original of a Darkroom edit, without another program's edit."
+  )
   var original = false
 
   @Flag(help: "Render without reading or writing the cache.")

@@ -377,6 +377,13 @@ struct API: Sendable {
       }
       spec.format = format
     }
+    if let text = query["original"] {
+      switch text {
+      case "true", "1": spec.foreignEdit = .hidden
+      case "false", "0": break
+      default: throw APIError.badRequest("original takes true or false; not \(text.prefix(32))")
+      }
+    }
     if representation != .full { spec.metadata = .strip }
     return spec
   }

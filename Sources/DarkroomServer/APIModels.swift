@@ -2,21 +2,31 @@ import Darkroom
 import Foundation
 
 /// An asset as the API shows it: the catalog's fields, and `version`, the first 12 hex
-/// digits of its content hash, which a representation URL carries to be cached for good.
-/// No server path: files are named relative to the library.
+/// digits of its content hash (and, for an asset edited elsewhere, of its settings': a
+/// sidecar changes what its renditions show, not the file), which a representation URL
+/// carries to be cached for good. No server path: files are named relative to the library.
 struct APIAsset: Encodable, Sendable {
   var asset: Asset
 
   init(_ asset: Asset) { self.asset = asset }
 
-  static func version(_ asset: Asset) -> String { String(asset.contentHash.prefix(12)) }
+  static func version(_ asset: Asset) -> String {
+    let content = asset.contentHash.prefix(12)
+    guard let settings = asset.foreignSettings else { return String(content) }
+    return content + "-" + settings.digest.prefix(8)
+  }
 
   func encode(to encoder: Encoder) throws {
     try asset.encode(to: encoder)
     var container = encoder.container(keyedBy: Key.self)
     try container.encode(Self.version(asset), forKey: .version)
+    if asset.foreignSettings != nil {
+      let shown = asset.shownSize
+      try container.encode(shown.width, forKey: .shownWidth)
+      try container.encode(shown.height, forKey: .shownHeight)
+    }
   }
-  enum Key: String, CodingKey { case version }
+  enum Key: String, CodingKey { case version, shownWidth, shownHeight }
 }
 
 /// A page of assets: `next` is the `after` of the next page (absent on the last).

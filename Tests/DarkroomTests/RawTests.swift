@@ -274,6 +274,25 @@ struct RawTests {
         "crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1",
         "crop x=0.5 y=0 width=0.5 height=1",
       ])
+
+    // Shown, as Lightroom shows a RAW it cropped: its renditions are of the edit.
+    func render(_ path: String, _ name: String, _ extra: [String] = []) throws -> VipsImage {
+      let output = folder.file(name)
+      let run = try CLI.run(["render", path, "--rep", "fullscreen", "-o", output] + extra)
+      #expect(run.status == 0, "\(run.stderr)")
+      return try pixels(output)
+    }
+    let grey = try render(embedded, "embedded.png")
+    #expect(grey.width == 360 && grey.height == 280)
+    #expect(try ForeignEditTests.isGrey(folder.file("embedded.png")))
+    let right = try render(beside, "beside.png")
+    #expect(right.width == 300 && right.height == 400)
+    let whole = try render(beside, "whole.png", ["--original"])
+    #expect(whole.width == 600 && whole.height == 400)
+    // The crop's middle is the whole's right half's middle.
+    #expect(
+      Self.near(
+        try VideoTests.patch(right, 146, 60), try VideoTests.patch(whole, 446, 60), within: 2))
   }
 
   @Test(

@@ -93,6 +93,10 @@ public struct AssetMetadata: Sendable, Equatable {
   /// (Lightroom's `crs:`, darktable's history), as written; nil for none. What Darkroom
   /// renders for them: ``foreignEdit``.
   public var foreignSettings: ForeignSettings?
+  /// The file is the result of a Darkroom edit (its own XMP holds Darkroom's adjustment
+  /// data): its pixels already are what it shows, so no other program's settings beside it
+  /// are shown over them (``foreignEdit`` is nil).
+  public var darkroomEdited = false
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.

@@ -2,7 +2,7 @@
 /// Lightroom's and Camera Raw's `crs:` properties, or darktable's history (each module's
 /// last entry up to `history_end`). The metadata keeps them as they are; what Darkroom renders
 /// for them is ``ForeignEdit``'s to say (``AssetMetadata/foreignEdit``).
-public struct ForeignSettings: Sendable, Codable, Equatable {
+public struct ForeignSettings: Sendable, Codable, Hashable {
   /// `lightroom` (Camera Raw settings) or `darktable`.
   public var program: String
   /// Where they were read: `XMP` (the file's own packet) or a sidecar's name.
@@ -18,6 +18,30 @@ public struct ForeignSettings: Sendable, Codable, Equatable {
   public static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
   /// darktable's namespace.
   public static let darktable = "http://darktable.sf.net/"
+
+  /// The program as people name it: `Lightroom`, `darktable`.
+  public var programName: String { program == "lightroom" ? "Lightroom" : program }
+
+  /// 16 hex digits of the SHA-256 of their canonical JSON: names them in cache keys and
+  /// versions (equal settings, equal digests).
+  public var digest: String {
+    String(ContentHash.of(bytes: Canonical.json(self)).hex.prefix(16))
+  }
+
+  /// The settings in the sidecars beside the file at `path` (the winning sidecar's, as
+  /// ``AssetMetadata`` reads them); nil for none. What a renderer handed only the file's
+  /// bytes cannot read for itself.
+  public static func besideFile(_ path: String) -> ForeignSettings? {
+    var warnings: [String] = []
+    var found: ForeignSettings?
+    for (name, bytes) in AssetMetadata.sidecarPackets(of: path, warnings: &warnings) {
+      guard let packet = try? XMPPacket(bytes), let settings = read(packet, source: name) else {
+        continue
+      }
+      found = settings
+    }
+    return found
+  }
 
   /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else
   /// darktable's history; nil for neither, and for a packet Darkroom wrote (an edit's own,

@@ -182,6 +182,24 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// A Live Photo's video: the name of the MOV beside the file (``AssetMetadata/liveVideo``),
   /// which the scan does not catalogue as an asset of its own.
   public var liveVideo: String? = nil
+  /// The settings of the edit another program made of it (Lightroom's, darktable's), read
+  /// from its sidecars or its own XMP by the scan, which its renditions show: the catalog's
+  /// mark of an asset edited elsewhere. nil for none, for settings that change nothing
+  /// Darkroom renders, and for a file Darkroom edited.
+  public var foreignSettings: ForeignSettings? = nil
+
+  /// Its size as its representations show it, upright: the edit made elsewhere's result
+  /// (``foreignSettings``: a crop's size) when it has one, else ``displayWidth`` x
+  /// ``displayHeight``. What a grid lays the asset out by.
+  public var shownSize: (width: Int, height: Int) {
+    let upright = (width: displayWidth, height: displayHeight)
+    guard let settings = foreignSettings,
+      let edit = ForeignEdit(settings, width: upright.width, height: upright.height),
+      !edit.alreadyApplied,
+      let size = edit.graph.outputSize(width: upright.width, height: upright.height)
+    else { return upright }
+    return size
+  }
 
   /// Whether the asset is a live or motion photo: a still with a video of its own.
   public var hasMotion: Bool { motionVideo != nil || liveVideo != nil }
@@ -290,6 +308,7 @@ extension Asset {
       if region == "" { region = nil }
       exifThumbnail = m.exifThumbnail
       (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
+      foreignSettings = m.foreignEdit == nil ? nil : m.foreignSettings
     case .video(let v):
       mediaType = .video
       format = v.format
@@ -301,7 +320,7 @@ extension Asset {
       (latitude, longitude, altitude, camera, lens) = (nil, nil, nil, nil, nil)
       (exposureTime, fNumber, iso, focalLength) = (nil, nil, nil, nil)
       duration = v.duration
-      (exifThumbnail, motionVideo, liveVideo) = (nil, nil, nil)
+      (exifThumbnail, motionVideo, liveVideo, foreignSettings) = (nil, nil, nil, nil)
     }
     sortDate = captureDate ?? Double(identity.modified) / 1e9
   }

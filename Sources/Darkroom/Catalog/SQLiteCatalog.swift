@@ -220,6 +220,16 @@ public final class SQLiteCatalog: Catalog {
           ALTER TABLE asset ADD COLUMN liveVideo TEXT;
           """)
     }
+    migrator.registerMigration("v9 edits made elsewhere") { db in
+      // Lightroom's or darktable's settings (Asset.foreignSettings, as JSON). Every photo is
+      // read again by the next scan (its identity no longer matches), so rows made before
+      // learn theirs.
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN foreignEdit TEXT;
+          UPDATE asset SET mtime = -1 WHERE mediaType = 'photo';
+          """)
+    }
     return migrator
   }
 
@@ -244,7 +254,7 @@ public final class SQLiteCatalog: Catalog {
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
     a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people, a.thumbOffset,
-    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo
+    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo, a.foreignEdit
     """
   private static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -277,6 +287,9 @@ public final class SQLiteCatalog: Catalog {
       asset.motionVideo = FileRange(offset: offset, length: length)
     }
     asset.liveVideo = row[49]
+    if let json: String = row[50] {
+      asset.foreignSettings = try? JSONDecoder().decode(ForeignSettings.self, from: Data(json.utf8))
+    }
     return asset
   }
 
@@ -534,6 +547,7 @@ public final class SQLiteCatalog: Catalog {
       Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
       Self.keywordText(a.people), a.exifThumbnail?.offset, a.exifThumbnail?.length,
       a.motionVideo?.offset, a.motionVideo?.length, a.liveVideo,
+      a.foreignSettings.map { String(decoding: Canonical.json($0), as: UTF8.self) },
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
@@ -545,7 +559,8 @@ public final class SQLiteCatalog: Catalog {
           captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
           exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
           hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
-          country, people, thumbOffset, thumbLength, motionOffset, motionLength, liveVideo)
+          country, people, thumbOffset, thumbLength, motionOffset, motionLength, liveVideo,
+          foreignEdit)
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
         ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
           hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
@@ -565,7 +580,7 @@ public final class SQLiteCatalog: Catalog {
           country = excluded.country, people = excluded.people,
           thumbOffset = excluded.thumbOffset, thumbLength = excluded.thumbLength,
           motionOffset = excluded.motionOffset, motionLength = excluded.motionLength,
-          liveVideo = excluded.liveVideo
+          liveVideo = excluded.liveVideo, foreignEdit = excluded.foreignEdit
         """
     ).execute(arguments: StatementArguments(values))
     return a.id

@@ -82,6 +82,19 @@ enum CropFilter: FilterDefinition {
 
   typealias Rectangle = (left: Int, top: Int, width: Int, height: Int)
 
+  /// The size this crop leaves of an image of this size, as ``apply(_:to:)`` makes it; nil
+  /// for a rectangle outside it.
+  static func size(_ a: FilterArguments, width: Int, height: Int) -> (width: Int, height: Int)? {
+    var (w, h) = (width, height)
+    let angle = a.number("angle") ?? 0
+    if angle != 0 {
+      let inner = innerSize(width: Double(w), height: Double(h), degrees: angle)
+      (w, h) = (max(1, Int(inner.width.rounded(.down))), max(1, Int(inner.height.rounded(.down))))
+    }
+    guard let r = try? rectangle(a, width: w, height: h, source: nil) else { return nil }
+    return (r.width, r.height)
+  }
+
   /// The rectangle this crop keeps of an image of this size (after any straightening).
   static func rectangle(_ a: FilterArguments, width iw: Int, height ih: Int, source: String?)
     throws(DarkroomError) -> Rectangle

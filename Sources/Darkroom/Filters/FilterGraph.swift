@@ -250,6 +250,42 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     }
   }
 
+  /// The size of the graph's result for an upright image `width` x `height`, told from the
+  /// sizes alone (nothing is decoded); nil when a step's cannot be told.
+  func outputSize(width: Int, height: Int) -> (width: Int, height: Int)? {
+    var size = (width: width, height: height)
+    for (filter, arguments) in steps where filter.pointwise(arguments) == nil {
+      switch filter.name {
+      case FlipFilter.name: continue
+      case RotateFilter.name:
+        if Int(arguments.number("angle") ?? 90) % 180 != 0 { size = (size.height, size.width) }
+      case CropFilter.name:
+        guard let cropped = CropFilter.size(arguments, width: size.width, height: size.height)
+        else { return nil }
+        size = cropped
+      default: return nil
+      }
+    }
+    return size
+  }
+
+  /// The graph for the image `scale` times the size of the one it was made for: crops in
+  /// pixels (`unit=px`) scaled, rounded; everything else is in proportions already.
+  func scalingPixelCrops(by scale: Double) throws(DarkroomError) -> FilterGraph {
+    guard scale != 1 else { return self }
+    return try FilterGraph(
+      nodes: nodes.map { node throws(DarkroomError) in
+        guard node.op == CropFilter.name, node.params["unit"] == .text("px") else { return node }
+        var params = node.params
+        for side in ["x", "y", "width", "height"] {
+          if case .number(let value)? = params[side] {
+            params[side] = .number((value * scale).rounded())
+          }
+        }
+        return try FilterNode(CropFilter.name, params)
+      }, description: description)
+  }
+
   /// Whether every step works top to bottom, so the source can be read sequentially.
   var streams: Bool { nodes.allSatisfy { $0.definition?.streams ?? false } }
 

@@ -201,7 +201,9 @@ extension ForeignEdit {
   }
 
   /// The program as people name it: `Lightroom`, `darktable`.
-  public var programName: String { program == "lightroom" ? "Lightroom" : program }
+  public var programName: String {
+    ForeignSettings(program: program, source: source, values: [:], instances: []).programName
+  }
 
   /// The filters as `--filter` takes them, `|` between them (empty for none).
   public var filters: String { graph.nodes.map(\.text).joined(separator: " | ") }
@@ -453,9 +455,11 @@ extension ForeignEdit {
 
 extension AssetMetadata {
   /// What Darkroom renders for the edit another program left (``foreignSettings``), placed on
-  /// this image's upright size; nil for none, or one that changes nothing Darkroom could say.
+  /// this image's upright size; nil for none, for one that changes nothing Darkroom could
+  /// say, and for a file Darkroom edited (``darkroomEdited``: its pixels are its edit).
   public var foreignEdit: ForeignEdit? {
-    foreignSettings.flatMap { ForeignEdit($0, width: displayWidth, height: displayHeight) }
+    guard !darkroomEdited else { return nil }
+    return foreignSettings.flatMap { ForeignEdit($0, width: displayWidth, height: displayHeight) }
   }
 }
 

@@ -39,8 +39,9 @@ public enum GridThumbnail {
   public static func size(for asset: Asset, rowHeight: Double = rowHeight, density: Double)
     -> Int
   {
-    let aspect =
-      asset.displayHeight > 0 ? Double(asset.displayWidth) / Double(asset.displayHeight) : 1
+    // As the gallery lays it out: the shape its thumbnail shows (an edit made elsewhere's).
+    let shown = asset.shownSize
+    let aspect = shown.height > 0 ? Double(shown.width) / Double(shown.height) : 1
     let need = rowHeight * density * max(1, aspect)
     return sizes.first { Double($0) >= need } ?? 1024
   }
@@ -178,11 +179,11 @@ extension Library {
     let cached = Set(RenditionCache(folder: cacheFolder).entries(of: content).map(\.key))
     var specs: [RenditionSpec] = []
     for density in options.densities {
-      let spec = GridThumbnail.spec(for: asset, density: density)
+      let spec = GridThumbnail.spec(for: asset, density: density).showing(asset)
       if !specs.contains(spec) { specs.append(spec) }
     }
     for spec in specs {
-      if cached.contains(Representations.key(spec, edit: "original")) {
+      if cached.contains(Representations.key(spec)) {
         summary.had += 1
         continue
       }

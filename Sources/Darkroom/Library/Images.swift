@@ -60,7 +60,7 @@ public final class Images: Sendable {
   /// A validator that changes whenever the bytes of `asset`'s rendition for `spec` would:
   /// its content hash and every input of the spec (an HTTP `ETag`).
   public static func tag(_ asset: Asset, _ spec: RenditionSpec) -> String {
-    Representations.tag(content: asset.contentHash, spec)
+    Representations.tag(content: asset.contentHash, spec.showing(asset))
   }
 
   /// What memory holds under `key`: a tag, or another name it was kept as (``image(of:_:alsoKeepAs:)``).
@@ -75,6 +75,7 @@ public final class Images: Sendable {
   public func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String? = nil)
     async throws(DarkroomError) -> Rendition
   {
+    let spec = spec.showing(asset)
     if let space = library.space {
       // A space's renditions are cached in it, sealed: none is kept in memory here, where
       // it would outlive the space's lock. `alsoKeepAs` is of no use without memory.
@@ -128,7 +129,7 @@ public final class Images: Sendable {
   /// a server hands to its front server to send (nginx's `X-Accel-Redirect`).
   public func cachedFile(of asset: Asset, _ spec: RenditionSpec) -> String? {
     guard library.space == nil, let content = ContentHash(hex: asset.contentHash),
-      let entry = cache.lookup(source: content, key: Representations.key(spec, edit: "original"))
+      let entry = cache.lookup(source: content, key: Representations.key(spec.showing(asset)))
     else { return nil }
     let folder = cache.folder.path + "/"
     guard entry.path.hasPrefix(folder) else { return nil }
@@ -140,7 +141,7 @@ public final class Images: Sendable {
   /// exact one renders (PhotoKit's opportunistic delivery).
   public func cachedPreview(of asset: Asset, _ spec: RenditionSpec) -> Rendition? {
     guard let path = try? library.checkedPath(of: asset) else { return nil }
-    return Representations(cache: cache).cachedPreview(of: .file(path), spec)
+    return Representations(cache: cache).cachedPreview(of: .file(path), spec.showing(asset))
   }
 
   /// Renders what is not cached yet of these assets, in the background (a grid about to
@@ -195,6 +196,18 @@ extension Library {
       return try await offThread { () throws(DarkroomError) in try self.render(id, spec) }
     }
     return try await Images.shared(self).image(of: asset(id), spec)
+  }
+}
+
+extension RenditionSpec {
+  /// The spec for a library's asset: the edit it shows is the one the catalog read for it
+  /// (from its sidecars and its own XMP, at its scan), unless it is hidden or given. No file
+  /// is read: the catalog's row names it.
+  func showing(_ asset: Asset) -> RenditionSpec {
+    guard case .besideFile = foreignEdit else { return self }
+    var spec = self
+    spec.foreignEdit = .settings(asset.foreignSettings)
+    return spec
   }
 }
 

@@ -128,24 +128,15 @@ extension Library {
     base.representation = .fullscreen
     base.format = .jpeg
     base.metadata = .strip
+    base.foreignEdit = .hidden  // an edit renders the original's own pixels
     let screen = try Representations(renderer: renderer, cache: RenditionCache(folder: cacheFolder))
       .rendition(of: source, base)
     var editor = self.editor(of: path, settings)
     editor.quality = spec.quality
     // Pixel crops name the original's pixels: scaled to the smaller image's.
     let original = try AssetMetadata.read(source)
-    let scale = Double(screen.width) / Double(max(1, original.displayWidth))
-    let scaled = try FilterGraph(
-      nodes: graph.nodes.map { node throws(DarkroomError) in
-        guard node.op == "crop", node.params["unit"] == .text("px") else { return node }
-        var params = node.params
-        for side in ["x", "y", "width", "height"] {
-          if case .number(let value)? = params[side] {
-            params[side] = .number((value * scale).rounded())
-          }
-        }
-        return try FilterNode("crop", params)
-      })
+    let scaled = try graph.scalingPixelCrops(
+      by: Double(screen.width) / Double(max(1, original.displayWidth)))
     let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
     let metadata = try AssetMetadata.read(.data(bytes, name: path))
     return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)

@@ -28,10 +28,25 @@ public struct Representations: Sendable {
     self.cache = cache
   }
 
-  /// The cache key of a spec for the current edit state: every input that changes bytes.
-  static func key(_ spec: RenditionSpec, edit: String) -> String {
-    let material = "\(spec.canonical);edit=\(edit);render=\(Renderer.renderVersion)"
+  /// The cache key of a spec: every input that changes bytes (its ``RenditionSpec/canonical``
+  /// form, which names the foreign edit it shows, and the renderer's version).
+  static func key(_ spec: RenditionSpec) -> String {
+    let material = "\(spec.canonical);render=\(Renderer.renderVersion)"
     return String(ContentHash.of(text: material).hex.prefix(20))
+  }
+
+  /// `spec` with the edit it shows resolved for `source`: the settings in the sidecars
+  /// beside a file (what a worker, handed only the file, cannot read), so that they are part
+  /// of the cache key.
+  static func resolved(_ spec: RenditionSpec, for source: ImageSource) -> RenditionSpec {
+    guard case .besideFile = spec.foreignEdit else { return spec }
+    var resolved = spec
+    if case .file(let path) = source {
+      resolved.foreignEdit = .settings(ForeignSettings.besideFile(path))
+    } else {
+      resolved.foreignEdit = .settings(nil)
+    }
+    return resolved
   }
 
   /// The content hash of a source (memoised by the cache for files).
@@ -59,16 +74,19 @@ public struct Representations: Sendable {
   public func rendition(of source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
-    let edit = "original"
+    let spec = Self.resolved(spec, for: source)
+    let edit = spec.editLabel
     guard let cache else { return try renderer.render(source, spec) }
     if spec.representation == .full && spec.metadata == .keep, try !Self.isVideo(source) {
       // Usually the original bytes themselves: nothing worth caching.
       let metadata = try AssetMetadata.read(source)
-      if ImageFormat(sourceFormat: metadata.format) == renderer.outputFormat(spec, metadata) {
+      if ImageFormat(sourceFormat: metadata.format) == renderer.outputFormat(spec, metadata),
+        renderer.shownEdit(spec, metadata) == nil
+      {
         return try renderer.render(source, spec, metadata: metadata)
       }
     }
-    let key = Self.key(spec, edit: edit)
+    let key = Self.key(spec)
     guard case .file(let path) = source else {
       let content = try contentHash(source)
       if let hit = cached(cache, content, key) { return hit }
@@ -209,7 +227,7 @@ public struct Representations: Sendable {
   /// last hashed). What a server answers from before it queues a render.
   public func cachedRendition(ofFile path: String, _ spec: RenditionSpec) -> Rendition? {
     guard let cache, let known = cache.rememberedContentHash(ofFile: path) else { return nil }
-    return cached(cache, known, Self.key(spec, edit: "original"))
+    return cached(cache, known, Self.key(Self.resolved(spec, for: .file(path))))
   }
 
   /// A thumbnail made from a larger one of the same content in the cache, not from the
@@ -220,12 +238,14 @@ public struct Representations: Sendable {
   public func thumbnailFromLarger(ofFile path: String, _ spec: RenditionSpec, format: ImageFormat)
     -> Rendition?
   {
+    let spec = Self.resolved(spec, for: .file(path))
     guard let cache, spec.representation == .thumbnail || spec.representation == .aspectThumbnail,
       spec.targetWidth == spec.targetHeight, spec.format == nil || spec.format == format,
       let content = cache.rememberedContentHash(ofFile: path)
     else { return nil }
+    // Only from one that shows the same edit, which is in its pixels already.
     let candidates = cache.entries(of: content).filter {
-      $0.kind == spec.representation.rawValue && $0.edit == "original"
+      $0.kind == spec.representation.rawValue && $0.edit == spec.editLabel
         && $0.fileExtension == format.fileExtension && max($0.width, $0.height) > spec.size
         && max($0.width, $0.height) <= 4096
     }
@@ -234,23 +254,25 @@ public struct Representations: Sendable {
     else { return nil }
     var exact = spec
     exact.format = format
+    exact.foreignEdit = .hidden
     FaultInjection.reached("thumbnail-from-larger", file: path)
     guard let rendition = try? renderer.render(.data(larger.bytes, name: path), exact) else {
       return nil
     }
-    store(rendition, cache, content, Self.key(spec, edit: "original"), spec, "original")
+    store(rendition, cache, content, Self.key(spec), spec, spec.editLabel)
     return rendition
   }
 
   /// A validator that changes whenever a rendition's bytes would: the source's content hash
   /// (hex) and every input of the spec. Used as an HTTP `ETag`.
   public static func tag(content: String, _ spec: RenditionSpec) -> String {
-    "\(content.prefix(16))-\(key(spec, edit: "original"))"
+    "\(content.prefix(16))-\(key(spec))"
   }
 
   /// The largest cached rendition of `source` in the same representation and format that
   /// is no larger than the box: something to show while the exact one renders.
   public func cachedPreview(of source: ImageSource, _ spec: RenditionSpec) -> Rendition? {
+    let spec = Self.resolved(spec, for: source)
     guard let cache, let content = try? contentHash(source) else { return nil }
     // The box of the spec's own representation: a fullscreen rendition fits the screen turned
     // either way (which way depends on the photo, unknown without reading its header).
@@ -258,7 +280,7 @@ public struct Representations: Sendable {
     let box =
       spec.representation == .fullscreen ? (long, long) : (spec.targetWidth, spec.targetHeight)
     let candidates = cache.entries(of: content).filter {
-      $0.kind == spec.representation.rawValue && $0.edit == "original"
+      $0.kind == spec.representation.rawValue && $0.edit == spec.editLabel
         && (spec.format == nil || $0.fileExtension == spec.format?.fileExtension)
         && $0.width <= box.0 && $0.height <= box.1
     }
@@ -319,9 +341,13 @@ extension Library {
     _ source: ImageSource, _ spec: RenditionSpec, fromOriginal: Bool = false,
     renderer: Renderer = Renderer(), cache: RenditionCache?
   ) throws(DarkroomError) -> Rendition {
-    var source = source
-    if fromOriginal, case .file(let path) = source, let bytes = try Editor().originalBytes(path) {
-      source = .data(bytes, name: path)
+    var (source, spec) = (source, spec)
+    if fromOriginal {
+      // The file's own pixels: no other program's edit either.
+      spec.foreignEdit = .hidden
+      if case .file(let path) = source, let bytes = try Editor().originalBytes(path) {
+        source = .data(bytes, name: path)
+      }
     }
     return try Representations(renderer: renderer, cache: cache).rendition(of: source, spec)
   }
@@ -340,6 +366,7 @@ extension Library {
     let path =
       spec.representation == .full ? try openFile(of: asset).path : try checkedPath(of: asset)
     return try Self.render(
-      .file(path), spec, renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder))
+      .file(path), spec.showing(asset), renderer: Renderer(settings),
+      cache: RenditionCache(folder: cacheFolder))
   }
 }

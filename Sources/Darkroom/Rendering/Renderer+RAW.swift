@@ -10,42 +10,62 @@ extension Renderer {
   func renderRAW(_ source: ImageSource, _ spec: RenditionSpec, _ metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
+    let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
+    let box = spec.representation == .full ? upright : box(spec, metadata)
+    // The upright size the rendition needs from the source (never more than it has).
+    let needed = Self.decodeBox(
+      box, shown: (upright.width, upright.height), stored: (upright.width, upright.height),
+      cover: spec.representation == .thumbnail)
+    let image = try rawImage(source, metadata, needed: needed, full: spec.representation == .full)
+    return try finished(image, spec, metadata, box: box)
+  }
+
+  /// A RAW's image, upright, of at least `needed` (when it has that much): its embedded
+  /// preview when that covers it, else LibRaw's development (at half size when that does;
+  /// the whole for `full`).
+  func rawImage(
+    _ source: ImageSource, _ metadata: AssetMetadata, needed: (width: Int, height: Int),
+    full: Bool
+  ) throws(DarkroomError) -> VipsImage {
     let bytes: [UInt8]
     switch source {
     case .data(let data, _): bytes = data
     case .file(let path): bytes = try InputFile.readAll(path)
     }
     let raw = RawFile(bytes: bytes, name: source.name)
-    let orientation = metadata.orientation.effective
     let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
-    let box = spec.representation == .full ? upright : box(spec, metadata)
-    let cover = spec.representation == .thumbnail
-    // The upright size the rendition needs from the source (never more than it has).
-    let needed = Self.decodeBox(
-      box, shown: (upright.width, upright.height), stored: (upright.width, upright.height),
-      cover: cover)
+    if !full,
+      let preview = try previewCovering(raw, needed, upright, metadata.orientation.effective)
+    {
+      return preview
+    }
+    let half = !full && needed.width * 2 <= upright.width && needed.height * 2 <= upright.height
+    return try raw.develop(half: half, maxPixels: maxPixels)
+  }
 
-    var image: VipsImage?
-    if spec.representation != .full {
-      image = try previewCovering(raw, needed, upright, orientation)
-    }
-    if image == nil {
-      let half = needed.width * 2 <= upright.width && needed.height * 2 <= upright.height
-      image = try raw.develop(half: half, maxPixels: maxPixels)
-    }
-    guard var image else { throw DarkroomError(.engine, file: source.name, "no image") }
+  /// An upright image made into `spec`'s rendition: fitted into `box` (or, for a thumbnail,
+  /// cropped to fill it), its metadata as the spec asks (and its XMP dropped on request),
+  /// encoded.
+  func finished(
+    _ image: VipsImage, _ spec: RenditionSpec, _ metadata: AssetMetadata,
+    box: (width: Int, height: Int), exportProfile: String? = nil, dropXMP: Bool = false
+  ) throws(DarkroomError) -> Rendition {
+    var image = image
+    let cover = spec.representation == .thumbnail
     if spec.representation != .full
-      && (cover || image.width > box.width || image.height > box.height)
+      && (cover || image.width > box.width || image.height > box.height || exportProfile != nil)
     {
       var options = VipsImage.ThumbnailOptions(width: box.width, height: box.height)
       options.autoRotate = false
+      options.exportProfile = exportProfile
       if cover {
         options.crop = spec.crop.vipsInteresting
         options.size = 0
       }
       image = try image.thumbnail(options)
     }
-    let output = try image.preparedForOutput(upright: true, stripLocation: false)
+    let output = try image.preparedForOutput(
+      upright: true, stripLocation: spec.metadata == .stripLocation, dropXMP: dropXMP)
     let format = outputFormat(spec, metadata)
     let encoded = try Watchdog.shared.guarding(output, limit: timeLimit) {
       () throws(DarkroomError) in

@@ -61,7 +61,7 @@ public struct Renderer: Sendable {
   public static let oneReadLimit = 256 << 20
 
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
-  public static let renderVersion = 3
+  public static let renderVersion = 4
 
   /// A renderer with the defaults of ``PixelSettings``: 268 megapixels, 300 seconds a file.
   public init() { self.init(PixelSettings()) }
@@ -165,6 +165,9 @@ public struct Renderer: Sendable {
   ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
+    if let edit = shownEdit(spec, metadata) {
+      return try renderShowing(edit.graph, source, spec, metadata)
+    }
     if metadata.format == "raw" { return try renderRAW(source, spec, metadata) }
     let format = outputFormat(spec, metadata)
     let strip = spec.metadata == .strip
@@ -430,7 +433,7 @@ public struct Renderer: Sendable {
     }
   }
 
-  private func open(_ input: Input, sequential: Bool) throws(DarkroomError) -> VipsImage {
+  func open(_ input: Input, sequential: Bool) throws(DarkroomError) -> VipsImage {
     switch input {
     case .file(let path): try VipsImage.open(path: path, sequential: sequential, failOn: failOn)
     case .memory(let pinned, let name):
@@ -438,7 +441,7 @@ public struct Renderer: Sendable {
     }
   }
 
-  private func thumbnail(_ input: Input, _ options: VipsImage.ThumbnailOptions)
+  func thumbnail(_ input: Input, _ options: VipsImage.ThumbnailOptions)
     throws(DarkroomError) -> VipsImage
   {
     var options = options

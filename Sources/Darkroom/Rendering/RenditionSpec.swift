@@ -46,6 +46,21 @@ public enum MetadataPolicy: String, Sendable, Codable, CaseIterable {
   case stripLocation = "strip-location"
 }
 
+/// Whether a rendition shows the edit another program left for its file (Lightroom's or
+/// darktable's settings, ``ForeignEdit``), as Lightroom, Photos and PhotoKit show a photo's
+/// edited version, and whose settings those are.
+///
+/// `ForeignEditChoice` is a `Sendable` value type.
+public enum ForeignEditChoice: Sendable, Hashable, Codable {
+  /// The file's own pixels (`render --original`).
+  case hidden
+  /// The settings in the sidecars beside the file (read by ``Representations`` for a file it
+  /// is given by path), else in its own XMP: the default.
+  case besideFile
+  /// These settings (a catalog's, read by its scan), else, for nil, the file's own XMP's.
+  case settings(ForeignSettings?)
+}
+
 /// Everything that decides a rendition's pixels and bytes; two equal specs of the same
 /// source content give identical output.
 ///
@@ -80,6 +95,8 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
   public var quality = 85
   /// What metadata the output keeps.
   public var metadata = MetadataPolicy.keep
+  /// Whether it shows another program's edit of the file, and whose settings.
+  public var foreignEdit = ForeignEditChoice.besideFile
 
   /// A spec for `representation`, with the defaults: a 1920x1080 screen, a 256x256 box,
   /// centre crop, the source's format, quality 85, and metadata kept.
@@ -106,6 +123,23 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
     parts += [
       "format=\(format?.rawValue ?? "source")", "q=\(quality)", "meta=\(metadata.rawValue)",
     ]
+    // The file's own XMP is part of its content: only what lies outside it is named.
+    switch foreignEdit {
+    case .hidden: parts.append("foreign=hidden")
+    case .besideFile, .settings(nil): break
+    case .settings(let settings?): parts.append("foreign=\(settings.digest)")
+    }
     return parts.joined(separator: ";")
+  }
+
+  /// What a cache entry says about the edit it shows (beside the content it was made from):
+  /// `original` for the file's own pixels, `shown` for its own XMP's edit, if any, or a
+  /// digest of the settings given. Renditions are made from one another only with the same.
+  var editLabel: String {
+    switch foreignEdit {
+    case .hidden: "original"
+    case .besideFile, .settings(nil): "shown"
+    case .settings(let settings?): "xmp-" + settings.digest
+    }
   }
 }

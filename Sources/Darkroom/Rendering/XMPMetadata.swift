@@ -27,6 +27,9 @@ extension AssetMetadata {
       warnings.append("\(source): not read (\(error.description))")
       return nil
     }
+    if dates == .ifMissing, packet.has(XMPPacket.darkroom, "AdjustmentData") {
+      darkroomEdited = true
+    }
     // Lightroom's settings: a sidecar's (read after the file's own) win.
     if let settings = ForeignSettings.read(packet, source: source) {
       foreignSettings = settings
@@ -87,7 +90,18 @@ extension AssetMetadata {
   mutating func applySidecars(of path: String) {
     // A Live Photo's video is a neighbour too, found the same way.
     liveVideo = MotionPhoto.companion(of: path).map { FilePath($0).name }
-    for sidecar in Self.sidecars(of: path).reversed() {
+    for (name, bytes) in Self.sidecarPackets(of: path, warnings: &warnings) {
+      applyXMP(bytes, from: name, dates: .override)
+    }
+  }
+
+  /// The bytes of each sidecar beside the file at `path`, by name, the one that loses
+  /// first; one that cannot be read (or is too large) is a line in `warnings`.
+  static func sidecarPackets(of path: String, warnings: inout [String]) -> [(
+    name: String, bytes: [UInt8]
+  )] {
+    var packets: [(name: String, bytes: [UInt8])] = []
+    for sidecar in sidecars(of: path).reversed() {
       let name = FilePath(sidecar).name
       do {
         let file = try InputFile(sidecar)
@@ -95,11 +109,12 @@ extension AssetMetadata {
           warnings.append("\(name): not read (larger than \(XMPPacket.maxBytes >> 20) MiB)")
           continue
         }
-        applyXMP(try file.read(at: 0, count: file.size), from: name, dates: .override)
+        packets.append((name, try file.read(at: 0, count: file.size)))
       } catch {
         warnings.append("\(name): not read (\(error.message))")
       }
     }
+    return packets
   }
 
   /// The sidecars of the file at `path` that exist, the one that wins first: `NAME.EXT.xmp`,

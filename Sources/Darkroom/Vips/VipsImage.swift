@@ -261,8 +261,11 @@ extension VipsImage {
   }
 
   /// A copy of this image's header to change for output: Orientation 1 (or as stored, for
-  /// an image that was not turned upright), no EXIF thumbnail, and GPS removed on request.
-  func preparedForOutput(upright: Bool, stripLocation: Bool) throws(DarkroomError) -> VipsImage {
+  /// an image that was not turned upright), no EXIF thumbnail, and GPS (`stripLocation`) and
+  /// XMP (`dropXMP`) removed on request.
+  func preparedForOutput(upright: Bool, stripLocation: Bool, dropXMP: Bool = false)
+    throws(DarkroomError) -> VipsImage
+  {
     var out: OpaquePointer?
     guard dr_copy(pointer, &out) == 0, let out else {
       throw Vips.takeError(context: "cannot render", file: source)
@@ -272,6 +275,7 @@ extension VipsImage {
     dr_remove_field(out, "jpeg-thumbnail-data")
     dr_remove_fields_with_prefix(out, "exif-ifd1-")
     if stripLocation { dr_remove_fields_with_prefix(out, "exif-ifd3-") }
+    if dropXMP { dr_remove_field(out, "xmp-data") }
     return VipsImage(owning: out, source: source, pinned: pinned)
   }
 

@@ -72,6 +72,7 @@ struct MetadataWire: Codable, Sendable {
   var exifThumbnail: FileRange?
   var motionVideo: FileRange?
   var foreignSettings: ForeignSettings?
+  var darkroomEdited: Bool?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -88,6 +89,7 @@ struct MetadataWire: Codable, Sendable {
     (exifThumbnail, motionVideo, foreignSettings) = (
       m.exifThumbnail, m.motionVideo, m.foreignSettings
     )
+    darkroomEdited = m.darkroomEdited
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -126,6 +128,7 @@ struct MetadataWire: Codable, Sendable {
       m.motionVideo = range
     }
     m.foreignSettings = foreignSettings
+    m.darkroomEdited = darkroomEdited ?? false
     return m
   }
 }
