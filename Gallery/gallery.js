@@ -202,6 +202,9 @@ function placeholderUnless(img, asset, width, height) {
 
 // ---- The viewer: full window on dark, over the timeline ---------------------------------
 
+// The name people know a program that edited a photo by (`foreignSettings.program`).
+const programName = (program) => program === "lightroom" ? "Lightroom" : program;
+
 function makeViewer() {
   const box = document.createElement("div");
   box.className = "lightbox";
@@ -362,6 +365,27 @@ function makeViewer() {
     if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
     row("Keywords", (asset.keywords || []).join(", "));
     row("People", (asset.people || []).join(", "));
+    // An edit another program made (shown, as it would show it): one press shows the
+    // photo's own pixels, another the edit again.
+    const elsewhere = asset.foreignSettings;
+    if (elsewhere && asset.mediaType !== "video") {
+      const mark = document.createElement("span");
+      mark.textContent = programName(elsewhere.program) + " (" + elsewhere.source + ") ";
+      const toggle = document.createElement("button");
+      toggle.type = "button";
+      toggle.className = "original";
+      toggle.setAttribute("aria-pressed", "false");
+      toggle.textContent = "Show original";
+      toggle.addEventListener("click", () => {
+        const on = toggle.getAttribute("aria-pressed") !== "true";
+        toggle.setAttribute("aria-pressed", on ? "true" : "false");
+        toggle.textContent = on ? "Show edit" : "Show original";
+        sharp = true; // the screen's rendition of the one asked for, not the full one
+        img.src = url(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
+      });
+      mark.append(toggle);
+      row("Edited in", mark);
+    }
   }
 
   function show(asset) {
@@ -392,7 +416,8 @@ function makeViewer() {
     }
     box.querySelector(".name").textContent = asset.path.split("/").pop();
     showFavourite(asset);
-    control("download").href = url(asset, "full");
+    // The file itself, not the edit another program made and this shows.
+    control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
     control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
     fillInfo(asset);
     // The neighbours, loaded before they are asked for.
@@ -640,7 +665,11 @@ function albumPage(main) {
     shifted = by;
     plane.style.transform = by ? "translateY(" + by + "px)" : "";
   }
-  const aspect = (a) => a.displayWidth > 0 && a.displayHeight > 0 ? Math.min(3, Math.max(0.5, a.displayWidth / a.displayHeight)) : 1;
+  // As the thumbnail shows it: an edit made elsewhere (a crop) has its own shape.
+  const aspect = (a) => {
+    const [w, h] = a.shownWidth ? [a.shownWidth, a.shownHeight] : [a.displayWidth, a.displayHeight];
+    return w > 0 && h > 0 ? Math.min(3, Math.max(0.5, w / h)) : 1;
+  };
   function measure() {
     width = container.clientWidth;
     rowHeight = innerWidth < 700 ? 112 : 184;
@@ -998,7 +1027,8 @@ function albumPage(main) {
         link.append(badge);
         img.alt = name + ": live photo";
       }
-      if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
+      // (Not for one edited elsewhere: the camera's thumbnail is of the unedited photo.)
+      if (asset.exifThumbnail && !asset.foreignSettings) placeholderUnless(img, asset, item.width, height);
     }
     const check = document.createElement("button");
     check.type = "button";
@@ -1659,6 +1689,15 @@ function assetPage(main) {
   photo.addEventListener("error", () => failed(true));
   photo.addEventListener("load", () => failed(false));
   if (photo.complete && photo.naturalWidth === 0) failed(true);
+  // An edit another program made: the photo's own pixels on one press, the edit on another.
+  const original = main.querySelector(".show-original");
+  original?.addEventListener("click", (event) => {
+    event.preventDefault();
+    const on = original.getAttribute("aria-pressed") !== "true";
+    original.setAttribute("aria-pressed", on ? "true" : "false");
+    original.textContent = on ? "Show the edit" : "Show the original";
+    photo.src = on ? original.href : original.dataset.edited;
+  });
   const status = form.querySelector(".status");
   const history = form.querySelector(".history");
   const shown = photo.src;

@@ -132,6 +132,7 @@ extension Gallery {
         </div>
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
         {{#people}}<p class="people">With {{people}}</p>{{/people}}
+        {{#elsewhere}}<p class="elsewhere">Edited in {{elsewhere}} · <a class="show-original" role="button" aria-pressed="false" href="/api/assets/{{id}}/fullscreen?size=1600&amp;original=true&amp;v={{version}}" data-edited="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}">Show the original</a></p>{{/elsewhere}}
         <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
         <button type="button" class="open-editor" hidden>Edit</button>
       </figure>
@@ -344,6 +345,8 @@ extension Gallery {
     .lightbox .info dt { color: #999; }
     .lightbox .info dd { margin: 0; overflow-wrap: anywhere; }
     .lightbox .info a { color: #8ab4ff; }
+    .lightbox .info .original { background: #333; color: #eee; border: 1px solid #555; border-radius: 4px; padding: 0 .4rem; font: inherit; cursor: pointer; }
+    .lightbox .info .original[aria-pressed="true"] { background: #eee; color: #000; }
 
     /* A photo's own page and its editor */
     .viewer { display: grid; grid-template-columns: 1fr; gap: 1rem; }
@@ -356,7 +359,7 @@ extension Gallery {
     .viewer .rating button { background: none; border: 0; color: inherit; font-size: 1.25rem; padding: 0 .1rem; cursor: pointer; }
     .viewer .rating .rejected { color: #a33; margin-left: .5rem; }
     .viewer .place { margin: .25rem 0 0; opacity: .85; }
-    .viewer .keywords, .viewer .people { margin: .25rem 0 0; opacity: .75; }
+    .viewer .keywords, .viewer .people, .viewer .elsewhere { margin: .25rem 0 0; opacity: .75; }
     .viewer .favourite, .viewer .open-editor { margin-top: .5rem; }
     .viewer .favourite[aria-pressed="true"] { color: #c90; }
     .editor fieldset { display: grid; grid-template-columns: auto 1fr; gap: .25rem .5rem; align-items: center; }
@@ -605,6 +608,9 @@ extension Gallery {
 
     // ---- The viewer: full window on dark, over the timeline ---------------------------------
 
+    // The name people know a program that edited a photo by (`foreignSettings.program`).
+    const programName = (program) => program === "lightroom" ? "Lightroom" : program;
+
     function makeViewer() {
       const box = document.createElement("div");
       box.className = "lightbox";
@@ -765,6 +771,27 @@ extension Gallery {
         if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
         row("Keywords", (asset.keywords || []).join(", "));
         row("People", (asset.people || []).join(", "));
+        // An edit another program made (shown, as it would show it): one press shows the
+        // photo's own pixels, another the edit again.
+        const elsewhere = asset.foreignSettings;
+        if (elsewhere && asset.mediaType !== "video") {
+          const mark = document.createElement("span");
+          mark.textContent = programName(elsewhere.program) + " (" + elsewhere.source + ") ";
+          const toggle = document.createElement("button");
+          toggle.type = "button";
+          toggle.className = "original";
+          toggle.setAttribute("aria-pressed", "false");
+          toggle.textContent = "Show original";
+          toggle.addEventListener("click", () => {
+            const on = toggle.getAttribute("aria-pressed") !== "true";
+            toggle.setAttribute("aria-pressed", on ? "true" : "false");
+            toggle.textContent = on ? "Show edit" : "Show original";
+            sharp = true; // the screen's rendition of the one asked for, not the full one
+            img.src = url(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
+          });
+          mark.append(toggle);
+          row("Edited in", mark);
+        }
       }
 
       function show(asset) {
@@ -795,7 +822,8 @@ extension Gallery {
         }
         box.querySelector(".name").textContent = asset.path.split("/").pop();
         showFavourite(asset);
-        control("download").href = url(asset, "full");
+        // The file itself, not the edit another program made and this shows.
+        control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
         control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
         fillInfo(asset);
         // The neighbours, loaded before they are asked for.
@@ -1043,7 +1071,11 @@ extension Gallery {
         shifted = by;
         plane.style.transform = by ? "translateY(" + by + "px)" : "";
       }
-      const aspect = (a) => a.displayWidth > 0 && a.displayHeight > 0 ? Math.min(3, Math.max(0.5, a.displayWidth / a.displayHeight)) : 1;
+      // As the thumbnail shows it: an edit made elsewhere (a crop) has its own shape.
+      const aspect = (a) => {
+        const [w, h] = a.shownWidth ? [a.shownWidth, a.shownHeight] : [a.displayWidth, a.displayHeight];
+        return w > 0 && h > 0 ? Math.min(3, Math.max(0.5, w / h)) : 1;
+      };
       function measure() {
         width = container.clientWidth;
         rowHeight = innerWidth < 700 ? 112 : 184;
@@ -1401,7 +1433,8 @@ extension Gallery {
             link.append(badge);
             img.alt = name + ": live photo";
           }
-          if (asset.exifThumbnail) placeholderUnless(img, asset, item.width, height);
+          // (Not for one edited elsewhere: the camera's thumbnail is of the unedited photo.)
+          if (asset.exifThumbnail && !asset.foreignSettings) placeholderUnless(img, asset, item.width, height);
         }
         const check = document.createElement("button");
         check.type = "button";
@@ -2062,6 +2095,15 @@ extension Gallery {
       photo.addEventListener("error", () => failed(true));
       photo.addEventListener("load", () => failed(false));
       if (photo.complete && photo.naturalWidth === 0) failed(true);
+      // An edit another program made: the photo's own pixels on one press, the edit on another.
+      const original = main.querySelector(".show-original");
+      original?.addEventListener("click", (event) => {
+        event.preventDefault();
+        const on = original.getAttribute("aria-pressed") !== "true";
+        original.setAttribute("aria-pressed", on ? "true" : "false");
+        original.textContent = on ? "Show the edit" : "Show the original";
+        photo.src = on ? original.href : original.dataset.edited;
+      });
       const status = form.querySelector(".status");
       const history = form.querySelector(".history");
       const shown = photo.src;

@@ -365,6 +365,7 @@ struct Gallery: Sendable {
     values["timeZone"] = asset.timeZone
     values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
     values["people"] = asset.people.isEmpty ? nil : asset.people.joined(separator: ", ")
+    values["elsewhere"] = asset.foreignSettings.map { "\($0.programName) (\($0.source))" }
     values["ref"] = Self.escapeQuery(ref)
     values["at"] = AssetQuery.monthText(asset.month)
     values["previous"] = previous?.rawValue
