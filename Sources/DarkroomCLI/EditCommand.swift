@@ -18,6 +18,12 @@ struct EditCommand: ParsableCommand {
       after the old ones (--replace: instead of them), so there is no generation
       loss. `darkroom revert` restores the original byte for byte.
 
+      A camera RAW (DNG, CR3, NEF, ...) is kept as the camera wrote it: its edit
+      is a JPEG beside it, NAME-Edit.jpg, developed by LibRaw, whose original the
+      RAW is. Editing the RAW again goes on with that edit; `darkroom revert
+      NAME-Edit.jpg` removes it (the RAW is the original). A NAME-Edit.jpg that
+      is not Darkroom's edit of the RAW is never replaced.
+
       --filter takes a preset name (darkroom filters lists them), a path to a graph
       .json file, or OP key=value ...; repeat it to chain filters, applied in order.
 
@@ -67,7 +73,9 @@ struct EditCommand: ParsableCommand {
         printLine(String(decoding: adjustment.canonicalJSON, as: UTF8.self))
       } else {
         let filters = adjustment.graph.nodes.map(\.text).joined(separator: " | ")
-        printLine("\(outcome.file): edited (version \(adjustment.version): \(filters))")
+        // A camera RAW's edit is a file of its own, beside it.
+        let into = outcome.output.map { $0 == outcome.file ? "" : " into \($0)" } ?? ""
+        printLine("\(outcome.file): edited\(into) (version \(adjustment.version): \(filters))")
       }
     }
     try end.check()

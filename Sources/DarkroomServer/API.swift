@@ -47,7 +47,9 @@ struct API: Sendable {
       let result = try await blocking { [library] () throws(DarkroomError) in
         try library.edit(id, with: graph, mode: mode, settings: pixels)
       }
-      return try Self.encode(APIAdjustment(result.adjustment))
+      var adjustment = APIAdjustment(result.adjustment)
+      adjustment.asset = result.asset?.rawValue ?? id.rawValue
+      return try Self.encode(adjustment)
     }
     api.post("assets/:id/revert") { request, context in
       let id = try Self.assetID(context)

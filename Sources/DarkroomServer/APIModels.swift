@@ -60,6 +60,9 @@ struct APIAdjustment: Encodable, Sendable {
   var filters: [String]
   var graph: FilterGraph
   var created: String
+  /// After an edit: the asset that holds the result (the one edited, or a camera RAW's
+  /// `NAME-Edit.jpg`, catalogued as its own).
+  var asset: String?
   init(_ data: AdjustmentData) {
     version = data.version
     filters = data.graph.nodes.map(\.text)

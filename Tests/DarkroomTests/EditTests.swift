@@ -225,9 +225,11 @@ struct EditTests {
     let original = try Fixture.bytes(Fixture.sample("orientation-5.jpg"))
     let metadata = try AssetMetadata.read(.data(original, name: "o"))
     let again = try Renderer().renderEdit(
-      .data(original, name: "o"), metadata: metadata, recipe: result.adjustment.recipe(for: "o"))
+      .data(original, name: "o"), metadata: metadata,
+      recipe: result.adjustment.recipe(for: "o", original: metadata))
     let once = try Renderer().renderEdit(
-      .data(original, name: "o"), metadata: metadata, recipe: result.adjustment.recipe(for: "o"))
+      .data(original, name: "o"), metadata: metadata,
+      recipe: result.adjustment.recipe(for: "o", original: metadata))
     #expect(again == once)
     #expect(ContentHash.of(bytes: again).hex == result.adjustment.result.sha256)
   }

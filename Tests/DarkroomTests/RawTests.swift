@@ -204,7 +204,7 @@ struct RawTests {
   }
 
   @Test(
-    "damaged and false RAWs fail with one line naming the file, and leave nothing; an edit is refused and the RAW kept as it was"
+    "damaged and false RAWs fail with one line naming the file and leave nothing, rendered or edited"
   )
   func badInput() throws {
     let folder = try TemporaryFolder()
@@ -226,17 +226,126 @@ struct RawTests {
           "cut.dng", "noise.nef",
         ])
     }
-    let raw = try RawSamples.copy("mosaic.dng", to: folder, as: "keep.dng")
-    let before = try FileStat(raw)
-    let hash = try ContentHash.of(file: raw)
-    let edit = try CLI.run(["edit", raw, "--filter", "noir"])
+    let cutBytes = try Fixture.bytes(cut)
+    let edit = try CLI.run(["edit", cut, "--filter", "noir"])
     #expect(edit.status == 1)
+    #expect(edit.stderr == "darkroom: \(cut): cannot unpack it: Input/output error\n")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("cut-Edit.jpg")))
+    #expect(try Fixture.bytes(cut) == cutBytes)
+  }
+
+  @Test(
+    "an edit of a RAW is a JPEG beside it (NAME-Edit.jpg) whose original the RAW is: edited again it goes on, revert --to renders a version, revert removes it; the RAW is never touched, a file of the same name never replaced"
+  )
+  func editsBeside() throws {
+    let folder = try TemporaryFolder()
+    let raw = try RawSamples.copy("mosaic.dng", to: folder, as: "keep.dng")
+    let (before, hash) = (try FileStat(raw), try ContentHash.of(file: raw))
+    let result = folder.file("keep-Edit.jpg")
+    let edit = try CLI.run(["edit", raw, "--filter", "tone saturation=-1"])
     #expect(
-      edit.stderr
-        == "darkroom: \(raw): is a camera RAW: Darkroom does not edit RAW files in place; render it first (render --rep full -o NAME.jpg) and edit that\n"
-    )
+      edit.stdout == "\(raw): edited into \(result) (version 1: tone saturation=-1)\n",
+      "\(edit.stderr)")
+    let first = try pixels(result)
+    #expect(first.width == 600 && first.height == 400)
+    #expect(try ForeignEditTests.isGrey(result))
+    // The development's pixels (rawpy's), turned grey (Rec. 709 luma).
+    let developed = try pixels(RawSamples.rawpy(raw, in: folder))
+    let (left, right) = (try VideoTests.patch(first, 100, 60), try VideoTests.patch(first, 500, 60))
+    let luma = { (p: [Double]) in 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] }
+    #expect(abs(left[0] - luma(try VideoTests.patch(developed, 100, 60))) <= 12)
+    #expect(abs(right[0] - luma(try VideoTests.patch(developed, 500, 60))) <= 12)
+    // What the RAW's EXIF said, in the result's XMP: the camera.
+    let described = try ForeignEditTests.info(result)
+    #expect(described["cameraModel"] as? String == "Test Mosaic", "\(described)")
+    #expect(described["foreignEdit"] is NSNull)
+
+    let again = try CLI.run(["edit", raw, "--filter", "crop aspect=1:1"])
+    #expect(again.status == 0, "\(again.stderr)")
+    let square = try pixels(result)
+    #expect(square.width == 400 && square.height == 400)
+    #expect(try ForeignEditTests.isGrey(result))
+    let history = try CLI.run(["history", result])
+    #expect(
+      history.stdout.split(separator: "\n").map { $0.prefix(2) } == [" 0", " 1", "*2"],
+      "\(history.stdout)")
+    #expect(try CLI.run(["revert", result, "--to", "1"]).status == 0)
+    #expect(try pixels(result).width == 600)
+    let reverted = try CLI.run(["revert", result])
+    #expect(reverted.status == 0, "\(reverted.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: result))
     #expect(try ContentHash.of(file: raw) == hash)
     #expect(try FileStat(raw) == before)
+
+    // A file of that name that Darkroom did not write: refused, and left as it was.
+    let other = try RawSamples.copy("mosaic.dng", to: folder, as: "other.dng")
+    let theirs = try folder.write("other-Edit.jpg", try Fixture.bytes(Fixture.sample("gps.jpg")))
+    let theirStat = try FileStat(theirs)
+    let refused = try CLI.run(["edit", other, "--filter", "noir"])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "darkroom: \(theirs): is there and is not Darkroom's edit of other.dng: not replaced\n")
+    #expect(try Fixture.bytes(theirs) == (try Fixture.bytes(Fixture.sample("gps.jpg"))))
+    #expect(try FileStat(theirs) == theirStat)
+
+    // A space: the RAW stays its sealed original, the edit a JPEG beside it in the space.
+    _ = try folder.write("pa", pw("alpha\n"))
+    let cwd = folder.url.path
+    for arguments in [
+      ["space", "create", "S", "--password-file", "pa", "--kdf-passes", "1", "--kdf-memory", "8"],
+      ["space", "add", "S", "other.dng", "--password-file", "pa"],
+      ["edit", "--space", "S", "--password-file", "pa", "--filter", "noir", "other.dng"],
+      [
+        "render", "--space", "S", "--password-file", "pa", "--rep", "full", "other.dng", "-o",
+        "sealed.jpg",
+      ],
+      [
+        "render", "--space", "S", "--password-file", "pa", "--rep", "full", "--original",
+        "other.dng", "-o", "sealed-original.jpg",
+      ],
+    ] {
+      let run = try CLI.run(arguments, cwd: cwd)
+      #expect(run.status == 0, "\(arguments): \(run.stderr)")
+    }
+    let sealed = folder.file("sealed.jpg")
+    #expect(try pixels(sealed).width == 600)
+    #expect(try ForeignEditTests.isGrey(sealed))
+    #expect(try !ForeignEditTests.isGrey(folder.file("sealed-original.jpg")))
+  }
+
+  @Test(
+    "the server edits a RAW asset into a new asset beside it (the API names it), and the RAW asset stays as it was"
+  )
+  func editsThroughTheServer() throws {
+    let folder = try TemporaryFolder()
+    let path = try RawSamples.copy("mosaic.dng", to: folder)
+    let hash = try ContentHash.of(file: path)
+    let server = try ServeProcess(folder.path)
+    var id: String?
+    #expect(
+      eventually {
+        let listed = try? server.request("GET", "/api/assets", token: ServedLibrary.readToken)
+        let assets = listed.map { ServeProcess.json($0.text)["assets"] as? [[String: Any]] ?? [] }
+        id = assets?.first { $0["path"] as? String == "mosaic.dng" }?["id"] as? String
+        return id != nil
+      }, "the watcher's first scan catalogues the DNG")
+    let asset = try #require(id)
+    let edited = try server.request(
+      "POST", "/api/assets/\(asset)/edit", body: Array(#"{"filters": ["noir"]}"#.utf8))
+    #expect(edited.status == 200, "\(edited.text)")
+    let answer = ServeProcess.json(edited.text)
+    let result = try #require(answer["asset"] as? String)
+    #expect(result != asset && answer["version"] as? Int == 1)
+    let described = try server.request(
+      "GET", "/api/assets/\(result)", token: ServedLibrary.readToken)
+    #expect(ServeProcess.json(described.text)["path"] as? String == "mosaic-Edit.jpg")
+    #expect(ServeProcess.json(described.text)["format"] as? String == "jpeg")
+    let still = try server.request("GET", "/api/assets/\(asset)", token: ServedLibrary.readToken)
+    #expect(still.status == 200)
+    #expect(try ContentHash.of(file: path) == hash)
+    #expect(try ForeignEditTests.isGrey(folder.file("mosaic-Edit.jpg")))
+    #expect(server.stop() == 0)
   }
 
   @Test(

@@ -14,6 +14,7 @@ public struct XMPPacket: Sendable, Equatable {
   public static let dc = "http://purl.org/dc/elements/1.1/"
   public static let xmp = "http://ns.adobe.com/xap/1.0/"
   public static let exif = "http://ns.adobe.com/exif/1.0/"
+  public static let tiff = "http://ns.adobe.com/tiff/1.0/"
   public static let photoshop = "http://ns.adobe.com/photoshop/1.0/"
   public static let lightroom = "http://ns.adobe.com/lightroom/1.0/"
   /// The Metadata Working Group's regions (faces named by Lightroom, digiKam, Picasa).

@@ -138,8 +138,10 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   }
 
   /// An XMP packet carrying this edit (without its result, which the file itself is), so
-  /// that an edited file describes itself.
-  var xmpPacket: [UInt8] {
+  /// that an edited file describes itself. The edit of a camera RAW (`original`'s format
+  /// `raw`) also says when and with what the photo was taken (`exif:DateTimeOriginal`,
+  /// `tiff:Make`, `tiff:Model`): a development carries none of the RAW's EXIF.
+  func xmpPacket(original metadata: AssetMetadata? = nil) -> [UInt8] {
     struct Embedded: Encodable {
       var graph: FilterGraph
       var original: Original
@@ -152,6 +154,19 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
         Embedded(
           graph: graph, original: original, version: version, created: created, software: software)),
       as: UTF8.self)
+    var described = ""
+    if let metadata, metadata.format == "raw" {
+      var facts: [(String, String?)] = [
+        ("exif:DateTimeOriginal", metadata.captureDate?.iso8601),
+        ("tiff:Make", metadata.cameraMake), ("tiff:Model", metadata.cameraModel),
+      ]
+      facts = facts.filter { $0.1?.isEmpty == false }
+      if !facts.isEmpty {
+        described =
+          "\n      xmlns:exif=\"\(XMPPacket.exif)\"\n      xmlns:tiff=\"\(XMPPacket.tiff)\""
+          + facts.map { "\n      \($0.0)=\"\(XMPSidecar.escaped($0.1 ?? ""))\"" }.joined()
+      }
+    }
     let escaped = json.replacing("&", with: "&amp;").replacing("\"", with: "&quot;")
       .replacing("<", with: "&lt;").replacing(">", with: "&gt;")
     let packet = """
@@ -159,7 +174,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
       <x:xmpmeta xmlns:x="adobe:ns:meta/">
        <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
         <rdf:Description rdf:about=""
-          xmlns:darkroom="\(XMPPacket.darkroom)"
+          xmlns:darkroom="\(XMPPacket.darkroom)"\(described)
           darkroom:AdjustmentData="\(escaped)"/>
        </rdf:RDF>
       </x:xmpmeta>
@@ -170,15 +185,18 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
 }
 
 extension AdjustmentData {
-  /// What the renderer needs of this edit, for the file `name`.
+  /// What the renderer needs of this edit, for the file `name`, whose original's metadata is
+  /// `original`.
   ///
   /// - Throws: `unsupportedFormat` for a result format this build does not write.
-  func recipe(for name: String) throws(DarkroomError) -> EditRecipe {
+  func recipe(for name: String, original metadata: AssetMetadata) throws(DarkroomError)
+    -> EditRecipe
+  {
     guard let format = ImageFormat(rawValue: result.format) else {
       throw DarkroomError(.unsupportedFormat, file: name, "cannot write \(result.format)")
     }
     return EditRecipe(
       graph: graph, version: version, format: format, quality: result.quality,
-      effort: result.effort, xmp: xmpPacket)
+      effort: result.effort, xmp: xmpPacket(original: metadata))
   }
 }

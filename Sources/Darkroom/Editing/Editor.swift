@@ -59,6 +59,12 @@ public struct Editor: Sendable {
     public var libraryRoot: URL
     /// The file already carried this edit, and was left alone (`skipIfCurrent`).
     public var skipped = false
+    /// The file the result is in: the file edited, the output asked for, or, for a camera
+    /// RAW, its `NAME-Edit.jpg` (``rawResultPath(_:)``).
+    public var output = ""
+    /// The asset that holds the result, for an edit of a library's asset by id: the asset
+    /// itself, or, for a camera RAW's, its `NAME-Edit.jpg`'s (catalogued as its own).
+    public var asset: AssetID?
   }
 
   /// Edits `path` in place, or, with `output`, writes the edit of `path` there (the output's
@@ -80,7 +86,20 @@ public struct Editor: Sendable {
     _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil,
     skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
-    let destination = output ?? path
+    // A camera RAW is kept as the camera wrote it: its edit is a JPEG beside it (or where
+    // `output` says), whose original the RAW is.
+    let raw = Self.isRAW(path)
+    let destination = raw ? Self.rawResultPath(output ?? path) : output ?? path
+    var result = try edit(
+      path, graph, mode, writingTo: output, to: destination, raw: raw, skipIfCurrent: skipIfCurrent)
+    result.output = destination
+    return result
+  }
+
+  private func edit(
+    _ path: String, _ graph: FilterGraph, _ mode: Mode, writingTo output: String?,
+    to destination: String, raw: Bool, skipIfCurrent: Bool
+  ) throws(DarkroomError) -> EditResult {
     // A result written elsewhere goes to the library there.
     guard let store = store(for: destination, creating: true) else {
       throw DarkroomError(
@@ -91,14 +110,22 @@ public struct Editor: Sendable {
       // In place, .append adds filters to what the file carries: "current" would compare
       // the whole stored graph with only the new filters, so only .replace can skip.
       if skipIfCurrent, mode != .foreign, mode == .replace || output != nil,
-        let current = currentEdit(path, graph: graph, writingTo: output)
+        let current = currentEdit(path, graph: graph, writingTo: raw ? destination : output)
       {
         return EditResult(adjustment: current, libraryRoot: store.root, skipped: true)
       }
       let current = try InputFile.readAll(path)
       let currentHash = ContentHash.of(bytes: current)
-      // Writing elsewhere, the input is the base; in place, an edited file's edit goes on.
-      let previous = output == nil ? try store.adjustment(forResult: currentHash) : nil
+      // Writing elsewhere, the input is the base; in place, an edited file's edit goes on,
+      // and so does a RAW's, in the file beside it.
+      let previous: AdjustmentData?
+      if raw {
+        // (A file there that is not its edit is refused either way.)
+        let there = try rawEdit(at: destination, of: currentHash, path, store)
+        previous = output == nil ? there : nil
+      } else {
+        previous = output == nil ? try store.adjustment(forResult: currentHash) : nil
+      }
       let originalBytes: [UInt8]
       let originalHash: ContentHash
       if let previous, let hash = ContentHash(hex: previous.original.sha256) {
@@ -118,12 +145,11 @@ public struct Editor: Sendable {
       let fullGraph = FilterGraph(nodes: nodes)
       // Another program's edit is known only now: a file that carries it already is skipped.
       if mode == .foreign, skipIfCurrent,
-        let done = currentEdit(path, graph: fullGraph, writingTo: output)
+        let done = currentEdit(path, graph: fullGraph, writingTo: raw ? destination : output)
       {
         return EditResult(adjustment: done, libraryRoot: store.root, skipped: true)
       }
-      guard let format = ImageFormat(sourceFormat: metadata.format) else {
-        if metadata.format == "raw" { throw Renderer.rawEditRefusal(path) }
+      guard let format = raw ? ImageFormat.jpeg : ImageFormat(sourceFormat: metadata.format) else {
         throw DarkroomError(
           .unsupportedFormat, file: path,
           "cannot write \(metadata.format): edits keep the source's format")
@@ -136,18 +162,18 @@ public struct Editor: Sendable {
         result: Self.plannedResult(
           format, original: originalBytes, sourceFormat: metadata.format,
           asked: (quality, effort)),
-        version: (previous?.version ?? 0) + 1, previous: previous == nil ? nil : currentHash.hex,
+        version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
         created: Self.now())
       let rendered = try renderer.renderEdit(
         .data(originalBytes, name: path), metadata: metadata,
-        recipe: adjustment.recipe(for: path))
+        recipe: adjustment.recipe(for: path, original: metadata))
       let resultHash = ContentHash.of(bytes: rendered)
       adjustment.result.sha256 = resultHash.hex
 
       // The order is what makes a crash at any point safe: original, then adjustment data,
       // then the file, each durable before the next.
       try store.keepOriginal(
-        originalBytes, hash: originalHash, copyingFrom: previous == nil ? path : nil)
+        originalBytes, hash: originalHash, copyingFrom: previous == nil || raw ? path : nil)
       FaultInjection.point("after-original")
       try store.saveAdjustment(adjustment, forResult: resultHash)
       FaultInjection.point("after-adjustment")
@@ -164,6 +190,39 @@ public struct Editor: Sendable {
       FaultInjection.point("after-replace")
       return EditResult(adjustment: adjustment, libraryRoot: store.root)
     }
+  }
+
+  /// Whether the file at `path` is a camera RAW (by its first bytes and name).
+  static func isRAW(_ path: String) -> Bool {
+    guard let file = try? InputFile(path),
+      let head = try? file.read(at: 0, count: min(32, file.size))
+    else { return false }
+    return TrustedFormats.sniff(head[...], name: path) == "raw"
+  }
+
+  /// Where the edit of the camera RAW at `path` goes: `NAME-Edit.jpg` beside it (Lightroom's
+  /// name for an edit of a RAW made elsewhere; `NAME.jpg` is often the camera's own JPEG).
+  public static func rawResultPath(_ path: String) -> String {
+    (FilePath(path).splitExtension?.base ?? path) + "-Edit." + ImageFormat.jpeg.fileExtension
+  }
+
+  /// The edit of the RAW whose content is `raw` that the file at `destination` is (nil when
+  /// there is no file there yet).
+  ///
+  /// - Throws: `invalidArgument` naming `destination` when a file is there that is not
+  ///   Darkroom's edit of this RAW: it is never replaced.
+  private func rawEdit(
+    at destination: String, of raw: ContentHash, _ path: String, _ store: OriginalStore
+  ) throws(DarkroomError) -> AdjustmentData? {
+    guard (try? InputFile(destination)) != nil else { return nil }
+    let hash = try ContentHash.of(file: destination)
+    guard let data = try store.adjustment(forResult: hash), data.original.sha256 == raw.hex
+    else {
+      throw DarkroomError(
+        .invalidArgument, file: destination,
+        "is there and is not Darkroom's edit of \(FilePath(path).name): not replaced")
+    }
+    return data
   }
 
   private func currentEdit(_ path: String, graph: FilterGraph, writingTo output: String?)
@@ -253,7 +312,7 @@ public struct Editor: Sendable {
       version: 1,
       previous: nil, created: Self.now())
     return try renderer.renderEdit(
-      source, metadata: metadata, recipe: adjustment.recipe(for: source.name))
+      source, metadata: metadata, recipe: adjustment.recipe(for: source.name, original: metadata))
   }
 
   /// Restores the original bytes of an edited file (or version `version`, where 0 is the
@@ -294,7 +353,23 @@ public struct Editor: Sendable {
       guard let originalHash = ContentHash(hex: last.original.sha256) else {
         throw DarkroomError(.corrupt, file: path, "adjustment data names no valid original hash")
       }
+      if target == 0, last.original.format == "raw" {
+        // A RAW's edit is a file of its own beside the RAW, which is the original: back to
+        // the original is without it (its versions stay in the library).
+        guard unlink(path) == 0 else {
+          throw DarkroomError(
+            .io, file: path, "cannot be removed: \(String(cString: strerror(errno)))")
+        }
+        AtomicFile.syncFolder(FilePath(path).parent.isEmpty ? "." : FilePath(path).parent)
+        return .restoredOriginal(sha256: originalHash.hex)
+      }
       let original = try store.original(originalHash, for: path)
+      // Named as the original was (a RAW that starts as a TIFF is told from one by its name).
+      let source =
+        last.original.format == "raw"
+        ? FilePath(path).parent.isEmpty
+          ? last.original.fileName : FilePath(path).parent + "/" + last.original.fileName
+        : path
       let bytes: [UInt8]
       let outcome: RevertOutcome
       if target == 0 {
@@ -306,9 +381,10 @@ public struct Editor: Sendable {
             .notFound, file: path, "version \(target)'s adjustment data is missing from the library"
           )
         }
-        let metadata = try AssetMetadata.read(.data(original, name: path))
+        let metadata = try AssetMetadata.read(.data(original, name: source))
         bytes = try renderer.renderEdit(
-          .data(original, name: path), metadata: metadata, recipe: wanted.recipe(for: path))
+          .data(original, name: source), metadata: metadata,
+          recipe: wanted.recipe(for: path, original: metadata))
         guard ContentHash.of(bytes: bytes).hex == wanted.result.sha256 else {
           throw DarkroomError(
             .engine, file: path,

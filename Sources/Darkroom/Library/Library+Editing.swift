@@ -21,8 +21,11 @@ extension Library {
     guard let adjustment = outcome.adjustment else {
       throw DarkroomError(.engine, file: outcome.file, "the edit left no adjustment data")
     }
-    return Editor.EditResult(
+    var result = Editor.EditResult(
       adjustment: adjustment, libraryRoot: root, skipped: outcome.status == .skipped)
+    result.output = outcome.output ?? outcome.file
+    result.asset = space != nil ? id : (try? asset(atPath: result.output))?.id ?? id
+    return result
   }
 
   /// Reverts an asset to its original, or to an earlier `version` of its edit (see

@@ -200,8 +200,9 @@ extension Library {
   /// A representation of a space's asset, cached in the space (sealed).
   func renderSealed(
     _ id: AssetID, in space: Space, _ spec: RenditionSpec, settings: PixelSettings,
-    cached: Bool = true
+    cached: Bool = true, fromOriginal: Bool = false
   ) throws(DarkroomError) -> Rendition {
-    try space.render(sealed(id, in: space), spec, settings: settings, cached: cached)
+    try space.render(
+      sealed(id, in: space), spec, settings: settings, cached: cached, fromOriginal: fromOriginal)
   }
 }

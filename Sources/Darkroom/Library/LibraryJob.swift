@@ -352,7 +352,7 @@ public final class LibraryJob: Sendable {
       case .edit(let graph, let mode):
         let destination = request.output.map { $0 + "/" + input.relativePath }
         try edit(input.path, graph, mode, writingTo: destination, by: fileEditor, &outcome)
-        Library.recatalog(file: destination ?? input.path)
+        Library.recatalog(file: outcome.output ?? destination ?? input.path)
       case .revert(let version):
         try revert(input.path, to: version, by: fileEditor, &outcome)
         if outcome.reverted != .notEdited { Library.recatalog(file: input.path) }
@@ -377,7 +377,8 @@ public final class LibraryJob: Sendable {
         let path = try library.editablePath(asset)
         try edit(
           path, graph, mode, writingTo: nil, by: library.editor(of: path, settings), &outcome)
-        library.recatalogAfterChange(path)
+        // (A RAW's edit is a new file beside it, catalogued as an asset of its own.)
+        library.recatalogAfterChange(outcome.output ?? path)
       case .revert(let version):
         let path = try library.editablePath(asset)
         try revert(path, to: version, by: library.editor(of: path, settings), &outcome)
@@ -408,7 +409,8 @@ public final class LibraryJob: Sendable {
         throw DarkroomError(.engine, file: asset.name, "trash and restore are moved in chunks")
       case .render(let step):
         let rendition = try library.renderSealed(
-          id, in: space, step.spec, settings: settings, cached: step.useCache)
+          id, in: space, step.spec, settings: settings, cached: step.useCache,
+          fromOriginal: step.fromOriginal)
         let item = JobItem(path: asset.name, relativePath: asset.name, id: id.rawValue)
         outcome.output = try step.deliver(item, rendition)
         outcome.rendition = RenditionSummary(rendition)
@@ -422,12 +424,12 @@ public final class LibraryJob: Sendable {
       let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, skipIfCurrent: request.skipCurrent)
       outcome.status = result.skipped ? .skipped : .done
-      outcome.output = destination ?? path
+      outcome.output = result.output
       outcome.version = result.adjustment.version
       outcome.adjustment = result.adjustment
       outcome.sourceSHA256 = result.adjustment.original.sha256
       outcome.resultSHA256 = result.adjustment.result.sha256
-      if request.writeXMP { _ = try Library.writeLightroomSidecar(ofFile: destination ?? path) }
+      if request.writeXMP { _ = try Library.writeLightroomSidecar(ofFile: result.output) }
     }
 
     private func revert(

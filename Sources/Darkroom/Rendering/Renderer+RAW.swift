@@ -122,13 +122,4 @@ extension Renderer {
     }
     return image
   }
-
-  /// What editing a RAW says: Darkroom's edits rewrite the file they edit, and a RAW is kept
-  /// as the camera wrote it.
-  static func rawEditRefusal(_ name: String) -> DarkroomError {
-    DarkroomError(
-      .unsupportedFormat, file: name,
-      "is a camera RAW: Darkroom does not edit RAW files in place; render it first (render --rep full -o NAME.jpg) and edit that"
-    )
-  }
 }

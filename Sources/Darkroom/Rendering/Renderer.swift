@@ -347,13 +347,20 @@ public struct Renderer: Sendable {
   ) throws(DarkroomError) -> [UInt8] {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
-    guard metadata.format != "raw" else { throw Self.rawEditRefusal(source.name) }
-    // An edit keeps the source's profile with its pixels: no colour conversion.
-    try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
+    // A RAW's edit is of its development, whole, upright (LibRaw's sRGB).
+    let raw = metadata.format == "raw"
+    if !raw {
+      // An edit keeps the source's profile with its pixels: no colour conversion.
+      try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
+    }
     let start = ContinuousClock.now
     return try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
       let edited: VipsImage
-      if recipe.graph.foldsGeometry {
+      if raw {
+        let developed = try rawImage(
+          source, metadata, needed: (metadata.displayWidth, metadata.displayHeight), full: true)
+        edited = try recipe.graph.apply(to: developed.srgb())
+      } else if recipe.graph.foldsGeometry {
         // Crops, turns and flips fold into the orientation, so only the pixels kept are
         // filtered and turned. A JPEG streams top to bottom through the crop and the
         // pointwise filters into memory, where it turns; other formats are decoded whole

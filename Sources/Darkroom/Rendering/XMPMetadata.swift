@@ -35,6 +35,11 @@ extension AssetMetadata {
       foreignSettings = settings
       sources["foreignEdit"] = source
     }
+    // The camera, when EXIF did not say (a RAW's edit carries it in XMP only).
+    if cameraMake == nil, cameraModel == nil {
+      cameraMake = packet.text(XMPPacket.tiff, "Make")
+      cameraModel = packet.text(XMPPacket.tiff, "Model")
+    }
     if let caption = packet.text(XMPPacket.dc, "description"), !caption.isEmpty {
       self.caption = caption
       sources["caption"] = source

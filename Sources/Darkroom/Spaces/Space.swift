@@ -435,16 +435,20 @@ public final class Space: Sendable {
     try reader(asset.rendered ?? asset.original, of: asset).read(range)
   }
 
-  /// A representation of the asset as it looks now, cached in the space as an object whose
-  /// name is a keyed hash of what it depends on (`cached: false` neither reads nor writes it).
+  /// A representation of the asset as it looks now (`fromOriginal`: of its original, its own
+  /// pixels), cached in the space as an object whose name is a keyed hash of what it depends
+  /// on (`cached: false` neither reads nor writes it).
   func render(
     _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
-    cached useCache: Bool = true
+    cached useCache: Bool = true, fromOriginal: Bool = false
   ) throws(DarkroomError) -> Rendition {
+    var spec = spec
+    if fromOriginal { spec.foreignEdit = .hidden }
+    let shown = fromOriginal ? nil : asset.rendered
     let name = keys.name(
       [
         Array("rendition".utf8), Array(asset.identity.utf8),
-        Array((asset.rendered ?? "").utf8), Array(spec.canonical.utf8),
+        Array((shown ?? "").utf8), Array(spec.canonical.utf8),
         littleEndianBytes(UInt64(Renderer.renderVersion)),
       ])
     let path = objectPath(name)
@@ -461,7 +465,7 @@ public final class Space: Sendable {
       rendition.fromCache = true
       return rendition
     }
-    let source = try current(asset)
+    let source = try reader(shown ?? asset.original, of: asset).readAll()
     let rendition = try ownRenderer(Renderer(settings)).render(
       .data(source, name: asset.name), spec)
     guard useCache else { return rendition }
@@ -508,7 +512,8 @@ public final class Space: Sendable {
           asked: (settings.quality, settings.effort)),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
       let result = try ownRenderer(Renderer(settings)).renderEdit(
-        .data(original, name: asset.name), metadata: metadata, recipe: data.recipe(for: asset.name))
+        .data(original, name: asset.name), metadata: metadata,
+        recipe: data.recipe(for: asset.name, original: metadata))
       history.append(data)
       let document = Canonical.json(history)
       let (adjustments, rendered) = (Self.newName(), Self.newName())
