@@ -13,7 +13,7 @@ import Testing
 struct OneRouteTests {
   @Test(
     "the same change through every door leaves the catalog true, the change log exact, and no stale rendition",
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(8)))
   func everyDoor() async throws {
     let served = try ServedLibrary()
     let library = served.library
@@ -182,7 +182,7 @@ struct OneRouteTests {
 
   @Test(
     "an upload is catalogued as a scan would: 201 or a 4xx for each damaged file, never 5xx, and a refused one leaves nothing",
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(8)))
   func hostileUploads() async throws {
     let served = try ServedLibrary(samples: [])
     var corpus: [(String, [UInt8])] = [("empty.jpg", []), ("text.png", Array("not a photo".utf8))]
