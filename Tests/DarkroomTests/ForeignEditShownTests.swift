@@ -184,6 +184,20 @@ struct ForeignEditShownTests {
     try ForeignEditTests.lightroom(applied, settings, sidecar: false)
     let asItIs = try Self.render(applied, "fullscreen", in: folder, as: "applied-screen.jpg")
     #expect(try Self.size(Fixture.bytes(asItIs)) == [600, 400])
+    // Lightroom's NAME.xmp beside a RAW is the RAW's: the JPEG of the same name (the camera's,
+    // or one rendered from the RAW) is shown as it is, unless crs:RawFileName names it.
+    let pair = try ForeignEditTests.copy("orientation-1.jpg", to: "pair.jpg", in: folder)
+    _ = try folder.write("pair.dng", Array("a RAW beside it".utf8))
+    try ForeignEditTests.lightroom(pair, Self.cropAndGrey, sidecar: true)
+    let beside = try Self.render(pair, "fullscreen", in: folder, as: "pair-screen.jpg")
+    #expect(try Self.size(Fixture.bytes(beside)) == [600, 400])
+    try FileManager.default.removeItem(atPath: folder.file("pair.xmp"))
+    var named = Self.cropAndGrey
+    named["RawFileName"] = "pair.jpg"
+    try ForeignEditTests.lightroom(pair, named, sidecar: true)
+    let itsOwn = try Self.render(pair, "fullscreen", in: folder, as: "pair-own.jpg")
+    #expect(try Self.size(Fixture.bytes(itsOwn)) == [360, 280])
+
     let broken = try ForeignEditTests.copy("orientation-1.jpg", to: "broken.jpg", in: folder)
     _ = try folder.write("broken.xmp", Array("<x:xmpmeta><rdf:RDF>".utf8))
     let unedited = try Self.render(broken, "fullscreen", in: folder, as: "broken-screen.jpg")
@@ -204,6 +218,13 @@ struct ForeignEditShownTests {
     #expect(asset.foreignSettings?.values["CropLeft"] == "0.1")
     let plain = try #require(try served.library.asset(atPath: served.root + "/gps.jpg"))
     #expect(plain.foreignSettings == nil)
+    // Settings already applied (a JPEG Lightroom exported): not an edit made elsewhere.
+    var applied = Self.cropAndGrey
+    applied["AlreadyApplied"] = "True"
+    try ForeignEditTests.lightroom(served.root + "/gps.jpg", applied, sidecar: false)
+    _ = try await served.library.scan()
+    let exported = try #require(try served.library.asset(atPath: served.root + "/gps.jpg"))
+    #expect(exported.foreignSettings == nil && exported.id == plain.id)
     let id = asset.id
     #expect(
       try Self.size(served.library.render(id, RenditionSpec(.fullscreen)).bytes) == [360, 280])

@@ -260,11 +260,32 @@ struct RawTests {
     #expect(described["cameraModel"] as? String == "Test Mosaic", "\(described)")
     #expect(described["foreignEdit"] is NSNull)
 
-    let again = try CLI.run(["edit", raw, "--filter", "crop aspect=1:1"])
-    #expect(again.status == 0, "\(again.stderr)")
+    // The result edited in place (as the gallery edits the asset it is) goes on from the RAW.
+    let again = try CLI.run(["edit", result, "--filter", "crop aspect=1:1"])
+    #expect(
+      again.stdout == "\(result): edited (version 2: tone saturation=-1 | crop aspect=1:1)\n",
+      "\(again.stderr)")
     let square = try pixels(result)
     #expect(square.width == 400 && square.height == 400)
     #expect(try ForeignEditTests.isGrey(result))
+    #expect(try Fixture.bytes(result).prefix(2) == [0xFF, 0xD8])
+    // --original: the RAW's development, in colour.
+    let own = folder.file("own.png")
+    #expect(try CLI.run(["render", result, "--original", "--rep", "full", "-o", own]).status == 0)
+    #expect(try pixels(own).width == 600)
+    #expect(try !ForeignEditTests.isGrey(own))
+    // A copy elsewhere is the user's: revert to the original does not remove it.
+    try FileManager.default.createDirectory(
+      atPath: folder.file("best"), withIntermediateDirectories: true)
+    let copy = folder.file("best/portfolio.jpg")
+    try FileManager.default.copyItem(atPath: result, toPath: copy)
+    let kept = try CLI.run(["revert", copy])
+    #expect(kept.status == 1)
+    #expect(
+      kept.stderr
+        == "darkroom: \(copy): is the edit of the RAW keep.dng, which is not beside it as NAME-Edit.jpg's original: revert --to 0 removes only a RAW's edit beside its RAW; nothing was changed\n"
+    )
+    #expect(FileManager.default.fileExists(atPath: copy))
     let history = try CLI.run(["history", result])
     #expect(
       history.stdout.split(separator: "\n").map { $0.prefix(2) } == [" 0", " 1", "*2"],
@@ -288,6 +309,16 @@ struct RawTests {
         == "darkroom: \(theirs): is there and is not Darkroom's edit of other.dng: not replaced\n")
     #expect(try Fixture.bytes(theirs) == (try Fixture.bytes(Fixture.sample("gps.jpg"))))
     #expect(try FileStat(theirs) == theirStat)
+    // An empty file of that name, or a link, is not taken for nothing there.
+    let third = try RawSamples.copy("mosaic.dng", to: folder, as: "third.dng")
+    let empty = try folder.write("third-Edit.jpg", [])
+    #expect(try CLI.run(["edit", third, "--filter", "noir"]).status == 1)
+    #expect(try Fixture.bytes(empty).isEmpty)
+    try FileManager.default.removeItem(atPath: empty)
+    try FileManager.default.createSymbolicLink(atPath: empty, withDestinationPath: "nowhere.jpg")
+    #expect(try CLI.run(["edit", third, "--filter", "noir"]).status == 1)
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: empty) == "nowhere.jpg")
 
     // A space: the RAW stays its sealed original, the edit a JPEG beside it in the space.
     _ = try folder.write("pa", pw("alpha\n"))

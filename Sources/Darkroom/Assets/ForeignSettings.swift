@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The settings another program left in an XMP packet for an edit it made, as written:
 /// Lightroom's and Camera Raw's `crs:` properties, or darktable's history (each module's
 /// last entry up to `history_end`). The metadata keeps them as they are; what Darkroom renders
@@ -35,12 +39,35 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
     var warnings: [String] = []
     var found: ForeignSettings?
     for (name, bytes) in AssetMetadata.sidecarPackets(of: path, warnings: &warnings) {
-      guard let packet = try? XMPPacket(bytes), let settings = read(packet, source: name) else {
-        continue
-      }
+      guard let packet = try? XMPPacket(bytes), let settings = read(packet, source: name),
+        settings.belong(to: path, sidecar: name)
+      else { continue }
       found = settings
     }
     return found
+  }
+
+  /// Whether these settings, read from the sidecar `sidecar`, are those of the file at
+  /// `path`. darktable's `NAME.EXT.xmp` names its file whole; Lightroom's `NAME.xmp` is a
+  /// RAW's, and a JPEG of the same name beside it (the camera's own, or one rendered from the
+  /// RAW) is another picture: they are its when `crs:RawFileName` names it, or, without one,
+  /// when it is a RAW itself or no RAW of that name is beside it.
+  func belong(to path: String, sidecar: String) -> Bool {
+    let file = FilePath(path)
+    guard program == "lightroom", sidecar.lowercased() != file.name.lowercased() + ".xmp",
+      let (stem, ext) = file.splitExtension
+    else { return true }
+    if let raw = values["RawFileName"], !raw.isEmpty {
+      return raw.lowercased() == file.name.lowercased()
+    }
+    if TrustedFormats.rawExtensions.contains(ext.lowercased()) { return true }
+    for raw in TrustedFormats.rawExtensions {
+      for candidate in [stem + "." + raw, stem + "." + raw.uppercased()] {
+        var status = stat()
+        if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG { return false }
+      }
+    }
+    return true
   }
 
   /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else

@@ -33,6 +33,12 @@ public enum TrustedFormats {
     "iiq", "srw", "mef", "rwl",
   ]
 
+  /// Extensions of camera RAW files (``tiffRawExtensions`` and those with magic numbers of
+  /// their own).
+  static let rawExtensions: Set<String> = tiffRawExtensions.union([
+    "cr3", "crw", "orf", "rw2", "raf", "x3f",
+  ])
+
   static let environmentKey = "DARKROOM_ALLOW_FORMATS"
   static let denyKey = "DARKROOM_DENY_FORMATS"
 

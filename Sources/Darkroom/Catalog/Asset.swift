@@ -308,7 +308,9 @@ extension Asset {
       if region == "" { region = nil }
       exifThumbnail = m.exifThumbnail
       (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
-      foreignSettings = m.foreignEdit == nil ? nil : m.foreignSettings
+      // (Settings already applied to the pixels, as in a JPEG Lightroom exported, are not
+      // an edit made elsewhere: the file is shown as it is.)
+      foreignSettings = m.foreignEdit.map { $0.alreadyApplied ? nil : m.foreignSettings } ?? nil
     case .video(let v):
       mediaType = .video
       format = v.format

@@ -135,12 +135,15 @@ public struct Editor: Sendable {
         originalHash = currentHash
         originalBytes = current
       }
-      let metadata = try AssetMetadata.read(.data(originalBytes, name: path))
+      // A RAW's edit edited in place (NAME-Edit.jpg) goes on from the RAW, as a RAW's edit.
+      let rawOriginal = raw || previous?.original.format == "raw"
+      let source = previous.map { Self.originalName(of: path, $0.original) } ?? path
+      let metadata = try AssetMetadata.read(.data(originalBytes, name: source))
       let nodes =
         switch mode {
         case .append: (previous?.graph.nodes ?? []) + graph.nodes
         case .replace: graph.nodes
-        case .foreign: try Self.foreignGraph(metadata, sidecarsOf: path, file: path).nodes
+        case .foreign: try Self.foreignGraph(metadata, sidecarsOf: source, file: path).nodes
         }
       let fullGraph = FilterGraph(nodes: nodes)
       // Another program's edit is known only now: a file that carries it already is skipped.
@@ -149,7 +152,8 @@ public struct Editor: Sendable {
       {
         return EditResult(adjustment: done, libraryRoot: store.root, skipped: true)
       }
-      guard let format = raw ? ImageFormat.jpeg : ImageFormat(sourceFormat: metadata.format) else {
+      guard let format = rawOriginal ? ImageFormat.jpeg : ImageFormat(sourceFormat: metadata.format)
+      else {
         throw DarkroomError(
           .unsupportedFormat, file: path,
           "cannot write \(metadata.format): edits keep the source's format")
@@ -165,7 +169,7 @@ public struct Editor: Sendable {
         version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
         created: Self.now())
       let rendered = try renderer.renderEdit(
-        .data(originalBytes, name: path), metadata: metadata,
+        .data(originalBytes, name: source), metadata: metadata,
         recipe: adjustment.recipe(for: path, original: metadata))
       let resultHash = ContentHash.of(bytes: rendered)
       adjustment.result.sha256 = resultHash.hex
@@ -214,9 +218,12 @@ public struct Editor: Sendable {
   private func rawEdit(
     at destination: String, of raw: ContentHash, _ path: String, _ store: OriginalStore
   ) throws(DarkroomError) -> AdjustmentData? {
-    guard (try? InputFile(destination)) != nil else { return nil }
-    let hash = try ContentHash.of(file: destination)
-    guard let data = try store.adjustment(forResult: hash), data.original.sha256 == raw.hex
+    // Anything there (an empty or unreadable file, a link, a folder) must be the edit.
+    var status = stat()
+    guard lstat(destination, &status) == 0 else { return nil }
+    guard status.st_mode & S_IFMT == S_IFREG, status.st_size > 0,
+      let hash = try? ContentHash.of(file: destination),
+      let data = try store.adjustment(forResult: hash), data.original.sha256 == raw.hex
     else {
       throw DarkroomError(
         .invalidArgument, file: destination,
@@ -355,7 +362,18 @@ public struct Editor: Sendable {
       }
       if target == 0, last.original.format == "raw" {
         // A RAW's edit is a file of its own beside the RAW, which is the original: back to
-        // the original is without it (its versions stay in the library).
+        // the original is without it (its versions stay in the library). Only that file,
+        // with its RAW there: a copy elsewhere, or one whose RAW went, is the user's.
+        let raw = Self.originalName(of: path, last.original)
+        guard Self.rawResultPath(raw) == path,
+          (try? InputFile(raw))?.size == last.original.byteSize,
+          (try? ContentHash.of(file: raw)) == originalHash
+        else {
+          throw DarkroomError(
+            .invalidArgument, file: path,
+            "is the edit of the RAW \(last.original.fileName), which is not beside it as NAME-Edit.jpg's original: revert --to 0 removes only a RAW's edit beside its RAW; nothing was changed"
+          )
+        }
         guard unlink(path) == 0 else {
           throw DarkroomError(
             .io, file: path, "cannot be removed: \(String(cString: strerror(errno)))")
@@ -364,12 +382,7 @@ public struct Editor: Sendable {
         return .restoredOriginal(sha256: originalHash.hex)
       }
       let original = try store.original(originalHash, for: path)
-      // Named as the original was (a RAW that starts as a TIFF is told from one by its name).
-      let source =
-        last.original.format == "raw"
-        ? FilePath(path).parent.isEmpty
-          ? last.original.fileName : FilePath(path).parent + "/" + last.original.fileName
-        : path
+      let source = Self.originalName(of: path, last.original)
       let bytes: [UInt8]
       let outcome: RevertOutcome
       if target == 0 {
@@ -474,17 +487,28 @@ public struct Editor: Sendable {
     return later
   }
 
-  /// The original bytes behind an edited file, for `render --original`; nil if not edited.
+  /// The original behind an edited file, for `render --original`: its bytes, named so that
+  /// they are read as what they are (a RAW's edit, `NAME-Edit.jpg`, by its RAW's name); nil if
+  /// not edited.
   ///
   /// - Throws: A ``DarkroomError`` when `path` cannot be read, or `notFound` or `corrupt` when
   ///   the library's copy of the original is lost or damaged.
-  public func originalBytes(_ path: String) throws(DarkroomError) -> [UInt8]? {
+  public func originalSource(_ path: String) throws(DarkroomError) -> ImageSource? {
     _ = try InputFile(path)
     guard let store = store(for: path) else { return nil }
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
       let hash = ContentHash(hex: current.original.sha256)
     else { return nil }
-    return try store.original(hash, for: path)
+    return .data(
+      try store.original(hash, for: path), name: Self.originalName(of: path, current.original))
+  }
+
+  /// The name an edited file's original is read by: the file's own, or, for a RAW's edit
+  /// (a RAW that starts as a TIFF is told from one by its name), the RAW's beside it.
+  static func originalName(of path: String, _ original: AdjustmentData.Original) -> String {
+    guard original.format == "raw" else { return path }
+    let folder = FilePath(path).parent
+    return folder.isEmpty ? original.fileName : folder + "/" + original.fileName
   }
 
   /// What an edit killed before its rename left beside the file.

@@ -71,9 +71,9 @@ extension Library {
   /// - Throws: what ``Editor/adjustments(_:)`` and reading the original throw.
   public static func lightroomSidecar(ofFile path: String) throws(DarkroomError) -> [UInt8]? {
     let editor = Editor()
-    guard let data = try editor.adjustments(path), let original = try editor.originalBytes(path)
+    guard let data = try editor.adjustments(path), let original = try editor.originalSource(path)
     else { return nil }
-    let metadata = try AssetMetadata.read(.data(original, name: path))
+    let metadata = try AssetMetadata.read(original)
     return ForeignEdit.sidecar(
       for: data.graph, adjustmentData: data.canonicalJSON, width: metadata.displayWidth,
       height: metadata.displayHeight)
@@ -125,7 +125,7 @@ extension Library {
     let renderer = Renderer(settings)
     let path = try checkedPath(of: asset(id))
     let source: ImageSource =
-      try editor(of: path).originalBytes(path).map { .data($0, name: path) }
+      try editor(of: path).originalSource(path)
       ?? .file(path)
     var base = spec
     base.representation = .fullscreen

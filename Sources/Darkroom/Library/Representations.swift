@@ -336,7 +336,7 @@ extension Library {
   /// stored original instead of the edit; `cache` (nil: none) keeps and serves renditions.
   ///
   /// - Throws: A ``DarkroomError`` naming the source, as ``Representations`` and
-  ///   ``Editor/originalBytes(_:)`` throw.
+  ///   ``Editor/originalSource(_:)`` throw.
   public static func render(
     _ source: ImageSource, _ spec: RenditionSpec, fromOriginal: Bool = false,
     renderer: Renderer = Renderer(), cache: RenditionCache?
@@ -345,8 +345,8 @@ extension Library {
     if fromOriginal {
       // The file's own pixels: no other program's edit either.
       spec.foreignEdit = .hidden
-      if case .file(let path) = source, let bytes = try Editor().originalBytes(path) {
-        source = .data(bytes, name: path)
+      if case .file(let path) = source, let original = try Editor().originalSource(path) {
+        source = original
       }
     }
     return try Representations(renderer: renderer, cache: cache).rendition(of: source, spec)

@@ -25,9 +25,13 @@ extension Renderer {
   ///
   /// The output keeps the file's EXIF but not its XMP: that holds the settings just applied,
   /// which a program reading the rendition would apply again.
+  ///
+  /// A RAW's settings in its own XMP (a DNG's) are developed, never shown over its embedded
+  /// preview: Lightroom renders that preview with the edit ("Update DNG Preview").
   func renderShowing(
-    _ graph: FilterGraph, _ source: ImageSource, _ spec: RenditionSpec, _ metadata: AssetMetadata
+    _ edit: ForeignEdit, _ source: ImageSource, _ spec: RenditionSpec, _ metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
+    let graph = edit.graph
     let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
     let full = spec.representation == .full
     let cover = spec.representation == .thumbnail
@@ -53,7 +57,8 @@ extension Renderer {
     }
 
     if metadata.format == "raw" {
-      let image = try rawImage(source, metadata, needed: needed, full: full)
+      let image = try rawImage(
+        source, metadata, needed: needed, full: full, preview: edit.source != "XMP")
       let shown = try graph.scalingPixelCrops(by: Double(image.width) / Double(upright.width))
         .apply(to: image.srgb())
       return try finished(shown, spec, metadata, box: box, dropXMP: true)

@@ -21,11 +21,11 @@ extension Renderer {
   }
 
   /// A RAW's image, upright, of at least `needed` (when it has that much): its embedded
-  /// preview when that covers it, else LibRaw's development (at half size when that does;
-  /// the whole for `full`).
+  /// preview when that covers it (and `preview` allows), else LibRaw's development (at half
+  /// size when that does; the whole for `full`).
   func rawImage(
     _ source: ImageSource, _ metadata: AssetMetadata, needed: (width: Int, height: Int),
-    full: Bool
+    full: Bool, preview: Bool = true
   ) throws(DarkroomError) -> VipsImage {
     let bytes: [UInt8]
     switch source {
@@ -34,10 +34,10 @@ extension Renderer {
     }
     let raw = RawFile(bytes: bytes, name: source.name)
     let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
-    if !full,
-      let preview = try previewCovering(raw, needed, upright, metadata.orientation.effective)
+    if !full, preview,
+      let shown = try previewCovering(raw, needed, upright, metadata.orientation.effective)
     {
-      return preview
+      return shown
     }
     let half = !full && needed.width * 2 <= upright.width && needed.height * 2 <= upright.height
     return try raw.develop(half: half, maxPixels: maxPixels)

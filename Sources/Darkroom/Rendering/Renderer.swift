@@ -166,7 +166,7 @@ public struct Renderer: Sendable {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
     if let edit = shownEdit(spec, metadata) {
-      return try renderShowing(edit.graph, source, spec, metadata)
+      return try renderShowing(edit, source, spec, metadata)
     }
     if metadata.format == "raw" { return try renderRAW(source, spec, metadata) }
     let format = outputFormat(spec, metadata)

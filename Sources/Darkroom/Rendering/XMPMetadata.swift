@@ -18,8 +18,12 @@ extension AssetMetadata {
   }
 
   /// Reads `bytes` as an XMP packet from `source` and takes what it says.
+  /// `file`: the photo a sidecar is beside, whose Camera Raw settings it may not hold
+  /// (``ForeignSettings/belong(to:sidecar:)``).
   @discardableResult
-  mutating func applyXMP(_ bytes: [UInt8], from source: String, dates: XMPDates) -> XMPPacket? {
+  mutating func applyXMP(
+    _ bytes: [UInt8], from source: String, dates: XMPDates, file: String? = nil
+  ) -> XMPPacket? {
     let packet: XMPPacket
     do {
       packet = try XMPPacket(bytes)
@@ -31,7 +35,9 @@ extension AssetMetadata {
       darkroomEdited = true
     }
     // Lightroom's settings: a sidecar's (read after the file's own) win.
-    if let settings = ForeignSettings.read(packet, source: source) {
+    if let settings = ForeignSettings.read(packet, source: source),
+      file.map({ settings.belong(to: $0, sidecar: source) }) ?? true
+    {
       foreignSettings = settings
       sources["foreignEdit"] = source
     }
@@ -96,7 +102,7 @@ extension AssetMetadata {
     // A Live Photo's video is a neighbour too, found the same way.
     liveVideo = MotionPhoto.companion(of: path).map { FilePath($0).name }
     for (name, bytes) in Self.sidecarPackets(of: path, warnings: &warnings) {
-      applyXMP(bytes, from: name, dates: .override)
+      applyXMP(bytes, from: name, dates: .override, file: path)
     }
   }
 
