@@ -77,6 +77,31 @@ marked="$(cd "$WORK/xmp-lightroom" && "$DARKROOM" list --json |
   /usr/bin/python3 -c 'import json,sys; print(sum(1 for a in json.load(sys.stdin) if (a.get("foreignSettings") or {}).get("program") == "lightroom"))')"
 [ "$marked" = 1000 ] || { echo "only $marked of 1000 photos were read as edited in Lightroom" >&2; exit 1; }
 
+# Showing it: a 24-megapixel phone photo (EXIF 6) with Lightroom's crop and grayscale in a
+# NAME.xmp beside it, its fullscreen rendition (1920x1080 turned to the crop, JPEG Q85): darkroom
+# (no cache: a render each time) against the same work written in pyvips, and against darkroom
+# rendering the photo without the sidecar (what showing the edit costs).
+PHOTO="$WORK/xmp-phone/phone.jpg"
+mkdir -p "$WORK/xmp-phone"
+make_phone_photo "$WORK/phone-24mp-o6.jpg"
+cp "$WORK/phone-24mp-o6.jpg" "$PHOTO"
+cp "$WORK/phone-24mp-o6.jpg" "$WORK/xmp-phone/plain.jpg"
+rm -f "$WORK/xmp-phone/phone.xmp"
+exiftool -q -XMP-crs:HasCrop=True -XMP-crs:CropLeft=0.2 -XMP-crs:CropTop=0.15 \
+  -XMP-crs:CropRight=0.8 -XMP-crs:CropBottom=0.75 -XMP-crs:ConvertToGrayscale=True \
+  "$WORK/xmp-phone/phone.xmp"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/xmp-render.json" \
+  "$DARKROOM render $PHOTO --rep fullscreen --no-cache --quality 85 -o $WORK/xmp-phone/dr.jpg" \
+  "python3 $ROOT/Benchmarks/pyvips_crop_render.py $PHOTO $WORK/xmp-phone/peer.jpg 0.2 0.15 0.8 0.75 1920 1080 85" \
+  "$DARKROOM render $WORK/xmp-phone/plain.jpg --rep fullscreen --no-cache --quality 85 -o $WORK/xmp-phone/plain-dr.jpg" \
+  >/dev/null
+read -r render_dr render_peer render_plain <<<"$(medians "$WORK/xmp-render.json")"
+# The same output: the crop's size (2400x3600 upright, fitted to 1080x1620), grey.
+for out in dr peer; do
+  size="$(vipsheader -f width "$WORK/xmp-phone/$out.jpg")x$(vipsheader -f height "$WORK/xmp-phone/$out.jpg")"
+  [ "$size" = 1080x1620 ] || { echo "$out.jpg is $size, not 1080x1620" >&2; exit 1; }
+done
+
 ratio() { /usr/bin/python3 -c "print('%.3f' % ($1 / $2))"; }
 echo "1,000 photos, medians of $RUNS (exiftool: 3)"
 echo "scan:  none $scan_none ms, plain sidecars $scan_plain ms, Lightroom sidecars $scan_lr ms"
@@ -84,3 +109,5 @@ echo "       Lightroom/plain $(ratio "$scan_lr" "$scan_plain")x (goal < 1.05), p
 echo "info (200 photos): none $info_none ms, plain $info_plain ms, Lightroom $info_lr ms"
 echo "       Lightroom/plain $(ratio "$info_lr" "$info_plain")x (goal < 1.05), plain/none $(ratio "$info_plain" "$info_none")x"
 echo "exiftool -r -j -fast (lightroom tree): $exif ms = $(ratio "$exif" "$scan_lr")x darkroom's scan"
+echo "fullscreen of a 24 MP photo showing a Lightroom crop + grayscale: darkroom $render_dr ms,"
+echo "       pyvips $render_peer ms ($(ratio "$render_dr" "$render_peer")x); the photo without its sidecar $render_plain ms"
