@@ -61,13 +61,7 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
       return raw.lowercased() == file.name.lowercased()
     }
     if TrustedFormats.rawExtensions.contains(ext.lowercased()) { return true }
-    for raw in TrustedFormats.rawExtensions {
-      for candidate in [stem + "." + raw, stem + "." + raw.uppercased()] {
-        var status = stat()
-        if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG { return false }
-      }
-    }
-    return true
+    return !RawNames.shared.has(FilePath(stem).name, in: file.parent.isEmpty ? "." : file.parent)
   }
 
   /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else
@@ -99,5 +93,49 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
         (item[dt + "enabled"] == "0" ? "0 " : "1 ") + (item[dt + "params"] ?? "")
     }
     return settings
+  }
+}
+
+/// The names (without extension) of the camera RAWs in folders, read once a folder and read
+/// again when the folder changes (its modification time): whether `IMG_0001.CR3` is beside
+/// `IMG_0001.jpg` costs one `stat` of the folder, not one for each RAW extension in each case.
+final class RawNames: Sendable {
+  static let shared = RawNames()
+  private struct Folder {
+    var changed: (Int, Int)
+    var stems: Set<String>
+  }
+  private let folders = Locked([String: Folder]())
+
+  /// Whether a RAW named `stem`.EXT (any RAW extension, any case) is in `folder`.
+  func has(_ stem: String, in folder: String) -> Bool {
+    var status = stat()
+    guard stat(folder, &status) == 0 else { return false }
+    let changed = (Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec))
+    if let known = folders.withLock({ $0[folder] }), known.changed == changed {
+      return known.stems.contains(stem)
+    }
+    let stems = Self.read(folder)
+    folders.withLock { folders in
+      if folders.count >= 256 { folders.removeAll() }
+      folders[folder] = Folder(changed: changed, stems: stems)
+    }
+    return stems.contains(stem)
+  }
+
+  private static func read(_ folder: String) -> Set<String> {
+    guard let directory = opendir(folder) else { return [] }
+    defer { closedir(directory) }
+    var stems: Set<String> = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) {
+        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      guard let (stem, ext) = FilePath(name).splitExtension,
+        TrustedFormats.rawExtensions.contains(ext.lowercased())
+      else { continue }
+      stems.insert(stem)
+    }
+    return stems
   }
 }

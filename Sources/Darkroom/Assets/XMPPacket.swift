@@ -25,6 +25,15 @@ public struct XMPPacket: Sendable, Equatable {
   public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
   static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
   static let xml = "http://www.w3.org/XML/1998/namespace"
+  // Qualified names the reader compares every element and attribute with, made once.
+  static let rdfDescription = rdf + "Description"
+  static let rdfRDF = rdf + "RDF"
+  static let rdfLi = rdf + "li"
+  static let rdfBag = rdf + "Bag"
+  static let rdfSeq = rdf + "Seq"
+  static let rdfAlt = rdf + "Alt"
+  static let rdfParseType = rdf + "parseType"
+  static let xmlLang = xml + "lang"
 
   /// The largest packet read: a sidecar larger than this is refused, not parsed.
   public static let maxBytes = 4 << 20
@@ -240,27 +249,29 @@ public struct XMPPacket: Sendable, Equatable {
       guard stack.count < XMPPacket.maxDepth else { throw fail("nested too deep") }
       var element = Element(
         namespaces: namespaces, name: qualified(name, namespaces), start: tagStart)
+      let description = element.name == XMPPacket.rdfDescription
+      let topLevel = description && stack.last?.name == XMPPacket.rdfRDF
       var own: [String: String] = [:]
       for (attribute, value, range) in attributes {
         let key = qualified(attribute, namespaces)
-        if element.name != XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf),
-          key != XMPPacket.xml + "lang", attributed.count < 4096
-        {
+        let lang = key == XMPPacket.xmlLang
+        let inRDF = key.hasPrefix(XMPPacket.rdf)
+        if !description, !inRDF, !lang, attributed.count < 4096 {
           own[key] = value
         }
-        if key == XMPPacket.xml + "lang" {
+        if lang {
           element.language = value
-        } else if key == XMPPacket.rdf + "parseType" {
+        } else if key == XMPPacket.rdfParseType {
           element.isResource = value == "Resource"
-        } else if element.name == XMPPacket.rdf + "Description", !key.hasPrefix(XMPPacket.rdf) {
+        } else if description, !inRDF {
           // A property written as an attribute of its description.
           if !value.isEmpty { properties[key, default: []].append(value) }
           present.insert(key)
-          if stack.last?.name == XMPPacket.rdf + "RDF" { spans[key, default: []].append(range) }
+          if topLevel { spans[key, default: []].append(range) }
         }
       }
       if !own.isEmpty { attributed[element.name, default: []].append(own) }
-      if element.name == XMPPacket.rdf + "Description", insertion == nil {
+      if description, insertion == nil {
         insertion = (at, empty ? (at - 2..<at, name) : nil)
       }
       if empty { close(element, end: at) } else { stack.append(element) }
@@ -269,15 +280,12 @@ public struct XMPPacket: Sendable, Equatable {
     /// An element ends: a list item goes to its list, a list to the property that holds it,
     /// a property's text to the property.
     mutating func close(_ element: Element, end: Int) {
-      let spaces: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
-      let trimmed = element.text.drop { spaces.contains($0) }.reversed().drop {
-        spaces.contains($0)
-      }
+      let trimmed = element.text.drop(while: Self.isSpace).reversed().drop(while: Self.isSpace)
       let text = String(decoding: trimmed.reversed(), as: UTF8.self)
       guard var parent = stack.popLast() else { return }
       defer { stack.append(parent) }
       switch element.name {
-      case XMPPacket.rdf + "li":
+      case XMPPacket.rdfLi:
         // A structure (its fields were taken as properties) is no text item.
         if element.isResource { return }
         // An Alt's default language goes first, wherever it is written.
@@ -286,16 +294,16 @@ public struct XMPPacket: Sendable, Equatable {
         } else {
           parent.items.append(text)
         }
-      case XMPPacket.rdf + "Bag", XMPPacket.rdf + "Seq", XMPPacket.rdf + "Alt":
+      case XMPPacket.rdfBag, XMPPacket.rdfSeq, XMPPacket.rdfAlt:
         parent.items += element.items
       default:
-        guard parent.name == XMPPacket.rdf + "Description" || parent.isResource else { return }
+        guard parent.name == XMPPacket.rdfDescription || parent.isResource else { return }
         let values = element.items.isEmpty ? (text.isEmpty ? [] : [text]) : element.items
         if !values.isEmpty { properties[element.name, default: []] += values }
         present.insert(element.name)
         // Where a top-level property stands, for XMPSidecar to replace (never a field of a
         // structure that happens to share its name).
-        if stack.last?.name == XMPPacket.rdf + "RDF" {
+        if stack.last?.name == XMPPacket.rdfRDF {
           spans[element.name, default: []].append(element.start..<end)
         }
       }
@@ -310,21 +318,25 @@ public struct XMPPacket: Sendable, Equatable {
     mutating func readName() -> String {
       let start = at
       while at < bytes.count {
-        let byte = bytes[at]
-        let isName =
-          byte >= 0x80 || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-          || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-          || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-          || [UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ".")]
-            .contains(byte)
-        guard isName else { break }
-        at += 1
+        switch bytes[at] {
+        case 0x80...0xFF, UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+          UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
+          at += 1
+        default:
+          return String(decoding: bytes[start..<at], as: UTF8.self)
+        }
       }
       return String(decoding: bytes[start..<at], as: UTF8.self)
     }
 
+    /// XML's white space: space, tab, line feed, carriage return.
+    static func isSpace(_ byte: UInt8) -> Bool {
+      byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     mutating func skipSpace() {
-      while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
+      while at < bytes.count, Self.isSpace(bytes[at]) { at += 1 }
     }
 
     /// Text with its references replaced: the five predefined entities and character
