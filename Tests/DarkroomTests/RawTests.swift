@@ -113,6 +113,19 @@ struct RawTests {
     return sums.map { $0 / count }
   }
 
+  /// The id `server`'s watcher gives the file `name` in its first scan (nil if it never does).
+  static func catalogued(_ name: String, by server: ServeProcess) -> String? {
+    var id: String?
+    #expect(
+      eventually {
+        let listed = try? server.request("GET", "/api/assets", token: ServedLibrary.readToken)
+        let assets = listed.map { ServeProcess.json($0.text)["assets"] as? [[String: Any]] ?? [] }
+        id = assets?.first { $0["path"] as? String == name }?["id"] as? String
+        return id != nil
+      }, "the watcher's first scan catalogues \(name)")
+    return id
+  }
+
   static func near(_ a: [Double], _ b: [Double], within: Double) -> Bool {
     a.count == b.count && zip(a, b).allSatisfy { abs($0 - $1) <= within }
   }
@@ -353,15 +366,7 @@ struct RawTests {
     let path = try RawSamples.copy("mosaic.dng", to: folder)
     let hash = try ContentHash.of(file: path)
     let server = try ServeProcess(folder.path)
-    var id: String?
-    #expect(
-      eventually {
-        let listed = try? server.request("GET", "/api/assets", token: ServedLibrary.readToken)
-        let assets = listed.map { ServeProcess.json($0.text)["assets"] as? [[String: Any]] ?? [] }
-        id = assets?.first { $0["path"] as? String == "mosaic.dng" }?["id"] as? String
-        return id != nil
-      }, "the watcher's first scan catalogues the DNG")
-    let asset = try #require(id)
+    let asset = try #require(Self.catalogued("mosaic.dng", by: server))
     let edited = try server.request(
       "POST", "/api/assets/\(asset)/edit", body: Array(#"{"filters": ["noir"]}"#.utf8))
     #expect(edited.status == 200, "\(edited.text)")
@@ -442,15 +447,7 @@ struct RawTests {
     let folder = try TemporaryFolder()
     let path = try RawSamples.copy("preview-orient6.dng", to: folder)
     let server = try ServeProcess(folder.path)
-    var id: String?
-    #expect(
-      eventually {
-        let listed = try? server.request("GET", "/api/assets", token: ServedLibrary.readToken)
-        let assets = listed.map { ServeProcess.json($0.text)["assets"] as? [[String: Any]] ?? [] }
-        id = assets?.first { $0["path"] as? String == "preview-orient6.dng" }?["id"] as? String
-        return id != nil
-      }, "the watcher's first scan catalogues the DNG")
-    let asset = try #require(id)
+    let asset = try #require(Self.catalogued("preview-orient6.dng", by: server))
     let thumbnail = try server.body("/api/assets/\(asset)/aspect-thumbnail?size=300&format=png")
     #expect(thumbnail.status == 200)
     let shown = try folder.write("shown.png", thumbnail.bytes)
