@@ -182,3 +182,83 @@ struct KilledServerTests {
     #expect(again.stop() == 0)
   }
 }
+
+/// A library on shared storage has writers on other machines, whose pids mean nothing here:
+/// what tells whether one still runs is the lease it holds on its file (`flock`), which a
+/// network file system's server, like the kernel, drops when the writer dies.
+@Suite("Writers on other machines", .timeLimit(.minutes(10)))
+struct OtherMachineWriterTests {
+  /// Holds the lease of `path` through a descriptor of its own until `release`: the file's
+  /// name carries a pid that runs nowhere here, so its writer is as one on another machine.
+  /// (flock locks of two descriptors conflict, in one process as in two.)
+  static func holder(_ path: String) throws -> Int32 {
+    let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o644)
+    try #require(fd >= 0)
+    try #require(FileLease.flockFile(fd, LOCK_EX | LOCK_NB) == 0)
+    #expect(FileLease.isHeld(path) == true)
+    return fd
+  }
+
+  static func release(_ holder: Int32) { close(holder) }
+
+  @Test(
+    "a temporary whose pid runs nowhere here but whose writer holds its lease is left by check, scan and serve; once the lease is dropped it goes"
+  )
+  func temporaries() throws {
+    let (served, dead, _) = try TemporariesTests.library()
+    let holders = try dead.map { try Self.holder(served.folder.file($0)) }
+    let check = try CLI.run(["check", "--repair", served.root])
+    #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    #expect(!check.stdout.contains("whose writer is gone"), "\(check.stdout)")
+    #expect(try CLI.run(["scan", served.root]).status == 0)
+    let server = try ServeProcess(served.root)
+    #expect(server.stop() == 0)
+    #expect(dead.allSatisfy { TemporariesTests.exists(served, $0) })
+    // An edit's replacement of the file the temporary belongs to sweeps its leftovers too.
+    let edit = try CLI.run(["edit", served.folder.file("orientation-1.jpg"), "--filter", "noir"])
+    #expect(edit.status == 0, "\(edit.stderr)")
+    #expect(dead.allSatisfy { TemporariesTests.exists(served, $0) })
+
+    holders.forEach(Self.release)
+    let repair = try CLI.run(["check", "--repair", served.root])
+    #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+    #expect(dead.allSatisfy { !TemporariesTests.exists(served, $0) })
+  }
+
+  @Test(
+    "a job recorded as running by a process of another machine is running while its lease is held (no resume), interrupted once it is dropped (resumable)"
+  )
+  func jobs() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let ids = try served.ids()
+    let id = JobRecord.newID()
+    // Its owner: a pid of another boot (another machine): the pid says nothing here.
+    let stored = StoredJob(
+      id: id, name: "trash", action: try #require(JobLog.encode(.trash, quality: nil)),
+      ids: ids, state: "running",
+      owner: ProcessStamp(pid: getpid(), started: 1, boot: String(repeating: "0", count: 32))
+        .description,
+      started: Date().timeIntervalSince1970, ended: nil)
+    try served.library.catalogCall { try $0.saveJob(stored) }
+    // No lease at all: the process is gone.
+    #expect(try served.library.jobRecord(id)?.state == .interrupted)
+
+    let lease = try #require(JobLease.path(id, in: served.library))
+    try FileManager.default.createDirectory(
+      atPath: (lease as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    let holder = try Self.holder(lease)
+    #expect(try served.library.jobRecord(id)?.state == .running)
+    #expect(throws: DarkroomError.self) { try served.library.resumeJob(id) }
+    Self.release(holder)
+    #expect(try served.library.jobRecord(id)?.state == .interrupted)
+
+    // Resumed here, it holds its own lease while it runs and removes it at its end.
+    let request = try served.library.resumeJob(id)
+    let counts = try LibraryJob(request).run { _, _ in
+      #expect(FileLease.isHeld(lease) == true)
+    }
+    #expect(counts.done == 1)
+    #expect(!FileManager.default.fileExists(atPath: lease))
+    #expect(try served.library.jobRecord(id)?.state == .finished)
+  }
+}

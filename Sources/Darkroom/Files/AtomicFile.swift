@@ -41,6 +41,9 @@ public enum AtomicFile {
       folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else { throw writeError(path, errno) }
+    // Held until the rename (the descriptor is closed after it): a sweep on another machine
+    // sharing the folder leaves the temporary alone.
+    FileLease.hold(fd)
     fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
     if let owner { _ = fchown(fd, owner.user, owner.group) }  // only root may give files away
     var ok =
@@ -67,13 +70,14 @@ public enum AtomicFile {
       ok = false
       failure = errno
     }
-    close(fd)
     if ok { FaultInjection.point(faultPoint) }
     guard ok, rename(temporary, path) == 0 else {
       if ok { failure = errno }
       unlink(temporary)
+      close(fd)
       throw writeError(path, failure)
     }
+    close(fd)
     if durable { syncFolder(folder) }
   }
 
@@ -134,14 +138,20 @@ public enum AtomicFile {
   }
 
   /// Removes temporary files that a killed writer of `name` left behind: `.NAME.PID.N.tmp`
-  /// whose process is gone.
+  /// whose writer is gone (``Library/isAbandonedTemporary(_:in:)``).
   static func removeAbandonedTemporaries(of name: String, in folder: String) {
     let prefix = ".\(name)."
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-    for candidate in names where candidate.hasPrefix(prefix) && candidate.hasSuffix(".tmp") {
-      let parts = candidate.dropFirst(prefix.count).split(separator: ".")
-      guard parts.count == 3, let pid = Int32(parts[0]) else { continue }
-      if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + candidate) }
+    let candidates = names.filter {
+      $0.hasPrefix(prefix) && $0.hasSuffix(".tmp")
+        && $0.dropFirst(prefix.count).split(separator: ".").count == 3
+    }
+    guard !candidates.isEmpty else { return }
+    let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    defer { close(descriptor) }
+    for candidate in candidates where Library.isAbandonedTemporary(candidate, in: descriptor) {
+      unlinkat(descriptor, candidate, 0)
     }
   }
 

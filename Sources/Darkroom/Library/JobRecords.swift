@@ -1,4 +1,9 @@
 import FoundationEssentials
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A job over a library's assets as its catalog remembers it: a job whose
 /// ``JobRequest/recordID`` is set is written down as it starts, after each item, and as it
@@ -45,11 +50,11 @@ public struct JobRecord: Sendable, Equatable {
 }
 
 extension JobRecord {
-  /// What the catalog keeps of a job, with a `running` job whose process is gone read as
-  /// `interrupted`.
-  init(_ stored: StoredJob) {
+  /// What `library`'s catalog keeps of a job, with a `running` job whose process is gone
+  /// read as `interrupted`.
+  init(_ stored: StoredJob, in library: Library) {
     var state = State(rawValue: stored.state) ?? .interrupted
-    if state == .running, ProcessStamp(stored.owner)?.isRunning != true { state = .interrupted }
+    if state == .running, !JobLease.isRunning(stored, in: library) { state = .interrupted }
     self.init(
       id: stored.id, action: stored.name, state: state, total: stored.ids.count,
       done: stored.done.count, failures: stored.failures,
@@ -63,7 +68,7 @@ extension Library {
   ///
   /// - Throws: what the catalog throws.
   public func jobRecord(_ id: String) throws(DarkroomError) -> JobRecord? {
-    try catalogCall({ try $0.job(id) }).map(JobRecord.init)
+    try catalogCall({ try $0.job(id) }).map { JobRecord($0, in: self) }
   }
 
   /// A request that finishes a stopped or interrupted job: the same action, under the same
@@ -77,7 +82,7 @@ extension Library {
     guard let stored = try catalogCall({ try $0.job(id) }) else {
       throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
     }
-    let record = JobRecord(stored)
+    let record = JobRecord(stored, in: self)
     guard record.canResume else {
       throw DarkroomError(
         .invalidArgument,
@@ -109,6 +114,8 @@ struct JobLog: Sendable {
   let id: String
   let library: Library
   private let header: StoredJob
+  /// Held while this process runs the job: what tells another machine that it does.
+  private let lease: JobLease?
 
   /// The action as stored: what ``Library/resumeJob(_:)`` reads back.
   private struct Code: Codable {
@@ -129,6 +136,7 @@ struct JobLog: Sendable {
       let action = Self.encode(request.action, quality: request.settings.quality)
     else { return nil }
     (self.id, self.library) = (id, library)
+    lease = JobLease(id, in: library)  // before the record says who runs it
     let now = Date().timeIntervalSince1970
     header = StoredJob(
       id: id, name: request.action.name, action: action, ids: ids(),
@@ -152,6 +160,7 @@ struct JobLog: Sendable {
     ended.state = (stopped ? JobRecord.State.stopped : .finished).rawValue
     ended.ended = Date().timeIntervalSince1970
     write { [ended] in try $0.saveJob(ended) }
+    lease?.release()
   }
 
   /// A write to the record; one that fails is logged, and the job goes on.
@@ -193,5 +202,62 @@ struct JobLog: Sendable {
     case "restore": return (.restore, nil)
     default: return nil
     }
+  }
+}
+
+/// The lease (``FileLease``) of a recorded job, `.darkroom/jobs/ID.lease`, held by the
+/// process that runs it from its start to its end, and dropped by the kernel (or the file
+/// server) if that process dies first. A job's record names its owner by pid
+/// (``ProcessStamp``), which tells a process on the same machine, in the same boot, whether
+/// the owner runs; any other (another server sharing the library) asks the lease.
+final class JobLease: Sendable {
+  private let fd: Int32
+  private let path: String
+  private let released = Atomic<Bool>(false)
+
+  /// The lease's path; nil for an id that is not a plain name.
+  static func path(_ id: String, in library: Library) -> String? {
+    guard !id.isEmpty, id.count <= 64, id.utf8.allSatisfy({ isalnum(Int32($0)) != 0 }) else {
+      return nil
+    }
+    return library.rootPath + "/" + Library.folderName + "/jobs/" + id + ".lease"
+  }
+
+  /// Takes job `id`'s lease; nil where it cannot be (a read-only library: the pid is all
+  /// there is then).
+  init?(_ id: String, in library: Library) {
+    guard let path = Self.path(id, in: library) else { return nil }
+    mkdir(library.rootPath + "/" + Library.folderName + "/jobs", 0o755)
+    let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return nil }
+    // Held by another process (a resume that raced a process still ending): the job goes
+    // on without a lease rather than wait.
+    guard FileLease.flockFile(fd, LOCK_EX | LOCK_NB) == 0 else {
+      close(fd)
+      return nil
+    }
+    (self.fd, self.path) = (fd, path)
+  }
+
+  /// Ends the lease: the job ended.
+  func release() {
+    guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    unlink(path)
+    close(fd)
+  }
+
+  deinit { release() }
+
+  /// Whether the process that `stored` names as its owner still runs it: its pid says so
+  /// (this machine, this boot), or its lease does (another machine, or a container with
+  /// pids of its own on this one).
+  static func isRunning(_ stored: StoredJob, in library: Library) -> Bool {
+    if let owner = ProcessStamp(stored.owner), owner.boot == ProcessStamp.thisBoot,
+      owner.isRunning
+    {
+      return true
+    }
+    guard let path = path(stored.id, in: library) else { return false }
+    return FileLease.isHeld(path) == true
   }
 }

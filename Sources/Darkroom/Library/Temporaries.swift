@@ -43,7 +43,9 @@ extension Library {
           if path != cache { folders.append(path) }
           continue
         }
-        guard type == UInt8(DT_REG), Self.isAbandonedTemporary(name) else { continue }
+        guard type == UInt8(DT_REG), Self.isAbandonedTemporary(name, in: dirfd(directory)) else {
+          continue
+        }
         if removing, unlinkat(dirfd(directory), name, 0) == 0 {
           logger.notice("removed \(path): a temporary file whose writer died")
         }
@@ -53,13 +55,16 @@ extension Library {
     return found.sorted()
   }
 
-  /// Whether `name` is one of Darkroom's temporaries whose writer is gone (its process no
-  /// longer runs). One of this process's own is never.
-  static func isAbandonedTemporary(_ name: String) -> Bool {
+  /// Whether `name`, in the folder open as `folder`, is one of Darkroom's temporaries whose
+  /// writer is gone. One of this process's own is never; nor one whose pid a process here
+  /// has; nor one whose writer holds its lease (``FileLease``): a writer on another machine
+  /// sharing the folder, whose pid says nothing here.
+  static func isAbandonedTemporary(_ name: String, in folder: Int32) -> Bool {
     guard name.hasPrefix("."), let pid = writer(ofTemporary: name), pid != getpid() else {
       return false
     }
-    return kill(pid, 0) != 0 && errno == ESRCH
+    guard kill(pid, 0) != 0 && errno == ESRCH else { return false }
+    return FileLease.isHeld(name, in: folder) == false
   }
 
   /// The process that writes a temporary named `name`; nil for a name that is not one of

@@ -101,6 +101,9 @@ public final class Upload {
       close(folderFD)
       throw error
     }
+    // Held while the bytes arrive: a server on another machine sharing the library sweeps
+    // its dead writers' temporaries, not this one.
+    FileLease.hold(fd)
   }
 
   deinit {

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// Two `darkroom serve` processes over one library folder, as two servers behind a load
+/// balancer over shared storage would be: each sees what the other does through the catalog.
+@Suite("darkroom serve: several processes over one library", .timeLimit(.minutes(10)))
+struct SeveralServersTests {
+  /// The change feed's sequence number now, as `server` reports it (`: from N`).
+  static func cursor(_ server: ServeProcess) throws -> Int {
+    let feed = try server.request(
+      "GET", "/api/changes?follow=false", token: ServedLibrary.readToken)
+    let from = try #require(feed.text.range(of: ": from ")?.upperBound)
+    return try #require(Int(feed.text[from...].prefix { $0.isNumber }))
+  }
+
+  /// The pixel a quarter of the way across and down (the samples' centres are white).
+  static func quarterPixel(_ bytes: [UInt8]) throws -> [Double] {
+    let folder = try TemporaryFolder()
+    let image = try VipsImage.open(path: try folder.write("image", bytes), sequential: false)
+    return try image.pixel(x: image.width / 4, y: image.height / 4)
+  }
+
+  static func assetIDs(_ server: ServeProcess) throws -> [String] {
+    let list = try server.request("GET", "/api/assets?limit=100", token: ServedLibrary.readToken)
+    let assets = ServeProcess.json(list.text)["assets"] as? [[String: Any]] ?? []
+    return assets.compactMap { $0["id"] as? String }
+  }
+
+  @Test(
+    "an upload through A is in B's list and change feed; a noir job through B is A's next thumbnail; A killed mid-upload leaves nothing and B serves on"
+  )
+  func twoProcesses() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let a = try ServeProcess(served.root)
+    let b = try ServeProcess(served.root)
+    let photo = try Fixture.bytes(Fixture.sample("display-p3.jpg"))
+    let since = try Self.cursor(b)
+
+    let uploaded = try a.request("POST", "/api/uploads?name=new.jpg", body: photo)
+    #expect(uploaded.status == 201, "\(uploaded.text)")
+    let asset = ServeProcess.json(uploaded.text)["asset"] as? [String: Any]
+    let id = try #require(asset?["id"] as? String)
+    // B answers from the catalog A wrote: no wait, no poll of its own.
+    #expect(try Self.assetIDs(b).contains(id))
+    let feed = try b.request(
+      "GET", "/api/changes?since=\(since)&follow=false", token: ServedLibrary.readToken)
+    #expect(feed.text.contains("\"id\":\"\(id)\""), "\(feed.text)")
+    #expect(feed.text.contains("\"kind\":\"inserted\""))
+
+    // A renders (and caches) the unedited thumbnail; B runs the edit; A's next one is grey.
+    let before = try a.body("/api/assets/\(id)/thumbnail")
+    #expect(before.status == 200)
+    #expect(!isGrey(try Self.quarterPixel(before.bytes)))
+    let body = try JSONSerialization.data(withJSONObject: [
+      "action": "apply", "filters": ["noir"], "ids": [id],
+    ])
+    let started = try b.request("POST", "/api/jobs", body: Array(body))
+    #expect(started.status == 202, "\(started.text)")
+    let job = try #require(ServeProcess.json(started.text)["id"] as? String)
+    #expect(
+      try eventually {
+        let status = ServeProcess.json(try a.request("GET", "/api/jobs/\(job)").text)
+        return status["finished"] as? Bool == true && status["done"] as? Int == 1
+      })
+    let after = try a.body("/api/assets/\(id)/thumbnail")
+    #expect(after.status == 200)
+    let grey = try Self.quarterPixel(after.bytes)
+    #expect(grey.count == 1 || isGrey(grey), "\(grey)")
+
+    // A dies with half an upload in: nothing is catalogued, B goes on, and the next process
+    // on the library (a restarted A) removes the dead upload's temporary file.
+    let fd = try a.connect()
+    let head =
+      "POST /api/uploads?name=cut.jpg HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      + "Authorization: Bearer \(ServedLibrary.writeToken)\r\nContent-Length: \(photo.count)\r\n\r\n"
+    let other = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    a.send(fd, Array(head.utf8) + Array(other.prefix(other.count / 2)))
+    let uploads = served.root + "/Uploads"
+    let partial = {
+      ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).filter {
+        $0.hasSuffix(".partial")
+      }
+    }
+    #expect(eventually { partial().count == 1 })
+    kill(a.process.processIdentifier, SIGKILL)
+    a.process.waitUntilExit()
+    close(fd)
+    #expect(a.process.terminationReason == .uncaughtSignal)
+    #expect(try Self.assetIDs(b).count == 2)
+    #expect(try b.body("/api/assets/\(id)/thumbnail").status == 200)
+    let restarted = try ServeProcess(served.root)
+    #expect(partial().isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: uploads) == ["new.jpg"])
+    #expect(try Self.assetIDs(restarted).count == 2)
+    #expect(restarted.stop() == 0)
+    #expect(b.stop() == 0)
+    #expect(!b.stderr.contains(" 500 "), "\(b.stderr)")
+  }
+}
