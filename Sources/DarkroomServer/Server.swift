@@ -33,7 +33,9 @@ public struct DarkroomServer: Sendable {
     }
     self.library = library
     self.configuration = configuration
-    sessions = Sessions(spaceIdle: configuration.spaceIdle)
+    sessions = Sessions(
+      spaceIdle: configuration.spaceIdle,
+      store: SessionStore(library: library))
     var settings = Images.Settings()
     settings.pixels = configuration.pixels
     settings.renders = configuration.renderSlots

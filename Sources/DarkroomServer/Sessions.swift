@@ -1,4 +1,5 @@
 import Darkroom
+import Foundation
 
 /// A login to the gallery: what it may do, and the token its state-changing requests
 /// must carry (CSRF).
@@ -9,15 +10,21 @@ public struct Session: Sendable {
   var expires: ContinuousClock.Instant
   /// The end no use extends: ``Sessions/absoluteLifetime`` after the login.
   let ends: ContinuousClock.Instant
+  /// When its file (``SessionStore``) was last told of a use.
+  var touched: ContinuousClock.Instant
 }
 
-/// The gallery's sessions, in memory: a restart logs everyone out. A session may hold an
-/// unlocked encrypted space: its keys live here and nowhere else, and are zeroed when the
-/// session locks it, logs out or expires, when the space has been idle for `spaceIdle`,
-/// and when the server stops.
+/// The gallery's sessions, in memory, and in the library's ``SessionStore`` when it has one
+/// (every `serve` process over the library knows a session any of them made, a restart
+/// logs nobody out, and a logout through one process ends the session in all). A session
+/// may hold an unlocked encrypted space: its keys live in this process's memory and nowhere
+/// else, and are zeroed when the session locks it, logs out or expires, when the space has
+/// been idle for `spaceIdle`, and when the server stops (another process asks for the
+/// password again).
 final class Sessions: Sendable {
   private let sessions = Locked<[String: Session]>([:])
   private let spaces = Locked<[String: UnlockedSpace]>([:])
+  private let store: SessionStore?
   /// A session lasts this long after its last use...
   static let lifetime: Duration = .seconds(12 * 3600)
   /// ...and no longer than this after its login, however often it is used.
@@ -30,36 +37,67 @@ final class Sessions: Sendable {
     var lastUse: ContinuousClock.Instant
   }
 
-  init(spaceIdle: Duration = .seconds(15 * 60)) {
+  init(spaceIdle: Duration = .seconds(15 * 60), store: SessionStore? = nil) {
     self.spaceIdle = spaceIdle
+    self.store = store
   }
 
   func create(_ access: Access, at now: ContinuousClock.Instant = .now) -> Session {
     let session = Session(
       id: Tokens.random() + Tokens.random(), access: access, csrfToken: Tokens.random(),
-      expires: now + Self.lifetime, ends: now + Self.absoluteLifetime)
+      expires: now + Self.lifetime, ends: now + Self.absoluteLifetime, touched: now)
     sessions.withLock { sessions in
       // Expired sessions go when new ones come.
       sessions = sessions.filter { $0.value.expires > now }
       sessions[session.id] = session
     }
+    store?.sweep()
+    store?.save(session)
     return session
   }
 
   /// The live session `id`, its lifetime renewed (never past its absolute end); nil if
   /// there is none.
   func session(_ id: String, at now: ContinuousClock.Instant = .now) -> Session? {
-    sessions.withLock { sessions in
+    // Ended through another process (its file is gone): ended here too.
+    if let store, !store.holds(id) {
+      if sessions.withLock({ $0.removeValue(forKey: id) }) != nil { lock(id) }
+      return nil
+    }
+    var touch = false
+    let found = sessions.withLock { sessions -> Session? in
       guard var session = sessions[id], session.expires > now else { return nil }
       session.expires = min(now + Self.lifetime, session.ends)
+      if now - session.touched > SessionStore.touchInterval {
+        (session.touched, touch) = (now, true)
+      }
       sessions[id] = session
       return session
     }
+    if let found {
+      if touch { store?.touch(id) }
+      return found
+    }
+    // Made by another process (or before a restart): taken from its file.
+    guard let stored = store?.load(id) else { return nil }
+    let wall = Date().timeIntervalSince1970
+    let (idle, age) = (wall - stored.lastUse, wall - stored.login)
+    guard idle < Self.lifetime.wholeSeconds, age < Self.absoluteLifetime.wholeSeconds else {
+      return nil
+    }
+    let ends = now + .seconds(Self.absoluteLifetime.wholeSeconds - age)
+    let session = Session(
+      id: id, access: stored.access, csrfToken: stored.csrfToken,
+      expires: min(now + Self.lifetime, ends), ends: ends, touched: now)
+    sessions.withLock { $0[id] = session }
+    store?.touch(id)
+    return session
   }
 
   /// Ends session `id`, locking its space.
   func end(_ id: String) {
     _ = sessions.withLock { $0.removeValue(forKey: id) }
+    store?.remove(id)
     lock(id)
   }
 
@@ -125,6 +163,81 @@ final class Sessions: Sendable {
 
   /// How many sessions hold an unlocked space.
   var unlockedCount: Int { spaces.withLock { $0.count } }
+}
+
+/// The gallery's sessions as files in a library's `.darkroom/sessions/` (0700), one for
+/// each session (0600), named by the SHA-256 of its id (a listing names no session): its
+/// access, CSRF token and login time (wall clock); the file's modification time is its last
+/// use, told at most every ``touchInterval``. Every `serve` process over the library (on
+/// this machine or another sharing it) reads the same files: behind a load balancer, a
+/// request may land on any of them.
+struct SessionStore: Sendable {
+  let folder: String
+  /// A use is written to the file at most this often: the idle lifetime is 12 hours.
+  static let touchInterval: Duration = .seconds(60)
+
+  struct Stored {
+    var access: Access
+    var csrfToken: String
+    var login: Double
+    var lastUse: Double
+  }
+
+  /// The store of `library`; nil where its `.darkroom/` cannot be written (sessions are
+  /// then this process's alone).
+  init?(library: Library) {
+    folder = library.metadataFolder.path + "/sessions"
+    mkdir(folder, 0o700)
+    var info = stat()
+    guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+      Glibc.access(folder, W_OK) == 0
+    else { return nil }
+  }
+
+  private func path(_ id: String) -> String { folder + "/" + ContentHash.of(text: id).hex }
+
+  func save(_ session: Session) {
+    let text = "\(session.access.rawValue)\n\(session.csrfToken)\n\(Date().timeIntervalSince1970)\n"
+    try? AtomicFile.write(Array(text.utf8), to: path(session.id), mode: 0o600, sweep: false)
+  }
+
+  /// Whether session `id` has a file (it has not ended).
+  func holds(_ id: String) -> Bool { Glibc.access(path(id), F_OK) == 0 }
+
+  func load(_ id: String) -> Stored? {
+    let path = path(id)
+    var info = stat()
+    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 4096,
+      let data = FileManager.default.contents(atPath: path)
+    else { return nil }
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+    guard lines.count == 3, let access = Access(rawValue: String(lines[0])),
+      let login = Double(lines[2])
+    else { return nil }
+    return Stored(
+      access: access, csrfToken: String(lines[1]), login: login,
+      lastUse: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+  }
+
+  func touch(_ id: String) { utimensat(AT_FDCWD, path(id), nil, 0) }
+
+  func remove(_ id: String) { unlink(path(id)) }
+
+  /// Removes the files of sessions idle past their lifetime.
+  func sweep() {
+    let oldest = Date().timeIntervalSince1970 - Sessions.lifetime.wholeSeconds
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+      var info = stat()
+      guard lstat(folder + "/" + name, &info) == 0, Double(info.st_mtim.tv_sec) < oldest
+      else { continue }
+      unlink(folder + "/" + name)
+    }
+  }
+}
+
+extension Duration {
+  /// Whole seconds, as a `Double`.
+  fileprivate var wholeSeconds: Double { Double(components.seconds) }
 }
 
 /// A token bucket per client: `rate` failed guesses a second sustained, `burst` at once.

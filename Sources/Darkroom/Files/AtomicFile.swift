@@ -138,7 +138,7 @@ public enum AtomicFile {
   }
 
   /// Removes temporary files that a killed writer of `name` left behind: `.NAME.PID.N.tmp`
-  /// whose writer is gone (``Library/isAbandonedTemporary(_:in:)``).
+  /// whose writer is gone (``FileLease/isAbandonedTemporary(_:in:)``).
   static func removeAbandonedTemporaries(of name: String, in folder: String) {
     let prefix = ".\(name)."
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
@@ -150,7 +150,7 @@ public enum AtomicFile {
     let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard descriptor >= 0 else { return }
     defer { close(descriptor) }
-    for candidate in candidates where Library.isAbandonedTemporary(candidate, in: descriptor) {
+    for candidate in candidates where FileLease.isAbandonedTemporary(candidate, in: descriptor) {
       unlinkat(descriptor, candidate, 0)
     }
   }

@@ -34,3 +34,30 @@ enum FileLease {
     return errno == EWOULDBLOCK ? true : nil
   }
 }
+
+extension FileLease {
+  /// Whether `name`, in the folder open as `folder`, is one of Darkroom's temporaries whose
+  /// writer is gone. One of this process's own is never; nor one whose pid a process here
+  /// has; nor one whose writer holds its lease (``FileLease``): a writer on another machine
+  /// sharing the folder, whose pid says nothing here.
+  static func isAbandonedTemporary(_ name: String, in folder: Int32) -> Bool {
+    guard name.hasPrefix("."), let pid = writer(ofTemporary: name), pid != getpid() else {
+      return false
+    }
+    guard kill(pid, 0) != 0 && errno == ESRCH else { return false }
+    return FileLease.isHeld(name, in: folder) == false
+  }
+
+  /// The process that writes a temporary named `name`; nil for a name that is not one of
+  /// Darkroom's temporaries.
+  static func writer(ofTemporary name: String) -> pid_t? {
+    let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+    if name.hasPrefix(".upload."), name.hasSuffix(".partial"), parts.count == 5 {
+      return pid_t(parts[2])  // "", "upload", PID, N, "partial"
+    }
+    if name.hasSuffix(".tmp"), parts.count >= 5, UInt32(parts[parts.count - 2]) != nil {
+      return pid_t(parts[parts.count - 3])  // "", NAME..., PID, N, "tmp"
+    }
+    return nil
+  }
+}

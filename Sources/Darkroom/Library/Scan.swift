@@ -418,7 +418,7 @@ private struct Scanner {
       let name = FileNames.entry(entry)
       if name.hasPrefix(".") {
         // A temporary that a killed writer left (an upload, an edit) goes as it is seen.
-        if Library.isAbandonedTemporary(name, in: dirfd(directory)) {
+        if FileLease.isAbandonedTemporary(name, in: dirfd(directory)) {
           unlinkat(dirfd(directory), name, 0)
         }
         continue
