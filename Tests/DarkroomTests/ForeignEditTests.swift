@@ -47,6 +47,27 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "the catalog's JSON of settings reads back as they were: quotes, backslashes, control characters, non-ASCII, empty"
+  )
+  func catalogJSON() throws {
+    let hostile = "a\"b\\c\nd\re\tf\u{1}g\u{1F}h/é漢字😀"
+    let settings = ForeignSettings(
+      program: "lightroom", source: "a\"b.xmp",
+      values: ["CropLeft": "0.1", hostile: hostile, "": "", "Name\u{0}": "\u{7F}"],
+      instances: ["crop", hostile])
+    let text = settings.catalogJSON
+    let decoded = try JSONDecoder().decode(ForeignSettings.self, from: Data(text.utf8))
+    #expect(decoded == settings, "\(text)")
+    // Parsed as JSON by another reader too, with the same strings.
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    #expect((object["values"] as? [String: String])?[hostile] == hostile)
+    let empty = ForeignSettings(program: "darktable", source: "XMP", values: [:], instances: [])
+    #expect(
+      empty.catalogJSON == #"{"instances":[],"program":"darktable","source":"XMP","values":{}}"#)
+  }
+
+  @Test(
     "a sidecar's crop and grayscale (orientation 6, exiftool) and an embedded crop (orientation 8, exiv2): info says what is rendered and not, --from-xmp renders it, revert restores, the sidecar is untouched"
   )
   func cropAndGrayscale() throws {

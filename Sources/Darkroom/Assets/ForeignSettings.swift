@@ -32,6 +32,44 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
     String(ContentHash.of(bytes: Canonical.json(self)).hex.prefix(16))
   }
 
+  /// The settings as the catalog keeps them: JSON that `JSONDecoder` reads back as they
+  /// are, written by hand, keys in order (a scan writes one for each photo edited elsewhere,
+  /// and `JSONEncoder` cost as much as reading the settings).
+  var catalogJSON: String {
+    var out = "{\"instances\":["
+    out += instances.map(Self.jsonString).joined(separator: ",")
+    out += "],\"program\":" + Self.jsonString(program)
+    out += ",\"source\":" + Self.jsonString(source) + ",\"values\":{"
+    out += values.sorted { $0.key < $1.key }
+      .map { Self.jsonString($0.key) + ":" + Self.jsonString($0.value) }
+      .joined(separator: ",")
+    return out + "}}"
+  }
+
+  /// `text` as a JSON string: quotes, backslashes and control characters escaped, the rest
+  /// as it is (UTF-8).
+  static func jsonString(_ text: String) -> String {
+    if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+      return "\"" + text + "\""
+    }
+    var out = "\""
+    out.reserveCapacity(text.utf8.count + 2)
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+
   /// The settings in the sidecars beside the file at `path` (the winning sidecar's, as
   /// ``AssetMetadata`` reads them); nil for none. What a renderer handed only the file's
   /// bytes cannot read for itself.

@@ -547,7 +547,7 @@ public final class SQLiteCatalog: Catalog {
       Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
       Self.keywordText(a.people), a.exifThumbnail?.offset, a.exifThumbnail?.length,
       a.motionVideo?.offset, a.motionVideo?.length, a.liveVideo,
-      a.foreignSettings.map { String(decoding: Canonical.json($0), as: UTF8.self) },
+      a.foreignSettings?.catalogJSON,
     ]
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
