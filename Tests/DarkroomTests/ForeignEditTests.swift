@@ -47,6 +47,38 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "whether settings are shown is what building their edit says, for every mix of crop, grayscale, tone, already applied and neutral values"
+  )
+  func shownMatchesTheEdit() {
+    let choices: [(String, [String])] = [
+      ("HasCrop", ["True", "False", "true"]), ("ConvertToGrayscale", ["True", "False"]),
+      ("AlreadyApplied", ["True", "False"]), ("Exposure2012", ["0", "+1.00", " 0 ", "9"]),
+      ("CropLeft", ["0.1", "0.9"]), ("Clarity2012", ["0", "+10"]),
+    ]
+    var settings = [
+      ForeignSettings(program: "lightroom", source: "a.xmp", values: [:], instances: [])
+    ]
+    for (name, options) in choices {
+      settings = settings.flatMap { base in
+        [base]
+          + options.map { option in
+            var copy = base
+            copy.values[name] = option
+            return copy
+          }
+      }
+    }
+    #expect(settings.count == 4 * 3 * 3 * 5 * 3 * 3)
+    var shown = 0
+    for s in settings {
+      let built = ForeignEdit(s, width: 600, height: 400).map { !$0.alreadyApplied } ?? false
+      #expect(s.isShown(width: 600, height: 400) == built, "\(s.values)")
+      if built { shown += 1 }
+    }
+    #expect(shown > 0 && shown < settings.count)
+  }
+
+  @Test(
     "the catalog's JSON of settings reads back as they were: quotes, backslashes, control characters, non-ASCII, empty"
   )
   func catalogJSON() throws {

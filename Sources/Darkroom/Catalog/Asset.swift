@@ -310,7 +310,12 @@ extension Asset {
       (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
       // (Settings already applied to the pixels, as in a JPEG Lightroom exported, are not
       // an edit made elsewhere: the file is shown as it is.)
-      foreignSettings = m.foreignEdit.map { $0.alreadyApplied ? nil : m.foreignSettings } ?? nil
+      foreignSettings =
+        m.darkroomEdited
+        ? nil
+        : m.foreignSettings.flatMap {
+          $0.isShown(width: m.displayWidth, height: m.displayHeight) ? $0 : nil
+        }
     case .video(let v):
       mediaType = .video
       format = v.format

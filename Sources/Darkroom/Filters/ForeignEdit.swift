@@ -463,6 +463,22 @@ extension AssetMetadata {
   }
 }
 
+extension ForeignSettings {
+  /// Whether an image `width` x `height` upright shows these settings: they make a
+  /// ``ForeignEdit`` that is not already applied to the pixels. Plain cases (Lightroom's
+  /// `AlreadyApplied`, a crop, grayscale) are answered without building the edit, which a
+  /// scan would otherwise do for every photo edited elsewhere.
+  public func isShown(width: Int, height: Int) -> Bool {
+    if program == "lightroom" {
+      func flag(_ name: String) -> Bool { values[name]?.lowercased() == "true" }
+      if flag("AlreadyApplied") { return false }
+      // A crop is rendered or reported as ignored, grayscale is a tone node: an edit either way.
+      if flag("HasCrop") || flag("ConvertToGrayscale") { return true }
+    }
+    return ForeignEdit(self, width: width, height: height).map { !$0.alreadyApplied } ?? false
+  }
+}
+
 extension ForeignEdit {
   /// What Darkroom renders for `settings` on an image `width` x `height` upright (its
   /// size places an angled crop): nil when they change nothing Darkroom could say.
