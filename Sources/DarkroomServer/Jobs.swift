@@ -33,8 +33,10 @@ final class Job: Sendable {
   let library: Library
   /// Assets done before this process took the job on (a resumed job).
   private let doneBefore: Int
-  /// Read from the catalog: this process runs it not, so no progress comes through it.
+  /// Read from the catalog: another process runs it, and its progress is followed there.
   private let fromCatalog: Bool
+  /// How often a job another process runs is read again from the catalog for its events.
+  static let catalogPoll: Duration = .milliseconds(250)
   private let state: Locked<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
 
@@ -43,9 +45,14 @@ final class Job: Sendable {
     state = Locked((Status(id: id, action: action, total: total, done: doneBefore), [:]))
   }
 
-  /// A job another process ran, as the catalog recorded it.
+  /// A job another process runs or ran, as the catalog recorded it.
   init(_ record: JobRecord, library: Library) {
     (id, self.library, doneBefore, fromCatalog) = (record.id, library, record.done, true)
+    state = Locked((Self.status(record, library: library), [:]))
+  }
+
+  /// What a client sees of a job the catalog recorded.
+  static func status(_ record: JobRecord, library: Library) -> Status {
     var status = Status(
       id: record.id, action: record.action, total: record.total, done: record.done,
       failed: record.failures.count, finished: record.state != .running, state: record.state)
@@ -54,7 +61,7 @@ final class Job: Sendable {
         id: $0.id.rawValue, status: .failed,
         error: ErrorMiddleware.scrub($0.error, library: library))
     }
-    state = Locked((status, [:]))
+    return status
   }
 
   var status: Status { state.withLock { $0.status } }
@@ -70,16 +77,45 @@ final class Job: Sendable {
       if status.finished {
         continuation.yield(.finished(status))
         continuation.finish()
-      } else if fromCatalog {
-        // Another process runs it: where it is now, and the stream ends (ask again).
-        continuation.yield(.progress(status, nil))
-        continuation.finish()
-      } else {
-        continuation.yield(.progress(status, nil))
+        return
       }
+      continuation.yield(.progress(status, nil))
+      // Another process runs it (a server behind the same balancer): its progress is
+      // followed in the catalog, which that process writes after each item.
+      let follower = fromCatalog ? Task { await self.follow(from: status, key: key) } : nil
       continuation.onTermination = { [weak self] _ in
+        follower?.cancel()
         _ = self?.state.withLock { $0.listeners.removeValue(forKey: key) }
       }
+    }
+  }
+
+  /// Reads the job again from the catalog until it ends, telling listener `key` of each
+  /// step (and of new failures, one outcome each).
+  private func follow(from start: Status, key: Int) async {
+    var last = start
+    while !Task.isCancelled {
+      try? await Task.sleep(for: Self.catalogPoll)
+      guard !Task.isCancelled,
+        let listener = state.withLock({ $0.listeners[key] }),
+        let record = try? await blocking({ [library, id] () throws(DarkroomError) in
+          try library.jobRecord(id)
+        })
+      else { continue }
+      let status = Self.status(record, library: library)
+      state.withLock { $0.status = status }
+      if status.finished {
+        state.withLock { _ = $0.listeners.removeValue(forKey: key) }
+        listener.yield(.finished(status))
+        listener.finish()
+        return
+      }
+      guard status.done != last.done || status.failed != last.failed else { continue }
+      for failure in status.failures.dropFirst(last.failures.count) {
+        listener.yield(.progress(status, failure))
+      }
+      if status.failures.count == last.failures.count { listener.yield(.progress(status, nil)) }
+      last = status
     }
   }
 

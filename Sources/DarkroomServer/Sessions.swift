@@ -12,6 +12,10 @@ public struct Session: Sendable {
   let ends: ContinuousClock.Instant
   /// When its file (``SessionStore``) was last told of a use.
   var touched: ContinuousClock.Instant
+  /// It has a file (``SessionStore``): other processes know it, and its file's removal by
+  /// one of them ends it here too. False where the file could not be written (a full disk):
+  /// the session is then this process's alone.
+  var shared = false
 }
 
 /// The gallery's sessions, in memory, and in the library's ``SessionStore`` when it has one
@@ -43,27 +47,22 @@ final class Sessions: Sendable {
   }
 
   func create(_ access: Access, at now: ContinuousClock.Instant = .now) -> Session {
-    let session = Session(
+    var session = Session(
       id: Tokens.random() + Tokens.random(), access: access, csrfToken: Tokens.random(),
       expires: now + Self.lifetime, ends: now + Self.absoluteLifetime, touched: now)
-    sessions.withLock { sessions in
+    store?.sweep()
+    session.shared = store?.save(session) ?? false
+    sessions.withLock { [session] sessions in
       // Expired sessions go when new ones come.
       sessions = sessions.filter { $0.value.expires > now }
       sessions[session.id] = session
     }
-    store?.sweep()
-    store?.save(session)
     return session
   }
 
   /// The live session `id`, its lifetime renewed (never past its absolute end); nil if
   /// there is none.
   func session(_ id: String, at now: ContinuousClock.Instant = .now) -> Session? {
-    // Ended through another process (its file is gone): ended here too.
-    if let store, !store.holds(id) {
-      if sessions.withLock({ $0.removeValue(forKey: id) }) != nil { lock(id) }
-      return nil
-    }
     var touch = false
     let found = sessions.withLock { sessions -> Session? in
       guard var session = sessions[id], session.expires > now else { return nil }
@@ -75,6 +74,11 @@ final class Sessions: Sendable {
       return session
     }
     if let found {
+      // Ended through another process (its file is gone): ended here too.
+      if found.shared, let store, !store.holds(id) {
+        end(id)
+        return nil
+      }
       if touch { store?.touch(id) }
       return found
     }
@@ -86,9 +90,10 @@ final class Sessions: Sendable {
       return nil
     }
     let ends = now + .seconds(Self.absoluteLifetime.wholeSeconds - age)
-    let session = Session(
+    var session = Session(
       id: id, access: stored.access, csrfToken: stored.csrfToken,
       expires: min(now + Self.lifetime, ends), ends: ends, touched: now)
+    session.shared = true
     sessions.withLock { $0[id] = session }
     store?.touch(id)
     return session
@@ -196,9 +201,12 @@ struct SessionStore: Sendable {
 
   private func path(_ id: String) -> String { folder + "/" + ContentHash.of(text: id).hex }
 
-  func save(_ session: Session) {
+  /// Writes session `session`'s file; false if it could not be written.
+  func save(_ session: Session) -> Bool {
     let text = "\(session.access.rawValue)\n\(session.csrfToken)\n\(Date().timeIntervalSince1970)\n"
-    try? AtomicFile.write(Array(text.utf8), to: path(session.id), mode: 0o600, sweep: false)
+    return
+      (try? AtomicFile.write(Array(text.utf8), to: path(session.id), mode: 0o600, sweep: false))
+      != nil
   }
 
   /// Whether session `id` has a file (it has not ended).

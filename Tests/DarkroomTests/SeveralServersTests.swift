@@ -174,4 +174,52 @@ struct SeveralServersTests {
     #expect(restarted.stop() == 0)
     #expect(b.stop() == 0)
   }
+
+  @Test(
+    "a job run through B is followed through A to its end: A's events come from the catalog, not one snapshot"
+  )
+  func jobFollowedElsewhere() throws {
+    let served = try ServedLibrary()
+    let ids = try served.ids().map(\.rawValue)
+    // While the gate file exists, B's job items wait: the job is caught running.
+    let gates = try TemporaryFolder()
+    let gate = try gates.write("gate", [1])
+    let a = try ServeProcess(served.root)
+    let b = try ServeProcess(served.root, environment: ["DARKROOM_TEST_JOB_GATE": gate])
+    let body = try JSONSerialization.data(withJSONObject: [
+      "action": "apply", "filters": ["noir"], "ids": ids,
+    ])
+    let started = try b.request("POST", "/api/jobs", body: Array(body))
+    #expect(started.status == 202, "\(started.text)")
+    let job = try #require(ServeProcess.json(started.text)["id"] as? String)
+    #expect(try eventually { try a.request("GET", "/api/jobs/\(job)").status == 200 })
+
+    // A's event stream: the job where it is (running, nothing done), then, once the gate
+    // opens, the steps B records, to the end.
+    let fd = try a.connect()
+    defer { close(fd) }
+    a.send(
+      fd,
+      Array(
+        ("GET /api/jobs/\(job)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+          + "Authorization: Bearer \(ServedLibrary.readToken)\r\n\r\n").utf8))
+    var stream: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    func text() -> String { String(decoding: stream, as: UTF8.self) }
+    while !text().contains("event: progress"), case let n = read(fd, &buffer, buffer.count), n > 0 {
+      stream += buffer[0..<n]
+    }
+    let first = text()
+    #expect(first.contains("\"done\":0"), "\(first)")
+    #expect(!first.contains("event: done"))
+    unlink(gate)
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { stream += buffer[0..<n] }
+    let all = text()
+    let end = try #require(all.range(of: "event: done")?.upperBound, "\(all)")
+    let last = all[end...]
+    #expect(last.contains("\"done\":\(ids.count)"), "\(last)")
+    #expect(last.contains("\"state\":\"finished\""))
+    #expect(b.stop() == 0)
+    #expect(a.stop() == 0)
+  }
 }

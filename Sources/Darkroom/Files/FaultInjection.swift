@@ -65,6 +65,18 @@ enum FaultInjection {
     while access(renderGate, F_OK) == 0 { usleep(20_000) }
   }
 
+  /// Tests of a server in another process: while the file `DARKROOM_TEST_JOB_GATE` names
+  /// exists, each item of a library job waits before its work (a job caught running). Unset,
+  /// nothing waits.
+  private static let jobGate: String? = getenv("DARKROOM_TEST_JOB_GATE").map {
+    String(cString: $0)
+  }
+
+  static func waitAtJobGate() {
+    guard let jobGate else { return }
+    while access(jobGate, F_OK) == 0 { usleep(20_000) }
+  }
+
   static func point(_ name: String) {
     guard let armed, armed.point == name else { return }
     if hits.add(1, ordering: .relaxed).newValue >= armed.hit {

@@ -323,6 +323,7 @@ public final class LibraryJob: Sendable {
     var fileEditor: Editor { Editor(settings) }
 
     func perform(_ reference: Reference) -> BatchOutcome {
+      FaultInjection.waitAtJobGate()
       var outcome = BatchOutcome(file: "", status: .done)
       do throws(DarkroomError) {
         switch reference {
