@@ -40,5 +40,6 @@ start a
 A=$PORT
 start b
 B=$PORT
-/usr/bin/python3 "$ROOT/Benchmarks/change_delay.py" "$A" "$B" "$TOKEN" \
-  $(for i in $(seq 1 "$UPLOADS"); do echo "$PHOTOS/u$i.jpg"; done)
+uploads=()
+for i in $(seq 1 "$UPLOADS"); do uploads+=("$PHOTOS/u$i.jpg"); done
+/usr/bin/python3 "$ROOT/Benchmarks/change_delay.py" "$A" "$B" "$TOKEN" "${uploads[@]}"

@@ -4,8 +4,8 @@
 # process with SIGKILL in the middle of its share (as a crash would) and cancels another with
 # scancel, submits the tasks left incomplete again, and merges the reports: every input done exactly once, every output whole, nothing partial.
 #
-# Usage (as root, or with sudo: it installs slurm-wlm and munge, and starts munged, slurmctld
-# and slurmd; they are stopped at the end):
+# Usage (as root, or with sudo: it installs slurm-wlm and munge, and starts slurmctld, slurmd
+# and, if none runs, munged; what it started is stopped at the end):
 #   Scripts/slurm-apply.sh [PHOTOS] [SHARDS]        (defaults: 240 photos, 4 shards)
 # DARKROOM=path/to/darkroom uses that build (default: the release build, made if missing).
 # The daemons read only the scratch folder's slurm.conf: /etc/slurm is not touched.
@@ -28,10 +28,12 @@ OUT="$W/out"
 mkdir -p "$IN" "$OUT" "$W/reports" "$W/logs" "$W/state" "$W/spool"
 export SLURM_CONF="$W/slurm.conf"
 
+STARTED_MUNGE=""
 stop() {
   for daemon in slurmd slurmctld; do
-    [ -f "$W/$daemon.pid" ] && kill "$(cat "$W/$daemon.pid")" 2>/dev/null || true
+    if [ -f "$W/$daemon.pid" ]; then kill "$(cat "$W/$daemon.pid")" 2>/dev/null || true; fi
   done
+  if [ -n "$STARTED_MUNGE" ]; then pkill -x munged || true; fi
 }
 trap stop EXIT
 
@@ -39,6 +41,7 @@ trap stop EXIT
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
   install -d -o munge -g munge -m 0755 /run/munge
   runuser -u munge -- /usr/sbin/munged
+  STARTED_MUNGE=1
   for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 
