@@ -260,5 +260,23 @@ struct OtherMachineWriterTests {
     #expect(counts.done == 1)
     #expect(!FileManager.default.fileExists(atPath: lease))
     #expect(try served.library.jobRecord(id)?.state == .finished)
+
+    // A job's start sweeps the leases nobody holds (jobs whose process died, never
+    // resumed), not one that is held.
+    let folder = (lease as NSString).deletingLastPathComponent
+    let stale = folder + "/" + JobRecord.newID() + ".lease"
+    let held = folder + "/" + JobRecord.newID() + ".lease"
+    _ = FileManager.default.createFile(atPath: stale, contents: nil)
+    let holding = try Self.holder(held)
+    defer { Self.release(holding) }
+    var again = JobRequest(.trash, on: .assets(ids), in: served.library)
+    again.recordID = JobRecord.newID()
+    _ = try LibraryJob(again).run()
+    #expect(!FileManager.default.fileExists(atPath: stale))
+    #expect(FileManager.default.fileExists(atPath: held))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: folder) == [
+        (held as NSString).lastPathComponent
+      ])
   }
 }

@@ -144,6 +144,7 @@ struct JobLog: Sendable {
       started: now, ended: nil)
     // Jobs are kept a month, and the last thousand however old.
     write { try $0.forgetJobs(endedBefore: now - 30 * 86_400, keeping: 1000) }
+    JobLease.sweep(library)
     write { [header] in try $0.saveJob(header) }
   }
 
@@ -227,16 +228,55 @@ final class JobLease: Sendable {
   /// there is then).
   init?(_ id: String, in library: Library) {
     guard let path = Self.path(id, in: library) else { return nil }
-    mkdir(library.rootPath + "/" + Library.folderName + "/jobs", 0o755)
-    let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { return nil }
-    // Held by another process (a resume that raced a process still ending): the job goes
-    // on without a lease rather than wait.
-    guard FileLease.flockFile(fd, LOCK_EX | LOCK_NB) == 0 else {
+    mkdir(Self.folder(library), 0o755)
+    // A sweep (``sweep(_:)``) may remove the file between its opening and its lock: the
+    // lease is taken again on the file the path names.
+    for _ in 0..<10 {
+      let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+      guard fd >= 0 else { return nil }
+      // Held: by a sweep for an instant (it removes the file), or by another process (a
+      // resume that raced a process still ending): tried again briefly, then the job goes
+      // on without a lease rather than wait.
+      guard FileLease.flockFile(fd, LOCK_EX | LOCK_NB) == 0 else {
+        close(fd)
+        usleep(1000)
+        continue
+      }
+      var held = stat()
+      var named = stat()
+      if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino,
+        held.st_dev == named.st_dev
+      {
+        (self.fd, self.path) = (fd, path)
+        return
+      }
       close(fd)
-      return nil
     }
-    (self.fd, self.path) = (fd, path)
+    return nil
+  }
+
+  static func folder(_ library: Library) -> String {
+    library.rootPath + "/" + Library.folderName + "/jobs"
+  }
+
+  /// Removes the leases nobody holds: those of jobs whose process died and that were never
+  /// resumed (a resume takes the lease again). Returns how many it removed.
+  @discardableResult
+  static func sweep(_ library: Library) -> Int {
+    let folder = folder(library)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    var removed = 0
+    for name in names where name.hasSuffix(".lease") {
+      let fd = open(folder + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+      guard fd >= 0 else { continue }
+      // Taken, so that nobody takes it while it goes; a lease being taken anew finds its
+      // file gone and makes another (``init(_:in:)``).
+      if FileLease.flockFile(fd, LOCK_EX | LOCK_NB) == 0, unlink(folder + "/" + name) == 0 {
+        removed += 1
+      }
+      close(fd)
+    }
+    return removed
   }
 
   /// Ends the lease: the job ended.
