@@ -32,6 +32,9 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
     String(ContentHash.of(bytes: Canonical.json(self)).hex.prefix(16))
   }
 
+  /// Whether setting `name` is `True` (Lightroom's booleans, in any case).
+  func flag(_ name: String) -> Bool { values[name]?.lowercased() == "true" }
+
   /// The settings as the catalog keeps them: JSON that `JSONDecoder` reads back as they
   /// are, written by hand, keys in order (a scan writes one for each photo edited elsewhere,
   /// and `JSONEncoder` cost as much as reading the settings).

@@ -308,14 +308,7 @@ extension Asset {
       if region == "" { region = nil }
       exifThumbnail = m.exifThumbnail
       (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
-      // (Settings already applied to the pixels, as in a JPEG Lightroom exported, are not
-      // an edit made elsewhere: the file is shown as it is.)
-      foreignSettings =
-        m.darkroomEdited
-        ? nil
-        : m.foreignSettings.flatMap {
-          $0.isShown(width: m.displayWidth, height: m.displayHeight) ? $0 : nil
-        }
+      foreignSettings = m.shownForeignSettings
     case .video(let v):
       mediaType = .video
       format = v.format

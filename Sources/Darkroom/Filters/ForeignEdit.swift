@@ -61,16 +61,15 @@ public struct ForeignEdit: Sendable, Equatable, Codable {
         $0.isFinite ? $0 : nil
       }
     }
-    func flag(_ name: String) -> Bool { text(name)?.lowercased() == "true" }
     var edit = ForeignEdit(
       program: "lightroom", source: source, graph: FilterGraph(nodes: []), rendered: [],
-      approximated: [], ignored: [], alreadyApplied: flag("AlreadyApplied"))
+      approximated: [], ignored: [], alreadyApplied: settings.flag("AlreadyApplied"))
     var nodes: [FilterNode] = []
     var handled: Set<String> = []
 
     // The crop: fractions of the upright original; an angle turns its rectangle.
     let sides = ["CropLeft", "CropTop", "CropRight", "CropBottom"]
-    if flag("HasCrop") {
+    if settings.flag("HasCrop") {
       handled.formUnion(sides + ["CropAngle"])
       let values = sides.map(number)
       let angle = number("CropAngle") ?? 0
@@ -92,7 +91,7 @@ public struct ForeignEdit: Sendable, Equatable, Codable {
 
     // Tone, as Darkroom's tone filter has it.
     var tone: [String: FilterValue] = [:]
-    if flag("ConvertToGrayscale") {
+    if settings.flag("ConvertToGrayscale") {
       tone["saturation"] = .number(-1)
       edit.rendered.append("ConvertToGrayscale")
     }
@@ -461,6 +460,15 @@ extension AssetMetadata {
     guard !darkroomEdited else { return nil }
     return foreignSettings.flatMap { ForeignEdit($0, width: displayWidth, height: displayHeight) }
   }
+
+  /// ``foreignSettings`` when this image shows them: they make a ``foreignEdit`` that is not
+  /// already applied to its pixels (as in a JPEG Lightroom exported). What the catalog keeps.
+  public var shownForeignSettings: ForeignSettings? {
+    guard !darkroomEdited, let settings = foreignSettings,
+      settings.isShown(width: displayWidth, height: displayHeight)
+    else { return nil }
+    return settings
+  }
 }
 
 extension ForeignSettings {
@@ -470,7 +478,6 @@ extension ForeignSettings {
   /// scan would otherwise do for every photo edited elsewhere.
   public func isShown(width: Int, height: Int) -> Bool {
     if program == "lightroom" {
-      func flag(_ name: String) -> Bool { values[name]?.lowercased() == "true" }
       if flag("AlreadyApplied") { return false }
       // A crop is rendered or reported as ignored, grayscale is a tone node: an edit either way.
       if flag("HasCrop") || flag("ConvertToGrayscale") { return true }

@@ -221,7 +221,7 @@ final class JobLease: Sendable {
     guard !id.isEmpty, id.count <= 64, id.utf8.allSatisfy({ isalnum(Int32($0)) != 0 }) else {
       return nil
     }
-    return library.rootPath + "/" + Library.folderName + "/jobs/" + id + ".lease"
+    return folder(library) + "/" + id + ".lease"
   }
 
   /// Takes job `id`'s lease; nil where it cannot be (a read-only library: the pid is all
