@@ -89,18 +89,26 @@ final class ServeProcess: @unchecked Sendable {
   )
     throws -> (status: Int, text: String)
   {
+    var head = "\(method) \(path) HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n"
+    if !body.isEmpty { head += "Content-Type: application/json\r\n" }
+    return try exchange(head, body: body)
+  }
+
+  /// One request on a connection of its own: `head` (its request line and the headers it
+  /// chooses, each ending in CRLF; no token unless it has one), then `Host`, `Connection:
+  /// close` and `Content-Length` are added; the status and the whole response, read until
+  /// the server closes.
+  func exchange(_ head: String, body: [UInt8] = []) throws -> (status: Int, text: String) {
     let fd = try connect()
     defer { close(fd) }
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-    head += "Authorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\n"
-    if !body.isEmpty { head += "Content-Type: application/json\r\n" }
-    send(fd, Array(head.utf8) + Array("\r\n".utf8) + body)
+    let text =
+      head + "Host: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+    send(fd, Array(text.utf8) + body)
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
-    let text = String(decoding: response, as: UTF8.self)
-    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-    return (status, text)
+    let answer = String(decoding: response, as: UTF8.self)
+    return (Int(answer.split(separator: " ").dropFirst().first ?? "") ?? 0, answer)
   }
 
   /// A GET's status and body bytes (the headers left out).

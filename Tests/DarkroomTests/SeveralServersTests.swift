@@ -99,23 +99,6 @@ struct SeveralServersTests {
     #expect(!b.stderr.contains(" 500 "), "\(b.stderr)")
   }
 
-  /// One raw HTTP/1.1 request (no token unless the text has one); the whole response.
-  static func raw(_ server: ServeProcess, _ head: String, body: String = "") throws -> String {
-    let fd = try server.connect()
-    defer { close(fd) }
-    var text = head + "Host: 127.0.0.1:\(server.port)\r\nConnection: close\r\n"
-    text += "Content-Length: \(body.utf8.count)\r\n\r\n" + body
-    server.send(fd, Array(text.utf8))
-    var response: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
-    return String(decoding: response, as: UTF8.self)
-  }
-
-  static func status(_ response: String) -> Int {
-    Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
-  }
-
   @Test(
     "a gallery login through A is a session through B and after A restarts; a logout through B ends it in A; its file is 0600 and names no session"
   )
@@ -123,32 +106,33 @@ struct SeveralServersTests {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
     let a = try ServeProcess(served.root)
     let b = try ServeProcess(served.root)
-    let login = try Self.raw(
-      a, "POST /login HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
-      body: "token=\(ServedLibrary.writeToken)&next=%2F")
-    #expect(Self.status(login) == 303, "\(login)")
-    let start = try #require(login.range(of: "darkroom_session=")?.upperBound)
-    let id = String(login[start...].prefix { $0.isHexDigit })
+    let login = try a.exchange(
+      "POST /login HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
+      body: Array("token=\(ServedLibrary.writeToken)&next=%2F".utf8))
+    #expect(login.status == 303, "\(login.text)")
+    let start = try #require(login.text.range(of: "darkroom_session=")?.upperBound)
+    let id = String(login.text[start...].prefix { $0.isHexDigit })
     #expect(id.count == 64)
     let cookie = "Cookie: darkroom_session=\(id)\r\n"
 
     // B knows it: reads, and a write that carries the session's CSRF token (from B's page).
-    let list = try Self.raw(b, "GET /api/assets HTTP/1.1\r\n" + cookie)
-    #expect(Self.status(list) == 200)
-    let page = try Self.raw(b, "GET / HTTP/1.1\r\n" + cookie)
-    let csrfStart = try #require(page.range(of: "<meta name=\"csrf-token\" content=\"")?.upperBound)
-    let csrf = String(page[csrfStart...].prefix { $0 != "\"" })
+    let list = try b.exchange("GET /api/assets HTTP/1.1\r\n" + cookie)
+    #expect(list.status == 200)
+    let page = try b.exchange("GET / HTTP/1.1\r\n" + cookie)
+    let csrfStart = try #require(
+      page.text.range(of: "<meta name=\"csrf-token\" content=\"")?.upperBound)
+    let csrf = String(page.text[csrfStart...].prefix { $0 != "\"" })
     #expect(csrf.count == 32)
     let album = "{\"op\":\"create\",\"title\":\"Shared\"}"
-    let refused = try Self.raw(
-      b, "POST /api/albums HTTP/1.1\r\nContent-Type: application/json\r\n" + cookie, body: album)
-    #expect(Self.status(refused) == 403)
-    let made = try Self.raw(
-      b,
+    let refused = try b.exchange(
+      "POST /api/albums HTTP/1.1\r\nContent-Type: application/json\r\n" + cookie,
+      body: Array(album.utf8))
+    #expect(refused.status == 403)
+    let made = try b.exchange(
       "POST /api/albums HTTP/1.1\r\nContent-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
-        + cookie, body: album)
-    #expect(Self.status(made) == 200, "\(made)")
-    #expect(made.contains("\"title\":\"Shared\""))
+        + cookie, body: Array(album.utf8))
+    #expect(made.status == 200, "\(made.text)")
+    #expect(made.text.contains("\"title\":\"Shared\""))
 
     // The session is a file of the library's, readable by the server's user alone, whose
     // name is not the session's id.
@@ -162,14 +146,13 @@ struct SeveralServersTests {
     // A restarted A still knows it; a logout through B ends it there, in A too.
     #expect(a.stop() == 0)
     let restarted = try ServeProcess(served.root)
-    #expect(Self.status(try Self.raw(restarted, "GET /api/assets HTTP/1.1\r\n" + cookie)) == 200)
-    let logout = try Self.raw(
-      b,
+    #expect(try restarted.exchange("GET /api/assets HTTP/1.1\r\n" + cookie).status == 200)
+    let logout = try b.exchange(
       "POST /logout HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n" + cookie,
-      body: "csrf=\(csrf)")
-    #expect(Self.status(logout) == 303, "\(logout)")
-    #expect(Self.status(try Self.raw(restarted, "GET /api/assets HTTP/1.1\r\n" + cookie)) == 401)
-    #expect(Self.status(try Self.raw(b, "GET /api/assets HTTP/1.1\r\n" + cookie)) == 401)
+      body: Array("csrf=\(csrf)".utf8))
+    #expect(logout.status == 303, "\(logout.text)")
+    #expect(try restarted.exchange("GET /api/assets HTTP/1.1\r\n" + cookie).status == 401)
+    #expect(try b.exchange("GET /api/assets HTTP/1.1\r\n" + cookie).status == 401)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
     #expect(restarted.stop() == 0)
     #expect(b.stop() == 0)
