@@ -135,7 +135,7 @@ struct ScaleTests {
     rows.includeHidden = false
     rows.minDuration = nil
     rows.text = ""
-    #expect(SQLiteCatalog.isWholeLibrary(AssetQuery()) && !SQLiteCatalog.isWholeLibrary(rows))
+    #expect(CatalogSQL.isWholeLibrary(AssetQuery()) && !CatalogSQL.isWholeLibrary(rows))
     let (kept, counted) = (try catalog.count(AssetQuery()), try catalog.count(rows))
     #expect(kept == 40 && counted == 40)
     var december = AssetQuery()

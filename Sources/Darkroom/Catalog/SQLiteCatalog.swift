@@ -247,62 +247,7 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Rows
 
-  private static let columns = """
-    a.id, f.path, a.name, a.hash, a.byteSize, a.device, a.inode, a.size, a.mtime, a.ctime,
-    a.mediaType, a.format, a.width, a.height, a.displayWidth, a.displayHeight, a.orientation,
-    a.captureDate, a.captureOffset, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera,
-    a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
-    a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
-    a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people, a.thumbOffset,
-    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo, a.foreignEdit
-    """
-  private static let from = "asset a JOIN folder f ON f.id = a.folderId"
-
-  private static func asset(_ row: Row) -> Asset {
-    let folder: String = row[1]
-    let name: String = row[2]
-    var asset = Asset(
-      id: AssetID(unchecked: row[0]), path: folder.isEmpty ? name : folder + "/" + name,
-      contentHash: row[3], byteSize: row[4],
-      identity: FileIdentity(
-        device: UInt64(bitPattern: row[5]), inode: UInt64(bitPattern: row[6]), size: row[7],
-        modified: row[8], changed: row[9]),
-      mediaType: MediaType(rawValue: row[10]) ?? .photo, format: row[11], width: row[12],
-      height: row[13], displayWidth: row[14], displayHeight: row[15], orientation: row[16],
-      captureDate: row[17], captureOffsetMinutes: row[18], sortDate: row[19], latitude: row[20],
-      longitude: row[21], altitude: row[22], camera: row[23], lens: row[24],
-      exposureTime: row[25], fNumber: row[26], iso: row[27], focalLength: row[28],
-      duration: row[29], adjustmentVersion: row[30], isFavourite: row[31], isHidden: row[32],
-      trashedAt: row[33], isOffline: row[34], addedAt: row[35], trashedFrom: row[36])
-    (asset.caption, asset.rating) = (row[37], row[38])
-    asset.keywords = keywordList(row[39])
-    (asset.timeZone, asset.place, asset.region, asset.country) = (
-      row[40], row[41], row[42], row[43]
-    )
-    asset.people = keywordList(row[44])
-    if let offset: Int = row[45], let length: Int = row[46] {
-      asset.exifThumbnail = FileRange(offset: offset, length: length)
-    }
-    if let offset: Int = row[47], let length: Int = row[48] {
-      asset.motionVideo = FileRange(offset: offset, length: length)
-    }
-    asset.liveVideo = row[49]
-    if let json: String = row[50] {
-      asset.foreignSettings = try? JSONDecoder().decode(ForeignSettings.self, from: Data(json.utf8))
-    }
-    return asset
-  }
-
-  /// Keywords (and people) as the catalog keeps them: each between newlines (nil for none).
-  static func keywordText(_ keywords: [String]) -> String? {
-    let kept = keywords.map { $0.replacingOccurrences(of: "\n", with: " ") }.filter { !$0.isEmpty }
-    return kept.isEmpty ? nil : "\n" + kept.joined(separator: "\n") + "\n"
-  }
-
-  /// The list ``keywordText(_:)`` kept.
-  static func keywordList(_ text: String?) -> [String] {
-    text.map { $0.split(separator: "\n").map(String.init) } ?? []
-  }
+  static let dialect = CatalogSQL.Dialect(like: "LIKE")
 
   private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
     // One statement is atomic on its own: no read transaction around it (a server asks for
@@ -310,10 +255,10 @@ public final class SQLiteCatalog: Catalog {
     try pool.unsafeRead { db in
       // Cached: a statement is parsed (and authorized) once, not for every fetch.
       try Row.fetchAll(
-        db.cachedStatement(sql: "SELECT \(Self.columns) FROM \(Self.from) " + sql),
+        db.cachedStatement(sql: "SELECT \(CatalogSQL.columns) FROM \(CatalogSQL.from) " + sql),
         arguments: arguments
       )
-      .map(Self.asset)
+      .map(CatalogSQL.asset)
     }
   }
 
@@ -470,8 +415,7 @@ public final class SQLiteCatalog: Catalog {
   }
 
   private static func split(_ path: String) -> (folder: String, name: String) {
-    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
-    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+    CatalogSQL.split(path)
   }
 
   /// The folder's row id, making it and its parents first if need be.
@@ -536,53 +480,18 @@ public final class SQLiteCatalog: Catalog {
         try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?").execute(arguments: [existing])
       }
     }
-    let i = a.identity
-    let values: [(any DatabaseValueConvertible)?] = [
-      a.id.rawValue, folderID, a.name, a.contentHash, a.byteSize, Int64(bitPattern: i.device),
-      Int64(bitPattern: i.inode), i.size, i.modified, i.changed, a.mediaType.rawValue, a.format,
-      a.width, a.height, a.displayWidth, a.displayHeight, a.orientation, a.captureDate,
-      a.captureOffsetMinutes, a.sortDate, a.latitude, a.longitude, a.altitude, a.camera, a.lens,
-      a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
-      a.isFavourite, a.isHidden, a.trashedAt, a.isOffline, a.addedAt, a.caption, a.rating,
-      Self.keywordText(a.keywords), a.timeZone, a.place, a.region, a.country,
-      Self.keywordText(a.people), a.exifThumbnail?.offset, a.exifThumbnail?.length,
-      a.motionVideo?.offset, a.motionVideo?.length, a.liveVideo,
-      a.foreignSettings?.catalogJSON,
-    ]
+    let values = [a.id.rawValue.catalogValue, folderID.catalogValue] + CatalogSQL.values(of: a)
     // A file that is an asset now is no longer one the scan skipped.
     try db.cachedStatement(sql: "DELETE FROM skipped WHERE folderId = ? AND name = ?").execute(
       arguments: [folderID, a.name])
     try db.cachedStatement(
       sql: """
-        INSERT INTO asset (id, folderId, name, hash, byteSize, device, inode, size, mtime, ctime,
-          mediaType, format, width, height, displayWidth, displayHeight, orientation,
-          captureDate, captureOffset, sortDate, latitude, longitude, altitude, camera, lens,
-          exposureTime, fNumber, iso, focalLength, duration, adjustmentVersion, favourite,
-          hidden, trashedAt, offline, addedAt, caption, rating, keywords, timeZone, place, region,
-          country, people, thumbOffset, thumbLength, motionOffset, motionLength, liveVideo,
-          foreignEdit)
+        INSERT INTO asset (id, folderId, \(CatalogSQL.writtenColumns.joined(separator: ", ")))
         VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
-        ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId, name = excluded.name,
-          hash = excluded.hash, byteSize = excluded.byteSize, device = excluded.device,
-          inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
-          ctime = excluded.ctime, mediaType = excluded.mediaType, format = excluded.format,
-          width = excluded.width, height = excluded.height,
-          displayWidth = excluded.displayWidth, displayHeight = excluded.displayHeight,
-          orientation = excluded.orientation, captureDate = excluded.captureDate,
-          captureOffset = excluded.captureOffset, sortDate = excluded.sortDate,
-          latitude = excluded.latitude, longitude = excluded.longitude,
-          altitude = excluded.altitude, camera = excluded.camera, lens = excluded.lens,
-          exposureTime = excluded.exposureTime, fNumber = excluded.fNumber, iso = excluded.iso,
-          focalLength = excluded.focalLength, duration = excluded.duration,
-          adjustmentVersion = excluded.adjustmentVersion, offline = excluded.offline,
-          caption = excluded.caption, rating = excluded.rating, keywords = excluded.keywords,
-          timeZone = excluded.timeZone, place = excluded.place, region = excluded.region,
-          country = excluded.country, people = excluded.people,
-          thumbOffset = excluded.thumbOffset, thumbLength = excluded.thumbLength,
-          motionOffset = excluded.motionOffset, motionLength = excluded.motionLength,
-          liveVideo = excluded.liveVideo, foreignEdit = excluded.foreignEdit
+        ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId,
+          \(CatalogSQL.replacedColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
         """
-    ).execute(arguments: StatementArguments(values))
+    ).execute(arguments: StatementArguments(values.map(\.databaseValue)))
     return a.id
   }
 
@@ -629,7 +538,7 @@ public final class SQLiteCatalog: Catalog {
   }
 
   public func count(_ query: AssetQuery) throws -> Int {
-    if Self.isWholeLibrary(query) {
+    if CatalogSQL.isWholeLibrary(query) {
       // The whole library, or one month of it: the counts the triggers keep.
       return try pool.read { db in
         try Int.fetchOne(
@@ -674,22 +583,12 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  /// Whether a query is the whole library as the gallery opens it (the visible assets, in
-  /// any order), or one month of it: what the kept month counts (`monthCount`) answer.
-  static func isWholeLibrary(_ query: AssetQuery) -> Bool {
-    var plain = query
-    plain.sort = AssetQuery().sort
-    plain.month = nil
-    if plain.album == .smart(.all) { plain.album = nil }
-    return plain == AssetQuery()
-  }
-
   public func months(_ query: AssetQuery) throws -> [MonthCount] {
     var whole = query
     whole.after = nil
     let direction = query.sort == .date ? "" : " DESC"
     // The whole library as the gallery opens it: the counts the triggers keep.
-    if Self.isWholeLibrary(whole) {
+    if CatalogSQL.isWholeLibrary(whole) {
       return try pool.read { db in
         try Row.fetchAll(
           db.cachedStatement(
@@ -711,134 +610,13 @@ public final class SQLiteCatalog: Catalog {
   }
 
   private static func order(_ query: AssetQuery) -> (String, StatementArguments) {
-    switch query.sort {
-    case .date: ("a.sortDate, a.id", [])
-    case .dateDescending: ("a.sortDate DESC, a.id DESC", [])
-    case .name: ("a.name, a.id", [])
-    case .size: ("a.byteSize, a.id", [])
-    case .album:
-      if case .user(let title)? = query.album {
-        (
-          """
-          (SELECT position FROM albumAsset p JOIN album b ON b.id = p.albumId
-           WHERE b.title = ? AND p.assetId = a.id), a.id
-          """, [title]
-        )
-      } else {
-        ("a.sortDate, a.id", [])
-      }
-    }
+    let (order, values) = CatalogSQL.order(query)
+    return (order, StatementArguments(values.map(\.databaseValue)))
   }
 
-  private static func filter(_ q: AssetQuery) -> (String, StatementArguments) {
-    var clauses: [String] = []
-    var arguments = StatementArguments()
-    func add(_ clause: String, _ values: [(any DatabaseValueConvertible)?] = []) {
-      clauses.append(clause)
-      arguments += StatementArguments(values)
-    }
-    switch q.album {
-    case nil: break
-    case .folder(let path): add("a.folderId = (SELECT id FROM folder WHERE path = ?)", [path])
-    case .user(let title):
-      add(
-        "a.id IN (SELECT assetId FROM albumAsset JOIN album ON album.id = albumId WHERE title = ?)",
-        [title])
-    case .smart(let smart):
-      switch smart {
-      case .all, .trash: break
-      case .favourites: add("a.favourite = 1")
-      case .edited: add("a.adjustmentVersion > 0")
-      case .videos: add("a.mediaType = 'video'")
-      case .withLocation: add("a.latitude IS NOT NULL")
-      case .recentlyAdded:
-        add(
-          "a.addedAt >= ?",
-          [Double(AssetID.nowMilliseconds()) / 1000 - SmartAlbum.recentDays * 86400])
-      }
-    }
-    if let after = q.after, q.sort == .album, case .user(let title)? = q.album {
-      // A user album in its own order: after the cursor's place in it (then its id).
-      let position =
-        "(SELECT position FROM albumAsset p JOIN album b ON b.id = p.albumId WHERE b.title = ? AND p.assetId = "
-      add(
-        "(\(position)a.id), a.id) > ((\(position)?)), ?)",
-        [title, title, after.rawValue, after.rawValue])
-    } else if let after = q.after {
-      // After the cursor's asset in the query's order (keyset paging: no rows skipped).
-      let key: String
-      let descending = q.sort == .dateDescending
-      switch q.sort {
-      case .date, .dateDescending: key = "sortDate"
-      case .name: key = "name"
-      case .size: key = "byteSize"
-      case .album: key = "sortDate"
-      }
-      add(
-        "(a.\(key), a.id) \(descending ? "<" : ">") (SELECT \(key), id FROM asset WHERE id = ?)",
-        [after.rawValue])
-    }
-    let trashed = q.trashed || q.album == .smart(.trash)
-    add(trashed ? "a.trashedAt IS NOT NULL" : "a.trashedAt IS NULL")
-    if !q.includeHidden { add("a.hidden = 0") }
-    if let type = q.mediaType { add("a.mediaType = ?", [type.rawValue]) }
-    if let from = q.from { add("a.sortDate >= ?", [from]) }
-    if let to = q.to { add("a.sortDate <= ?", [to]) }
-    if let month = q.month { add("a.month = ?", [month]) }
-    // Text matched literally by LIKE: its own wildcards escaped.
-    func like(_ text: String) -> String {
-      text.replacingOccurrences(of: "\\", with: "\\\\")
-        .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-    }
-    if let camera = q.camera { add("a.camera LIKE ? ESCAPE '\\'", ["%" + like(camera) + "%"]) }
-    if let edited = q.edited { add(edited ? "a.adjustmentVersion > 0" : "a.adjustmentVersion = 0") }
-    if let rating = q.rating {
-      add("a.rating BETWEEN ? AND ?", [rating.lowerBound, rating.upperBound])
-    }
-    if let keyword = q.keyword {
-      add("a.keywords LIKE ? ESCAPE '\\'", ["%\n" + like(keyword) + "\n%"])
-    }
-    if let text = q.text {
-      let pattern = "%" + like(text) + "%"
-      let fields = [
-        "a.name", "a.caption", "a.keywords", "a.camera", "a.place", "a.region", "a.country",
-        "a.people",
-      ]
-      add(
-        "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
-        fields.map { _ in pattern })
-    }
-    if let place = q.place {
-      // A place, region or country, whole (any case): "Colorado", "Boulder", "Germany".
-      let fields = ["a.place", "a.region", "a.country"]
-      add(
-        "(" + fields.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
-        fields.map { _ in like(place) })
-    }
-    if let favourite = q.favourite { add("a.favourite = ?", [favourite]) }
-    if let near = q.near {
-      // A box first (cheap, on the columns), then the exact distance.
-      let dLat = near.kilometres / 111.2
-      let cosine = max(0.01, cos(near.latitude * .pi / 180))
-      let dLon = min(180, near.kilometres / (111.2 * cosine))
-      add(
-        "a.latitude BETWEEN ? AND ? AND dr_distance_km(a.latitude, a.longitude, ?, ?) <= ?",
-        [
-          near.latitude - dLat, near.latitude + dLat, near.latitude, near.longitude,
-          near.kilometres,
-        ])
-      if dLon < 180 {
-        add(
-          "(a.longitude BETWEEN ? AND ? OR a.longitude BETWEEN ? AND ? OR a.longitude BETWEEN ? AND ?)",
-          [
-            near.longitude - dLon, near.longitude + dLon, near.longitude - dLon + 360,
-            near.longitude + dLon + 360, near.longitude - dLon - 360, near.longitude + dLon - 360,
-          ])
-      }
-    }
-    if let minimum = q.minDuration { add("a.duration >= ?", [minimum]) }
-    if let maximum = q.maxDuration { add("a.duration <= ?", [maximum]) }
-    return (clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND "), arguments)
+  private static func filter(_ query: AssetQuery) -> (String, StatementArguments) {
+    let (filter, values) = CatalogSQL.filter(query, dialect)
+    return (filter, StatementArguments(values.map(\.databaseValue)))
   }
 
   // MARK: Albums
@@ -908,7 +686,7 @@ public final class SQLiteCatalog: Catalog {
     return id
   }
 
-  private static func checkTitle(_ title: String) throws {
+  static func checkTitle(_ title: String) throws {
     guard !title.isEmpty, !title.hasPrefix("folder:"), !title.hasPrefix("smart:") else {
       throw CatalogError(
         "\"\(title)\" cannot name an album: empty, or starting folder: or smart:")
@@ -1045,4 +823,22 @@ func distanceKilometres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: 
     sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * radians) * cos(lat2 * radians) * sin(dLon / 2)
     * sin(dLon / 2)
   return 2 * 6371.0088 * asin(min(1, h.squareRoot()))
+}
+
+extension CatalogValue {
+  /// As GRDB binds it.
+  var databaseValue: DatabaseValue {
+    switch self {
+    case .null: .null
+    case .int(let value): value.databaseValue
+    case .double(let value): value.databaseValue
+    case .text(let value): value.databaseValue
+    }
+  }
+}
+
+extension Row: CatalogRow {
+  func text(_ index: Int) -> String? { self[index] }
+  func int(_ index: Int) -> Int64? { self[index] }
+  func double(_ index: Int) -> Double? { self[index] }
 }
