@@ -36,6 +36,11 @@ let package = Package(
     .systemLibrary(
       name: "CSodium", pkgConfig: "libsodium",
       providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
+    // libpq (Debian's libpq-dev): PostgreSQL's own client, for a catalog kept in PostgreSQL;
+    // only Sources/Darkroom/Catalog/Postgres/PostgresConnection.swift imports it.
+    .systemLibrary(
+      name: "CPostgres", pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
     .target(name: "CVipsShim"),
     // The comparisons of near-duplicate grouping (Library/Duplicates.swift), in C for the
     // processor's POPCNT instruction.
@@ -53,6 +58,7 @@ let package = Package(
       dependencies: [
         .product(name: "Logging", package: "swift-log"),
         "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", "CVideo", "CRaw",
+        "CPostgres",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),

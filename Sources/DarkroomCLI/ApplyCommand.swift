@@ -112,6 +112,8 @@ struct ApplyCommand: ParsableCommand {
 
   @OptionGroup var spaceOption: SpaceOption
 
+  @OptionGroup var catalog: CatalogOption
+
   func validate() throws {
     if writeXMP && spaceOption.folder != nil {
       throw ValidationError("--write-xmp writes files in the clear: not for a space's assets")

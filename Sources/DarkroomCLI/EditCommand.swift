@@ -52,6 +52,8 @@ struct EditCommand: ParsableCommand {
 
   @OptionGroup var spaceOption: SpaceOption
 
+  @OptionGroup var catalog: CatalogOption
+
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     let graph = try filterOptions.graph()

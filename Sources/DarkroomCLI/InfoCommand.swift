@@ -30,6 +30,8 @@ struct InfoCommand: ParsableCommand {
 
   @OptionGroup var formats: FormatOptions
 
+  @OptionGroup var catalog: CatalogOption
+
   @Option(
     help: ArgumentHelp(
       "Stop reading a header in a worker after this many seconds (0: no limit).",

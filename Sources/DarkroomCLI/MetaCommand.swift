@@ -21,6 +21,8 @@ struct MetaCommand: ParsableCommand {
         darkroom meta 01J9Z3K5... --no-keywords --json
       """)
 
+  @OptionGroup var catalog: CatalogOption
+
   @Argument(help: "Photos, or asset ids of the library that contains the current folder.")
   var items: [String]
 

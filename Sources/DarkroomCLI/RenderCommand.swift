@@ -105,6 +105,8 @@ struct RenderCommand: ParsableCommand {
 
   @OptionGroup var spaceOption: SpaceOption
 
+  @OptionGroup var catalog: CatalogOption
+
   @OptionGroup var limits: LimitOptions
 
   @OptionGroup var graceOption: GraceOption

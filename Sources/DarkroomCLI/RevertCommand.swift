@@ -34,6 +34,8 @@ struct RevertCommand: ParsableCommand {
 
   @OptionGroup var spaceOption: SpaceOption
 
+  @OptionGroup var catalog: CatalogOption
+
   func run() throws {
     var missing: [DarkroomError] = []
     let items: JobItems

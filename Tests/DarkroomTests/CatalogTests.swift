@@ -6,11 +6,20 @@ import Testing
 /// A library folder made by a test: copies of the samples, each with bytes of its own.
 struct LibraryFixture {
   let folder: TemporaryFolder
+  /// Its catalog in PostgreSQL (a database of the tests' server); nil: SQLite.
+  let catalogURL: String?
   var root: String { folder.url.path }
-  var library: Library { Library(root: folder.url) }
+  var library: Library {
+    var library = Library(root: folder.url)
+    library.catalogURL = catalogURL
+    return library
+  }
+  /// What a command run on it needs: `DARKROOM_CATALOG` for a catalog in PostgreSQL.
+  var environment: [String: String] { catalogURL.map { ["DARKROOM_CATALOG": $0] } ?? [:] }
 
-  init() throws {
+  init(_ backend: CatalogBackend = .sqlite) throws {
     folder = try Fixture.temporaryFolder()
+    catalogURL = try backend.newCatalogURL()
   }
 
   /// Copies a sample to `path` (folders made as needed); `tag` makes its bytes unique (a
@@ -67,9 +76,10 @@ final class ReadCounter: @unchecked Sendable {
 @Suite("The catalog: scan, ids, albums, fetch", .serialized, .timeLimit(.minutes(10)))
 struct CatalogTests {
   @Test(
-    "A rescan opens no unchanged file; a changed one is read once, keeps its id, gets a new hash")
-  func incrementalScan() throws {
-    let lib = try LibraryFixture()
+    "A rescan opens no unchanged file; a changed one is read once, keeps its id, gets a new hash",
+    arguments: CatalogBackend.allCases)
+  func incrementalScan(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let files = try (1...4).map { try lib.add("orientation-\($0).jpg", as: "a/\($0).jpg") }
     let first = try lib.scan()
     #expect(first.added == 4 && first.unchanged == 0 && first.files == 4)
@@ -92,9 +102,11 @@ struct CatalogTests {
     #expect(try lib.library.catalog().check() == [])
   }
 
-  @Test("Rename, move to another folder, and a copy across inodes keep the asset's id")
-  func movesKeepIDs() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Rename, move to another folder, and a copy across inodes keep the asset's id",
+    arguments: CatalogBackend.allCases)
+  func movesKeepIDs(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "a/one.jpg")
     try lib.add("gps.jpg", as: "a/two.jpg")
     try lib.add("display-p3.jpg", as: "a/three.jpg")
@@ -121,9 +133,11 @@ struct CatalogTests {
     #expect(try lib.paths().sorted() == ["a/uno.jpg", "b/c/dos.jpg", "b/tres.jpg"])
   }
 
-  @Test("A vanished or emptied folder leaves its assets offline, not removed, until they are back")
-  func offlineFolders() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "A vanished or emptied folder leaves its assets offline, not removed, until they are back",
+    arguments: CatalogBackend.allCases)
+  func offlineFolders(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "disk/x/1.jpg")
     try lib.add("orientation-2.jpg", as: "disk/2.jpg")
     try lib.add("orientation-3.jpg", as: "home/3.jpg")
@@ -148,7 +162,7 @@ struct CatalogTests {
     // An empty mount point: the folder is there, empty, on another device than its files
     // were (a disk that held them, now unmounted): offline too. (The catalog is told its
     // files were on device 7, as a test cannot mount a disk.)
-    let catalog = try lib.library.sqliteCatalog()
+    let catalog = try lib.library.catalog()
     var elsewhere = CatalogChanges()
     elsewhere.upserts = try catalog.assets(under: "disk").map { asset in
       var asset = asset
@@ -178,34 +192,40 @@ struct CatalogTests {
     #expect(try lib.paths() == ["home/4.jpg"])
   }
 
-  @Test("A file changed in place is rendered from its new content, not from the old rendition")
-  func changedFileNewRendition() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "A file changed in place is rendered from its new content, not from the old rendition",
+    arguments: CatalogBackend.allCases)
+  func changedFileNewRendition(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let path = try lib.add("orientation-1.jpg", as: "p.jpg")
     _ = try lib.scan()
     let id = try #require(try lib.asset("p.jpg")).id.rawValue
     let out = lib.folder.file("out.jpg")
-    var result = try CLI.run(["render", "--rep", "thumbnail", id, "-o", out], cwd: lib.root)
+    var result = try CLI.run(
+      ["render", "--rep", "thumbnail", id, "-o", out], cwd: lib.root, environment: lib.environment)
     #expect(result.status == 0, "\(result.stderr)")
     let old = try ContentHash.of(file: out)
 
     try lib.add("orientation-3.jpg", as: "p.jpg")
     _ = try lib.scan()
     #expect(try lib.asset("p.jpg")?.id.rawValue == id)
-    result = try CLI.run(["render", "--rep", "thumbnail", id, "-o", out], cwd: lib.root)
+    result = try CLI.run(
+      ["render", "--rep", "thumbnail", id, "-o", out], cwd: lib.root, environment: lib.environment)
     #expect(result.status == 0, "\(result.stderr)")
     let direct = lib.folder.file("direct.jpg")
     let fresh = try CLI.run(
       ["render", "--rep", "thumbnail", path, "-o", direct],
-      environment: ["XDG_CACHE_HOME": lib.root + "/.x"])
+      environment: lib.environment.merging(["XDG_CACHE_HOME": lib.root + "/.x"]) { $1 })
     #expect(fresh.status == 0)
     #expect(try ContentHash.of(file: out) != old)
     #expect(try ContentHash.of(file: out) == ContentHash.of(file: direct))
   }
 
-  @Test("Albums: folders, smart albums and user albums, with counts and posters")
-  func albums() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Albums: folders, smart albums and user albums, with counts and posters",
+    arguments: CatalogBackend.allCases)
+  func albums(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "2024/june/1.jpg")  // 2024-06-01
     try lib.add("orientation-8.jpg", as: "2024/june/8.jpg")  // 2024-06-08, newest
     try lib.add("gps.jpg", as: "2024/gps.jpg")  // 2024-01-01 UTC, with location
@@ -249,15 +269,16 @@ struct CatalogTests {
     #expect(try library.albums().contains { $0.kind == .user } == false)
     #expect(try lib.paths().count == 4)  // deleting an album deletes no asset
 
-    let cli = try CLI.run(["albums", "--json"], cwd: lib.root)
+    let cli = try CLI.run(["albums", "--json"], cwd: lib.root, environment: lib.environment)
     #expect(cli.status == 0)
     let listed = try JSONDecoder().decode([Album].self, from: cli.stdoutData)
     #expect(listed == (try library.albums()))
   }
 
-  @Test("list: every filter and sort, --json, -0, limit and offset")
-  func listFilters() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "list: every filter and sort, --json, -0, limit and offset", arguments: CatalogBackend.allCases)
+  func listFilters(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "a/o1.jpg")  // 2024-06-01, 14,524 bytes
     try lib.add("orientation-5.jpg", as: "a/o5.jpg")  // 2024-06-05, 18,437 bytes
     try lib.add("gps.jpg", as: "b/gps.jpg")  // 2024-01-01T02:59:58Z, Rio de Janeiro
@@ -266,7 +287,7 @@ struct CatalogTests {
     try lib.add("video-rotated.mp4", as: "v/rot.mp4")  // 1.5 s, 2024-05-06
     _ = try lib.scan()
     func list(_ arguments: String...) throws -> [String] {
-      let result = try CLI.run(["list"] + arguments, cwd: lib.root)
+      let result = try CLI.run(["list"] + arguments, cwd: lib.root, environment: lib.environment)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
       return result.stdout.split(separator: "\n").map(String.init)
     }
@@ -299,22 +320,26 @@ struct CatalogTests {
 
     // --edited, through an edit by id; the edit refreshes the catalog.
     let id = try #require(try lib.asset("a/o5.jpg")).id.rawValue
-    let edit = try CLI.run(["edit", id, "--filter", "noir"], cwd: lib.root)
+    let edit = try CLI.run(
+      ["edit", id, "--filter", "noir"], cwd: lib.root, environment: lib.environment)
     #expect(edit.status == 0, "\(edit.stderr)")
     #expect(try list("--edited") == ["a/o5.jpg"])
     #expect(try list("--no-edited").count == 5)
     #expect(try list("--album", "smart:edited") == ["a/o5.jpg"])
 
-    let json = try CLI.run(["list", "--type", "video", "--json"], cwd: lib.root)
+    let json = try CLI.run(
+      ["list", "--type", "video", "--json"], cwd: lib.root, environment: lib.environment)
     let objects = try #require(
       try JSONSerialization.jsonObject(with: json.stdoutData) as? [[String: Any]])
     #expect(objects.map { $0["duration"] as? Double } == [2.0, 1.5])
     #expect(
       objects.map { $0["file"] as? String } == [lib.root + "/v/clip.mov", lib.root + "/v/rot.mp4"])
-    let nul = try CLI.run(["list", "--type", "video", "-0"], cwd: lib.root)
+    let nul = try CLI.run(
+      ["list", "--type", "video", "-0"], cwd: lib.root, environment: lib.environment)
     #expect(nul.stdout == lib.root + "/v/clip.mov\0" + lib.root + "/v/rot.mp4\0")
 
-    let bad = try CLI.run(["list", "--near", "91,0,1"], cwd: lib.root)
+    let bad = try CLI.run(
+      ["list", "--near", "91,0,1"], cwd: lib.root, environment: lib.environment)
     #expect(bad.status == 2)
     #expect(bad.stderr.contains("--near takes LAT,LON,KM"))
     let nowhere = try CLI.run(["list"], cwd: "/")
@@ -324,25 +349,29 @@ struct CatalogTests {
         == "darkroom: .: no library with a catalog here (darkroom scan DIR makes one)\n")
   }
 
-  @Test("Asset ids stand for files in render, edit, revert and info")
-  func idsInCommands() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Asset ids stand for files in render, edit, revert and info", arguments: CatalogBackend.allCases
+  )
+  func idsInCommands(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let path = try lib.add("orientation-6.jpg", as: "x/photo.jpg")
     let original = try ContentHash.of(file: path)
     _ = try lib.scan()
     let id = try #require(try lib.asset("x/photo.jpg")).id.rawValue
-    let info = try CLI.run(["info", "--json", id], cwd: lib.root)
+    let info = try CLI.run(["info", "--json", id], cwd: lib.root, environment: lib.environment)
     #expect(info.status == 0)
     #expect(info.stdout.contains("\"file\" : \"\(path)\""))
-    let edit = try CLI.run(["edit", id, "--filter", "noir"], cwd: lib.root + "/x")
+    let edit = try CLI.run(
+      ["edit", id, "--filter", "noir"], cwd: lib.root + "/x", environment: lib.environment)
     #expect(edit.status == 0, "\(edit.stderr)")
     #expect(try ContentHash.of(file: path) != original)
     #expect(try lib.library.asset(AssetID(id)!).adjustmentVersion == 1)
-    let revert = try CLI.run(["revert", id], cwd: lib.root)
+    let revert = try CLI.run(["revert", id], cwd: lib.root, environment: lib.environment)
     #expect(revert.status == 0)
     #expect(try ContentHash.of(file: path) == original)
     #expect(try lib.library.asset(AssetID(id)!).adjustmentVersion == 0)
-    let unknown = try CLI.run(["info", "01AAAAAAAAAAAAAAAAAAAAAAAA"], cwd: lib.root)
+    let unknown = try CLI.run(
+      ["info", "01AAAAAAAAAAAAAAAAAAAAAAAA"], cwd: lib.root, environment: lib.environment)
     #expect(unknown.status == 1)
     #expect(
       unknown.stderr
@@ -391,9 +420,11 @@ struct CatalogTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("cut.jpg")))
   }
 
-  @Test("Two processes scanning and editing one library at once: no 'database is locked'")
-  func concurrentProcesses() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Two processes scanning and editing one library at once: no 'database is locked'",
+    arguments: CatalogBackend.allCases)
+  func concurrentProcesses(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     var files: [String] = []
     for n in 0..<40 {
       files.append(
@@ -406,7 +437,7 @@ struct CatalogTests {
     }
     let group = DispatchGroup()
     let results = Locked<[CLIResult]>([])
-    let root = lib.root
+    let (root, environment) = (lib.root, lib.environment)
     for arguments in [
       ["scan", lib.root, "--jobs", "1", "--batch-size", "2"],
       ["edit", "--filter", "noir"]
@@ -415,7 +446,7 @@ struct CatalogTests {
     ] {
       group.enter()
       DispatchQueue.global().async {
-        if let result = try? CLI.run(arguments, cwd: root) {
+        if let result = try? CLI.run(arguments, cwd: root, environment: environment) {
           results.withLock { $0.append(result) }
         }
         group.leave()
@@ -458,11 +489,13 @@ struct CatalogTests {
     #expect(try lib.library.catalog().check() == [])
   }
 
-  @Test("A fetch result counts, and loads rows a page at a time by index")
-  func fetchResult() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "A fetch result counts, and loads rows a page at a time by index",
+    arguments: CatalogBackend.allCases)
+  func fetchResult(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     var rows: [Asset] = []
-    let catalog = try lib.library.sqliteCatalog()
+    let catalog = try lib.library.catalog()
     for n in 0..<250 {
       rows.append(
         Asset(
@@ -534,9 +567,11 @@ struct CatalogTests {
     #expect(report.findings.contains { $0.kind == .damagedCatalog && $0.file == path })
   }
 
-  @Test("An apply job reports each file and the end as an AsyncSequence")
-  func applyEvents() async throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "An apply job reports each file and the end as an AsyncSequence",
+    arguments: CatalogBackend.allCases)
+  func applyEvents(_ backend: CatalogBackend) async throws {
+    let lib = try LibraryFixture(backend)
     let files = try (1...3).map { try lib.add("orientation-\($0).jpg", as: "\($0).jpg") }
     var request = JobRequest(
       .edit(try FilterGraph.parse(spec: "noir"), mode: .replace),

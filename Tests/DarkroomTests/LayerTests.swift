@@ -80,6 +80,7 @@ struct LayerTests {
       "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
       "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/VideoFrame.swift",
       "CRaw": "Rendering/RawFile.swift",
+      "CPostgres": "Catalog/Postgres/PostgresConnection.swift",
     ]
     for face in ["DarkroomCLI", "DarkroomServer", "Darkroom"] {
       for (path, text) in try Self.code(under: face) {
@@ -107,7 +108,7 @@ struct LayerTests {
     let inner = [
       "WorkerPool", "Renderer", "Editor", "RenditionCache", "OriginalStore", "SQLiteCatalog",
       "VipsImage", "Representations", "RenderQueue", "RenditionMemory", "BatchRunner", "Scanner",
-      "SpaceAsset", "SealedCatalog",
+      "SpaceAsset", "SealedCatalog", "PostgresCatalog", "PostgresConnection",
     ]
     for face in ["DarkroomCLI", "DarkroomServer"] {
       for (path, text) in try Self.code(under: face) {

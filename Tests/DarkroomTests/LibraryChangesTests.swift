@@ -59,16 +59,18 @@ final class WatchProcess: @unchecked Sendable {
   "The library's changes: trash, duplicates, the change feed", .serialized, .timeLimit(.minutes(10))
 )
 struct LibraryChangesTests {
-  @Test("Trash, restore and empty: files move, ids stay, unreferenced store entries go")
-  func trash() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Trash, restore and empty: files move, ids stay, unreferenced store entries go",
+    arguments: CatalogBackend.allCases)
+  func trash(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let keep = try lib.add("orientation-1.jpg", as: "a/keep.jpg")
     let edited = try lib.add("orientation-6.jpg", as: "a/edited.jpg")
     try lib.add("gps.jpg", as: "b/plain.jpg")
     _ = try lib.scan()  // the library (.darkroom/ at the top) first, then the edits in it
-    let keepEdit = try CLI.run(["edit", keep, "--filter", "noir"])
+    let keepEdit = try CLI.run(["edit", keep, "--filter", "noir"], environment: lib.environment)
     #expect(keepEdit.status == 0)
-    let edit = try CLI.run(["edit", edited, "--filter", "noir"])
+    let edit = try CLI.run(["edit", edited, "--filter", "noir"], environment: lib.environment)
     #expect(edit.status == 0)
     _ = try lib.scan()
     let library = lib.library
@@ -120,36 +122,42 @@ struct LibraryChangesTests {
     let storeAfter = try storeFiles()
     #expect(storeAfter.isSubset(of: storeBefore) && storeAfter.count == 2)
     #expect(try Editor().editHistory(keep).current == 1)
-    let revert = try CLI.run(["revert", keep])
+    let revert = try CLI.run(["revert", keep], environment: lib.environment)
     #expect(revert.status == 0)
     #expect(
       try ContentHash.of(file: keep) == ContentHash.of(file: Fixture.sample("orientation-1.jpg")))
     #expect(library.check().isSound)
   }
 
-  @Test("Trash from the command line: list, restore by id, empty --older-than")
-  func trashCommands() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Trash from the command line: list, restore by id, empty --older-than",
+    arguments: CatalogBackend.allCases)
+  func trashCommands(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let file = try lib.add("orientation-2.jpg", as: "x.jpg")
     _ = try lib.scan()
     let id = try #require(try lib.asset("x.jpg")).id.rawValue
-    var result = try CLI.run(["trash", "x.jpg"], cwd: lib.root)
+    var result = try CLI.run(["trash", "x.jpg"], cwd: lib.root, environment: lib.environment)
     #expect(result.status == 0)
     #expect(result.stdout == "x.jpg: in the trash (\(id))\n")
-    result = try CLI.run(["trash", "list"], cwd: lib.root)
+    result = try CLI.run(["trash", "list"], cwd: lib.root, environment: lib.environment)
     #expect(result.stdout.hasPrefix("\(id)  x.jpg  "))
-    result = try CLI.run(["trash", "empty", "--older-than", "30d"], cwd: lib.root)
+    result = try CLI.run(
+      ["trash", "empty", "--older-than", "30d"], cwd: lib.root, environment: lib.environment)
     #expect(result.stdout == "trash: deleted 0 asset(s) and 0 store entries nothing referred to\n")
-    result = try CLI.run(["trash", "restore", id], cwd: lib.root)
+    result = try CLI.run(["trash", "restore", id], cwd: lib.root, environment: lib.environment)
     #expect(result.status == 0)
     #expect(FileManager.default.fileExists(atPath: file))
-    result = try CLI.run(["trash", "empty", "--older-than", "soon"], cwd: lib.root)
+    result = try CLI.run(
+      ["trash", "empty", "--older-than", "soon"], cwd: lib.root, environment: lib.environment)
     #expect(result.status == 2)
   }
 
-  @Test("Duplicates: exact by content, near by fingerprint, and a remembered keep")
-  func duplicates() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "Duplicates: exact by content, near by fingerprint, and a remembered keep",
+    arguments: CatalogBackend.allCases)
+  func duplicates(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     let base = try lib.add("orientation-1.jpg", as: "base.jpg")
     try lib.add("orientation-1.jpg", as: "copy/same.jpg")
     try lib.add("orientation-6.jpg", as: "turned.jpg")  // the same picture, stored sideways
@@ -161,7 +169,8 @@ struct LibraryChangesTests {
       (["--rep", "full"], "converted.png"),
       (["--rep", "full"], "converted.webp"),
     ] {
-      let result = try CLI.run(["render", base] + arguments + ["-o", variants + "/" + name])
+      let result = try CLI.run(
+        ["render", base] + arguments + ["-o", variants + "/" + name], environment: lib.environment)
       #expect(result.status == 0, "\(result.stderr)")
     }
     for (filter, name) in [
@@ -173,7 +182,7 @@ struct LibraryChangesTests {
       ("crop x=0 y=0 width=1 height=0.5", "top.jpg"),
     ] {
       let copy = try lib.add("orientation-1.jpg", as: "variants/" + name)
-      let result = try CLI.run(["edit", copy, "--filter", filter])
+      let result = try CLI.run(["edit", copy, "--filter", filter], environment: lib.environment)
       #expect(result.status == 0, "\(result.stderr)")
     }
     _ = try lib.scan()
@@ -206,10 +215,12 @@ struct LibraryChangesTests {
     #expect(stored.filter { $0.value == nil }.map(\.id) == [])
 
     // "These are not duplicates": the exact pair is not proposed again.
-    let keep = try CLI.run(["duplicates", "keep", "base.jpg", "copy/same.jpg"], cwd: lib.root)
+    let keep = try CLI.run(
+      ["duplicates", "keep", "base.jpg", "copy/same.jpg"], cwd: lib.root,
+      environment: lib.environment)
     #expect(keep.status == 0, "\(keep.stderr)")
     #expect(try library.duplicates().isEmpty)
-    let listed = try CLI.run(["duplicates", "--json"], cwd: lib.root)
+    let listed = try CLI.run(["duplicates", "--json"], cwd: lib.root, environment: lib.environment)
     #expect(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]")
   }
 
@@ -251,20 +262,23 @@ struct LibraryChangesTests {
     }
   }
 
-  @Test("The change log numbers every change, and is there after a restart")
-  func changesSince() throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "The change log numbers every change, and is there after a restart",
+    arguments: CatalogBackend.allCases)
+  func changesSince(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "a.jpg")
     try lib.add("orientation-2.jpg", as: "b.jpg")
-    var result = try CLI.run(["scan", lib.root])
+    var result = try CLI.run(["scan", lib.root], environment: lib.environment)
     #expect(result.status == 0)
     try FileManager.default.moveItem(
       atPath: lib.folder.file("a.jpg"), toPath: lib.folder.file("c.jpg"))
     try FileManager.default.removeItem(atPath: lib.folder.file("b.jpg"))
     try lib.add("orientation-3.jpg", as: "d.jpg", tag: "x")
-    result = try CLI.run(["scan", lib.root])
+    result = try CLI.run(["scan", lib.root], environment: lib.environment)
     // Another process, later: changes since 2 (after the first scan's two inserts).
-    result = try CLI.run(["watch", lib.root, "--since", "2", "--json"])
+    result = try CLI.run(
+      ["watch", lib.root, "--since", "2", "--json"], environment: lib.environment)
     #expect(result.status == 0)
     let changes = result.stdout.split(separator: "\n").compactMap {
       try? JSONDecoder().decode(CatalogChange.self, from: Data($0.utf8))
@@ -326,9 +340,11 @@ struct LibraryChangesTests {
     #expect(try lib.paths().count == 12)
   }
 
-  @Test("A fetch result's changes arrive as an AsyncSequence of removed and inserted indexes")
-  func fetchResultChanges() async throws {
-    let lib = try LibraryFixture()
+  @Test(
+    "A fetch result's changes arrive as an AsyncSequence of removed and inserted indexes",
+    arguments: CatalogBackend.allCases)
+  func fetchResultChanges(_ backend: CatalogBackend) async throws {
+    let lib = try LibraryFixture(backend)
     try lib.add("orientation-1.jpg", as: "1.jpg")  // 2024-06-01
     try lib.add("orientation-3.jpg", as: "3.jpg")  // 2024-06-03
     _ = try lib.scan()

@@ -18,11 +18,11 @@ struct TimelineTests {
   }
 
   @Test(
-    "A photo's month is the same in Swift and in SQLite: month ends, offsets, leap days, years 0 and 9999"
-  )
-  func monthsAgree() throws {
+    "A photo's month is the same in Swift and in SQLite: month ends, offsets, leap days, years 0 and 9999",
+    arguments: CatalogBackend.allCases)
+  func monthsAgree(_ backend: CatalogBackend) throws {
     let folder = try Fixture.temporaryFolder()
-    let catalog = try SQLiteCatalog(path: folder.file("catalog.sqlite"))
+    let catalog = try backend.newCatalog(in: folder)
     var instants: [(Double, Int?)] = []
     // Each month's first millisecond and the one before it, 1600 to 2100, with and without
     // an offset that carries it across.
@@ -84,11 +84,11 @@ struct TimelineTests {
   }
 
   @Test(
-    "the whole library's month counts, kept by triggers, follow inserts, date changes, the trash and removals"
-  )
-  func keptCounts() throws {
+    "the whole library's month counts, kept by triggers, follow inserts, date changes, the trash and removals",
+    arguments: CatalogBackend.allCases)
+  func keptCounts(_ backend: CatalogBackend) throws {
     let folder = try Fixture.temporaryFolder()
-    let catalog = try SQLiteCatalog(path: folder.file("catalog.sqlite"))
+    let catalog = try backend.newCatalog(in: folder)
     var generator = Xorshift(seed: 31)
     var assets = (0..<400).map { index in
       Self.asset(
@@ -133,10 +133,12 @@ struct TimelineTests {
     #expect(try catalog.count(AssetQuery()) == 400 - 40 - 100)
   }
 
-  @Test("a user album pages in its own order: each asset once, by cursor")
-  func albumOrderPages() throws {
+  @Test(
+    "a user album pages in its own order: each asset once, by cursor",
+    arguments: CatalogBackend.allCases)
+  func albumOrderPages(_ backend: CatalogBackend) throws {
     let folder = try Fixture.temporaryFolder()
-    let catalog = try SQLiteCatalog(path: folder.file("catalog.sqlite"))
+    let catalog = try backend.newCatalog(in: folder)
     var changes = CatalogChanges()
     changes.upserts = (0..<7).map { Self.asset($0, utc: Double($0) * 86_400, offsetMinutes: nil) }
     try catalog.commit(changes)

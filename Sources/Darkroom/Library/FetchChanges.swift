@@ -30,9 +30,7 @@ extension Library {
   public func changes(
     of query: AssetQuery, every interval: Duration = .milliseconds(250)
   ) throws(DarkroomError) -> AsyncThrowingStream<FetchResultChange, Error> {
-    let catalog = try sqliteCatalog()
-    catalog.listenForCommits()
-    let bell = catalog.commits
+    let bell = try commitBell()
     let firstRing = bell.count
     let start = try catalogCall { catalog in (try catalog.lastChange(), try catalog.ids(query)) }
     return AsyncThrowingStream { continuation in

@@ -90,7 +90,7 @@ extension Library {
     }
     guard let (action, quality) = JobLog.decode(stored.action) else {
       throw DarkroomError(
-        .corrupt, file: catalogPath, "job \(id.prefix(64)): its action cannot be read")
+        .corrupt, file: catalogLocation, "job \(id.prefix(64)): its action cannot be read")
     }
     // Taken in one write: of two processes that found it interrupted, one resumes it.
     let owner = ProcessStamp.current.description

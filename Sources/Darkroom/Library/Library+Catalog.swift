@@ -3,14 +3,23 @@ import FoundationEssentials
 /// The catalogs this process has open, one per library, shared by every `Library` value
 /// naming the same folder (a `DatabasePool` is meant to be opened once per process).
 private let openCatalogs = Locked<[String: SQLiteCatalog]>([:])
+/// The PostgreSQL catalogs this process has open, by URL (each keeps a pool of connections).
+private let openPostgres = Locked<[String: PostgresCatalog]>([:])
 
 extension Library {
   /// `.darkroom/catalog.sqlite`.
   public var catalogPath: String { rootPath + "/" + Self.folderName + "/catalog.sqlite" }
 
-  /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``).
+  /// Where the catalog is, for messages: its file, or its PostgreSQL URL without the
+  /// password.
+  public var catalogLocation: String {
+    catalogURL.map(PostgresCatalog.redacted) ?? catalogPath
+  }
+
+  /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``;
+  /// one in PostgreSQL is taken to be there, and is made on first use if not).
   public var hasCatalog: Bool {
-    space != nil || FileManager.default.fileExists(atPath: catalogPath)
+    space != nil || catalogURL != nil || FileManager.default.fileExists(atPath: catalogPath)
   }
 
   /// Makes `root/.darkroom` if it is not there, and returns the library.
@@ -25,7 +34,36 @@ extension Library {
   /// - Throws: `io` naming the catalog file when the database cannot be opened.
   public func catalog() throws(DarkroomError) -> any Catalog {
     if let space { return SealedCatalog(space: space) }
+    if let catalogURL { return try postgresCatalog(catalogURL) }
     return try sqliteCatalog()
+  }
+
+  func postgresCatalog(_ url: String) throws(DarkroomError) -> PostgresCatalog {
+    do {
+      return try openPostgres.withLock { open in
+        if let catalog = open[url] { return catalog }
+        let catalog = try PostgresCatalog(url: url)
+        open[url] = catalog
+        return catalog
+      }
+    } catch {
+      throw DarkroomError(
+        .io, file: PostgresCatalog.redacted(url), "cannot open the catalog: \(error)")
+    }
+  }
+
+  /// What wakes a watcher of the catalog: rung after each commit of this process, and (for a
+  /// catalog in PostgreSQL) of any other.
+  func commitBell() throws(DarkroomError) -> CommitBell {
+    guard space == nil else { throw notInSpace("change log") }
+    if let catalogURL {
+      let catalog = try postgresCatalog(catalogURL)
+      catalog.listenForCommits()
+      return catalog.commits
+    }
+    let catalog = try sqliteCatalog()
+    catalog.listenForCommits()
+    return catalog.commits
   }
 
   func sqliteCatalog() throws(DarkroomError) -> SQLiteCatalog {
@@ -56,7 +94,7 @@ extension Library {
     } catch let error as DarkroomError {
       throw error
     } catch {
-      throw DarkroomError(.io, file: catalogPath, "catalog: \(error)")
+      throw DarkroomError(.io, file: catalogLocation, "catalog: \(error)")
     }
   }
 
@@ -322,7 +360,8 @@ extension Library {
       problems = [error.message]
     }
     report.findings += problems.map {
-      LibraryCheck.Finding(kind: .damagedCatalog, file: catalogPath, message: $0, repaired: false)
+      LibraryCheck.Finding(
+        kind: .damagedCatalog, file: catalogLocation, message: $0, repaired: false)
     }
     return report
   }

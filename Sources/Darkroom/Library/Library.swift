@@ -1,6 +1,10 @@
 import FoundationEssentials
 import Logging
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A library is a folder: like a git work tree, the nearest `.darkroom/` found walking up
 /// from a file holds its originals, adjustment data and rendition cache. Moving the whole
 /// folder moves the library with it.
@@ -38,6 +42,19 @@ public struct Library: Sendable, Hashable {
   /// The encrypted space this library is over, unlocked; nil for a library that is a folder.
   public let space: Space?
 
+  /// Where its catalog is kept when not in `.darkroom/catalog.sqlite`: a PostgreSQL URL
+  /// (`postgresql://user:password@host/database`), shared by every server and machine that
+  /// opens the library. Nil (the default unless `DARKROOM_CATALOG` is set): SQLite.
+  public var catalogURL: String?
+
+  /// `DARKROOM_CATALOG`, when set and not empty: the catalog every library of this process
+  /// opens (the CLI's `--catalog` sets it, so that what a command starts uses it too).
+  public static var catalogFromEnvironment: String? {
+    guard let value = getenv("DARKROOM_CATALOG").map({ String(cString: $0) }), !value.isEmpty
+    else { return nil }
+    return value
+  }
+
   public static func == (a: Library, b: Library) -> Bool { a.root == b.root && a.space === b.space }
   public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 
@@ -54,6 +71,7 @@ public struct Library: Sendable, Hashable {
     self.root = root.standardizedFileURL
     rootPath = self.root.path
     space = nil
+    catalogURL = Self.catalogFromEnvironment
   }
 
   /// The library over an unlocked space: its assets are the space's, its files sealed

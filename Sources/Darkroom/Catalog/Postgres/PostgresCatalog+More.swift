@@ -1,0 +1,214 @@
+import FoundationEssentials
+
+/// The change log, the trash, duplicates and jobs, as ``SQLiteCatalog``'s extensions keep them.
+extension PostgresCatalog {
+  // MARK: Change log
+
+  public func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
+    try read { c in
+      try Self.run(
+        c,
+        "SELECT seq, kind, assetId, path, oldPath, at FROM change WHERE seq > ? ORDER BY seq LIMIT ?",
+        [sequence, limit]
+      ).map { row in
+        CatalogChange(
+          sequence: row.int(0) ?? 0,
+          kind: row.text(1).flatMap(CatalogChange.Kind.init(rawValue:)) ?? .changed,
+          id: AssetID(unchecked: row.text(2) ?? ""), path: row.text(3) ?? "",
+          oldPath: row.text(4), at: row.double(5) ?? 0)
+      }
+    }
+  }
+
+  public func lastChange() throws -> Int64 {
+    try read { c in try Self.run(c, "SELECT coalesce(max(seq), 0) FROM change").first?.int(0) ?? 0 }
+  }
+
+  // MARK: Trash
+
+  public func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
+    try write { c in
+      guard let before = try Self.location(id, c),
+        let left = try Self.run(c, "SELECT folderId FROM asset WHERE id = ?", [id.rawValue]).first?
+          .int(0)
+      else {
+        throw CatalogError("\(id): no such asset in this library", missing: true)
+      }
+      var known: [String: Int64] = [:]
+      let (folder, name) = CatalogSQL.split(path)
+      let folderID = try Self.folderID(folder, c, &known)
+      try Self.run(
+        c,
+        """
+        UPDATE asset SET folderId = ?, name = ?, trashedAt = ?::double precision,
+          trashedFrom = CASE WHEN ?::double precision IS NULL THEN NULL
+            ELSE coalesce(trashedFrom, ?) END
+        WHERE id = ?
+        """, [folderID, name, trashedAt, trashedAt, before, id.rawValue])
+      try Self.record(.moved, id, path, from: before, c)
+      try Self.removeIfEmpty(left, c)
+    }
+  }
+
+  // MARK: Duplicates
+
+  public func exactDuplicates() throws -> [[AssetID]] {
+    let rows = try read { c in
+      try Self.run(
+        c,
+        """
+        SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (
+          SELECT hash FROM asset WHERE trashedAt IS NULL GROUP BY hash HAVING count(*) > 1)
+        """)
+    }
+    var groups: [String: [AssetID]] = [:]
+    for row in rows {
+      groups[row.text(0) ?? "", default: []].append(AssetID(unchecked: row.text(1) ?? ""))
+    }
+    return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
+  }
+
+  public func fingerprints() throws -> [Fingerprint] {
+    try read { c in
+      try Self.run(
+        c,
+        """
+        SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
+        FROM asset a
+        LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
+        WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
+        """
+      ).map { row in
+        Fingerprint(
+          id: AssetID(unchecked: row.text(0) ?? ""), contentHash: row.text(1) ?? "",
+          value: row.int(2).map { UInt64(bitPattern: $0) },
+          centre: row.int(3).map { UInt64(bitPattern: $0) })
+      }
+    }
+  }
+
+  public func save(_ fingerprints: [Fingerprint]) throws {
+    try write { c in
+      for print in fingerprints {
+        guard let value = print.value, let centre = print.centre else { continue }
+        try Self.run(
+          c,
+          """
+          INSERT INTO fingerprint (assetId, contentHash, value, centre)
+          SELECT ?::text, ?::text, ?::bigint, ?::bigint WHERE EXISTS (SELECT 1 FROM asset WHERE id = ?)
+          ON CONFLICT (assetId) DO UPDATE SET contentHash = excluded.contentHash,
+            value = excluded.value, centre = excluded.centre
+          """,
+          [
+            print.id.rawValue, print.contentHash, Int64(bitPattern: value),
+            Int64(bitPattern: centre), print.id.rawValue,
+          ])
+      }
+    }
+  }
+
+  public func distinctPairs() throws -> [(AssetID, AssetID)] {
+    try read { c in
+      try Self.run(c, "SELECT a, b FROM distinctPair").map {
+        (AssetID(unchecked: $0.text(0) ?? ""), AssetID(unchecked: $0.text(1) ?? ""))
+      }
+    }
+  }
+
+  public func markDistinct(_ ids: [AssetID]) throws {
+    try write { c in
+      for id in ids {
+        guard !(try Self.run(c, "SELECT 1 FROM asset WHERE id = ?", [id.rawValue]).isEmpty) else {
+          throw CatalogError("\(id): no such asset in this library", missing: true)
+        }
+      }
+      let sorted = ids.sorted()
+      for (i, a) in sorted.enumerated() {
+        for b in sorted[(i + 1)...] where a != b {
+          try Self.run(
+            c, "INSERT INTO distinctPair (a, b) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [a.rawValue, b.rawValue])
+        }
+      }
+    }
+  }
+
+  // MARK: Jobs
+
+  public func saveJob(_ job: StoredJob) throws {
+    let ids = job.ids.map(\.rawValue).joined(separator: " ")
+    try write { c in
+      try Self.run(
+        c,
+        """
+        INSERT INTO job (id, name, action, ids, state, owner, startedAt, endedAt)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, owner = excluded.owner,
+          endedAt = excluded.endedAt
+        """,
+        [job.id, job.name, job.action, ids, job.state, job.owner, job.started, job.ended])
+    }
+  }
+
+  public func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
+    -> Bool
+  {
+    try write { c in
+      try c.query(
+        Self.numbered(
+          "UPDATE job SET state = 'running', owner = ? WHERE id = ? AND state = ? AND owner = ?"),
+        [.text(newOwner), .text(id), .text(state), .text(owner)]
+      ).affected == 1
+    }
+  }
+
+  public func forgetJobs(endedBefore time: Double, keeping: Int) throws {
+    try write { c in
+      try Self.run(
+        c,
+        """
+        DELETE FROM job WHERE endedAt < ? AND id NOT IN
+          (SELECT id FROM job WHERE endedAt IS NOT NULL ORDER BY endedAt DESC LIMIT ?)
+        """, [time, keeping])
+    }
+  }
+
+  public func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
+    try write(announce: false) { c in
+      try Self.run(
+        c,
+        """
+        INSERT INTO jobItem (jobId, assetId, seq, error) VALUES (?, ?,
+          (SELECT coalesce(max(seq), -1) + 1 FROM jobItem WHERE jobId = ?), ?)
+        ON CONFLICT (jobId, assetId) DO UPDATE SET seq = excluded.seq, error = excluded.error
+        """, [job, id.rawValue, job, error])
+    }
+  }
+
+  public func job(_ id: String) throws -> StoredJob? {
+    try read { c in
+      guard
+        let row = try Self.run(
+          c, "SELECT name, action, ids, state, owner, startedAt, endedAt FROM job WHERE id = ?",
+          [id]
+        ).first
+      else { return nil }
+      var job = StoredJob(
+        id: id, name: row.text(0) ?? "", action: row.text(1) ?? "",
+        ids: (row.text(2) ?? "").split(separator: " ").map { AssetID(unchecked: String($0)) },
+        state: row.text(3) ?? "", owner: row.text(4) ?? "", started: row.double(5) ?? 0,
+        ended: row.double(6))
+      for item in try Self.run(
+        c, "SELECT assetId, error FROM jobItem WHERE jobId = ? ORDER BY seq", [id])
+      {
+        let asset = AssetID(unchecked: item.text(0) ?? "")
+        if let error = item.text(1) {
+          job.failures.append(.init(id: asset, error: error))
+        } else {
+          job.done.insert(asset)
+        }
+      }
+      return job
+    }
+  }
+}

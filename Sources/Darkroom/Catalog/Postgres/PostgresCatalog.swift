@@ -1,0 +1,688 @@
+import FoundationEssentials
+
+/// A ``Catalog`` in PostgreSQL, for a library that several servers share: the same tables
+/// and answers as ``SQLiteCatalog`` (the SQL of queries is shared, ``CatalogSQL``), through
+/// libpq (``PostgresConnection``).
+///
+/// Every write is a transaction that first takes one advisory lock, so writes from every
+/// process follow one another as SQLite's do: what a commit reads (is this file already
+/// catalogued? where was this asset?) is still true when it writes, and the change log is
+/// numbered in commit order (a reader that has seen number n never later finds a smaller
+/// one appear). Reads take no lock. A connection the server dropped (a restart) is replaced
+/// and the call made again once, unless it may have committed.
+public final class PostgresCatalog: Catalog {
+  /// The URL with its password left out: what errors and logs name.
+  public let location: String
+  let pool: PostgresPool
+  /// Rung after each commit this process makes, and, once ``listenForCommits()`` is on,
+  /// after each commit another process makes (PostgreSQL's `LISTEN`).
+  let commits = CommitBell()
+  private let listener = Locked<PostgresListener?>(nil)
+
+  /// The advisory lock every write takes (an arbitrary key: "darkroom" in a 64-bit number).
+  static let writeLock: Int64 = 0x6461_726B_726F_6F6D
+  /// The channel commits are announced on.
+  static let channel = "darkroom_changes"
+  static let dialect = CatalogSQL.Dialect(like: "ILIKE")
+
+  /// Connects to the catalog at `url` and brings its schema up to date.
+  ///
+  /// - Throws: ``PostgresError`` for a URL it cannot reach, a wrong password, a database
+  ///   that is not there, or a migration that fails.
+  public init(url: String) throws {
+    location = Self.redacted(url)
+    pool = PostgresPool(url: url)
+    try migrate()
+  }
+
+  /// `postgresql://user:secret@host/db` as `postgresql://user@host/db` (and libpq's
+  /// `password=...` left out of its key-value form).
+  public static func redacted(_ url: String) -> String {
+    if let scheme = url.range(of: "://") {
+      let rest = url[scheme.upperBound...]
+      let authority = rest.prefix { $0 != "/" && $0 != "?" }
+      if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+        return String(url[..<colon]) + String(url[at...])
+      }
+      return url
+    }
+    return url.split(separator: " ").filter { !$0.hasPrefix("password=") }.joined(separator: " ")
+  }
+
+  private func migrate() throws {
+    try write(announce: false) { c in
+      try c.execute(
+        "CREATE TABLE IF NOT EXISTS darkroomMigration (name text PRIMARY KEY, appliedAt double precision NOT NULL)"
+      )
+      let applied = Set(try c.query("SELECT name FROM darkroomMigration").rows.compactMap { $0[0] })
+      for migration in PostgresSchema.migrations where !applied.contains(migration.name) {
+        try c.execute(migration.sql)
+        try c.query(
+          "INSERT INTO darkroomMigration (name, appliedAt) VALUES ($1, $2)",
+          [.text(migration.name), .double(Double(AssetID.nowMilliseconds()) / 1000)])
+      }
+    }
+  }
+
+  // MARK: Calls
+
+  /// `?` marks as PostgreSQL's `$1`, `$2`...: the shared SQL's parameters (none stands in a
+  /// quoted literal of it, which are skipped anyway).
+  static func numbered(_ sql: String) -> String {
+    var result = ""
+    result.reserveCapacity(sql.utf8.count + 16)
+    var number = 0
+    var quoted = false
+    for character in sql {
+      if character == "'" { quoted.toggle() }
+      if character == "?" && !quoted {
+        number += 1
+        result += "$\(number)"
+      } else {
+        result.append(character)
+      }
+    }
+    return result
+  }
+
+  /// Runs one statement written with `?` marks.
+  @discardableResult
+  static func run(
+    _ c: PostgresConnection, _ sql: String, _ values: [any CatalogValueConvertible] = []
+  ) throws -> [PostgresRow] {
+    try c.query(numbered(sql), values.map(\.catalogValue)).rows.map(PostgresRow.init)
+  }
+
+  @discardableResult
+  static func run(_ c: PostgresConnection, _ sql: String, values: [CatalogValue]) throws
+    -> [PostgresRow]
+  {
+    try c.query(numbered(sql), values).rows.map(PostgresRow.init)
+  }
+
+  /// A read: one or more statements on a connection of the pool (no transaction).
+  func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    do {
+      return try pool.withConnection(body)
+    } catch let error as PostgresError where error.connectionLost {
+      // An idle connection the server dropped (it restarted): once more, on a new one.
+      pool.dropIdle()
+      return try pool.withConnection(body)
+    }
+  }
+
+  /// A write: a transaction holding the catalog's write lock, announced to listeners when it
+  /// commits.
+  @discardableResult
+  func write<T>(announce: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T {
+    var committing = false
+    func attempt(_ c: PostgresConnection) throws -> T {
+      try c.execute("BEGIN")
+      do {
+        try c.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.writeLock)])
+        let value = try body(c)
+        if announce { try c.query("SELECT pg_notify($1, '')", [.text(Self.channel)]) }
+        committing = true
+        try c.execute("COMMIT")
+        return value
+      } catch {
+        if !c.isBroken { try? c.execute("ROLLBACK") }
+        throw error
+      }
+    }
+    let value: T
+    do {
+      value = try pool.withConnection(attempt)
+    } catch let error as PostgresError where error.connectionLost && !committing {
+      // Nothing was committed: once more, on a new connection.
+      pool.dropIdle()
+      value = try pool.withConnection(attempt)
+    }
+    if announce { commits.ring() }
+    return value
+  }
+
+  /// Starts ringing ``commits`` for other processes' commits too (a connection that listens).
+  func listenForCommits() {
+    listener.withLock { listener in
+      guard listener == nil else { return }
+      listener = PostgresListener(pool: pool, channel: Self.channel, bell: commits)
+    }
+  }
+
+  private func fetchAssets(_ sql: String, _ values: [any CatalogValueConvertible] = []) throws
+    -> [Asset]
+  {
+    try fetchAssets(sql, values: values.map(\.catalogValue))
+  }
+
+  private func fetchAssets(_ sql: String, values: [CatalogValue]) throws -> [Asset] {
+    try read { c in
+      try Self.run(c, "SELECT \(CatalogSQL.columns) FROM \(CatalogSQL.from) " + sql, values: values)
+        .map(CatalogSQL.asset)
+    }
+  }
+
+  // MARK: Scan
+
+  public func entries(inFolder folder: String) throws -> [CatalogEntry] {
+    try entries(inFolder: folder, named: nil)
+  }
+
+  public func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
+    try entries(inFolder: folder, named: Optional(names))
+  }
+
+  private func entries(inFolder folder: String, named names: [String]?) throws -> [CatalogEntry] {
+    try read { c in
+      guard let id = try Self.run(c, "SELECT id FROM folder WHERE path = ?", [folder]).first?.int(0)
+      else { return [] }
+      var only = ""
+      var values: [CatalogValue] = []
+      if let names {
+        only = " AND name = ANY(?::text[])"
+        values = [.text(Self.arrayLiteral(names))]
+      }
+      let assets = try Self.run(
+        c,
+        """
+        SELECT name, device, inode, size, mtime, ctime, id, hash, offline FROM asset
+        WHERE folderId = ?\(only)
+        """, values: [.int(id)] + values)
+      let skipped = try Self.run(
+        c,
+        """
+        SELECT name, device, inode, size, mtime, ctime FROM skipped
+        WHERE folderId = ? AND reader = ?\(only)
+        """, values: [.int(id), .int(Int64(SkippedFile.reader))] + values)
+      return (assets + skipped).map { row in
+        CatalogEntry(
+          name: row.text(0) ?? "",
+          identity: FileIdentity(
+            device: UInt64(bitPattern: row.int(1) ?? 0), inode: UInt64(bitPattern: row.int(2) ?? 0),
+            size: row.int(3) ?? 0, modified: row.int(4) ?? 0, changed: row.int(5) ?? 0),
+          asset: row.count > 6 ? row.text(6).map(AssetID.init(unchecked:)) : nil,
+          contentHash: row.count > 7 ? row.text(7) : nil,
+          isOffline: row.count > 8 ? (row.int(8) ?? 0) != 0 : false)
+      }
+    }
+  }
+
+  /// A text array in PostgreSQL's literal form (`{"a","b"}`), for `= ANY(?::text[])`: one
+  /// parameter however many values.
+  static func arrayLiteral(_ values: [String]) -> String {
+    "{"
+      + values.map {
+        "\""
+          + $0.replacingOccurrences(of: "\\", with: "\\\\")
+          .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+      }.joined(separator: ",") + "}"
+  }
+
+  public func folders(under folder: String) throws -> [String] {
+    try read { c in
+      if folder.isEmpty {
+        return try Self.run(c, "SELECT path FROM folder").compactMap { $0.text(0) }
+      }
+      return try Self.run(
+        c, "SELECT path FROM folder WHERE path = ? OR starts_with(path, ?)", [folder, folder + "/"]
+      ).compactMap { $0.text(0) }
+    }
+  }
+
+  public func assets(under folder: String) throws -> [Asset] {
+    if folder.isEmpty { return try fetchAssets("") }
+    return try fetchAssets("WHERE f.path = ? OR starts_with(f.path, ?)", [folder, folder + "/"])
+  }
+
+  public func commit(_ changes: CatalogChanges) throws {
+    guard !changes.isEmpty else { return }
+    try write { c in
+      var folderIDs: [String: Int64] = [:]
+      var left: Set<String> = []
+      for asset in changes.upserts {
+        let before = try Self.location(asset.id, c)
+        if let before { left.insert(CatalogSQL.split(before).folder) }
+        let folderID = try Self.folderID(asset.folder, c, &folderIDs)
+        // The same file found new by two writers at once: the first one's row stands.
+        if before == nil, try Self.holdsSameFile(asset, folderID: folderID, c) { continue }
+        let id = try Self.upsert(asset, folderID: folderID, c)
+        if let before, before != asset.path {
+          try Self.record(.moved, id, asset.path, from: before, c)
+        } else {
+          try Self.record(
+            before == nil && id == asset.id ? .inserted : .changed, id, asset.path, c)
+        }
+      }
+      for path in changes.unskipped {
+        let (folder, name) = CatalogSQL.split(path)
+        left.insert(folder)
+        try Self.run(
+          c,
+          "DELETE FROM skipped WHERE name = ? AND folderId = (SELECT id FROM folder WHERE path = ?)",
+          [name, folder])
+      }
+      for file in changes.skipped {
+        let (folder, name) = CatalogSQL.split(file.path)
+        let folderID = try Self.folderID(folder, c, &folderIDs)
+        let i = file.identity
+        try Self.run(
+          c,
+          """
+          INSERT INTO skipped (folderId, name, device, inode, size, mtime, ctime, reason, reader)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (folderId, name) DO UPDATE SET device = excluded.device,
+            inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+            ctime = excluded.ctime, reason = excluded.reason, reader = excluded.reader
+          """,
+          [
+            folderID, name, Int64(bitPattern: i.device), Int64(bitPattern: i.inode), i.size,
+            i.modified, i.changed, file.reason, SkippedFile.reader,
+          ])
+      }
+      for id in changes.removals {
+        guard let path = try Self.location(id, c) else { continue }
+        if let seen = changes.removedFrom[id], seen != path { continue }
+        left.insert(CatalogSQL.split(path).folder)
+        try Self.run(c, "DELETE FROM asset WHERE id = ?", [id.rawValue])
+        try Self.record(.removed, id, path, c)
+      }
+      for (id, offline) in changes.offline {
+        guard let path = try Self.location(id, c) else { continue }
+        try Self.run(c, "UPDATE asset SET offline = ? WHERE id = ?", [offline, id.rawValue])
+        try Self.record(.changed, id, path, c)
+      }
+      for folder in left.sorted() {
+        if let id = try Self.run(c, "SELECT id FROM folder WHERE path = ?", [folder]).first?.int(0)
+        {
+          try Self.removeIfEmpty(id, c)
+        }
+      }
+    }
+  }
+
+  static func removeIfEmpty(_ folderID: Int64, _ c: PostgresConnection) throws {
+    var next: Int64? = folderID
+    while let id = next {
+      let rows = try run(
+        c,
+        """
+        SELECT parentId FROM folder WHERE id = ? AND path != ''
+        AND NOT EXISTS (SELECT 1 FROM folder g WHERE g.parentId = ?)
+        AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = ?)
+        AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = ?)
+        """, [id, id, id, id])
+      guard let row = rows.first else { return }
+      try run(c, "DELETE FROM folder WHERE id = ?", [id])
+      next = row.int(0)
+    }
+  }
+
+  static func folderID(_ path: String, _ c: PostgresConnection, _ known: inout [String: Int64])
+    throws -> Int64
+  {
+    if let id = known[path] { return id }
+    if let id = try run(c, "SELECT id FROM folder WHERE path = ?", [path]).first?.int(0) {
+      known[path] = id
+      return id
+    }
+    let parent: Int64? = path.isEmpty ? nil : try folderID(CatalogSQL.split(path).folder, c, &known)
+    guard
+      let id = try run(
+        c, "INSERT INTO folder (path, parentId) VALUES (?, ?) RETURNING id", [path, parent]
+      ).first?.int(0)
+    else { throw PostgresError("the server returned no id for a new folder") }
+    known[path] = id
+    return id
+  }
+
+  private static func holdsSameFile(_ asset: Asset, folderID: Int64, _ c: PostgresConnection)
+    throws -> Bool
+  {
+    guard
+      let row = try run(
+        c,
+        "SELECT id, hash, device, inode, size, mtime, ctime FROM asset WHERE folderId = ? AND name = ?",
+        [folderID, asset.name]
+      ).first
+    else { return false }
+    let i = asset.identity
+    return row.text(0) != asset.id.rawValue && row.text(1) == asset.contentHash
+      && row.int(2) == Int64(bitPattern: i.device) && row.int(3) == Int64(bitPattern: i.inode)
+      && row.int(4) == i.size && row.int(5) == i.modified && row.int(6) == i.changed
+  }
+
+  private static func upsert(_ asset: Asset, folderID: Int64, _ c: PostgresConnection) throws
+    -> AssetID
+  {
+    var a = asset
+    if let existing = try run(
+      c, "SELECT id FROM asset WHERE folderId = ? AND name = ?", [folderID, a.name]
+    ).first?.text(0), existing != a.id.rawValue {
+      if try run(c, "SELECT 1 FROM asset WHERE id = ?", [a.id.rawValue]).isEmpty {
+        a.id = AssetID(unchecked: existing)
+      } else {
+        try run(c, "DELETE FROM asset WHERE id = ?", [existing])
+      }
+    }
+    try run(c, "DELETE FROM skipped WHERE folderId = ? AND name = ?", [folderID, a.name])
+    let values = [CatalogValue.text(a.id.rawValue), .int(folderID)] + CatalogSQL.values(of: a)
+    try run(
+      c,
+      """
+      INSERT INTO asset (id, folderId, \(CatalogSQL.writtenColumns.joined(separator: ", ")))
+      VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
+      ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId,
+        \(CatalogSQL.replacedColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+      """, values: values)
+    return a.id
+  }
+
+  static func location(_ id: AssetID, _ c: PostgresConnection) throws -> String? {
+    guard
+      let row = try run(
+        c, "SELECT f.path, a.name FROM asset a JOIN folder f ON f.id = a.folderId WHERE a.id = ?",
+        [id.rawValue]
+      ).first
+    else { return nil }
+    let folder = row.text(0) ?? ""
+    let name = row.text(1) ?? ""
+    return folder.isEmpty ? name : folder + "/" + name
+  }
+
+  static func record(
+    _ kind: CatalogChange.Kind, _ id: AssetID, _ path: String, from oldPath: String? = nil,
+    _ c: PostgresConnection
+  ) throws {
+    try run(
+      c, "INSERT INTO change (kind, assetId, path, oldPath, at) VALUES (?, ?, ?, ?, ?)",
+      [kind.rawValue, id.rawValue, path, oldPath, Double(AssetID.nowMilliseconds()) / 1000])
+  }
+
+  // MARK: Fetch
+
+  public func asset(_ id: AssetID) throws -> Asset? {
+    try fetchAssets("WHERE a.id = ?", [id.rawValue]).first
+  }
+
+  public func asset(atPath path: String) throws -> Asset? {
+    let (folder, name) = CatalogSQL.split(path)
+    return try fetchAssets("WHERE f.path = ? AND a.name = ?", [folder, name]).first
+  }
+
+  public func assets(withIDs ids: [AssetID]) throws -> [Asset] {
+    guard !ids.isEmpty else { return [] }
+    return try fetchAssets(
+      "WHERE a.id = ANY(?::text[])", [Self.arrayLiteral(ids.map(\.rawValue))])
+  }
+
+  public func assets(withHash hash: String) throws -> [Asset] {
+    try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
+  }
+
+  public func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
+    guard !hashes.isEmpty else { return [] }
+    return try read { c in
+      Set(
+        try Self.run(
+          c, "SELECT DISTINCT hash FROM asset WHERE hash = ANY(?::text[])",
+          [Self.arrayLiteral(hashes)]
+        ).compactMap { $0.text(0) })
+    }
+  }
+
+  public func count(_ query: AssetQuery) throws -> Int {
+    if CatalogSQL.isWholeLibrary(query) {
+      return try read { c in
+        let rows =
+          if let month = query.month {
+            try Self.run(
+              c, "SELECT coalesce(sum(count), 0) FROM monthCount WHERE month = ?", [month])
+          } else {
+            try Self.run(c, "SELECT coalesce(sum(count), 0) FROM monthCount")
+          }
+        return Int(rows.first?.int(0) ?? 0)
+      }
+    }
+    let (filter, values) = CatalogSQL.filter(query, Self.dialect)
+    return try read { c in
+      Int(
+        try Self.run(c, "SELECT count(*) FROM asset a \(filter)", values: values).first?.int(0) ?? 0
+      )
+    }
+  }
+
+  public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
+    let (filter, values) = CatalogSQL.filter(query, Self.dialect)
+    let (order, orderValues) = CatalogSQL.order(query)
+    // The page is chosen on the asset table and its indexes alone; only its rows are read.
+    return try fetchAssets(
+      """
+      WHERE a.id IN (SELECT a.id FROM asset a \(filter) ORDER BY \(order) LIMIT ? OFFSET ?)
+      ORDER BY \(order)
+      """,
+      values: values + orderValues + [.int(Int64(max(0, limit))), .int(Int64(max(0, offset)))]
+        + orderValues)
+  }
+
+  public func ids(_ query: AssetQuery) throws -> [AssetID] {
+    let (filter, values) = CatalogSQL.filter(query, Self.dialect)
+    let (order, orderValues) = CatalogSQL.order(query)
+    return try read { c in
+      try Self.run(
+        c, "SELECT a.id FROM asset a \(filter) ORDER BY \(order)", values: values + orderValues
+      )
+      .compactMap { $0.text(0).map(AssetID.init(unchecked:)) }
+    }
+  }
+
+  public func months(_ query: AssetQuery) throws -> [MonthCount] {
+    var whole = query
+    whole.after = nil
+    let direction = query.sort == .date ? "" : " DESC"
+    let rows: [PostgresRow]
+    if CatalogSQL.isWholeLibrary(whole) {
+      rows = try read { c in
+        if let month = whole.month {
+          try Self.run(c, "SELECT month, count FROM monthCount WHERE month = ?", [month])
+        } else {
+          try Self.run(c, "SELECT month, count FROM monthCount ORDER BY month\(direction)")
+        }
+      }
+    } else {
+      let (filter, values) = CatalogSQL.filter(whole, Self.dialect)
+      rows = try read { c in
+        try Self.run(
+          c,
+          "SELECT a.month, count(*) FROM asset a \(filter) GROUP BY a.month ORDER BY a.month\(direction)",
+          values: values)
+      }
+    }
+    return rows.map { MonthCount(month: Int($0.int(0) ?? 0), count: Int($0.int(1) ?? 0)) }
+  }
+
+  // MARK: Albums
+
+  public func albums() throws -> [Album] {
+    var albums: [Album] = []
+    for smart in SmartAlbum.allCases {
+      var query = AssetQuery()
+      query.album = .smart(smart)
+      query.sort = .dateDescending
+      albums.append(
+        Album(
+          kind: .smart, ref: AlbumRef.smart(smart).text, title: smart.title, parent: nil,
+          count: try count(query), poster: try assets(query, offset: 0, limit: 1).first?.id))
+    }
+    try read { c in
+      let folders = try Self.run(
+        c,
+        """
+        SELECT f.path,
+          (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+           AND a.hidden = 0),
+          (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+           AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
+          p.path
+        FROM folder f LEFT JOIN folder p ON p.id = f.parentId
+        WHERE f.path != '.darkroom' AND NOT starts_with(f.path, '.darkroom/')
+        ORDER BY f.path
+        """)
+      for row in folders {
+        let path = row.text(0) ?? ""
+        albums.append(
+          Album(
+            kind: .folder, ref: AlbumRef.folder(path).text,
+            title: path.isEmpty ? "(top folder)" : CatalogSQL.split(path).name,
+            parent: row.text(3), count: Int(row.int(1) ?? 0),
+            poster: row.text(2).map(AssetID.init(unchecked:))))
+      }
+      let users = try Self.run(
+        c,
+        """
+        SELECT b.title,
+          (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
+           WHERE p.albumId = b.id AND a.trashedAt IS NULL),
+          coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
+           WHERE p.albumId = b.id AND a.trashedAt IS NULL
+           ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
+        FROM album b ORDER BY b.title
+        """)
+      for row in users {
+        let title = row.text(0) ?? ""
+        albums.append(
+          Album(
+            kind: .user, ref: AlbumRef.user(title).text, title: title, parent: nil,
+            count: Int(row.int(1) ?? 0), poster: row.text(2).map(AssetID.init(unchecked:))))
+      }
+    }
+    return albums
+  }
+
+  private static func albumID(_ title: String, _ c: PostgresConnection) throws -> Int64 {
+    guard let id = try run(c, "SELECT id FROM album WHERE title = ?", [title]).first?.int(0) else {
+      throw CatalogError("no album named \"\(title)\" (darkroom albums lists them)", missing: true)
+    }
+    return id
+  }
+
+  public func createAlbum(_ title: String) throws {
+    try SQLiteCatalog.checkTitle(title)
+    try write { c in
+      guard try Self.run(c, "SELECT id FROM album WHERE title = ?", [title]).isEmpty else {
+        throw CatalogError("an album named \"\(title)\" exists already")
+      }
+      try Self.run(
+        c, "INSERT INTO album (title, createdAt) VALUES (?, ?)",
+        [title, Double(AssetID.nowMilliseconds()) / 1000])
+    }
+  }
+
+  public func renameAlbum(_ title: String, to newTitle: String) throws {
+    try SQLiteCatalog.checkTitle(newTitle)
+    try write { c in
+      let id = try Self.albumID(title, c)
+      guard try Self.run(c, "SELECT id FROM album WHERE title = ?", [newTitle]).isEmpty else {
+        throw CatalogError("an album named \"\(newTitle)\" exists already")
+      }
+      try Self.run(c, "UPDATE album SET title = ? WHERE id = ?", [newTitle, id])
+    }
+  }
+
+  public func deleteAlbum(_ title: String) throws {
+    try write { c in try Self.run(c, "DELETE FROM album WHERE id = ?", [try Self.albumID(title, c)])
+    }
+  }
+
+  public func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
+    try write { c in
+      let album = try Self.albumID(title, c)
+      var position =
+        try Self.run(c, "SELECT max(position) FROM albumAsset WHERE albumId = ?", [album]).first?
+        .int(0) ?? 0
+      for id in ids {
+        try Self.requireAsset(id, c)
+        position += 1
+        try Self.run(
+          c,
+          "INSERT INTO albumAsset (albumId, assetId, position) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+          [album, id.rawValue, position])
+      }
+    }
+  }
+
+  public func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
+    try write { c in
+      let album = try Self.albumID(title, c)
+      for id in ids {
+        try Self.run(
+          c, "DELETE FROM albumAsset WHERE albumId = ? AND assetId = ?", [album, id.rawValue])
+      }
+    }
+  }
+
+  public func setPoster(_ title: String, _ id: AssetID?) throws {
+    try write { c in
+      let album = try Self.albumID(title, c)
+      if let id {
+        guard
+          !(try Self.run(
+            c, "SELECT 1 FROM albumAsset WHERE albumId = ? AND assetId = ?", [album, id.rawValue]
+          ).isEmpty)
+        else { throw CatalogError("\(id) is not in the album \"\(title)\"") }
+      }
+      try Self.run(c, "UPDATE album SET posterId = ? WHERE id = ?", [id?.rawValue, album])
+    }
+  }
+
+  public func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
+    try write { c in
+      for id in ids {
+        try Self.requireAsset(id, c)
+        try Self.run(c, "UPDATE asset SET favourite = ? WHERE id = ?", [value, id.rawValue])
+        if let path = try Self.location(id, c) { try Self.record(.changed, id, path, c) }
+      }
+    }
+  }
+
+  private static func requireAsset(_ id: AssetID, _ c: PostgresConnection) throws {
+    guard !(try run(c, "SELECT 1 FROM asset WHERE id = ?", [id.rawValue]).isEmpty) else {
+      throw CatalogError("\(id): no such asset in this library", missing: true)
+    }
+  }
+
+  public func maintain() throws {
+    try read { c in try c.execute("ANALYZE") }
+  }
+
+  /// What PostgreSQL's constraints cannot hold by themselves: the month counts the trigger
+  /// keeps against the rows (its foreign keys and types hold by construction; `amcheck`
+  /// is the tool for its files).
+  public func check() throws -> [String] {
+    try read { c in
+      try Self.run(
+        c,
+        """
+        SELECT coalesce(r.month, k.month), coalesce(r.n, 0), coalesce(k.count, 0)
+        FROM (SELECT month, count(*) AS n FROM asset WHERE trashedAt IS NULL AND hidden = 0
+              GROUP BY month) r
+        FULL JOIN monthCount k ON k.month = r.month
+        WHERE coalesce(r.n, 0) != coalesce(k.count, 0)
+        ORDER BY 1
+        """
+      ).map { row in
+        "month \(row.int(0) ?? 0) holds \(row.int(1) ?? 0) visible assets, its kept count says \(row.int(2) ?? 0)"
+      }
+    }
+  }
+}
+
+/// A row of text cells from PostgreSQL, read as the shared SQL's types.
+struct PostgresRow: CatalogRow {
+  var cells: [String?]
+  init(_ cells: [String?]) { self.cells = cells }
+  var count: Int { cells.count }
+  func text(_ index: Int) -> String? { index < cells.count ? cells[index] : nil }
+  func int(_ index: Int) -> Int64? { text(index).flatMap { Int64($0) } }
+  func double(_ index: Int) -> Double? { text(index).flatMap { Double($0) } }
+}

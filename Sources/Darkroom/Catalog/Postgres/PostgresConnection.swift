@@ -1,0 +1,173 @@
+import CPostgres
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One connection to PostgreSQL through libpq, PostgreSQL's own client library: synchronous,
+/// as ``Catalog`` is, so a call waits on its socket in the thread that made it and no event
+/// loop is bridged. Not safe to share between threads at once: ``PostgresPool`` lends each
+/// to one caller at a time (hence `@unchecked Sendable`: it moves between threads, never
+/// shared by two at once). The `PGconn` is owned here and finished in `deinit`; a result's
+/// `PGresult` never leaves ``query(_:_:)``, which copies its cells and clears it.
+final class PostgresConnection: @unchecked Sendable {
+  private let connection: OpaquePointer
+
+  /// Connects to `url` (`postgresql://user:password@host:port/database?...`, or libpq's
+  /// `key=value` form).
+  ///
+  /// - Throws: ``PostgresError`` with libpq's reason on one line (wrong password, no server).
+  init(url: String) throws(PostgresError) {
+    // The URL's own settings win over these defaults, which come before it.
+    let keys = ["connect_timeout", "application_name", "dbname"]
+    let values = ["10", "darkroom", url]
+    var made: OpaquePointer?
+    withCStrings(keys, terminated: true) { keyPointers in
+      withCStrings(values, terminated: true) { valuePointers in
+        made = PQconnectdbParams(keyPointers, valuePointers, 1)
+      }
+    }
+    guard let made else { throw PostgresError("out of memory connecting", connectionLost: true) }
+    guard PQstatus(made) == CONNECTION_OK else {
+      let reason = Self.oneLine(String(cString: PQerrorMessage(made)))
+      PQfinish(made)
+      throw PostgresError(reason, connectionLost: true)
+    }
+    connection = made
+    // Replies with NOTICEs (CREATE ... IF NOT EXISTS) would be printed on stderr by libpq.
+    PQsetNoticeProcessor(connection, { _, _ in }, nil)
+  }
+
+  deinit { PQfinish(connection) }
+
+  /// Whether the connection broke (the server went away): a broken one is not reused.
+  var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
+
+  /// Runs one statement with `$1`-style parameters (sent as text; the server infers their
+  /// types from where they stand) and returns its rows, each cell as text (nil for NULL).
+  ///
+  /// - Throws: ``PostgresError`` with the server's message and SQLSTATE.
+  @discardableResult
+  func query(_ sql: String, _ parameters: [CatalogValue] = []) throws(PostgresError) -> PostgresRows
+  {
+    let texts = parameters.map(\.postgresText)
+    var result: OpaquePointer?
+    withCStrings(texts) { pointers in
+      result = PQexecParams(
+        connection, sql, Int32(texts.count), nil, pointers, nil, nil, 0)
+    }
+    return try take(result)
+  }
+
+  /// Runs statements separated by semicolons, without parameters (a migration).
+  func execute(_ sql: String) throws(PostgresError) {
+    try take(PQexec(connection, sql))
+  }
+
+  /// Waits up to `milliseconds` for a notification on a channel this connection `LISTEN`s
+  /// on; true if one (or more) came. Each is freed here.
+  ///
+  /// - Throws: ``PostgresError`` when the connection broke.
+  func waitForNotification(milliseconds: Int32) throws(PostgresError) -> Bool {
+    if drainNotifications() { return true }
+    let socket = PQsocket(connection)
+    guard socket >= 0 else { throw PostgresError("the connection is closed", connectionLost: true) }
+    var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    if poll(&descriptor, 1, milliseconds) > 0 {
+      guard PQconsumeInput(connection) == 1 else {
+        throw PostgresError(
+          Self.oneLine(String(cString: PQerrorMessage(connection))), connectionLost: true)
+      }
+    }
+    return drainNotifications()
+  }
+
+  private func drainNotifications() -> Bool {
+    var any = false
+    while let notification = PQnotifies(connection) {
+      PQfreemem(notification)
+      any = true
+    }
+    return any
+  }
+
+  /// Copies a result's cells and clears it; throws for an error result.
+  @discardableResult
+  private func take(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
+    guard let result else {
+      throw PostgresError(
+        Self.oneLine(String(cString: PQerrorMessage(connection))), connectionLost: isBroken)
+    }
+    defer { PQclear(result) }
+    let status = PQresultStatus(result)
+    guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+      let message = Self.oneLine(String(cString: PQresultErrorMessage(result)))
+      let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+      throw PostgresError(
+        message.isEmpty ? "the server's reply was \(status)" : message, state: state,
+        connectionLost: isBroken)
+    }
+    let rowCount = Int(PQntuples(result))
+    let columnCount = Int(PQnfields(result))
+    var rows: [[String?]] = []
+    rows.reserveCapacity(rowCount)
+    for row in 0..<rowCount {
+      var cells: [String?] = []
+      cells.reserveCapacity(columnCount)
+      for column in 0..<columnCount {
+        if PQgetisnull(result, Int32(row), Int32(column)) != 0 {
+          cells.append(nil)
+        } else {
+          cells.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+        }
+      }
+      rows.append(cells)
+    }
+    let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+    return PostgresRows(rows: rows, affected: affected)
+  }
+
+  /// libpq's messages span lines ("ERROR:  ...\nDETAIL: ..."): one line, for a log or a
+  /// terminal.
+  static func oneLine(_ message: String) -> String {
+    message.split(whereSeparator: \.isNewline).map {
+      $0.trimmingCharacters(in: .whitespaces)
+    }.filter { !$0.isEmpty }.joined(separator: " ")
+  }
+}
+
+/// Runs `body` with a C string (or NULL) for each of `strings`, and a NULL after them when
+/// `terminated` (libpq's keyword lists); the copies are freed here, after it.
+private func withCStrings(
+  _ strings: [String?], terminated: Bool = false,
+  _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> Void
+) {
+  let copies: [UnsafeMutablePointer<CChar>?] = strings.map { $0.flatMap { strdup($0) } }
+  defer { for copy in copies { free(copy) } }
+  var pointers = copies.map { $0.map { UnsafePointer($0) } }
+  if terminated { pointers.append(nil) }
+  pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}
+
+/// A statement's rows, as text cells.
+struct PostgresRows {
+  var rows: [[String?]]
+  /// How many rows an INSERT, UPDATE or DELETE touched.
+  var affected: Int
+}
+
+/// An error from PostgreSQL or from reaching it, on one line.
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+  public var message: String
+  /// The server's SQLSTATE (23505: a unique constraint), when it sent one.
+  public var state: String?
+  /// The connection broke (or never was): the server is down, restarting or unreachable.
+  public var connectionLost: Bool
+
+  init(_ message: String, state: String? = nil, connectionLost: Bool = false) {
+    (self.message, self.state, self.connectionLost) = (message, state, connectionLost)
+  }
+
+  public var description: String { message }
+}
