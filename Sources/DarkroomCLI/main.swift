@@ -21,7 +21,7 @@ struct DarkroomCommand: ParsableCommand {
       CheckCommand.self, ScanCommand.self, ListCommand.self, AlbumsCommand.self,
       AlbumCommand.self, FavouriteCommand.self, DuplicatesCommand.self, TrashCommand.self,
       MetaCommand.self, WatchCommand.self, ServeCommand.self, SpaceCommand.self,
-      ThumbnailsCommand.self,
+      ThumbnailsCommand.self, CatalogCommand.self,
       WorkerCommand.self,
     ])
 }

@@ -38,21 +38,18 @@ final class TestPostgres: Sendable {
 
   private static let started = Locked<Result<TestPostgres, Error>?>(nil)
 
+  /// The server most tests share (a database each).
   static func shared() throws -> TestPostgres {
     try started.withLock { started in
       if let started { return try started.get() }
-      let result = Result { try TestPostgres() }
+      let result = Result { try TestPostgres(name: "shared") }
       started = result
-      if case .success(let server) = result {
-        stopAtExit = server.folder
-        _ = registerStop
-      }
       return try result.get()
     }
   }
 
-  /// The folder of the server to stop when the process exits.
-  nonisolated(unsafe) static var stopAtExit: String?
+  /// The folders of the servers to stop when the process exits.
+  private static let running = Locked<[String]>([])
 
   /// The server's programs.
   static let bin: String = {
@@ -62,11 +59,12 @@ final class TestPostgres: Sendable {
     return "/usr/lib/postgresql/" + (versions.last ?? "15") + "/bin"
   }()
 
-  private init() throws {
+  /// A server of its own (for a test that stops and starts it), stopped at exit.
+  init(name: String) throws {
     guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
       throw TestError("PostgreSQL's server is not installed (apt-get install postgresql)")
     }
-    folder = "/tmp/darkroom-test-pg-\(getpid())"
+    folder = "/tmp/darkroom-test-pg-\(getpid())-\(name)"
     try? FileManager.default.removeItem(atPath: folder)
     try FileManager.default.createDirectory(
       atPath: folder + "/socket", withIntermediateDirectories: true)
@@ -86,6 +84,8 @@ final class TestPostgres: Sendable {
     try "local all darkroom_secret scram-sha-256\nlocal all all trust\n".write(
       toFile: hba, atomically: false, encoding: .utf8)
     try start()
+    _ = Self.registerStop
+    Self.running.withLock { $0.append(folder) }
     let admin = try PostgresConnection(url: url(database: "postgres"))
     try admin.execute("CREATE ROLE darkroom_secret LOGIN PASSWORD 'right-password'")
   }
@@ -142,10 +142,11 @@ final class TestPostgres: Sendable {
   /// Registered once: stops the server as the test process ends.
   static let registerStop: Void = {
     atexit {
-      guard let folder = TestPostgres.stopAtExit else { return }
-      let stop = [bin + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "-w", "stop"]
-      _ = try? asServerUser(stop)
-      try? FileManager.default.removeItem(atPath: folder)
+      for folder in TestPostgres.running.withLock({ $0 }) {
+        let stop = [bin + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "-w", "stop"]
+        _ = try? asServerUser(stop)
+        try? FileManager.default.removeItem(atPath: folder)
+      }
     }
   }()
 }

@@ -169,7 +169,7 @@ public struct CatalogChange: Sendable, Codable, Equatable {
   public enum Kind: String, Sendable, Codable {
     case inserted, changed, removed, moved
   }
-  /// Increasing, never reused.
+  /// Increasing, never reused (in PostgreSQL, a rolled-back write's numbers are skipped).
   public var sequence: Int64
   public var kind: Kind
   public var id: AssetID

@@ -842,3 +842,55 @@ extension Row: CatalogRow {
   func int(_ index: Int) -> Int64? { self[index] }
   func double(_ index: Int) -> Double? { self[index] }
 }
+
+extension SQLiteCatalog: CatalogTables {
+  func rows(of table: CatalogCopy.Table) throws -> [[CatalogValue]] {
+    try pool.read { db in
+      try Row.fetchAll(
+        db,
+        sql:
+          "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) ORDER BY \(table.order)"
+      ).map { row in row.databaseValues.map(\.catalogValue) }
+    }
+  }
+
+  func rowCount() throws -> Int {
+    try pool.read { db in
+      try Int.fetchOne(
+        db,
+        sql: """
+          SELECT (SELECT count(*) FROM folder) + (SELECT count(*) FROM asset)
+            + (SELECT count(*) FROM album) + (SELECT count(*) FROM job)
+            + (SELECT count(*) FROM change)
+          """) ?? 0
+    }
+  }
+
+  func load(_ tables: [(CatalogCopy.Table, [[CatalogValue]])]) throws {
+    try pool.write { db in
+      for (table, rows) in tables {
+        let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+        let insert = try db.makeStatement(
+          sql:
+            "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(marks))"
+        )
+        for row in rows {
+          try insert.execute(arguments: StatementArguments(row.map(\.databaseValue)))
+        }
+      }
+    }
+  }
+}
+
+extension DatabaseValue {
+  /// As the catalogs' shared SQL binds it (a blob, which no catalog column holds, as text).
+  var catalogValue: CatalogValue {
+    switch storage {
+    case .null: .null
+    case .int64(let value): .int(value)
+    case .double(let value): .double(value)
+    case .string(let value): .text(value)
+    case .blob(let data): .text(String(decoding: data, as: UTF8.self))
+    }
+  }
+}

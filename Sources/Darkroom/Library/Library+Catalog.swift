@@ -5,6 +5,8 @@ import FoundationEssentials
 private let openCatalogs = Locked<[String: SQLiteCatalog]>([:])
 /// The PostgreSQL catalogs this process has open, by URL (each keeps a pool of connections).
 private let openPostgres = Locked<[String: PostgresCatalog]>([:])
+/// The libraries (root and catalog) whose `catalog.location` this process has written.
+private let markedLocations = Locked<Set<String>>([])
 
 extension Library {
   /// `.darkroom/catalog.sqlite`.
@@ -16,10 +18,17 @@ extension Library {
     catalogURL.map(PostgresCatalog.redacted) ?? catalogPath
   }
 
+  /// `.darkroom/catalog.location`: where the catalog is when it is not the SQLite file (its
+  /// URL without the password), written when a catalog in PostgreSQL is first opened, so
+  /// that a command run without `--catalog` says where the catalog is instead of starting an
+  /// empty SQLite one beside it.
+  var catalogLocationFile: String { rootPath + "/" + Self.folderName + "/catalog.location" }
+
   /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``;
   /// one in PostgreSQL is taken to be there, and is made on first use if not).
   public var hasCatalog: Bool {
     space != nil || catalogURL != nil || FileManager.default.fileExists(atPath: catalogPath)
+      || FileManager.default.fileExists(atPath: catalogLocationFile)
   }
 
   /// Makes `root/.darkroom` if it is not there, and returns the library.
@@ -34,8 +43,25 @@ extension Library {
   /// - Throws: `io` naming the catalog file when the database cannot be opened.
   public func catalog() throws(DarkroomError) -> any Catalog {
     if let space { return SealedCatalog(space: space) }
-    if let catalogURL { return try postgresCatalog(catalogURL) }
+    if let catalogURL {
+      let catalog = try postgresCatalog(catalogURL)
+      try markLocation(catalog.location)
+      return catalog
+    }
     return try sqliteCatalog()
+  }
+
+  /// Writes `.darkroom/catalog.location` (once per process and library).
+  private func markLocation(_ location: String) throws(DarkroomError) {
+    let key = rootPath + "\0" + location
+    guard markedLocations.withLock({ !$0.contains(key) }) else { return }
+    let path = catalogLocationFile
+    let written = try? String(contentsOfFile: path, encoding: .utf8)
+    if written != location + "\n" {
+      try Folders.create(metadataFolder.path)
+      try AtomicFile.write(Array((location + "\n").utf8), to: path)
+    }
+    markedLocations.withLock { _ = $0.insert(key) }
   }
 
   func postgresCatalog(_ url: String) throws(DarkroomError) -> PostgresCatalog {
@@ -72,6 +98,13 @@ extension Library {
     do {
       return try openCatalogs.withLock { open in
         if let catalog = open[path] { return catalog }
+        if let elsewhere = try? String(contentsOfFile: catalogLocationFile, encoding: .utf8) {
+          throw DarkroomError(
+            .invalidArgument, file: rootPath,
+            "keeps its catalog in \(elsewhere.trimmingCharacters(in: .whitespacesAndNewlines)): "
+              + "pass --catalog URL (with its password, or one in ~/.pgpass) or set DARKROOM_CATALOG"
+          )
+        }
         try Folders.create(metadataFolder.path)
         let catalog = try SQLiteCatalog(path: path)
         open[path] = catalog
@@ -445,4 +478,60 @@ public struct AssetPage: Sendable {
   public var count: Int?
   /// The id to pass as the query's `after` for the assets that follow; nil when none do.
   public var next: AssetID?
+}
+
+extension Library {
+  /// Copies a catalog into an empty one, between SQLite and PostgreSQL either way, losing
+  /// nothing (see ``CatalogCopyReport``): `from` and `to` are each a SQLite file's path
+  /// (`photos/.darkroom/catalog.sqlite`) or a PostgreSQL URL. A library whose catalog went
+  /// to PostgreSQL remembers where (`.darkroom/catalog.location`), so that a command run
+  /// without `--catalog` says so instead of using the old file; one whose catalog came back
+  /// to its SQLite file forgets it.
+  ///
+  /// - Throws: `notFound` for a SQLite file that is not there; `invalidArgument` for a
+  ///   target that holds a catalog already; `io` for a database that cannot be opened.
+  public static func copyCatalog(from: String, to: String) throws(DarkroomError)
+    -> CatalogCopyReport
+  {
+    func isURL(_ text: String) -> Bool {
+      text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+    }
+    func name(_ text: String) -> String { isURL(text) ? PostgresCatalog.redacted(text) : text }
+    func open(_ text: String, source: Bool) throws(DarkroomError) -> any CatalogTables {
+      if source, !isURL(text), !FileManager.default.fileExists(atPath: text) {
+        throw DarkroomError(.notFound, file: text, "no such catalog file")
+      }
+      do {
+        return isURL(text) ? try PostgresCatalog(url: text) : try SQLiteCatalog(path: text)
+      } catch {
+        throw DarkroomError(.io, file: name(text), "cannot open the catalog: \(error)")
+      }
+    }
+    let source = try open(from, source: true)
+    let target = try open(to, source: false)
+    let tables: [CatalogCopyReport.TableRows]
+    do {
+      tables = try CatalogCopy.copy(from: source, to: target)
+    } catch let error as CatalogError {
+      throw DarkroomError(.invalidArgument, file: name(to), error.message)
+    } catch {
+      throw DarkroomError(.io, file: name(to), "copying the catalog: \(error)")
+    }
+    // The library the copy came from or went to (a `.darkroom/catalog.sqlite`).
+    func library(of path: String) -> String? {
+      let url = URL(fileURLWithPath: path).standardizedFileURL
+      guard !isURL(path), url.lastPathComponent == "catalog.sqlite",
+        url.deletingLastPathComponent().lastPathComponent == folderName
+      else { return nil }
+      return url.deletingLastPathComponent().deletingLastPathComponent().path
+    }
+    if let root = library(of: to) {
+      try? FileManager.default.removeItem(
+        atPath: Library(root: URL(fileURLWithPath: root)).catalogLocationFile)
+    } else if isURL(to), let root = library(of: from) {
+      let marker = Library(root: URL(fileURLWithPath: root)).catalogLocationFile
+      try AtomicFile.write(Array((PostgresCatalog.redacted(to) + "\n").utf8), to: marker)
+    }
+    return CatalogCopyReport(from: name(from), to: name(to), tables: tables)
+  }
 }

@@ -212,3 +212,54 @@ extension PostgresCatalog {
     }
   }
 }
+
+extension PostgresCatalog: CatalogTables {
+  func rows(of table: CatalogCopy.Table) throws -> [[CatalogValue]] {
+    try read { c in
+      try c.query(
+        "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) ORDER BY \(table.order)"
+      ).values
+    }
+  }
+
+  func rowCount() throws -> Int {
+    try read { c in
+      Int(
+        try Self.run(
+          c,
+          """
+          SELECT (SELECT count(*) FROM folder) + (SELECT count(*) FROM asset)
+            + (SELECT count(*) FROM album) + (SELECT count(*) FROM job)
+            + (SELECT count(*) FROM change)
+          """
+        ).first?.int(0) ?? 0)
+    }
+  }
+
+  func load(_ tables: [(CatalogCopy.Table, [[CatalogValue]])]) throws {
+    try write { c in
+      for (table, rows) in tables {
+        // Many rows a statement (a round trip each, not one a row); PostgreSQL takes at most
+        // 65,535 parameters.
+        let perStatement = max(1, 30_000 / table.columns.count)
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+          let chunk = rows[start..<min(rows.count, start + perStatement)]
+          let row =
+            "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
+          try Self.run(
+            c,
+            "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES "
+              + Array(repeating: row, count: chunk.count).joined(separator: ", "),
+            values: chunk.flatMap { $0 })
+        }
+      }
+      // The ids and numbers to come follow the copied ones.
+      for (table, column) in [("folder", "id"), ("album", "id"), ("change", "seq")] {
+        try Self.run(
+          c,
+          "SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), coalesce(max(\(column)), 0) + 1, false) FROM \(table)"
+        )
+      }
+    }
+  }
+}

@@ -30,23 +30,30 @@ public final class PostgresCatalog: Catalog {
   /// - Throws: ``PostgresError`` for a URL it cannot reach, a wrong password, a database
   ///   that is not there, or a migration that fails.
   public init(url: String) throws {
+    guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
+      throw PostgresError(
+        "not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
+      )
+    }
     location = Self.redacted(url)
     pool = PostgresPool(url: url)
     try migrate()
   }
 
-  /// `postgresql://user:secret@host/db` as `postgresql://user@host/db` (and libpq's
-  /// `password=...` left out of its key-value form).
+  /// `postgresql://user:secret@host/db?password=secret` as `postgresql://user@host/db`.
   public static func redacted(_ url: String) -> String {
-    if let scheme = url.range(of: "://") {
-      let rest = url[scheme.upperBound...]
-      let authority = rest.prefix { $0 != "/" && $0 != "?" }
-      if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-        return String(url[..<colon]) + String(url[at...])
-      }
-      return url
+    guard let scheme = url.range(of: "://") else { return url }
+    var url = url
+    let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
+    if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+      url.removeSubrange(colon..<at)
     }
-    return url.split(separator: " ").filter { !$0.hasPrefix("password=") }.joined(separator: " ")
+    // `?password=...` in the query, too.
+    guard let query = url.firstIndex(of: "?") else { return url }
+    let kept = url[url.index(after: query)...].split(separator: "&").filter {
+      !$0.hasPrefix("password=")
+    }
+    return String(url[..<query]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
   }
 
   private func migrate() throws {
@@ -146,7 +153,7 @@ public final class PostgresCatalog: Catalog {
   func listenForCommits() {
     listener.withLock { listener in
       guard listener == nil else { return }
-      listener = PostgresListener(pool: pool, channel: Self.channel, bell: commits)
+      listener = PostgresListener(url: pool.url, channel: Self.channel, bell: commits)
     }
   }
 
@@ -247,6 +254,7 @@ public final class PostgresCatalog: Catalog {
         // The same file found new by two writers at once: the first one's row stands.
         if before == nil, try Self.holdsSameFile(asset, folderID: folderID, c) { continue }
         let id = try Self.upsert(asset, folderID: folderID, c)
+        FaultInjection.reached("postgres-commit-row", file: asset.path)
         if let before, before != asset.path {
           try Self.record(.moved, id, asset.path, from: before, c)
         } else {

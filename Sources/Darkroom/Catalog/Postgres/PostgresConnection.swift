@@ -125,15 +125,14 @@ final class PostgresConnection: @unchecked Sendable {
       rows.append(cells)
     }
     let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-    return PostgresRows(rows: rows, affected: affected)
+    let types = (0..<columnCount).map { PQftype(result, Int32($0)) }
+    return PostgresRows(rows: rows, affected: affected, types: types)
   }
 
   /// libpq's messages span lines ("ERROR:  ...\nDETAIL: ..."): one line, for a log or a
   /// terminal.
   static func oneLine(_ message: String) -> String {
-    message.split(whereSeparator: \.isNewline).map {
-      $0.trimmingCharacters(in: .whitespaces)
-    }.filter { !$0.isEmpty }.joined(separator: " ")
+    message.split(whereSeparator: \.isWhitespace).joined(separator: " ")
   }
 }
 
@@ -155,6 +154,23 @@ struct PostgresRows {
   var rows: [[String?]]
   /// How many rows an INSERT, UPDATE or DELETE touched.
   var affected: Int
+  /// Each column's type (its OID in `pg_type`).
+  var types: [UInt32] = []
+
+  /// The rows as typed values: integers and floating-point numbers as such, all else text.
+  var values: [[CatalogValue]] {
+    rows.map { cells in
+      cells.enumerated().map { column, cell in
+        guard let cell else { return .null }
+        switch types[column] {
+        // int8, int2, int4; float4, float8.
+        case 20, 21, 23: return Int64(cell).map(CatalogValue.int) ?? .text(cell)
+        case 700, 701: return Double(cell).map(CatalogValue.double) ?? .text(cell)
+        default: return .text(cell)
+        }
+      }
+    }
+  }
 }
 
 /// An error from PostgreSQL or from reaching it, on one line.

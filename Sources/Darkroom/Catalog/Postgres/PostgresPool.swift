@@ -30,19 +30,24 @@ final class PostgresPool: Sendable {
 }
 
 /// A connection that `LISTEN`s on a channel and rings a bell for each notification: how a
-/// process learns at once of another's commit. It reconnects (once a second) while the
-/// server is away, and rings when it is back, since what happened meanwhile is unknown.
+/// process learns at once of another's commit. The first `LISTEN` is made before `init`
+/// returns (a commit after it is not missed); the connection is then watched on a thread of
+/// its own for as long as the process lives. While the server is away it reconnects once a
+/// second, and rings when it is back, since what happened meanwhile is unknown.
 final class PostgresListener: Sendable {
-  init(pool: PostgresPool, channel: String, bell: CommitBell) {
-    let url = pool.url
+  init(url: String, channel: String, bell: CommitBell) {
+    @Sendable func listen() throws -> PostgresConnection {
+      let connection = try PostgresConnection(url: url)
+      try connection.execute("LISTEN \(channel)")
+      return connection
+    }
+    let first = try? listen()
     DispatchQueue(label: "darkroom.catalog.listen").async {
-      var connection: PostgresConnection?
+      var connection = first
       while true {
         do {
           if connection == nil {
-            let made = try PostgresConnection(url: url)
-            try made.execute("LISTEN \(channel)")
-            connection = made
+            connection = try listen()
             bell.ring()
           }
           if try connection?.waitForNotification(milliseconds: 1000) == true { bell.ring() }

@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// What only a catalog in PostgreSQL has: a server that can be away, a password, other
+/// processes' commits announced. (The catalog's behaviour itself is proven on both kinds by
+/// the catalog, timeline and change-log suites.)
+@Suite("A catalog in PostgreSQL: reaching it, losing it, hearing others", .serialized)
+struct PostgresCatalogTests {
+  @Test(
+    "A wrong password, no server, no database, not a URL: one line naming the catalog without its password, exit 1, no catalog made"
+  )
+  func unreachable() throws {
+    let server = try TestPostgres.shared()
+    let lib = try LibraryFixture()
+    try lib.add("orientation-1.jpg", as: "a.jpg")
+    _ = try Library.create(at: lib.root)
+    let socket = server.socketFolder
+    let cases: [(url: String, line: String)] = [
+      (
+        server.url(database: "postgres", user: "darkroom_secret", password: "wrong-secret"),
+        "darkroom: postgresql://darkroom_secret@/postgres?host=\(socket)&port=5432: cannot open the catalog: connection to server on socket \"\(socket)/.s.PGSQL.5432\" failed: FATAL: password authentication failed for user \"darkroom_secret\""
+      ),
+      (
+        "postgresql://postgres@/postgres?host=\(socket)&port=5999",
+        "darkroom: postgresql://postgres@/postgres?host=\(socket)&port=5999: cannot open the catalog: connection to server on socket \"\(socket)/.s.PGSQL.5999\" failed: No such file or directory Is the server running locally and accepting connections on that socket?"
+      ),
+      (
+        server.url(database: "no_such_database"),
+        "darkroom: \(server.url(database: "no_such_database")): cannot open the catalog: connection to server on socket \"\(socket)/.s.PGSQL.5432\" failed: FATAL: database \"no_such_database\" does not exist"
+      ),
+      (
+        "postgresq://postgres@/postgres",
+        "darkroom: postgresq://postgres@/postgres: cannot open the catalog: not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
+      ),
+    ]
+    for (url, line) in cases {
+      for arguments in [["list", "--catalog", url], ["scan", lib.root, "--catalog", url]] {
+        let result = try CLI.run(arguments, cwd: lib.root)
+        #expect(result.status == 1, "\(arguments)")
+        #expect(result.stderr == line + "\n", "\(arguments)")
+        #expect(!result.stderr.contains("wrong-secret"))
+      }
+    }
+    #expect(!FileManager.default.fileExists(atPath: lib.library.catalogPath))
+
+    // The right password: the scan is catalogued there, and a command without --catalog
+    // says where the catalog is rather than starting an empty SQLite one.
+    let url = try server.newDatabase()
+    let scan = try CLI.run(["scan", lib.root, "--catalog", url])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    let listed = try CLI.run(["list"], cwd: lib.root, environment: ["DARKROOM_CATALOG": url])
+    #expect(listed.stdout == "a.jpg\n")
+    let without = try CLI.run(["list"], cwd: lib.root)
+    #expect(without.status == 1)
+    #expect(
+      without.stderr
+        == "darkroom: \(lib.library.rootPath): keeps its catalog in \(url): pass --catalog URL (with its password, or one in ~/.pgpass) or set DARKROOM_CATALOG\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: lib.library.catalogPath))
+  }
+
+  @Test(
+    "PostgreSQL stops in the middle of a commit: nothing of the batch is written, calls fail clearly while it is away and work again when it is back"
+  )
+  func serverRestarts() throws {
+    let server = try TestPostgres(name: "restart")
+    let catalog = try PostgresCatalog(url: try server.newDatabase())
+    var first = CatalogChanges()
+    first.upserts = (0..<2).map {
+      TimelineTests.asset($0, utc: 1e9 + Double($0), offsetMinutes: nil)
+    }
+    try catalog.commit(first)
+
+    var batch = CatalogChanges()
+    batch.upserts = (2..<7).map {
+      TimelineTests.asset($0, utc: 1e9 + Double($0), offsetMinutes: nil)
+    }
+    let stopped = Locked(false)
+    let failure = #expect(throws: PostgresError.self) {
+      try FaultInjection.whenReached(
+        "postgres-commit-row", file: "t/4.jpg",
+        {
+          guard !stopped.withLock({ $0 }) else { return }
+          stopped.withLock { $0 = true }
+          try? server.stop()
+        }, during: { try catalog.commit(batch) })
+    }
+    #expect(stopped.withLock { $0 })
+    #expect(failure?.connectionLost == true)
+    #expect(failure.map { !$0.message.isEmpty && !$0.message.contains("\n") } == true)
+
+    // Away: a read fails with why, on one line.
+    let away = #expect(throws: PostgresError.self) { try catalog.count(AssetQuery()) }
+    #expect(away?.connectionLost == true)
+    #expect(
+      away?.message
+        == "connection to server on socket \"\(server.socketFolder)/.s.PGSQL.5432\" failed: No such file or directory Is the server running locally and accepting connections on that socket?"
+    )
+
+    // Back: the same catalog object works again, and holds the first commit only.
+    try server.start()
+    #expect(try catalog.count(AssetQuery()) == 2)
+    #expect(try catalog.lastChange() == 2)
+    try catalog.commit(batch)
+    #expect(try catalog.count(AssetQuery()) == 7)
+    // Increasing, never reused: the rolled-back batch's numbers are skipped (a sequence
+    // is not rolled back), which a client reading `since` never notices.
+    let sequences = try catalog.changes(since: 0, limit: 100).map(\.sequence)
+    #expect(sequences.count == 7 && sequences.prefix(2) == [1, 2])
+    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 })
+    #expect(try catalog.check() == [])
+    try server.stop()
+  }
+
+  @Test("Another process's commit wakes a listener (LISTEN/NOTIFY), not only this one's")
+  func notifications() async throws {
+    let url = try TestPostgres.shared().newDatabase()
+    // Two catalogs over one database: two pools, two bells, as two processes have.
+    let writer = try PostgresCatalog(url: url)
+    let listener = try PostgresCatalog(url: url)
+    listener.listenForCommits()
+    let before = listener.commits.count
+    var changes = CatalogChanges()
+    changes.upserts = [TimelineTests.asset(0, utc: 1e9, offsetMinutes: nil)]
+    try writer.commit(changes)
+    // Rung by the notification (the listener's process made no commit); the bound only stops
+    // a broken test from waiting for ever.
+    await listener.commits.wait(after: before, atMost: .seconds(120))
+    #expect(listener.commits.count > before)
+    #expect(try listener.lastChange() == 1)
+  }
+
+  @Test("A URL's password is never shown: in the user part or as a parameter")
+  func redaction() {
+    #expect(
+      PostgresCatalog.redacted("postgresql://ann:s3cr%40t@db.example:5432/photos?sslmode=require")
+        == "postgresql://ann@db.example:5432/photos?sslmode=require")
+    #expect(
+      PostgresCatalog.redacted("postgres://ann@db/photos?password=s3cret&sslmode=require")
+        == "postgres://ann@db/photos?sslmode=require")
+    #expect(PostgresCatalog.redacted("postgresql:///photos?password=x") == "postgresql:///photos")
+    #expect(PostgresCatalog.redacted("postgresql://db/photos") == "postgresql://db/photos")
+  }
+}
+
+@Suite("catalog copy: SQLite to PostgreSQL and back", .serialized)
+struct CatalogCopyTests {
+  /// Every row of every table a copy carries, and the month counts the triggers made.
+  static func everything(_ catalog: any CatalogTables) throws -> [String: [[CatalogValue]]] {
+    var tables: [String: [[CatalogValue]]] = [:]
+    for table in CatalogCopy.tables { tables[table.name] = try catalog.rows(of: table) }
+    tables["monthCount"] = try catalog.rows(
+      of: .init(name: "monthCount", columns: ["month", "count"], order: "month"))
+    return tables
+  }
+
+  @Test(
+    "SQLite -> PostgreSQL -> SQLite keeps every row: ids, albums and their order, favourites, trash, skipped files, fingerprints, kept pairs, jobs, the change log's numbers"
+  )
+  func roundTrip() throws {
+    let lib = try LibraryFixture()
+    for n in 1...8 { try lib.add("orientation-\(n).jpg", as: "Été/\(n % 3)/\(n).jpg") }
+    try lib.add("gps.jpg", as: "gps.jpg")
+    try lib.add("orientation-1.jpg", as: "copy/same.jpg")
+    try lib.add("orientation-1.jpg", as: "copy/also.jpg")
+    try Data("not a photo".utf8).write(to: URL(fileURLWithPath: lib.folder.file("notes.jpg")))
+    let cwd = lib.root
+    func run(_ arguments: String...) throws {
+      let result = try CLI.run(arguments, cwd: cwd)
+      #expect(result.status == 0, "\(arguments): \(result.stderr)")
+    }
+    try run("scan", cwd)
+    try run("album", "create", "Trip")
+    try run("album", "add", "Trip", "Été/2/5.jpg", "gps.jpg", "Été/1/1.jpg")
+    try run("album", "poster", "Trip", "gps.jpg")
+    try run("favourite", "Été/0/3.jpg", "gps.jpg")
+    try run("trash", "Été/1/7.jpg")
+    try run("duplicates", "--near", "--json")
+    try run("duplicates", "keep", "copy/same.jpg", "copy/also.jpg")
+    let catalog = try lib.library.catalog()
+    try catalog.saveJob(
+      StoredJob(
+        id: "job1", name: "apply", action: "{}",
+        ids: try lib.paths().prefix(2).map {
+          try #require(try lib.asset($0)).id
+        }, state: "finished", owner: "1:2:3", started: 1e9, ended: 1e9 + 1))
+    for path in try lib.paths().prefix(2) {
+      try catalog.recordJobItem("job1", try #require(try lib.asset(path)).id, error: nil)
+    }
+    let sqlite = try SQLiteCatalog(path: lib.library.catalogPath)
+    let before = try Self.everything(sqlite)
+    #expect(before["skipped"]?.count == 1 && before["fingerprint"]?.isEmpty == false)
+    #expect(before["distinctPair"]?.count == 1 && before["jobItem"]?.count == 2)
+    let listed = try CLI.run(["list", "--json"], cwd: cwd).stdout
+
+    // To PostgreSQL, through the command.
+    let url = try TestPostgres.shared().newDatabase()
+    let copied = try CLI.run(["catalog", "copy", lib.library.catalogPath, url, "--json"])
+    #expect(copied.status == 0, "\(copied.stderr)")
+    let report = try JSONDecoder().decode(CatalogCopyReport.self, from: copied.stdoutData)
+    #expect(report.tables.map(\.table) == CatalogCopy.tables.map(\.name))
+    #expect(report.tables.first { $0.table == "asset" }?.rows == before["asset"]?.count)
+    let postgres = try PostgresCatalog(url: url)
+    #expect(try Self.everything(postgres) == before)
+    #expect(try postgres.check() == [])
+
+    // The library now says where its catalog is; with it, the same listing.
+    let without = try CLI.run(["list"], cwd: cwd)
+    #expect(without.status == 1 && without.stderr.contains("keeps its catalog in \(url)"))
+    let there = try CLI.run(["list", "--json", "--catalog", url], cwd: cwd)
+    #expect(there.stdout == listed)
+
+    // A copy into a catalog that holds one is refused, and changes nothing.
+    let again = try CLI.run(["catalog", "copy", lib.library.catalogPath, url])
+    #expect(again.status == 1)
+    #expect(
+      again.stderr
+        == "darkroom: \(url): already holds a catalog (\(before.filter { ["folder", "asset", "album", "job", "change"].contains($0.key) }.values.map(\.count).reduce(0, +)) rows of folders, assets, albums, jobs and changes): copy into an empty one\n"
+    )
+    #expect(try Self.everything(postgres) == before)
+
+    // Back to SQLite: every row again, the same as before the first copy.
+    let back = lib.folder.file("back/.darkroom/catalog.sqlite")
+    try FileManager.default.createDirectory(
+      atPath: lib.folder.file("back/.darkroom"), withIntermediateDirectories: true)
+    let returned = try CLI.run(["catalog", "copy", url, back])
+    #expect(returned.status == 0, "\(returned.stderr)")
+    #expect(
+      returned.stdout.hasSuffix(
+        "copied \(url) to \(back): \(before["asset"]?.count ?? -1) assets\n"))
+    #expect(try Self.everything(try SQLiteCatalog(path: back)) == before)
+
+    // The numbers go on after the copied ones, on PostgreSQL as on SQLite.
+    let last = try postgres.lastChange()
+    try postgres.setFavourite([try #require(try lib.asset("gps.jpg")).id], false)
+    #expect(try postgres.changes(since: last, limit: 10).map(\.sequence) == [last + 1])
+    try postgres.createAlbum("Later")
+    #expect(
+      try postgres.rows(of: .init(name: "album", columns: ["id"], order: "id")).last
+        == [.int(Int64((before["album"]?.count ?? 0) + 1))])
+  }
+}
