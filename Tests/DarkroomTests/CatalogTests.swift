@@ -134,6 +134,22 @@ struct CatalogTests {
   }
 
   @Test(
+    "A folder named in any script holds its subfolders' assets, and not its neighbour's",
+    arguments: CatalogBackend.allCases)
+  func foldersInAnyScript(_ backend: CatalogBackend) throws {
+    let lib = try LibraryFixture(backend)
+    try lib.add("orientation-1.jpg", as: "Été/à/1.jpg", tag: "1")
+    try lib.add("orientation-2.jpg", as: "Été/2.jpg", tag: "2")
+    try lib.add("orientation-3.jpg", as: "Étéx/3.jpg", tag: "3")
+    try lib.add("orientation-4.jpg", as: "夏/4.jpg", tag: "4")
+    _ = try lib.scan()
+    let catalog = try lib.library.catalog()
+    #expect(try catalog.assets(under: "Été").map(\.path).sorted() == ["Été/2.jpg", "Été/à/1.jpg"])
+    #expect(try catalog.folders(under: "Été").sorted() == ["Été", "Été/à"])
+    #expect(try catalog.assets(under: "夏").map(\.path) == ["夏/4.jpg"])
+  }
+
+  @Test(
     "A vanished or emptied folder leaves its assets offline, not removed, until they are back",
     arguments: CatalogBackend.allCases)
   func offlineFolders(_ backend: CatalogBackend) throws {

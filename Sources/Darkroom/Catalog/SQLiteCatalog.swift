@@ -309,12 +309,14 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
+  /// (SQLite's `substr` counts characters, Unicode scalars, not bytes: a prefix's length is
+  /// its scalars'.)
   public func folders(under folder: String) throws -> [String] {
     try pool.read { db in
       if folder.isEmpty { return try String.fetchAll(db, sql: "SELECT path FROM folder") }
       return try String.fetchAll(
         db, sql: "SELECT path FROM folder WHERE path = ? OR substr(path, 1, ?) = ?",
-        arguments: [folder, folder.utf8.count + 1, folder + "/"])
+        arguments: [folder, folder.unicodeScalars.count + 1, folder + "/"])
     }
   }
 
@@ -322,7 +324,7 @@ public final class SQLiteCatalog: Catalog {
     if folder.isEmpty { return try fetchAssets("") }
     return try fetchAssets(
       "WHERE f.path = ? OR substr(f.path, 1, ?) = ?",
-      [folder, folder.utf8.count + 1, folder + "/"])
+      [folder, folder.unicodeScalars.count + 1, folder + "/"])
   }
 
   public func commit(_ changes: CatalogChanges) throws {
