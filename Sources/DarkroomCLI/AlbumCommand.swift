@@ -10,6 +10,7 @@ struct AlbumCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "album",
     abstract: "Make and change user albums.",
+    usage: "darkroom album <action> [<arguments> ...] [--clear] [<options>]",
     discussion: """
       darkroom album create "Best of 2024"
       darkroom album add "Best of 2024" IMG_0001.jpg 01JD3ZQ4N8W5XK2M7P9R1T6V0B

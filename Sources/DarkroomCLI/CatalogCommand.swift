@@ -11,7 +11,7 @@ struct CatalogCommand: ParsableCommand {
   struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "copy",
-      abstract: "Copy a catalog into an empty one, SQLite to PostgreSQL or back, losing nothing.",
+      abstract: "Copy a catalog into an empty one, SQLite to PostgreSQL or back.",
       discussion: """
         FROM and TO are each a SQLite file (a library's .darkroom/catalog.sqlite) or a
         PostgreSQL URL (postgresql://user:password@host:5432/database; the password
@@ -28,8 +28,8 @@ struct CatalogCommand: ParsableCommand {
         which stays as it was. A copy back into .darkroom/catalog.sqlite forgets it.
 
         Examples:
-          darkroom catalog copy photos/.darkroom/catalog.sqlite postgresql://darkroom@db/photos
-          darkroom catalog copy postgresql://darkroom@db/photos /backup/catalog.sqlite
+          darkroom catalog copy photos/.darkroom/catalog.sqlite postgresql://db/photos
+          darkroom catalog copy postgresql://db/photos /backup/catalog.sqlite
         """)
 
     @Argument(help: "The catalog to copy: a SQLite file or a PostgreSQL URL.")

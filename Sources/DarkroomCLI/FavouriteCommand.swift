@@ -10,6 +10,7 @@ struct FavouriteCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "favourite",
     abstract: "Mark assets as favourites (or, with --remove, not).",
+    usage: "darkroom favourite <items> ... [--remove] [<options>]",
     discussion: "Items are files of the library or asset ids; smart:favourites lists them.")
 
   @Argument(help: "Files or asset ids.")

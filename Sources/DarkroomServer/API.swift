@@ -669,8 +669,10 @@ struct API: Sendable {
     let follow = query["follow"].map { $0 != "false" && $0 != "0" } ?? true
     let library = library
     let interval = configuration.changePollInterval
+    let made = library.catalogWaiter()
     let start = try since ?? library.lastChange()
     return Self.eventStream { writer in
+      var waiter = made
       var cursor = start
       try await writer.comment("from \(cursor)")
       var quiet = ContinuousClock.now
@@ -686,7 +688,8 @@ struct API: Sendable {
           try await writer.comment("still here")
           quiet = .now
         }
-        try await Task.sleep(for: interval)
+        // The next commit anywhere (PostgreSQL's NOTIFY), or the poll's interval.
+        try await waiter.wait(atMost: interval)
       }
     }
   }

@@ -68,6 +68,7 @@ struct NewcomerTests {
       ["filters"], ["cache"], ["cache", "stats"], ["cache", "prune"], ["check"], ["scan"],
       ["list"], ["albums"], ["album"], ["favourite"], ["serve"], ["space"], ["space", "create"],
       ["space", "add"], ["space", "list"], ["space", "export"], ["space", "passwd"], ["trash"],
+      ["catalog"], ["catalog", "copy"],
     ])
   func helpAt80Columns(command: [String]) throws {
     let narrow = try CLI.run(command + ["--help"], environment: ["COLUMNS": "80"])

@@ -17,13 +17,25 @@ final class ServedLibrary: @unchecked Sendable {
   let folder: TemporaryFolder
   let library: Library
 
-  init(samples: [String] = (1...8).map { "orientation-\($0).jpg" } + ["gps.jpg"]) throws {
+  /// The samples, copied and scanned, the catalog in SQLite or (`backend`) in a new
+  /// database of the tests' PostgreSQL.
+  init(
+    samples: [String] = (1...8).map { "orientation-\($0).jpg" } + ["gps.jpg"],
+    backend: CatalogBackend = .sqlite
+  ) throws {
     folder = try TemporaryFolder()
     for name in samples {
       try FileManager.default.copyItem(atPath: Fixture.sample(name), toPath: folder.file(name))
     }
-    library = try Library.create(at: folder.path)
+    var library = try Library.create(at: folder.path)
+    library.catalogURL = try backend.newCatalogURL()
+    self.library = library
     _ = try library.scan()
+  }
+
+  /// What a process serving it needs: `DARKROOM_CATALOG` for a catalog in PostgreSQL.
+  var environment: [String: String] {
+    library.catalogURL.map { ["DARKROOM_CATALOG": $0] } ?? [:]
   }
 
   /// A library a test made itself, in `folder`.

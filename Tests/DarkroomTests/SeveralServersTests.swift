@@ -29,12 +29,13 @@ struct SeveralServersTests {
   }
 
   @Test(
-    "an upload through A is in B's list and change feed; a noir job through B is A's next thumbnail; A killed mid-upload leaves nothing and B serves on"
+    "an upload through A is in B's list and change feed; a noir job through B is A's next thumbnail; A killed mid-upload leaves nothing and B serves on",
+    arguments: CatalogBackend.allCases
   )
-  func twoProcesses() throws {
-    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
-    let a = try ServeProcess(served.root)
-    let b = try ServeProcess(served.root)
+  func twoProcesses(_ backend: CatalogBackend) throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"], backend: backend)
+    let a = try ServeProcess(served.root, environment: served.environment)
+    let b = try ServeProcess(served.root, environment: served.environment)
     let photo = try Fixture.bytes(Fixture.sample("display-p3.jpg"))
     let since = try Self.cursor(b)
 
@@ -90,7 +91,7 @@ struct SeveralServersTests {
     #expect(a.process.terminationReason == .uncaughtSignal)
     #expect(try Self.assetIDs(b).count == 2)
     #expect(try b.body("/api/assets/\(id)/thumbnail").status == 200)
-    let restarted = try ServeProcess(served.root)
+    let restarted = try ServeProcess(served.root, environment: served.environment)
     #expect(partial().isEmpty)
     #expect(try FileManager.default.contentsOfDirectory(atPath: uploads) == ["new.jpg"])
     #expect(try Self.assetIDs(restarted).count == 2)
@@ -104,8 +105,8 @@ struct SeveralServersTests {
   )
   func sessions() throws {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
-    let a = try ServeProcess(served.root)
-    let b = try ServeProcess(served.root)
+    let a = try ServeProcess(served.root, environment: served.environment)
+    let b = try ServeProcess(served.root, environment: served.environment)
     let login = try a.exchange(
       "POST /login HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
       body: Array("token=\(ServedLibrary.writeToken)&next=%2F".utf8))
@@ -145,7 +146,7 @@ struct SeveralServersTests {
 
     // A restarted A still knows it; a logout through B ends it there, in A too.
     #expect(a.stop() == 0)
-    let restarted = try ServeProcess(served.root)
+    let restarted = try ServeProcess(served.root, environment: served.environment)
     #expect(try restarted.exchange("GET /api/assets HTTP/1.1\r\n" + cookie).status == 200)
     let logout = try b.exchange(
       "POST /logout HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n" + cookie,
@@ -159,16 +160,19 @@ struct SeveralServersTests {
   }
 
   @Test(
-    "a job run through B is followed through A to its end: A's events come from the catalog, not one snapshot"
+    "a job run through B is followed through A to its end: A's events come from the catalog, not one snapshot",
+    arguments: CatalogBackend.allCases
   )
-  func jobFollowedElsewhere() throws {
-    let served = try ServedLibrary()
+  func jobFollowedElsewhere(_ backend: CatalogBackend) throws {
+    let served = try ServedLibrary(backend: backend)
     let ids = try served.ids().map(\.rawValue)
     // While the gate file exists, B's job items wait: the job is caught running.
     let gates = try TemporaryFolder()
     let gate = try gates.write("gate", [1])
-    let a = try ServeProcess(served.root)
-    let b = try ServeProcess(served.root, environment: ["DARKROOM_TEST_JOB_GATE": gate])
+    let a = try ServeProcess(served.root, environment: served.environment)
+    let b = try ServeProcess(
+      served.root,
+      environment: served.environment.merging(["DARKROOM_TEST_JOB_GATE": gate]) { $1 })
     let body = try JSONSerialization.data(withJSONObject: [
       "action": "apply", "filters": ["noir"], "ids": ids,
     ])

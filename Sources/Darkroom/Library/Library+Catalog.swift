@@ -78,6 +78,19 @@ extension Library {
     }
   }
 
+  /// A waiter for the catalog's next commit: what a change feed sleeps on between reads of
+  /// the change log. For a catalog in PostgreSQL it wakes at once for a commit by any process
+  /// (`LISTEN`/`NOTIFY`); for SQLite it waits the whole time given (others' commits are
+  /// seen by reading the log again). Make it before reading the log: a commit after that
+  /// wakes its next wait.
+  public func catalogWaiter() -> CatalogWaiter {
+    guard space == nil, let catalogURL, let catalog = try? postgresCatalog(catalogURL) else {
+      return CatalogWaiter(bell: nil)
+    }
+    catalog.listenForCommits()
+    return CatalogWaiter(bell: catalog.commits)
+  }
+
   /// What wakes a watcher of the catalog: rung after each commit of this process, and (for a
   /// catalog in PostgreSQL) of any other.
   func commitBell() throws(DarkroomError) -> CommitBell {
@@ -533,5 +546,27 @@ extension Library {
       try AtomicFile.write(Array((PostgresCatalog.redacted(to) + "\n").utf8), to: marker)
     }
     return CatalogCopyReport(from: name(from), to: name(to), tables: tables)
+  }
+}
+
+/// Waits for a catalog's next commit (``Library/catalogWaiter()``).
+public struct CatalogWaiter: Sendable {
+  private let bell: CommitBell?
+  private var seen: UInt64
+
+  init(bell: CommitBell?) {
+    self.bell = bell
+    seen = bell?.count ?? 0
+  }
+
+  /// Returns after the next commit since the last wait (at once if one came meanwhile), or
+  /// after `timeout`.
+  ///
+  /// - Throws: `CancellationError` when the task is cancelled.
+  public mutating func wait(atMost timeout: Duration) async throws {
+    guard let bell else { return try await Task.sleep(for: timeout) }
+    await bell.wait(after: seen, atMost: timeout)
+    seen = bell.count
+    try Task.checkCancellation()
   }
 }
