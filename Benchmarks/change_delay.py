@@ -4,7 +4,8 @@ Usage: change_delay.py PORT_A PORT_B TOKEN PHOTO...
 
 Follows B's change feed (server-sent events) on a thread; uploads each PHOTO (distinct
 content) through A, one at a time, after a random pause of up to 300 ms; for each, the delay from A's answer (the asset is
-catalogued) to B's event naming it. Prints the delays' median, p99 and maximum in ms.
+catalogued) to B's event naming it, negative when B's event came first. Prints the delays'
+median, p99 and maximum in ms.
 """
 import http.client
 import json
@@ -56,8 +57,11 @@ for photo in photos:
     with lock:
         if not lock.wait_for(lambda: asset in seen, timeout=10):
             sys.exit(f"{asset} never reached B's change feed")
-        delays.append(max(0.0, seen[asset] - answered) * 1000)
+        # Negative when B's feed had it before A's answer reached this client.
+        delays.append((seen[asset] - answered) * 1000)
 delays.sort()
 p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+early = sum(1 for delay in delays if delay < 0)
 print(f"{len(delays)} uploads through A, each in B's change feed after: median "
-      f"{delays[len(delays) // 2]:.1f} ms, p99 {p99:.1f} ms, max {delays[-1]:.1f} ms")
+      f"{delays[len(delays) // 2]:.1f} ms, p99 {p99:.1f} ms, max {delays[-1]:.1f} ms "
+      f"(before A's answer in {early}: negative)")

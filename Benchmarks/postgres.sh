@@ -33,6 +33,6 @@ stop_postgres() {
 # new_database NAME: an empty database NAME (dropped first if there); prints its URL.
 new_database() {
   local url="postgresql://postgres@/postgres?host=$PG_DIR/socket&port=5432"
-  psql -q "$url" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null
+  PGOPTIONS="-c client_min_messages=warning" psql -q "$url" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null
   echo "postgresql://postgres@/$1?host=$PG_DIR/socket&port=5432"
 }

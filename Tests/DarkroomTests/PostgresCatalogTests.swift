@@ -15,7 +15,10 @@ struct PostgresCatalogTests {
     let server = try TestPostgres.shared()
     let lib = try LibraryFixture()
     try lib.add("orientation-1.jpg", as: "a.jpg")
-    _ = try Library.create(at: lib.root)
+    // The library's catalog is in PostgreSQL; each wrong URL is tried on it.
+    let url = try server.newDatabase()
+    let scan = try CLI.run(["scan", lib.root, "--catalog", url])
+    #expect(scan.status == 0, "\(scan.stderr)")
     let socket = server.socketFolder
     let cases: [(url: String, line: String)] = [
       (
@@ -35,21 +38,22 @@ struct PostgresCatalogTests {
         "darkroom: postgresq://postgres@/postgres: cannot open the catalog: not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
       ),
     ]
-    for (url, line) in cases {
-      for arguments in [["list", "--catalog", url], ["scan", lib.root, "--catalog", url]] {
+    let marker = try String(contentsOfFile: lib.library.catalogLocationFile, encoding: .utf8)
+    for (wrong, line) in cases {
+      for arguments in [["list", "--catalog", wrong], ["scan", lib.root, "--catalog", wrong]] {
         let result = try CLI.run(arguments, cwd: lib.root)
         #expect(result.status == 1, "\(arguments)")
         #expect(result.stderr == line + "\n", "\(arguments)")
         #expect(!result.stderr.contains("wrong-secret"))
       }
     }
+    // Nothing was made or changed by them: no SQLite catalog, the marker as it was.
     #expect(!FileManager.default.fileExists(atPath: lib.library.catalogPath))
+    #expect(try String(contentsOfFile: lib.library.catalogLocationFile, encoding: .utf8) == marker)
+    #expect(marker.hasPrefix(url + "\nlibrary ") && marker.utf8.count == url.utf8.count + 46)
 
-    // The right password: the scan is catalogued there, and a command without --catalog
-    // says where the catalog is rather than starting an empty SQLite one.
-    let url = try server.newDatabase()
-    let scan = try CLI.run(["scan", lib.root, "--catalog", url])
-    #expect(scan.status == 0, "\(scan.stderr)")
+    // With the right URL, the listing; without any, where the catalog is (not an empty
+    // SQLite catalog started beside it).
     let listed = try CLI.run(["list"], cwd: lib.root, environment: ["DARKROOM_CATALOG": url])
     #expect(listed.stdout == "a.jpg\n")
     let without = try CLI.run(["list"], cwd: lib.root)
@@ -59,6 +63,18 @@ struct PostgresCatalogTests {
         == "darkroom: \(lib.library.rootPath): keeps its catalog in \(url): pass --catalog URL (with its password, or one in ~/.pgpass) or set DARKROOM_CATALOG\n"
     )
     #expect(!FileManager.default.fileExists(atPath: lib.library.catalogPath))
+
+    // Another library pointed at this one's catalog is refused, and writes nothing to it.
+    let other = try LibraryFixture()
+    try other.add("orientation-2.jpg", as: "b.jpg")
+    let refused = try CLI.run(["scan", other.root, "--catalog", url])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "darkroom: \(url): holds the catalog of another library: give each library a database of its own\n"
+    )
+    let catalog = try PostgresCatalog(url: url)
+    #expect(try catalog.count(AssetQuery()) == 1 && catalog.lastChange() == 1)
   }
 
   @Test(

@@ -3,7 +3,8 @@ import Synchronization
 /// What a library's catalog keeps, behind a narrow interface of plain values: the scan, the
 /// fetches and the albums speak only this, so a server deployment could keep it in another
 /// database. ``SQLiteCatalog`` (SQLite through GRDB, in `.darkroom/catalog.sqlite`) is the
-/// embedded one, and the only one built.
+/// embedded one and the default; ``PostgresCatalog`` keeps the same in PostgreSQL, for
+/// several servers (``Library/catalogURL``).
 ///
 /// Every method may be called from any thread, and by several processes sharing one
 /// library: writes wait for each other rather than fail.

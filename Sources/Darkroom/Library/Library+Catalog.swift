@@ -1,5 +1,9 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The catalogs this process has open, one per library, shared by every `Library` value
 /// naming the same folder (a `DatabasePool` is meant to be opened once per process).
 private let openCatalogs = Locked<[String: SQLiteCatalog]>([:])
@@ -24,10 +28,12 @@ extension Library {
   /// empty SQLite one beside it.
   var catalogLocationFile: String { rootPath + "/" + Self.folderName + "/catalog.location" }
 
-  /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``;
-  /// one in PostgreSQL is taken to be there, and is made on first use if not).
+  /// Whether this library has a catalog yet (made by its first ``scan(_:options:progress:)``,
+  /// in SQLite or, with ``catalogURL``, in PostgreSQL, which `.darkroom/catalog.location`
+  /// then names). `DARKROOM_CATALOG` alone does not make a folder's `.darkroom/` a catalogued
+  /// library: a file edited there is not put in that catalog.
   public var hasCatalog: Bool {
-    space != nil || catalogURL != nil || FileManager.default.fileExists(atPath: catalogPath)
+    space != nil || FileManager.default.fileExists(atPath: catalogPath)
       || FileManager.default.fileExists(atPath: catalogLocationFile)
   }
 
@@ -45,21 +51,76 @@ extension Library {
     if let space { return SealedCatalog(space: space) }
     if let catalogURL {
       let catalog = try postgresCatalog(catalogURL)
-      try markLocation(catalog.location)
+      try claim(catalog)
       return catalog
     }
     return try sqliteCatalog()
   }
 
-  /// Writes `.darkroom/catalog.location` (once per process and library).
-  private func markLocation(_ location: String) throws(DarkroomError) {
-    let key = rootPath + "\0" + location
+  /// What `.darkroom/catalog.location` says: where the catalog is (its URL without the
+  /// password) and the library's id in it; nils for what it does not say.
+  func catalogMarker() -> (location: String?, id: String?) {
+    guard let text = try? String(contentsOfFile: catalogLocationFile, encoding: .utf8) else {
+      return (nil, nil)
+    }
+    let lines = text.split(separator: "\n").map(String.init)
+    let id = lines.dropFirst().first { $0.hasPrefix("library ") }.map { String($0.dropFirst(8)) }
+    return (lines.first, id)
+  }
+
+  static func markerText(_ location: String, id: String) -> [UInt8] {
+    Array((location + "\nlibrary " + id + "\n").utf8)
+  }
+
+  /// Makes sure a catalog in PostgreSQL is this library's (once per process and library):
+  /// the library's id (made on first need, in `.darkroom/catalog.location`) is claimed in
+  /// the catalog, and a catalog that another library claimed is refused, so that two
+  /// libraries never share one. The marker then names the catalog.
+  ///
+  /// - Throws: `invalidArgument` for another library's catalog; what writing the marker
+  ///   throws.
+  private func claim(_ catalog: PostgresCatalog) throws(DarkroomError) {
+    let key = rootPath + "\0" + catalog.location
     guard markedLocations.withLock({ !$0.contains(key) }) else { return }
-    let path = catalogLocationFile
-    let written = try? String(contentsOfFile: path, encoding: .utf8)
-    if written != location + "\n" {
-      try Folders.create(metadataFolder.path)
-      try AtomicFile.write(Array((location + "\n").utf8), to: path)
+    try Folders.create(metadataFolder.path)
+    var marker = catalogMarker()
+    if marker.id == nil {
+      // A new file only (never over another's): of two processes at once, one id is made.
+      let made = UUID().uuidString
+      let path = catalogLocationFile
+      if marker.location == nil {
+        let folder = metadataFolder.path
+        if let temporary = try? AtomicFile.writeNew(
+          Self.markerText(catalog.location, id: made), name: ".catalog.location.new", in: folder)
+        {
+          if link(temporary, path) != 0 && errno != EEXIST {
+            unlink(temporary)
+            throw DarkroomError(
+              .io, file: path, "cannot write: \(String(cString: strerror(errno)))")
+          }
+          unlink(temporary)
+        }
+      } else {
+        try AtomicFile.write(Self.markerText(catalog.location, id: made), to: path)
+      }
+      marker = catalogMarker()
+    }
+    guard let id = marker.id else {
+      throw DarkroomError(.io, file: catalogLocationFile, "cannot read the library's id in it")
+    }
+    let owner: String
+    do {
+      owner = try catalog.claim(library: id)
+    } catch {
+      throw DarkroomError(.io, file: catalog.location, "cannot open the catalog: \(error)")
+    }
+    guard owner == id else {
+      throw DarkroomError(
+        .invalidArgument, file: catalog.location,
+        "holds the catalog of another library: give each library a database of its own")
+    }
+    if marker.location != catalog.location {
+      try AtomicFile.write(Self.markerText(catalog.location, id: id), to: catalogLocationFile)
     }
     markedLocations.withLock { _ = $0.insert(key) }
   }
@@ -111,10 +172,10 @@ extension Library {
     do {
       return try openCatalogs.withLock { open in
         if let catalog = open[path] { return catalog }
-        if let elsewhere = try? String(contentsOfFile: catalogLocationFile, encoding: .utf8) {
+        if let elsewhere = catalogMarker().location {
           throw DarkroomError(
             .invalidArgument, file: rootPath,
-            "keeps its catalog in \(elsewhere.trimmingCharacters(in: .whitespacesAndNewlines)): "
+            "keeps its catalog in \(elsewhere): "
               + "pass --catalog URL (with its password, or one in ~/.pgpass) or set DARKROOM_CATALOG"
           )
         }
@@ -541,9 +602,16 @@ extension Library {
     if let root = library(of: to) {
       try? FileManager.default.removeItem(
         atPath: Library(root: URL(fileURLWithPath: root)).catalogLocationFile)
-    } else if isURL(to), let root = library(of: from) {
-      let marker = Library(root: URL(fileURLWithPath: root)).catalogLocationFile
-      try AtomicFile.write(Array((PostgresCatalog.redacted(to) + "\n").utf8), to: marker)
+    } else if let target = target as? PostgresCatalog, let root = library(of: from) {
+      // The library goes with its catalog: claimed in it, and named in its marker.
+      let library = Library(root: URL(fileURLWithPath: root))
+      let id = library.catalogMarker().id ?? UUID().uuidString
+      do {
+        _ = try target.claim(library: id)
+      } catch {
+        throw DarkroomError(.io, file: name(to), "copying the catalog: \(error)")
+      }
+      try AtomicFile.write(markerText(target.location, id: id), to: library.catalogLocationFile)
     }
     return CatalogCopyReport(from: name(from), to: name(to), tables: tables)
   }

@@ -71,6 +71,18 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
+  /// Claims the catalog for the library with this id, if no library has; returns the id of
+  /// the library it is (this one's, or another's).
+  func claim(library id: String) throws -> String {
+    try write(announce: false) { c in
+      try Self.run(
+        c, "INSERT INTO darkroomMeta (key, value) VALUES ('library', ?) ON CONFLICT DO NOTHING",
+        [id])
+      return try Self.run(c, "SELECT value FROM darkroomMeta WHERE key = 'library'").first?.text(0)
+        ?? ""
+    }
+  }
+
   // MARK: Calls
 
   /// `?` marks as PostgreSQL's `$1`, `$2`...: the shared SQL's parameters (none stands in a

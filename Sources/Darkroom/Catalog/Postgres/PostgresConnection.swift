@@ -52,12 +52,38 @@ final class PostgresConnection: @unchecked Sendable {
   func query(_ sql: String, _ parameters: [CatalogValue] = []) throws(PostgresError) -> PostgresRows
   {
     let texts = parameters.map(\.postgresText)
+    let name = try prepared(sql, parameters: texts.count)
     var result: OpaquePointer?
     withCStrings(texts) { pointers in
-      result = PQexecParams(
-        connection, sql, Int32(texts.count), nil, pointers, nil, nil, 0)
+      result =
+        if let name {
+          PQexecPrepared(connection, name, Int32(texts.count), pointers, nil, nil, 0)
+        } else {
+          PQexecParams(connection, sql, Int32(texts.count), nil, pointers, nil, nil, 0)
+        }
     }
     return try take(result)
+  }
+
+  /// The statements this connection has prepared, by their text: parsed once, not for every
+  /// call (a scan runs the same few statements a hundred thousand times).
+  private var statements: [String: String] = [:]
+  /// Statements longer than this (the many-row inserts of a copy, long IN lists) are not
+  /// kept, nor more than ``keptStatements``: their texts vary and would pile up.
+  static let longestKept = 4096
+  static let keptStatements = 256
+
+  /// The name `sql` is prepared under on this connection, preparing it first; nil for one
+  /// that is not kept.
+  private func prepared(_ sql: String, parameters: Int) throws(PostgresError) -> String? {
+    if let name = statements[sql] { return name }
+    guard sql.utf8.count <= Self.longestKept, statements.count < Self.keptStatements else {
+      return nil
+    }
+    let name = "s\(statements.count)"
+    try take(PQprepare(connection, name, sql, Int32(parameters), nil))
+    statements[sql] = name
+    return name
   }
 
   /// Runs statements separated by semicolons, without parameters (a migration).

@@ -8,7 +8,9 @@ import FoundationEssentials
 enum PostgresSchema {
   /// Migrations in order, each applied once, in a transaction of its own.
   static let migrations: [(name: String, sql: String)] = [
-    ("v1 catalog", v1)
+    ("v1 catalog", v1),
+    // Which library the catalog is (its id, from .darkroom/catalog.location): one each.
+    ("v2 library", "CREATE TABLE darkroomMeta (key text PRIMARY KEY, value text NOT NULL)"),
   ]
 
   private static let lowest = Int64(Asset.monthRange.lowerBound)
