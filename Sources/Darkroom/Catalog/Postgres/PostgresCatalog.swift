@@ -88,20 +88,22 @@ public final class PostgresCatalog: Catalog {
   /// `?` marks as PostgreSQL's `$1`, `$2`...: the shared SQL's parameters (none stands in a
   /// quoted literal of it, which are skipped anyway).
   static func numbered(_ sql: String) -> String {
-    var result = ""
-    result.reserveCapacity(sql.utf8.count + 16)
+    // Bytes, not Characters: a scan numbers a 2 KB statement for every file.
+    var result: [UInt8] = []
+    result.reserveCapacity(sql.utf8.count + 64)
     var number = 0
     var quoted = false
-    for character in sql {
-      if character == "'" { quoted.toggle() }
-      if character == "?" && !quoted {
+    for byte in sql.utf8 {
+      if byte == UInt8(ascii: "'") { quoted.toggle() }
+      if byte == UInt8(ascii: "?") && !quoted {
         number += 1
-        result += "$\(number)"
+        result.append(UInt8(ascii: "$"))
+        result += String(number).utf8
       } else {
-        result.append(character)
+        result.append(byte)
       }
     }
-    return result
+    return String(decoding: result, as: UTF8.self)
   }
 
   /// Runs one statement written with `?` marks.
@@ -260,19 +262,17 @@ public final class PostgresCatalog: Catalog {
       var folderIDs: [String: Int64] = [:]
       var left: Set<String> = []
       for asset in changes.upserts {
-        let before = try Self.location(asset.id, c)
-        if let before { left.insert(CatalogSQL.split(before).folder) }
         let folderID = try Self.folderID(asset.folder, c, &folderIDs)
+        let (before, id) = try Self.place(asset, folderID: folderID, c)
+        if let before { left.insert(CatalogSQL.split(before).folder) }
         // The same file found new by two writers at once: the first one's row stands.
-        if before == nil, try Self.holdsSameFile(asset, folderID: folderID, c) { continue }
-        let id = try Self.upsert(asset, folderID: folderID, c)
+        guard let id else { continue }
+        let kind: CatalogChange.Kind =
+          if let before, before != asset.path { .moved } else {
+            before == nil && id == asset.id ? .inserted : .changed
+          }
+        try Self.write(asset, id: id, folderID: folderID, kind: kind, from: before, c)
         FaultInjection.reached("postgres-commit-row", file: asset.path)
-        if let before, before != asset.path {
-          try Self.record(.moved, id, asset.path, from: before, c)
-        } else {
-          try Self.record(
-            before == nil && id == asset.id ? .inserted : .changed, id, asset.path, c)
-        }
       }
       for path in changes.unskipped {
         let (folder, name) = CatalogSQL.split(path)
@@ -356,46 +356,73 @@ public final class PostgresCatalog: Catalog {
     return id
   }
 
-  private static func holdsSameFile(_ asset: Asset, folderID: Int64, _ c: PostgresConnection)
-    throws -> Bool
+  /// Where an asset's row is now (nil: a new asset), and the id its row is to have: its
+  /// own, or, when another row at its place holds a file found new by another writer at
+  /// once, that row's (nil: the very same file, which changes nothing). A row at its place
+  /// that another asset moved over is removed. One read for all of it (a scan asks for every
+  /// file).
+  private static func place(_ asset: Asset, folderID: Int64, _ c: PostgresConnection) throws
+    -> (before: String?, id: AssetID?)
   {
-    guard
-      let row = try run(
-        c,
-        "SELECT id, hash, device, inode, size, mtime, ctime FROM asset WHERE folderId = ? AND name = ?",
-        [folderID, asset.name]
-      ).first
-    else { return false }
+    let rows = try run(
+      c,
+      """
+      SELECT w.path, w.name, p.id, p.hash, p.device, p.inode, p.size, p.mtime, p.ctime
+      FROM (SELECT 1) one
+      LEFT JOIN (SELECT f.path, a.name FROM asset a JOIN folder f ON f.id = a.folderId
+                 WHERE a.id = ?) w ON true
+      LEFT JOIN asset p ON p.folderId = ? AND p.name = ?
+      """, [asset.id.rawValue, folderID, asset.name])
+    guard let row = rows.first else { return (nil, asset.id) }
+    let before = row.text(1).map { name in
+      let folder = row.text(0) ?? ""
+      return folder.isEmpty ? name : folder + "/" + name
+    }
+    guard let existing = row.text(2), existing != asset.id.rawValue else {
+      return (before, asset.id)
+    }
     let i = asset.identity
-    return row.text(0) != asset.id.rawValue && row.text(1) == asset.contentHash
-      && row.int(2) == Int64(bitPattern: i.device) && row.int(3) == Int64(bitPattern: i.inode)
-      && row.int(4) == i.size && row.int(5) == i.modified && row.int(6) == i.changed
+    if before == nil {
+      let same =
+        row.text(3) == asset.contentHash && row.int(4) == Int64(bitPattern: i.device)
+        && row.int(5) == Int64(bitPattern: i.inode) && row.int(6) == i.size
+        && row.int(7) == i.modified && row.int(8) == i.changed
+      // Another writer's row for the same new file: it stands. For another file at the
+      // place: this file is new there, and keeps the id the first writer gave its place.
+      return (nil, same ? nil : AssetID(unchecked: existing))
+    }
+    // A file this catalog knows moved over another: the one it replaced goes.
+    try run(c, "DELETE FROM asset WHERE id = ?", [existing])
+    return (before, asset.id)
   }
 
-  private static func upsert(_ asset: Asset, folderID: Int64, _ c: PostgresConnection) throws
-    -> AssetID
-  {
-    var a = asset
-    if let existing = try run(
-      c, "SELECT id FROM asset WHERE folderId = ? AND name = ?", [folderID, a.name]
-    ).first?.text(0), existing != a.id.rawValue {
-      if try run(c, "SELECT 1 FROM asset WHERE id = ?", [a.id.rawValue]).isEmpty {
-        a.id = AssetID(unchecked: existing)
-      } else {
-        try run(c, "DELETE FROM asset WHERE id = ?", [existing])
-      }
-    }
-    try run(c, "DELETE FROM skipped WHERE folderId = ? AND name = ?", [folderID, a.name])
-    let values = [CatalogValue.text(a.id.rawValue), .int(folderID)] + CatalogSQL.values(of: a)
+  /// Writes an asset's row under `id` (it is no longer a skipped file) and logs the change,
+  /// in one statement.
+  private static func write(
+    _ asset: Asset, id: AssetID, folderID: Int64, kind: CatalogChange.Kind, from before: String?,
+    _ c: PostgresConnection
+  ) throws {
+    let written = CatalogSQL.values(of: asset)
+    let marks = Array(repeating: "?", count: written.count + 2).joined(separator: ", ")
     try run(
       c,
       """
-      INSERT INTO asset (id, folderId, \(CatalogSQL.writtenColumns.joined(separator: ", ")))
-      VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))
-      ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId,
-        \(CatalogSQL.replacedColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
-      """, values: values)
-    return a.id
+      WITH unskipped AS (DELETE FROM skipped WHERE folderId = ? AND name = ?),
+      row AS (
+        INSERT INTO asset (id, folderId, \(CatalogSQL.writtenColumns.joined(separator: ", ")))
+        VALUES (\(marks))
+        ON CONFLICT (id) DO UPDATE SET folderId = excluded.folderId,
+          \(CatalogSQL.replacedColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+        RETURNING id)
+      INSERT INTO change (kind, assetId, path, oldPath, at)
+      SELECT ?::text, id, ?::text, ?::text, ?::double precision FROM row
+      """,
+      values: [.int(folderID), .text(asset.name), .text(id.rawValue), .int(folderID)] + written
+        + [
+          .text(kind.rawValue), .text(asset.path),
+          kind == .moved ? (before?.catalogValue ?? .null) : .null,
+          .double(Double(AssetID.nowMilliseconds()) / 1000),
+        ])
   }
 
   static func location(_ id: AssetID, _ c: PostgresConnection) throws -> String? {
