@@ -59,9 +59,11 @@ echo "  PostgreSQL $pg_scan s ($(per_file "$pg_scan") µs a file): $(ratio "$pg_
 COPY=$(new_database darkroom_copy)
 /usr/bin/time -f "%e" -o "$WORK/catalogs-time" "$DARKROOM" catalog copy "$LIB/.darkroom/catalog.sqlite" "$COPY" >"$WORK/catalogs-copy.out"
 echo "catalog copy, SQLite to PostgreSQL: $(cat "$WORK/catalogs-time") s ($(tail -1 "$WORK/catalogs-copy.out"))"
-# The copy left .darkroom/catalog.location; the SQLite runs below name no catalog, so it goes.
-rm -f "$LIB/.darkroom/catalog.location"
-psql -q "$COPY" -c "ANALYZE" >/dev/null
+# The copy left .darkroom/catalog.location (the library's catalog is now the copy): it is put
+# aside for the SQLite runs and back for the PostgreSQL ones. Both databases are vacuumed
+# and analysed now, so that autovacuum does not run during the page timings.
+mv "$LIB/.darkroom/catalog.location" "$WORK/catalogs-location"
+for url in "$SCANNED" "$COPY"; do psql -q "$url" -c "VACUUM (ANALYZE)" >/dev/null; done
 
 TOKEN="bench-token-0123456789abcdef"
 echo "write $TOKEN" >"$WORK/catalogs-tokens"
@@ -96,4 +98,5 @@ pages() {
   echo "$name: list --sort -date --limit 100, whole process: median $(printf '%s\n' "${times[@]}" | sort -n | sed -n 6p) ms of 11"
 }
 pages SQLite
+mv "$WORK/catalogs-location" "$LIB/.darkroom/catalog.location"
 pages PostgreSQL --catalog "$COPY"

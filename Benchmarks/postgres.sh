@@ -10,8 +10,9 @@
 PG_DIR="${PG_DIR:-/tmp/darkroom-bench-pg}"
 PG_BIN="/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -V | tail -1)/bin"
 
+# From /tmp: initdb and pg_ctl fail in a folder the postgres user cannot read (/root).
 as_postgres() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd /tmp && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 start_postgres() {
@@ -22,6 +23,8 @@ start_postgres() {
     [ "$(id -u)" != 0 ] || chown -R postgres "$PG_DIR"
     as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 >/dev/null
   fi
+  # One left running by a run that was killed is stopped first (its settings may differ).
+  as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1 && stop_postgres
   as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
     -o "-c listen_addresses='' -k $PG_DIR/socket -p 5432 -c synchronous_commit=off" start >/dev/null
 }

@@ -15,7 +15,8 @@ struct CheckCommand: ParsableCommand {
       of its own and makes the photos writable again (0666 less the umask). A
       damaged or missing original cannot be repaired: it is reported, and the edits
       that need it still refuse to revert. The catalog (.darkroom/catalog.sqlite),
-      when there is one, must pass SQLite's integrity_check and foreign_key_check.
+      when there is one, must pass SQLite's integrity_check and foreign_key_check;
+      one in PostgreSQL (--catalog), keep month counts that agree with its rows.
 
       Exit status: 0 if the library is sound (or was repaired), 1 if a problem
       remains.

@@ -173,15 +173,17 @@ struct ServeCommand: ParsableCommand {
 }
 
 extension ServeCommand {
-  /// The library `folder` is in, with its catalog; a folder in no library becomes one, with
-  /// an empty catalog that the server's watcher fills with its first scan (and keeps current).
+  /// The library `folder` is in, with its catalog open; a folder in no library becomes one,
+  /// with an empty catalog that the server's watcher fills with its first scan (and keeps
+  /// current).
   static func library(at folder: String) throws -> Library {
     var isFolder = false
     guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder else {
       throw DarkroomError(.notFound, file: folder, "no such folder")
     }
-    if let found = Library.containing(folder), found.hasCatalog { return found }
     let library = try Library.containing(folder) ?? Library.create(at: folder)
+    // Opened here, so that a catalog that cannot be (a server that is down, another
+    // library's) stops the start with why, not every request after it.
     _ = try library.catalog()
     return library
   }

@@ -73,6 +73,10 @@ struct PostgresCatalogTests {
       refused.stderr
         == "darkroom: \(url): holds the catalog of another library: give each library a database of its own\n"
     )
+    // A server says so as it starts, rather than on every request.
+    let serve = try CLI.run(["serve", other.root, "--catalog", url, "--port", "0"])
+    #expect(serve.status == 1)
+    #expect(serve.stderr == refused.stderr)
     let catalog = try PostgresCatalog(url: url)
     #expect(try catalog.count(AssetQuery()) == 1 && catalog.lastChange() == 1)
   }

@@ -94,7 +94,7 @@ final class TestPostgres: Sendable {
   func start() throws {
     try Self.asServerUser([
       Self.bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-o",
-      "-c listen_addresses='' -k \(socketFolder) -p \(port) -c fsync=off -c max_connections=200",
+      "-c listen_addresses='' -k \(socketFolder) -p \(port) -c fsync=off -c max_connections=500",
       "start",
     ])
   }
@@ -133,7 +133,10 @@ final class TestPostgres: Sendable {
       exec "$@"
       """
     let user = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
-    let result = try CLI.run(["-c", closing, "bash"] + user + command, executable: "/bin/bash")
+    // In a folder the postgres user can read: initdb and pg_ctl fail where they cannot find
+    // their own way back (CI's checkout may be under /root, 0700).
+    let result = try CLI.run(
+      ["-c", closing, "bash"] + user + command, cwd: "/tmp", executable: "/bin/bash")
     guard result.status == 0 else {
       throw TestError("\(command[0]) failed (\(result.status)): \(result.stderr)\(result.stdout)")
     }
