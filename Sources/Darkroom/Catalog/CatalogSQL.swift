@@ -175,6 +175,63 @@ enum CatalogSQL {
     return plain == AssetQuery()
   }
 
+  /// A folder row that holds nothing (no folder, asset or skipped file), with its parent: what
+  /// goes when a row leaves it (arguments: its id four times).
+  static let removeIfEmpty = """
+    SELECT parentId FROM folder WHERE id = ? AND path != ''
+    AND NOT EXISTS (SELECT 1 FROM folder g WHERE g.parentId = ?)
+    AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = ?)
+    AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = ?)
+    """
+
+  /// Every folder but the library's own, with its visible assets' count, its newest one and
+  /// its parent's path.
+  static let folderAlbums = """
+    SELECT f.path,
+      (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+       AND a.hidden = 0),
+      (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
+       AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
+      p.path
+    FROM folder f LEFT JOIN folder p ON p.id = f.parentId
+    WHERE f.path != '.darkroom' AND f.path NOT LIKE '.darkroom/%'
+    ORDER BY f.path
+    """
+
+  /// Every user album with its count (outside the trash) and its poster: the one chosen, else
+  /// the newest.
+  static let userAlbums = """
+    SELECT b.title,
+      (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
+       WHERE p.albumId = b.id AND a.trashedAt IS NULL),
+      coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
+       WHERE p.albumId = b.id AND a.trashedAt IS NULL
+       ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
+    FROM album b ORDER BY b.title
+    """
+
+  /// The hash and id of every asset outside the trash whose content another one has.
+  static let exactDuplicates = """
+    SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (
+      SELECT hash FROM asset WHERE trashedAt IS NULL GROUP BY hash HAVING count(*) > 1)
+    """
+
+  /// Every photo's stored fingerprint for its current content (the content's hash where none
+  /// is stored).
+  static let fingerprints = """
+    SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
+    FROM asset a
+    LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
+    WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
+    """
+
+  /// Forgets the jobs that ended before a time, but a number that ended last (arguments: the
+  /// time, the number).
+  static let forgetJobs = """
+    DELETE FROM job WHERE endedAt < ? AND id NOT IN
+      (SELECT id FROM job WHERE endedAt IS NOT NULL ORDER BY endedAt DESC LIMIT ?)
+    """
+
   /// A query's order (columns of `asset a`), and the values it binds.
   static func order(_ query: AssetQuery) -> (String, [CatalogValue]) {
     switch query.sort {

@@ -86,10 +86,7 @@ extension SQLiteCatalog {
     try pool.read { db in
       let rows = try Row.fetchAll(
         db,
-        sql: """
-          SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (
-            SELECT hash FROM asset WHERE trashedAt IS NULL GROUP BY hash HAVING count(*) > 1)
-          """)
+        sql: CatalogSQL.exactDuplicates)
       var groups: [String: [AssetID]] = [:]
       for row in rows { groups[row[0], default: []].append(AssetID(unchecked: row[1])) }
       return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
@@ -101,12 +98,7 @@ extension SQLiteCatalog {
       // A cursor, not an array of rows: a million rows are read one at a time.
       let rows = try Row.fetchCursor(
         db,
-        sql: """
-          SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
-          FROM asset a
-          LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
-          WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
-          """)
+        sql: CatalogSQL.fingerprints)
       var prints: [Fingerprint] = []
       while let row = try rows.next() {
         prints.append(

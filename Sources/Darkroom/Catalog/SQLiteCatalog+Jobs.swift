@@ -58,10 +58,7 @@ extension SQLiteCatalog {
   public func forgetJobs(endedBefore time: Double, keeping: Int) throws {
     try pool.write { db in
       try db.execute(
-        sql: """
-          DELETE FROM job WHERE endedAt < ? AND id NOT IN
-            (SELECT id FROM job WHERE endedAt IS NOT NULL ORDER BY endedAt DESC LIMIT ?)
-          """, arguments: [time, keeping])
+        sql: CatalogSQL.forgetJobs, arguments: [time, keeping])
     }
   }
 

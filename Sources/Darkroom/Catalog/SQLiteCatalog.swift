@@ -404,12 +404,7 @@ public final class SQLiteCatalog: Catalog {
     while let id = next {
       let parent = try Int64.fetchOne(
         db.cachedStatement(
-          sql: """
-            SELECT parentId FROM folder WHERE id = ? AND path != ''
-            AND NOT EXISTS (SELECT 1 FROM folder g WHERE g.parentId = ?)
-            AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = ?)
-            AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = ?)
-            """), arguments: [id, id, id, id])
+          sql: CatalogSQL.removeIfEmpty), arguments: [id, id, id, id])
       guard let parent else { return }
       try db.cachedStatement(sql: "DELETE FROM folder WHERE id = ?").execute(arguments: [id])
       next = parent
@@ -637,17 +632,7 @@ public final class SQLiteCatalog: Catalog {
     try pool.read { db in
       let folders = try Row.fetchAll(
         db,
-        sql: """
-          SELECT f.path,
-            (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
-             AND a.hidden = 0),
-            (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
-             AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
-            p.path
-          FROM folder f LEFT JOIN folder p ON p.id = f.parentId
-          WHERE f.path != '.darkroom' AND f.path NOT LIKE '.darkroom/%'
-          ORDER BY f.path
-          """)
+        sql: CatalogSQL.folderAlbums)
       for row in folders {
         let path: String = row[0]
         albums.append(
@@ -658,15 +643,7 @@ public final class SQLiteCatalog: Catalog {
       }
       let users = try Row.fetchAll(
         db,
-        sql: """
-          SELECT b.title,
-            (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
-             WHERE p.albumId = b.id AND a.trashedAt IS NULL),
-            coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
-             WHERE p.albumId = b.id AND a.trashedAt IS NULL
-             ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
-          FROM album b ORDER BY b.title
-          """)
+        sql: CatalogSQL.userAlbums)
       for row in users {
         let title: String = row[0]
         albums.append(

@@ -56,10 +56,7 @@ extension PostgresCatalog {
     let rows = try read { c in
       try Self.run(
         c,
-        """
-        SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (
-          SELECT hash FROM asset WHERE trashedAt IS NULL GROUP BY hash HAVING count(*) > 1)
-        """)
+        CatalogSQL.exactDuplicates)
     }
     var groups: [String: [AssetID]] = [:]
     for row in rows {
@@ -72,12 +69,7 @@ extension PostgresCatalog {
     try read { c in
       try Self.run(
         c,
-        """
-        SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
-        FROM asset a
-        LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
-        WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
-        """
+        CatalogSQL.fingerprints
       ).map { row in
         Fingerprint(
           id: AssetID(unchecked: row.text(0) ?? ""), contentHash: row.text(1) ?? "",
@@ -166,10 +158,7 @@ extension PostgresCatalog {
     try write { c in
       try Self.run(
         c,
-        """
-        DELETE FROM job WHERE endedAt < ? AND id NOT IN
-          (SELECT id FROM job WHERE endedAt IS NOT NULL ORDER BY endedAt DESC LIMIT ?)
-        """, [time, keeping])
+        CatalogSQL.forgetJobs, [time, keeping])
     }
   }
 

@@ -326,12 +326,7 @@ public final class PostgresCatalog: Catalog {
     while let id = next {
       let rows = try run(
         c,
-        """
-        SELECT parentId FROM folder WHERE id = ? AND path != ''
-        AND NOT EXISTS (SELECT 1 FROM folder g WHERE g.parentId = ?)
-        AND NOT EXISTS (SELECT 1 FROM asset WHERE folderId = ?)
-        AND NOT EXISTS (SELECT 1 FROM skipped WHERE folderId = ?)
-        """, [id, id, id, id])
+        CatalogSQL.removeIfEmpty, [id, id, id, id])
       guard let row = rows.first else { return }
       try run(c, "DELETE FROM folder WHERE id = ?", [id])
       next = row.int(0)
@@ -502,14 +497,23 @@ public final class PostgresCatalog: Catalog {
   public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
     let (filter, values) = CatalogSQL.filter(query, Self.dialect)
     let (order, orderValues) = CatalogSQL.order(query)
-    // The page is chosen on the asset table and its indexes alone; only its rows are read.
-    return try fetchAssets(
-      """
-      WHERE a.id IN (SELECT a.id FROM asset a \(filter) ORDER BY \(order) LIMIT ? OFFSET ?)
-      ORDER BY \(order)
-      """,
-      values: values + orderValues + [.int(Int64(max(0, limit))), .int(Int64(max(0, offset)))]
-        + orderValues)
+    // The page's rows are taken whole from the order's index scan (PostgreSQL reads each
+    // row to test the filter anyway), then joined to their folders: not SQLite's form, which
+    // picks ids first and reads the rows again by key (1.6-1.9 ms against 1.0 ms a page of
+    // 101 at depth 10,000 of 100,000, EXPLAIN ANALYZE).
+    return try read { c in
+      try Self.run(
+        c,
+        """
+        SELECT \(CatalogSQL.columns)
+        FROM (SELECT a.* FROM asset a \(filter) ORDER BY \(order) LIMIT ? OFFSET ?) a
+        JOIN folder f ON f.id = a.folderId
+        ORDER BY \(order)
+        """,
+        values: values + orderValues + [.int(Int64(max(0, limit))), .int(Int64(max(0, offset)))]
+          + orderValues
+      ).map(CatalogSQL.asset)
+    }
   }
 
   public func ids(_ query: AssetQuery) throws -> [AssetID] {
@@ -564,17 +568,7 @@ public final class PostgresCatalog: Catalog {
     try read { c in
       let folders = try Self.run(
         c,
-        """
-        SELECT f.path,
-          (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
-           AND a.hidden = 0),
-          (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
-           AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
-          p.path
-        FROM folder f LEFT JOIN folder p ON p.id = f.parentId
-        WHERE f.path != '.darkroom' AND NOT starts_with(f.path, '.darkroom/')
-        ORDER BY f.path
-        """)
+        CatalogSQL.folderAlbums)
       for row in folders {
         let path = row.text(0) ?? ""
         albums.append(
@@ -586,15 +580,7 @@ public final class PostgresCatalog: Catalog {
       }
       let users = try Self.run(
         c,
-        """
-        SELECT b.title,
-          (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
-           WHERE p.albumId = b.id AND a.trashedAt IS NULL),
-          coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
-           WHERE p.albumId = b.id AND a.trashedAt IS NULL
-           ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
-        FROM album b ORDER BY b.title
-        """)
+        CatalogSQL.userAlbums)
       for row in users {
         let title = row.text(0) ?? ""
         albums.append(
