@@ -125,7 +125,19 @@ struct TimelineBrowserTests {
       ) as? String)
     let onScreen =
       "return document.querySelector(\".cell[data-id='\(target)']\").getBoundingClientRect().top"
-    let before = try #require(try browser.run(onScreen) as? Double)
+    // Measured once the layout holds still (the month above may still be laid out).
+    func settled() -> Double? {
+      guard let first = try? browser.run(onScreen) as? Double else { return nil }
+      usleep(300_000)
+      return (try? browser.run(onScreen) as? Double) == first ? first : nil
+    }
+    var measured: Double?
+    #expect(
+      eventually {
+        measured = settled()
+        return measured != nil
+      })
+    let before = try #require(measured)
     try browser.click(try browser.find(".cell[data-id='\(target)'] a"))
     #expect(eventually { browser.viewerOpen && browser.url.hasPrefix(base + "/asset/\(target)") })
     #expect(
@@ -136,8 +148,10 @@ struct TimelineBrowserTests {
     try browser.press("\u{E00C}")
     #expect(eventually { !browser.viewerOpen })
     #expect(eventually { browser.url.hasSuffix("at=2019-06") }, "\(browser.url)")
-    let after = try #require(try browser.run(onScreen) as? Double)
-    #expect(abs(after - before) < 1, "\(after) after \(before), at \(browser.scrollY)")
+    // Back where it was once the layout settles (never settling elsewhere).
+    #expect(
+      eventually { settled().map { abs($0 - before) < 1 } ?? false },
+      "\(String(describing: try? browser.run(onScreen))) after \(before), at \(browser.scrollY)")
 
     // Across months: the viewer steps from June's last photo to May's first and back; the
     // keyboard moves down from June's last row into May and up again; Shift takes a range
