@@ -68,7 +68,7 @@ extension Library {
     return (lines.first, id)
   }
 
-  static func markerText(_ location: String, id: String) -> [UInt8] {
+  private static func markerText(_ location: String, id: String) -> [UInt8] {
     Array((location + "\nlibrary " + id + "\n").utf8)
   }
 
@@ -79,29 +79,26 @@ extension Library {
   ///
   /// - Throws: `invalidArgument` for another library's catalog; what writing the marker
   ///   throws.
+  /// (`catalog copy` calls it too, for the library a copy into PostgreSQL came from.)
   private func claim(_ catalog: PostgresCatalog) throws(DarkroomError) {
     let key = rootPath + "\0" + catalog.location
     guard markedLocations.withLock({ !$0.contains(key) }) else { return }
     try Folders.create(metadataFolder.path)
     var marker = catalogMarker()
     if marker.id == nil {
-      // A new file only (never over another's): of two processes at once, one id is made.
-      let made = UUID().uuidString
-      let path = catalogLocationFile
+      let text = Self.markerText(catalog.location, id: UUID().uuidString)
       if marker.location == nil {
-        let folder = metadataFolder.path
-        if let temporary = try? AtomicFile.writeNew(
-          Self.markerText(catalog.location, id: made), name: ".catalog.location.new", in: folder)
-        {
-          if link(temporary, path) != 0 && errno != EEXIST {
-            unlink(temporary)
-            throw DarkroomError(
-              .io, file: path, "cannot write: \(String(cString: strerror(errno)))")
-          }
-          unlink(temporary)
+        // A new file only (never over another's): of two processes at once, one id is made.
+        let temporary = try AtomicFile.writeNew(
+          text, name: ".catalog.location.new", in: metadataFolder.path)
+        defer { unlink(temporary) }
+        if link(temporary, catalogLocationFile) != 0 && errno != EEXIST {
+          throw DarkroomError(
+            .io, file: catalogLocationFile, "cannot write: \(String(cString: strerror(errno)))")
         }
       } else {
-        try AtomicFile.write(Self.markerText(catalog.location, id: made), to: path)
+        // A marker written before markers carried the library's id.
+        try AtomicFile.write(text, to: catalogLocationFile)
       }
       marker = catalogMarker()
     }
@@ -145,11 +142,7 @@ extension Library {
   /// seen by reading the log again). Make it before reading the log: a commit after that
   /// wakes its next wait.
   public func catalogWaiter() -> CatalogWaiter {
-    guard space == nil, let catalogURL, let catalog = try? postgresCatalog(catalogURL) else {
-      return CatalogWaiter(bell: nil)
-    }
-    catalog.listenForCommits()
-    return CatalogWaiter(bell: catalog.commits)
+    CatalogWaiter(bell: catalogURL == nil ? nil : try? commitBell())
   }
 
   /// What wakes a watcher of the catalog: rung after each commit of this process, and (for a
@@ -567,9 +560,7 @@ extension Library {
   public static func copyCatalog(from: String, to: String) throws(DarkroomError)
     -> CatalogCopyReport
   {
-    func isURL(_ text: String) -> Bool {
-      text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
-    }
+    let isURL = PostgresCatalog.isURL
     func name(_ text: String) -> String { isURL(text) ? PostgresCatalog.redacted(text) : text }
     func open(_ text: String, source: Bool) throws(DarkroomError) -> any CatalogTables {
       if source, !isURL(text), !FileManager.default.fileExists(atPath: text) {
@@ -604,14 +595,7 @@ extension Library {
         atPath: Library(root: URL(fileURLWithPath: root)).catalogLocationFile)
     } else if let target = target as? PostgresCatalog, let root = library(of: from) {
       // The library goes with its catalog: claimed in it, and named in its marker.
-      let library = Library(root: URL(fileURLWithPath: root))
-      let id = library.catalogMarker().id ?? UUID().uuidString
-      do {
-        _ = try target.claim(library: id)
-      } catch {
-        throw DarkroomError(.io, file: name(to), "copying the catalog: \(error)")
-      }
-      try AtomicFile.write(markerText(target.location, id: id), to: library.catalogLocationFile)
+      try Library(root: URL(fileURLWithPath: root)).claim(target)
     }
     return CatalogCopyReport(from: name(from), to: name(to), tables: tables)
   }

@@ -30,7 +30,7 @@ public final class PostgresCatalog: Catalog {
   /// - Throws: ``PostgresError`` for a URL it cannot reach, a wrong password, a database
   ///   that is not there, or a migration that fails.
   public init(url: String) throws {
-    guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
+    guard Self.isURL(url) else {
       throw PostgresError(
         "not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
       )
@@ -38,6 +38,12 @@ public final class PostgresCatalog: Catalog {
     location = Self.redacted(url)
     pool = PostgresPool(url: url)
     try migrate()
+  }
+
+  /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`), which is how a
+  /// catalog in PostgreSQL is named everywhere (libpq's `key=value` form is not taken).
+  public static func isURL(_ text: String) -> Bool {
+    text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
   }
 
   /// `postgresql://user:secret@host/db?password=secret` as `postgresql://user@host/db`.

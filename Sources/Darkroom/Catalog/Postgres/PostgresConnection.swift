@@ -10,12 +10,11 @@ import FoundationEssentials
 /// loop is bridged. Not safe to share between threads at once: ``PostgresPool`` lends each
 /// to one caller at a time (hence `@unchecked Sendable`: it moves between threads, never
 /// shared by two at once). The `PGconn` is owned here and finished in `deinit`; a result's
-/// `PGresult` never leaves ``query(_:_:)``, which copies its cells and clears it.
+/// `PGresult` never leaves the call that made it (`take` copies its cells and clears it).
 final class PostgresConnection: @unchecked Sendable {
   private let connection: OpaquePointer
 
-  /// Connects to `url` (`postgresql://user:password@host:port/database?...`, or libpq's
-  /// `key=value` form).
+  /// Connects to `url` (`postgresql://user:password@host:port/database?...`).
   ///
   /// - Throws: ``PostgresError`` with libpq's reason on one line (wrong password, no server).
   init(url: String) throws(PostgresError) {
