@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -46,7 +48,7 @@ static const int allowed_calls[] = {
     // Reading what is open, and writing to the pipe to the parent (files can only be opened
     // for reading: see the open rules below).
     SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(preadv2),
-    SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(lseek), SCMP_SYS(fcntl),
+    SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(lseek),
     SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(poll), SCMP_SYS(ppoll),
     SCMP_SYS(select), SCMP_SYS(pselect6), SCMP_SYS(eventfd2),
     // Dispatch's event loop (the Swift runtime's queues) and GLib's: on its own descriptors.
@@ -86,13 +88,21 @@ static int allow_all(scmp_filter_ctx ctx) {
 // in registers, not in memory).
 static int allow_narrowly(scmp_filter_ctx ctx, pid_t self) {
   // Opening for reading only: no write access, creation, truncation, appending or O_TMPFILE.
+  // No O_PATH either: Landlock does not govern O_PATH opens, which reach any path.
   const unsigned long writes =
-      O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
+      O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY) | O_PATH;
   int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
                             SCMP_A2(SCMP_CMP_MASKED_EQ, writes, O_RDONLY));
   if (rc == 0)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
                           SCMP_A1(SCMP_CMP_MASKED_EQ, writes, O_RDONLY));
+  // fcntl for descriptor and status flags and duplicates only: never F_SETOWN or F_SETSIG
+  // (signals to another process), leases, notifications or locks.
+  const int fcntl_commands[] = {F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_SETFD,
+                                F_GETFL, F_SETFL, F_GETPIPE_SZ, F_GET_SEALS};
+  for (size_t i = 0; i < sizeof fcntl_commands / sizeof *fcntl_commands && rc == 0; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+                          SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)fcntl_commands[i]));
   // New threads, never new processes. clone3 and openat2 keep their flags in memory a filter
   // cannot read: they answer ENOSYS, and glibc falls back to clone and openat.
   if (rc == 0)
@@ -312,6 +322,63 @@ int dr_pipe_cloexec(int fds[2]) {
   // 16 times fewer wake-ups of the other side than the default 64 KiB. Best effort.
   fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
   return 0;
+}
+
+int dr_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
+  return posix_spawn_file_actions_addclosefrom_np(actions, low);
+}
+
+int dr_open_descriptors(int *numbers, int capacity) {
+  int folder = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder < 0) return -1;
+  int count = 0;
+  char buffer[4096];
+  for (;;) {
+    long n = syscall(SYS_getdents64, folder, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) count = -1;
+      break;
+    }
+    for (long offset = 0; offset < n;) {
+      struct {
+        uint64_t inode;
+        int64_t next;
+        unsigned short length;
+        unsigned char type;
+        char name[];
+      } *entry = (void *)(buffer + offset);
+      offset += entry->length;
+      char *end = NULL;
+      long fd = strtol(entry->name, &end, 10);
+      if (end == entry->name || *end != 0 || fd <= STDERR_FILENO || fd == folder) continue;
+      if (count < capacity) numbers[count] = (int)fd;
+      count++;
+    }
+  }
+  close(folder);
+  return count;
+}
+
+int dr_descriptor_probe(int fd) {
+  int usable = 0;
+  char byte = 0;
+  if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) usable |= 1;
+  if (read(fd, &byte, 0) >= 0 || errno != EBADF) usable |= 2;
+  if (write(fd, &byte, 0) >= 0 || errno != EBADF) usable |= 4;
+  struct epoll_event event = {0};
+  if (epoll_ctl(fd, EPOLL_CTL_DEL, STDIN_FILENO, &event) == 0 || errno != EBADF) usable |= 8;
+  return usable;
+}
+
+int dr_epoll_watching(int fd) {
+  int poll = epoll_create1(0);
+  struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
+  if (poll >= 0 && epoll_ctl(poll, EPOLL_CTL_ADD, fd, &event) != 0) {
+    close(poll);
+    return -1;
+  }
+  return poll;
 }
 
 int dr_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

@@ -103,7 +103,44 @@ struct ContainmentTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["outside.txt"])
   }
 
-  @Test("a worker starts with a clean environment: secrets in the parent's do not reach it")
+  @Test(
+    "a worker holds none of its parent's descriptors: listener, connection, epoll and pipe all EBADF inside"
+  )
+  func workerInheritsNoDescriptors() throws {
+    let held = try ParentDescriptors()
+    defer { held.close() }
+    let pool = WorkerPool(.init(executable: CLI.binary))  // also: SIGPIPE ignored
+    defer { pool.shutDown() }
+    // The probe can see them: in this process each one is usable.
+    #expect(held.numbers.filter { dr_descriptor_probe($0) == 0 } == [])
+    let inside = try pool.probeDescriptors(held.numbers)
+    #expect(inside.usable == [], "read, write and epoll_ctl on each parent number: EBADF")
+    #expect(inside.held.keys.sorted() == [0, 1, 2], "\(inside.held)")
+    #expect(inside.held[0]?.hasPrefix("socket:[") == true)
+    #expect(inside.held[1]?.hasPrefix("pipe:[") == true)
+    for fd in held.numbers {
+      let target = descriptorTarget(fd)
+      if !target.hasPrefix("anon_inode:") {
+        #expect(!inside.held.values.contains(target), "the worker holds the parent's \(target)")
+      }
+    }
+
+    // Without the closing, the worker sees them and refuses to start: the check can fail.
+    var open = WorkerPool.Configuration(executable: CLI.binary)
+    open.closesInheritedDescriptors = false
+    let leaky = WorkerPool(open)
+    defer { leaky.shutDown() }
+    let refusal = #expect(throws: DarkroomError.self) {
+      try leaky.probeDescriptors(held.numbers)
+    }
+    #expect(
+      refusal?.message
+        == "the worker refused to start: it was handed descriptors besides its own three")
+  }
+
+  @Test(
+    "a worker starts with a clean environment: secrets in the parent's (the catalog's URL among them) do not reach it"
+  )
   func workerEnvironmentIsClean() {
     var configuration = WorkerPool.Configuration(executable: CLI.binary)
     configuration.vipsThreads = 2
@@ -112,11 +149,14 @@ struct ContainmentTests {
       "PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "DARKROOM_ALLOW_FORMATS": "svg",
       "VIPS_WARNING": "0", "AWS_SECRET_ACCESS_KEY": "x", "DARKROOM": "y", "HOME": "/root",
       "HTTPS_PROXY": "http://proxy",
+      "DARKROOM_CATALOG": "postgresql://darkroom:hunter2@db/photos", "DARKROOM_DATA": "/srv/geo",
+      "DARKROOM_TEST_JOB_GATE": "/tmp/gate",
     ])
     #expect(
       environment == [
         "PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "DARKROOM_ALLOW_FORMATS": "svg",
         "VIPS_WARNING": "0", "VIPS_CONCURRENCY": "2", "EXTRA": "1", "SWIFT_BACKTRACE": "enable=no",
+        "DARKROOM_TEST_JOB_GATE": "/tmp/gate",
         "DARKROOM_WORKER_ADDRESS_SPACE": String(16 << 30), "DARKROOM_WORKER_CPU_SECONDS": "3600",
       ])
   }
@@ -289,5 +329,49 @@ struct OffloadRouteTests {
     // Each read wrapped the stored closure in two more thunks: a call now went 600,000
     // frames deep and overflowed the stack. Reaching this line is the test.
     #expect(Offload.workers(forFormat: "jpeg") == nil)
+  }
+}
+
+/// What a server holds without close-on-exec, as NIO does: a TCP listener, a client's
+/// connection (both ends), an epoll set watching it, and a pipe, moved to numbers from 200
+/// (a worker's own never reach them).
+private struct ParentDescriptors {
+  var numbers: [Int32] = []
+
+  init() throws {
+    let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+        bind(listening, pointer, length) == 0 && listen(listening, 4) == 0
+          && getsockname(listening, pointer, &length) == 0
+      }
+    }
+    let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+    let accepted = accept(listening, nil, nil)
+    let poll = dr_epoll_watching(accepted)
+    var ends: [Int32] = [-1, -1]
+    let piped = pipe(&ends) == 0
+    let originals = [listening, client, accepted, poll] + ends
+    guard bound, connected, accepted >= 0, poll >= 0, piped else {
+      for fd in originals where fd >= 0 { Glibc.close(fd) }
+      throw DarkroomError(.engine, "cannot make the parent's descriptors")
+    }
+    for fd in originals {
+      numbers.append(fcntl(fd, F_DUPFD, 200))
+      Glibc.close(fd)
+    }
+  }
+
+  func close() {
+    for fd in numbers { Glibc.close(fd) }
   }
 }

@@ -2,6 +2,7 @@
 #ifndef DARKROOM_SANDBOX_H
 #define DARKROOM_SANDBOX_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,27 @@ int dr_lower_thread_priority(void);
 /// worker's pipes must not leak into other workers), with a 1 MiB buffer where allowed.
 int dr_pipe_cloexec(int fds[2]);
 
+
+/// Adds to `actions` the closing of every descriptor from `low` up, in the child, after the
+/// actions before it (posix_spawn_file_actions_addclosefrom_np, glibc 2.34): a worker starts
+/// with its standard descriptors only, whatever its parent holds without close-on-exec (a
+/// server's listener and clients' connections, an epoll set, a caller's sockets).
+/// Returns 0, or an error number.
+int dr_spawn_close_from(posix_spawn_file_actions_t *actions, int low);
+
+/// The descriptors this process has open above standard error (by /proc/self/fd, the
+/// listing's own left out): their count (or -1 when /proc cannot be read), the first
+/// `capacity` of them in `numbers`.
+int dr_open_descriptors(int *numbers, int capacity);
+
+/// For tests: whether the descriptor number `fd` is usable in this process, as bits: 1
+/// fcntl(F_GETFD), 2 read, 4 write (both of 0 bytes), 8 epoll_ctl (EPOLL_CTL_DEL of standard
+/// input); each set when the call failed with something other than EBADF. 0: not open here.
+int dr_descriptor_probe(int fd);
+
+/// For tests: a new epoll set watching `fd` for input, without close-on-exec (as a server's
+/// event loop holds one). Returns it, or -1.
+int dr_epoll_watching(int fd);
 
 /// What `dr_sandbox_probe` tries, each a way out of the sandbox.
 enum {

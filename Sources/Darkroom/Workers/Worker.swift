@@ -10,8 +10,23 @@ import FoundationEssentials
 /// (for the CLI, the hidden `darkroom worker`); a program that embeds Darkroom and wants
 /// workers calls `Worker.serve()` from the entry point its pool starts.
 public enum Worker {
+  /// The exit status of a worker that refused to start because it holds descriptors
+  /// besides its job socket, its reply pipe and standard error.
+  static let refusedDescriptors: Int32 = 3
+
   /// Enters the sandbox, then serves jobs until the input ends. Returns the exit status.
   public static func serve() -> Int32 {
+    // A descriptor of the parent's here (a listener, a client's connection, an epoll set)
+    // is a way out that no sandbox rule can close: such a worker does not start.
+    let inherited = openDescriptors()
+    guard inherited.isEmpty else {
+      let list = inherited.map { "\($0) (\(descriptorTarget($0)))" }.joined(separator: ", ")
+      let line = Array(
+        "darkroom worker: refusing to start: it was handed descriptors besides 0, 1 and 2: \(list)\n"
+          .utf8)
+      _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      return refusedDescriptors
+    }
     guard dr_die_with_parent() == 0 else { return 1 }
     TrustedFormats.decodingInWorkers()
     // Ctrl-C and job runners' SIGTERM reach the whole process group: the parent decides
@@ -131,10 +146,37 @@ public enum Worker {
     case .probe:
       var results = [Int32](repeating: 0, count: Int(DR_PROBE_COUNT))
       let secret = job.probeSecret.flatMap { UnsafeRawPointer(bitPattern: UInt($0)) }
+      // Descriptors first: the probe's own tries open and close some.
+      var reply = WorkerReply()
+      reply.descriptors = Dictionary(
+        uniqueKeysWithValues: ([0, 1, 2] + openDescriptors()).map { ($0, descriptorTarget($0)) })
+      reply.usableDescriptors = (job.probeDescriptors ?? []).filter { dr_descriptor_probe($0) != 0 }
       _ = dr_sandbox_probe(job.folder ?? "/tmp", getppid(), secret, &results)
-      return (WorkerReply(probe: SandboxProbe.named(results)), [])
+      reply.probe = SandboxProbe.named(results)
+      return (reply, [])
     }
   }
+}
+
+/// The descriptors open in this process above standard error.
+func openDescriptors() -> [Int32] {
+  var numbers = [Int32](repeating: 0, count: 64)
+  let count = dr_open_descriptors(&numbers, Int32(numbers.count))
+  // Unreadable /proc: the check cannot be made, and a worker refuses rather than guess.
+  guard count >= 0 else { return [-1] }
+  if Int(count) > numbers.count {
+    numbers = [Int32](repeating: 0, count: Int(count) + 16)
+    return Array(numbers.prefix(Int(dr_open_descriptors(&numbers, Int32(numbers.count)))))
+  }
+  return Array(numbers.prefix(Int(count)))
+}
+
+/// What descriptor `fd` of this process is (`socket:[123]`, `pipe:[45]`, a path), or `?`.
+func descriptorTarget(_ fd: Int32) -> String {
+  var buffer = [CChar](repeating: 0, count: 512)
+  let length = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+  guard length > 0 else { return "?" }
+  return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// The ways out of the sandbox that `dr_sandbox_probe` tries, by name, for tests.

@@ -31,6 +31,8 @@ struct WorkerJob: Codable, Sendable {
   var folder: String?
   /// For `probe`: the address of bytes in the parent that the worker tries to read.
   var probeSecret: UInt64?
+  /// For `probe`: descriptor numbers the parent holds, which the worker tries to use.
+  var probeDescriptors: [Int32]?
 }
 
 /// A worker's answer: the encoded bytes follow it, or it carries the error.
@@ -41,6 +43,11 @@ struct WorkerReply: Codable, Sendable {
   var format: ImageFormat?
   /// For `probe`: what the worker could do (each true is a hole in the sandbox).
   var probe: [String: Bool]?
+  /// For `probe`: the descriptors the worker holds (number: what /proc names it), before
+  /// the probe's tries.
+  var descriptors: [Int32: String]?
+  /// For `probe`: those of the parent's numbers that the worker could use.
+  var usableDescriptors: [Int32]?
   /// For `metadata`: what the header says.
   var metadata: MetadataWire?
 }

@@ -53,12 +53,18 @@ public final class WorkerPool: Sendable {
     public var environment: [String: String] = [:]
 
     /// The variables a worker takes from its parent's environment (by name, or by prefix
-    /// for those ending in `*`): the locale, libvips' and Darkroom's own settings, the
-    /// allocator's, and the sanitizers'. Nothing else (tokens, keys, proxies) reaches one.
+    /// for those ending in `*`): the locale, libvips' settings, the formats a person allowed
+    /// or denied, tests' switches, the allocator's and the sanitizers'. Nothing else (the
+    /// catalog's URL and its password, tokens, keys, proxies) reaches one.
     public static let inheritedEnvironment = [
-      "PATH", "LANG", "LC_*", "TMPDIR", "LD_LIBRARY_PATH", "VIPS_*", "DARKROOM_*", "MALLOC_*",
-      "GLIBC_TUNABLES", "ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+      "PATH", "LANG", "LC_*", "TMPDIR", "LD_LIBRARY_PATH", "VIPS_*", "DARKROOM_ALLOW_FORMATS",
+      "DARKROOM_DENY_FORMATS", "DARKROOM_TEST_*", "MALLOC_*", "GLIBC_TUNABLES", "ASAN_OPTIONS",
+      "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
     ]
+
+    /// Tests only: start workers without closing this process's other descriptors, to see
+    /// a worker refuse them.
+    var closesInheritedDescriptors = true
 
     /// The environment a worker starts with.
     func workerEnvironment(from parent: [String: String]) -> [String: String] {
@@ -242,6 +248,11 @@ public final class WorkerPool: Sendable {
       return .timedOut(file, after: limit)
     }
     state.withLock { $0.counts.crashed += 1 }
+    if status & 0x7f == 0, (status >> 8) & 0xff == Worker.refusedDescriptors {
+      return DarkroomError(
+        .engine, file: file,
+        "the worker refused to start: it was handed descriptors besides its own three")
+    }
     if status & 0x7f != 0 {
       return DarkroomError(.engine, file: file, "the decoder crashed (signal \(status & 0x7f))")
     }
@@ -345,6 +356,17 @@ final class WorkerProcess: @unchecked Sendable {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
     posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
+    // Nothing else of this process's passes: a server's listener, its clients' connections
+    // and its epoll sets are not close-on-exec, and a worker is where a hostile file runs.
+    if configuration.closesInheritedDescriptors {
+      let closing = dr_spawn_close_from(&actions, STDERR_FILENO + 1)
+      guard closing == 0 else {
+        for fd in toChild + fromChild { Glibc.close(fd) }
+        throw DarkroomError(
+          .engine,
+          "cannot start a worker: closing descriptors: \(String(cString: strerror(closing)))")
+      }
+    }
 
     let environment = configuration.workerEnvironment(from: ProcessInfo.processInfo.environment)
     let arguments = [configuration.executable] + configuration.arguments
@@ -499,9 +521,25 @@ extension WorkerPool: PixelWork {
   func probeSandbox(folder: String, secret: UnsafeRawPointer?) throws(DarkroomError)
     -> [String: Bool]
   {
+    try probe(folder: folder, secret: secret).probe ?? [:]
+  }
+
+  /// Tests: the descriptors a worker holds (number: what /proc names it), and which of
+  /// `numbers` (held by this process) it can use.
+  func probeDescriptors(_ numbers: [Int32]) throws(DarkroomError) -> (
+    held: [Int32: String], usable: [Int32]
+  ) {
+    let reply = try probe(folder: "/nonexistent", secret: nil, descriptors: numbers)
+    return (reply.descriptors ?? [:], reply.usableDescriptors ?? numbers)
+  }
+
+  private func probe(folder: String, secret: UnsafeRawPointer?, descriptors: [Int32] = [])
+    throws(DarkroomError) -> WorkerReply
+  {
     var job = WorkerJob(
       kind: .probe, name: "probe", maxPixels: 0, failOn: .error, folder: folder)
     job.probeSecret = secret.map { UInt64(UInt(bitPattern: $0)) }
-    return try run(job, limit: .seconds(30), maxReply: 1 << 16).0.probe ?? [:]
+    job.probeDescriptors = descriptors
+    return try run(job, limit: .seconds(30), maxReply: 1 << 16).0
   }
 }
