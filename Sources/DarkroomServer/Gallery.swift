@@ -134,9 +134,7 @@ struct Gallery: Sendable {
   func login(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let body = try await request.body.collect(upTo: 64 << 10)
     let fields = AccessMiddleware.formFields(String(buffer: body))
-    var next = fields["next"] ?? "/"
-    // Only a path of this server: never another site.
-    if !next.hasPrefix("/") || next.hasPrefix("//") || next.contains("\\") { next = "/" }
+    let next = Self.localPath(fields["next"])
     // Past the limit no token is checked, the right one included: 429 whatever was sent.
     if let wait = logins.wait(context.client) {
       var error = APIError(
@@ -151,12 +149,23 @@ struct Gallery: Sendable {
         ["title": "Log in", "next": next, "error": "That token is not one this server knows."],
         status: .unauthorized)
     }
-    let session = sessions.create(access)
+    let session = sessions.create(access, token: token)
     var headers: HTTPFields = [.location: next]
     headers[.setCookie] =
       "\(AccessMiddleware.cookieName)=\(session.id); Path=/; HttpOnly; SameSite=Strict"
       + (request.headers[.forwardedProto] == "https" ? "; Secure" : "")
     return Response(status: .seeOther, headers: headers)
+  }
+
+  /// Where a login may send the browser: a path on this server (`/`, then neither `/` nor
+  /// `\\`, and no control character or backslash anywhere, which browsers strip or read as
+  /// `/`: `/<TAB>/evil.example` is `//evil.example` to them), else `/`.
+  static func localPath(_ next: String?) -> String {
+    guard let next, next.hasPrefix("/"),
+      !next.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\\" }),
+      !next.dropFirst().hasPrefix("/")
+    else { return "/" }
+    return next
   }
 
   func common(_ context: DarkroomRequestContext, title: String) -> [String: Any] {
