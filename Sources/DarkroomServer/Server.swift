@@ -35,7 +35,7 @@ public struct DarkroomServer: Sendable {
     self.configuration = configuration
     sessions = Sessions(
       spaceIdle: configuration.spaceIdle,
-      store: SessionStore(library: library))
+      store: try SessionStore.open(library: library))
     var settings = Images.Settings()
     settings.pixels = configuration.pixels
     settings.renders = configuration.renderSlots

@@ -27,10 +27,10 @@ public struct ServerConfiguration: Sendable {
   /// Failed logins a client may make at once, and how many more it earns a second (five,
   /// then one each 12 s).
   public var failedLogins = (burst: 5.0, perSecond: 5.0 / 60)
-  /// Failed space unlocks a client may make at once, and how many more it earns a second
-  /// (five, then one each 12 s); all clients together thirty, then one each 2 s.
+  /// Failed space unlocks a session, and a client address, may make at once, and how many
+  /// more each earns a second (five, then one each 12 s). A session that has not failed is
+  /// never refused.
   public var failedUnlocks = (burst: 5.0, perSecond: 5.0 / 60)
-  public var failedUnlocksOfAll = (burst: 30.0, perSecond: 30.0 / 60)
   /// What an upload may be.
   public var uploadLimits = Upload.Limits()
   /// How representations and edits are made; with workers, decoders run in worker

@@ -1,3 +1,4 @@
+import Crypto
 import Darkroom
 import Foundation
 
@@ -46,17 +47,29 @@ final class Sessions: Sendable {
     self.store = store
   }
 
-  func create(_ access: Access, at now: ContinuousClock.Instant = .now) -> Session {
+  /// A session id: the label of the token that logged in (``SessionStore/label(ofToken:)``),
+  /// then 64 random hex digits.
+  static let idLength = 80
+
+  /// A new session of `token`'s, which gives `access`. A token keeps at most
+  /// ``SessionStore/perToken`` sessions: past that its least recently used one ends.
+  func create(_ access: Access, token: String, at now: ContinuousClock.Instant = .now) -> Session {
+    let label = SessionStore.label(ofToken: token)
     var session = Session(
-      id: Tokens.random() + Tokens.random(), access: access, csrfToken: Tokens.random(),
+      id: label + Tokens.random() + Tokens.random(), access: access, csrfToken: Tokens.random(),
       expires: now + Self.lifetime, ends: now + Self.absoluteLifetime, touched: now)
-    store?.sweep()
     session.shared = store?.save(session) ?? false
-    sessions.withLock { [session] sessions in
-      // Expired sessions go when new ones come.
+    let ended = sessions.withLock { [session] sessions -> [String] in
+      // Expired sessions go when new ones come, and so do the token's oldest past its cap.
       sessions = sessions.filter { $0.value.expires > now }
+      let mine = sessions.values.filter { $0.id.hasPrefix(label) }
+      let over = mine.count - SessionStore.perToken + 1
+      let oldest = over > 0 ? mine.sorted { $0.expires < $1.expires }.prefix(over).map(\.id) : []
+      for id in oldest { sessions[id] = nil }
       sessions[session.id] = session
+      return oldest
     }
+    for id in ended { lock(id) }
     return session
   }
 
@@ -170,16 +183,27 @@ final class Sessions: Sendable {
   var unlockedCount: Int { spaces.withLock { $0.count } }
 }
 
-/// The gallery's sessions as files in a library's `.darkroom/sessions/` (0700), one for
-/// each session (0600), named by the SHA-256 of its id (a listing names no session): its
-/// access, CSRF token and login time (wall clock); the file's modification time is its last
-/// use, told at most every ``touchInterval``. Every `serve` process over the library (on
-/// this machine or another sharing it) reads the same files: behind a load balancer, a
-/// request may land on any of them.
+/// The gallery's sessions as files in a library's `.darkroom/sessions/`, one for each
+/// session: its access, CSRF token and login time (wall clock) and an HMAC-SHA256 over them
+/// and the file's name, with the key in `.darkroom/session.key` (32 random bytes, 0600).
+/// Every `serve` process over the library (on this machine or another sharing it) reads the
+/// same files: behind a load balancer, a request may land on any of them. The file's
+/// modification time is the session's last use, told at most every ``touchInterval``.
+///
+/// A file is a session only when this library's key signed it: one planted, edited, renamed
+/// or copied from another library is none. A file is named `TOKEN-SESSION`: the first 16
+/// hex digits of the SHA-256 of the token that logged in, then the SHA-256 of the session's
+/// id (a listing names no session); a token keeps at most ``perToken`` sessions, the least
+/// recently used going first.
 struct SessionStore: Sendable {
   let folder: String
+  private let key: SymmetricKey
   /// A use is written to the file at most this often: the idle lifetime is 12 hours.
   static let touchInterval: Duration = .seconds(60)
+  /// The sessions one token keeps at most (files, and in each process's memory).
+  static let perToken = 256
+  /// How far ahead of this machine's clock a login time may be (another machine's clock).
+  static let clockSkew = 60.0
 
   struct Stored {
     var access: Access
@@ -190,55 +214,164 @@ struct SessionStore: Sendable {
 
   /// The store of `library`; nil where its `.darkroom/` cannot be written (sessions are
   /// then this process's alone).
-  init?(library: Library) {
-    folder = library.metadataFolder.path + "/sessions"
-    mkdir(folder, 0o700)
-    var info = stat()
-    guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-      Glibc.access(folder, W_OK) == 0
-    else { return nil }
+  ///
+  /// - Throws: `invalidArgument` naming the folder or key when either exists but is not
+  ///   this user's alone (another owner, a group or other permission, a link).
+  static func open(library: Library) throws(DarkroomError) -> SessionStore? {
+    let metadata = library.metadataFolder.path
+    let folder = metadata + "/sessions"
+    if mkdir(folder, 0o700) != 0, errno != EEXIST { return nil }
+    try privateEntry(folder, directory: true)
+    let keyPath = metadata + "/session.key"
+    guard let key = try sessionKey(keyPath) else { return nil }
+    return SessionStore(folder: folder, key: key)
   }
 
-  private func path(_ id: String) -> String { folder + "/" + ContentHash.of(text: id).hex }
+  /// Refuses `path` unless it is a folder (or a file) of this user's with no group or other
+  /// permission, and no link.
+  private static func privateEntry(_ path: String, directory: Bool) throws(DarkroomError) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else {
+      throw DarkroomError(.io, file: path, String(cString: strerror(errno)))
+    }
+    let kind = info.st_mode & S_IFMT
+    let mode = String(info.st_mode & 0o7777, radix: 8)
+    let what = directory ? "the gallery's sessions folder" : "the gallery's session key"
+    if kind != (directory ? S_IFDIR : S_IFREG) {
+      throw DarkroomError(
+        .invalidArgument, file: path,
+        "refused as \(what): it is not a \(directory ? "folder" : "file") (a link or another kind)")
+    }
+    if info.st_uid != geteuid() {
+      throw DarkroomError(
+        .invalidArgument, file: path,
+        "refused as \(what): it belongs to uid \(info.st_uid), not to this server's uid \(geteuid())"
+      )
+    }
+    if info.st_mode & 0o077 != 0 || (!directory && info.st_nlink != 1) {
+      let links = directory || info.st_nlink == 1 ? "" : ", \(info.st_nlink) links"
+      let remedy =
+        directory
+        ? "make it this user's alone (chmod 700)"
+        : "remove it, and the server makes another (every session ends)"
+      throw DarkroomError(
+        .invalidArgument, file: path,
+        "refused as \(what): others may use it (mode \(mode)\(links)): \(remedy)")
+    }
+  }
 
-  /// Writes session `session`'s file; false if it could not be written.
+  /// The library's session key, made on first use (written whole, then linked into place, so
+  /// that two servers starting at once agree on one); nil where it cannot be written.
+  private static func sessionKey(_ path: String) throws(DarkroomError) -> SymmetricKey? {
+    if access(path, F_OK) != 0 {
+      var bytes = [UInt8](repeating: 0, count: 32)
+      var generator = SystemRandomNumberGenerator()
+      for index in bytes.indices { bytes[index] = generator.next() }
+      let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+      guard
+        let temporary = try? AtomicFile.writeNew(
+          bytes, name: ".session.key", in: folder, mode: 0o600)
+      else { return nil }
+      link(temporary, path)  // EEXIST: another server's came first, and is the one
+      unlink(temporary)
+    }
+    try privateEntry(path, directory: false)
+    let bytes = try readWholeFile(path)
+    guard bytes.count == 32 else {
+      throw DarkroomError(
+        .invalidArgument, file: path,
+        "refused as the gallery's session key: \(bytes.count) bytes, not 32: remove it, and the server makes another (every session ends)"
+      )
+    }
+    return SymmetricKey(data: bytes)
+  }
+
+  /// The label of `token` in session ids and file names: 16 hex digits of its SHA-256.
+  static func label(ofToken token: String) -> String {
+    String(ContentHash.of(text: token).hex.prefix(16))
+  }
+
+  /// The file of session `id` (its token's label, then the SHA-256 of the id); nil for an id
+  /// that is not of a session's form.
+  private func path(_ id: String) -> String? {
+    guard id.utf8.count == Sessions.idLength,
+      id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+    else { return nil }
+    return folder + "/" + id.prefix(16) + "-" + ContentHash.of(text: id).hex
+  }
+
+  /// The seal of a session file: an HMAC of its name (not its folder) and its body.
+  private func seal(_ path: String, _ body: String) -> String {
+    let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+    let code = HMAC<SHA256>.authenticationCode(for: Array((name + "\n" + body).utf8), using: key)
+    return Data(code).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// Writes session `session`'s file, after making room for it; false if it could not be
+  /// written.
   func save(_ session: Session) -> Bool {
-    let text = "\(session.access.rawValue)\n\(session.csrfToken)\n\(Date().timeIntervalSince1970)\n"
-    return
-      (try? AtomicFile.write(Array(text.utf8), to: path(session.id), mode: 0o600, sweep: false))
-      != nil
+    guard let path = path(session.id) else { return false }
+    makeRoom(token: String(session.id.prefix(16)))
+    let body = "\(session.access.rawValue)\n\(session.csrfToken)\n\(Date().timeIntervalSince1970)"
+    let text = body + "\n" + seal(path, body) + "\n"
+    return (try? AtomicFile.write(Array(text.utf8), to: path, mode: 0o600, sweep: false)) != nil
   }
 
   /// Whether session `id` has a file (it has not ended).
-  func holds(_ id: String) -> Bool { Glibc.access(path(id), F_OK) == 0 }
+  func holds(_ id: String) -> Bool { path(id).map { Glibc.access($0, F_OK) == 0 } ?? false }
 
+  /// Session `id` from its file: nil unless the file is a regular file of this user's with
+  /// one link, sealed by this library's key for this very name, with a login time that is
+  /// not in the future.
   func load(_ id: String) -> Stored? {
-    let path = path(id)
+    guard let path = path(id) else { return nil }
+    let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { return nil }
+    defer { Glibc.close(fd) }
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 4096,
-      let data = FileManager.default.contents(atPath: path)
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 4096,
+      info.st_uid == geteuid(), info.st_nlink == 1
     else { return nil }
-    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
-    guard lines.count == 3, let access = Access(rawValue: String(lines[0])),
-      let login = Double(lines[2])
+    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+    guard read(fd, &bytes, bytes.count) == bytes.count else { return nil }
+    let lines = String(decoding: bytes, as: UTF8.self).split(
+      separator: "\n", omittingEmptySubsequences: false)
+    guard lines.count == 5, lines[4].isEmpty,
+      Secrets.equal(String(lines[3]), seal(path, lines[0..<3].joined(separator: "\n"))),
+      let access = Access(rawValue: String(lines[0])), let login = Double(lines[2]),
+      login <= Date().timeIntervalSince1970 + Self.clockSkew
     else { return nil }
     return Stored(
       access: access, csrfToken: String(lines[1]), login: login,
       lastUse: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
   }
 
-  func touch(_ id: String) { utimensat(AT_FDCWD, path(id), nil, 0) }
+  func touch(_ id: String) {
+    if let path = path(id) { utimensat(AT_FDCWD, path, nil, 0) }
+  }
 
-  func remove(_ id: String) { unlink(path(id)) }
+  func remove(_ id: String) {
+    if let path = path(id) { unlink(path) }
+  }
 
-  /// Removes the files of sessions idle past their lifetime.
-  func sweep() {
+  /// Removes the files of sessions idle past their lifetime, and of `token`'s least recently
+  /// used sessions beyond ``perToken`` less one (the one about to be made).
+  func makeRoom(token: String) {
     let oldest = Date().timeIntervalSince1970 - Sessions.lifetime.wholeSeconds
+    var mine: [(name: String, used: Double)] = []
     for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
       var info = stat()
-      guard lstat(folder + "/" + name, &info) == 0, Double(info.st_mtim.tv_sec) < oldest
-      else { continue }
-      unlink(folder + "/" + name)
+      guard lstat(folder + "/" + name, &info) == 0 else { continue }
+      let used = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+      if used < oldest {
+        unlink(folder + "/" + name)
+      } else if name.hasPrefix(token + "-") {
+        mine.append((name, used))
+      }
+    }
+    guard mine.count >= Self.perToken else { return }
+    for file in mine.sorted(by: { $0.used < $1.used }).prefix(mine.count - Self.perToken + 1) {
+      unlink(folder + "/" + file.name)
     }
   }
 }
@@ -287,6 +420,14 @@ final class RateLimiter: Sendable {
       bucket.tokens -= 1
       if buckets.count > 10_000 { buckets = buckets.filter { $0.value.tokens < burst } }
       return nil
+    }
+  }
+
+  /// Whether `client` has spent a token that it has not earned back yet.
+  func hasTaken(_ client: String) -> Bool {
+    guard rate > 0 else { return false }
+    return buckets.withLock { buckets in
+      buckets[client].map { refilled($0, at: .now).tokens < burst } ?? false
     }
   }
 

@@ -17,12 +17,12 @@ struct SpaceRoutes: Sendable {
   let gallery: Gallery
   /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
   let unlocking = Gate()
-  /// Failed unlocks per client, and of all clients together (a password is not tied to one
-  /// space until it opens one, so the spaces folder is the unit): guessing from many
-  /// addresses gains little (``ServerConfiguration/failedUnlocks``: five a minute).
-  let failures: RateLimiter
-  let allFailures: RateLimiter
-  static let everyone = "*"
+  /// Failed unlocks per session and per client address (``ServerConfiguration/failedUnlocks``:
+  /// five, then one each 12 s). A session that has not failed is never refused: strangers
+  /// failing from elsewhere (or from the owner's address) cannot lock the owner out. Guessing
+  /// wants a gallery login, and goes one Argon2id at a time (``unlocking``).
+  let sessionFailures: RateLimiter
+  let addressFailures: RateLimiter
 
   init(
     folder: String?, sessions: Sessions, configuration: ServerConfiguration, images: Images,
@@ -30,9 +30,9 @@ struct SpaceRoutes: Sendable {
   ) {
     (self.folder, self.sessions, self.configuration) = (folder, sessions, configuration)
     (self.images, self.gallery) = (images, gallery)
-    let (one, all) = (configuration.failedUnlocks, configuration.failedUnlocksOfAll)
-    failures = RateLimiter(rate: one.perSecond, burst: one.burst)
-    allFailures = RateLimiter(rate: all.perSecond, burst: all.burst)
+    let limit = configuration.failedUnlocks
+    sessionFailures = RateLimiter(rate: limit.perSecond, burst: limit.burst)
+    addressFailures = RateLimiter(rate: limit.perSecond, burst: limit.burst)
   }
 
   static let noStore: HTTPFields = [.cacheControl: "no-store"]
@@ -166,8 +166,11 @@ struct SpaceRoutes: Sendable {
       throw error
     }
     defer { unlocking.leave() }
-    // Past either limit no password is tried, the right one included: 429 whatever was sent.
-    if let wait = failures.wait(context.client) ?? allFailures.wait(Self.everyone) {
+    // A session that failed lately, past either limit: no password is tried, the right one
+    // included, 429 whatever was sent.
+    if sessionFailures.hasTaken(session.id),
+      let wait = sessionFailures.wait(session.id) ?? addressFailures.wait(context.client)
+    {
       var error = APIError(
         .tooManyRequests, "rate-limited", "too many failed unlocks: wait a minute")
       error.headers[.retryAfter] = String(wait)
@@ -179,8 +182,8 @@ struct SpaceRoutes: Sendable {
         try Space.open(folder, password: password)
       }
     } catch let error as DarkroomError where error.kind == .invalidArgument {
-      failures.take(context.client)
-      allFailures.take(Self.everyone)
+      sessionFailures.take(session.id)
+      addressFailures.take(context.client)
       throw APIError(.forbidden, "no-space", "no space opens with this password")
     }
     sessions.unlock(space, for: session.id)

@@ -333,6 +333,37 @@ struct ServerSpaceTests {
   }
 
   @Test(
+    "strangers' failed unlocks from the owner's address never lock out a session that has not failed"
+  )
+  func strangersCannotLockOutTheOwner() async throws {
+    let spaces = try ServedSpaces()
+    var configuration = spaces.configuration()
+    configuration.failedUnlocks = (burst: 5, perSecond: 1.0 / 3600)
+    try await spaces.test(configuration) { client, server in
+      // Three strangers with read sessions, all from this one address ("local").
+      var statuses: [[Int]] = []
+      for tries in [6, 2, 2] {
+        let stranger = try await GalleryLogin.login(client, token: ServedLibrary.readToken)
+        var mine: [Int] = []
+        for _ in 0..<tries {
+          let response = try await stranger.post(
+            client, "/api/space/unlock", jsonBody(["password": "guess"]))
+          mine.append(response.status.code)
+        }
+        statuses.append(mine)
+      }
+      // The first spends the address's five; each other fails once, then is limited.
+      #expect(statuses == [[403, 403, 403, 403, 403, 429], [403, 429], [403, 429]])
+      // The owner, from the same address, in a session that has not failed: it opens.
+      let owner = try await GalleryLogin.login(client)
+      let opened = try await owner.post(
+        client, "/api/space/unlock", jsonBody(["password": "beta"]))
+      #expect(opened.status == .ok)
+      #expect(server.sessions.space(for: owner.session) != nil)
+    }
+  }
+
+  @Test(
     "a motion photo in a space keeps its video: the engine's bytes, the space's API (whole, a range, 404 JSON for a still) and its asset's motionVideo"
   )
   func motionPhotoInSpace() async throws {

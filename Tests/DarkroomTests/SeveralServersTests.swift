@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Darkroom
+@testable import DarkroomServer
 
 /// Two `darkroom serve` processes over one library folder, as two servers behind a load
 /// balancer over shared storage would be: each sees what the other does through the catalog.
@@ -113,7 +114,7 @@ struct SeveralServersTests {
     #expect(login.status == 303, "\(login.text)")
     let start = try #require(login.text.range(of: "darkroom_session=")?.upperBound)
     let id = String(login.text[start...].prefix { $0.isHexDigit })
-    #expect(id.count == 64)
+    #expect(id.count == 80)
     let cookie = "Cookie: darkroom_session=\(id)\r\n"
 
     // B knows it: reads, and a write that carries the session's CSRF token (from B's page).
@@ -136,10 +137,12 @@ struct SeveralServersTests {
     #expect(made.text.contains("\"title\":\"Shared\""))
 
     // The session is a file of the library's, readable by the server's user alone, whose
-    // name is not the session's id.
+    // name is its token's label and the hash of its id, not the id.
     let folder = served.root + "/.darkroom/sessions"
     let files = try FileManager.default.contentsOfDirectory(atPath: folder)
-    #expect(files == [ContentHash.of(text: id).hex])
+    let label = SessionStore.label(ofToken: ServedLibrary.writeToken)
+    #expect(id.hasPrefix(label))
+    #expect(files == [label + "-" + ContentHash.of(text: id).hex])
     var info = stat()
     #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700)
     #expect(stat(folder + "/" + files[0], &info) == 0 && info.st_mode & 0o777 == 0o600)
