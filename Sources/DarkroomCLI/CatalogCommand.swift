@@ -5,8 +5,35 @@ import FoundationEssentials
 struct CatalogCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "catalog",
-    abstract: "Move a library's catalog between SQLite and PostgreSQL.",
-    subcommands: [CopyCommand.self])
+    abstract: "Make a PostgreSQL catalog, or move one between SQLite and PostgreSQL.",
+    subcommands: [InitCommand.self, CopyCommand.self])
+
+  struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "init",
+      abstract: "Make Darkroom's catalog in a PostgreSQL database.",
+      discussion: """
+        A database becomes a catalog only by this, by a library's first `darkroom scan
+        --catalog URL`, or as the target of `catalog copy`: every other command refuses
+        a database without Darkroom's tables, so that a mistyped URL is not quietly
+        made a new, empty catalog. Run on a catalog already made, it brings its tables
+        up to date and says so. The password may come from ~/.pgpass or PGPASSWORD; it
+        is never printed.
+
+        Example:
+          darkroom catalog init postgresql://darkroom@db.example/photos
+          darkroom scan --catalog postgresql://darkroom@db.example/photos ~/Photos
+        """)
+
+    @Argument(help: "The PostgreSQL database: postgresql://user:password@host:5432/database.")
+    var url: String
+
+    func run() throws {
+      let (made, name) = try Library.makeCatalog(at: url)
+      print(
+        made ? "made a Darkroom catalog in \(name)" : "\(name) holds a Darkroom catalog already")
+    }
+  }
 
   struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

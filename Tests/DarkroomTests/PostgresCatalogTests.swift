@@ -20,6 +20,7 @@ struct PostgresCatalogTests {
     let scan = try CLI.run(["scan", lib.root, "--catalog", url])
     #expect(scan.status == 0, "\(scan.stderr)")
     let socket = server.socketFolder
+    let empty = try server.newDatabase()
     let cases: [(url: String, line: String)] = [
       (
         server.url(database: "postgres", user: "darkroom_secret", password: "wrong-secret"),
@@ -37,6 +38,21 @@ struct PostgresCatalogTests {
         "postgresq://postgres@/postgres",
         "darkroom: postgresq://postgres@/postgres: cannot open the catalog: not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
       ),
+      // libpq quotes a password it cannot read: the quote is scrubbed, in the user part...
+      (
+        "postgresql://postgres:wrong-secret%zz@/postgres?host=\(socket)&port=5432",
+        "darkroom: postgresql://postgres@/postgres?host=\(socket)&port=5432: cannot open the catalog: invalid percent-encoded token: \"***\""
+      ),
+      // ...and as a parameter.
+      (
+        "postgresql://postgres@/postgres?host=\(socket)&port=5432&password=wrong-secret%zz",
+        "darkroom: postgresql://postgres@/postgres?host=\(socket)&port=5432: cannot open the catalog: invalid percent-encoded token: \"***\""
+      ),
+      // A database that is not a catalog is not quietly made one.
+      (
+        empty,
+        "darkroom: \(empty): cannot open the catalog: holds no Darkroom catalog: `darkroom catalog init URL` makes one there (as a library's first `darkroom scan --catalog URL` does)"
+      ),
     ]
     let marker = try String(contentsOfFile: lib.library.catalogLocationFile, encoding: .utf8)
     for (wrong, line) in cases {
@@ -44,9 +60,13 @@ struct PostgresCatalogTests {
         let result = try CLI.run(arguments, cwd: lib.root)
         #expect(result.status == 1, "\(arguments)")
         #expect(result.stderr == line + "\n", "\(arguments)")
-        #expect(!result.stderr.contains("wrong-secret"))
+        #expect(!result.stderr.contains("wrong-secret") && !result.stderr.contains("%zz"))
       }
     }
+    // The empty database is as it was: no table of Darkroom's.
+    let tables = try PostgresConnection(url: empty).query(
+      "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+    #expect(tables.rows.first?.first == "0")
     // Nothing was made or changed by them: no SQLite catalog, the marker as it was.
     #expect(!FileManager.default.fileExists(atPath: lib.library.catalogPath))
     #expect(try String(contentsOfFile: lib.library.catalogLocationFile, encoding: .utf8) == marker)
@@ -77,7 +97,7 @@ struct PostgresCatalogTests {
     let serve = try CLI.run(["serve", other.root, "--catalog", url, "--port", "0"])
     #expect(serve.status == 1)
     #expect(serve.stderr == refused.stderr)
-    let catalog = try PostgresCatalog(url: url)
+    let catalog = try PostgresCatalog(url: url, creating: true)
     #expect(try catalog.count(AssetQuery()) == 1 && catalog.lastChange() == 1)
   }
 
@@ -86,7 +106,7 @@ struct PostgresCatalogTests {
   )
   func serverRestarts() throws {
     let server = try TestPostgres(name: "restart")
-    let catalog = try PostgresCatalog(url: try server.newDatabase())
+    let catalog = try PostgresCatalog(url: try server.newDatabase(), creating: true)
     var first = CatalogChanges()
     first.upserts = (0..<2).map {
       TimelineTests.asset($0, utc: 1e9 + Double($0), offsetMinutes: nil)
@@ -138,8 +158,8 @@ struct PostgresCatalogTests {
   func notifications() async throws {
     let url = try TestPostgres.shared().newDatabase()
     // Two catalogs over one database: two pools, two bells, as two processes have.
-    let writer = try PostgresCatalog(url: url)
-    let listener = try PostgresCatalog(url: url)
+    let writer = try PostgresCatalog(url: url, creating: true)
+    let listener = try PostgresCatalog(url: url, creating: true)
     listener.listenForCommits()
     let before = listener.commits.count
     var changes = CatalogChanges()
@@ -152,6 +172,69 @@ struct PostgresCatalogTests {
     #expect(try listener.lastChange() == 1)
   }
 
+  @Test(
+    "catalog init makes a catalog where there was none, and says so; run again it says it was one"
+  )
+  func initCatalog() throws {
+    let server = try TestPostgres.shared()
+    let url = try server.newDatabase()
+    let made = try CLI.run(["catalog", "init", url])
+    #expect(
+      made.status == 0 && made.stdout == "made a Darkroom catalog in \(url)\n", "\(made.stderr)")
+    let again = try CLI.run(["catalog", "init", url])
+    #expect(again.status == 0 && again.stdout == "\(url) holds a Darkroom catalog already\n")
+    // A library's commands take it now; it is empty until a scan fills it.
+    let lib = try LibraryFixture()
+    try lib.add("orientation-1.jpg", as: "a.jpg")
+    let scan = try CLI.run(["scan", lib.root, "--catalog", url])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    let listed = try CLI.run(["list", "--catalog", url], cwd: lib.root)
+    #expect(listed.stdout == "a.jpg\n")
+    let refused = try CLI.run(["catalog", "init", lib.library.catalogPath])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "darkroom: \(lib.library.catalogPath): not a PostgreSQL URL: one starts postgresql:// (a library's SQLite catalog is made by its first scan)\n"
+    )
+  }
+
+  @Test(
+    "The catalog's password appears in no output of serve at --log-level trace: its log, its pages, its errors"
+  )
+  func passwordNeverLogged() throws {
+    let server = try TestPostgres.shared()
+    let lib = try LibraryFixture()
+    try lib.add("orientation-1.jpg", as: "a.jpg")
+    // Trust authentication: the password is carried and ignored, as a real one would be.
+    let database = String(
+      try server.newDatabase().split(separator: "?")[0].split(separator: "/").last!)
+    let url = server.url(database: database, password: "hunter2-catalog-secret")
+    #expect(try CLI.run(["scan", lib.root, "--catalog", url]).status == 0)
+    let serve = try ServeProcess(
+      lib.root, arguments: ["--log-level", "trace"], environment: ["DARKROOM_CATALOG": url])
+    let list = try serve.exchange(
+      "GET /api/assets HTTP/1.1\r\nAuthorization: Bearer \(ServedLibrary.writeToken)\r\n")
+    #expect(list.status == 200)
+    let missing = try serve.exchange(
+      "GET /api/assets/nope HTTP/1.1\r\nAuthorization: Bearer \(ServedLibrary.writeToken)\r\n")
+    #expect(missing.status == 404)
+    #expect(serve.stop() == 0)
+    #expect(serve.stderr.contains("debug"), "the log is at trace: \(serve.stderr.prefix(400))")
+    for text in [serve.stdout, serve.stderr, list.text, missing.text] {
+      #expect(!text.contains("hunter2"), "\(text)")
+    }
+    // What a library prints itself (a service's description in that log) names the catalog
+    // without the password.
+    var library = lib.library
+    library.catalogURL = url
+    #expect(
+      "\(library)" == "Library(\(lib.library.rootPath), catalog: \(PostgresCatalog.redacted(url)))")
+    #expect(!String(reflecting: library).contains("hunter2"))
+    var dumped = ""
+    dump(library, to: &dumped)
+    #expect(!dumped.contains("hunter2"))
+  }
+
   @Test("A URL's password is never shown: in the user part or as a parameter")
   func redaction() {
     #expect(
@@ -162,6 +245,12 @@ struct PostgresCatalogTests {
         == "postgres://ann@db/photos?sslmode=require")
     #expect(PostgresCatalog.redacted("postgresql:///photos?password=x") == "postgresql:///photos")
     #expect(PostgresCatalog.redacted("postgresql://db/photos") == "postgresql://db/photos")
+    // A message that quotes the password, as written or decoded, or the whole URL.
+    let url = "postgresql://ann:s3cr%40t@db/photos?password=p%41ss&sslmode=require"
+    #expect(
+      PostgresCatalog.scrubbed(
+        "bad \"s3cr%40t\", \"s3cr@t\", \"pAss\" in \(url)", url: url)
+        == "bad \"***\", \"***\", \"***\" in postgresql://ann@db/photos?sslmode=require")
   }
 }
 
@@ -222,7 +311,7 @@ struct CatalogCopyTests {
     let report = try JSONDecoder().decode(CatalogCopyReport.self, from: copied.stdoutData)
     #expect(report.tables.map(\.table) == CatalogCopy.tables.map(\.name))
     #expect(report.tables.first { $0.table == "asset" }?.rows == before["asset"]?.count)
-    let postgres = try PostgresCatalog(url: url)
+    let postgres = try PostgresCatalog(url: url, creating: true)
     #expect(try Self.everything(postgres) == before)
     #expect(try postgres.check() == [])
 

@@ -13,7 +13,13 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
   func newCatalogURL() throws -> String? {
     switch self {
     case .sqlite: nil
-    case .postgresql: try TestPostgres.shared().newDatabase()
+    case .postgresql:
+      // As `darkroom catalog init URL` makes one (a database is never made a catalog unasked).
+      try {
+        let url = try TestPostgres.shared().newDatabase()
+        _ = try Library.makeCatalog(at: url)
+        return url
+      }()
     }
   }
 
@@ -21,7 +27,8 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
   func newCatalog(in folder: TemporaryFolder) throws -> any Catalog {
     switch self {
     case .sqlite: try SQLiteCatalog(path: folder.file("catalog.sqlite"))
-    case .postgresql: try PostgresCatalog(url: try TestPostgres.shared().newDatabase())
+    case .postgresql:
+      try PostgresCatalog(url: try TestPostgres.shared().newDatabase(), creating: true)
     }
   }
 }

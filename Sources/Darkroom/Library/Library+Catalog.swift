@@ -44,13 +44,19 @@ extension Library {
     return library
   }
 
-  /// The library's catalog, opened (and made, or migrated) on first use.
+  /// The library's catalog, opened (and made, or migrated) on first use. A catalog in
+  /// PostgreSQL is made only by a library's first scan (`creating`): a database without
+  /// Darkroom's schema is refused otherwise.
   ///
   /// - Throws: `io` naming the catalog file when the database cannot be opened.
   public func catalog() throws(DarkroomError) -> any Catalog {
+    try catalog(creating: false)
+  }
+
+  func catalog(creating: Bool) throws(DarkroomError) -> any Catalog {
     if let space { return SealedCatalog(space: space) }
     if let catalogURL {
-      let catalog = try postgresCatalog(catalogURL)
+      let catalog = try postgresCatalog(catalogURL, creating: creating)
       try claim(catalog)
       return catalog
     }
@@ -122,11 +128,13 @@ extension Library {
     markedLocations.withLock { _ = $0.insert(key) }
   }
 
-  func postgresCatalog(_ url: String) throws(DarkroomError) -> PostgresCatalog {
+  func postgresCatalog(_ url: String, creating: Bool = false) throws(DarkroomError)
+    -> PostgresCatalog
+  {
     do {
       return try openPostgres.withLock { open in
         if let catalog = open[url] { return catalog }
-        let catalog = try PostgresCatalog(url: url)
+        let catalog = try PostgresCatalog(url: url, creating: creating)
         open[url] = catalog
         return catalog
       }
@@ -548,6 +556,32 @@ public struct AssetPage: Sendable {
 }
 
 extension Library {
+  /// Makes Darkroom's catalog (its schema) in the PostgreSQL database at `url`, where none is
+  /// yet, for libraries to keep their catalogs in (`--catalog URL`): the only way, besides a
+  /// library's first scan and `catalog copy`, that a database becomes a catalog. Returns
+  /// whether it was made now (false: it was one already, brought up to date), and the URL
+  /// without its password, for messages.
+  ///
+  /// - Throws: `invalidArgument` for a URL that is not PostgreSQL's; `io` for a database
+  ///   that cannot be opened (the message never carries the password).
+  public static func makeCatalog(at url: String) throws(DarkroomError) -> (
+    made: Bool, location: String
+  ) {
+    guard PostgresCatalog.isURL(url) else {
+      throw DarkroomError(
+        .invalidArgument, file: url,
+        "not a PostgreSQL URL: one starts postgresql:// (a library's SQLite catalog is made by its first scan)"
+      )
+    }
+    do {
+      let catalog = try PostgresCatalog(url: url, creating: true)
+      return (catalog.madeSchema, catalog.location)
+    } catch {
+      throw DarkroomError(
+        .io, file: PostgresCatalog.redacted(url), "cannot open the catalog: \(error)")
+    }
+  }
+
   /// Copies a catalog into an empty one, between SQLite and PostgreSQL either way, losing
   /// nothing (see ``CatalogCopyReport``): `from` and `to` are each a SQLite file's path
   /// (`photos/.darkroom/catalog.sqlite`) or a PostgreSQL URL. A library whose catalog went
@@ -567,7 +601,8 @@ extension Library {
         throw DarkroomError(.notFound, file: text, "no such catalog file")
       }
       do {
-        return isURL(text) ? try PostgresCatalog(url: text) : try SQLiteCatalog(path: text)
+        return isURL(text)
+          ? try PostgresCatalog(url: text, creating: !source) : try SQLiteCatalog(path: text)
       } catch {
         throw DarkroomError(.io, file: name(text), "cannot open the catalog: \(error)")
       }

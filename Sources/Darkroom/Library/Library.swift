@@ -24,7 +24,9 @@ import Logging
 /// sealed catalog; ``init(space:)``). Fetching, rendering, editing, reverting, the trash and
 /// jobs are the same calls on both; what only a folder has (files to scan, albums, the change
 /// log) throws for a space.
-public struct Library: Sendable, Hashable {
+public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+  CustomReflectable
+{
   /// The folder that contains `.darkroom/`.
   public let root: URL
   /// `root`'s path, made once: paths in the library are built from it for every request a
@@ -53,6 +55,16 @@ public struct Library: Sendable, Hashable {
     guard let value = getenv("DARKROOM_CATALOG").map({ String(cString: $0) }), !value.isEmpty
     else { return nil }
     return value
+  }
+
+  /// Without its catalog's password: a library is printed by logs (a service's description
+  /// at `--log-level debug`) and by `dump`.
+  public var description: String {
+    "Library(\(rootPath)\(space == nil ? "" : ", space")\(catalogURL == nil ? "" : ", catalog: \(catalogLocation)"))"
+  }
+  public var debugDescription: String { description }
+  public var customMirror: Mirror {
+    Mirror(self, children: ["root": rootPath, "catalog": catalogLocation], displayStyle: .struct)
   }
 
   public static func == (a: Library, b: Library) -> Bool { a.root == b.root && a.space === b.space }

@@ -220,7 +220,7 @@ private struct Scanner {
     (self.library, self.options, progressHandler) = (library, options, progress)
     self.files = files
     self.roots = roots.map { (folder: $0.0, recursive: $0.1) }
-    catalog = try library.catalog()
+    catalog = try library.catalog(creating: !library.hasCatalog)
   }
 
   mutating func run() throws(DarkroomError) {

@@ -18,6 +18,8 @@ public final class PostgresCatalog: Catalog {
   /// after each commit another process makes (PostgreSQL's `LISTEN`).
   let commits = CommitBell()
   private let listener = Locked<PostgresListener?>(nil)
+  /// Whether this open made Darkroom's schema in the database (`creating`, where it had none).
+  public let madeSchema: Bool
 
   /// The advisory lock every write takes (an arbitrary key: "darkroom" in a 64-bit number).
   static let writeLock: Int64 = 0x6461_726B_726F_6F6D
@@ -25,11 +27,15 @@ public final class PostgresCatalog: Catalog {
   static let channel = "darkroom_changes"
   static let dialect = CatalogSQL.Dialect(like: "ILIKE")
 
-  /// Connects to the catalog at `url` and brings its schema up to date.
+  /// Connects to the catalog at `url` and brings its schema up to date; with `creating`,
+  /// makes the schema in a database that has none (a library's first scan, `catalog init`,
+  /// the target of `catalog copy`), never otherwise: a mistyped URL naming an empty database
+  /// is not quietly made a catalog.
   ///
   /// - Throws: ``PostgresError`` for a URL it cannot reach, a wrong password, a database
-  ///   that is not there, or a migration that fails.
-  public init(url: String) throws {
+  ///   that is not there, one without Darkroom's schema (unless `creating`), or a migration
+  ///   that fails.
+  public init(url: String, creating: Bool) throws {
     guard Self.isURL(url) else {
       throw PostgresError(
         "not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
@@ -37,7 +43,46 @@ public final class PostgresCatalog: Catalog {
     }
     location = Self.redacted(url)
     pool = PostgresPool(url: url)
+    let found = try pool.withConnection { c in
+      try c.query("SELECT to_regclass('darkroomMigration') IS NOT NULL").rows.first?.first ?? nil
+    }
+    madeSchema = found != "t"
+    if !creating {
+      guard !madeSchema else {
+        throw PostgresError(
+          "holds no Darkroom catalog: `darkroom catalog init URL` makes one there (as a library's first `darkroom scan --catalog URL` does)"
+        )
+      }
+    }
     try migrate()
+  }
+
+  /// `message` with every password that `url` carries (before and after its percent
+  /// escapes are read) replaced by `***`, and `url` itself by its redacted form.
+  public static func scrubbed(_ message: String, url: String) -> String {
+    var message = message.replacingOccurrences(of: url, with: redacted(url))
+    for secret in passwords(in: url).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+      message = message.replacingOccurrences(of: secret, with: "***")
+    }
+    return message
+  }
+
+  /// The passwords in `url`: its user information's and its query's `password=`, each as
+  /// written and percent-decoded where it decodes.
+  static func passwords(in url: String) -> [String] {
+    guard let scheme = url.range(of: "://") else { return [] }
+    var found: [Substring] = []
+    let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
+    if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+      found.append(authority[authority.index(after: colon)..<at])
+    }
+    if let query = url.firstIndex(of: "?") {
+      for pair in url[url.index(after: query)...].split(separator: "&")
+      where pair.hasPrefix("password=") {
+        found.append(pair.dropFirst("password=".count))
+      }
+    }
+    return found.flatMap { [String($0), String($0).removingPercentEncoding].compactMap { $0 } }
   }
 
   /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`), which is how a

@@ -29,7 +29,9 @@ final class PostgresConnection: @unchecked Sendable {
     }
     guard let made else { throw PostgresError("out of memory connecting", connectionLost: true) }
     guard PQstatus(made) == CONNECTION_OK else {
-      let reason = Self.oneLine(String(cString: PQerrorMessage(made)))
+      // libpq quotes what it could not parse (a password's bad percent-escape among them).
+      let reason = PostgresCatalog.scrubbed(
+        Self.oneLine(String(cString: PQerrorMessage(made))), url: url)
       PQfinish(made)
       throw PostgresError(reason, connectionLost: true)
     }
