@@ -55,7 +55,7 @@ struct SidecarTests {
         try XMPPacket(Array(bad.utf8))
       }
     }
-    #expect(throws: XMPPacket.Refusal(description: "larger than 4 MiB")) {
+    #expect(throws: XMPPacket.Refusal(description: "larger than 1 MiB")) {
       try XMPPacket([UInt8](repeating: 0x20, count: XMPPacket.maxBytes + 1))
     }
   }
@@ -162,7 +162,19 @@ struct SidecarTests {
       ),
       (
         "5 MB", [UInt8](repeating: 0x20, count: 5 << 20),
-        "a.jpg.xmp: not read (larger than 4 MiB)"
+        "a.jpg.xmp: not read (larger than 1 MiB)"
+      ),
+      (
+        // Each element carries the namespaces in scope: thousands of declarations nested
+        // cost memory quadratic in the packet (4 MB of them took info to 551 MB).
+        "namespace declarations",
+        Array(
+          (0..<64).map { level in
+            "<e\(level) "
+              + (0..<16).map { "xmlns:n\(level)x\($0)=\"urn:\(level):\($0)\"" }
+              .joined(separator: " ") + ">"
+          }.joined().utf8),
+        "a.jpg.xmp: not read (more than 512 namespace declarations)"
       ),
     ]
     for (what, bytes, warning) in cases {
@@ -173,8 +185,36 @@ struct SidecarTests {
         metadata.captureDate?.iso8601 == "2023-12-31T23:59:58.250-03:00",
         "\(what): the EXIF date stays")
     }
+    // A sidecar that is a link to a private file elsewhere is not read through it, nor one
+    // that is a hard link to a file elsewhere; the link itself is left as it is.
+    let outside = try Fixture.temporaryFolder()
+    let secret = try outside.write(
+      "secret.xmp",
+      Array(
+        "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'><rdf:Description xmlns:dc='http://purl.org/dc/elements/1.1/' dc:description='the secret'/></rdf:RDF></x:xmpmeta>"
+          .utf8))
+    #expect(chmod(secret, 0o600) == 0)
+    let sidecar = folder.file("a.jpg.xmp")
+    try FileManager.default.removeItem(atPath: sidecar)
+    #expect(symlink(secret, sidecar) == 0)
+    var linked = try AssetMetadata.read(path: path)
+    #expect(linked.caption == nil)
+    #expect(
+      linked.warnings == ["a.jpg.xmp: not read (a link: sidecars are read as plain files only)"])
+    let info = try CLI.run(["info", "--json", path])
+    #expect(!info.stdout.contains("the secret") && !info.stderr.contains("the secret"))
+    #expect(unlink(sidecar) == 0 && link(secret, sidecar) == 0)
+    linked = try AssetMetadata.read(path: path)
+    #expect(linked.caption == nil)
+    #expect(
+      linked.warnings == [
+        "a.jpg.xmp: not read (it has 2 hard links: sidecars are read as files of their own only)"
+      ])
+    #expect(unlink(secret) == 0)
+    #expect(try AssetMetadata.read(path: path).caption == "the secret", "a file of its own again")
+    #expect(unlink(sidecar) == 0)
+
     // Values that make no sense are ignored one by one; the others are taken.
-    try FileManager.default.removeItem(atPath: folder.file("a.jpg.xmp"))
     try exiftool(
       [
         "-XMP-xmp:Rating=9", "-XMP-exif:DateTimeOriginal=0000:01:01 00:00:00", "-XMP-dc:Subject=ok",

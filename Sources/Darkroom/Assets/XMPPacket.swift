@@ -36,8 +36,12 @@ public struct XMPPacket: Sendable, Equatable {
   static let xmlLang = xml + "lang"
 
   /// The largest packet read: a sidecar larger than this is refused, not parsed.
-  public static let maxBytes = 4 << 20
+  public static let maxBytes = 1 << 20
   static let maxDepth = 64
+  /// The namespace declarations a packet may make in all (real ones make a few dozen):
+  /// each element carries those in scope, so thousands of them nested would cost memory
+  /// quadratic in the packet's size.
+  static let maxNamespaces = 512
 
   /// Each property's values by namespace and local name: one for a simple value, the items
   /// of an `rdf:Bag` or `rdf:Seq`, and of an `rdf:Alt` the default language's first.
@@ -128,6 +132,7 @@ public struct XMPPacket: Sendable, Equatable {
     var spans: [String: [Range<Int>]] = [:]
     var insertion: (at: Int, selfClosing: (Range<Int>, String)?)?
     var attributed: [String: [[String: String]]] = [:]
+    var declarations = 0
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -238,10 +243,12 @@ public struct XMPPacket: Sendable, Equatable {
         guard at < bytes.count else { throw fail("it ends inside an attribute") }
         let value = String(decoding: try Self.decode(bytes[start..<at]), as: UTF8.self)
         at += 1
-        if attribute == "xmlns" {
-          namespaces[""] = value
-        } else if attribute.hasPrefix("xmlns:") {
-          namespaces[String(attribute.dropFirst(6))] = value
+        if attribute == "xmlns" || attribute.hasPrefix("xmlns:") {
+          declarations += 1
+          guard declarations <= XMPPacket.maxNamespaces else {
+            throw fail("more than \(XMPPacket.maxNamespaces) namespace declarations")
+          }
+          namespaces[attribute == "xmlns" ? "" : String(attribute.dropFirst(6))] = value
         } else {
           attributes.append((attribute, value, attributeStart..<at))
         }

@@ -86,13 +86,11 @@ extension Library {
             .invalidArgument, file: sidecar,
             "is not a regular file: Darkroom writes no sidecar through a link or over a folder")
         }
-        let file = try InputFile(sidecar)
-        guard file.size <= XMPPacket.maxBytes else {
-          throw DarkroomError(
-            .tooLarge, file: sidecar,
-            "is larger than \(XMPPacket.maxBytes >> 20) MiB: it was left as it is")
+        do throws(DarkroomError) {
+          existing = try AssetMetadata.readSidecar(sidecar)
+        } catch {
+          throw DarkroomError(error.kind, file: sidecar, "\(error.message): it was left as it is")
         }
-        existing = try file.read(at: 0, count: file.size)
       }
       let bytes: [UInt8]
       do throws(XMPPacket.Refusal) {

@@ -115,12 +115,7 @@ extension AssetMetadata {
     for sidecar in sidecars(of: path).reversed() {
       let name = FilePath(sidecar).name
       do {
-        let file = try InputFile(sidecar)
-        guard file.size <= XMPPacket.maxBytes else {
-          warnings.append("\(name): not read (larger than \(XMPPacket.maxBytes >> 20) MiB)")
-          continue
-        }
-        packets.append((name, try file.read(at: 0, count: file.size)))
+        packets.append((name, try readSidecar(sidecar)))
       } catch {
         warnings.append("\(name): not read (\(error.message))")
       }
@@ -128,15 +123,40 @@ extension AssetMetadata {
     return packets
   }
 
-  /// The sidecars of the file at `path` that exist, the one that wins first: `NAME.EXT.xmp`,
-  /// then `NAME.xmp` (as darktable and Lightroom write them, in lower case).
+  /// A sidecar's bytes, read through one descriptor opened without following a link: a
+  /// plain file of its own (one link) of at most ``XMPPacket/maxBytes``, or an error that
+  /// says why not. A sidecar that is a link (to a private file elsewhere, say) is never read
+  /// through it.
+  static func readSidecar(_ path: String) throws(DarkroomError) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+      let reason = errno == ELOOP ? "a link: sidecars are read as plain files only" : nil
+      throw DarkroomError(.unreadable, file: path, reason ?? String(cString: strerror(errno)))
+    }
+    let file = try InputFile(descriptor: fd, path: path)
+    var info = stat()
+    guard fstat(file.descriptor, &info) == 0, info.st_nlink == 1 else {
+      throw DarkroomError(
+        .unreadable, file: path,
+        "it has \(info.st_nlink) hard links: sidecars are read as files of their own only")
+    }
+    guard file.size <= XMPPacket.maxBytes else {
+      throw DarkroomError(
+        .tooLarge, file: path, "larger than \(XMPPacket.maxBytes >> 20) MiB")
+    }
+    return try file.read(at: 0, count: file.size)
+  }
+
+  /// The sidecars of the file at `path` that are there (links included, which
+  /// ``readSidecar(_:)`` then refuses), the one that wins first: `NAME.EXT.xmp`, then
+  /// `NAME.xmp` (as darktable and Lightroom write them, in lower case).
   static func sidecars(of path: String) -> [String] {
     // `IMG_0001.jpg` → `IMG_0001`; a name without an extension has no NAME.xmp of its own.
     guard let (stem, _) = FilePath(path).splitExtension else { return [] }
     var found: [String] = []
     for candidate in [path + ".xmp", stem + ".xmp"] {
       var status = stat()
-      if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+      if lstat(candidate, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
         found.append(candidate)
       }
     }
