@@ -12,11 +12,12 @@ public enum ImageSource: Sendable {
   /// Bytes in memory, with a name for messages (`-` for standard input).
   case data([UInt8], name: String)
 
-  /// The name errors and outputs use.
+  /// The name errors and outputs use (a file's own path where an ``OpenedFiles`` alias
+  /// stands for it).
   public var name: String {
     switch self {
-    case .file(let path): path
-    case .data(_, let name): name
+    case .file(let path): OpenedFiles.name(of: path)
+    case .data(_, let name): OpenedFiles.name(of: name)
     }
   }
 }

@@ -111,7 +111,7 @@ public enum TrustedFormats {
     if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A])
       || starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B])
     {
-      if let ext = name.flatMap({ FilePath($0).splitExtension?.ext }),
+      if let ext = name.flatMap({ FilePath(OpenedFiles.name(of: $0)).splitExtension?.ext }),
         tiffRawExtensions.contains(ext.lowercased())
       {
         return "raw"

@@ -82,7 +82,7 @@ public struct RenditionCache: Sendable {
   ///   ``ContentHash/of(file:)`` throws.
   public func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
     let identity = try FileIdentity(path: path)
-    if let hash = rememberedHash(path, identity) { return hash }
+    if let hash = rememberedHash(identity) { return hash }
     let hash = try ContentHash.of(file: path)
     remember(hash, ofFile: path, readAs: identity)
     return hash
@@ -95,7 +95,7 @@ public struct RenditionCache: Sendable {
   @discardableResult
   func remember(_ hash: ContentHash, ofFile path: String, readAs identity: FileIdentity) -> Bool {
     guard (try? FileIdentity(path: path)) == identity else { return false }
-    let memo = memoPath(path)
+    let memo = memoPath(identity)
     try? makeFolder(memo)
     try? AtomicFile.write(
       Array((Self.memoLine(identity) + hash.hex + "\n").utf8), to: memo, sweep: false)
@@ -105,21 +105,25 @@ public struct RenditionCache: Sendable {
   /// The remembered content hash of a file whose identity has not changed since, or nil.
   public func rememberedContentHash(ofFile path: String) -> ContentHash? {
     guard let identity = try? FileIdentity(path: path) else { return nil }
-    return rememberedHash(path, identity)
+    return rememberedHash(identity)
   }
 
-  private func rememberedHash(_ path: String, _ identity: FileIdentity) -> ContentHash? {
+  private func rememberedHash(_ identity: FileIdentity) -> ContentHash? {
     let expected = Self.memoLine(identity)
-    guard let text = try? String(contentsOfFile: memoPath(path), encoding: .utf8),
+    guard let text = try? String(contentsOfFile: memoPath(identity), encoding: .utf8),
       text.hasPrefix(expected)
     else { return nil }
     return ContentHash(hex: String(text.dropFirst(expected.count).prefix(64)))
   }
 
-  private func memoPath(_ path: String) -> String {
-    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-    return folder.appendingPathComponent("sources")
-      .appendingPathComponent(String(ContentHash.of(text: absolute).hex.prefix(32))).path
+  /// Where the hash of the file with `identity` is remembered: by its device and inode, not
+  /// its path, so that a file opened through another name (a rename, a hard link, an
+  /// ``OpenedFiles`` alias) is the same file here.
+  private func memoPath(_ identity: FileIdentity) -> String {
+    folder.appendingPathComponent("sources")
+      .appendingPathComponent(
+        String(ContentHash.of(text: "\(identity.device) \(identity.inode)").hex.prefix(32))
+      ).path
   }
 
   private static func memoLine(_ id: FileIdentity) -> String {

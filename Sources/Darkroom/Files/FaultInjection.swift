@@ -49,6 +49,7 @@ enum FaultInjection {
 
   /// A point where an in-process test may act for `file` (see `whenReached`).
   static func reached(_ point: String, file: String) {
+    let file = OpenedFiles.name(of: file)
     let action = actions.withLock { $0[point + "\0" + file] }
     action?()
   }

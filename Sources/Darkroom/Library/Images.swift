@@ -91,7 +91,19 @@ public final class Images: Sendable {
       if let key { memory.keep(remembered.rendition, as: key, tag: tag) }
       return remembered.rendition
     }
-    let path = try library.checkedPath(of: asset)
+    // Opened and checked once: what is looked up, derived and hashed below is this file,
+    // whatever happens to its name meanwhile.
+    let file = try library.openFile(of: asset, exactly: false)
+    return try await OpenedFiles.with(file, name: library.path(of: asset)) {
+      path async throws(DarkroomError) in
+      try await image(of: asset, at: path, spec, alsoKeepAs: key)
+    }
+  }
+
+  private func image(
+    of asset: Asset, at path: String, _ spec: RenditionSpec, alsoKeepAs key: String?
+  ) async throws(DarkroomError) -> Rendition {
+    let tag = Self.tag(asset, spec)
     let (cache, library, pixels) = (cache, library, settings.pixels)
     let rendition: Rendition
     if let cached = Representations(cache: cache).cachedRendition(ofFile: path, spec) {
@@ -140,8 +152,11 @@ public final class Images: Sendable {
   /// representation and format, without rendering: something to show at once while the
   /// exact one renders (PhotoKit's opportunistic delivery).
   public func cachedPreview(of asset: Asset, _ spec: RenditionSpec) -> Rendition? {
-    guard let path = try? library.checkedPath(of: asset) else { return nil }
-    return Representations(cache: cache).cachedPreview(of: .file(path), spec.showing(asset))
+    guard let file = try? library.openFile(of: asset, exactly: false) else { return nil }
+    return try? OpenedFiles.with(file, name: library.path(of: asset)) {
+      path throws(DarkroomError) in
+      Representations(cache: cache).cachedPreview(of: .file(path), spec.showing(asset))
+    }
   }
 
   /// Renders what is not cached yet of these assets, in the background (a grid about to

@@ -219,20 +219,46 @@ extension Library {
   /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
   ///   `notFound` for a missing file; what opening throws.
   public func openFile(of asset: Asset) throws(DarkroomError) -> InputFile {
+    try openFile(of: asset, exactly: true)
+  }
+
+  /// Opens an asset's file once, beneath the library's root with no symbolic link at any
+  /// step, and checks that descriptor: the catalogued file (its device and inode; with
+  /// `exactly`, its size and modification time too), with one link, or else the catalogued
+  /// content (its hash, remembered by the rendition cache for the file as it is). A file
+  /// swapped for a link, a hard link or another file since it was catalogued is refused;
+  /// without `exactly`, the catalogued file changed in place (an editor that writes over it)
+  /// is taken, as renditions of it are of its bytes now.
+  ///
+  /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
+  ///   `notFound` for a missing file; what opening throws.
+  func openFile(of asset: Asset, exactly: Bool) throws(DarkroomError) -> InputFile {
     guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
     let file = try Beneath.openFile(asset.path, in: rootPath)
-    guard let now = file.identity else {
+    var info = stat()
+    guard fstat(file.descriptor, &info) == 0 else {
       throw DarkroomError(.io, file: file.path, "cannot read its identity")
     }
-    // The same inode, size and modification time: the catalogued file. (An inode number alone
-    // is not enough: a file system gives a deleted file's number to the next file made.)
-    let was = asset.identity
-    if now.device == was.device && now.inode == was.inode && now.size == was.size
-      && now.modified == was.modified
+    // The same inode (and size and modification time): the catalogued file. (An inode number
+    // alone is not enough for `exactly`: a file system gives a deleted file's number to the
+    // next file made.)
+    let (now, was) = (FileIdentity(info), asset.identity)
+    if now.device == was.device, now.inode == was.inode, info.st_nlink == 1,
+      !exactly || (now.size == was.size && now.modified == was.modified)
     {
       return file
     }
-    guard try ContentHash.of(open: file).hex == asset.contentHash else {
+    let cache = RenditionCache(folder: cacheFolder)
+    let content: ContentHash
+    if let known = cache.rememberedContentHash(ofFile: OpenedFiles.prefix + "\(file.descriptor)") {
+      content = known
+    } else {
+      content = try ContentHash.of(open: file)
+      if file.identity == now {
+        cache.remember(content, ofFile: OpenedFiles.prefix + "\(file.descriptor)", readAs: now)
+      }
+    }
+    guard content.hex == asset.contentHash else {
       throw DarkroomError(
         .unreadable, file: file.path,
         "is not the file the catalog knows (it was replaced since it was catalogued)")
@@ -240,8 +266,24 @@ extension Library {
     return file
   }
 
-  /// The path of an asset's file, for work that opens it by path (rendering), once checked
-  /// to be reached from the library's root through no symbolic link and to be a regular file.
+  /// Runs `body` with a path that opens an asset's file as ``openFile(of:exactly:)`` opened
+  /// and checked it, and nothing else whatever happens to its name meanwhile (an
+  /// ``OpenedFiles`` alias, standing for the asset's path): for work that opens the file by
+  /// path, as rendering does.
+  ///
+  /// - Throws: what ``openFile(of:exactly:)`` throws; what `body` throws, about the asset's
+  ///   path.
+  func withOpenedPath<T>(
+    of asset: Asset, exactly: Bool = false, _ body: (String) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    let file = try openFile(of: asset, exactly: exactly)
+    return try withExtendedLifetime(file) { () throws(DarkroomError) -> T in
+      try OpenedFiles.with(file, name: path(of: asset), body)
+    }
+  }
+
+  /// The path of an asset's file, for work that opens it by path (edits), once checked to be
+  /// reached from the library's root through no symbolic link and to be a regular file.
   ///
   /// - Throws: as ``openFile(of:)`` throws for a link or a missing file.
   public func checkedPath(of asset: Asset) throws(DarkroomError) -> String {

@@ -385,12 +385,13 @@ public final class LibraryJob: Sendable {
         try revert(path, to: version, by: library.editor(of: path, settings), &outcome)
         if outcome.reverted != .notEdited { library.recatalogAfterChange(path) }
       case .render(let step):
-        // A full representation may be the file's own bytes: it must be the catalogued file.
-        let path =
-          step.spec.representation == .full
-          ? try library.openFile(of: asset).path : try library.checkedPath(of: asset)
-        let item = JobItem(path: path, relativePath: asset.path, id: id.rawValue)
-        try render(.file(path), item, step, library: library, &outcome)
+        // Opened and checked once (a full representation may be the file's own bytes: it
+        // must be the catalogued file), then rendered through that descriptor only.
+        let item = JobItem(path: library.path(of: asset), relativePath: asset.path, id: id.rawValue)
+        try library.withOpenedPath(of: asset, exactly: step.spec.representation == .full) {
+          path throws(DarkroomError) in
+          try render(.file(path), item, step, library: library, &outcome)
+        }
       case .trash: try library.trash([id])
       case .restore: try library.restore([id])
       }

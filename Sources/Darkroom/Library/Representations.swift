@@ -363,10 +363,11 @@ extension Library {
     if let space { return try renderSealed(id, in: space, spec, settings: settings) }
     let asset = try asset(id)
     // A full representation may be the file's own bytes: it must be the catalogued file.
-    let path =
-      spec.representation == .full ? try openFile(of: asset).path : try checkedPath(of: asset)
-    return try Self.render(
-      .file(path), spec.showing(asset), renderer: Renderer(settings),
-      cache: RenditionCache(folder: cacheFolder))
+    return try withOpenedPath(of: asset, exactly: spec.representation == .full) {
+      path throws(DarkroomError) in
+      try Self.render(
+        .file(path), spec.showing(asset), renderer: Renderer(settings),
+        cache: RenditionCache(folder: cacheFolder))
+    }
   }
 }

@@ -51,7 +51,7 @@ extension AssetMetadata {
         var metadata: AssetMetadata
         if let (workers, limit) = Offload.workers(forFormat: TrustedFormats.sniff(head, name: path))
         {
-          metadata = try workers.metadata(handing: file, name: path, limit: limit)
+          metadata = try workers.metadata(handing: file, name: name, limit: limit)
         } else {
           metadata = try read(ByteSource(file: file), name) {
             try Vips.attributingErrors(file: path) { () throws(DarkroomError) in

@@ -99,6 +99,7 @@ extension AssetMetadata {
   /// Takes what the sidecars beside the file at `path` say over what the file says:
   /// `NAME.xmp`, then `NAME.EXT.xmp` (which wins where both say something).
   mutating func applySidecars(of path: String) {
+    let path = OpenedFiles.name(of: path)  // beside the file, not beside /proc/self/fd
     // A Live Photo's video is a neighbour too, found the same way.
     liveVideo = MotionPhoto.companion(of: path).map { FilePath($0).name }
     for (name, bytes) in Self.sidecarPackets(of: path, warnings: &warnings) {
