@@ -53,6 +53,24 @@ struct ServeCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Requests a second per client (0: no limit).", valueName: "n"))
   var rateLimit = 200.0
 
+  @Option(
+    help: ArgumentHelp(
+      "Connections one address may hold (0: no limit).",
+      discussion:
+        "Past it a new connection is closed at once. Behind nginx every request comes from its address: raise it or set 0 there.",
+      valueName: "n"))
+  var maxConnectionsPerClient = 128
+
+  @Option(
+    help: ArgumentHelp(
+      "Connections in all; past it, 503 (0: as the open files allow).", valueName: "n"))
+  var maxConnections = 4096
+
+  @Option(
+    help: ArgumentHelp(
+      "Close a connection idle, or a request head unfinished, this long.", valueName: "seconds"))
+  var idleTimeout = 30
+
   @Option(help: ArgumentHelp("Cold renders that may wait before 503.", valueName: "n"))
   var renderQueue = 64
 
@@ -99,6 +117,12 @@ struct ServeCommand: ParsableCommand {
     guard (1...1440).contains(spaceIdle) else {
       throw ValidationError("--space-idle takes 1 to 1440 minutes")
     }
+    guard maxConnectionsPerClient >= 0, maxConnections >= 0 else {
+      throw ValidationError("--max-connections and --max-connections-per-client take 0 or more")
+    }
+    guard (1...3600).contains(idleTimeout) else {
+      throw ValidationError("--idle-timeout takes 1 to 3600 seconds")
+    }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError("--log-level takes trace, debug, info, notice, warning or error")
     }
@@ -115,6 +139,9 @@ struct ServeCommand: ParsableCommand {
     configuration.rateLimit = rateLimit
     configuration.rateBurst = max(rateLimit * 2, 1)
     configuration.renderQueueBound = renderQueue
+    configuration.maxConnectionsPerClient = maxConnectionsPerClient
+    configuration.maxConnections = maxConnections
+    configuration.idleTimeout = .seconds(idleTimeout)
     configuration.uploadLimits.maxBytes = maxUploadBytes
     if let spaces {
       // Refused now, not at the first unlock: a folder without a header is no folder of spaces.

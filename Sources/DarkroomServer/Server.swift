@@ -93,14 +93,39 @@ public struct DarkroomServer: Sendable {
     if configuration.backgroundThumbnails {
       services.append(ThumbnailService(library: library, images: images, logger: logger))
     }
+    let limits = ConnectionLimits(
+      perClient: configuration.maxConnectionsPerClient,
+      total: Self.connectionRoom(configuration.maxConnections), logger: logger)
+    let idle = configuration.idleTimeout.components
     return Application(
       router: router(),
-      server: .http1(configuration: .init(additionalChannelHandlers: [ParserErrorBody()])),
+      server: .http1(
+        configuration: .init(
+          additionalChannelHandlers: [limits.handler(), ParserErrorBody()],
+          idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+        )),
       configuration: .init(
         address: .hostname(configuration.host, port: configuration.port), serverName: "darkroom"),
       services: services,
       onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
       logger: logger)
+  }
+}
+
+extension DarkroomServer {
+  /// The connections this process can hold at once, at most `wanted` (0: as many as it can):
+  /// its open files limit, raised to the hard limit, less 256 for files, workers and the
+  /// catalog, so that a full server answers 503 instead of failing to accept.
+  static func connectionRoom(_ wanted: Int) -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return wanted }
+    if limit.rlim_cur < limit.rlim_max {
+      var raised = limit
+      raised.rlim_cur = limit.rlim_max
+      if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+    }
+    let room = max(16, Int(clamping: limit.rlim_cur) - 256)
+    return wanted > 0 ? min(wanted, room) : room
   }
 }
 

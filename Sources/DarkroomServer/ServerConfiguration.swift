@@ -21,6 +21,16 @@ public struct ServerConfiguration: Sendable {
   public var renderSlots = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   /// Cold renders waiting beyond the running ones before the server answers 503.
   public var renderQueueBound = 64
+  /// Connections one client address may hold open at once (0: no limit): a new one past it
+  /// is closed at once. Behind a front server every request comes from its address: raise
+  /// this (or set 0) there.
+  public var maxConnectionsPerClient = 128
+  /// Connections open at once in all (0: no limit; the start lowers it to what the open
+  /// files limit leaves room for): past it, a request is answered 503 with `Retry-After`.
+  public var maxConnections = 4096
+  /// A connection with nothing under way for this long is closed, and so is one whose
+  /// request's head has not arrived whole by then (a slow-header client).
+  public var idleTimeout: Duration = .seconds(30)
   /// Requests a second per client, sustained (0: no limit), and the burst allowed above it.
   public var rateLimit = 200.0
   public var rateBurst = 400.0

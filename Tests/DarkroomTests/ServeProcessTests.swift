@@ -63,9 +63,21 @@ final class ServeProcess: @unchecked Sendable {
     }
   }
 
-  /// A connected socket to the server.
-  func connect() throws -> Int32 {
+  /// A connected socket to the server, from loopback address `source` (another client).
+  func connect(from source: String = "127.0.0.1") throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var local = sockaddr_in()
+    local.sin_family = sa_family_t(AF_INET)
+    local.sin_addr.s_addr = inet_addr(source)
+    let bound = withUnsafePointer(to: &local) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0 else {
+      close(fd)
+      throw DarkroomError(.io, "cannot bind to \(source)")
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -98,8 +110,10 @@ final class ServeProcess: @unchecked Sendable {
   /// chooses, each ending in CRLF; no token unless it has one), then `Host`, `Connection:
   /// close` and `Content-Length` are added; the status and the whole response, read until
   /// the server closes.
-  func exchange(_ head: String, body: [UInt8] = []) throws -> (status: Int, text: String) {
-    let fd = try connect()
+  func exchange(_ head: String, body: [UInt8] = [], from source: String = "127.0.0.1") throws -> (
+    status: Int, text: String
+  ) {
+    let fd = try connect(from: source)
     defer { close(fd) }
     let text =
       head + "Host: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
