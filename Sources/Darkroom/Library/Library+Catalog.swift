@@ -276,10 +276,7 @@ extension Library {
   func withOpenedPath<T>(
     of asset: Asset, exactly: Bool = false, _ body: (String) throws(DarkroomError) -> T
   ) throws(DarkroomError) -> T {
-    let file = try openFile(of: asset, exactly: exactly)
-    return try withExtendedLifetime(file) { () throws(DarkroomError) -> T in
-      try OpenedFiles.with(file, name: path(of: asset), body)
-    }
+    try OpenedFiles.with(openFile(of: asset, exactly: exactly), name: path(of: asset), body)
   }
 
   /// The path of an asset's file, for work that opens it by path (edits), once checked to be

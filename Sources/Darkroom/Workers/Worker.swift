@@ -21,9 +21,11 @@ public enum Worker {
     let inherited = openDescriptors()
     guard inherited.isEmpty else {
       let list = inherited.map { "\($0) (\(descriptorTarget($0)))" }.joined(separator: ", ")
-      let line = Array(
-        "darkroom worker: refusing to start: it was handed descriptors besides 0, 1 and 2: \(list)\n"
-          .utf8)
+      let why =
+        inherited == [-1]
+        ? "it cannot list its descriptors (/proc/self/fd)"
+        : "it was handed descriptors besides 0, 1 and 2: \(list)"
+      let line = Array("darkroom worker: refusing to start: \(why)\n".utf8)
       _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
       return refusedDescriptors
     }
