@@ -119,6 +119,84 @@ struct SwapRaceTests {
     #expect(try Fixture.bytes(outside) == secret)
   }
 
+  @Test(
+    "edits and previews by id while the photo is swapped for a link to a private file: no response, original kept or result made holds its pixels"
+  )
+  func swappedPhotoNeverEdited() async throws {
+    let folder = try TemporaryFolder()
+    let root = folder.file("library")
+    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    try Self.uniform(root + "/a.jpg", [60, 90, 160], in: folder)
+    let outside = folder.file("private.jpg")
+    try Self.uniform(outside, [240, 10, 10], in: folder)
+    #expect(chmod(outside, 0o600) == 0)
+    let secret = try Fixture.bytes(outside)
+    let library = try Library.create(at: root)
+    _ = try await library.scan()
+    let served = ServedLibrary(over: library, in: folder)
+    let id = try #require(try served.ids().first)
+
+    let done = Locked(false)
+    let photo = root + "/a.jpg"
+    let kept = root + "/.a.jpg.kept"
+    let swapper = Thread {
+      var count = 0
+      while !done.withLock({ $0 }) || count < 1_000 {
+        // Only while the photo is there (an edit may have replaced it meanwhile). Links
+        // only: a hard link to a file outside, made in the library, is a file of the library
+        // to the scan that catalogues it after an edit (see the note on issue 53).
+        if rename(photo, kept) == 0 {
+          symlink(outside, photo)
+          sched_yield()
+          unlink(photo)
+          rename(kept, photo)
+        }
+        usleep(200)
+        count += 1
+      }
+    }
+    swapper.start()
+    defer { done.withLock { $0 = true } }
+
+    var configuration = served.configuration()
+    configuration.rateLimit = 0
+    let found = Locked<(statuses: [Int: Int], leaks: [String])>(([:], []))
+    try await served.test(configuration) { client, _ in
+      var statuses: [Int: Int] = [:]
+      var leaks: [String] = []
+      defer { found.withLock { $0 = (statuses, leaks) } }
+      for round in 0..<150 {
+        let preview = try await client.execute(
+          uri: "/api/assets/\(id.rawValue)/preview", method: .post, headers: ServedLibrary.write,
+          body: jsonBody(["filters": ["crop aspect=1:1"], "size": 64 + round]))
+        statuses[preview.status.code, default: 0] += 1
+        if preview.status == .ok, try centrePixel(preview.bytes)[0] > 128 {
+          leaks.append("preview \(round)")
+        }
+        let edit = try await client.execute(
+          uri: "/api/assets/\(id.rawValue)/edit", method: .post, headers: ServedLibrary.write,
+          body: jsonBody(["filters": ["crop aspect=\(4 + round % 3):\(3 + round % 2)"]]))
+        statuses[edit.status.code, default: 0] += 1
+      }
+    }
+    done.withLock { $0 = true }
+    while !swapper.isFinished { usleep(1_000) }
+    let (statuses, leaks) = found.withLock { $0 }
+    #expect(leaks == [], "\(statuses)")
+    #expect(statuses.keys.allSatisfy { $0 < 500 }, "no 5xx: \(statuses)")
+    #expect((statuses[200] ?? 0) > 0, "some edits and previews went through: \(statuses)")
+    // Nothing in the library (its file, the originals kept, results, renditions cached) is
+    // the private file or shows its pixels.
+    var images = 0
+    for (path, bytes) in try filesUnder(root) where bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+      #expect(bytes != secret, "\(path)")
+      #expect(try centrePixel(bytes)[0] <= 128, "\(path) shows the private file")
+      images += 1
+    }
+    #expect(images >= 1, "the photo at least was looked at")
+    #expect(try Fixture.bytes(outside) == secret)
+  }
+
   static func contains(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
     guard bytes.count >= needle.count else { return false }
     for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {

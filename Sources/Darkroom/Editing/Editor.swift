@@ -71,6 +71,9 @@ public struct Editor: Sendable {
   /// library keeps `path`'s bytes as its original). The destination is either left as it was
   /// or replaced whole; the original is in the store before that.
   ///
+  /// With `source`, `path`'s bytes are read from there (an ``OpenedFiles`` alias of the
+  /// file as it was opened and checked), while `path` names the file everywhere else.
+  ///
   /// With `skipIfCurrent`, a destination that already carries exactly this edit of the same
   /// source is left alone (checked under the file's lock, so two batches over the same files
   /// do the work once).
@@ -84,21 +87,22 @@ public struct Editor: Sendable {
   @discardableResult
   public func edit(
     _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil,
-    skipIfCurrent: Bool = false
+    readingFrom source: String? = nil, skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
     // A camera RAW is kept as the camera wrote it: its edit is a JPEG beside it (or where
     // `output` says), whose original the RAW is.
     let raw = Self.isRAW(path)
     let destination = raw ? Self.rawResultPath(output ?? path) : output ?? path
     var result = try edit(
-      path, graph, mode, writingTo: output, to: destination, raw: raw, skipIfCurrent: skipIfCurrent)
+      path, graph, mode, writingTo: output, to: destination, reading: source ?? path, raw: raw,
+      skipIfCurrent: skipIfCurrent)
     result.output = destination
     return result
   }
 
   private func edit(
     _ path: String, _ graph: FilterGraph, _ mode: Mode, writingTo output: String?,
-    to destination: String, raw: Bool, skipIfCurrent: Bool
+    to destination: String, reading source: String, raw: Bool, skipIfCurrent: Bool
   ) throws(DarkroomError) -> EditResult {
     // A result written elsewhere goes to the library there.
     guard let store = store(for: destination, creating: true) else {
@@ -114,7 +118,7 @@ public struct Editor: Sendable {
       {
         return EditResult(adjustment: current, libraryRoot: store.root, skipped: true)
       }
-      let current = try InputFile.readAll(path)
+      let current = try InputFile.readAll(source)
       let currentHash = ContentHash.of(bytes: current)
       // Writing elsewhere, the input is the base; in place, an edited file's edit goes on,
       // and so does a RAW's, in the file beside it.
@@ -177,7 +181,7 @@ public struct Editor: Sendable {
       // The order is what makes a crash at any point safe: original, then adjustment data,
       // then the file, each durable before the next.
       try store.keepOriginal(
-        originalBytes, hash: originalHash, copyingFrom: previous == nil || raw ? path : nil)
+        originalBytes, hash: originalHash, copyingFrom: previous == nil || raw ? source : nil)
       FaultInjection.point("after-original")
       try store.saveAdjustment(adjustment, forResult: resultHash)
       FaultInjection.point("after-adjustment")

@@ -122,11 +122,20 @@ extension Library {
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
+    let asset = try asset(id)
+    // The file is opened and checked once, and read through that descriptor alone.
+    return try withOpenedPath(of: asset) { opened throws(DarkroomError) in
+      let path = path(of: asset)
+      let source = try editor(of: path).originalSource(path) ?? .file(opened)
+      return try preview(source, of: path, graph: graph, spec, settings: settings)
+    }
+  }
+
+  private func preview(
+    _ source: ImageSource, of path: String, graph: FilterGraph, _ spec: RenditionSpec,
+    settings: PixelSettings
+  ) throws(DarkroomError) -> Rendition {
     let renderer = Renderer(settings)
-    let path = try checkedPath(of: asset(id))
-    let source: ImageSource =
-      try editor(of: path).originalSource(path)
-      ?? .file(path)
     var base = spec
     base.representation = .fullscreen
     base.format = .jpeg

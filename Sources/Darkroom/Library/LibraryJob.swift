@@ -376,8 +376,13 @@ public final class LibraryJob: Sendable {
       switch request.action {
       case .edit(let graph, let mode):
         let path = try library.editablePath(asset)
-        try edit(
-          path, graph, mode, writingTo: nil, by: library.editor(of: path, settings), &outcome)
+        // Read through the descriptor opened and checked as the catalogued file: a swap of
+        // its name meanwhile cannot bring another file's bytes into the edit.
+        try library.withOpenedPath(of: asset) { opened throws(DarkroomError) in
+          try edit(
+            path, graph, mode, writingTo: nil, reading: opened,
+            by: library.editor(of: path, settings), &outcome)
+        }
         // (A RAW's edit is a new file beside it, catalogued as an asset of its own.)
         library.recatalogAfterChange(outcome.output ?? path)
       case .revert(let version):
@@ -421,10 +426,11 @@ public final class LibraryJob: Sendable {
 
     private func edit(
       _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
-      by editor: Editor, _ outcome: inout BatchOutcome
+      reading source: String? = nil, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
       let result = try editor.edit(
-        path, with: graph, mode: mode, writingTo: destination, skipIfCurrent: request.skipCurrent)
+        path, with: graph, mode: mode, writingTo: destination, readingFrom: source,
+        skipIfCurrent: request.skipCurrent)
       outcome.status = result.skipped ? .skipped : .done
       outcome.output = result.output
       outcome.version = result.adjustment.version
