@@ -333,6 +333,93 @@ struct ServerSpaceTests {
   }
 
   @Test(
+    "a space's upload is sealed as it arrives: a 40 MB photo raises the server's peak memory by a few MB, not its size; cut short or refused, it leaves nothing"
+  )
+  func uploadStreams() throws {
+    let spaces = try ServedSpaces()
+    // A photo of noise, 9000x6000 grey: about 40 MB as a JPEG of quality 100.
+    let folder = try TemporaryFolder()
+    let vips = "/usr/bin/vips"
+    let noise = folder.file("noise.v")
+    #expect(
+      try CLI.run(["gaussnoise", noise, "9000", "6000", "--sigma", "60"], executable: vips)
+        .status == 0)
+    let big = folder.file("big.jpg")
+    #expect(try CLI.run(["cast", noise, big + "[Q=100]", "uchar"], executable: vips).status == 0)
+    let photo = try Fixture.bytes(big)
+    #expect(photo.count > 35 << 20, "\(photo.count) bytes")
+    let server = try ServeProcess(spaces.served.root, arguments: ["--spaces", spaces.dir])
+    defer { _ = server.stop() }
+    let login = try server.exchange(
+      "POST /login HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
+      body: Array("token=\(ServedLibrary.writeToken)&next=%2Fspace".utf8))
+    let start = try #require(login.text.range(of: "darkroom_session=")?.upperBound)
+    let cookie =
+      "Cookie: darkroom_session=" + login.text[start...].prefix { $0.isHexDigit } + "\r\n"
+    let page = try server.exchange("GET /space HTTP/1.1\r\n" + cookie)
+    let csrfStart = try #require(
+      page.text.range(of: "<meta name=\"csrf-token\" content=\"")?.upperBound)
+    let session = cookie + "X-CSRF-Token: " + page.text[csrfStart...].prefix { $0 != "\"" } + "\r\n"
+    let unlock = try server.exchange(
+      "POST /api/space/unlock HTTP/1.1\r\nContent-Type: application/json\r\n" + session,
+      body: Array(#"{"password":"alpha"}"#.utf8))
+    #expect(unlock.status == 200, "\(unlock.text)")
+    let pid = server.process.processIdentifier
+    let before = try Self.peakKilobytes(pid)
+    let upload = try server.exchange(
+      "POST /api/space/uploads?name=big.jpg HTTP/1.1\r\n" + session, body: photo)
+    #expect(upload.status == 201, "\(upload.text.prefix(300))")
+    let grown = try Self.peakKilobytes(pid) - before
+    #expect(grown < 24 << 10, "the peak grew by \(grown) KiB for \(photo.count >> 10) KiB")
+    // What was sealed is the photo, byte for byte.
+    let id = try #require(
+      (ServeProcess.json(upload.text)["asset"] as? [String: Any])?["id"] as? String)
+    let back = try server.exchange(
+      "GET /api/space/assets/\(id)/full HTTP/1.1\r\nRange: bytes=0-15\r\n" + session)
+    #expect(back.status == 206)
+    #expect(back.text.lowercased().contains("\r\ncontent-range: bytes 0-15/\(photo.count)\r\n"))
+    let whole = try server.connect()
+    server.send(
+      whole,
+      Array(
+        ("GET /api/space/assets/\(id)/full HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+          + session + "\r\n").utf8))
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while case let n = read(whole, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
+    close(whole)
+    #expect(
+      ContentHash.of(bytes: Array(response.suffix(photo.count))) == ContentHash.of(bytes: photo),
+      "the sealed photo is the photo, byte for byte")
+
+    // Cut short: the connection closes after half its bytes; nothing is added.
+    func objects() throws -> Int {
+      try filesUnder(spaces.dir).keys.filter { $0.contains("objects/") }.count
+    }
+    let sealed = try objects()
+    let fd = try server.connect()
+    let head =
+      "POST /api/space/uploads?name=cut.jpg HTTP/1.1\r\nHost: x\r\n" + session
+      + "Content-Length: \(photo.count)\r\n\r\n"
+    server.send(fd, Array(head.utf8) + Array(photo.prefix(photo.count / 2)))
+    close(fd)
+    // A refused one (not an image) leaves nothing either.
+    let refused = try server.exchange(
+      "POST /api/space/uploads?name=text.jpg HTTP/1.1\r\n" + session,
+      body: Array(repeating: UInt8(ascii: "x"), count: 6 << 20))
+    #expect(refused.status == 422, "\(refused.text.prefix(300))")
+    #expect(server.stop() == 0)
+    #expect(try objects() == sealed, "no object left by the cut or the refused upload")
+  }
+
+  /// The peak resident memory of process `pid`, in KiB (VmHWM).
+  static func peakKilobytes(_ pid: Int32) throws -> Int {
+    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+
+  @Test(
     "strangers' failed unlocks from the owner's address never lock out a session that has not failed"
   )
   func strangersCannotLockOutTheOwner() async throws {

@@ -75,6 +75,55 @@ extension Library {
     return (asset.asset, added)
   }
 
+  /// Adds an upload to the space as it arrives: `body`'s pieces, `length` bytes in all, are
+  /// sealed chunk by chunk (never whole in memory: at most a few MiB wait between the body
+  /// and the sealing), its header read and checked against `limits`, and committed, or
+  /// nothing is left.
+  ///
+  /// - Throws: `invalidArgument` for a folder library; `truncated` for a body that ends
+  ///   before `length` bytes, `tooLarge` past it or past `limits`; what reading the header
+  ///   throws (not an image); what `body` throws, as `io`.
+  public func add<Body: AsyncSequence & Sendable>(
+    streaming body: Body, length: Int, name: String, limits: Upload.Limits
+  ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8] {
+    guard let space else { throw addsByScan }
+    guard length > 0 else { throw DarkroomError(.empty, file: name, "empty upload (0 bytes)") }
+    guard Int64(length) <= limits.maxBytes else {
+      throw DarkroomError(
+        .tooLarge, file: name, "is larger than the upload limit of \(limits.maxBytes) bytes")
+    }
+    let pipe = BytePipe()
+    async let sealed = offThread { () throws(DarkroomError) -> (SpaceAsset, Bool) in
+      defer { pipe.cancel() }
+      return try space.add(streaming: pipe.read, length: length, name: name) {
+        metadata throws(DarkroomError) in try limits.check(metadata, name: name)
+      }
+    }
+    var received = 0
+    do {
+      for try await piece in body {
+        received += piece.count
+        guard received <= length else {
+          pipe.fail(
+            DarkroomError(.tooLarge, file: name, "sent more than the \(length) bytes it announced"))
+          break
+        }
+        guard await pipe.write(piece) else { break }
+      }
+      pipe.finish()
+    } catch {
+      pipe.fail(DarkroomError(.io, file: name, "the upload was cut off: \(error)"))
+    }
+    do {
+      let (asset, added) = try await sealed
+      return (asset.asset, added)
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      throw DarkroomError(.engine, file: name, "\(error)")
+    }
+  }
+
   private var addsByScan: DarkroomError {
     DarkroomError(
       .invalidArgument, file: rootPath,

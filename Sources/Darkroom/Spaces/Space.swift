@@ -345,7 +345,7 @@ public final class Space: Sendable {
     let result = try withWriteLock { () throws(DarkroomError) in
       try add(
         name: URL(fileURLWithPath: path).lastPathComponent, length: file.size,
-        metadata: metadata
+        metadata: { _ in metadata }
       ) { offset, count throws(DarkroomError) in
         let bytes = try file.read(at: offset, count: count)
         guard bytes.count == count else {
@@ -371,14 +371,64 @@ public final class Space: Sendable {
   {
     let metadata = try AssetMetadata.read(.data(bytes, name: name))
     return try withWriteLock { () throws(DarkroomError) in
-      try add(name: name, length: bytes.count, metadata: metadata) { offset, count in
+      try add(name: name, length: bytes.count, metadata: { _ in metadata }) { offset, count in
         Array(bytes[offset..<offset + count])
       }
     }
   }
 
+  /// Encrypts an upload into the space as it arrives, `length` bytes that `next(count)`
+  /// gives in order (fewer than asked only at their end): sealed chunk by chunk, so that no
+  /// more than a batch of chunks and the first ``streamedHeaderBytes`` are in memory at once.
+  /// Its header is read from those first bytes (from the sealed object, decrypted, in the
+  /// rare file whose header lies beyond them) and checked by `check` before it is committed;
+  /// a refusal, or bytes that end early, leave nothing in the space.
+  func add(
+    streaming next: (Int) throws(DarkroomError) -> [UInt8], length: Int, name: String,
+    check: (AssetMetadata) throws(DarkroomError) -> Void
+  ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
+    var head: [UInt8] = []
+    return try withWriteLock { () throws(DarkroomError) in
+      try add(
+        name: name, length: length,
+        metadata: { object throws(DarkroomError) in
+          var metadata: AssetMetadata
+          if head.count == length {
+            metadata = try AssetMetadata.read(.data(head, name: name))
+          } else if let fromHead = try? AssetMetadata.read(.data(head, name: name)) {
+            metadata = fromHead
+          } else {
+            let whole = try SpaceObjectReader(
+              path: objectPath(object), name: object, keys: keys, label: name
+            ).readAll()
+            metadata = try AssetMetadata.read(.data(whole, name: name))
+          }
+          metadata.byteSize = length
+          try check(metadata)
+          return metadata
+        }
+      ) { _, count throws(DarkroomError) in
+        let bytes = try next(count)
+        guard bytes.count == count else {
+          throw DarkroomError(
+            .truncated, file: name, "the upload ended after \(head.count) of \(length) bytes")
+        }
+        if head.count < Self.streamedHeaderBytes {
+          head += bytes.prefix(Self.streamedHeaderBytes - head.count)
+        }
+        return bytes
+      }
+    }
+  }
+
+  /// How many of an upload's first bytes are kept to read its header from.
+  static let streamedHeaderBytes = 4 << 20
+
+  /// Seals `length` bytes that `read` gives as a new object, then reads the asset's header
+  /// (`metadata`, given the object's name) and commits it, or leaves nothing.
   private func add(
-    name: String, length: Int, metadata: AssetMetadata,
+    name: String, length: Int,
+    metadata readMetadata: (String) throws(DarkroomError) -> AssetMetadata,
     read: (Int, Int) throws(DarkroomError) -> [UInt8]
   ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
     let object = Self.newName()
@@ -398,6 +448,13 @@ public final class Space: Sendable {
     if let existing = state.withLock({ $0.assets.values.first { $0.identity == identity } }) {
       abandon(pending, [object])
       return (existing, false)
+    }
+    let metadata: AssetMetadata
+    do {
+      metadata = try readMetadata(object)
+    } catch {
+      abandon(pending, [object])
+      throw error
     }
     let asset = SpaceAsset(
       id: Self.newName(), name: name, added: Double(AssetID.nowMilliseconds()) / 1000,
