@@ -25,25 +25,31 @@ struct SwapRaceTests {
     #expect(try CLI.run(["cast", tinted, path + "[Q=95]", "uchar"], executable: vips).status == 0)
   }
 
+  /// A library of one photo, `a.jpg` (blue-grey), scanned, and a private file outside it on
+  /// the same file system (so that a hard link can be made), red.
+  static func library() async throws -> (ServedLibrary, AssetID, outside: String) {
+    let folder = try TemporaryFolder()
+    let root = folder.file("library")
+    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    try uniform(root + "/a.jpg", [60, 90, 160], in: folder)
+    let outside = folder.file("private.jpg")
+    try uniform(outside, [240, 10, 10], in: folder)
+    #expect(chmod(outside, 0o600) == 0)
+    let library = try Library.create(at: root)
+    _ = try await library.scan()
+    let served = ServedLibrary(over: library, in: folder)
+    return (served, try #require(try served.ids().first), outside)
+  }
+
   @Test(
     "a photo swapped thousands of times for a link and a hard link to a private file outside: renditions, full, download and zip send none of its bytes"
   )
   func swappedPhotoLeaksNothing() async throws {
-    let folder = try TemporaryFolder()
-    let root = folder.file("library")
-    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    // Inside: blue-grey. Outside (same file system, so a hard link can be made): red.
-    try Self.uniform(root + "/a.jpg", [60, 90, 160], in: folder)
-    let outside = folder.file("private.jpg")
-    try Self.uniform(outside, [240, 10, 10], in: folder)
-    #expect(chmod(outside, 0o600) == 0)
+    let (served, id, outside) = try await Self.library()
+    let root = served.root
     let inside = try Fixture.bytes(root + "/a.jpg")
     let secret = try Fixture.bytes(outside)
     #expect(inside != secret)
-    let library = try Library.create(at: root)
-    _ = try await library.scan()
-    let served = ServedLibrary(over: library, in: folder)
-    let id = try #require(try served.ids().first)
 
     // The swapper: the photo's name becomes a link, then a hard link, to the private file,
     // and the photo comes back, until the client is done (and at least 2,000 times).
@@ -123,18 +129,9 @@ struct SwapRaceTests {
     "edits and previews by id while the photo is swapped for a link to a private file: no response, original kept or result made holds its pixels"
   )
   func swappedPhotoNeverEdited() async throws {
-    let folder = try TemporaryFolder()
-    let root = folder.file("library")
-    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    try Self.uniform(root + "/a.jpg", [60, 90, 160], in: folder)
-    let outside = folder.file("private.jpg")
-    try Self.uniform(outside, [240, 10, 10], in: folder)
-    #expect(chmod(outside, 0o600) == 0)
+    let (served, id, outside) = try await Self.library()
+    let root = served.root
     let secret = try Fixture.bytes(outside)
-    let library = try Library.create(at: root)
-    _ = try await library.scan()
-    let served = ServedLibrary(over: library, in: folder)
-    let id = try #require(try served.ids().first)
 
     let done = Locked(false)
     let photo = root + "/a.jpg"
