@@ -175,7 +175,7 @@ struct API: Sendable {
       return try Self.encode(emptied)
     }
     api.get("duplicates") { request, _ in
-      let near = request.uri.queryParameters["near"].map { $0 == "true" || $0 == "1" } ?? false
+      let near = request.query["near"].map { $0 == "true" || $0 == "1" } ?? false
       let groups = try await blocking { [library] () throws(DarkroomError) in
         try library.duplicates(near: near)
       }
@@ -195,7 +195,7 @@ struct API: Sendable {
   {
     let names = AssetQuery.parameterNames.filter { !without.contains($0) }
     var parameters: [(name: String, value: String)] = []
-    for (name, value) in request.uri.queryParameters {
+    for (name, value) in request.query {
       let (name, value) = (String(name), String(value))
       if also.contains(name) { continue }
       guard names.contains(name) else {
@@ -209,7 +209,7 @@ struct API: Sendable {
 
   func listAssets(_ request: Request) async throws -> Response {
     var limit = 100
-    if let value = request.uri.queryParameters["limit"] {
+    if let value = request.query["limit"] {
       guard let n = Int(value), (1...1000).contains(n) else {
         throw APIError.badRequest("limit takes 1 to 1000; not \(value)")
       }
@@ -248,7 +248,7 @@ struct API: Sendable {
     // A versioned URL served before is answered from memory: it names one version of one
     // asset, and its bytes never change.
     // (Kept by URL and by what the request accepts: one URL may be sent as WebP or JPEG.)
-    let versioned = request.uri.queryParameters["v"] != nil
+    let versioned = request.query["v"] != nil
     let webP = Self.acceptsWebP(request)
     let memoryKey = request.uri.string + (webP ? " webp" : "")
     if versioned, let prefix = configuration.accelRedirect,
@@ -273,7 +273,7 @@ struct API: Sendable {
     let asset = try library.asset(id)
     let spec = asked.shownInBrowser(sourceFormat: asset.format, acceptsWebP: webP)
     let tag = "\"" + Images.tag(asset, spec) + "\""
-    let immutable = request.uri.queryParameters["v"].map { $0 == APIAsset.version(asset) } == true
+    let immutable = request.query["v"].map { $0 == APIAsset.version(asset) } == true
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
@@ -342,7 +342,7 @@ struct API: Sendable {
     }
     let version = APIAsset.version(asset)
     let tag = "\"\(version)-exif\""
-    let immutable = request.uri.queryParameters["v"].map { String($0) == version } == true
+    let immutable = request.query["v"].map { String($0) == version } == true
     return Self.representationResponse(
       Rendition(bytes: bytes, format: .jpeg, width: 0, height: 0), tag: tag,
       immutable: immutable, request)
@@ -360,7 +360,7 @@ struct API: Sendable {
       )
     }
     var spec = RenditionSpec(representation)
-    let query = request.uri.queryParameters
+    let query = request.query
     if let text = query["size"] {
       guard let size = Int(text), (16...4096).contains(size) else {
         throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")
@@ -582,7 +582,7 @@ struct API: Sendable {
   // MARK: Upload and download
 
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let query = request.uri.queryParameters
+    let query = request.query
     let name = try Self.uploadName(request)
     let limits = configuration.uploadLimits
     if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
@@ -614,7 +614,7 @@ struct API: Sendable {
 
   /// An upload's `name` (400 without one).
   static func uploadName(_ request: Request) throws -> String {
-    guard let name = request.uri.queryParameters["name"].map(String.init), !name.isEmpty else {
+    guard let name = request.query["name"].map(String.init), !name.isEmpty else {
       throw APIError.badRequest("name (the file's name) is required")
     }
     return name
@@ -658,7 +658,7 @@ struct API: Sendable {
   /// id, from `since` (or `Last-Event-ID`; the latest if neither); `follow=false` ends once
   /// caught up.
   func changeFeed(_ request: Request) throws -> Response {
-    let query = request.uri.queryParameters
+    let query = request.query
     var since: Int64? = nil
     if let text = request.headers[.lastEventID] ?? query["since"].map(String.init) {
       guard let value = Int64(text), value >= 0 else {

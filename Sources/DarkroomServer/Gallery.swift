@@ -54,7 +54,7 @@ struct Gallery: Sendable {
         name.hasSuffix(".js")
         ? "text/javascript" : name.hasSuffix(".svg") ? "image/svg+xml" : "text/css"
       let cache =
-        request.uri.queryParameters["v"].map { $0 == assetVersion } == true
+        request.query["v"].map { $0 == assetVersion } == true
         ? "public, max-age=31536000, immutable" : "no-cache"
       return Response(
         status: .ok,
@@ -64,7 +64,7 @@ struct Gallery: Sendable {
     router.get("login") { request, _ in
       page(
         "login",
-        ["title": "Log in", "next": request.uri.queryParameters["next"].map(String.init) ?? "/"])
+        ["title": "Log in", "next": request.query["next"].map(String.init) ?? "/"])
     }
     router.post("login") { request, context in try await login(request, context) }
     router.post("logout") { request, context in
@@ -205,13 +205,13 @@ struct Gallery: Sendable {
   }
 
   func album(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let query = request.uri.queryParameters
+    let query = request.query
     let ref = query["ref"].map(String.init) ?? "smart:all"
     // The address's filters are the list's and the API's words (`text`, `rating`, ...).
     // (An empty field of the filters' form is no filter; `q` is `text`, as people type it.)
     let asked = AssetQuery.parameterNames.filter { $0 != "album" && $0 != "after" }
       .compactMap { name -> (name: String, value: String)? in
-        let value = query[Substring(name)] ?? (name == "text" ? query["q"] : nil)
+        let value = query[name] ?? (name == "text" ? query["q"] : nil)
         return value.flatMap { $0.isEmpty ? nil : (name, String($0)) }
       }
     let filters = Self.newestFirst(ref, asked)
@@ -338,7 +338,7 @@ struct Gallery: Sendable {
 
   func asset(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let id = try API.assetID(context)
-    let ref = request.uri.queryParameters["ref"].map(String.init) ?? "smart:all"
+    let ref = request.query["ref"].map(String.init) ?? "smart:all"
     let (asset, previous, next) = try await blocking { [library] () throws(DarkroomError) in
       let asset = try library.asset(id)
       // Neighbours in the album's order: ids only (a 50,000-id list is 1.3 MB; fine here).
@@ -386,7 +386,7 @@ struct Gallery: Sendable {
   /// Groups of duplicates side by side (`?near=1`: look-alikes too), each photo with what
   /// tells them apart, the first kept by default; the script trashes the rest of a group.
   func duplicates(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let near = request.uri.queryParameters["near"].map { $0 == "1" || $0 == "true" } ?? false
+    let near = request.query["near"].map { $0 == "1" || $0 == "true" } ?? false
     let groups = try await blocking { [library] () throws(DarkroomError) in
       try library.duplicates(near: near).map { group throws(DarkroomError) in
         // The largest first (the most pixels, then bytes), then the first catalogued.

@@ -85,7 +85,7 @@ struct SpaceRoutes: Sendable {
           idleSeconds: Int(configuration.spaceIdle.components.seconds)))
     }
     api.get("assets") { request, context in
-      let trashed = request.uri.queryParameters["trashed"].map { $0 == "true" || $0 == "1" }
+      let trashed = request.query["trashed"].map { $0 == "true" || $0 == "1" }
       return try API.encode(APISpaceAssets(try library(context), trashed: trashed ?? false))
     }
     api.get("assets/:id") { _, context in
@@ -226,7 +226,7 @@ struct SpaceRoutes: Sendable {
     var spec = try API.renditionSpec(context, request).shownInBrowser(
       sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
     if spec.representation == .full {
-      let query = request.uri.queryParameters
+      let query = request.query
       guard query["size"] == nil, query["format"] == nil else {
         throw APIError.badRequest("full is the asset as it is: it takes no size or format")
       }
