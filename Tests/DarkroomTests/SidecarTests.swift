@@ -24,6 +24,81 @@ struct SidecarTests {
     return (folder, folder.file(name))
   }
 
+  @Test(
+    "a sidecar in UTF-16 (either byte order) or with xmp:CreateDate alone gives its date, in info, the catalog and the API, above the embedded EXIF"
+  )
+  func utf16AndCreateDate() async throws {
+    func packet(_ date: String, as property: String) -> String {
+      """
+      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+      <rdf:Description xmlns:exif="http://ns.adobe.com/exif/1.0/" xmlns:xmp="http://ns.adobe.com/xap/1.0/" \
+      \(property)="\(date)" xmp:Rating="4"/></rdf:RDF></x:xmpmeta>
+      """
+    }
+    let utf16LE: (String) -> [UInt8] = { text in
+      [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+    }
+    let utf16BE: (String) -> [UInt8] = { text in
+      [0xFE, 0xFF] + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+    }
+    let cases: [(String, [UInt8], String)] = [
+      (
+        "UTF-16 LE", utf16LE(packet("2011-05-06T07:08:09-04:00", as: "exif:DateTimeOriginal")),
+        "2011-05-06T07:08:09-04:00"
+      ),
+      (
+        "UTF-16 BE", utf16BE(packet("2012-05-06T07:08:09+02:00", as: "exif:DateTimeOriginal")),
+        "2012-05-06T07:08:09+02:00"
+      ),
+      (
+        "UTF-8 with a mark",
+        [0xEF, 0xBB, 0xBF]
+          + Array(packet("2013-01-02T03:04:05+00:00", as: "exif:DateTimeOriginal").utf8),
+        "2013-01-02T03:04:05+00:00"
+      ),
+      (
+        "xmp:CreateDate", Array(packet("2014-07-08T09:10:11+01:00", as: "xmp:CreateDate").utf8),
+        "2014-07-08T09:10:11+01:00"
+      ),
+    ]
+    for (what, bytes, date) in cases {
+      let (folder, path) = try photo()
+      _ = try folder.write("a.jpg.xmp", bytes)
+      let metadata = try AssetMetadata.read(path: path)
+      #expect(metadata.warnings == [], "\(what)")
+      #expect(metadata.captureDate?.iso8601 == date, "\(what)")
+      #expect(metadata.sources["captureDate"] == "a.jpg.xmp", "\(what)")
+      #expect(metadata.rating == 4, "\(what)")
+      let info = try CLI.run(["info", path])
+      #expect(
+        info.stdout.contains("Captured      \(date) (a.jpg.xmp)\n"), "\(what): \(info.stdout)")
+      // The catalog, and the API that reads it.
+      let library = try Library.create(at: folder.path)
+      _ = try await library.scan()
+      let asset = try #require(try library.asset(atPath: path))
+      let instant = try #require(ISO8601DateFormatter().date(from: date)).timeIntervalSince1970
+      let offset = metadata.captureDate?.utcOffsetMinutes
+      #expect(asset.captureDate == instant && asset.captureOffsetMinutes == offset, "\(what)")
+      let served = ServedLibrary(over: library, in: folder)
+      try await served.test { client, _ in
+        let answer = try await client.execute(
+          uri: "/api/assets/\(asset.id.rawValue)", method: .get, headers: ServedLibrary.read)
+        #expect(answer.object["captureDate"] as? Double == instant, "\(what): \(answer.text)")
+        #expect(answer.object["captureOffsetMinutes"] as? Int == offset, "\(what)")
+      }
+    }
+    // A meta write to a UTF-16 sidecar keeps what it said, written back as UTF-8.
+    let (folder, path) = try photo()
+    let sidecar = try folder.write(
+      "a.jpg.xmp", utf16LE(packet("2011-05-06T07:08:09-04:00", as: "exif:DateTimeOriginal")))
+    let meta = try CLI.run(["meta", path, "--rating", "2"])
+    #expect(meta.status == 0, "\(meta.stderr)")
+    let written = try Fixture.bytes(sidecar)
+    #expect(!written.starts(with: [0xFF, 0xFE]))
+    let after = try AssetMetadata.read(path: path)
+    #expect(after.rating == 2 && after.captureDate?.iso8601 == "2011-05-06T07:08:09-04:00")
+  }
+
   @Test("an XMP packet: attributes and elements, Alt, Bag, any prefix, references")
   func packet() throws {
     let text = """

@@ -59,6 +59,22 @@ public struct XMPPacket: Sendable, Equatable {
     a.properties == b.properties && a.present == b.present
   }
 
+  /// A packet's bytes as UTF-8, without a byte-order mark: one written in UTF-16 with its
+  /// mark (Lightroom 4 wrote sidecars so) is transcoded; any other is taken as it is. The
+  /// places a packet records (``insertion``, the spans ``XMPSidecar`` replaces) are in these
+  /// bytes.
+  static func utf8(_ bytes: [UInt8]) -> [UInt8] {
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { return Array(bytes.dropFirst(3)) }
+    let little = bytes.starts(with: [0xFF, 0xFE])
+    guard little || bytes.starts(with: [0xFE, 0xFF]) else { return bytes }
+    let units = stride(from: 2, to: bytes.count - 1, by: 2).map { index in
+      little
+        ? UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
+        : UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1])
+    }
+    return Array(String(decoding: units, as: UTF16.self).utf8)
+  }
+
   /// Why a packet is not read.
   public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String
@@ -72,7 +88,7 @@ public struct XMPPacket: Sendable, Equatable {
     guard bytes.count <= Self.maxBytes else {
       throw Refusal(description: "larger than \(Self.maxBytes >> 20) MiB")
     }
-    var reader = Reader(bytes: bytes)
+    var reader = Reader(bytes: Self.utf8(bytes))
     try reader.run()
     (properties, present, spans, insertion) =
       (reader.properties, reader.present, reader.spans, reader.insertion)

@@ -126,7 +126,9 @@ enum XMPSidecar {
   static func updated(
     _ existing: [UInt8]?, with change: MetadataEdit, currentKeywords: [String]
   ) throws(XMPPacket.Refusal) -> [UInt8] {
-    let bytes = existing ?? Array(emptyPacket.utf8)
+    // Written back as UTF-8, whatever it was read as (a UTF-16 sidecar's places are in
+    // its UTF-8 form).
+    let bytes = existing.map(XMPPacket.utf8) ?? Array(emptyPacket.utf8)
     let packet = try XMPPacket(bytes)
     guard let insertion = packet.insertion else {
       throw XMPPacket.Refusal(description: "it has no rdf:Description to write into")

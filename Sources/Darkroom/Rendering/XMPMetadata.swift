@@ -82,8 +82,11 @@ extension AssetMetadata {
       sources["people"] = source
     }
     guard dates == .override || captureDate == nil else { return packet }
+    // As exiftool-based tools read them: the original's date, then Photoshop's and the
+    // XMP's own creation date, each above the embedded EXIF for a sidecar.
     for (namespace, name) in [
       (XMPPacket.exif, "DateTimeOriginal"), (XMPPacket.photoshop, "DateCreated"),
+      (XMPPacket.xmp, "CreateDate"),
     ] {
       guard let text = packet.text(namespace, name) else { continue }
       if let date = CaptureDate(iso8601: text) {
