@@ -123,11 +123,8 @@ struct AccessMiddleware: RouterMiddleware {
   static func formPairs(_ text: String) -> [(String, String)] {
     text.split(separator: "&").compactMap { pair in
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      func decode(_ s: Substring) -> String? {
-        String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-      }
-      guard let name = decode(parts[0]) else { return nil }
-      return (name, parts.count > 1 ? decode(parts[1]) ?? "" : "")
+      guard let name = FormQuery.decode(parts[0]) else { return nil }
+      return (name, parts.count > 1 ? FormQuery.decode(parts[1]) ?? "" : "")
     }
   }
 }

@@ -74,11 +74,6 @@ final class ConnectionLimits: Sendable {
     }
   }
 
-  /// Connections open now: in all, and from `client`.
-  func count(_ client: String? = nil) -> Int {
-    state.withLock { state in client.map { state.open[$0, default: 0] } ?? state.total }
-  }
-
   /// The handler for one connection's pipeline.
   func handler() -> Handler { Handler(limits: self) }
 

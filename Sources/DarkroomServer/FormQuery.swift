@@ -12,9 +12,15 @@ struct FormQuery: Sequence {
     pairs = (query ?? "").split(separator: "&").map { pair in
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
       guard parts.count == 2 else { return (parts[0], "") }
-      let plus = parts[1].replacingOccurrences(of: "+", with: " ")
-      return (parts[0], (plus.removingPercentEncoding ?? plus)[...])
+      let value = Self.decode(parts[1]) ?? parts[1].replacingOccurrences(of: "+", with: " ")
+      return (parts[0], value[...])
     }
+  }
+
+  /// `text` as a form writes it: `+` is a space, then its percent-escapes are read; nil when
+  /// they do not read. (Form bodies are read with it too: ``AccessMiddleware/formPairs(_:)``.)
+  static func decode(_ text: Substring) -> String? {
+    text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
   }
 
   /// The first value of `name`, if the query has it.

@@ -10,7 +10,8 @@ import Dispatch
 final class BytePipe: Sendable {
   private struct State {
     var pieces: [[UInt8]] = []
-    var offset = 0  // into pieces[0]
+    var first = 0  // the first piece not read whole (those before it are dropped in bulk)
+    var offset = 0  // into pieces[first]
     var buffered = 0
     var finished = false
     var failure: DarkroomError?
@@ -69,8 +70,7 @@ final class BytePipe: Sendable {
   func cancel() {
     let writer = state.withLock { state -> CheckedContinuation<Void, Never>? in
       state.cancelled = true
-      state.pieces = []
-      state.buffered = 0
+      (state.pieces, state.first, state.offset, state.buffered) = ([], 0, 0, 0)
       defer { state.writer = nil }
       return state.writer
     }
@@ -87,23 +87,27 @@ final class BytePipe: Sendable {
       let (failure, done, writer) = state.withLock {
         state -> (DarkroomError?, Bool, CheckedContinuation<Void, Never>?) in
         if let failure = state.failure { return (failure, true, nil) }
-        while out.count < count, !state.pieces.isEmpty {
-          let piece = state.pieces[0]
+        while out.count < count, state.first < state.pieces.count {
+          let piece = state.pieces[state.first]
           let take = min(count - out.count, piece.count - state.offset)
           out += piece[state.offset..<state.offset + take]
           state.offset += take
           state.buffered -= take
           if state.offset == piece.count {
-            state.pieces.removeFirst()
-            state.offset = 0
+            (state.first, state.offset) = (state.first + 1, 0)
           }
+        }
+        // Pieces read whole go in one removal, not one shift of the array each.
+        if state.first > 0, state.first * 2 >= state.pieces.count {
+          state.pieces.removeFirst(state.first)
+          state.first = 0
         }
         var writer: CheckedContinuation<Void, Never>?
         if state.buffered < capacity {
           writer = state.writer
           state.writer = nil
         }
-        return (nil, state.finished && state.pieces.isEmpty, writer)
+        return (nil, state.finished && state.first == state.pieces.count, writer)
       }
       writer?.resume()
       if let failure { throw failure }

@@ -41,8 +41,11 @@ enum OpenedFiles {
     }
   }
 
+  /// The path that opens `file` itself: `/proc/self/fd/N`.
+  static func alias(of file: InputFile) -> String { prefix + String(file.descriptor) }
+
   private static func register(_ file: InputFile, name: String) -> String {
-    let alias = prefix + String(file.descriptor)
+    let alias = alias(of: file)
     names.withLock { $0[alias] = name }
     return alias
   }

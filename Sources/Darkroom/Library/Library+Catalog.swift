@@ -248,15 +248,13 @@ extension Library {
     {
       return file
     }
-    let cache = RenditionCache(folder: cacheFolder)
+    let (cache, alias) = (RenditionCache(folder: cacheFolder), OpenedFiles.alias(of: file))
     let content: ContentHash
-    if let known = cache.rememberedContentHash(ofFile: OpenedFiles.prefix + "\(file.descriptor)") {
+    if let known = cache.rememberedContentHash(ofFile: alias) {
       content = known
     } else {
       content = try ContentHash.of(open: file)
-      if file.identity == now {
-        cache.remember(content, ofFile: OpenedFiles.prefix + "\(file.descriptor)", readAs: now)
-      }
+      if file.identity == now { cache.remember(content, ofFile: alias, readAs: now) }
     }
     guard content.hex == asset.contentHash else {
       throw DarkroomError(

@@ -381,7 +381,7 @@ public final class Space: Sendable {
   /// gives in order (fewer than asked only at their end): sealed chunk by chunk, so that no
   /// more than a batch of chunks and the first ``streamedHeaderBytes`` are in memory at once.
   /// Its header is read from those first bytes (from the sealed object, decrypted, in the
-  /// rare file whose header lies beyond them) and checked by `check` before it is committed;
+  /// rare image whose header lies beyond them; bytes no format claims are refused unread) and checked by `check` before it is committed;
   /// a refusal, or bytes that end early, leave nothing in the space.
   func add(
     streaming next: (Int) throws(DarkroomError) -> [UInt8], length: Int, name: String,
@@ -393,11 +393,11 @@ public final class Space: Sendable {
         name: name, length: length,
         metadata: { object throws(DarkroomError) in
           var metadata: AssetMetadata
-          if head.count == length {
+          do throws(DarkroomError) {
             metadata = try AssetMetadata.read(.data(head, name: name))
-          } else if let fromHead = try? AssetMetadata.read(.data(head, name: name)) {
-            metadata = fromHead
-          } else {
+          } catch  where head.count < length && error.kind != .unsupportedFormat {
+            // An image whose header lies past the first bytes: read from all of it. (What
+            // is no image at all is refused from its first bytes, never decrypted whole.)
             let whole = try SpaceObjectReader(
               path: objectPath(object), name: object, keys: keys, label: name
             ).readAll()

@@ -70,18 +70,10 @@ public final class PostgresCatalog: Catalog {
   /// The passwords in `url`: its user information's and its query's `password=`, each as
   /// written and percent-decoded where it decodes.
   static func passwords(in url: String) -> [String] {
-    guard let scheme = url.range(of: "://") else { return [] }
-    var found: [Substring] = []
-    let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
-    if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-      found.append(authority[authority.index(after: colon)..<at])
-    }
-    if let query = url.firstIndex(of: "?") {
-      for pair in url[url.index(after: query)...].split(separator: "&")
-      where pair.hasPrefix("password=") {
-        found.append(pair.dropFirst("password=".count))
-      }
-    }
+    let (user, query) = passwordPlaces(url)
+    let found =
+      (user.map { [url[url.index(after: $0.lowerBound)..<$0.upperBound]] } ?? [])
+      + query.filter { $0.hasPrefix("password=") }.map { $0.dropFirst("password=".count) }
     return found.flatMap { [String($0), String($0).removingPercentEncoding].compactMap { $0 } }
   }
 
@@ -93,18 +85,28 @@ public final class PostgresCatalog: Catalog {
 
   /// `postgresql://user:secret@host/db?password=secret` as `postgresql://user@host/db`.
   public static func redacted(_ url: String) -> String {
-    guard let scheme = url.range(of: "://") else { return url }
-    var url = url
+    guard url.contains("://") else { return url }
+    let (user, query) = passwordPlaces(url)
+    var kept = url
+    if let user { kept.removeSubrange(user) }
+    kept = String(kept[..<(kept.firstIndex(of: "?") ?? kept.endIndex)])
+    let pairs = query.filter { !$0.hasPrefix("password=") }
+    return kept + (pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&"))
+  }
+
+  /// Where `url` may carry a password: `:secret` in its user information (the range, colon
+  /// included, up to the `@`), and its query's pairs.
+  private static func passwordPlaces(_ url: String) -> (
+    user: Range<String.Index>?, query: [Substring]
+  ) {
+    guard let scheme = url.range(of: "://") else { return (nil, []) }
+    var user: Range<String.Index>?
     let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
     if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-      url.removeSubrange(colon..<at)
+      user = colon..<at
     }
-    // `?password=...` in the query, too.
-    guard let query = url.firstIndex(of: "?") else { return url }
-    let kept = url[url.index(after: query)...].split(separator: "&").filter {
-      !$0.hasPrefix("password=")
-    }
-    return String(url[..<query]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+    let query = url.firstIndex(of: "?").map { url[url.index(after: $0)...].split(separator: "&") }
+    return (user, query ?? [])
   }
 
   private func migrate() throws {
