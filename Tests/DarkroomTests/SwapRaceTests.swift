@@ -49,6 +49,7 @@ struct SwapRaceTests {
     let root = served.root
     let inside = try Fixture.bytes(root + "/a.jpg")
     let secret = try Fixture.bytes(outside)
+    let outsideBefore = try Self.status(outside)
     #expect(inside != secret)
 
     // The swapper: the photo's name becomes a link, then a hard link, to the private file,
@@ -123,6 +124,9 @@ struct SwapRaceTests {
     // The photo is as it was, and so is the private file.
     #expect(try Fixture.bytes(photo) == inside)
     #expect(try Fixture.bytes(outside) == secret)
+    // The private file as it was: its mode, owner, one link and modification time.
+    #expect(try Self.status(outside) == outsideBefore)
+    #expect(try Self.status(photo).links == 1)
   }
 
   @Test(
@@ -132,6 +136,7 @@ struct SwapRaceTests {
     let (served, id, outside) = try await Self.library()
     let root = served.root
     let secret = try Fixture.bytes(outside)
+    let outsideBefore = try Self.status(outside)
 
     let done = Locked(false)
     let photo = root + "/a.jpg"
@@ -192,6 +197,23 @@ struct SwapRaceTests {
     }
     #expect(images >= 1, "the photo at least was looked at")
     #expect(try Fixture.bytes(outside) == secret)
+    #expect(try Self.status(outside) == outsideBefore)
+  }
+
+  /// A file's mode, owner, link count and modification time (nanoseconds).
+  struct Status: Equatable {
+    var mode: mode_t
+    var owner: uid_t
+    var links: Int
+    var modified: Int
+  }
+
+  static func status(_ path: String) throws -> Status {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { throw DarkroomError(.io, file: path, "cannot stat") }
+    return Status(
+      mode: info.st_mode, owner: info.st_uid, links: Int(info.st_nlink),
+      modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
   }
 
   static func contains(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
