@@ -41,7 +41,7 @@ let package = Package(
     .systemLibrary(
       name: "CPostgres", pkgConfig: "libpq",
       providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
-    .target(name: "CVipsShim"),
+    .target(name: "CVipsShim", linkerSettings: [.linkedLibrary("m")]),
     // The comparisons of near-duplicate grouping (Library/Duplicates.swift), in C for the
     // processor's POPCNT instruction.
     .target(name: "CHamming"),

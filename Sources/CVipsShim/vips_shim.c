@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "vips_api.h"
+#include "shim_private.h"
 #include "heif_encode.h"
 
-// The libvips functions Darkroom uses, resolved by dr_vips_init().
-#define DR_FN(name) static dr_##name##_fn p_##name;
+// The libvips functions Darkroom uses, resolved by dr_vips_init() (shared with develop.c
+// through shim_private.h, hidden outside this library).
+#define DR_FN(name) dr_##name##_fn p_##name;
 DR_VIPS_FUNCTIONS(DR_FN)
 #undef DR_FN
 

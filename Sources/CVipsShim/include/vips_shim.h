@@ -158,6 +158,54 @@ int dr_copy_memory(VipsImage *in, VipsImage **out);
 int dr_flip(VipsImage *in, VipsImage **out, int vertical);
 /// Rotates by any angle (degrees, clockwise); the canvas grows to fit.
 int dr_rotate(VipsImage *in, VipsImage **out, double degrees);
+// Filters that compute new pixels (develop.c). Inputs are 3-band 8-bit sRGB unless said.
+
+/// What a stage of dr_develop does to each pixel (`p` and `table` by kind).
+enum {
+  /// p[0...8]: a 3x3 matrix (row-major) on linear-light RGB.
+  DR_STAGE_LINEAR_MATRIX = 1,
+  /// table: 4 curves of 4097 samples over 0...1 on sRGB-encoded values: one for every
+  /// channel, then red's, green's and blue's own (applied after it).
+  DR_STAGE_CURVES = 2,
+  /// p[0]: amount; chroma in Oklab raised (or lowered) most where it is lowest.
+  DR_STAGE_VIBRANCE = 3,
+  /// table: 3 x 360 values by Oklab hue in degrees: hue shift (degrees), chroma change
+  /// (fraction), lightness change (-1...1).
+  DR_STAGE_HSL = 4,
+  /// p: amount (-1 black ... 1 white), midpoint, feather, roundness; by position, in linear
+  /// light.
+  DR_STAGE_VIGNETTE = 5,
+  /// p: amount, size (pixels), seed; noise by position on encoded values.
+  DR_STAGE_GRAIN = 6,
+};
+typedef struct {
+  int kind;
+  double p[9];
+  const float *table;  // copied by dr_develop
+  int table_length;
+} DrStage;
+/// One pass that runs `stages` in order on each pixel in float.
+int dr_develop(VipsImage *in, VipsImage **out, const DrStage *stages, int count);
+
+/// What dr_detail makes of an image and its blurred copy.
+enum {
+  /// Unsharp mask of the luminance; differences under `threshold` count less.
+  DR_DETAIL_SHARPEN = 1,
+  /// Local contrast: the difference, limited to `threshold`, weighted to the midtones.
+  DR_DETAIL_LOCAL_CONTRAST = 2,
+  /// Luminance towards the blurred where they differ by about `threshold` or less.
+  DR_DETAIL_DENOISE_LUMINANCE = 3,
+  /// The blurred copy's colour with this pixel's luminance.
+  DR_DETAIL_DENOISE_COLOUR = 4,
+};
+int dr_detail(VipsImage *in, VipsImage *blurred, VipsImage **out, int kind, double amount,
+              double threshold);
+/// A Gaussian blur of any width: wide ones are computed on a smaller copy and enlarged.
+int dr_blur(VipsImage *in, VipsImage **out, double sigma);
+/// Each output pixel (8-bit, 1 to 4 bands, of the input's size) sampled bilinearly where
+/// `homography` (row-major, from an output pixel's centre) takes it in the input.
+int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]);
+
 /// Asks libvips to abandon work on `image` (and pipelines reading it) as soon as it can.
 void dr_kill(VipsImage *image);
 void dr_set_blob(VipsImage *image, const char *name, const void *data, size_t len);

@@ -1,0 +1,540 @@
+// The filters that compute new pixels, as operations of Darkroom's own on libvips' regions:
+// one develop pass runs any number of pointwise stages on each pixel in float, converting
+// between linear light and sRGB-encoded values only where a stage needs the other; one
+// detail pass combines an image with a blurred copy of itself (sharpening, local contrast,
+// noise reduction); one warp applies a homography (perspective). Every input and output
+// here is 8-bit; everything between is float. See vips_shim.h for the stages' parameters.
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim_private.h"
+#include "vips_shim.h"
+
+// ---------------------------------------------------------------------------------------
+// sRGB's transfer function: exact from 8 bits, through 4097-entry tables (linear
+// interpolation, error below 1e-5) between floats.
+
+#define DR_CURVE_STEPS 4096
+static float decode_byte[256];
+static float encode_table[DR_CURVE_STEPS + 1];
+static float decode_table[DR_CURVE_STEPS + 1];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static double srgb_decode(double v) {
+  return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+static double srgb_encode(double v) {
+  return v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055;
+}
+
+static void make_tables(void) {
+  for (int i = 0; i < 256; i++) decode_byte[i] = (float)srgb_decode(i / 255.0);
+  for (int i = 0; i <= DR_CURVE_STEPS; i++) {
+    encode_table[i] = (float)srgb_encode((double)i / DR_CURVE_STEPS);
+    decode_table[i] = (float)srgb_decode((double)i / DR_CURVE_STEPS);
+  }
+}
+
+// A table of `steps` + 1 samples over 0...1, read at v (clamped), interpolated.
+static inline float lookup(const float *table, int steps, float v) {
+  if (!(v > 0)) return table[0];
+  if (v >= 1) return table[steps];
+  float at = v * steps;
+  int i = (int)at;
+  float t = at - i;
+  return table[i] + t * (table[i + 1] - table[i]);
+}
+
+static inline float encode(float v) { return lookup(encode_table, DR_CURVE_STEPS, v); }
+static inline float decode(float v) { return lookup(decode_table, DR_CURVE_STEPS, v); }
+
+static inline unsigned char to_byte(float v) {
+  float scaled = v * 255.0f + 0.5f;
+  return scaled <= 0 ? 0 : scaled >= 255 ? 255 : (unsigned char)scaled;
+}
+
+// ---------------------------------------------------------------------------------------
+// Oklab (Björn Ottosson, 2020): a perceptual space from linear sRGB, cheap both ways.
+
+static inline void to_oklab(const float c[3], float lab[3]) {
+  float l = 0.4122214708f * c[0] + 0.5363325363f * c[1] + 0.0514459929f * c[2];
+  float m = 0.2119034982f * c[0] + 0.6806995451f * c[1] + 0.1073969566f * c[2];
+  float s = 0.0883024619f * c[0] + 0.2817188376f * c[1] + 0.6299787005f * c[2];
+  l = cbrtf(l), m = cbrtf(m), s = cbrtf(s);
+  lab[0] = 0.2104542553f * l + 0.7936177850f * m - 0.0040720468f * s;
+  lab[1] = 1.9779984951f * l - 2.4285922050f * m + 0.4505937099f * s;
+  lab[2] = 0.0259040371f * l + 0.7827717662f * m - 0.8086757660f * s;
+}
+
+static inline void from_oklab(const float lab[3], float c[3]) {
+  float l = lab[0] + 0.3963377774f * lab[1] + 0.2158037573f * lab[2];
+  float m = lab[0] - 0.1055613458f * lab[1] - 0.0638541728f * lab[2];
+  float s = lab[0] - 0.0894841775f * lab[1] - 1.2914855480f * lab[2];
+  l = l * l * l, m = m * m * m, s = s * s * s;
+  c[0] = 4.0767416621f * l - 3.3077115913f * m + 0.2309699292f * s;
+  c[1] = -1.2684380046f * l + 2.6097574011f * m - 0.3413193965f * s;
+  c[2] = -0.0041960863f * l - 0.7034186147f * m + 1.7076147010f * s;
+}
+
+// ---------------------------------------------------------------------------------------
+// Grain: value noise on a lattice `size` pixels apart, from a hash of the position, so
+// every tile, thread and run draws the same grain.
+
+static inline uint32_t hash3(uint32_t x, uint32_t y, uint32_t seed) {
+  uint32_t h = x * 0x8da6b343u ^ y * 0xd8163841u ^ seed * 0xcb1ab31fu;
+  h ^= h >> 16, h *= 0x7feb352du, h ^= h >> 15, h *= 0x846ca68bu, h ^= h >> 16;
+  return h;
+}
+
+// Triangular in -1...1 (the sum of two uniforms): closer to film's than a uniform.
+static inline float lattice(uint32_t x, uint32_t y, uint32_t seed) {
+  uint32_t h = hash3(x, y, seed);
+  return (float)((h & 0xffff) + (h >> 16)) / 65535.0f - 1.0f;
+}
+
+static inline float grain_at(int x, int y, float size, uint32_t seed) {
+  if (size <= 1) return lattice((uint32_t)x, (uint32_t)y, seed);
+  float fx = x / size, fy = y / size;
+  int ix = (int)fx, iy = (int)fy;
+  float tx = fx - ix, ty = fy - iy;
+  tx = tx * tx * (3 - 2 * tx), ty = ty * ty * (3 - 2 * ty);
+  float a = lattice(ix, iy, seed), b = lattice(ix + 1, iy, seed);
+  float c = lattice(ix, iy + 1, seed), d = lattice(ix + 1, iy + 1, seed);
+  float top = a + tx * (b - a), bottom = c + tx * (d - c);
+  // Interpolation narrows the spread; 1.6 brings it back near the lattice's.
+  return 1.6f * (top + ty * (bottom - top));
+}
+
+// ---------------------------------------------------------------------------------------
+// The develop pass.
+
+typedef struct {
+  VipsImage *in;  // a reference, dropped when the output closes
+  int count;
+  DrStage *stages;  // with tables pointing into `tables`
+  float *tables;
+  int width, height;
+} develop_state;
+
+static void develop_close(VipsImage *image, void *data) {
+  (void)image;
+  develop_state *state = data;
+  if (state->in) p_g_object_unref(state->in);
+  free(state->stages);
+  free(state->tables);
+  free(state);
+}
+
+static inline float luma(const float c[3]) {
+  return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
+}
+
+static void run_stages(const develop_state *state, const unsigned char *p, unsigned char *q, int x,
+                       int y) {
+  float c[3];
+  int linear = 0, fresh = 1;  // fresh: c still holds the input's bytes, /255
+  for (int i = 0; i < 3; i++) c[i] = p[i] / 255.0f;
+  for (int s = 0; s < state->count; s++) {
+    const DrStage *stage = &state->stages[s];
+    const double *k = stage->p;
+    int wants_linear = stage->kind == DR_STAGE_LINEAR_MATRIX || stage->kind == DR_STAGE_VIBRANCE ||
+                       stage->kind == DR_STAGE_HSL || stage->kind == DR_STAGE_VIGNETTE;
+    if (wants_linear && !linear) {
+      for (int i = 0; i < 3; i++) c[i] = fresh ? decode_byte[p[i]] : decode(c[i]);
+      linear = 1;
+    } else if (!wants_linear && linear) {
+      for (int i = 0; i < 3; i++) c[i] = encode(c[i]);
+      linear = 0;
+    }
+    fresh = 0;
+    switch (stage->kind) {
+      case DR_STAGE_LINEAR_MATRIX: {
+        float r = c[0], g = c[1], b = c[2];
+        for (int i = 0; i < 3; i++)
+          c[i] = (float)k[3 * i] * r + (float)k[3 * i + 1] * g + (float)k[3 * i + 2] * b;
+        break;
+      }
+      case DR_STAGE_CURVES: {
+        const float *t = stage->table;
+        const int n = DR_CURVE_STEPS;
+        for (int i = 0; i < 3; i++) {
+          float v = lookup(t, n, c[i]);                    // every channel's curve
+          c[i] = lookup(t + (i + 1) * (n + 1), n, v);     // then this channel's own
+        }
+        break;
+      }
+      case DR_STAGE_VIBRANCE: {
+        float lab[3];
+        to_oklab(c, lab);
+        float chroma = sqrtf(lab[1] * lab[1] + lab[2] * lab[2]);
+        // Muted colours move most; vivid ones (chroma 0.25 and up: sRGB's primaries reach
+        // 0.32) not at all.
+        float room = 1.0f - fminf(1.0f, chroma / 0.25f);
+        float gain = 1.0f + (float)k[0] * room * room;
+        lab[1] *= gain, lab[2] *= gain;
+        from_oklab(lab, c);
+        break;
+      }
+      case DR_STAGE_HSL: {
+        float lab[3];
+        to_oklab(c, lab);
+        float chroma = sqrtf(lab[1] * lab[1] + lab[2] * lab[2]);
+        if (chroma > 1e-5f) {
+          float hue = atan2f(lab[2], lab[1]) * 57.2957795f;
+          if (hue < 0) hue += 360;
+          int h0 = (int)hue % 360, h1 = (h0 + 1) % 360;
+          float t = hue - (int)hue;
+          const float *table = stage->table;
+          float shift = table[h0] + t * (table[h1] - table[h0]);
+          float saturation = table[360 + h0] + t * (table[360 + h1] - table[360 + h0]);
+          float lightness = table[720 + h0] + t * (table[720 + h1] - table[720 + h0]);
+          // Greys have no hue to speak of: the closer to grey, the less they change.
+          float weight = fminf(1.0f, chroma / 0.05f);
+          float turned = (hue + shift * weight) * 0.0174532925f;
+          float newChroma = chroma * (1 + saturation * weight);
+          if (newChroma < 0) newChroma = 0;
+          lab[0] *= 1 + 0.5f * lightness * weight;
+          lab[1] = newChroma * cosf(turned);
+          lab[2] = newChroma * sinf(turned);
+          from_oklab(lab, c);
+        }
+        break;
+      }
+      case DR_STAGE_VIGNETTE: {
+        // p: amount, midpoint, feather, roundness.
+        float cx = state->width * 0.5f, cy = state->height * 0.5f;
+        float half_diagonal = sqrtf(cx * cx + cy * cy);
+        float round = (float)k[3];
+        float ax = cx * (1 - round) + half_diagonal * round;
+        float ay = cy * (1 - round) + half_diagonal * round;
+        float u = (x + 0.5f - cx) / ax, v = (y + 0.5f - cy) / ay;
+        float corner = sqrtf((cx / ax) * (cx / ax) + (cy / ay) * (cy / ay));
+        float d = sqrtf(u * u + v * v) / corner;  // 0 at the centre, 1 in the corners
+        float mid = (float)k[1];
+        float width = fmaxf(0.01f, (float)k[2] * (1 - mid));
+        float t = (d - mid) / width;
+        if (t > 0) {
+          if (t > 1) t = 1;
+          float s = t * t * (3 - 2 * t) * (float)k[0];
+          for (int i = 0; i < 3; i++) c[i] = s < 0 ? c[i] * (1 + s) : c[i] + s * (1 - c[i]);
+        }
+        break;
+      }
+      case DR_STAGE_GRAIN: {
+        // p: amount, size, seed. Strongest in the midtones, as film's grain shows.
+        float n = grain_at(x, y, (float)k[1], (uint32_t)k[2]);
+        float l = luma(c);
+        float weight = 0.25f + 0.75f * 4 * l * (1 - l);
+        if (weight < 0.25f) weight = 0.25f;
+        float delta = (float)k[0] * 0.12f * weight * n;
+        for (int i = 0; i < 3; i++) c[i] += delta;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (linear)
+    for (int i = 0; i < 3; i++) c[i] = encode(c[i]);
+  for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+}
+
+static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
+  (void)a, (void)stop;
+  const dr_region_head *out = (const dr_region_head *)out_region;
+  const dr_region_head *in = (const dr_region_head *)seq;
+  const develop_state *state = b;
+  if (p_vips_region_prepare((VipsRegion *)seq, (const VipsRect *)&out->valid) != 0) return -1;
+  const dr_rect r = out->valid;
+  for (int y = 0; y < r.height; y++) {
+    const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
+                             (size_t)(r.left - in->valid.left) * 3;
+    unsigned char *q = out->data + (size_t)y * out->bpl;
+    for (int x = 0; x < r.width; x++, p += 3, q += 3)
+      run_stages(state, p, q, r.left + x, r.top + y);
+  }
+  return 0;
+}
+
+// A new 3-band 8-bit sRGB image of `in`'s size whose pixels `generate` computes from the
+// regions `start` makes; the image owns `state` (freed by `close`) from the first call.
+static int own_image(VipsImage *in, VipsImage **out, VipsImage *second, int hint, int bands,
+                     dr_start_fn start, dr_generate_fn generate, dr_stop_fn stop, void *a,
+                     void *state, void (*close)(VipsImage *, void *)) {
+  VipsImage *image = p_vips_image_new();
+  if (!image) {
+    close(NULL, state);
+    return -1;
+  }
+  p_g_signal_connect_data(image, "close", (void (*)(void))close, state, NULL, 0);
+  int piped = second ? p_vips_image_pipelinev(image, hint, in, second, NULL)
+                     : p_vips_image_pipelinev(image, hint, in, NULL);
+  if (piped != 0) {
+    p_g_object_unref(image);
+    return -1;
+  }
+  p_vips_image_init_fields(image, p_vips_image_get_width(in), p_vips_image_get_height(in), bands,
+                           DR_FORMAT_UCHAR, DR_CODING_NONE,
+                           bands >= 3 ? DR_INTERPRETATION_SRGB : DR_INTERPRETATION_B_W,
+                           p_vips_image_get_xres(in), p_vips_image_get_yres(in));
+  if (p_vips_image_generate(image, start, generate, stop, a, state) != 0) {
+    p_g_object_unref(image);
+    return -1;
+  }
+  *out = image;
+  return 0;
+}
+
+static int is_rgb8(VipsImage *in) {
+  return p_vips_image_get_bands(in) == 3 && p_vips_image_get_format(in) == DR_FORMAT_UCHAR;
+}
+
+int dr_develop(VipsImage *in, VipsImage **out, const DrStage *stages, int count) {
+  pthread_once(&tables_once, make_tables);
+  if (!is_rgb8(in) || count < 0) return -1;
+  develop_state *state = calloc(1, sizeof *state);
+  if (!state) return -1;
+  size_t floats = 0;
+  for (int s = 0; s < count; s++) floats += stages[s].table ? (size_t)stages[s].table_length : 0;
+  state->stages = calloc((size_t)count + 1, sizeof *state->stages);
+  state->tables = malloc((floats + 1) * sizeof(float));
+  if (!state->stages || !state->tables) {
+    develop_close(NULL, state);
+    return -1;
+  }
+  size_t at = 0;
+  for (int s = 0; s < count; s++) {
+    state->stages[s] = stages[s];
+    if (stages[s].table) {
+      memcpy(state->tables + at, stages[s].table, (size_t)stages[s].table_length * sizeof(float));
+      state->stages[s].table = state->tables + at;
+      at += (size_t)stages[s].table_length;
+    }
+  }
+  state->count = count;
+  state->width = p_vips_image_get_width(in);
+  state->height = p_vips_image_get_height(in);
+  state->in = p_g_object_ref(in);
+  return own_image(in, out, NULL, DR_DEMAND_STYLE_THINSTRIP, 3, p_vips_start_one,
+                   develop_generate, p_vips_stop_one, in, state, develop_close);
+}
+
+// ---------------------------------------------------------------------------------------
+// The detail pass: an image and a blurred copy of it, pixel by pixel.
+
+typedef struct {
+  VipsImage *images[3];  // in, blurred, NULL: references, dropped when the output closes
+  int kind;
+  float amount, threshold;
+} detail_state;
+
+static void detail_close(VipsImage *image, void *data) {
+  (void)image;
+  detail_state *state = data;
+  for (int i = 0; i < 2; i++)
+    if (state->images[i]) p_g_object_unref(state->images[i]);
+  free(state);
+}
+
+static int detail_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
+  (void)a, (void)stop;
+  const dr_region_head *out = (const dr_region_head *)out_region;
+  VipsRegion **regions = seq;
+  const detail_state *state = b;
+  for (int i = 0; i < 2; i++)
+    if (p_vips_region_prepare(regions[i], (const VipsRect *)&out->valid) != 0) return -1;
+  const dr_region_head *in = (const dr_region_head *)regions[0];
+  const dr_region_head *blur = (const dr_region_head *)regions[1];
+  const dr_rect r = out->valid;
+  const float amount = state->amount, threshold = state->threshold;
+  for (int y = 0; y < r.height; y++) {
+    const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
+                             (size_t)(r.left - in->valid.left) * 3;
+    const unsigned char *pb = blur->data + (size_t)(r.top + y - blur->valid.top) * blur->bpl +
+                              (size_t)(r.left - blur->valid.left) * 3;
+    unsigned char *q = out->data + (size_t)y * out->bpl;
+    for (int x = 0; x < r.width; x++, p += 3, pb += 3, q += 3) {
+      float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
+      float cb[3] = {pb[0] / 255.0f, pb[1] / 255.0f, pb[2] / 255.0f};
+      float l = luma(c), lb = luma(cb);
+      float d = l - lb;
+      switch (state->kind) {
+        case DR_DETAIL_SHARPEN: {
+          // Unsharp masking of the luminance (no colour fringes); differences below the
+          // threshold (noise, skin) are sharpened less, quadratically.
+          float size = fabsf(d);
+          float gate = size >= threshold || threshold <= 0 ? 1 : (size / threshold) * (size / threshold);
+          float delta = amount * d * gate;
+          for (int i = 0; i < 3; i++) c[i] += delta;
+          break;
+        }
+        case DR_DETAIL_LOCAL_CONTRAST: {
+          // Clarity: the difference from the surroundings, limited (no halos around strong
+          // edges), strongest in the midtones.
+          if (d > threshold) d = threshold;
+          if (d < -threshold) d = -threshold;
+          float weight = 4 * l * (1 - l);
+          float delta = amount * d * weight;
+          for (int i = 0; i < 3; i++) c[i] += delta;
+          break;
+        }
+        case DR_DETAIL_DENOISE_LUMINANCE: {
+          // Towards the blurred luminance where it is close (noise), not across edges.
+          float closeness = expf(-(d * d) / (threshold * threshold));
+          float delta = -amount * closeness * d;
+          for (int i = 0; i < 3; i++) c[i] += delta;
+          break;
+        }
+        case DR_DETAIL_DENOISE_COLOUR: {
+          // This pixel's luminance with the blurred colour (its difference from grey).
+          for (int i = 0; i < 3; i++) c[i] = l + (1 - amount) * (c[i] - l) + amount * (cb[i] - lb);
+          break;
+        }
+        default:
+          break;
+      }
+      for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+    }
+  }
+  return 0;
+}
+
+int dr_detail(VipsImage *in, VipsImage *blurred, VipsImage **out, int kind, double amount,
+              double threshold) {
+  if (!is_rgb8(in) || !is_rgb8(blurred) ||
+      p_vips_image_get_width(in) != p_vips_image_get_width(blurred) ||
+      p_vips_image_get_height(in) != p_vips_image_get_height(blurred))
+    return -1;
+  detail_state *state = calloc(1, sizeof *state);
+  if (!state) return -1;
+  state->images[0] = p_g_object_ref(in);
+  state->images[1] = p_g_object_ref(blurred);
+  state->kind = kind;
+  state->amount = (float)amount;
+  state->threshold = (float)threshold;
+  return own_image(in, out, blurred, DR_DEMAND_STYLE_THINSTRIP, 3, p_vips_start_many,
+                   detail_generate, p_vips_stop_many, state->images, state, detail_close);
+}
+
+int dr_blur(VipsImage *in, VipsImage **out, double sigma) {
+  if (!(sigma > 0)) return -1;
+  if (sigma <= 4) return p_vips_gaussblur(in, out, sigma, NULL);
+  // A wide blur is the same blur of a smaller image, enlarged: its detail is gone anyway.
+  // Shrunk so that the blur left is about 2 pixels wide.
+  double factor = floor(sigma / 2);
+  int width = p_vips_image_get_width(in), height = p_vips_image_get_height(in);
+  VipsImage *small = NULL, *blurred = NULL, *large = NULL;
+  int status = p_vips_resize(in, &small, 1 / factor, NULL);
+  if (status == 0) status = p_vips_gaussblur(small, &blurred, sigma / factor, NULL);
+  if (status == 0)
+    status = p_vips_resize(blurred, &large, (double)width / p_vips_image_get_width(blurred),
+                           "vscale", (double)height / p_vips_image_get_height(blurred), "kernel",
+                           DR_KERNEL_LINEAR, NULL);
+  // The enlargement can come out a pixel off: exactly the input's size, edges repeated.
+  if (status == 0)
+    status = p_vips_embed(large, out, 0, 0, width, height, "extend", DR_EXTEND_COPY, NULL);
+  if (small) p_g_object_unref(small);
+  if (blurred) p_g_object_unref(blurred);
+  if (large) p_g_object_unref(large);
+  return status;
+}
+
+// ---------------------------------------------------------------------------------------
+// Perspective: each output pixel from the source point a homography gives, bilinearly.
+
+typedef struct {
+  VipsImage *in;
+  double h[9];  // output pixel centre -> source position
+  int width, height, bands;
+} warp_state;
+
+static void warp_close(VipsImage *image, void *data) {
+  (void)image;
+  warp_state *state = data;
+  if (state->in) p_g_object_unref(state->in);
+  free(state);
+}
+
+static inline void warp_point(const double *h, double x, double y, double *sx, double *sy) {
+  double w = h[6] * x + h[7] * y + h[8];
+  *sx = (h[0] * x + h[1] * y + h[2]) / w;
+  *sy = (h[3] * x + h[4] * y + h[5]) / w;
+}
+
+static int warp_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
+  (void)a, (void)stop;
+  const dr_region_head *out = (const dr_region_head *)out_region;
+  const warp_state *state = b;
+  const dr_rect r = out->valid;
+  // The source rectangle this tile reads: the corners' images (a homography maps the
+  // tile's edges to straight lines), clamped to the image, one pixel more for bilinear.
+  double xs[4], ys[4];
+  warp_point(state->h, r.left + 0.5, r.top + 0.5, &xs[0], &ys[0]);
+  warp_point(state->h, r.left + r.width - 0.5, r.top + 0.5, &xs[1], &ys[1]);
+  warp_point(state->h, r.left + 0.5, r.top + r.height - 0.5, &xs[2], &ys[2]);
+  warp_point(state->h, r.left + r.width - 0.5, r.top + r.height - 0.5, &xs[3], &ys[3]);
+  double x0 = xs[0], x1 = xs[0], y0 = ys[0], y1 = ys[0];
+  for (int i = 1; i < 4; i++) {
+    x0 = fmin(x0, xs[i]), x1 = fmax(x1, xs[i]), y0 = fmin(y0, ys[i]), y1 = fmax(y1, ys[i]);
+  }
+  int left = (int)floor(x0 - 0.5) - 1, top = (int)floor(y0 - 0.5) - 1;
+  int right = (int)ceil(x1 - 0.5) + 2, bottom = (int)ceil(y1 - 0.5) + 2;
+  if (left < 0) left = 0;
+  if (top < 0) top = 0;
+  if (right > state->width) right = state->width;
+  if (bottom > state->height) bottom = state->height;
+  if (right <= left) left = right - 1 < 0 ? 0 : right - 1, right = left + 1;
+  if (bottom <= top) top = bottom - 1 < 0 ? 0 : bottom - 1, bottom = top + 1;
+  dr_rect need = {left, top, right - left, bottom - top};
+  if (p_vips_region_prepare((VipsRegion *)seq, (const VipsRect *)&need) != 0) return -1;
+  const dr_region_head *in = (const dr_region_head *)seq;
+  const int bands = state->bands;
+  for (int y = 0; y < r.height; y++) {
+    unsigned char *q = out->data + (size_t)y * out->bpl;
+    for (int x = 0; x < r.width; x++, q += bands) {
+      double sx, sy;
+      warp_point(state->h, r.left + x + 0.5, r.top + y + 0.5, &sx, &sy);
+      // Pixel centres are at +0.5; clamp inside the rectangle prepared.
+      double fx = sx - 0.5, fy = sy - 0.5;
+      if (fx < left) fx = left;
+      if (fy < top) fy = top;
+      if (fx > right - 1) fx = right - 1;
+      if (fy > bottom - 1) fy = bottom - 1;
+      int ix = (int)fx, iy = (int)fy;
+      int ix1 = ix + 1 < right ? ix + 1 : ix, iy1 = iy + 1 < bottom ? iy + 1 : iy;
+      float tx = (float)(fx - ix), ty = (float)(fy - iy);
+      const unsigned char *p00 = in->data + (size_t)(iy - in->valid.top) * in->bpl +
+                                 (size_t)(ix - in->valid.left) * bands;
+      const unsigned char *p01 = in->data + (size_t)(iy - in->valid.top) * in->bpl +
+                                 (size_t)(ix1 - in->valid.left) * bands;
+      const unsigned char *p10 = in->data + (size_t)(iy1 - in->valid.top) * in->bpl +
+                                 (size_t)(ix - in->valid.left) * bands;
+      const unsigned char *p11 = in->data + (size_t)(iy1 - in->valid.top) * in->bpl +
+                                 (size_t)(ix1 - in->valid.left) * bands;
+      for (int i = 0; i < bands; i++) {
+        float top_row = p00[i] + tx * (p01[i] - p00[i]);
+        float bottom_row = p10[i] + tx * (p11[i] - p10[i]);
+        float v = top_row + ty * (bottom_row - top_row) + 0.5f;
+        q[i] = v <= 0 ? 0 : v >= 255 ? 255 : (unsigned char)v;
+      }
+    }
+  }
+  return 0;
+}
+
+int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]) {
+  int bands = p_vips_image_get_bands(in);
+  if (p_vips_image_get_format(in) != DR_FORMAT_UCHAR || bands < 1 || bands > 4) return -1;
+  warp_state *state = calloc(1, sizeof *state);
+  if (!state) return -1;
+  memcpy(state->h, homography, sizeof state->h);
+  state->width = p_vips_image_get_width(in);
+  state->height = p_vips_image_get_height(in);
+  state->bands = bands;
+  state->in = p_g_object_ref(in);
+  return own_image(in, out, NULL, DR_DEMAND_STYLE_SMALLTILE, bands, p_vips_start_one,
+                   warp_generate, p_vips_stop_one, in, state, warp_close);
+}

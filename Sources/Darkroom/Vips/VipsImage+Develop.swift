@@ -1,0 +1,130 @@
+import CVipsShim
+
+/// One pointwise stage of a develop pass (`dr_develop`): what it does, its numbers, and
+/// its table where it has one. Built by the filters (``DevelopStage/Kind``), run by libvips.
+struct DevelopStage: Sendable, Hashable {
+  enum Kind: Int32, Sendable {
+    /// A 3x3 matrix on linear light (`numbers`: 9, row-major).
+    case linearMatrix = 1
+    /// Curves on encoded values (`table`: every channel's, red's, green's, blue's, each
+    /// ``DevelopStage/curveSamples`` long).
+    case curves = 2
+    /// `numbers[0]`: vibrance, in Oklab.
+    case vibrance = 3
+    /// `table`: hue shift, chroma change and lightness change, 360 each, by Oklab hue.
+    case hsl = 4
+    /// amount, midpoint, feather, roundness (0 the frame's shape ... 1 a circle).
+    case vignette = 5
+    /// amount, size in pixels, seed.
+    case grain = 6
+  }
+
+  /// How many samples each curve of a `.curves` table has (over 0...1, ends included).
+  static let curveSamples = 4097
+
+  let kind: Kind
+  var numbers: [Double] = []
+  var table: [Float] = []
+
+  /// Whether the stage depends on where the pixel is (so not on the stored image before it
+  /// is turned upright and cropped).
+  var usesPosition: Bool { kind == .vignette || kind == .grain }
+}
+
+/// What `dr_detail` computes from an image and a blurred copy of it.
+enum DetailKind: Int32, Sendable {
+  case sharpen = 1
+  case localContrast = 2
+  case denoiseLuminance = 3
+  case denoiseColour = 4
+}
+
+extension VipsImage {
+  /// A new image from a shim call that fills `out`, keeping this image alive with it.
+  private func made(_ call: (inout OpaquePointer?) -> Int32) throws(DarkroomError) -> VipsImage {
+    var out: OpaquePointer?
+    guard call(&out) == 0, let out else {
+      throw Vips.takeError(context: "cannot render", file: source)
+    }
+    return VipsImage(derivedFrom: self, owning: out)
+  }
+
+  /// `stages` in order on every pixel, in one pass, in float; alpha is left as it is.
+  func developed(_ stages: [DevelopStage]) throws(DarkroomError) -> VipsImage {
+    guard !stages.isEmpty else { return self }
+    return try colourBands { image throws(DarkroomError) in
+      // The C stages point into one array of every table for the length of the call:
+      // dr_develop copies them before it returns.
+      let tables = stages.flatMap(\.table)
+      return try image.made { out in
+        tables.withUnsafeBufferPointer { tables in
+          var offset = 0
+          let c = stages.map { stage in
+            var c = DrStage()
+            c.kind = stage.kind.rawValue
+            withUnsafeMutableBytes(of: &c.p) { raw in
+              let numbers = raw.bindMemory(to: Double.self)
+              for (i, value) in stage.numbers.prefix(numbers.count).enumerated() {
+                numbers[i] = value
+              }
+            }
+            if !stage.table.isEmpty {
+              c.table = tables.baseAddress.map { UnsafePointer($0 + offset) }
+              c.table_length = Int32(stage.table.count)
+              offset += stage.table.count
+            }
+            return c
+          }
+          return c.withUnsafeBufferPointer {
+            dr_develop(image.pointer, &out, $0.baseAddress, Int32($0.count))
+          }
+        }
+      }
+    }
+  }
+
+  /// This image combined pixel by pixel with `blurred` (a blurred copy of it, same size).
+  func detailed(
+    with blurred: VipsImage, _ kind: DetailKind, amount: Double, threshold: Double
+  ) throws(DarkroomError) -> VipsImage {
+    try colourBands { image throws(DarkroomError) in
+      let soft = try blurred.colourOnly()
+      return try image.made {
+        dr_detail(image.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
+      }
+    }
+  }
+
+  /// A Gaussian blur of standard deviation `sigma` pixels (colour bands only).
+  func blurred(sigma: Double) throws(DarkroomError) -> VipsImage {
+    let colour = try colourOnly()
+    return try colour.made { dr_blur(colour.pointer, &$0, sigma) }
+  }
+
+  /// Each pixel from where `homography` (row-major, from an output pixel's centre to a
+  /// position in this image) takes it, bilinearly; the size is kept.
+  func warped(by homography: [Double]) throws(DarkroomError) -> VipsImage {
+    precondition(homography.count == 9, "a 3x3 homography")
+    return try made { out in
+      homography.withUnsafeBufferPointer { dr_perspective(pointer, &out, $0.baseAddress) }
+    }
+  }
+
+  /// The colour bands alone (without alpha).
+  private func colourOnly() throws(DarkroomError) -> VipsImage {
+    guard hasAlpha, bands > 1 else { return self }
+    return try made { dr_extract_bands(pointer, &$0, 0, Int32(bands - 1)) }
+  }
+
+  /// `body` on the three colour bands (from grey if need be); alpha joined back.
+  private func colourBands(_ body: (VipsImage) throws(DarkroomError) -> VipsImage)
+    throws(DarkroomError) -> VipsImage
+  {
+    var colour = try colourOnly()
+    if colour.bands == 1 { colour = try colour.greyToRGB() }
+    let done = try body(colour)
+    guard hasAlpha, bands > 1 else { return done }
+    let alpha = try made { dr_extract_bands(pointer, &$0, Int32(bands - 1), 1) }
+    return try done.made { dr_bandjoin(done.pointer, alpha.pointer, &$0) }
+  }
+}
