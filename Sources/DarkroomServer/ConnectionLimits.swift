@@ -122,8 +122,10 @@ final class ConnectionLimits: Sendable {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let body = context.channel.allocator.buffer(bytes: Self.busy)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
+        // The channel (Sendable), not the context, is what the completion may hold.
+        let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-          context.close(promise: nil)
+          channel.close(promise: nil)
         }
       }
     }
