@@ -9,6 +9,12 @@ struct FiltersCommand: ParsableCommand {
       A --filter is written `OP key=value ...`; values without a key fill the
       parameters in the order listed. Presets are graphs of these filters, kept in
       Filters/*.json.
+
+      Each filter says where it works: in linear light (where light adds up:
+      exposure, white balance, vignette), on sRGB's encoded values (close to how
+      lightness is seen: curves, levels, detail), in Oklab (where hue and chroma
+      are each one direction: vibrance, HSL), or on geometry. `auto` looks at the
+      photo when the edit is made and is stored as the filters it chose.
       """)
 
   @Flag(help: "Print JSON.")
@@ -24,7 +30,7 @@ struct FiltersCommand: ParsableCommand {
       }
     }
     struct Filter: Encodable {
-      var name, summary: String
+      var name, summary, space: String
       var parameters: [Parameter]
     }
     struct Preset: Encodable {
@@ -39,7 +45,7 @@ struct FiltersCommand: ParsableCommand {
     let listing = Listing(
       filters: Filters.catalog.map { filter in
         .init(
-          name: filter.name, summary: filter.summary,
+          name: filter.name, summary: filter.summary, space: filter.space.rawValue,
           parameters: filter.parameters.map {
             .init(name: $0.name, takes: $0.expectation, doc: $0.doc, defaultValue: $0.defaultValue)
           })
@@ -55,7 +61,7 @@ struct FiltersCommand: ParsableCommand {
     }
     print("Filters:")
     for filter in listing.filters {
-      print("  \(filter.name): \(filter.summary)")
+      print("  \(filter.name): \(filter.summary)  [\(filter.space)]")
       for p in filter.parameters {
         let fallback = p.defaultValue.map { " (default \($0))" } ?? " (optional)"
         print("      \(p.name)  \(p.takes)\(fallback): \(p.doc)")

@@ -247,11 +247,12 @@ struct EditTests {
     #expect(decoded.canonicalJSON == json)
     var text = String(decoding: json, as: UTF8.self)
     #expect(text.hasPrefix("{\"created\":"), "keys sorted")
-    text = text.replacing("\"formatVersion\":1", with: "\"formatVersion\":2")
+    #expect(text.contains("\"formatVersion\":1"), "version 1's filters keep version 1")
+    text = text.replacing("\"formatVersion\":1", with: "\"formatVersion\":3")
     #expect(
       throws: DarkroomError(
         .invalidArgument, file: "new.json",
-        "adjustment data version 2 is newer than this darkroom reads (1); upgrade darkroom. Nothing was changed"
+        "adjustment data version 3 is newer than this darkroom reads (2); upgrade darkroom. Nothing was changed"
       )
     ) {
       try AdjustmentData.decode(json: Array(text.utf8), source: "new.json")
@@ -267,7 +268,7 @@ struct EditTests {
     #expect(
       throws: DarkroomError(
         .invalidArgument, file: "g.json",
-        "filter graph version 3 is newer than this darkroom reads (1); upgrade darkroom. Nothing was changed"
+        "filter graph version 3 is newer than this darkroom reads (2); upgrade darkroom. Nothing was changed"
       )
     ) {
       try FilterGraph.decode(json: Array(newerGraph.utf8), source: "g.json")
@@ -294,7 +295,16 @@ struct EditTests {
         "noir intensity=lots",
         "Expected number between 0 and 1 for noir.intensity but received lots"
       ),
-      ("sharpen", "Unknown filter 'sharpen'"),
+      ("glow", "Unknown filter 'glow'"),
+      ("sharpen amount=9", "Expected number between 0 and 3 for sharpen.amount but received 9"),
+      (
+        "curve rgb=0:0,0.5",
+        "Expected points x:y,x:y,... (2 to 16, fractions 0 to 1, x rising) such as 0:0,0.5:0.6,1:1 for curve.rgb but received 0:0,0.5"
+      ),
+      ("curve rgb=0.5:0,0.2:1", "Expected points x:y,x:y,..."),
+      ("curve", "curve needs points for rgb, red, green or blue"),
+      ("hsl teal-hue=1", "Unknown parameter 'teal-hue' for hsl: expected red-hue, red-saturation"),
+      ("balance temperature=900", "Expected number between 2000 and 25000 for balance.temperature"),
     ])
   func validation(spec: String, message: String) throws {
     let error = #expect(throws: DarkroomError.self) { try FilterGraph.parse(spec: spec) }

@@ -228,18 +228,18 @@ struct TrustTests {
     var text = String(decoding: try Fixture.bytes(document), as: UTF8.self)
     text = text.replacingOccurrences(of: "\"exposure\":0.5", with: "\"exposure\":9")
     text = text.replacingOccurrences(
-      of: "\"nodes\":[", with: "\"nodes\":[{\"op\":\"vignette\",\"params\":{\"amount\":0.5}},")
+      of: "\"nodes\":[", with: "\"nodes\":[{\"op\":\"glow\",\"params\":{\"amount\":0.5}},")
     try Data(text.utf8).write(to: URL(fileURLWithPath: document))
 
     let history = try CLI.run(["history", paths[0]])
     #expect(history.status == 0, "\(history.stderr)")
-    #expect(history.stdout.contains("vignette amount=0.5"))
+    #expect(history.stdout.contains("glow amount=0.5"))
     #expect(history.stdout.contains("exposure=9"))
     let reEdit = try CLI.run(["edit", paths[0], "--filter", "noir"])
     #expect(reEdit.status == 1)
     #expect(
       reEdit.stderr.contains(
-        "version 2 of this edit cannot be rendered by this darkroom: Unknown filter 'vignette'"),
+        "version 2 of this edit cannot be rendered by this darkroom: Unknown filter 'glow'"),
       "\(reEdit.stderr)")
     let revert = try CLI.run(["revert", paths[0]])
     #expect(revert.status == 0, "\(revert.stderr)")
@@ -247,7 +247,7 @@ struct TrustTests {
     // What a user hands in is still checked strictly.
     let pasted = try CLI.run(["edit", paths[0], "--adjustment", document])
     #expect(pasted.status == 2)
-    #expect(pasted.stderr.contains("Unknown filter 'vignette'"), "\(pasted.stderr)")
+    #expect(pasted.stderr.contains("Unknown filter 'glow'"), "\(pasted.stderr)")
   }
 }
 

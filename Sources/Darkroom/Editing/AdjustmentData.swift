@@ -19,8 +19,9 @@ import FoundationEssentials
 public struct AdjustmentData: Sendable, Equatable, Codable {
   /// The `format` of an adjustment data document, `org.darkroom.adjustment-data`.
   public static let formatIdentifier = "org.darkroom.adjustment-data"
-  /// The document version (`formatVersion`) this build writes, and the newest it reads.
-  public static let currentVersion = 1
+  /// The newest document version (`formatVersion`) this build reads and writes; a document
+  /// is written with its graph's ``FilterGraph/documentVersion``.
+  public static let currentVersion = 2
 
   /// The original an edit was rendered from. `Original` is a `Sendable` value type.
   public struct Original: Sendable, Equatable, Codable {
@@ -106,7 +107,9 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(Self.formatIdentifier, forKey: .format)
-    try c.encode(Self.currentVersion, forKey: .formatVersion)
+    // Version 2 holds graphs with version 2's filters; other documents keep version 1, and
+    // their bytes.
+    try c.encode(graph.documentVersion, forKey: .formatVersion)
     try c.encode(graph, forKey: .graph)
     try c.encode(original, forKey: .original)
     try c.encode(result, forKey: .result)

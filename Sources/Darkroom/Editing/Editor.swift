@@ -149,7 +149,9 @@ public struct Editor: Sendable {
         case .replace: graph.nodes
         case .foreign: try Self.foreignGraph(metadata, sidecarsOf: source, file: path).nodes
         }
-      let fullGraph = FilterGraph(nodes: nodes)
+      // Auto becomes the filters it chooses for this original, so the data is explicit.
+      let fullGraph = try renderer.resolvingAuto(
+        FilterGraph(nodes: nodes), of: .data(originalBytes, name: source))
       // Another program's edit is known only now: a file that carries it already is skipped.
       if mode == .foreign, skipIfCurrent,
         let done = currentEdit(path, graph: fullGraph, writingTo: raw ? destination : output)
@@ -314,7 +316,7 @@ public struct Editor: Sendable {
       throw DarkroomError(.unsupportedFormat, file: source.name, "cannot write \(metadata.format)")
     }
     let adjustment = AdjustmentData(
-      graph: graph,
+      graph: try renderer.resolvingAuto(graph, of: source),
       original: .init(
         sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
       result: .init(

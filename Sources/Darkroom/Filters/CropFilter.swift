@@ -9,6 +9,7 @@
 /// straightens first, keeping the largest rectangle with the image's own aspect ratio.
 enum CropFilter: FilterDefinition {
   static let name = "crop"
+  static let space = FilterSpace.geometry
   static let summary = "keep a rectangle (fractions or pixels), an aspect ratio, or straighten"
   static let parameters = [
     FilterParameter("x", .number(0...1_000_000), default: nil, "left edge"),

@@ -19,6 +19,24 @@ protocol FilterDefinition: Sendable {
   /// for those that compute new ones, which run through `apply`). The closure gets the
   /// placement so far and the source's name (for messages).
   static func folding(_ arguments: FilterArguments) -> PlacementStep?
+  /// Where the filter works: linear light, a perceptual space, or geometry.
+  static var space: FilterSpace { get }
+  /// The graph document version that first had this filter: a graph using it is written
+  /// with that version, so a build that predates it refuses the document instead of
+  /// misreading it, and documents of older filters keep their bytes.
+  static var since: Int { get }
+}
+
+/// Where a filter works, as `darkroom filters` says.
+public enum FilterSpace: String, Sendable, Codable {
+  /// Light as it adds up (sRGB decoded): exposure, white balance, vignette.
+  case linear = "linear light"
+  /// sRGB's encoded values, close to how lightness is seen: curves, levels, grain, detail.
+  case encoded = "sRGB-encoded (perceptual)"
+  /// Oklab, a perceptual space where hue and chroma are each one direction: vibrance, HSL.
+  case oklab = "Oklab (perceptual)"
+  /// Moves pixels rather than changing them.
+  case geometry = "geometry"
 }
 
 /// A filter's change to where the upright pixels lie in the stored image.
@@ -29,6 +47,7 @@ extension FilterDefinition {
   static var streams: Bool { true }
   static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? { nil }
   static func folding(_ arguments: FilterArguments) -> PlacementStep? { nil }
+  static var since: Int { 1 }
 }
 
 /// What a filter is and takes, for listings and docs (`darkroom filters`).
@@ -41,9 +60,13 @@ public struct FilterInfo: Sendable {
   public let summary: String
   /// Its parameters, in the order positional values of `--filter` fill them.
   public let parameters: [FilterParameter]
+  /// Where it works: linear light, a perceptual space, or geometry.
+  public let space: FilterSpace
 }
 
-/// Every built-in filter: `noir`, `tone`, `crop`, `rotate` and `flip`.
+/// Every built-in filter: `noir`, `tone`, `crop`, `rotate`, `flip`, and the panel of a
+/// photo editor (`balance`, `light`, `vibrance`, `curve`, `hsl`, `definition`, `texture`,
+/// `sharpen`, `denoise`, `vignette`, `grain`, `perspective`, `auto`).
 ///
 /// ```swift
 /// for filter in Filters.catalog {
@@ -57,11 +80,16 @@ public struct FilterInfo: Sendable {
 public enum Filters {
   static let all: [any FilterDefinition.Type] = [
     NoirFilter.self, ToneFilter.self, CropFilter.self, RotateFilter.self, FlipFilter.self,
+    BalanceFilter.self, LightFilter.self, VibranceFilter.self, CurveFilter.self, HSLFilter.self,
+    DefinitionFilter.self, TextureFilter.self, SharpenFilter.self, DenoiseFilter.self,
+    VignetteFilter.self, GrainFilter.self, PerspectiveFilter.self, AutoFilter.self,
   ]
 
   /// What each built-in filter is and takes, in the order `darkroom filters` lists them.
   public static var catalog: [FilterInfo] {
-    all.map { FilterInfo(name: $0.name, summary: $0.summary, parameters: $0.parameters) }
+    all.map {
+      FilterInfo(name: $0.name, summary: $0.summary, parameters: $0.parameters, space: $0.space)
+    }
   }
 
   static func named(_ name: String) -> (any FilterDefinition.Type)? {

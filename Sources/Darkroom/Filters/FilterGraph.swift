@@ -112,8 +112,16 @@ public struct FilterNode: Sendable, Hashable, Codable {
 public struct FilterGraph: Sendable, Hashable, Codable {
   /// The `format` of a graph document, `org.darkroom.filter-graph`.
   public static let formatIdentifier = "org.darkroom.filter-graph"
-  /// The document version this build writes, and the newest it reads.
-  public static let currentVersion = 1
+  /// The newest document version this build reads and writes. Version 2 added the
+  /// editor's filters (`balance` to `auto`); a graph is written with the oldest version
+  /// that has all its filters (``documentVersion``), so a graph of version 1's filters
+  /// keeps its bytes.
+  public static let currentVersion = 2
+
+  /// The version this graph is written with: the newest of its filters' first versions.
+  public var documentVersion: Int {
+    nodes.map { $0.definition?.since ?? 1 }.max() ?? 1
+  }
 
   /// The steps, applied in order.
   public var nodes: [FilterNode]
@@ -148,7 +156,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   public func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(Self.formatIdentifier, forKey: .format)
-    try c.encode(Self.currentVersion, forKey: .version)
+    try c.encode(documentVersion, forKey: .version)
     try c.encode(nodes, forKey: .nodes)
     try c.encodeIfPresent(description, forKey: .description)
   }
@@ -270,19 +278,30 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   }
 
   /// The graph for the image `scale` times the size of the one it was made for: crops in
-  /// pixels (`unit=px`) scaled, rounded; everything else is in proportions already.
-  func scalingPixelCrops(by scale: Double) throws(DarkroomError) -> FilterGraph {
+  /// pixels (`unit=px`) and lengths in pixels (a radius: ``FilterParameter/isPixels``)
+  /// scaled, rounded crops, radii kept in their range; everything else is in proportions
+  /// already.
+  func scalingPixels(by scale: Double) throws(DarkroomError) -> FilterGraph {
     guard scale != 1 else { return self }
     return try FilterGraph(
       nodes: nodes.map { node throws(DarkroomError) in
-        guard node.op == CropFilter.name, node.params["unit"] == .text("px") else { return node }
+        guard let definition = node.definition else { return node }
         var params = node.params
-        for side in ["x", "y", "width", "height"] {
-          if case .number(let value)? = params[side] {
-            params[side] = .number((value * scale).rounded())
+        if node.op == CropFilter.name, node.params["unit"] == .text("px") {
+          for side in ["x", "y", "width", "height"] {
+            if case .number(let value)? = params[side] {
+              params[side] = .number((value * scale).rounded())
+            }
           }
         }
-        return try FilterNode(CropFilter.name, params)
+        for parameter in definition.parameters where parameter.isPixels {
+          guard case .number(let value)? = params[parameter.name],
+            case .number(let range) = parameter.kind
+          else { continue }
+          params[parameter.name] = .number(
+            min(range.upperBound, max(range.lowerBound, value * scale)))
+        }
+        return params == node.params ? node : try FilterNode(node.op, params)
       }, description: description)
   }
 

@@ -57,6 +57,9 @@ public struct FilterParameter: Sendable {
     case word([String])
     /// A ratio written `W:H` with positive numbers, such as `4:5`.
     case ratio
+    /// Points of a curve, `x:y` pairs of fractions with x rising, joined by commas:
+    /// `0:0,0.25:0.2,1:1` (2 to 16 points).
+    case points
   }
 
   /// The parameter's name, as graphs and `--filter` write it.
@@ -67,6 +70,9 @@ public struct FilterParameter: Sendable {
   public let defaultValue: FilterValue?
   /// What the parameter does, in one line, for `darkroom filters` and the docs.
   public let doc: String
+  /// Whether the value is a length in pixels of the full-size image (a radius), scaled
+  /// with the image when an edit is previewed smaller.
+  public let isPixels: Bool
 
   /// Declares a parameter.
   ///
@@ -75,11 +81,15 @@ public struct FilterParameter: Sendable {
   ///   - kind: What values it takes.
   ///   - value: Its default, or nil for a parameter that has no value unless given.
   ///   - doc: What it does, in one line.
-  public init(_ name: String, _ kind: Kind, default value: FilterValue?, _ doc: String) {
+  ///   - pixels: Whether the value is a length in pixels of the full-size image.
+  public init(
+    _ name: String, _ kind: Kind, default value: FilterValue?, _ doc: String, pixels: Bool = false
+  ) {
     self.name = name
     self.kind = kind
     self.defaultValue = value
     self.doc = doc
+    self.isPixels = pixels
   }
 
   /// What the parameter takes, in the words error messages and `darkroom filters` use.
@@ -91,6 +101,7 @@ public struct FilterParameter: Sendable {
       "one of " + values.map { FilterValue.number($0).description }.joined(separator: ", ")
     case .word(let words): "one of " + words.joined(separator: ", ")
     case .ratio: "ratio W:H such as 4:5"
+    case .points: "points x:y,x:y,... (2 to 16, fractions 0 to 1, x rising) such as 0:0,0.5:0.6,1:1"
     }
   }
 
@@ -116,9 +127,30 @@ public struct FilterParameter: Sendable {
     case (.ratio, .text(let text)):
       guard Self.ratio(text) != nil else { throw refuse() }
       return value
-    case (.word, .number), (.ratio, .number):
+    case (.points, .text(let text)):
+      guard let points = Self.points(text) else { throw refuse() }
+      // One spelling for the same curve: shortest numbers, commas between points.
+      return .text(
+        points.map { "\(FilterValue.number($0.x)):\(FilterValue.number($0.y))" }.joined(
+          separator: ","))
+    case (.word, .number), (.ratio, .number), (.points, .number):
       throw refuse()
     }
+  }
+
+  /// `x:y,x:y,...` as 2 to 16 points of fractions with x strictly rising; nil otherwise.
+  static func points(_ text: String) -> [(x: Double, y: Double)]? {
+    let pairs = text.split(separator: ",", omittingEmptySubsequences: false)
+    guard (2...16).contains(pairs.count) else { return nil }
+    var points: [(x: Double, y: Double)] = []
+    for pair in pairs {
+      let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+      guard parts.count == 2, let x = Double(parts[0]), let y = Double(parts[1]),
+        (0...1).contains(x), (0...1).contains(y), x > (points.last?.x ?? -1)
+      else { return nil }
+      points.append((x, y))
+    }
+    return points
   }
 
   /// `W:H` as a positive width-to-height ratio.

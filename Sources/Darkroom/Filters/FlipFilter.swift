@@ -1,6 +1,7 @@
 /// Mirror images.
 enum FlipFilter: FilterDefinition {
   static let name = "flip"
+  static let space = FilterSpace.geometry
   static let summary = "mirror left-right (horizontal) or top-bottom (vertical)"
   static let parameters = [
     FilterParameter(

@@ -2,6 +2,7 @@
 /// CIPhotoEffectNoir: Rec. 709 luminance, then an S-curve, blended by `intensity`.
 enum NoirFilter: FilterDefinition {
   static let name = "noir"
+  static let space = FilterSpace.encoded
   static let summary = "black and white with a film-like contrast curve"
   static let parameters = [
     FilterParameter(

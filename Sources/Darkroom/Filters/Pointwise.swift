@@ -8,6 +8,9 @@ enum PointwiseStep: Sendable, Equatable {
   case table([UInt8])
   /// A 3x3 colour matrix (row-major).
   case matrix([Double])
+  /// Stages computed in float in one pass (linear light, curves, Oklab): see
+  /// ``DevelopStage``. Consecutive ones run as one pass, with no rounding between them.
+  case develop([DevelopStage])
 }
 
 /// Pointwise steps waiting to run, merged as they come.
@@ -17,6 +20,8 @@ struct PointwisePlan {
   mutating func append(_ step: PointwiseStep) {
     if case .table(let next) = step, case .table(let previous)? = steps.last {
       steps[steps.count - 1] = .table(previous.map { next[Int($0)] })
+    } else if case .develop(let next) = step, case .develop(let previous)? = steps.last {
+      steps[steps.count - 1] = .develop(previous + next)
     } else {
       steps.append(step)
     }
@@ -28,7 +33,12 @@ struct PointwisePlan {
   mutating func takeFinalGreyTable() -> [UInt8]? {
     guard case .table(let table)? = steps.last,
       let lastGrey = steps.lastIndex(where: { if case .grey = $0 { true } else { false } }),
-      !steps[lastGrey...].contains(where: { if case .matrix = $0 { true } else { false } })
+      !steps[lastGrey...].contains(where: {
+        switch $0 {
+        case .matrix, .develop: true
+        case .grey, .table: false
+        }
+      })
     else { return nil }
     steps.removeLast()
     return table
@@ -50,8 +60,25 @@ struct PointwisePlan {
           grey = false
         }
         result = try result.recombined(matrix)
+      case .develop(let stages):
+        // Three bands from here (developed makes them from grey).
+        result = try result.developed(stages)
+        grey = false
       }
     }
     return result
+  }
+}
+
+extension PointwisePlan {
+  /// `steps` planned and run on an 8-bit sRGB image: a pointwise filter's `apply`.
+  static func run(_ steps: [PointwiseStep], on image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
+    var grey = false
+    var plan = PointwisePlan()
+    for step in steps { plan.append(step) }
+    let result = try plan.run(on: image, grey: &grey)
+    return grey ? try result.greyToRGB() : result
   }
 }

@@ -1,6 +1,7 @@
 /// Quarter turns, clockwise.
 enum RotateFilter: FilterDefinition {
   static let name = "rotate"
+  static let space = FilterSpace.geometry
   static let summary = "turn by 90, 180 or 270 degrees clockwise"
   static let parameters = [
     FilterParameter("angle", .choice([90, 180, 270]), default: .number(90), "degrees clockwise")

@@ -9,6 +9,7 @@
 /// one 3x3 matrix, so the whole filter is two cheap libvips operations (or none).
 enum ToneFilter: FilterDefinition {
   static let name = "tone"
+  static let space = FilterSpace.encoded
   static let summary = "exposure, contrast, brightness, highlights, shadows, saturation, warmth"
   static let parameters = [
     FilterParameter(

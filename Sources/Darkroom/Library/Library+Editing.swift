@@ -147,7 +147,7 @@ extension Library {
     editor.quality = spec.quality
     // Pixel crops name the original's pixels: scaled to the smaller image's.
     let original = try AssetMetadata.read(source)
-    let scaled = try graph.scalingPixelCrops(
+    let scaled = try graph.scalingPixels(
       by: Double(screen.width) / Double(max(1, original.displayWidth)))
     let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
     let metadata = try AssetMetadata.read(.data(bytes, name: path))

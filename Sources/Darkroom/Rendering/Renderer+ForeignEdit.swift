@@ -59,7 +59,7 @@ extension Renderer {
     if metadata.format == "raw" {
       let image = try rawImage(
         source, metadata, needed: needed, full: full, preview: edit.source != "XMP")
-      let shown = try graph.scalingPixelCrops(by: Double(image.width) / Double(upright.width))
+      let shown = try graph.scalingPixels(by: Double(image.width) / Double(upright.width))
         .apply(to: image.srgb())
       return try finished(shown, spec, metadata, box: box, dropXMP: true)
     }
@@ -81,7 +81,7 @@ extension Renderer {
           image = try colour.convertedToSRGB(image)
         }
       }
-      let shown = try graph.scalingPixelCrops(by: Double(image.width) / Double(upright.width))
+      let shown = try graph.scalingPixels(by: Double(image.width) / Double(upright.width))
         .apply(to: image.srgb())
       return try finished(shown, spec, metadata, box: box, dropXMP: true)
     }
