@@ -111,7 +111,7 @@ struct ForeignEditTests {
       [
         "HasCrop": "True", "CropLeft": "0.1", "CropTop": "0.2", "CropRight": "0.7",
         "CropBottom": "0.9", "CropAngle": "0", "ConvertToGrayscale": "True",
-        "Clarity2012": "+20", "AlreadyApplied": "False",
+        "Dehaze": "+20", "AlreadyApplied": "False",
       ], sidecar: true)
     let sidecar = folder.file("six.xmp")
     let sidecarBytes = try Fixture.bytes(sidecar)
@@ -128,11 +128,11 @@ struct ForeignEditTests {
       entry["rendered"] as? [String]
         == ["HasCrop", "CropLeft", "CropTop", "CropRight", "CropBottom", "ConvertToGrayscale"])
     #expect(entry["approximated"] as? [String] == [])
-    #expect(entry["ignored"] as? [String] == ["Clarity2012"])
+    #expect(entry["ignored"] as? [String] == ["Dehaze"])
     let text = try CLI.run(["info", six])
     #expect(
       text.stdout.contains(
-        "Edited in     Lightroom (six.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1; not rendered: Clarity2012\n"
+        "Edited in     Lightroom (six.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7 | tone saturation=-1; not rendered: Dehaze\n"
       ), "\(text.stdout)")
 
     let edit = try CLI.run(["edit", six, "--from-xmp"])

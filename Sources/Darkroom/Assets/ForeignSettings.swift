@@ -113,7 +113,11 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
     let names = packet.names(in: crs)
     if !names.isEmpty {
       var values: [String: String] = [:]
-      for name in names { values[name] = packet.text(crs, name) ?? "" }
+      for name in names {
+        // A sequence (a tone curve's points) is its items joined by `;`.
+        let items = packet.list(crs, name)
+        values[name] = items.count > 1 ? items.joined(separator: ";") : items.first ?? ""
+      }
       return ForeignSettings(program: "lightroom", source: source, values: values, instances: [])
     }
     let dt = darktable

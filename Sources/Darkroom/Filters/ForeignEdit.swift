@@ -20,8 +20,17 @@ import FoundationEssentials
 /// | `ConvertToGrayscale` | `tone saturation=-1` (Rec. 709 luma) | rendered |
 /// | `Exposure2012` (stops) | `tone exposure`, linear light | approximated |
 /// | `Contrast2012`, `Highlights2012`, `Shadows2012`, `Saturation` (-100 to 100) | `tone contrast`, `highlights`, `shadows`, `saturation` (/ 100) | approximated |
-/// | `IncrementalTemperature` (-100 to 100) | `tone warmth` (/ 100) | approximated |
-/// | anything else not at its neutral value (`Tint`, `Clarity2012`, curves, ...) | nothing | ignored |
+/// | `Whites2012`, `Blacks2012` | `light whites`, `blacks` (/ 200) | approximated |
+/// | `IncrementalTemperature`, `IncrementalTint` | `balance temperature` (0.7 mired a step), `tint` (/ 100) | approximated |
+/// | `Vibrance`, `Clarity2012`, `Texture` | `vibrance`, `definition`, `texture` (/ 100) | approximated |
+/// | `Sharpness` (0 to 150), `SharpenRadius`, `SharpenDetail` | `sharpen amount` (/ 50), `radius`, `detail` (/ 100) | approximated |
+/// | `LuminanceSmoothing`, `ColorNoiseReduction` | `denoise luminance`, `colour` (/ 100) | approximated |
+/// | `PostCropVignetteAmount`, `Midpoint`, `Feather`, `Roundness` | `vignette` (/ 100) | approximated |
+/// | `GrainAmount` | `grain amount` (/ 100) | approximated |
+/// | `HueAdjustmentRed` ... `LuminanceAdjustmentMagenta` | `hsl red-hue` ... `magenta-luminance` (/ 100) | approximated |
+/// | `PerspectiveVertical`, `PerspectiveHorizontal` | `perspective` (/ -100), before the crop | approximated |
+/// | `ToneCurvePV2012` and its `Red`, `Green`, `Blue` (points 0 to 255) | `curve rgb`, `red`, `green`, `blue` | approximated |
+/// | anything else not at its neutral value (`Dehaze`, masks, an absolute `Temperature`, ...) | nothing | ignored |
 ///
 /// `AlreadyApplied="True"` says the pixels are the edit's result already (a JPEG exported
 /// with its settings): nothing is rendered for it.
@@ -89,37 +98,61 @@ public struct ForeignEdit: Sendable, Equatable, Codable {
       }
     }
 
-    // Tone, as Darkroom's tone filter has it.
-    var tone: [String: FilterValue] = [:]
+    // Grayscale, then every other setting scaled onto a parameter of a filter
+    // (approximated: Darkroom's filters are not Camera Raw's).
+    var params: [String: [String: FilterValue]] = [:]
     if settings.flag("ConvertToGrayscale") {
-      tone["saturation"] = .number(-1)
+      params["tone", default: [:]]["saturation"] = .number(-1)
       edit.rendered.append("ConvertToGrayscale")
     }
     handled.insert("ConvertToGrayscale")
-    let scaled: [(String, String, Double, ClosedRange<Double>)] = [
-      ("Exposure2012", "exposure", 1, -4...4), ("Contrast2012", "contrast", 100, -1...1),
-      ("Highlights2012", "highlights", 100, -1...1), ("Shadows2012", "shadows", 100, -1...1),
-      ("Saturation", "saturation", 100, -1...1),
-      ("IncrementalTemperature", "warmth", 100, -1...1),
-    ]
-    for (name, parameter, divisor, range) in scaled {
-      guard let value = number(name) else { continue }
-      handled.insert(name)
-      guard value != 0 else { continue }
+    for mapping in LightroomMapping.all {
+      guard let value = number(mapping.setting) else { continue }
+      handled.insert(mapping.setting)
+      guard value != 0 || !mapping.leads else { continue }
       // Grayscale wins over a saturation of its own.
-      if parameter == "saturation", tone["saturation"] != nil {
-        edit.ignored.append(name)
+      if mapping.parameter == "saturation", params["tone"]?["saturation"] != nil {
+        edit.ignored.append(mapping.setting)
         continue
       }
-      let mapped = value / divisor
-      guard range.contains(mapped) else {
-        edit.ignored.append(name)
+      let mapped = mapping.value(value)
+      guard
+        let parameter = Filters.named(mapping.filter)?.parameters.first(where: {
+          $0.name == mapping.parameter
+        }),
+        case .number(let range) = parameter.kind, range.contains(mapped)
+      else {
+        edit.ignored.append(mapping.setting)
         continue
       }
-      tone[parameter] = .number(mapped)
-      edit.approximated.append(name)
+      params[mapping.filter, default: [:]][mapping.parameter] = .number(mapped)
+      edit.approximated.append(mapping.setting)
     }
-    if !tone.isEmpty, let node = try? FilterNode("tone", tone) { nodes.append(node) }
+    // The tone curves: "x, y" points from 0 to 255.
+    for (setting, parameter) in LightroomMapping.curves {
+      let points = settings.values[setting].flatMap(LightroomMapping.curvePoints)
+      guard settings.values[setting] != nil else { continue }
+      handled.insert(setting)
+      guard let points, points != "0:0,1:1" else {
+        if points == nil { edit.ignored.append(setting) }
+        continue
+      }
+      params["curve", default: [:]][parameter] = .text(points)
+      edit.approximated.append(setting)
+    }
+    // A filter's secondary settings (a radius, a midpoint) go only with its leading one.
+    for mapping in LightroomMapping.all where !mapping.leads {
+      if params[mapping.filter]?.count == 1, params[mapping.filter]?[mapping.parameter] != nil {
+        params[mapping.filter] = nil
+        edit.approximated.removeAll { $0 == mapping.setting }
+      }
+    }
+    for filter in LightroomMapping.order {
+      guard let values = params[filter], let node = try? FilterNode(filter, values) else {
+        continue
+      }
+      if filter == "perspective" { nodes.insert(node, at: 0) } else { nodes.append(node) }
+    }
 
     // Anything else that is not at its neutral value is kept in the file, not rendered.
     for name in names.sorted()
@@ -291,17 +324,44 @@ extension ForeignEdit {
     }
     let grey = graph.nodes.contains { $0.op == "noir" } || (tone["saturation"] ?? 0) <= -1
     settings.append(("ConvertToGrayscale", grey ? "True" : "False"))
-    let scaled: [(String, String, Double)] = [
-      ("exposure", "Exposure2012", 1), ("contrast", "Contrast2012", 100),
-      ("highlights", "Highlights2012", 100), ("shadows", "Shadows2012", 100),
-      ("saturation", "Saturation", 100), ("warmth", "IncrementalTemperature", 100),
-    ]
-    for (parameter, name, factor) in scaled {
-      guard let value = tone[parameter], !(parameter == "saturation" && grey) else { continue }
-      settings.append((name, number(factor == 1 ? value : (value * factor).rounded())))
+    // The last node of each filter, its parameters back on Camera Raw's scales.
+    var last: [String: FilterNode] = [:]
+    for node in graph.nodes { last[node.op] = node }
+    for mapping in LightroomMapping.all {
+      let value: Double
+      if mapping.filter == "tone" {
+        guard let sum = tone[mapping.parameter], !(mapping.parameter == "saturation" && grey)
+        else { continue }
+        value = sum
+      } else {
+        guard case .number(let v)? = last[mapping.filter]?.params[mapping.parameter] else {
+          continue
+        }
+        value = v
+      }
+      guard let setting = mapping.setting(value) else { continue }
+      settings.append((mapping.setting, number(setting, sign: mapping.signed)))
+    }
+    var sequences: [(String, [String])] = []
+    for (setting, parameter) in LightroomMapping.curves {
+      guard case .text(let text)? = last["curve"]?.params[parameter],
+        let points = FilterParameter.points(text)
+      else { continue }
+      sequences.append(
+        (
+          setting,
+          points.map { "\(Int(($0.x * 255).rounded())), \(Int(($0.y * 255).rounded()))" }
+        ))
     }
     let attributes = settings.map { "   crs:\($0.0)=\"\(XMPSidecar.escaped($0.1))\"" }
       .joined(separator: "\n")
+    let elements = sequences.map { setting, items in
+      "   <crs:\(setting)>\n    <rdf:Seq>\n"
+        + items.map { "     <rdf:li>\(XMPSidecar.escaped($0))</rdf:li>\n" }.joined()
+        + "    </rdf:Seq>\n   </crs:\(setting)>\n"
+    }.joined()
+    // Curves are sequences: elements inside the description, which then closes apart.
+    let close = elements.isEmpty ? "/>" : ">\n" + elements + "    </rdf:Description>"
     let packet = """
       <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
       <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Darkroom">
@@ -310,7 +370,7 @@ extension ForeignEdit {
           xmlns:crs="\(ForeignSettings.crs)"
           xmlns:darkroom="\(XMPPacket.darkroom)"
       \(attributes)
-          darkroom:AdjustmentData="\(XMPSidecar.escaped(String(decoding: adjustmentData, as: UTF8.self)))"/>
+          darkroom:AdjustmentData="\(XMPSidecar.escaped(String(decoding: adjustmentData, as: UTF8.self)))"\(close)
        </rdf:RDF>
       </x:xmpmeta>
       <?xpacket end="w"?>
