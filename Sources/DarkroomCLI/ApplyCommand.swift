@@ -161,7 +161,8 @@ struct ApplyCommand: ParsableCommand {
     }
 
     var request = JobRequest(
-      .edit(try filterOptions.graph(), mode: filterOptions.mode(replace: true)), on: items,
+      .edit(try filterOptions.graph(near: inputs.first), mode: filterOptions.mode(replace: true)),
+      on: items,
       in: library)
     request.output = output
     request.skipCurrent = !force

@@ -56,7 +56,7 @@ struct EditCommand: ParsableCommand {
 
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
-    let graph = try filterOptions.graph()
+    let graph = try filterOptions.graph(near: files.first)
     // Pasted adjustment data replaces the edit; filters add to it unless --replace.
     let mode = filterOptions.mode(replace: replace)
     let space = try spaceOption.assets(files)

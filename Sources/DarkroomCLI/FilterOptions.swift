@@ -56,8 +56,9 @@ struct FilterOptions: ParsableArguments {
   }
 
   /// The graph, checked before any pixel moves or any file is touched: a bad spec is a usage
-  /// error (exit 2).
-  func graph() throws -> FilterGraph {
+  /// error (exit 2). A preset name may be one saved in the library holding `near` (the
+  /// first input) or the current folder.
+  func graph(near: String? = nil) throws -> FilterGraph {
     do {
       if fromXMP { return FilterGraph(nodes: []) }
       if let adjustment {
@@ -67,7 +68,9 @@ struct FilterOptions: ParsableArguments {
         }
         return try AdjustmentData.decode(json: bytes, source: adjustment).graph
       }
-      return try FilterGraph.parse(specs: filters)
+      var presets = Library.userPresets(near: ".")
+      if let near { presets.merge(Library.userPresets(near: near)) { _, nearer in nearer } }
+      return try FilterGraph.parse(specs: filters, presets: presets)
     } catch {
       reportError(error)
       throw WorkFailed(status: 2)

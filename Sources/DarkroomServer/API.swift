@@ -41,7 +41,7 @@ struct API: Sendable {
     api.post("assets/:id/edit") { request, context in
       let id = try Self.assetID(context)
       let body = try await request.decode(as: EditBody.self, context: context)
-      let graph = try body.filterGraph()
+      let graph = try body.filterGraph(presets: library.presetsByName())
       let mode = body.editMode
       let pixels = configuration.pixels
       let result = try await blocking { [library] () throws(DarkroomError) in
@@ -63,7 +63,7 @@ struct API: Sendable {
     api.post("assets/:id/preview") { request, context in
       let id = try Self.assetID(context)
       let body = try await request.decode(as: EditBody.self, context: context)
-      let graph = try body.filterGraph()
+      let graph = try body.filterGraph(presets: library.presetsByName())
       var spec = RenditionSpec(.fullscreen)
       let size = body.size ?? 1280
       guard (64...4096).contains(size) else { throw APIError.badRequest("size takes 64 to 4096") }
@@ -115,13 +115,48 @@ struct API: Sendable {
       return try Self.encode(APIAlbums(albums: albums))
     }
     api.get("filters") { _, _ in
-      try Self.encode(
-        APIFilters(
-          presets: Presets.all.map { .init(name: $0.name, description: $0.graph.description) }))
+      try Self.encode(APIFilters(userPresets: library.userPresets()))
+    }
+    api.post("presets") { request, context in
+      let body = try await request.decode(as: PresetBody.self, context: context)
+      let graph: FilterGraph?
+      if body.from == nil {
+        graph = try EditBody(filters: body.filters, graph: body.graph).filterGraph(
+          presets: library.presetsByName())
+      } else {
+        guard body.filters == nil, body.graph == nil else {
+          throw APIError.badRequest("a preset comes from an asset's edit or from filters, not both")
+        }
+        graph = nil
+      }
+      let from = try body.from.map { text in
+        guard let id = AssetID(text) else {
+          throw APIError.badRequest("from takes an asset id: not \(text.prefix(64))")
+        }
+        return id
+      }
+      let preset = try await blocking { [library] () throws(DarkroomError) in
+        if let from {
+          _ = try library.asset(from)  // 404 for an unknown id
+          return try library.savePreset(body.name, fromEditOf: from, description: body.description)
+        }
+        return try library.savePreset(
+          body.name, graph: graph ?? FilterGraph(nodes: []), description: body.description)
+      }
+      return try Self.encode(
+        APIFilters.Preset(name: preset.name, graph: preset.graph, user: true), status: .created)
+    }
+    api.delete("presets/:name") { _, context in
+      let name = context.parameters.get("name") ?? ""
+      let removed = try await blocking { [library] () throws(DarkroomError) in
+        try library.deletePreset(name)
+      }
+      guard removed else { throw APIError.notFound("no such preset: \(name.prefix(64))") }
+      return Response(status: .noContent)
     }
     api.post("jobs") { request, context in
       let body = try await request.decode(as: JobBody.self, context: context)
-      let action = try body.jobAction()
+      let action = try body.jobAction(presets: library.presetsByName())
       let ids = try await ids(in: body.selection)
       let job = jobs.start(action, on: ids)
       var response = try Self.encode(job.status, status: .accepted)

@@ -95,12 +95,74 @@ struct APIRevert: Encodable, Sendable {
   }
 }
 
+/// The filters an edit may use, with their parameters, and the presets (built-in, then the
+/// library's own).
 struct APIFilters: Encodable, Sendable {
   struct Preset: Encodable, Sendable {
     var name: String
     var description: String?
+    var filters: [String]
+    /// A preset saved in this library (false: built in).
+    var user: Bool
+
+    init(name: String, graph: FilterGraph, user: Bool) {
+      self.name = name
+      self.description = graph.description
+      self.filters = graph.nodes.map(\.text)
+      self.user = user
+    }
   }
+  struct Parameter: Encodable, Sendable {
+    var name, takes, doc: String
+    var min, max: Double?
+    var choices: [String]?
+    var defaultValue: FilterValue?
+    var pixels: Bool
+    enum CodingKeys: String, CodingKey {
+      case name, takes, doc, min, max, choices, pixels
+      case defaultValue = "default"
+    }
+  }
+  struct Filter: Encodable, Sendable {
+    var name, summary, space: String
+    var parameters: [Parameter]
+  }
+  var filters: [Filter]
   var presets: [Preset]
+
+  init(userPresets: [UserPreset]) {
+    filters = Filters.catalog.map { filter in
+      Filter(
+        name: filter.name, summary: filter.summary, space: filter.space.rawValue,
+        parameters: filter.parameters.map { p in
+          var parameter = Parameter(
+            name: p.name, takes: p.expectation, doc: p.doc, defaultValue: p.defaultValue,
+            pixels: p.isPixels)
+          switch p.kind {
+          case .number(let range):
+            (parameter.min, parameter.max) = (range.lowerBound, range.upperBound)
+          case .choice(let values):
+            parameter.choices = values.map { FilterValue.number($0).description }
+          case .word(let words): parameter.choices = words
+          case .ratio, .points: break
+          }
+          return parameter
+        })
+    }
+    presets =
+      Presets.all.map { Preset(name: $0.name, graph: $0.graph, user: false) }
+      + userPresets.map { Preset(name: $0.name, graph: $0.graph, user: true) }
+  }
+}
+
+/// A preset to save: `name`, and `from` (an asset whose current edit it keeps) or the
+/// filters or graph themselves.
+struct PresetBody: Decodable, Sendable {
+  var name: String
+  var from: String?
+  var filters: [String]?
+  var graph: FilterGraph?
+  var description: String?
 }
 
 struct APIUpload: Encodable, Sendable {
@@ -155,7 +217,8 @@ struct EditBody: Decodable, Sendable {
     }
   }
 
-  func filterGraph() throws -> FilterGraph {
+  /// The graph asked for; a name may be one of `presets` (the library's own).
+  func filterGraph(presets: [String: FilterGraph] = [:]) throws -> FilterGraph {
     if let mode, !["append", "replace", "from-xmp"].contains(mode) {
       throw APIError.badRequest("mode takes append, replace or from-xmp; not \(mode.prefix(32))")
     }
@@ -170,7 +233,7 @@ struct EditBody: Decodable, Sendable {
     guard let filters, !filters.isEmpty else {
       throw APIError.badRequest("give filters (preset names or OP key=value) or a graph")
     }
-    return try FilterGraph.parse(specs: filters, readingFiles: false)
+    return try FilterGraph.parse(specs: filters, readingFiles: false, presets: presets)
   }
 }
 
@@ -264,10 +327,11 @@ struct JobBody: Decodable, Sendable {
 
   var selection: Selection { Selection(ids: ids, query: query, except: except) }
 
-  func jobAction() throws -> JobAction {
+  func jobAction(presets: [String: FilterGraph] = [:]) throws -> JobAction {
     switch action {
     case "apply":
-      return .edit(try EditBody(filters: filters, graph: graph).filterGraph(), mode: .replace)
+      return .edit(
+        try EditBody(filters: filters, graph: graph).filterGraph(presets: presets), mode: .replace)
     case "revert": return .revert(to: nil)
     case "trash": return .trash
     case "restore": return .restore

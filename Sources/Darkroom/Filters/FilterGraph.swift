@@ -182,18 +182,23 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// let mono = try FilterGraph.parse(spec: "mono")  // a preset
   /// ```
   ///
+  /// `presets` are a library's own (``Library/userPresets()``), taken by name after the
+  /// built-in ones.
+  ///
   /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for an empty spec, an unknown
   ///   filter or parameter, too many values or a value the filter refuses; for a `.json`
   ///   path, what ``readWholeFile(_:)`` and ``decode(json:source:)`` throw. Without
   ///   `readingFiles` (specs from a network client), a path is `invalidArgument`.
-  public static func parse(spec: String, readingFiles: Bool = true) throws(DarkroomError)
-    -> FilterGraph
-  {
+  public static func parse(
+    spec: String, readingFiles: Bool = true, presets: [String: FilterGraph] = [:]
+  ) throws(DarkroomError) -> FilterGraph {
     let words = spec.split(whereSeparator: \.isWhitespace).map(String.init)
     guard let first = words.first else {
       throw DarkroomError(.invalidArgument, "empty filter specification")
     }
-    if words.count == 1, let preset = Presets.named(first) { return preset }
+    if words.count == 1, let preset = Presets.named(first) ?? presets[first.lowercased()] {
+      return preset
+    }
     if first.hasSuffix(".json") || first.contains("/") {
       guard readingFiles else {
         throw DarkroomError(.invalidArgument, "a filter is a preset or OP key=value, not a file")
@@ -229,11 +234,13 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// The graph of several `--filter` arguments, in order.
   ///
   /// - Throws: The first ``DarkroomError`` that ``parse(spec:)`` throws.
-  public static func parse(specs: [String], readingFiles: Bool = true) throws(DarkroomError)
-    -> FilterGraph
-  {
+  public static func parse(
+    specs: [String], readingFiles: Bool = true, presets: [String: FilterGraph] = [:]
+  ) throws(DarkroomError) -> FilterGraph {
     var nodes: [FilterNode] = []
-    for spec in specs { nodes += try parse(spec: spec, readingFiles: readingFiles).nodes }
+    for spec in specs {
+      nodes += try parse(spec: spec, readingFiles: readingFiles, presets: presets).nodes
+    }
     return FilterGraph(nodes: nodes)
   }
 
