@@ -419,6 +419,12 @@ int dr_detail(VipsImage *in, VipsImage *blurred, VipsImage **out, int kind, doub
                    detail_generate, p_vips_stop_many, state->images, state, detail_close);
 }
 
+int dr_shared(VipsImage *in, VipsImage **out) {
+  // Threaded: the two branches run on libvips' workers at once. 16-line tiles; libvips
+  // sizes the window from what the readers ask for.
+  return p_vips_linecache(in, out, "tile_height", 16, "threaded", 1, NULL);
+}
+
 int dr_blur(VipsImage *in, VipsImage **out, double sigma) {
   if (!(sigma > 0)) return -1;
   if (sigma <= 4) return p_vips_gaussblur(in, out, sigma, NULL);

@@ -144,6 +144,7 @@ typedef int (*dr_vips_gaussblur_fn)(VipsImage *in, VipsImage **out, double sigma
 typedef int (*dr_vips_resize_fn)(VipsImage *in, VipsImage **out, double scale, ...);
 typedef void *(*dr_vips_start_many_fn)(VipsImage *out, void *a, void *b);
 typedef int (*dr_vips_stop_many_fn)(void *seq, void *a, void *b);
+typedef int (*dr_vips_linecache_fn)(VipsImage *in, VipsImage **out, ...);
 typedef int (*dr_vips_embed_fn)(VipsImage *in, VipsImage **out, int x, int y, int width,
                                 int height, ...);
 typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char *detailed_signal,
@@ -172,6 +173,7 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_image_new) X(vips_image_pipelinev) X(vips_image_init_fields) X(vips_image_generate)  \
   X(vips_start_one) X(vips_stop_one) X(vips_region_prepare) X(vips_image_get_xres)            \
   X(vips_image_get_yres) X(vips_image_get_interpretation) X(g_object_ref) X(g_signal_connect_data)  \
-  X(vips_gaussblur) X(vips_resize) X(vips_start_many) X(vips_stop_many) X(vips_embed)
+  X(vips_gaussblur) X(vips_resize) X(vips_start_many) X(vips_stop_many) X(vips_embed) \
+  X(vips_linecache)
 
 #endif

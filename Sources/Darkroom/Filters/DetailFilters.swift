@@ -16,8 +16,7 @@ enum DefinitionFilter: FilterDefinition {
     if amount == 0 { return image }
     let sigma = 0.02 * Double(max(image.width, image.height))
     return try image.detailed(
-      with: image.blurred(sigma: max(0.5, sigma)), .localContrast, amount: amount,
-      threshold: 0.08)
+      blurredBy: max(0.5, sigma), .localContrast, amount: amount, threshold: 0.08)
   }
 }
 
@@ -39,8 +38,7 @@ enum TextureFilter: FilterDefinition {
     if amount == 0 { return image }
     let sigma = 0.0008 * Double(max(image.width, image.height))
     return try image.detailed(
-      with: image.blurred(sigma: max(0.5, sigma)), .localContrast, amount: 1.5 * amount,
-      threshold: 0.1)
+      blurredBy: max(0.5, sigma), .localContrast, amount: 1.5 * amount, threshold: 0.1)
   }
 }
 
@@ -69,8 +67,7 @@ enum SharpenFilter: FilterDefinition {
     let radius = max(0.3, arguments.number("radius") ?? 1)
     let detail = arguments.number("detail") ?? 0.25
     return try image.detailed(
-      with: image.blurred(sigma: radius), .sharpen, amount: amount,
-      threshold: (1 - detail) * 0.04)
+      blurredBy: radius, .sharpen, amount: amount, threshold: (1 - detail) * 0.04)
   }
 }
 
@@ -99,11 +96,11 @@ enum DenoiseFilter: FilterDefinition {
     var result = image
     if colour > 0 {
       result = try result.detailed(
-        with: result.blurred(sigma: 2 * radius), .denoiseColour, amount: colour, threshold: 0)
+        blurredBy: 2 * radius, .denoiseColour, amount: colour, threshold: 0)
     }
     if luminance > 0 {
       result = try result.detailed(
-        with: result.blurred(sigma: radius), .denoiseLuminance, amount: luminance,
+        blurredBy: radius, .denoiseLuminance, amount: luminance,
         threshold: 0.03 + 0.12 * luminance)
     }
     return result

@@ -83,14 +83,17 @@ extension VipsImage {
     }
   }
 
-  /// This image combined pixel by pixel with `blurred` (a blurred copy of it, same size).
-  func detailed(
-    with blurred: VipsImage, _ kind: DetailKind, amount: Double, threshold: Double
-  ) throws(DarkroomError) -> VipsImage {
+  /// This image combined pixel by pixel with a blur of it of standard deviation `sigma`.
+  /// The image is read once for both (behind a cache of its lines): chained, each pass
+  /// would otherwise compute everything before it twice.
+  func detailed(blurredBy sigma: Double, _ kind: DetailKind, amount: Double, threshold: Double)
+    throws(DarkroomError) -> VipsImage
+  {
     try colourBands { image throws(DarkroomError) in
-      let soft = try blurred.colourOnly()
-      return try image.made {
-        dr_detail(image.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
+      let shared = try image.made { dr_shared(image.pointer, &$0) }
+      let soft = try shared.blurred(sigma: sigma)
+      return try shared.made {
+        dr_detail(shared.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
       }
     }
   }
