@@ -5,6 +5,10 @@
 //                                        ROWS (100,000) catalog rows, in process (scan.sh)
 //   DarkroomBench places [N]           ns per nearest-place and per time-zone lookup, at N
 //                                        (200,000) populated positions (metadata.sh)
+//   DarkroomBench preview INPUT [RUNS]  the editor's preview of a slider change at screen
+//                                        size (1280), from the cached screen rendition:
+//                                        median ms for tone alone and for the whole panel
+//                                        (editor.sh)
 //   DarkroomBench catalog-scale DIR [ROWS]
 //                                        a first scan of DIR's files into an empty catalog
 //                                        and into one already holding ROWS (1,000,000)
@@ -290,16 +294,50 @@ func placeLookups(count: Int) throws {
   say("time zone: \(format(zone / 1000, 2)) us per lookup   (checksum \(checksum))")
 }
 
+/// The editor's preview of `runs` slider changes (each a different exposure, so nothing is
+/// reused but the screen-size rendition, as the server's preview route has it cached).
+func previewLatency(_ input: String, runs: Int) throws {
+  var spec = RenditionSpec(.fullscreen)
+  (spec.screenWidth, spec.screenHeight) = (1280, 1280)
+  spec.format = .jpeg
+  spec.metadata = .strip
+  let screen = try Renderer().render(.file(input), spec)
+  let panel = [
+    "balance temperature=5200 tint=0.1", "light brilliance=0.3 whites=0.1 blacks=-0.05",
+    "curve rgb=0:0,0.3:0.25,0.7:0.78,1:1", "vibrance 0.25",
+    "hsl blue-saturation=-0.3 orange-luminance=0.2", "definition 0.3", "texture 0.2",
+    "denoise luminance=0.2 colour=0.3", "sharpen amount=0.8", "vignette amount=-0.3",
+    "grain amount=0.2",
+  ]
+  for (name, rest) in [("tone alone", [String]()), ("whole panel", panel)] {
+    var times: [Double] = []
+    for run in 0..<runs {
+      let graph = try FilterGraph.parse(
+        specs: ["tone exposure=\(Double(run % 20) / 20) contrast=0.1"] + rest)
+      let editor = Editor()
+      times.append(
+        try seconds { _ = try editor.preview(.data(screen.bytes, name: input), graph: graph) })
+    }
+    times.sort()
+    say(
+      "preview \(screen.width)x\(screen.height), \(name): median \(format(times[times.count / 2] * 1000, 1)) ms, p90 \(format(times[times.count * 9 / 10] * 1000, 1)) ms (\(runs) runs)"
+    )
+  }
+}
+
 let arguments = CommandLine.arguments
 do {
   switch arguments.count > 1 ? arguments[1] : "" {
   case "help":
     say(
-      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N] | hash FILE [RUNS] | places [N]"
+      "usage: DarkroomBench INPUT OUTPUT SPEC... | catalog-query [ROWS] | catalog-scale DIR [ROWS] | fingerprint-index [N] | hash FILE [RUNS] | places [N] | preview INPUT [RUNS]"
     )
   case "hash":
     guard arguments.count > 2 else { fail("usage: DarkroomBench hash FILE [RUNS]", 2) }
     try hashRate(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 9 : 9)
+  case "preview":
+    guard arguments.count > 2 else { fail("usage: DarkroomBench preview INPUT [RUNS]", 2) }
+    try previewLatency(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 30 : 30)
   case "places":
     try placeLookups(count: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
   case "fingerprint-index":
