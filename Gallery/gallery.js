@@ -1677,7 +1677,6 @@ function assetPage(main) {
       rating.setAttribute("aria-label", error.message);
     }
   });
-  const form = main.querySelector(".editor");
   const photo = main.querySelector(".photo");
   // The photo stays in place (a preview may load into it later); a notice stands in for it.
   const notice = document.createElement("p");
@@ -1698,139 +1697,7 @@ function assetPage(main) {
     original.textContent = on ? "Show the edit" : "Show the original";
     photo.src = on ? original.href : original.dataset.edited;
   });
-  const status = form.querySelector(".status");
-  const history = form.querySelector(".history");
-  const shown = photo.src;
-  // The editor opens on demand (`edit=1` in the address opens it at once).
-  const opener = main.querySelector(".open-editor");
-  const openEditor = () => {
-    form.hidden = false;
-    opener.hidden = true;
-    main.classList.add("editing");
-    loadHistory();
-  };
-  opener.hidden = false;
-  opener.addEventListener("click", openEditor);
-  if (new URLSearchParams(location.search).get("edit") === "1") openEditor();
-
-  function filters() {
-    const tone = [], noir = [], crop = [];
-    for (const input of form.querySelectorAll("[data-filter]")) {
-      const list = { tone, noir, crop }[input.dataset.filter];
-      if (input.value !== "" && Number(input.value) !== 0) list.push(input.name + "=" + input.value);
-    }
-    const result = [];
-    if (tone.length) result.push("tone " + tone.join(" "));
-    if (noir.length) result.push("noir " + noir.join(" "));
-    if (crop.length) result.push("crop " + crop.join(" "));
-    return result;
-  }
-
-  let timer = null, shownURL = null, generation = 0;
-  async function preview(list) {
-    const mine = ++generation;
-    try {
-      const response = await api("POST", "/api/assets/" + id + "/preview", {
-        filters: list.length ? list : ["tone"], size: Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1))),
-      });
-      const blob = await response.blob();
-      if (mine !== generation) return;
-      if (shownURL) URL.revokeObjectURL(shownURL);
-      shownURL = URL.createObjectURL(blob);
-      photo.src = shownURL;
-      status.textContent = "";
-    } catch (error) {
-      status.textContent = error.message;
-    }
-  }
-  form.addEventListener("input", () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => preview(filters()), 150);
-  });
-
-  function setFrom(graph) {
-    for (const input of form.querySelectorAll("[data-filter]")) input.value = input.name === "aspect" ? "" : 0;
-    for (const node of graph?.nodes || []) {
-      for (const [name, value] of Object.entries(node.params || {})) {
-        const input = form.querySelector('[data-filter="' + node.op + '"][name="' + name + '"]');
-        if (input) input.value = value;
-      }
-      if (node.op === "noir" && !("intensity" in (node.params || {}))) {
-        form.querySelector('[data-filter="noir"]').value = 1;
-      }
-    }
-  }
-
-  // Each version in the history is a button: it goes back to that version.
-  async function loadHistory() {
-    history.textContent = "";
-    try {
-      const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
-      const entry = (version, text) => {
-        const item = document.createElement("li");
-        const button = document.createElement("button");
-        button.type = "button";
-        button.dataset.version = String(version);
-        button.textContent = text + (version === data.current ? " (current)" : "");
-        button.setAttribute("aria-current", version === data.current ? "true" : "false");
-        item.append(button);
-        history.append(item);
-      };
-      entry(0, "Original");
-      for (const version of data.versions) entry(version.version, "v" + version.version + ": " + version.filters.join(" | "));
-      const current = data.versions.find((v) => v.version === data.current);
-      setFrom(current?.graph);
-    } catch (error) {
-      status.textContent = error.message;
-    }
-  }
-  history.addEventListener("click", async (event) => {
-    const button = event.target.closest("button[data-version]");
-    if (!button || button.getAttribute("aria-current") === "true") return;
-    const version = Number(button.dataset.version);
-    status.textContent = "going back…";
-    try {
-      await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
-      status.textContent = version > 0 ? "at v" + version : "at the original";
-      await reloadPhoto();
-      await loadHistory();
-    } catch (error) {
-      status.textContent = error.message;
-    }
-  });
-
-  async function reloadPhoto() {
-    const asset = await (await api("GET", "/api/assets/" + id)).json();
-    photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
-  }
-
-  form.addEventListener("click", async (event) => {
-    const act = event.target.closest("button")?.dataset.act;
-    if (!act) return;
-    try {
-      if (act === "before") {
-        status.textContent = "before";
-        await preview([]);
-        status.textContent = "before (move a slider to see the edit)";
-      } else if (act === "save") {
-        const list = filters();
-        if (!list.length) { status.textContent = "nothing to save"; return; }
-        status.textContent = "saving…";
-        await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
-        status.textContent = "saved";
-        await reloadPhoto();
-        await loadHistory();
-      } else if (act === "revert") {
-        status.textContent = "reverting…";
-        await api("POST", "/api/assets/" + id + "/revert", {});
-        status.textContent = "reverted";
-        await reloadPhoto();
-        await loadHistory();
-      }
-    } catch (error) {
-      status.textContent = error.message;
-    }
-  });
+  // The editor is editor.js's (loaded on this page only).
 }
 
 // ---- Duplicates: keep one of each group, the rest to the trash ----------------------------

@@ -4,7 +4,12 @@ import Darkroom
 struct FiltersCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "filters",
-    abstract: "List the filters, their parameters, and the presets; save an edit as a preset.",
+    abstract: "List the filters and presets; save an edit as a preset.",
+    usage: """
+      darkroom filters [--json]
+      darkroom filters --save <name> --from <file|id> [--description <text>]
+      darkroom filters --delete <name>
+      """,
     discussion: """
       A --filter is written `OP key=value ...`; values without a key fill the
       parameters in the order listed. Presets are graphs of these filters, kept in
@@ -21,7 +26,7 @@ struct FiltersCommand: ParsableCommand {
       wherever a built-in preset is: `darkroom apply --filter NAME`, the API and
       the gallery's batch menu. --delete NAME removes one. The listing shows the
       presets of the library holding the current folder.
-        darkroom edit IMG_0001.jpg --filter 'tone exposure=0.3' --filter 'vibrance 0.2'
+        darkroom edit IMG_0001.jpg --filter 'tone exposure=0.3' --filter vibrance
         darkroom filters --save bright --from IMG_0001.jpg --description 'a lift'
         darkroom apply --filter bright holiday/
       """)

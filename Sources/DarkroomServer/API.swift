@@ -80,6 +80,18 @@ struct API: Sendable {
       return Response(
         status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
     }
+    api.post("assets/:id/auto") { request, context in
+      let id = try Self.assetID(context)
+      let body = try await Self.optionalBody(EditBody.self, request, context)
+      // No filters (or none at all): Auto on the original alone.
+      let given = body.flatMap { $0.graph != nil || !($0.filters ?? []).isEmpty ? $0 : nil }
+      let graph = try given?.filterGraph(presets: library.presetsByName())
+      let pixels = configuration.pixels
+      let chosen = try await blocking { [library] () throws(DarkroomError) in
+        try library.autoFilters(id, after: graph ?? FilterGraph(nodes: []), settings: pixels)
+      }
+      return try Self.encode(APIAutoFilters(filters: chosen.map(\.text)))
+    }
     api.put("assets/:id/favourite") { request, context in
       let id = try Self.assetID(context)
       let body = try await request.decode(as: FavouriteBody.self, context: context)

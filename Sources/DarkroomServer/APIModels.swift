@@ -155,6 +155,11 @@ struct APIFilters: Encodable, Sendable {
   }
 }
 
+/// What Auto chose for an asset: filters written as `--filter` takes them.
+struct APIAutoFilters: Encodable, Sendable {
+  var filters: [String]
+}
+
 /// A preset to save: `name`, and `from` (an asset whose current edit it keeps) or the
 /// filters or graph themselves.
 struct PresetBody: Decodable, Sendable {

@@ -85,14 +85,15 @@ struct AccessMiddleware: RouterMiddleware {
   }
 
   /// A request that changes something: any but GET and HEAD, except the POSTs that change
-  /// nothing in the library (a zip of a selection, an editor's preview, unlocking or
+  /// nothing in the library (a zip of a selection, an editor's preview and Auto, unlocking or
   /// locking a space: a read-only session may look into a space). A session's logout is
   /// let through in `handle`.
   static func needsWrite(_ request: Request) -> Bool {
     let path = request.uri.path
     return changesState(request.method)
       && !(path == "/api/download" || SpaceRoutes.locksOrUnlocks(path)
-        || (path.hasPrefix("/api/assets/") && path.hasSuffix("/preview")))
+        || (path.hasPrefix("/api/assets/")
+          && (path.hasSuffix("/preview") || path.hasSuffix("/auto"))))
   }
 
   static let formType = "application/x-www-form-urlencoded"

@@ -48,7 +48,8 @@ struct Gallery: Sendable {
   func add(to router: Router<DarkroomRequestContext>) {
     router.get("static/:file") { request, context in
       let name = context.parameters.get("file") ?? ""
-      guard ["gallery.js", "gallery.css", "favicon.svg"].contains(name), let text = Self.files[name]
+      guard ["gallery.js", "editor.js", "gallery.css", "favicon.svg"].contains(name),
+        let text = Self.files[name]
       else { throw APIError.notFound("no such file") }
       let type =
         name.hasSuffix(".js")
@@ -379,7 +380,6 @@ struct Gallery: Sendable {
     values["at"] = AssetQuery.monthText(asset.month)
     values["previous"] = previous?.rawValue
     values["next"] = next?.rawValue
-    values["tone"] = Self.toneSliders
     return page("asset", values)
   }
 
@@ -433,19 +433,6 @@ struct Gallery: Sendable {
     calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
     return calendar
   }()
-
-  /// The tone filter's parameters as sliders, from the filter's own definition.
-  static var toneSliders: [[String: Any]] {
-    guard let tone = Filters.catalog.first(where: { $0.name == "tone" }) else { return [] }
-    return tone.parameters.compactMap { parameter -> [String: Any]? in
-      guard case .number(let range) = parameter.kind else { return nil }
-      let span = range.upperBound - range.lowerBound
-      return [
-        "name": parameter.name, "min": range.lowerBound, "max": range.upperBound,
-        "step": span > 4 ? 0.05 : 0.01, "value": 0,
-      ]
-    }
-  }
 
   /// `value` as JSON text (for a `data-` attribute the template escapes).
   static func json(_ value: [String: String]) -> String {

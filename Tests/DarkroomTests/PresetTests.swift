@@ -131,4 +131,40 @@ struct PresetTests {
       #expect(graph.nodes.map(\.text) == ["noir", "vignette amount=-0.4"])
     }
   }
+
+  @Test(
+    "API: Auto's choices for an asset, explicit and changing nothing; an edit with auto stores them explicit"
+  )
+  func auto() async throws {
+    // A cast the test makes: the sample's gps.jpg under a warm light.
+    let folder = try TemporaryFolder()
+    let image = try VipsImage.open(path: Fixture.sample("gps.jpg"), sequential: false)
+    let warm = try image.recombined([1.25, 0, 0, 0, 1, 0, 0, 0, 0.7]).encode(suffix: ".jpg[Q=92]")
+    let path = try folder.write("warm.jpg", warm)
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+    let served = ServedLibrary(over: library, in: folder)
+    let id = try served.ids()[0]
+    try await served.test { client, _ in
+      let chosen = try await client.execute(
+        uri: "/api/assets/\(id.rawValue)/auto", method: .post, headers: ServedLibrary.read)
+      #expect(chosen.status == .ok, "\(chosen.text)")
+      let filters = try #require(chosen.object["filters"] as? [String])
+      #expect(filters.first?.hasPrefix("balance temperature=") == true, "\(filters)")
+      // Each one reads back as a filter; the file is as it was.
+      #expect(throws: Never.self) { try FilterGraph.parse(specs: filters, readingFiles: false) }
+      #expect(try Fixture.bytes(path) == warm)
+      let after = try await client.execute(
+        uri: "/api/assets/\(id.rawValue)/auto", method: .post, headers: ServedLibrary.read,
+        body: jsonBody(["filters": ["tone exposure=9"]]))
+      #expect(after.status == .badRequest)
+      let edit = try await client.execute(
+        uri: "/api/assets/\(id.rawValue)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["filters": ["auto"]]))
+      #expect(edit.status == .ok, "\(edit.text)")
+    }
+    let stored = try #require(try library.editHistory(id).versions.last?.graph)
+    #expect(stored.nodes.first?.op == "balance")
+    #expect(!stored.nodes.contains { $0.op == "auto" })
+  }
 }

@@ -5,6 +5,7 @@ enum DefinitionFilter: FilterDefinition {
   static let summary = "local contrast (clarity): more (+) or softer (-)"
   static let space = FilterSpace.encoded
   static let since = 2
+  static let streams = false
   static let parameters = [
     FilterParameter("amount", .number(-1...1), default: .number(0.3), "how much")
   ]
@@ -15,7 +16,10 @@ enum DefinitionFilter: FilterDefinition {
     let amount = arguments.number("amount") ?? 0
     if amount == 0 { return image }
     let sigma = 0.02 * Double(max(image.width, image.height))
-    return try image.detailed(
+    // Its blur is of a small copy of the whole image: read from memory, computed once (a
+    // stream's line cache cannot hold what the shrink reads, and would compute the image
+    // again for each line of the copy: 48 s for a 24 MP photo).
+    return try image.inMemory().detailed(
       blurredBy: max(0.5, sigma), .localContrast, amount: amount, threshold: 0.08)
   }
 }

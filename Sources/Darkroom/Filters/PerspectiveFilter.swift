@@ -23,7 +23,8 @@ enum PerspectiveFilter: FilterDefinition {
     guard let h = homography(arguments, width: image.width, height: image.height) else {
       return image
     }
-    return try image.warped(by: h)
+    // Tiles read anywhere in the source: from memory, computed once.
+    return try image.inMemory().warped(by: h)
   }
 
   /// The map from the result's pixels to the source's; nil for no change.

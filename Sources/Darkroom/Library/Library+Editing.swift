@@ -131,6 +131,32 @@ extension Library {
     }
   }
 
+  /// The filters Auto chooses for an asset's original after `graph` (what an editor's panel
+  /// holds), explicit, as an edit with `auto` at its end would store them; empty when the
+  /// photo needs nothing. Looked at small, from the original's cached screen rendition.
+  ///
+  /// - Throws: `notFound` for an unknown id; what the renderer throws.
+  public func autoFilters(
+    _ id: AssetID, after graph: FilterGraph, settings: PixelSettings = PixelSettings()
+  ) throws(DarkroomError) -> [FilterNode] {
+    let asset = try asset(id)
+    return try withOpenedPath(of: asset) { opened throws(DarkroomError) in
+      let path = path(of: asset)
+      let source = try editor(of: path).originalSource(path) ?? .file(opened)
+      var spec = RenditionSpec(.fullscreen)
+      spec.format = .jpeg
+      spec.metadata = .strip
+      spec.foreignEdit = .hidden
+      let screen = try Representations(
+        renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder)
+      ).rendition(of: source, spec)
+      let auto = try FilterNode(AutoFilter.name)
+      let resolved = try Renderer(settings).resolvingAuto(
+        FilterGraph(nodes: graph.nodes + [auto]), of: .data(screen.bytes, name: path))
+      return Array(resolved.nodes.dropFirst(graph.nodes.count))
+    }
+  }
+
   private func preview(
     _ source: ImageSource, of path: String, graph: FilterGraph, _ spec: RenditionSpec,
     settings: PixelSettings

@@ -1,0 +1,563 @@
+// The viewer's editor: every tool of the filter graph, grouped as Photos groups them (Light,
+// Color, Black & White, Detail, Vignette; crop, straighten, rotate, flip and perspective
+// over the photo), built from the filters' own declarations (GET /api/filters). The preview
+// is the server's: the graph applied to the original's cached screen rendition. Loaded on
+// the asset page only, after gallery.js (whose `api` it uses).
+"use strict";
+
+(() => {
+  const main = document.querySelector("main.viewer");
+  if (!main) return;
+  const id = main.dataset.id;
+  const form = main.querySelector(".editor");
+  const photo = main.querySelector(".photo");
+  const figure = main.querySelector("figure");
+  const opener = main.querySelector(".open-editor");
+  const shown = photo.src;
+
+  // The sliders, by group: [filter, parameter, label]. A filter is written when one of its
+  // leading parameters is away from where it changes nothing.
+  const groups = [
+    ["Light", [
+      ["tone", "exposure", "Exposure"], ["light", "brilliance", "Brilliance"],
+      ["tone", "highlights", "Highlights"], ["tone", "shadows", "Shadows"],
+      ["tone", "contrast", "Contrast"], ["tone", "brightness", "Brightness"],
+      ["light", "blacks", "Black point"], ["light", "whites", "White point"],
+    ]],
+    ["Color", [
+      ["tone", "saturation", "Saturation"], ["vibrance", "amount", "Vibrance"],
+      ["balance", "temperature", "Temperature"], ["balance", "tint", "Tint"],
+      ["tone", "warmth", "Warmth"],
+    ]],
+    ["Black & White", [["noir", "intensity", "Intensity"]]],
+    ["Detail", [
+      ["sharpen", "amount", "Sharpness"], ["definition", "amount", "Definition"],
+      ["texture", "amount", "Texture"], ["denoise", "luminance", "Noise reduction"],
+      ["denoise", "colour", "Colour noise"],
+    ]],
+    ["Vignette", [
+      ["vignette", "amount", "Strength"], ["vignette", "midpoint", "Radius"],
+      ["vignette", "feather", "Softness"],
+    ]],
+  ];
+  // Where each slider changes nothing; secondary ones (a vignette's radius) never lead.
+  const neutral = { "balance.temperature": 6500, "vignette.midpoint": 0.5, "vignette.feather": 0.5 };
+  const secondary = new Set(["vignette.midpoint", "vignette.feather"]);
+  // The order filters are written in: geometry first (a crop is of the turned image), then
+  // light and colour, detail, and what depends on the frame last.
+  const order = ["perspective", "rotate", "flip", "crop", "balance", "tone", "light", "vibrance",
+    "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
+
+  let catalog = null;
+  const sliders = new Map();  // "filter.parameter" -> input
+  const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
+    vertical: 0, horizontal: 0 };
+  let extra = [];  // filters this panel has no control for (curve, hsl, grain), kept as they are
+  let cropping = false;
+
+  const element = (tag, attributes = {}, ...children) => {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (name === "text") node.textContent = value;
+      else node.setAttribute(name, value);
+    }
+    node.append(...children);
+    return node;
+  };
+  const status = element("span", { class: "status", role: "status", "aria-live": "polite" });
+  const history = element("ol", { class: "history" });
+
+  async function build() {
+    catalog = (await (await api("GET", "/api/filters")).json()).filters;
+    const parameter = (filter, name) =>
+      catalog.find((f) => f.name === filter)?.parameters.find((p) => p.name === name);
+    form.textContent = "";
+    const top = element("div", { class: "actions" },
+      element("button", { type: "button", "data-act": "auto", text: "Auto" }),
+      element("button", { type: "button", "data-act": "before", text: "Hold to compare",
+        "aria-label": "Hold to see the original" }),
+      element("button", { type: "button", "data-act": "save", text: "Save" }),
+      element("button", { type: "button", "data-act": "revert", text: "Revert" }),
+      status);
+    form.append(top, geometryGroup());
+    for (const [title, entries] of groups) {
+      const body = element("div", { class: "sliders" });
+      for (const [filter, name, label] of entries) {
+        const p = parameter(filter, name);
+        if (!p) continue;
+        const key = filter + "." + name;
+        const span = p.max - p.min;
+        const input = element("input", { id: "edit-" + filter + "-" + name, type: "range",
+          min: String(p.min), max: String(p.max), step: String(span > 100 ? 50 : span > 4 ? 0.05 : 0.01),
+          value: String(neutral[key] ?? 0), "data-key": key });
+        input.title = p.doc;
+        const output = element("output", { for: input.id, text: input.value });
+        input.addEventListener("input", () => { output.value = input.value; });
+        sliders.set(key, input);
+        body.append(element("label", { for: input.id, text: label }), input, output);
+      }
+      form.append(group(title, body, () => {
+        for (const [filter, name] of entries) resetSlider(filter + "." + name);
+      }));
+    }
+    form.append(element("h3", { text: "History" }), history);
+  }
+
+  // A group: a heading with its reset, then its controls.
+  function group(title, body, reset) {
+    const resetButton = element("button", { type: "button", class: "reset", text: "Reset",
+      "aria-label": "Reset " + title });
+    resetButton.addEventListener("click", () => { reset(); changed(); });
+    return element("section", { class: "group", "aria-label": title },
+      element("div", { class: "group-head" }, element("h3", { text: title }), resetButton), body);
+  }
+
+  function resetSlider(key) {
+    const input = sliders.get(key);
+    if (!input) return;
+    input.value = String(neutral[key] ?? 0);
+    input.dispatchEvent(new Event("input"));
+  }
+
+  function geometryGroup() {
+    const body = element("div", { class: "geometry" });
+    const button = (act, text, label) =>
+      element("button", { type: "button", "data-geometry": act, text, "aria-label": label });
+    const tools = element("div", { class: "tools" },
+      button("left", "⟲", "Rotate left"), button("right", "⟳", "Rotate right"),
+      button("flip-h", "⇋", "Flip horizontally"), button("flip-v", "⇅", "Flip vertically"),
+      button("crop", "Crop", "Crop with handles"));
+    const aspect = element("select", { id: "edit-aspect", "aria-label": "Aspect" });
+    for (const [value, text] of [["", "Free"], ["1:1", "Square"], ["4:5", "4:5"], ["3:2", "3:2"],
+      ["4:3", "4:3"], ["16:9", "16:9"], ["5:4", "5:4"], ["2:3", "2:3"], ["9:16", "9:16"]]) {
+      aspect.append(element("option", { value, text }));
+    }
+    const dial = (key, label, min, max, step) => {
+      const input = element("input", { id: "edit-" + key, type: "range", min: String(min),
+        max: String(max), step: String(step), value: "0", "data-geometry-value": key });
+      const output = element("output", { for: input.id, text: "0" });
+      input.addEventListener("input", () => {
+        output.value = input.value;
+        geometry[key] = Number(input.value);
+      });
+      return [element("label", { for: input.id, text: label }), input, output];
+    };
+    const rows = element("div", { class: "sliders" },
+      element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"),
+      ...dial("angle", "Straighten", -45, 45, 0.1),
+      ...dial("vertical", "Vertical", -1, 1, 0.01),
+      ...dial("horizontal", "Horizontal", -1, 1, 0.01));
+    aspect.addEventListener("change", () => {
+      geometry.aspect = aspect.value;
+      if (geometry.crop && geometry.aspect) geometry.crop = fitAspect(geometry.crop);
+      drawFrame();
+    });
+    tools.addEventListener("click", (event) => {
+      const act = event.target.closest("button")?.dataset.geometry;
+      if (!act) return;
+      if (act === "left" || act === "right") {
+        geometry.turns = (geometry.turns + (act === "right" ? 1 : 3)) % 4;
+        geometry.crop = null;  // a crop is of the turned image: it starts again
+      } else if (act === "flip-h") {
+        geometry.flipH = !geometry.flipH;
+      } else if (act === "flip-v") {
+        geometry.flipV = !geometry.flipV;
+      } else if (act === "crop") {
+        setCropping(!cropping);
+        return;
+      }
+      changed();
+    });
+    body.append(tools, rows);
+    return group("Crop & straighten", body, () => {
+      Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
+        crop: null, vertical: 0, horizontal: 0 });
+      aspect.value = "";
+      for (const input of body.querySelectorAll("input[type=range]")) {
+        input.value = "0";
+        input.dispatchEvent(new Event("input"));
+      }
+    });
+  }
+
+  // ---- The graph, both ways ----------------------------------------------------------------
+
+  const number = (value) => String(Math.round(value * 10000) / 10000);
+
+  // The filters the panel shows, written as `--filter` takes them.
+  function filters({ withCrop = true } = {}) {
+    const byFilter = new Map();
+    for (const [key, input] of sliders) {
+      const [filter, name] = key.split(".");
+      if (!byFilter.has(filter)) byFilter.set(filter, { lead: false, params: [] });
+      const entry = byFilter.get(filter);
+      const value = Number(input.value);
+      if (!secondary.has(key) && value !== (neutral[key] ?? 0)) entry.lead = true;
+      entry.params.push(name + "=" + number(value));
+    }
+    const written = new Map();
+    for (const [filter, entry] of byFilter) {
+      if (entry.lead) written.set(filter, filter + " " + entry.params.join(" "));
+    }
+    if (geometry.vertical || geometry.horizontal) {
+      written.set("perspective", "perspective vertical=" + number(geometry.vertical) +
+        " horizontal=" + number(geometry.horizontal));
+    }
+    if (geometry.turns) written.set("rotate", "rotate angle=" + 90 * geometry.turns);
+    const flips = [];
+    if (geometry.flipH) flips.push("flip direction=horizontal");
+    if (geometry.flipV) flips.push("flip direction=vertical");
+    if (flips.length) written.set("flip", flips.join("\u0000"));
+    const angle = geometry.angle ? " angle=" + number(geometry.angle) : "";
+    if (withCrop && geometry.crop) {
+      const c = geometry.crop;
+      written.set("crop", "crop x=" + number(c.x) + " y=" + number(c.y) + " width=" +
+        number(c.width) + " height=" + number(c.height) + angle);
+    } else if (withCrop && geometry.aspect) {
+      written.set("crop", "crop aspect=" + geometry.aspect + angle);
+    } else if (geometry.angle) {
+      written.set("crop", "crop" + angle);
+    }
+    const list = [];
+    for (const filter of order) {
+      if (written.has(filter)) list.push(...written.get(filter).split("\u0000"));
+    }
+    return list.concat(extra);
+  }
+
+  // A node of a stored graph as `--filter` takes it.
+  const nodeText = (node) => [node.op, ...Object.entries(node.params || {})
+    .filter(([, value]) => value !== null && value !== undefined)
+    .map(([name, value]) => name + "=" + value)].join(" ");
+
+  // The panel set from a graph (the current version's).
+  function setFrom(nodes) {
+    for (const key of sliders.keys()) resetSlider(key);
+    Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
+      crop: null, vertical: 0, horizontal: 0 });
+    extra = [];
+    for (const node of nodes) {
+      const params = node.params || {};
+      if (node.op === "rotate") geometry.turns = (geometry.turns + Number(params.angle ?? 90) / 90) % 4;
+      else if (node.op === "flip") {
+        if ((params.direction ?? "horizontal") === "horizontal") geometry.flipH = !geometry.flipH;
+        else geometry.flipV = !geometry.flipV;
+      } else if (node.op === "perspective") {
+        geometry.vertical = Number(params.vertical ?? 0);
+        geometry.horizontal = Number(params.horizontal ?? 0);
+      } else if (node.op === "crop" && (params.unit ?? "fraction") === "fraction") {
+        geometry.angle = Number(params.angle ?? 0);
+        geometry.aspect = params.aspect ?? "";
+        geometry.crop = params.x !== undefined && params.x !== null
+          ? { x: Number(params.x), y: Number(params.y), width: Number(params.width), height: Number(params.height) }
+          : null;
+      } else {
+        let known = false;
+        for (const [name, value] of Object.entries(params)) {
+          const input = sliders.get(node.op + "." + name);
+          if (input) { input.value = String(value); input.dispatchEvent(new Event("input")); known = true; }
+        }
+        if (node.op === "noir" && !("intensity" in params)) {
+          sliders.get("noir.intensity").value = "1";
+          known = true;
+        }
+        if (!known) extra.push(nodeText(node));
+      }
+    }
+    for (const input of form.querySelectorAll("[data-geometry-value]")) {
+      input.value = String(geometry[input.dataset.geometryValue]);
+      input.dispatchEvent(new Event("input"));
+    }
+    const aspect = form.querySelector("#edit-aspect");
+    if (aspect) aspect.value = geometry.aspect;
+  }
+
+  // Filters written as text ("tone exposure=0.3") back as nodes.
+  const parseText = (text) => {
+    const [op, ...words] = text.split(/\s+/);
+    const params = {};
+    for (const word of words) {
+      const [name, value] = word.split("=");
+      params[name] = value !== undefined && value !== "" && !Number.isNaN(Number(value)) ? Number(value) : value;
+    }
+    return { op, params };
+  };
+
+  // ---- Preview ------------------------------------------------------------------------------
+
+  let timer = null, shownURL = null, generation = 0, originalURL = null;
+  const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
+  async function render(list) {
+    const response = await api("POST", "/api/assets/" + id + "/preview", {
+      filters: list.length ? list : ["tone"], size: previewSize(),
+    });
+    return URL.createObjectURL(await response.blob());
+  }
+  async function preview() {
+    const mine = ++generation;
+    try {
+      const url = await render(filters({ withCrop: !cropping }));
+      if (mine !== generation) { URL.revokeObjectURL(url); return; }
+      if (shownURL) URL.revokeObjectURL(shownURL);
+      shownURL = url;
+      photo.src = url;
+      status.textContent = "";
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  }
+  function changed() {
+    clearTimeout(timer);
+    timer = setTimeout(preview, 120);
+    drawFrame();
+  }
+  form.addEventListener("input", changed);
+
+  // Press and hold: the original, until released.
+  async function holdOriginal(on) {
+    if (on) {
+      if (!originalURL) originalURL = await render([]);
+      photo.src = originalURL;
+      status.textContent = "the original";
+    } else {
+      photo.src = shownURL || shown;
+      status.textContent = "";
+    }
+  }
+
+  // ---- The crop frame -------------------------------------------------------------------------
+
+  const frame = element("div", { class: "crop-frame", tabindex: "0", hidden: "",
+    "aria-label": "Crop frame: arrow keys move it" });
+  const corners = ["nw", "ne", "se", "sw"].map((corner) => {
+    const handle = element("button", { type: "button", class: "handle " + corner,
+      "data-corner": corner, "aria-label": "Crop corner " + corner + ": arrow keys move it" });
+    frame.append(handle);
+    return handle;
+  });
+  // The frame lives in a box over the photo's pixels that clips its shade to them.
+  const area = element("div", { class: "crop-area", hidden: "" }, frame);
+  figure.style.position = "relative";
+  figure.append(area);
+
+  // Where the photo's pixels are on the page (the image keeps its aspect in its box).
+  function imageBox() {
+    const box = photo.getBoundingClientRect();
+    const outer = figure.getBoundingClientRect();
+    const ratio = photo.naturalWidth / photo.naturalHeight || 1;
+    let width = box.width, height = box.width / ratio;
+    if (height > box.height) { height = box.height; width = height * ratio; }
+    return { left: box.left - outer.left + (box.width - width) / 2,
+      top: box.top - outer.top + (box.height - height) / 2, width, height, ratio };
+  }
+
+  function fitAspect(c) {
+    const [w, h] = geometry.aspect.split(":").map(Number);
+    if (!w || !h) return c;
+    const box = imageBox();
+    // A rectangle of the image's fractions whose pixels have the shape w:h.
+    let width = c.width, height = width * box.ratio * h / w;
+    if (height > 1) { height = 1; width = height * w / (h * box.ratio); }
+    const x = Math.min(Math.max(0, c.x), 1 - width), y = Math.min(Math.max(0, c.y), 1 - height);
+    return { x, y, width, height };
+  }
+
+  function drawFrame() {
+    area.hidden = frame.hidden = !cropping;
+    if (!cropping) return;
+    const box = imageBox();
+    Object.assign(area.style, {
+      left: box.left + "px", top: box.top + "px", width: box.width + "px", height: box.height + "px",
+    });
+    const c = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
+    Object.assign(frame.style, {
+      left: c.x * box.width + "px", top: c.y * box.height + "px",
+      width: c.width * box.width + "px", height: c.height * box.height + "px",
+    });
+  }
+
+  function setCropping(on) {
+    cropping = on;
+    const toggle = form.querySelector('[data-geometry="crop"]');
+    toggle?.setAttribute("aria-pressed", on ? "true" : "false");
+    if (toggle) toggle.textContent = on ? "Done" : "Crop";
+    if (on && !geometry.crop) {
+      geometry.crop = geometry.aspect ? fitAspect({ x: 0, y: 0, width: 1, height: 1 })
+        : { x: 0, y: 0, width: 1, height: 1 };
+    }
+    if (!on && geometry.crop && geometry.crop.width > 0.999 && geometry.crop.height > 0.999) {
+      geometry.crop = null;  // the whole image: no crop
+    }
+    changed();
+    if (on) frame.focus();
+  }
+  photo.addEventListener("load", drawFrame);
+  window.addEventListener("resize", drawFrame);
+
+  // Moves a corner (or, with none, the whole frame) by dx, dy in fractions of the image.
+  function adjust(corner, dx, dy) {
+    let { x, y, width, height } = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
+    const min = 0.05;
+    if (!corner) {
+      x = Math.min(Math.max(0, x + dx), 1 - width);
+      y = Math.min(Math.max(0, y + dy), 1 - height);
+    } else {
+      let left = x, top = y, right = x + width, bottom = y + height;
+      if (corner.includes("w")) left = Math.min(Math.max(0, left + dx), right - min);
+      if (corner.includes("e")) right = Math.max(Math.min(1, right + dx), left + min);
+      if (corner.includes("n")) top = Math.min(Math.max(0, top + dy), bottom - min);
+      if (corner.includes("s")) bottom = Math.max(Math.min(1, bottom + dy), top + min);
+      x = left; y = top; width = right - left; height = bottom - top;
+      if (geometry.aspect) {
+        const fitted = fitAspect({ x, y, width, height });
+        // Keep the corner opposite the one dragged where it was.
+        if (corner.includes("w")) fitted.x = Math.max(0, right - fitted.width);
+        if (corner.includes("n")) fitted.y = Math.max(0, bottom - fitted.height);
+        ({ x, y, width, height } = fitted);
+      }
+    }
+    geometry.crop = { x, y, width, height };
+    drawFrame();
+  }
+
+  let drag = null;
+  frame.addEventListener("pointerdown", (event) => {
+    const box = imageBox();
+    drag = { corner: event.target.closest(".handle")?.dataset.corner || null,
+      x: event.clientX, y: event.clientY, box };
+    frame.setPointerCapture(event.pointerId);
+    event.preventDefault();
+  });
+  frame.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    adjust(drag.corner, (event.clientX - drag.x) / drag.box.width, (event.clientY - drag.y) / drag.box.height);
+    drag.x = event.clientX;
+    drag.y = event.clientY;
+  });
+  const endDrag = () => { if (drag) { drag = null; changed(); } };
+  frame.addEventListener("pointerup", endDrag);
+  frame.addEventListener("pointercancel", endDrag);
+  frame.addEventListener("keydown", (event) => {
+    const step = event.shiftKey ? 0.05 : 0.01;
+    const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+    const move = moves[event.key];
+    if (event.key === "Enter" || event.key === "Escape") { setCropping(false); event.preventDefault(); return; }
+    if (!move) return;
+    adjust(event.target.closest(".handle")?.dataset.corner || null, move[0], move[1]);
+    changed();
+    event.preventDefault();
+  });
+
+  // ---- History, save, revert, auto --------------------------------------------------------------
+
+  async function loadHistory() {
+    history.textContent = "";
+    try {
+      const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
+      const entry = (version, text) => {
+        const button = element("button", { type: "button", "data-version": String(version),
+          "aria-current": version === data.current ? "true" : "false",
+          text: text + (version === data.current ? " (current)" : "") });
+        history.append(element("li", {}, button));
+      };
+      entry(0, "Original");
+      for (const version of data.versions) entry(version.version, "v" + version.version + ": " + version.filters.join(" | "));
+      const current = data.versions.find((v) => v.version === data.current);
+      setFrom(current?.graph?.nodes || []);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  }
+
+  async function reloadPhoto() {
+    const asset = await (await api("GET", "/api/assets/" + id)).json();
+    if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
+    photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+  }
+
+  history.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-version]");
+    if (!button || button.getAttribute("aria-current") === "true") return;
+    const version = Number(button.dataset.version);
+    status.textContent = "going back…";
+    try {
+      await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
+      status.textContent = version > 0 ? "at v" + version : "at the original";
+      await reloadPhoto();
+      await loadHistory();
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+
+  form.addEventListener("pointerdown", (event) => {
+    if (event.target.closest("button")?.dataset.act !== "before") return;
+    holdOriginal(true);
+    const release = () => { holdOriginal(false); window.removeEventListener("pointerup", release); };
+    window.addEventListener("pointerup", release);
+  });
+  form.addEventListener("keydown", (event) => {
+    if (event.target.closest("button")?.dataset.act === "before" && (event.key === " " || event.key === "Enter") && !event.repeat) {
+      holdOriginal(true);
+      event.preventDefault();
+    }
+  });
+  form.addEventListener("keyup", (event) => {
+    if (event.target.closest("button")?.dataset.act === "before" && (event.key === " " || event.key === "Enter")) holdOriginal(false);
+  });
+
+  form.addEventListener("click", async (event) => {
+    const act = event.target.closest("button")?.dataset.act;
+    if (!act || act === "before") return;
+    try {
+      if (act === "auto") {
+        status.textContent = "looking…";
+        // Auto looks at the original, and sets the sliders it chose; the others stay.
+        const chosen = await (await api("POST", "/api/assets/" + id + "/auto", {})).json();
+        for (const node of chosen.filters.map(parseText)) {
+          for (const [name, value] of Object.entries(node.params)) {
+            const input = sliders.get(node.op + "." + name);
+            if (input) { input.value = String(value); input.dispatchEvent(new Event("input")); }
+          }
+        }
+        status.textContent = chosen.filters.length ? "auto: " + chosen.filters.join(" | ") : "auto: nothing to change";
+        changed();
+      } else if (act === "save") {
+        if (cropping) setCropping(false);
+        const list = filters();
+        if (!list.length) { status.textContent = "nothing to save"; return; }
+        status.textContent = "saving…";
+        await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
+        status.textContent = "saved";
+        await reloadPhoto();
+        await loadHistory();
+      } else if (act === "revert") {
+        status.textContent = "reverting…";
+        await api("POST", "/api/assets/" + id + "/revert", {});
+        status.textContent = "reverted";
+        await reloadPhoto();
+        await loadHistory();
+      }
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+
+  // The editor opens on demand (`edit=1` in the address opens it at once).
+  let built = null;
+  async function openEditor() {
+    form.hidden = false;
+    opener.hidden = true;
+    main.classList.add("editing");
+    built = built || build();
+    try {
+      await built;
+      await loadHistory();
+    } catch (error) {
+      form.prepend(element("p", { class: "status", text: error.message }));
+    }
+  }
+  opener.hidden = false;
+  opener.addEventListener("click", openEditor);
+  if (new URLSearchParams(location.search).get("edit") === "1") openEditor();
+})();

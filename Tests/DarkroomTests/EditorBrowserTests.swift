@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+extension Browser {
+  /// Drags from the centre of `element` by (dx, dy) CSS pixels with the mouse.
+  func drag(_ element: String, dx: Int, dy: Int) throws {
+    let origin: [String: Any] = [Self.element: element]
+    try call(
+      "POST", "/session/\(session)/actions",
+      [
+        "actions": [
+          [
+            "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
+            "actions": [
+              ["type": "pointerMove", "origin": origin, "x": 0, "y": 0],
+              ["type": "pointerDown", "button": 0],
+              [
+                "type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": dy / 2,
+                "duration": 50,
+              ],
+              [
+                "type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": dy - dy / 2,
+                "duration": 50,
+              ],
+              ["type": "pointerUp", "button": 0],
+            ],
+          ]
+        ]
+      ])
+    try call("DELETE", "/session/\(session)/actions")
+  }
+
+  /// The window at `width` x `height` CSS pixels.
+  func resize(_ width: Int, _ height: Int) throws {
+    try call("POST", "/session/\(session)/window/rect", ["width": width, "height": height])
+  }
+
+  /// A PNG of the page as shown, written to DARKROOM_SCREENSHOTS/`name`.png when that is set
+  /// (to look at; nothing is asserted of it).
+  func screenshot(_ name: String) throws {
+    guard let folder = ProcessInfo.processInfo.environment["DARKROOM_SCREENSHOTS"] else { return }
+    guard let base64 = try call("GET", "/session/\(session)/screenshot") as? String,
+      let png = Data(base64Encoded: base64)
+    else { return }
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try png.write(to: URL(fileURLWithPath: folder + "/" + name + ".png"))
+  }
+}
+
+@Suite("The gallery's editor, in chromium", .serialized, .timeLimit(.minutes(10)))
+struct EditorBrowserTests {
+  @Test(
+    "every tool: rotate, flip, a crop by its handles, straighten, three sliders, Auto, save, revert; keyboard and phone width"
+  )
+  func editorTools() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let id = try served.ids()[0]
+    let path = served.library.path(of: try served.library.asset(id))
+    let original = try ContentHash.of(file: path)
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    defer { withExtendedLifetime(server) {} }
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-tone-exposure").count) == 1 })
+    // Every group as Photos has it, each with its reset.
+    let groups =
+      try browser.run(
+        "return Array.from(document.querySelectorAll('.editor .group h3')).map((h) => h.textContent)"
+      )
+      as? [String]
+    #expect(
+      groups == ["Crop & straighten", "Light", "Color", "Black & White", "Detail", "Vignette"])
+    #expect(try browser.findAll(".editor .group .reset").count == 6)
+    try browser.screenshot("editor-desktop")
+
+    // A photo's first preview, then one that changes with each tool.
+    let previews = { () -> String in
+      (try? browser.run("return document.querySelector('.photo').src") as? String) ?? ""
+    }
+    let first = previews()
+    try browser.click(try browser.find("[data-geometry='right']"))
+    #expect(eventually(30) { previews().hasPrefix("blob:") && previews() != first })
+    try browser.click(try browser.find("[data-geometry='flip-h']"))
+
+    // The crop: its frame over the photo; the south-east handle dragged in by a quarter.
+    try browser.click(try browser.find("[data-geometry='crop']"))
+    #expect(eventually { (try? browser.attribute(browser.find(".crop-frame"), "hidden")) == nil })
+    let frame = { () -> [Double] in
+      let rect = try? browser.run(
+        "const r = document.querySelector('.crop-frame').getBoundingClientRect(); return [r.width, r.height]"
+      )
+      return (rect as? [NSNumber])?.map(\.doubleValue) ?? []
+    }
+    let before = frame()
+    try browser.drag(
+      try browser.find(".crop-frame .handle.se"), dx: -Int(before[0] / 4), dy: -Int(before[1] / 4))
+    let after = frame()
+    #expect(after.count == 2 && abs(after[0] - before[0] * 0.75) < 6, "\(before) -> \(after)")
+    try browser.screenshot("editor-crop")
+    // The keyboard moves the frame: two steps right.
+    try browser.click(try browser.find(".crop-frame"))
+    try browser.press("\u{E014}")
+    try browser.press("\u{E014}")
+    try browser.press("\u{E007}")  // Enter: done
+
+    // Straighten, and three sliders: exposure by the keyboard, vibrance and sharpness set.
+    _ = try browser.run(
+      """
+      const set = (id, value) => { const i = document.getElementById(id); i.value = value;
+        i.dispatchEvent(new Event('input', { bubbles: true })); };
+      set('edit-angle', '3'); set('edit-vibrance-amount', '0.4'); set('edit-sharpen-amount', '0.8');
+      """)
+    try browser.click(try browser.find("#edit-tone-exposure"))
+    _ = try browser.run("document.getElementById('edit-tone-exposure').value = '0'")
+    for _ in 0..<6 { try browser.press("\u{E014}") }  // ArrowRight: six steps of 0.05
+    #expect(
+      eventually {
+        (try? browser.run("return document.getElementById('edit-tone-exposure').value") as? String)
+          == "0.3"
+      })
+
+    // Auto: the values it chose shown in the sliders, with the ones set by hand kept.
+    try browser.click(try browser.find("[data-act='auto']"))
+    #expect(
+      eventually(30) {
+        ((try? browser.text(browser.find(".editor .status"))) ?? "").hasPrefix("auto:")
+      })
+    try browser.click(try browser.find("[data-act='save']"))
+    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
+    let saved = try #require(try served.library.editHistory(id).versions.last)
+    let ops = saved.graph.nodes.map(\.op)
+    #expect(Array(ops.prefix(3)) == ["rotate", "flip", "crop"], "\(ops)")
+    #expect(ops.contains("vibrance") && ops.contains("sharpen") && ops.contains("tone"))
+    let crop = try #require(saved.graph.nodes.first { $0.op == "crop" })
+    #expect(crop.params["angle"] == .number(3))
+    guard case .number(let width)? = crop.params["width"], case .number(let x)? = crop.params["x"]
+    else {
+      Issue.record("a crop rectangle: \(crop.params)")
+      return
+    }
+    #expect(abs(width - 0.75) < 0.03 && abs(x - 0.02) < 0.011, "\(crop.params)")
+    #expect(try ContentHash.of(file: path) != original)
+    try browser.screenshot("editor-saved")
+
+    // At a phone's width the panel goes under the photo, its controls as large as a finger.
+    try browser.resize(390, 844)
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-tone-exposure").count) == 1 })
+    let small =
+      try browser.run(
+        """
+        return Array.from(document.querySelectorAll('.editor button, .editor input[type=range]'))
+          .filter((b) => b.offsetParent !== null).map((b) => b.getBoundingClientRect().height)
+          .filter((h) => h < 44).length
+        """) as? Int
+    #expect(small == 0)
+    try browser.screenshot("editor-phone")
+
+    try browser.click(try browser.find("[data-act='revert']"))
+    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
+    #expect(try ContentHash.of(file: path) == original)
+    #expect(try browser.consoleErrors().isEmpty)
+  }
+}
