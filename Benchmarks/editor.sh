@@ -46,7 +46,7 @@ i=0
 for f in "${PANEL[@]}" "noir"; do
   i=$((i + 1))
   t=$(time_apply "f$i" "$f")
-  printf '%-52s %10s %10s\n' "$f" "$t" "$((t - base))"
+  printf '%-52s %10s %10s\n' "$f" "$t" "$(/usr/bin/python3 -c "print('%.1f' % ($t - $base))")"
 done
 old=$(time_apply old "noir" "tone exposure=0.3 contrast=0.1")
 panel=$(time_apply panel "${PANEL[@]}")
