@@ -248,7 +248,7 @@ struct ForeignEditTests {
     let folder = try TemporaryFolder()
     let photo = try Self.copy("orientation-6.jpg", to: "dt.jpg", in: folder)
     // Edges 0.1, 0.2, 0.7 and 0.9 as little-endian floats, then the ratio (0, 0); a later crop
-    // past history_end, and an exposure module, enabled.
+    // past history_end, and a local contrast module (bilat: not rendered yet), enabled.
     let crop = "cdcccc3dcdcc4c3e3333333f6666663f0000000000000000"
     let later = "000000000000000000000040000000400000000000000000"
     func entry(_ number: Int, _ operation: String, _ params: String, enabled: Int = 1) -> String {
@@ -267,7 +267,7 @@ struct ForeignEditTests {
           <rdf:Seq>
            \(entry(0, "flip", "ffffffff"))
            \(entry(1, "crop", "0000000000000000cdcccc3d0000803f0000000000000000"))
-           \(entry(2, "exposure", "00000000000000000000803f"))
+           \(entry(2, "bilat", "00000000000000000000803f"))
            \(entry(3, "crop", crop))
            \(entry(4, "crop", later))
           </rdf:Seq>
@@ -282,15 +282,66 @@ struct ForeignEditTests {
     #expect(entry["source"] as? String == "dt.jpg.xmp")
     #expect(entry["filters"] as? String == "crop x=0.1 y=0.2 width=0.6 height=0.7", "\(entry)")
     #expect(entry["rendered"] as? [String] == ["crop"])
-    #expect(entry["ignored"] as? [String] == ["exposure"])
+    #expect(entry["ignored"] as? [String] == ["bilat"])
     let text = try CLI.run(["info", photo])
     #expect(
       text.stdout.contains(
-        "Edited in     darktable (dt.jpg.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7; not rendered: exposure\n"
+        "Edited in     darktable (dt.jpg.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7; not rendered: bilat\n"
       ), "\(text.stdout)")
     #expect(try CLI.run(["edit", photo, "--from-xmp"]).status == 0)
     let edited = try pixels(photo)
     #expect(edited.width == 360 && edited.height == 280)
+  }
+
+  @Test(
+    "darktable's exposure, white balance and flip on a JPEG as darktable renders them: gains on the encoded values (measured with darktable-cli 4.2), turned before the crop"
+  )
+  func darktableColour() throws {
+    let folder = try TemporaryFolder()
+    // A grey patch of 240, 150, 100 across, 60x40, upright.
+    var bytes: [UInt8] = []
+    for _ in 0..<40 {
+      for x in 0..<60 {
+        bytes += x < 20 ? [240, 240, 240] : x < 40 ? [150, 150, 150] : [100, 100, 100]
+      }
+    }
+    let image = try VipsImage.fromPixels(bytes, width: 60, height: 40, bands: 3)
+    let photo = try folder.write("grey.png", image.encode(suffix: ".png"))
+    func words(_ values: [Float]) -> String {
+      values.map { String(format: "%08x", $0.bitPattern.byteSwapped) }.joined()
+    }
+    func entry(_ number: Int, _ operation: String, _ params: String) -> String {
+      """
+      <rdf:li darktable:num="\(number)" darktable:operation="\(operation)" darktable:enabled="1" \
+      darktable:modversion="1" darktable:params="\(params)" darktable:multi_name="" darktable:multi_priority="0"/>
+      """
+    }
+    // exposure v6: mode 0, black 0, -0.5 EV, 50, -4, 0; temperature: 1.3, 1, 0.8, 1; flip 5.
+    let exposure = "00000000" + words([0, -0.5, 50, -4]) + "00000000"
+    let sidecar = """
+      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description rdf:about="" xmlns:darktable="http://darktable.sf.net/" darktable:history_end="3">
+      <darktable:history><rdf:Seq>
+      \(entry(0, "exposure", exposure))
+      \(entry(1, "temperature", words([1.3, 1, 0.8, 1])))
+      \(entry(2, "flip", "05000000"))
+      </rdf:Seq></darktable:history></rdf:Description></rdf:RDF></x:xmpmeta>
+      """
+    _ = try folder.write("grey.png.xmp", Array(sidecar.utf8))
+    let entry = try #require(try Self.info(photo)["foreignEdit"] as? [String: Any])
+    #expect(entry["rendered"] as? [String] == ["exposure", "flip", "temperature"], "\(entry)")
+    #expect(entry["ignored"] as? [String] == [])
+    #expect(try CLI.run(["edit", photo, "--from-xmp"]).status == 0)
+    let edited = try pixels(photo)
+    #expect((edited.width, edited.height) == (40, 60), "flip 5: the axes swapped")
+    // Flip 5 is top-bottom, then the axes swapped: the first column's grey (240) is the top
+    // row now. Each channel times its gain, then times 2^-0.5, on the encoded values, with
+    // nothing clipped between (240 x 1.3 is over white until the exposure brings it down).
+    for (y, level) in [(5, 240.0), (30, 150.0), (55, 100.0)] {
+      let pixel = try edited.pixel(x: 20, y: y)
+      let expected = [1.3, 1, 0.8].map { level * $0 / 2.0.squareRoot() }
+      #expect(zip(pixel, expected).allSatisfy { abs($0 - $1) <= 1 }, "\(pixel) \(expected)")
+    }
   }
 
   @Test(

@@ -441,14 +441,21 @@ extension ForeignEdit {
 
   /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`): its `crop` (left, top,
   /// right and bottom edges as fractions of the upright image, little-endian floats in
-  /// `params`) is rendered; `flip` is rendered when it leaves the image as its EXIF has it
-  /// (-1, 0), else not; every other enabled module, and a second instance of any, is listed
-  /// as not rendered. nil when there is nothing.
-  static func darktable(_ settings: ForeignSettings) -> ForeignEdit? {
+  /// `params`), `exposure` and (not on a RAW) `temperature` are rendered; `flip` is rendered
+  /// when it leaves the image as its EXIF has it (-1, 0), else not; every other enabled
+  /// module, and a second instance of any, is listed as not rendered. nil when there is
+  /// nothing.
+  static func darktable(_ settings: ForeignSettings, raw: Bool = false, upright: Bool = true)
+    -> ForeignEdit?
+  {
     var edit = ForeignEdit(
       program: "darktable", source: settings.source, graph: FilterGraph(nodes: []), rendered: [],
       approximated: [], ignored: settings.instances, alreadyApplied: false)
     var nodes: [FilterNode] = []
+    // Colour, in darktable's pipeline order: white balance, then exposure.
+    var temperature: [FilterNode] = []
+    var exposure: [FilterNode] = []
+    var flips: [FilterNode] = []
     for (operation, entry) in settings.values.sorted(by: { $0.key < $1.key }) {
       let enabled = !entry.hasPrefix("0")
       let params = littleEndianWords(String(entry.dropFirst(2)))
@@ -476,10 +483,31 @@ extension ForeignEdit {
         } else {
           edit.ignored.append("crop")
         }
+      case "exposure" where enabled:
+        if let chosen = darktableExposure(params, raw: raw) {
+          exposure = chosen
+          if raw { edit.approximated.append("exposure") } else { edit.rendered.append("exposure") }
+        } else {
+          edit.ignored.append("exposure")
+        }
+      case "temperature" where enabled:
+        if !raw, let chosen = darktableTemperature(params) {
+          temperature = chosen
+          edit.rendered.append("temperature")
+        } else {
+          edit.ignored.append("temperature")
+        }
       case "flip" where enabled:
-        // -1: as the EXIF says; 0: no change. Anything else turns the image its own way.
+        // -1: as the EXIF says; 0: no change. Anything else turns the stored pixels its own
+        // way, instead of the EXIF: the same as turning the upright image only when the EXIF
+        // leaves the pixels as stored.
         if let value = params.first, value != 0xFFFF_FFFF, value != 0 {
-          edit.ignored.append("flip")
+          if upright, value < 8 {
+            flips = darktableFlip(Int(value))
+            edit.rendered.append("flip")
+          } else {
+            edit.ignored.append("flip")
+          }
         }
       default:
         if enabled, !darktablePipeline.contains(operation), !edit.ignored.contains(operation) {
@@ -487,9 +515,109 @@ extension ForeignEdit {
         }
       }
     }
+    // White balance's white point and exposure's levels are one `light` (darktable keeps
+    // values above white between its modules; two 8-bit steps would clip them between).
+    if case .number(let whites1)? = temperature.last?.params["whites"],
+      temperature.last?.op == "light", let levels = exposure.first, levels.op == "light",
+      case .number(let whites2)? = levels.params["whites"],
+      case .number(let blacks2)? = levels.params["blacks"]
+    {
+      let white1 = 1 - 0.5 * whites1
+      let (white2, black2) = (1 - 0.5 * whites2, -0.5 * blacks2)
+      func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
+      if let merged = try? FilterNode(
+        "light",
+        [
+          "whites": .number(rounded(2 * (1 - white1 * white2))),
+          "blacks": .number(rounded(-2 * black2 * white1)),
+        ])
+      {
+        temperature.removeLast()
+        exposure = [merged]
+      }
+    }
+    // The flip turns the image before the crop, whose edges are of the turned image.
+    nodes = flips + nodes + temperature + exposure
     edit.graph = FilterGraph(nodes: nodes)
     guard !nodes.isEmpty || !edit.ignored.isEmpty else { return nil }
     return edit
+  }
+
+  /// darktable's `flip` orientation (bits: 1 top-bottom, 2 left-right, 4 swap the axes,
+  /// after the flips), as Darkroom's turns and flips (as darktable-cli exports them).
+  static func darktableFlip(_ orientation: Int) -> [FilterNode] {
+    var nodes: [FilterNode] = []
+    if orientation & 1 != 0, let node = try? FilterNode("flip", ["direction": .text("vertical")]) {
+      nodes.append(node)
+    }
+    if orientation & 2 != 0, let node = try? FilterNode("flip", ["direction": .text("horizontal")])
+    {
+      nodes.append(node)
+    }
+    // Swapping the axes (a transpose): a quarter turn clockwise, then a mirror.
+    if orientation & 4 != 0, let turn = try? FilterNode("rotate", ["angle": .number(90)]),
+      let mirror = try? FilterNode("flip", ["direction": .text("horizontal")])
+    {
+      nodes += [turn, mirror]
+    }
+    return nodes
+  }
+
+  /// darktable's `exposure` (params v5 and v6: mode, black, exposure, ...; v2: black,
+  /// exposure, gain), manual mode only. It runs before the input profile: on a JPEG's
+  /// encoded values, `(x - black) / (2^-exposure - black)`, which is exactly `light`'s
+  /// levels (black point `black`, white point `2^-exposure`) where they reach (exposure
+  /// -0.58 to +1, black -0.5 to 0.5); on a RAW's linear camera values, approximated by
+  /// `tone exposure` (Darkroom's development is LibRaw's, not darktable's). nil otherwise.
+  static func darktableExposure(_ params: [UInt32], raw: Bool) -> [FilterNode]? {
+    let fields: (mode: UInt32, black: Float, exposure: Float)
+    switch params.count {
+    case 5, 6: fields = (params[0], Float(bitPattern: params[1]), Float(bitPattern: params[2]))
+    case 3: fields = (0, Float(bitPattern: params[0]), Float(bitPattern: params[1]))
+    default: return nil
+    }
+    let (black, stops) = (Double(fields.black), Double(fields.exposure))
+    guard fields.mode == 0, black.isFinite, stops.isFinite else { return nil }
+    func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
+    if raw {
+      guard black == 0, let node = try? FilterNode("tone", ["exposure": .number(rounded(stops))])
+      else { return nil }
+      return [node]
+    }
+    if black == 0 && stops == 0 { return [] }
+    let whites = rounded(2 * (1 - pow(2, -stops)))
+    guard
+      let node = try? FilterNode(
+        "light", ["whites": .number(whites), "blacks": .number(rounded(-2 * black))])
+    else { return nil }
+    return [node]
+  }
+
+  /// darktable's `temperature` (params: red, green and blue multipliers, then a second
+  /// green), on a JPEG's encoded values before the input profile: each channel's gain, as
+  /// straight `curve`s of each channel scaled by the largest gain, then `light`'s white point
+  /// at 1 / that gain (exact, for gains up to 2). nil for what it cannot say.
+  static func darktableTemperature(_ params: [UInt32]) -> [FilterNode]? {
+    guard params.count == 3 || params.count == 4 else { return nil }
+    let gains = params.prefix(3).map { Double(Float(bitPattern: $0)) }
+    guard gains.allSatisfy({ $0.isFinite && $0 > 0 }), let top = gains.max(), top <= 2 else {
+      return nil
+    }
+    if gains.allSatisfy({ $0 == 1 }) { return [] }
+    func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
+    let scale = max(1, top)
+    var curves: [String: FilterValue] = [:]
+    for (channel, gain) in zip(["red", "green", "blue"], gains) where gain != scale {
+      curves[channel] = .text("0:0,1:\(FilterValue.number(rounded(gain / scale)))")
+    }
+    var nodes: [FilterNode] = []
+    if !curves.isEmpty, let node = try? FilterNode("curve", curves) { nodes.append(node) }
+    if scale > 1 {
+      guard let node = try? FilterNode("light", ["whites": .number(rounded(2 * (1 - 1 / scale)))])
+      else { return nil }
+      nodes.append(node)
+    }
+    return nodes
   }
 
   /// darktable's `params`: hex digits, read as little-endian 32-bit words (empty for text
@@ -518,7 +646,11 @@ extension AssetMetadata {
   /// say, and for a file Darkroom edited (``darkroomEdited``: its pixels are its edit).
   public var foreignEdit: ForeignEdit? {
     guard !darkroomEdited else { return nil }
-    return foreignSettings.flatMap { ForeignEdit($0, width: displayWidth, height: displayHeight) }
+    return foreignSettings.flatMap {
+      ForeignEdit(
+        $0, width: displayWidth, height: displayHeight, raw: format == "raw",
+        upright: orientation.effective == .up)
+    }
   }
 
   /// ``foreignSettings`` when this image shows them: they make a ``foreignEdit`` that is not
@@ -549,10 +681,13 @@ extension ForeignSettings {
 extension ForeignEdit {
   /// What Darkroom renders for `settings` on an image `width` x `height` upright (its
   /// size places an angled crop): nil when they change nothing Darkroom could say.
-  public init?(_ settings: ForeignSettings, width: Int, height: Int) {
+  public init?(
+    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false, upright: Bool = true
+  ) {
     guard
       let edit = settings.program == "darktable"
-        ? Self.darktable(settings) : Self.lightroom(settings, width: width, height: height)
+        ? Self.darktable(settings, raw: raw, upright: upright)
+        : Self.lightroom(settings, width: width, height: height)
     else { return nil }
     self = edit
   }
