@@ -4,7 +4,7 @@
 #   changes nothing (`tone`: the decode, turn and encode every apply pays);
 # - the whole panel (every filter at once) against today's `noir | tone` apply (target 1.5x);
 # - the same panel through pyvips' nearest operations (colourspace, gaussblur, sharpen,
-#   linear), as a peer doing comparable work;
+#   linear, mapim), as a peer doing comparable work (one run: it takes about 20 s);
 # - the editor's preview of a slider change at screen size (target: median under 100 ms).
 # Whole processes, median of several runs (hyperfine).
 # Usage: Benchmarks/editor.sh [runs=5]
@@ -53,7 +53,7 @@ panel=$(time_apply panel "${PANEL[@]}")
 printf '%-52s %10s\n' "noir | tone (today's apply)" "$old"
 printf '%-52s %10s\n' "the whole panel (13 filters)" "$panel"
 py=$(
-  hyperfine --warmup 1 --runs "$RUNS" --export-json "$E/py.json" \
+  hyperfine --warmup 0 --runs 1 --export-json "$E/py.json" \
     "python3 $ROOT/Benchmarks/pyvips_panel.py $SRC $E/py.jpg" >/dev/null 2>&1
   median_ms "$E/py.json"
 )
