@@ -153,12 +153,24 @@ static inline float grain_at(int x, int y, float size, uint32_t seed) {
 // ---------------------------------------------------------------------------------------
 // The develop pass.
 
+// How a develop pass computes its pixels: every stage for each pixel (stages that depend on
+// where the pixel is), three 256-entry tables (stages that treat each channel alone: curves),
+// or a 33x33x33 lattice of the stages' results interpolated in tetrahedra (any others; as
+// colour management and Lightroom apply a look), 30 to 60 times fewer evaluations.
+enum { DEVELOP_EACH = 0, DEVELOP_TABLES = 1, DEVELOP_LATTICE = 2 };
+#define DR_LATTICE 33
+
 typedef struct {
   VipsImage *in;  // a reference, dropped when the output closes
   int count;
   DrStage *stages;  // with tables pointing into `tables`
   float *tables;
   int width, height;
+  int mode;
+  unsigned char channel[3][256];
+  float *lattice;  // DR_LATTICE^3 RGB, levels 0...255, red slowest
+  int cell[256];   // a level's lattice cell (its lower corner)
+  float offset[256];  // and where in the cell, 0...1
 } develop_state;
 
 static void develop_close(VipsImage *image, void *data) {
@@ -167,6 +179,7 @@ static void develop_close(VipsImage *image, void *data) {
   if (state->in) p_g_object_unref(state->in);
   free(state->stages);
   free(state->tables);
+  free(state->lattice);
   free(state);
 }
 
@@ -174,11 +187,11 @@ static inline float luma(const float c[3]) {
   return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
 }
 
-static void run_stages(const develop_state *state, const unsigned char *p, unsigned char *q, int x,
-                       int y) {
-  float c[3];
-  int linear = 0, fresh = 1;  // fresh: c still holds the input's bytes, /255
-  for (int i = 0; i < 3; i++) c[i] = p[i] / 255.0f;
+// The stages on one colour: `c` encoded 0...1 in; out encoded, or linear (`*linear` set).
+// `p`, when given, holds c's bytes (their decode is then exact).
+static void stages_on(const develop_state *state, float c[3], const unsigned char *p, int x, int y,
+                      int *linear_out) {
+  int linear = 0, fresh = p != NULL;
   for (int s = 0; s < state->count; s++) {
     const DrStage *stage = &state->stages[s];
     const double *k = stage->p;
@@ -282,10 +295,92 @@ static void run_stages(const develop_state *state, const unsigned char *p, unsig
         break;
     }
   }
+  *linear_out = linear;
+}
+
+static void run_stages(const develop_state *state, const unsigned char *p, unsigned char *q, int x,
+                       int y) {
+  float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
+  int linear;
+  stages_on(state, c, p, x, y, &linear);
   if (linear)
     for (int i = 0; i < 3; i++) q[i] = linear_to_byte(c[i]);
   else
     for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+}
+
+// The stages on the lattice's points (or each level, for tables), computed once per pass.
+static int prepare(develop_state *state) {
+  int position = 0, per_channel = 1;
+  for (int s = 0; s < state->count; s++) {
+    int kind = state->stages[s].kind;
+    if (kind == DR_STAGE_VIGNETTE || kind == DR_STAGE_GRAIN) position = 1;
+    if (kind != DR_STAGE_CURVES) per_channel = 0;
+  }
+  if (position) {
+    state->mode = DEVELOP_EACH;
+    return 0;
+  }
+  if (per_channel) {
+    for (int level = 0; level < 256; level++) {
+      unsigned char p[3] = {(unsigned char)level, (unsigned char)level, (unsigned char)level}, q[3];
+      run_stages(state, p, q, 0, 0);
+      for (int i = 0; i < 3; i++) state->channel[i][level] = q[i];
+    }
+    state->mode = DEVELOP_TABLES;
+    return 0;
+  }
+  const int n = DR_LATTICE;
+  state->lattice = malloc(sizeof(float) * 3 * n * n * n);
+  if (!state->lattice) return -1;
+  float *out = state->lattice;
+  for (int r = 0; r < n; r++)
+    for (int g = 0; g < n; g++)
+      for (int b = 0; b < n; b++, out += 3) {
+        float c[3] = {(float)r / (n - 1), (float)g / (n - 1), (float)b / (n - 1)};
+        int linear;
+        stages_on(state, c, NULL, 0, 0, &linear);
+        for (int i = 0; i < 3; i++) {
+          float v = linear ? encode(c[i]) : c[i];
+          out[i] = (v < 0 ? 0 : v > 1 ? 1 : v) * 255;
+        }
+      }
+  for (int level = 0; level < 256; level++) {
+    float at = level * (n - 1) / 255.0f;
+    int cell = (int)at;
+    if (cell > n - 2) cell = n - 2;
+    state->cell[level] = cell;
+    state->offset[level] = at - cell;
+  }
+  state->mode = DEVELOP_LATTICE;
+  return 0;
+}
+
+// Tetrahedral interpolation in the lattice cell of (r, g, b): four corners, not eight.
+static inline void from_lattice(const develop_state *state, const unsigned char *p,
+                                unsigned char *q) {
+  const int n = DR_LATTICE;
+  const int x = state->cell[p[0]], y = state->cell[p[1]], z = state->cell[p[2]];
+  const float tx = state->offset[p[0]], ty = state->offset[p[1]], tz = state->offset[p[2]];
+  const float *c000 = state->lattice + 3 * ((x * n + y) * n + z);
+  const int dx = 3 * n * n, dy = 3 * n, dz = 3;
+  const float *c111 = c000 + dx + dy + dz;
+  const float *first, *second;
+  float t1, t2, t3;
+  if (tx >= ty) {
+    if (ty >= tz) first = c000 + dx, second = c000 + dx + dy, t1 = tx, t2 = ty, t3 = tz;
+    else if (tx >= tz) first = c000 + dx, second = c000 + dx + dz, t1 = tx, t2 = tz, t3 = ty;
+    else first = c000 + dz, second = c000 + dx + dz, t1 = tz, t2 = tx, t3 = ty;
+  } else {
+    if (tz >= ty) first = c000 + dz, second = c000 + dy + dz, t1 = tz, t2 = ty, t3 = tx;
+    else if (tz >= tx) first = c000 + dy, second = c000 + dy + dz, t1 = ty, t2 = tz, t3 = tx;
+    else first = c000 + dy, second = c000 + dx + dy, t1 = ty, t2 = tx, t3 = tz;
+  }
+  for (int i = 0; i < 3; i++) {
+    float v = c000[i] + t1 * (first[i] - c000[i]) + t2 * (second[i] - first[i]) +
+              t3 * (c111[i] - second[i]) + 0.5f;
+    q[i] = v <= 0 ? 0 : v >= 255 ? 255 : (unsigned char)v;
+  }
 }
 
 static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
@@ -299,8 +394,21 @@ static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b,
     const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
                              (size_t)(r.left - in->valid.left) * 3;
     unsigned char *q = out->data + (size_t)y * out->bpl;
-    for (int x = 0; x < r.width; x++, p += 3, q += 3)
-      run_stages(state, p, q, r.left + x, r.top + y);
+    switch (state->mode) {
+      case DEVELOP_TABLES:
+        for (int x = 0; x < r.width; x++, p += 3, q += 3) {
+          q[0] = state->channel[0][p[0]];
+          q[1] = state->channel[1][p[1]];
+          q[2] = state->channel[2][p[2]];
+        }
+        break;
+      case DEVELOP_LATTICE:
+        for (int x = 0; x < r.width; x++, p += 3, q += 3) from_lattice(state, p, q);
+        break;
+      default:
+        for (int x = 0; x < r.width; x++, p += 3, q += 3)
+          run_stages(state, p, q, r.left + x, r.top + y);
+    }
   }
   return 0;
 }
@@ -363,6 +471,10 @@ int dr_develop(VipsImage *in, VipsImage **out, const DrStage *stages, int count)
   state->count = count;
   state->width = p_vips_image_get_width(in);
   state->height = p_vips_image_get_height(in);
+  if (prepare(state) != 0) {
+    develop_close(NULL, state);
+    return -1;
+  }
   state->in = p_g_object_ref(in);
   return own_image(in, out, NULL, DR_DEMAND_STYLE_THINSTRIP, 3, p_vips_start_one,
                    develop_generate, p_vips_stop_one, in, state, develop_close);
