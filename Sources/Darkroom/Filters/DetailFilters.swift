@@ -13,15 +13,26 @@ enum DefinitionFilter: FilterDefinition {
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
     -> VipsImage
   {
-    let amount = arguments.number("amount") ?? 0
-    if amount == 0 { return image }
-    let sigma = 0.02 * Double(max(image.width, image.height))
     // Its blur is of a small copy of the whole image: read from memory, computed once (a
     // stream's line cache cannot hold what the shrink reads, and would compute the image
     // again for each line of the copy: 48 s for a 24 MP photo).
-    return try image.inMemory().detailed(
-      blurredBy: max(0.5, sigma), .localContrast, amount: amount, threshold: 0.08)
+    try localContrast(
+      image, arguments, across: 0.02, gain: 1, limit: 0.08
+    ) { image throws(DarkroomError) in try image.inMemory() }
   }
+}
+
+/// Local contrast against a blur `across` times the image's longer side wide (so the same
+/// at any size): definition's and texture's, which differ in width, gain and limit.
+private func localContrast(
+  _ image: VipsImage, _ arguments: FilterArguments, across: Double, gain: Double, limit: Double,
+  read: (VipsImage) throws(DarkroomError) -> VipsImage = { $0 }
+) throws(DarkroomError) -> VipsImage {
+  let amount = arguments.number("amount") ?? 0
+  if amount == 0 { return image }
+  let sigma = max(0.5, across * Double(max(image.width, image.height)))
+  return try read(image).detailed(
+    blurredBy: sigma, .localContrast, amount: gain * amount, threshold: limit)
 }
 
 /// Texture: contrast of fine detail (a blur 0.08% of the longer side away): + brings out
@@ -38,11 +49,7 @@ enum TextureFilter: FilterDefinition {
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
     -> VipsImage
   {
-    let amount = arguments.number("amount") ?? 0
-    if amount == 0 { return image }
-    let sigma = 0.0008 * Double(max(image.width, image.height))
-    return try image.detailed(
-      blurredBy: max(0.5, sigma), .localContrast, amount: 1.5 * amount, threshold: 0.1)
+    try localContrast(image, arguments, across: 0.0008, gain: 1.5, limit: 0.1)
   }
 }
 

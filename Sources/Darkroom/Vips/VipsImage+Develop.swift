@@ -40,15 +40,6 @@ enum DetailKind: Int32, Sendable {
 }
 
 extension VipsImage {
-  /// A new image from a shim call that fills `out`, keeping this image alive with it.
-  private func made(_ call: (inout OpaquePointer?) -> Int32) throws(DarkroomError) -> VipsImage {
-    var out: OpaquePointer?
-    guard call(&out) == 0, let out else {
-      throw Vips.takeError(context: "cannot render", file: source)
-    }
-    return VipsImage(derivedFrom: self, owning: out)
-  }
-
   /// `stages` in order on every pixel, in one pass, in float; alpha is left as it is.
   func developed(_ stages: [DevelopStage]) throws(DarkroomError) -> VipsImage {
     guard !stages.isEmpty else { return self }
@@ -56,7 +47,7 @@ extension VipsImage {
       // The C stages point into one array of every table for the length of the call:
       // dr_develop copies them before it returns.
       let tables = stages.flatMap(\.table)
-      return try image.made { out in
+      return try image.derived { out in
         tables.withUnsafeBufferPointer { tables in
           var offset = 0
           let c = stages.map { stage in
@@ -90,9 +81,9 @@ extension VipsImage {
     throws(DarkroomError) -> VipsImage
   {
     try colourBands { image throws(DarkroomError) in
-      let shared = try image.made { dr_shared(image.pointer, &$0) }
+      let shared = try image.derived { dr_shared(image.pointer, &$0) }
       let soft = try shared.blurred(sigma: sigma)
-      return try shared.made {
+      return try shared.derived {
         dr_detail(shared.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
       }
     }
@@ -101,14 +92,14 @@ extension VipsImage {
   /// A Gaussian blur of standard deviation `sigma` pixels (colour bands only).
   func blurred(sigma: Double) throws(DarkroomError) -> VipsImage {
     let colour = try colourOnly()
-    return try colour.made { dr_blur(colour.pointer, &$0, sigma) }
+    return try colour.derived { dr_blur(colour.pointer, &$0, sigma) }
   }
 
   /// Each pixel from where `homography` (row-major, from an output pixel's centre to a
   /// position in this image) takes it, bilinearly; the size is kept.
   func warped(by homography: [Double]) throws(DarkroomError) -> VipsImage {
     precondition(homography.count == 9, "a 3x3 homography")
-    return try made { out in
+    return try derived { out in
       homography.withUnsafeBufferPointer { dr_perspective(pointer, &out, $0.baseAddress) }
     }
   }
@@ -116,18 +107,15 @@ extension VipsImage {
   /// The colour bands alone (without alpha).
   private func colourOnly() throws(DarkroomError) -> VipsImage {
     guard hasAlpha, bands > 1 else { return self }
-    return try made { dr_extract_bands(pointer, &$0, 0, Int32(bands - 1)) }
+    return try derived { dr_extract_bands(pointer, &$0, 0, Int32(bands - 1)) }
   }
 
-  /// `body` on the three colour bands (from grey if need be); alpha joined back.
+  /// `body` on three colour bands (made from grey if need be); alpha joined back.
   private func colourBands(_ body: (VipsImage) throws(DarkroomError) -> VipsImage)
     throws(DarkroomError) -> VipsImage
   {
-    var colour = try colourOnly()
-    if colour.bands == 1 { colour = try colour.greyToRGB() }
-    let done = try body(colour)
-    guard hasAlpha, bands > 1 else { return done }
-    let alpha = try made { dr_extract_bands(pointer, &$0, Int32(bands - 1), 1) }
-    return try done.made { dr_bandjoin(done.pointer, alpha.pointer, &$0) }
+    try onColourBands { colour throws(DarkroomError) in
+      try body(colour.bands == 1 ? colour.greyToRGB() : colour)
+    }
   }
 }

@@ -5,7 +5,7 @@ import CVipsShim
 extension VipsImage {
   /// A new image from a shim call that fills `out`, keeping this image's source and pinned
   /// memory alive with it.
-  private func derived(_ call: (inout OpaquePointer?) -> Int32) throws(DarkroomError) -> VipsImage {
+  func derived(_ call: (inout OpaquePointer?) -> Int32) throws(DarkroomError) -> VipsImage {
     var out: OpaquePointer?
     guard call(&out) == 0, let out else {
       throw Vips.takeError(context: "cannot render", file: source)
@@ -109,7 +109,7 @@ extension VipsImage {
   }
 
   /// Applies `body` to the colour bands and joins the alpha band back.
-  private func onColourBands(_ body: (VipsImage) throws(DarkroomError) -> VipsImage)
+  func onColourBands(_ body: (VipsImage) throws(DarkroomError) -> VipsImage)
     throws(DarkroomError) -> VipsImage
   {
     guard hasAlpha, bands > 1 else { return try body(self) }
