@@ -406,6 +406,12 @@ extension Gallery {
 
       // The panel set from a graph (the current version's).
       function setFrom(nodes) {
+        settingUp = true;
+        try { setPanel(nodes); } finally { settingUp = false; }
+        drawFrame();
+      }
+
+      function setPanel(nodes) {
         for (const key of sliders.keys()) resetSlider(key);
         Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
           crop: null, vertical: 0, horizontal: 0 });
@@ -475,12 +481,14 @@ extension Gallery {
           if (shownURL) URL.revokeObjectURL(shownURL);
           shownURL = url;
           photo.src = url;
-          status.textContent = "";
         } catch (error) {
           status.textContent = error.message;
         }
       }
+      // Set while the panel is set from a version: its sliders' events are not a change.
+      let settingUp = false;
       function changed() {
+        if (settingUp) return;
         clearTimeout(timer);
         timer = setTimeout(preview, 120);
         drawFrame();

@@ -6,30 +6,17 @@ import Testing
 extension Browser {
   /// Drags from the centre of `element` by (dx, dy) CSS pixels with the mouse.
   func drag(_ element: String, dx: Int, dy: Int) throws {
-    let origin: [String: Any] = [Self.element: element]
-    try call(
-      "POST", "/session/\(session)/actions",
+    try mouse(
+      on: element,
       [
-        "actions": [
-          [
-            "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
-            "actions": [
-              ["type": "pointerMove", "origin": origin, "x": 0, "y": 0],
-              ["type": "pointerDown", "button": 0],
-              [
-                "type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": dy / 2,
-                "duration": 50,
-              ],
-              [
-                "type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": dy - dy / 2,
-                "duration": 50,
-              ],
-              ["type": "pointerUp", "button": 0],
-            ],
-          ]
-        ]
+        ["type": "pointerDown", "button": 0],
+        ["type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": dy / 2, "duration": 50],
+        [
+          "type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": dy - dy / 2,
+          "duration": 50,
+        ],
+        ["type": "pointerUp", "button": 0],
       ])
-    try call("DELETE", "/session/\(session)/actions")
   }
 
   /// The window at `width` x `height` CSS pixels.
@@ -127,7 +114,9 @@ struct EditorBrowserTests {
         ((try? browser.text(browser.find(".editor .status"))) ?? "").hasPrefix("auto:")
       })
     try browser.click(try browser.find("[data-act='save']"))
-    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
+    #expect(
+      eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
+      "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
     let saved = try #require(try served.library.editHistory(id).versions.last)
     let ops = saved.graph.nodes.map(\.op)
     #expect(Array(ops.prefix(3)) == ["rotate", "flip", "crop"], "\(ops)")

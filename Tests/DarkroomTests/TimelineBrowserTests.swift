@@ -6,18 +6,25 @@ import Testing
 extension Browser {
   /// A double click on an element (two presses, as a person makes them).
   func doubleClick(_ element: String) throws {
+    try mouse(
+      on: element,
+      [
+        ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+        ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+      ])
+  }
+
+  /// The mouse moved to the centre of `element`, then `steps` (WebDriver pointer actions).
+  func mouse(on element: String, _ steps: [[String: Any]]) throws {
     let origin: [String: Any] = [Self.element: element]
+    let move: [String: Any] = ["type": "pointerMove", "origin": origin, "x": 0, "y": 0]
     try call(
       "POST", "/session/\(session)/actions",
       [
         "actions": [
           [
             "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
-            "actions": [
-              ["type": "pointerMove", "origin": origin, "x": 0, "y": 0],
-              ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
-              ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
-            ],
+            "actions": [move] + steps,
           ]
         ]
       ])
