@@ -24,8 +24,10 @@ l, c, hue = lch[0], lch[1], lch[2]
 c = c * (1.25 - c / 400)
 lch = l.bandjoin([c, hue])
 image = lch.colourspace("srgb")
-# Definition: the difference from a wide blur (of an eighth-size copy), added back.
-small = image.resize(1 / 8).gaussblur(10)
+# Definition: the difference from a wide blur (of an eighth-size copy), added back; the
+# image is computed into memory first, as each branch would otherwise compute it again.
+image = image.copy_memory()
+small = image.resize(1 / 8).gaussblur(10).copy_memory()
 wide = small.resize(w / small.width, vscale=h / small.height)
 image = (image + (image - wide) * 0.3).cast("uchar")
 # Texture: the same with a narrow blur.
@@ -43,7 +45,8 @@ mask = 1 - 0.3 * (d - 0.5).relational_const("more", 0).ifthenelse((d - 0.5) * 2,
 image = (image * mask).cast("uchar")
 # Grain.
 image = (image + pyvips.Image.gaussnoise(w, h, sigma=6)).cast("uchar")
-# Perspective: a keystone map.
+# Perspective: a keystone map, read from memory (mapim reads anywhere).
+image = image.copy_memory()
 index = pyvips.Image.xyz(w, h)
 x, y = index[0], index[1]
 scale = 1 - 0.05 * (1 - y / h)
