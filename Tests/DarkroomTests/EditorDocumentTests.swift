@@ -223,6 +223,7 @@ struct AutoTests {
       let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)
       let fixed = try Self.run(nodes, on: rgb)
       #expect(Self.span(fixed) >= 0.8, "x\(exposure): \(nodes.map(\.text)) -> \(Self.span(fixed))")
+      print("auto, exposure x\(exposure): span \(Self.span(rgb)) -> \(Self.span(fixed)): \(nodes.map(\.text))")
     }
   }
 
@@ -236,6 +237,7 @@ struct AutoTests {
       let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)
       let after = Self.cast(try Self.run(nodes, on: rgb))
       #expect(after <= 0.3 * before, "\(gains): \(nodes.map(\.text)) cast \(before) -> \(after)")
+      print("auto, gains \(gains): cast \(before) -> \(after): \(nodes.map(\.text))")
     }
   }
 
@@ -245,6 +247,7 @@ struct AutoTests {
     let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)
     let after = try Self.run(nodes, on: rgb)
     #expect(Self.meanDeltaE(rgb, after) < 2, "\(nodes.map(\.text))")
+    print("auto, a scene that needs nothing: mean dE \(Self.meanDeltaE(rgb, after)): \(nodes.map(\.text))")
   }
 
   @Test("auto in an edit is stored as the values it chose, and replays to the same bytes")
