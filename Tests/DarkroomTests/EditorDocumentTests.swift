@@ -223,7 +223,9 @@ struct AutoTests {
       let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)
       let fixed = try Self.run(nodes, on: rgb)
       #expect(Self.span(fixed) >= 0.8, "x\(exposure): \(nodes.map(\.text)) -> \(Self.span(fixed))")
-      print("auto, exposure x\(exposure): span \(Self.span(rgb)) -> \(Self.span(fixed)): \(nodes.map(\.text))")
+      print(
+        "auto, exposure x\(exposure): span \(Self.span(rgb)) -> \(Self.span(fixed)): \(nodes.map(\.text))"
+      )
     }
   }
 
@@ -247,7 +249,9 @@ struct AutoTests {
     let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)
     let after = try Self.run(nodes, on: rgb)
     #expect(Self.meanDeltaE(rgb, after) < 2, "\(nodes.map(\.text))")
-    print("auto, a scene that needs nothing: mean dE \(Self.meanDeltaE(rgb, after)): \(nodes.map(\.text))")
+    print(
+      "auto, a scene that needs nothing: mean dE \(Self.meanDeltaE(rgb, after)): \(nodes.map(\.text))"
+    )
   }
 
   @Test("auto in an edit is stored as the values it chose, and replays to the same bytes")
