@@ -163,11 +163,12 @@ request-timeout = 3.0
 max-stream-events = 20
 
 # Bodies the schema allows that the library refuses for what a schema cannot state: a crop
-# that reaches outside the image (x + width > 1, or past its pixels), a version past the
-# edit's history, a title another album has (400), bytes that are no image (422), an upload
-# folder with a component over 255 bytes of UTF-8 (a pattern counts characters; 400).
+# that reaches outside the image (x + width > 1, or past its pixels), curve points whose x
+# do not rise, a version past the edit's history, a title another album has, a preset both
+# from an asset and of filters (400), bytes that are no image (422), an upload folder with a
+# component over 255 bytes of UTF-8 (a pattern counts characters; 400).
 [[operations]]
-include-path = ["/api/assets/{id}/edit", "/api/assets/{id}/preview", "/api/assets/{id}/revert", "/api/albums", "/api/jobs"]
+include-path = ["/api/assets/{id}/edit", "/api/assets/{id}/preview", "/api/assets/{id}/auto", "/api/assets/{id}/revert", "/api/albums", "/api/jobs", "/api/presets"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
 
 [[operations]]
