@@ -585,7 +585,7 @@ int dr_shared(VipsImage *in, VipsImage **out) {
 
 int dr_blur(VipsImage *in, VipsImage **out, double sigma) {
   if (!(sigma > 0)) return -1;
-  if (sigma <= 4) return p_vips_gaussblur(in, out, sigma, NULL);
+  if (sigma <= DR_BLUR_DIRECT_MAX) return p_vips_gaussblur(in, out, sigma, NULL);
   // A wide blur is the same blur of a smaller image, enlarged: its detail is gone anyway.
   // Shrunk so that the blur left is about 2 pixels wide.
   double factor = floor(sigma / 2);

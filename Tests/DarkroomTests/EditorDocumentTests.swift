@@ -43,6 +43,36 @@ struct EditorDocumentTests {
     #expect(try ContentHash.of(file: paths[0]) == original)
   }
 
+  @Test(
+    "every filter at its widest on a JPEG read as a stream (apply) and on images of 1 to 9 pixels: each renders, none fails"
+  )
+  func extremes() throws {
+    let folder = try TemporaryFolder()
+    var photos = [try folder.write("gps.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))]
+    for (w, h) in [(1, 1), (2, 3), (7, 1), (1, 9)] {
+      let image = try VipsImage.fromPixels(
+        [UInt8](repeating: 120, count: w * h * 3), width: w, height: h, bands: 3)
+      photos.append(try folder.write("t\(w)x\(h).jpg", image.encode(suffix: ".jpg")))
+    }
+    let widest = [
+      "balance 2000 tint=-1", "light brilliance=1 whites=1 blacks=-1", "vibrance 1",
+      "curve rgb=0:1,1:0", "hsl red-hue=1 blue-saturation=1", "definition 1", "texture -1",
+      "sharpen amount=3 radius=5 detail=1", "denoise luminance=1 colour=1 radius=10",
+      "vignette -1 roundness=1", "grain 1 size=20", "perspective vertical=1 horizontal=-1",
+      "auto",
+    ]
+    for spec in widest {
+      let run = try CLI.run(
+        ["apply", "--filter", spec, "--progress", "none", "--force", "-o", folder.file("out")]
+          + photos)
+      #expect(run.status == 0, "\(spec): \(run.stderr)")
+    }
+    for (name, size) in [("gps.jpg", (600, 400)), ("t2x3.jpg", (2, 3)), ("t1x9.jpg", (1, 9))] {
+      let out = try pixels(folder.file("out/" + name))
+      #expect((out.width, out.height) == size, "\(name)")
+    }
+  }
+
   @Test("adjustment data of version 1's filters keeps its bytes, and its render")
   func versionOneKeepsItsBytes() throws {
     let json =

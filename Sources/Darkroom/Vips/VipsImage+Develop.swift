@@ -75,13 +75,17 @@ extension VipsImage {
   }
 
   /// This image combined pixel by pixel with a blur of it of standard deviation `sigma`.
-  /// The image is read once for both (behind a cache of its lines): chained, each pass
-  /// would otherwise compute everything before it twice.
+  /// The image is read once for both: behind a cache of its lines (chained, each pass would
+  /// otherwise compute everything before it twice), or, for a blur wide enough to be taken
+  /// on a small copy of the whole image, from memory (a stream cannot be read twice, and a
+  /// line cache cannot hold what the shrink reads: it recomputed the image per strip).
   func detailed(blurredBy sigma: Double, _ kind: DetailKind, amount: Double, threshold: Double)
     throws(DarkroomError) -> VipsImage
   {
     try colourBands { image throws(DarkroomError) in
-      let shared = try image.derived { dr_shared(image.pointer, &$0) }
+      let shared =
+        sigma > DR_BLUR_DIRECT_MAX
+        ? try image.inMemory() : try image.derived { dr_shared(image.pointer, &$0) }
       let soft = try shared.blurred(sigma: sigma)
       return try shared.derived {
         dr_detail(shared.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
