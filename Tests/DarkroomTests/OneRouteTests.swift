@@ -129,6 +129,31 @@ struct OneRouteTests {
   // cooperative threads (one per core) while they wait, so a test can wait a minute before
   // it runs (the Layers suite, 0.4 s alone, passed its one-minute limit in a full run). Every
   // guard is 3 minutes or more for that reason.
+  @Test(
+    "the editor's filters and auto through a space give the pixels they give a folder's file, stored as the same explicit graph",
+    .timeLimit(.minutes(5)))
+  func editorFiltersInASpace() throws {
+    let (folder, _, space) = try spaceWithPhoto()
+    let cwd = folder.url.path
+    let specs = ["auto", "vibrance 0.3", "definition 0.4", "vignette -0.3", "grain 0.2"]
+    let filters = specs.flatMap { ["--filter", $0] }
+    let edit = try CLI.run(["edit"] + space + ["gps.jpg"] + filters, cwd: cwd)
+    #expect(edit.status == 0, "\(edit.stderr)")
+    try FileManager.default.createDirectory(
+      atPath: folder.file("plain"), withIntermediateDirectories: true)
+    let plain = try folder.write("plain/gps.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))
+    #expect(try CLI.run(["edit", plain] + filters, cwd: cwd).status == 0)
+    let opened = try Space.open(folder.file("S"), password: Array("correct horse".utf8))
+    defer { opened.close() }
+    let asset = try opened.asset("gps.jpg")
+    let inSpace = try #require(try opened.history(asset).last?.graph)
+    let outside = try #require(try Library.adjustments(ofFile: plain)?.graph)
+    #expect(inSpace.nodes == outside.nodes)
+    #expect(!inSpace.nodes.contains { $0.op == "auto" })
+    let sealed = try folder.write("sealed.jpg", try opened.current(asset))
+    #expect(try pixels(sealed).pixels() == pixels(plain).pixels())
+  }
+
   @Test("edit, apply and revert in a space change its catalog once each", .timeLimit(.minutes(5)))
   func space() throws {
     let (folder, _, space) = try spaceWithPhoto()

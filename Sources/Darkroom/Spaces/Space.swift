@@ -559,6 +559,10 @@ public final class Space: Sendable {
       if append, let last = history.last {
         graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
       }
+      // Auto becomes the filters it chooses for this original, as an edit of a file's does
+      // (Editor.edit): the stored data is explicit.
+      let renderer = ownRenderer(Renderer(settings))
+      graph = try renderer.resolvingAuto(graph, of: .data(original, name: asset.name))
       let data = AdjustmentData(
         graph: graph,
         original: .init(
@@ -568,7 +572,7 @@ public final class Space: Sendable {
           format, original: original, sourceFormat: metadata.format,
           asked: (settings.quality, settings.effort)),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
-      let result = try ownRenderer(Renderer(settings)).renderEdit(
+      let result = try renderer.renderEdit(
         .data(original, name: asset.name), metadata: metadata,
         recipe: data.recipe(for: asset.name, original: metadata))
       history.append(data)
