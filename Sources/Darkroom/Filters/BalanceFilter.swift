@@ -22,12 +22,6 @@ enum BalanceFilter: FilterDefinition {
     return [.develop([DevelopStage(kind: .linearMatrix, numbers: matrix(kelvin, tint))])]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    try PointwisePlan.run(pointwise(arguments) ?? [], on: image)
-  }
-
   /// The linear-sRGB matrix that makes the light `kelvin`, `tint` neutral.
   static func matrix(_ kelvin: Double, _ tint: Double) -> [Double] {
     ColourMath.adaptation(from: ColourMath.lightWhite(kelvin: kelvin, tint: tint))

@@ -31,12 +31,6 @@ enum CurveFilter: FilterDefinition {
     return [.develop([DevelopStage(kind: .curves, table: table)])]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    try PointwisePlan.run(pointwise(arguments) ?? [], on: image)
-  }
-
   /// `count` identity curves, end to end.
   static func identityCurves(_ count: Int) -> [Float] {
     let n = DevelopStage.curveSamples

@@ -48,6 +48,17 @@ extension FilterDefinition {
   static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? { nil }
   static func folding(_ arguments: FilterArguments) -> PlacementStep? { nil }
   static var since: Int { 1 }
+
+  /// A pointwise filter's pixels: its steps, planned and run (a filter that is not
+  /// pointwise implements `apply` itself).
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
+    guard let steps = pointwise(arguments) else {
+      throw DarkroomError(.engine, file: image.source, "\(name) has no way to render (a bug)")
+    }
+    return try PointwisePlan.run(steps, on: image)
+  }
 }
 
 /// What a filter is and takes, for listings and docs (`darkroom filters`).

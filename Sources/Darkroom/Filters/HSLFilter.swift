@@ -37,12 +37,6 @@ enum HSLFilter: FilterDefinition {
     return [.develop([DevelopStage(kind: .hsl, table: table(values))])]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    try PointwisePlan.run(pointwise(arguments) ?? [], on: image)
-  }
-
   /// Hue shift (degrees), chroma change and lightness change for each degree of hue:
   /// between two ranges' hues, a smooth step from one's values to the other's.
   static func table(_ values: [Double]) -> [Float] {

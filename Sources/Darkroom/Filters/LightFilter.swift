@@ -31,12 +31,6 @@ enum LightFilter: FilterDefinition {
     return [.develop([DevelopStage(kind: .curves, table: master + CurveFilter.identityCurves(3))])]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    try PointwisePlan.run(pointwise(arguments) ?? [], on: image)
-  }
-
   /// The levels of the black and white points, then brilliance's two bumps (which keep 0
   /// and 1 in place), clamped to 0...1.
   static func curve(_ x: Double, _ brilliance: Double, _ whites: Double, _ blacks: Double)

@@ -28,16 +28,6 @@ enum NoirFilter: FilterDefinition {
     return [.matrix(matrix), .table(curve(intensity: intensity))]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    var grey = false
-    var plan = PointwisePlan()
-    for step in pointwise(arguments) ?? [] { plan.append(step) }
-    let result = try plan.run(on: image, grey: &grey)
-    return grey ? try result.greyToRGB() : result
-  }
-
   /// A smooth S-curve (deeper shadows, brighter highlights), blended with the identity.
   static func curve(intensity: Double) -> [UInt8] {
     (0..<256).map { level in

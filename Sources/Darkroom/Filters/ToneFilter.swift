@@ -41,15 +41,6 @@ enum ToneFilter: FilterDefinition {
     return steps
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    var grey = false
-    var plan = PointwisePlan()
-    for step in pointwise(arguments) ?? [] { plan.append(step) }
-    return try plan.run(on: image, grey: &grey)
-  }
-
   static let identityTable = (0..<256).map { UInt8($0) }
   static let identityMatrix: [Double] = [1, 0, 0, 0, 1, 0, 0, 0, 1]
 

@@ -17,9 +17,4 @@ enum VibranceFilter: FilterDefinition {
     return [.develop([DevelopStage(kind: .vibrance, numbers: [amount])])]
   }
 
-  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
-    -> VipsImage
-  {
-    try PointwisePlan.run(pointwise(arguments) ?? [], on: image)
-  }
 }
