@@ -9,7 +9,9 @@ the table; exits 1 if a row misses its target (0.98 where the meaning is exact, 
 is approximated). The `unedited` column is darktable's result against the photo itself, for
 scale. On a smooth photo (the default, Samples/gps.jpg) every row passes; on a photo with
 grain (bench-out's phone photo at 1200 pixels), the centre crop and the quarter turn
-score 0.975 and 0.971: darktable's export lands a pixel off, and grain no longer lines up.
+score 0.975 and 0.971: the same pixels (Darkroom's crop taken losslessly scores 0.9945
+against darktable's export, unshifted), each encoded as JPEG by its own settings, which
+lose the grain differently.
 
 Usage: /opt/darkroom-test-python/bin/python Scripts/darktable-compare.py [PHOTO] [DARKROOM]
 Needs darktable (darktable-cli), libvips' tools and numpy (the tests' venv has it).
