@@ -252,7 +252,8 @@ struct Gallery: Sendable {
     values["trash"] = ref == "smart:trash"
     values["sort"] = wholeQuery.sort.rawValue
     if case .user = AlbumRef(ref) { values["user"] = true }
-    values["presets"] = Presets.names
+    // The built-in presets, then the library's own (saved from an edit).
+    values["presets"] = Presets.names + library.userPresets().map(\.name)
     values["next"] = next
     // By date, a month's first photo on the page opens with the month's name.
     let byDate = [.date, .dateDescending].contains(wholeQuery.sort)

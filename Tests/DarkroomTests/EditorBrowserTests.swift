@@ -146,6 +146,17 @@ struct EditorBrowserTests {
     #expect(small == 0)
     try browser.screenshot("editor-phone")
 
+    // The edit saved as a preset: the album's batch menu offers it after the built-in ones.
+    try served.library.savePreset("my-look", graph: saved.graph)
+    try browser.go(base + "/album?ref=smart:all")
+    let options =
+      try browser.run(
+        "return Array.from(document.querySelectorAll('#preset option')).map((o) => o.value)")
+      as? [String]
+    #expect(options == Presets.names + ["my-look"], "\(options ?? [])")
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-tone-exposure").count) == 1 })
+
     try browser.click(try browser.find("[data-act='revert']"))
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
     #expect(try ContentHash.of(file: path) == original)
