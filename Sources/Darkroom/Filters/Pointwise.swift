@@ -16,14 +16,34 @@ enum PointwiseStep: Sendable, Equatable {
 /// Pointwise steps waiting to run, merged as they come.
 struct PointwisePlan {
   private(set) var steps: [PointwiseStep] = []
+  /// Set by ``barrier()``: the next develop step starts a pass of its own.
+  private var sealed = false
+
+  /// Marks where the graph moved pixels (a crop or turn folded into the placement): the
+  /// develop steps on either side stay separate passes, rounded to 8 bits between, as they
+  /// are when the image is turned upright first (tables compose exactly, and still merge).
+  mutating func barrier() { sealed = true }
 
   mutating func append(_ step: PointwiseStep) {
     if case .table(let next) = step, case .table(let previous)? = steps.last {
       steps[steps.count - 1] = .table(previous.map { next[Int($0)] })
-    } else if case .develop(let next) = step, case .develop(let previous)? = steps.last {
+    } else if case .develop(let next) = step, case .develop(let previous)? = steps.last, !sealed,
+      next.contains(where: \.usesPosition) == previous.contains(where: \.usesPosition)
+    {
+      // A pass with a position stage computes every pixel in full; the others go through a
+      // table or a lattice: the two are not merged.
       steps[steps.count - 1] = .develop(previous + next)
     } else {
       steps.append(step)
+    }
+    sealed = false
+  }
+
+  /// Each develop stage as `change` makes it (a position stage given its frame).
+  mutating func mapStages(_ change: (DevelopStage) -> DevelopStage) {
+    steps = steps.map { step in
+      guard case .develop(let stages) = step else { return step }
+      return .develop(stages.map(change))
     }
   }
 
