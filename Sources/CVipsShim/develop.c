@@ -183,19 +183,6 @@ static void develop_close(VipsImage *image, void *data) {
   free(state);
 }
 
-// A pass's pixel (x, y) in a position stage's frame, and the frame's size (DR_FRAME).
-static inline void in_frame(const develop_state *state, const double *k, int x, int y, int *fx,
-                            int *fy, int *fw, int *fh) {
-  const double *f = k + DR_FRAME;
-  if (f[0] > 0) {
-    *fx = (int)(f[2] * x + f[3] * y + f[4]);
-    *fy = (int)(f[5] * x + f[6] * y + f[7]);
-    *fw = (int)f[0], *fh = (int)f[1];
-  } else {
-    *fx = x, *fy = y, *fw = state->width, *fh = state->height;
-  }
-}
-
 static inline float luma(const float c[3]) {
   return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
 }
@@ -275,15 +262,13 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
         break;
       }
       case DR_STAGE_VIGNETTE: {
-        // p: amount, midpoint, feather, roundness; the frame.
-        int fx, fy, fw, fh;
-        in_frame(state, k, x, y, &fx, &fy, &fw, &fh);
-        float cx = fw * 0.5f, cy = fh * 0.5f;
+        // p: amount, midpoint, feather, roundness.
+        float cx = state->width * 0.5f, cy = state->height * 0.5f;
         float half_diagonal = sqrtf(cx * cx + cy * cy);
         float round = (float)k[3];
         float ax = cx * (1 - round) + half_diagonal * round;
         float ay = cy * (1 - round) + half_diagonal * round;
-        float u = (fx + 0.5f - cx) / ax, v = (fy + 0.5f - cy) / ay;
+        float u = (x + 0.5f - cx) / ax, v = (y + 0.5f - cy) / ay;
         float corner = sqrtf((cx / ax) * (cx / ax) + (cy / ay) * (cy / ay));
         float d = sqrtf(u * u + v * v) / corner;  // 0 at the centre, 1 in the corners
         float mid = (float)k[1];
@@ -297,10 +282,8 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
         break;
       }
       case DR_STAGE_GRAIN: {
-        // p: amount, size, seed; the frame. Strongest in the midtones, as film's grain shows.
-        int fx, fy, fw, fh;
-        in_frame(state, k, x, y, &fx, &fy, &fw, &fh);
-        float n = grain_at(fx, fy, (float)k[1], (uint32_t)k[2]);
+        // p: amount, size, seed. Strongest in the midtones, as film's grain shows.
+        float n = grain_at(x, y, (float)k[1], (uint32_t)k[2]);
         float l = luma(c);
         float weight = 0.25f + 0.75f * 4 * l * (1 - l);
         if (weight < 0.25f) weight = 0.25f;

@@ -99,11 +99,6 @@ struct SpeedPathTests {
     ["tone saturation=0.4 warmth=0.2", "rotate 90", "flip horizontal", "crop aspect=3:2"],
     ["noir", "rotate 90", "tone saturation=0.3", "crop x=0.25 y=0 width=0.5 height=1"],
     ["tone exposure=0.2"],
-    ["vignette -0.6 midpoint=0.3", "rotate 90", "crop aspect=4:5", "grain 0.5 size=2"],
-    [
-      "flip horizontal", "crop x=0.1 y=0.2 width=0.6 height=0.5", "vignette 0.5 roundness=1",
-      "rotate 270", "grain 0.4", "balance 5000", "vignette -0.3",
-    ],
     ["balance 5000", "rotate 90", "vibrance 0.5", "crop aspect=1:1", "hsl blue-hue=0.3"],
   ]
 

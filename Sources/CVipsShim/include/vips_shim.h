@@ -173,20 +173,14 @@ enum {
   /// (fraction), lightness change (-1...1).
   DR_STAGE_HSL = 4,
   /// p: amount (-1 black ... 1 white), midpoint, feather, roundness; by position, in linear
-  /// light. p[4...11]: the frame (see DR_FRAME).
+  /// light.
   DR_STAGE_VIGNETTE = 5,
-  /// p: amount, size (pixels), seed; noise by position on encoded values. p[4...11]: the
-  /// frame.
+  /// p: amount, size (pixels), seed; noise by position on encoded values.
   DR_STAGE_GRAIN = 6,
 };
-/// Where a position stage's pixel is: p[4], p[5] the frame's width and height (0: the
-/// pass's image is the frame), p[6...11] the integer affine map a, b, c, d, e, f from a pixel
-/// (x, y) of the pass to (a x + b y + c, d x + e y + f) in the frame: a pass run on the
-/// stored pixels, before they are turned upright, still draws the upright frame's vignette.
-enum { DR_FRAME = 4 };
 typedef struct {
   int kind;
-  double p[16];
+  double p[9];
   const float *table;  // copied by dr_develop
   int table_length;
 } DrStage;

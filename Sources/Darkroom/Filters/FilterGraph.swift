@@ -341,26 +341,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     var placement = Placement(
       storedWidth: image.width, storedHeight: image.height, orientation: orientation)
     var plan = PointwisePlan()
-    // Position stages (vignette, grain) draw in the frame the graph had reached: where it
-    // stood in the stored image is kept with them until the last crop is known.
-    var frames: [Int: Placement] = [:]
-    var stamp = 0
     for (filter, arguments) in steps {
       if let steps = filter.pointwise(arguments) {
-        for step in steps {
-          guard case .develop(let stages) = step, stages.contains(where: \.usesPosition) else {
-            plan.append(step)
-            continue
-          }
-          plan.append(
-            .develop(
-              stages.map { stage in
-                guard stage.usesPosition else { return stage }
-                stamp += 1
-                frames[stamp] = placement
-                return stage.framed([Double(stamp)])
-              }))
-        }
+        for step in steps { plan.append(step) }
       } else if let fold = filter.folding(arguments) {
         try fold(&placement, image.source)
         plan.barrier()
@@ -374,13 +357,6 @@ public struct FilterGraph: Sendable, Hashable, Codable {
       result = try result.cropped(
         left: placement.left, top: placement.top, width: placement.width,
         height: placement.height)
-    }
-    let pass = placement
-    plan.mapStages { stage in
-      guard stage.usesPosition, stage.numbers.count > DevelopStage.frameOffset,
-        let frame = frames[Int(stage.numbers[DevelopStage.frameOffset])]
-      else { return stage }
-      return stage.framed(frame.frameMap(passLeft: pass.left, passTop: pass.top))
     }
     var grey = false
     let finalTable = plan.takeFinalGreyTable()

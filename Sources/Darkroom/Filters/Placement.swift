@@ -11,7 +11,7 @@
 /// Every step moves whole pixels, so the result is the same pixels, bit for bit, as turning
 /// upright first and applying the graph in order (`EditRenderTests` compares the two over
 /// every orientation).
-struct Placement: Hashable, Sendable {
+struct Placement: Equatable {
   /// The rectangle of the stored image, in stored pixels.
   var left: Int
   var top: Int
@@ -70,25 +70,6 @@ struct Placement: Hashable, Sendable {
     }
     if mirrored { x = width - x - w }
     (left, top, width, height) = (left + x, top + y, w, h)
-  }
-
-  /// Where a pixel of a pass run on the stored pixels stands in this placement's upright
-  /// image: the pass's image is the stored rectangle at (`passLeft`, `passTop`) (a later,
-  /// smaller placement's), and the map is `DR_FRAME`'s: the upright image's width and height,
-  /// then a, b, c, d, e, f with u = a x + b y + c, v = d x + e y + f, in whole pixels.
-  func frameMap(passLeft: Int, passTop: Int) -> [Double] {
-    var (a, b, c) = (1.0, 0.0, Double(passLeft - left))
-    var (d, e, f) = (0.0, 1.0, Double(passTop - top))
-    var (w, h) = (width, height)
-    if mirrored { (a, b, c) = (-a, -b, Double(w - 1) - c) }
-    for _ in 0..<quarterTurns {
-      // A clockwise quarter turn of a w x h image takes (x, y) to (h - 1 - y, x).
-      let turned = (-d, -e, Double(h - 1) - f)
-      (d, e, f) = (a, b, c)
-      (a, b, c) = turned
-      (w, h) = (h, w)
-    }
-    return [Double(w), Double(h), a, b, c, d, e, f]
   }
 
   /// Whether the rectangle is the whole of a stored image of this size.

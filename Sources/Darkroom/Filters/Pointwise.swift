@@ -27,24 +27,12 @@ struct PointwisePlan {
   mutating func append(_ step: PointwiseStep) {
     if case .table(let next) = step, case .table(let previous)? = steps.last {
       steps[steps.count - 1] = .table(previous.map { next[Int($0)] })
-    } else if case .develop(let next) = step, case .develop(let previous)? = steps.last, !sealed,
-      next.contains(where: \.usesPosition) == previous.contains(where: \.usesPosition)
-    {
-      // A pass with a position stage computes every pixel in full; the others go through a
-      // table or a lattice: the two are not merged.
+    } else if case .develop(let next) = step, case .develop(let previous)? = steps.last, !sealed {
       steps[steps.count - 1] = .develop(previous + next)
     } else {
       steps.append(step)
     }
     sealed = false
-  }
-
-  /// Each develop stage as `change` makes it (a position stage given its frame).
-  mutating func mapStages(_ change: (DevelopStage) -> DevelopStage) {
-    steps = steps.map { step in
-      guard case .develop(let stages) = step else { return step }
-      return .develop(stages.map(change))
-    }
   }
 
   /// Removes and returns the last step when it is a table and the steps leave one grey band

@@ -1,6 +1,5 @@
 /// A vignette: corners darker (or lighter), in linear light, as a lens's falloff is.
-/// Nothing changes inside the midpoint. Pointwise given where the pixel is: it folds with
-/// crops and turns (drawn in the frame the graph had reached, `Placement.frameMap`).
+/// Nothing changes inside the midpoint.
 enum VignetteFilter: FilterDefinition {
   static let name = "vignette"
   static let summary = "corners darker (-) or lighter (+)"
@@ -19,19 +18,19 @@ enum VignetteFilter: FilterDefinition {
       "-1 the frame's shape, +1 a circle"),
   ]
 
-  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? {
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
     let amount = arguments.number("amount") ?? 0
-    if amount == 0 { return [] }
-    return [
-      .develop([
-        DevelopStage(
-          kind: .vignette,
-          numbers: [
-            amount, arguments.number("midpoint") ?? 0.5, arguments.number("feather") ?? 0.5,
-            ((arguments.number("roundness") ?? 0) + 1) / 2,
-          ])
-      ])
-    ]
+    if amount == 0 { return image }
+    return try image.developed([
+      DevelopStage(
+        kind: .vignette,
+        numbers: [
+          amount, arguments.number("midpoint") ?? 0.5, arguments.number("feather") ?? 0.5,
+          ((arguments.number("roundness") ?? 0) + 1) / 2,
+        ])
+    ])
   }
 }
 
@@ -48,11 +47,13 @@ enum GrainFilter: FilterDefinition {
       pixels: true),
   ]
 
-  static func pointwise(_ arguments: FilterArguments) -> [PointwiseStep]? {
+  static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
+    -> VipsImage
+  {
     let amount = arguments.number("amount") ?? 0
-    if amount == 0 { return [] }
-    return [
-      .develop([DevelopStage(kind: .grain, numbers: [amount, arguments.number("size") ?? 1.5, 1])])
-    ]
+    if amount == 0 { return image }
+    return try image.developed([
+      DevelopStage(kind: .grain, numbers: [amount, arguments.number("size") ?? 1.5, 1])
+    ])
   }
 }

@@ -19,9 +19,6 @@ struct DevelopStage: Sendable, Hashable {
     case grain = 6
   }
 
-  /// Where a position stage's frame starts in its numbers (`DR_FRAME`).
-  static let frameOffset = Int(DR_FRAME)
-
   /// How many samples each curve of a `.curves` table has (over 0...1, ends included).
   static let curveSamples = 4097
 
@@ -29,18 +26,9 @@ struct DevelopStage: Sendable, Hashable {
   var numbers: [Double] = []
   var table: [Float] = []
 
-  /// Whether the stage depends on where the pixel is: run on the stored pixels, it needs
-  /// its frame (``DevelopStage/framed(_:)``).
+  /// Whether the stage depends on where the pixel is (so not on the stored image before it
+  /// is turned upright and cropped).
   var usesPosition: Bool { kind == .vignette || kind == .grain }
-
-  /// The stage drawing in a frame: `map` (4 + 2 + 6 numbers, `DR_FRAME`'s layout) after
-  /// its own first four numbers.
-  func framed(_ map: [Double]) -> DevelopStage {
-    var stage = self
-    let own = Array(numbers.prefix(Self.frameOffset))
-    stage.numbers = own + [Double](repeating: 0, count: Self.frameOffset - own.count) + map
-    return stage
-  }
 }
 
 /// What `dr_detail` computes from an image and a blurred copy of it.
