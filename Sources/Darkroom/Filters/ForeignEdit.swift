@@ -465,16 +465,15 @@ extension ForeignEdit {
         if edges.count == 4, edges.allSatisfy({ $0.isFinite }), 0 <= edges[0],
           edges[0] < edges[2], edges[2] <= 1, 0 <= edges[1], edges[1] < edges[3], edges[3] <= 1
         {
-          func fraction(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
-          let (x, y) = (fraction(edges[0]), fraction(edges[1]))
-          let (right, bottom) = (fraction(edges[2]), fraction(edges[3]))
+          let (x, y) = (sixPlaces(edges[0]), sixPlaces(edges[1]))
+          let (right, bottom) = (sixPlaces(edges[2]), sixPlaces(edges[3]))
           let whole = x == 0 && y == 0 && right == 1 && bottom == 1
           if !whole,
             let node = try? FilterNode(
               "crop",
               [
-                "x": .number(x), "y": .number(y), "width": .number(fraction(right - x)),
-                "height": .number(fraction(bottom - y)),
+                "x": .number(x), "y": .number(y), "width": .number(sixPlaces(right - x)),
+                "height": .number(sixPlaces(bottom - y)),
               ])
           {
             nodes.insert(node, at: 0)
@@ -524,12 +523,11 @@ extension ForeignEdit {
     {
       let white1 = 1 - 0.5 * whites1
       let (white2, black2) = (1 - 0.5 * whites2, -0.5 * blacks2)
-      func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
       if let merged = try? FilterNode(
         "light",
         [
-          "whites": .number(rounded(2 * (1 - white1 * white2))),
-          "blacks": .number(rounded(-2 * black2 * white1)),
+          "whites": .number(sixPlaces(2 * (1 - white1 * white2))),
+          "blacks": .number(sixPlaces(-2 * black2 * white1)),
         ])
       {
         temperature.removeLast()
@@ -578,17 +576,16 @@ extension ForeignEdit {
     }
     let (black, stops) = (Double(fields.black), Double(fields.exposure))
     guard fields.mode == 0, black.isFinite, stops.isFinite else { return nil }
-    func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
     if raw {
-      guard black == 0, let node = try? FilterNode("tone", ["exposure": .number(rounded(stops))])
+      guard black == 0, let node = try? FilterNode("tone", ["exposure": .number(sixPlaces(stops))])
       else { return nil }
       return [node]
     }
     if black == 0 && stops == 0 { return [] }
-    let whites = rounded(2 * (1 - pow(2, -stops)))
+    let whites = sixPlaces(2 * (1 - pow(2, -stops)))
     guard
       let node = try? FilterNode(
-        "light", ["whites": .number(whites), "blacks": .number(rounded(-2 * black))])
+        "light", ["whites": .number(whites), "blacks": .number(sixPlaces(-2 * black))])
     else { return nil }
     return [node]
   }
@@ -604,21 +601,24 @@ extension ForeignEdit {
       return nil
     }
     if gains.allSatisfy({ $0 == 1 }) { return [] }
-    func rounded(_ v: Double) -> Double { (v * 1e6).rounded() / 1e6 }
     let scale = max(1, top)
     var curves: [String: FilterValue] = [:]
     for (channel, gain) in zip(["red", "green", "blue"], gains) where gain != scale {
-      curves[channel] = .text("0:0,1:\(FilterValue.number(rounded(gain / scale)))")
+      curves[channel] = .text("0:0,1:\(FilterValue.number(sixPlaces(gain / scale)))")
     }
     var nodes: [FilterNode] = []
     if !curves.isEmpty, let node = try? FilterNode("curve", curves) { nodes.append(node) }
     if scale > 1 {
-      guard let node = try? FilterNode("light", ["whites": .number(rounded(2 * (1 - 1 / scale)))])
+      guard let node = try? FilterNode("light", ["whites": .number(sixPlaces(2 * (1 - 1 / scale)))])
       else { return nil }
       nodes.append(node)
     }
     return nodes
   }
+
+  /// A value read from another program's settings, to six decimal places: the text a graph
+  /// writes of it stays short (a float's 0.1 is not 0.100000001).
+  static func sixPlaces(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
 
   /// darktable's `params`: hex digits, read as little-endian 32-bit words (empty for text
   /// that is not hex, or compressed, `gz...`).

@@ -114,7 +114,7 @@ struct LightroomMapping: Sendable {
       guard parts.count == 2, let x = Double(parts[0]), let y = Double(parts[1]) else {
         return nil
       }
-      func fraction(_ v: Double) -> FilterValue { .number((v / 255 * 1e6).rounded() / 1e6) }
+      func fraction(_ v: Double) -> FilterValue { .number(ForeignEdit.sixPlaces(v / 255)) }
       points.append("\(fraction(x)):\(fraction(y))")
     }
     let joined = points.joined(separator: ",")

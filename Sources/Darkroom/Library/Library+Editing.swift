@@ -122,12 +122,13 @@ extension Library {
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
-    let asset = try asset(id)
-    // The file is opened and checked once, and read through that descriptor alone.
-    return try withOpenedPath(of: asset) { opened throws(DarkroomError) in
-      let path = path(of: asset)
-      let source = try editor(of: path).originalSource(path) ?? .file(opened)
-      return try preview(source, of: path, graph: graph, spec, settings: settings)
+    try onScreen(id, graph: graph, spec, settings: settings) {
+      screen, scaled, path throws(DarkroomError) in
+      var editor = self.editor(of: path, settings)
+      editor.quality = spec.quality
+      let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
+      let metadata = try AssetMetadata.read(.data(bytes, name: path))
+      return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)
     }
   }
 
@@ -139,45 +140,40 @@ extension Library {
   public func autoFilters(
     _ id: AssetID, after graph: FilterGraph, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> [FilterNode] {
+    try onScreen(id, graph: graph, RenditionSpec(.fullscreen), settings: settings) {
+      screen, scaled, path throws(DarkroomError) in
+      let auto = try FilterNode(AutoFilter.name)
+      let resolved = try Renderer(settings).resolvingAuto(
+        FilterGraph(nodes: scaled.nodes + [auto]), of: .data(screen.bytes, name: path))
+      return Array(resolved.nodes.dropFirst(scaled.nodes.count))
+    }
+  }
+
+  /// `body` given the asset's original (its edit left out) as its cached rendition fitting
+  /// `spec`'s screen (JPEG, no metadata, no other program's edit), `graph` scaled to it
+  /// (pixel crops and radii name the original's pixels), and the asset's path. The file is
+  /// opened and checked once, and read through that descriptor alone.
+  private func onScreen<T>(
+    _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec, settings: PixelSettings,
+    _ body: (Rendition, FilterGraph, String) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
     let asset = try asset(id)
     return try withOpenedPath(of: asset) { opened throws(DarkroomError) in
       let path = path(of: asset)
       let source = try editor(of: path).originalSource(path) ?? .file(opened)
-      var spec = RenditionSpec(.fullscreen)
-      spec.format = .jpeg
-      spec.metadata = .strip
-      spec.foreignEdit = .hidden
+      var base = spec
+      base.representation = .fullscreen
+      base.format = .jpeg
+      base.metadata = .strip
+      base.foreignEdit = .hidden  // an edit renders the original's own pixels
       let screen = try Representations(
         renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder)
-      ).rendition(of: source, spec)
-      let auto = try FilterNode(AutoFilter.name)
-      let resolved = try Renderer(settings).resolvingAuto(
-        FilterGraph(nodes: graph.nodes + [auto]), of: .data(screen.bytes, name: path))
-      return Array(resolved.nodes.dropFirst(graph.nodes.count))
+      ).rendition(of: source, base)
+      let original = try AssetMetadata.read(source)
+      let scaled = try graph.scalingPixels(
+        by: Double(screen.width) / Double(max(1, original.displayWidth)))
+      return try body(screen, scaled, path)
     }
-  }
-
-  private func preview(
-    _ source: ImageSource, of path: String, graph: FilterGraph, _ spec: RenditionSpec,
-    settings: PixelSettings
-  ) throws(DarkroomError) -> Rendition {
-    let renderer = Renderer(settings)
-    var base = spec
-    base.representation = .fullscreen
-    base.format = .jpeg
-    base.metadata = .strip
-    base.foreignEdit = .hidden  // an edit renders the original's own pixels
-    let screen = try Representations(renderer: renderer, cache: RenditionCache(folder: cacheFolder))
-      .rendition(of: source, base)
-    var editor = self.editor(of: path, settings)
-    editor.quality = spec.quality
-    // Pixel crops name the original's pixels: scaled to the smaller image's.
-    let original = try AssetMetadata.read(source)
-    let scaled = try graph.scalingPixels(
-      by: Double(screen.width) / Double(max(1, original.displayWidth)))
-    let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
-    let metadata = try AssetMetadata.read(.data(bytes, name: path))
-    return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)
   }
 
   /// The change log after `sequence`, oldest first, at most `limit` entries: what a client
