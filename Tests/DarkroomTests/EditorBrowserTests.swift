@@ -154,6 +154,7 @@ struct EditorBrowserTests {
         "return Array.from(document.querySelectorAll('#preset option')).map((o) => o.value)")
       as? [String]
     #expect(options == Presets.names + ["my-look"], "\(options ?? [])")
+    try browser.screenshot("album-phone")
     try browser.go(base + "/asset/\(id.rawValue)?edit=1")
     #expect(eventually(30) { (try? browser.findAll("#edit-tone-exposure").count) == 1 })
 
