@@ -245,6 +245,17 @@ function makeViewer() {
   };
   const url = (asset, rep, size) => "/api/assets/" + asset.id + "/" + rep
     + "?" + (size ? "size=" + size + "&" : "") + "v=" + asset.version;
+  // A video as this browser plays it: the file itself where the browser plays HEVC (Safari),
+  // else the server's playback version (H.264, the file itself when it is that already), at
+  // the size the screen shows and the connection carries.
+  const playsHEVC = clip.canPlayType('video/mp4; codecs="hvc1.1.6.L93.B0"') !== "";
+  function playable(asset, rep) {
+    if (playsHEVC) return url(asset, rep);
+    const long = Math.max(screen.width, screen.height) * (window.devicePixelRatio || 1);
+    const slow = /(^|-)(2g|3g)$/.test(navigator.connection?.effectiveType || "");
+    const delivery = slow ? "fast" : long >= 1600 ? "high" : "medium";
+    return url(asset, "playback") + "&delivery=" + delivery;
+  }
 
   function apply() {
     img.style.transform = "translate(" + zoom.x + "px, " + zoom.y + "px) scale(" + zoom.scale + ")";
@@ -402,10 +413,10 @@ function makeViewer() {
     live.removeAttribute("src");
     const motion = !video && !!(asset.motionVideo || asset.liveVideo);
     control("live").hidden = !motion;
-    if (motion) live.src = url(asset, "video");
+    if (motion) live.src = playable(asset, "video");
     if (video) {
       clip.poster = url(asset, "fullscreen", screenSize());
-      clip.src = url(asset, "full");
+      clip.src = playable(asset, "full");
       img.removeAttribute("src");
     } else {
       clip.removeAttribute("poster");

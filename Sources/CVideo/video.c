@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "dr_video.h"
+#include "video_private.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 void dr_video_free(void *memory) { free(memory); }
 
-static void say(char *error, size_t size, const char *format, ...) {
+void dr_say(char *error, size_t size, const char *format, ...) {
   if (!error || size == 0) return;
   va_list arguments;
   va_start(arguments, format);
@@ -116,40 +116,14 @@ void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int p
   free(linear);
 }
 
-#if __has_include(<libavformat/avformat.h>) && __has_include(<libswscale/swscale.h>)
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/imgutils.h>
-#include <libavutil/pixdesc.h>
-#include <libswscale/swscale.h>
+#if DR_HAVE_FFMPEG
 
-#define DR_STRING(x) #x
-#define DR_SONAME(lib, major) "lib" lib ".so." DR_STRING(major)
-
-// The FFmpeg functions Darkroom calls, resolved by dr_video_load from the libraries whose
-// headers it was built with (the same major versions: their ABI).
-#define DR_AVUTIL(X)                                                                        \
-  X(av_frame_alloc) X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_malloc)    \
-  X(av_free) X(av_log_set_level) X(av_strerror) X(av_pix_fmt_desc_get)
-#define DR_AVCODEC(X)                                                                       \
-  X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_parameters_to_context)        \
-  X(avcodec_open2) X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) \
-  X(avcodec_free_context) X(av_packet_alloc) X(av_packet_free) X(av_packet_unref)     \
-  X(avcodec_find_decoder_by_name)
-#define DR_AVFORMAT(X)                                                                      \
-  X(avformat_alloc_context) X(avformat_open_input) X(avformat_find_stream_info)             \
-  X(av_find_best_stream) X(av_read_frame) X(av_seek_frame) X(avformat_close_input)          \
-  X(avio_alloc_context) X(avio_context_free) X(av_index_search_timestamp)                   \
-  X(avformat_index_get_entry) X(avformat_index_get_entries_count)
-#define DR_SWSCALE(X)                                                                       \
-  X(sws_getContext) X(sws_scale) X(sws_freeContext) X(sws_setColorspaceDetails)             \
-  X(sws_getCoefficients)
-
-#define DR_POINTER(name) static __typeof__(&name) p_##name;
+#define DR_POINTER(name) __typeof__(&name) p_##name;
 DR_AVUTIL(DR_POINTER)
 DR_AVCODEC(DR_POINTER)
 DR_AVFORMAT(DR_POINTER)
 DR_SWSCALE(DR_POINTER)
+DR_SWRESAMPLE(DR_POINTER)
 #undef DR_POINTER
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -160,7 +134,8 @@ static void *open_library(const char *soname) {
   void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!library && !load_error[0])
     snprintf(load_error, sizeof load_error,
-             "cannot load FFmpeg's %s (install libavformat59, libavcodec59 and libswscale6, or "
+             "cannot load FFmpeg's %s (install libavformat59, libavcodec59, libswscale6 and "
+             "libswresample4, or "
              "ffmpeg): %s",
              soname, dlerror());
   return library;
@@ -171,7 +146,9 @@ static void load(void) {
   void *avcodec = avutil ? open_library(DR_SONAME("avcodec", LIBAVCODEC_VERSION_MAJOR)) : NULL;
   void *avformat = avcodec ? open_library(DR_SONAME("avformat", LIBAVFORMAT_VERSION_MAJOR)) : NULL;
   void *swscale = avformat ? open_library(DR_SONAME("swscale", LIBSWSCALE_VERSION_MAJOR)) : NULL;
-  if (!swscale) return;
+  void *swresample =
+      swscale ? open_library(DR_SONAME("swresample", LIBSWRESAMPLE_VERSION_MAJOR)) : NULL;
+  if (!swresample) return;
 #define DR_RESOLVE(library, name)                                                         \
   p_##name = (__typeof__(p_##name))dlsym(library, #name);                               \
   if (!p_##name) {                                                                       \
@@ -186,27 +163,25 @@ static void load(void) {
   DR_AVCODEC(DR_CODEC)
   DR_AVFORMAT(DR_FORMAT)
   DR_SWSCALE(DR_SCALE)
+#define DR_RESAMPLE(name) DR_RESOLVE(swresample, name)
+  DR_SWRESAMPLE(DR_RESAMPLE)
   // Darkroom reports failures itself, one line per file.
-  p_av_log_set_level(getenv("DARKROOM_FFMPEG_WARNINGS") ? AV_LOG_WARNING : AV_LOG_QUIET);
+  p_av_log_set_level(getenv("DARKROOM_FFMPEG_DEBUG") ? AV_LOG_DEBUG : getenv("DARKROOM_FFMPEG_WARNINGS") ? AV_LOG_WARNING : AV_LOG_QUIET);
   loaded = 1;
 }
 
 int dr_video_load(char *error, size_t error_size) {
   pthread_once(&load_once, load);
   if (loaded) return 0;
-  say(error, error_size, "%s", load_error[0] ? load_error : "cannot load FFmpeg's libraries");
+  dr_say(error, error_size, "%s", load_error[0] ? load_error : "cannot load FFmpeg's libraries");
   return -1;
 }
 
 // ---------------------------------------------------------------------------------------
 // Reading: FFmpeg reads through Darkroom's descriptor or memory, never opening a path.
 
-typedef struct {
-  DrVideoSource source;
-  int64_t position, size;
-} Reader;
 
-static int read_bytes(void *opaque, uint8_t *buffer, int size) {
+int dr_read_bytes(void *opaque, uint8_t *buffer, int size) {
   Reader *reader = opaque;
   if (reader->position >= reader->size) return AVERROR_EOF;
   int64_t left = reader->size - reader->position;
@@ -225,7 +200,7 @@ static int read_bytes(void *opaque, uint8_t *buffer, int size) {
   return count;
 }
 
-static int64_t seek_bytes(void *opaque, int64_t offset, int whence) {
+int64_t dr_seek_bytes(void *opaque, int64_t offset, int whence) {
   Reader *reader = opaque;
   whence &= ~AVSEEK_FORCE;
   if (whence == AVSEEK_SIZE) return reader->size;
@@ -237,22 +212,8 @@ static int64_t seek_bytes(void *opaque, int64_t offset, int whence) {
   return target;
 }
 
-// One open video: its container, decoder and the packets and frames in flight. Every
-// FFmpeg object is made by open_video and freed by close_video, nowhere else.
-typedef struct {
-  Reader reader;
-  AVIOContext *io;
-  AVFormatContext *format;
-  AVCodecContext *codec;
-  AVPacket *packet;
-  AVFrame *frame, *best;
-  int stream;
-  int drained;      // the demuxer is at its end and the decoder was told
-  int bad_packets;  // packets the decoder refused (damage), up to a bound
-  int64_t packets;  // packets read, up to a bound
-} Video;
 
-static void close_video(Video *v) {
+void dr_close_video(Video *v) {
   if (v->frame) p_av_frame_free(&v->frame);
   if (v->best) p_av_frame_free(&v->best);
   if (v->packet) p_av_packet_free(&v->packet);
@@ -264,17 +225,17 @@ static void close_video(Video *v) {
   }
 }
 
-static void av_message(int code, char *text, size_t size) {
+void dr_av_message(int code, char *text, size_t size) {
   if (p_av_strerror(code, text, size) < 0) snprintf(text, size, "error %d", code);
 }
 
-static int open_video(Video *v, const DrVideoSource *source, long long max_pixels, char *error,
+int dr_open_video(Video *v, const DrVideoSource *source, long long max_pixels, char *error,
                       size_t error_size) {
   v->reader.source = *source;
   if (source->fd >= 0) {
     struct stat info;
     if (fstat(source->fd, &info) != 0) {
-      say(error, error_size, "cannot read: %s", strerror(errno));
+      dr_say(error, error_size, "cannot read: %s", strerror(errno));
       return -1;
     }
     v->reader.size = info.st_size;
@@ -283,16 +244,16 @@ static int open_video(Video *v, const DrVideoSource *source, long long max_pixel
   }
   const int buffer_size = 1 << 16;
   unsigned char *buffer = p_av_malloc(buffer_size);
-  if (buffer) v->io = p_avio_alloc_context(buffer, buffer_size, 0, &v->reader, read_bytes, NULL,
-                                           seek_bytes);
+  if (buffer) v->io = p_avio_alloc_context(buffer, buffer_size, 0, &v->reader, dr_read_bytes, NULL,
+                                           dr_seek_bytes);
   if (!v->io) {
     if (buffer) p_av_free(buffer);
-    say(error, error_size, "out of memory");
+    dr_say(error, error_size, "out of memory");
     return -1;
   }
   v->format = p_avformat_alloc_context();
   if (!v->format) {
-    say(error, error_size, "out of memory");
+    dr_say(error, error_size, "out of memory");
     return -1;
   }
   v->format->pb = v->io;
@@ -300,8 +261,8 @@ static int open_video(Video *v, const DrVideoSource *source, long long max_pixel
   char text[256];
   int rc = p_avformat_open_input(&v->format, NULL, NULL, NULL);
   if (rc < 0) {  // avformat_open_input freed the context
-    av_message(rc, text, sizeof text);
-    say(error, error_size, "is not a video FFmpeg reads (%s)", text);
+    dr_av_message(rc, text, sizeof text);
+    dr_say(error, error_size, "is not a video FFmpeg reads (%s)", text);
     return -1;
   }
   // ISO media keep every stream's codec, size and timing in their header: probing by
@@ -312,34 +273,34 @@ static int open_video(Video *v, const DrVideoSource *source, long long max_pixel
   if (v->stream < 0 || v->format->streams[v->stream]->codecpar->width <= 0) {
     rc = p_avformat_find_stream_info(v->format, NULL);
     if (rc < 0) {
-      av_message(rc, text, sizeof text);
-      say(error, error_size, "damaged video: its streams cannot be read (%s)", text);
+      dr_av_message(rc, text, sizeof text);
+      dr_say(error, error_size, "damaged video: its streams cannot be read (%s)", text);
       return -1;
     }
     v->stream = p_av_find_best_stream(v->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
   }
   if (v->stream == AVERROR_DECODER_NOT_FOUND) {
-    say(error, error_size, "its video is in a format this FFmpeg cannot decode");
+    dr_say(error, error_size, "its video is in a format this FFmpeg cannot decode");
     return -1;
   }
   if (v->stream < 0 || !decoder) {
-    say(error, error_size, "has no video stream");
+    dr_say(error, error_size, "has no video stream");
     return -1;
   }
   AVCodecParameters *parameters = v->format->streams[v->stream]->codecpar;
   long long pixels = (long long)parameters->width * parameters->height;
   if (parameters->width <= 0 || parameters->height <= 0) {
-    say(error, error_size, "damaged video: its frames have no size");
+    dr_say(error, error_size, "damaged video: its frames have no size");
     return -1;
   }
   if (pixels > max_pixels) {
-    say(error, error_size, "video frames are %dx%d, over the limit of %lld pixels",
+    dr_say(error, error_size, "video frames are %dx%d, over the limit of %lld pixels",
         parameters->width, parameters->height, max_pixels);
     return -1;
   }
   v->codec = p_avcodec_alloc_context3(decoder);
   if (!v->codec || p_avcodec_parameters_to_context(v->codec, parameters) < 0) {
-    say(error, error_size, "out of memory");
+    dr_say(error, error_size, "out of memory");
     return -1;
   }
   // Frames (and slices) in parallel: a first frame waits for one more to be decoded beside
@@ -349,15 +310,15 @@ static int open_video(Video *v, const DrVideoSource *source, long long max_pixel
   v->codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   rc = p_avcodec_open2(v->codec, decoder, NULL);
   if (rc < 0) {
-    av_message(rc, text, sizeof text);
-    say(error, error_size, "its video decoder cannot start (%s)", text);
+    dr_av_message(rc, text, sizeof text);
+    dr_say(error, error_size, "its video decoder cannot start (%s)", text);
     return -1;
   }
   v->packet = p_av_packet_alloc();
   v->frame = p_av_frame_alloc();
   v->best = p_av_frame_alloc();
   if (!v->packet || !v->frame || !v->best) {
-    say(error, error_size, "out of memory");
+    dr_say(error, error_size, "out of memory");
     return -1;
   }
   return 0;
@@ -392,7 +353,7 @@ static int next_frame(Video *v) {
   }
 }
 
-static double frame_time(Video *v, const AVFrame *frame) {
+double dr_frame_time(Video *v, const AVFrame *frame) {
   AVStream *stream = v->format->streams[v->stream];
   int64_t pts = frame->best_effort_timestamp;
   if (pts == AV_NOPTS_VALUE) return 0;
@@ -443,7 +404,7 @@ static double spread(const AVFrame *frame) {
   return sqrt(fmax(squares / (64 * 64) - mean * mean, 0));
 }
 
-static int scaler_colourspace(const AVFrame *frame) {
+int dr_scaler_colourspace(const AVFrame *frame) {
   switch (frame->colorspace) {
     case AVCOL_SPC_BT709: return SWS_CS_ITU709;
     case AVCOL_SPC_BT2020_NCL:
@@ -456,7 +417,7 @@ static int scaler_colourspace(const AVFrame *frame) {
   }
 }
 
-static int full_range(const AVFrame *frame) {
+int dr_full_range(const AVFrame *frame) {
   if (frame->color_range == AVCOL_RANGE_JPEG) return 1;
   switch (frame->format) {
     case AV_PIX_FMT_YUVJ420P:
@@ -493,11 +454,11 @@ static int convert(const AVFrame *frame, const DrVideoOptions *options, int stil
       width, height, frame->format, out_width, out_height, target,
       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP, NULL, NULL, NULL);
   if (!scaler) {
-    say(error, error_size, "its frames' pixel format cannot be converted");
+    dr_say(error, error_size, "its frames' pixel format cannot be converted");
     return -1;
   }
-  const int *coefficients = p_sws_getCoefficients(scaler_colourspace(frame));
-  p_sws_setColorspaceDetails(scaler, coefficients, full_range(frame),
+  const int *coefficients = p_sws_getCoefficients(dr_scaler_colourspace(frame));
+  p_sws_setColorspaceDetails(scaler, coefficients, dr_full_range(frame),
                              p_sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
   size_t count = (size_t)out_width * out_height;
   unsigned char *rgb = malloc(count * 3);
@@ -505,7 +466,7 @@ static int convert(const AVFrame *frame, const DrVideoOptions *options, int stil
   if (!rgb || (wide && !deep)) {
     free(rgb), free(deep);
     p_sws_freeContext(scaler);
-    say(error, error_size, "out of memory");
+    dr_say(error, error_size, "out of memory");
     return -1;
   }
   unsigned char *planes[4] = {wide ? (unsigned char *)deep : rgb, NULL, NULL, NULL};
@@ -515,7 +476,7 @@ static int convert(const AVFrame *frame, const DrVideoOptions *options, int stil
   p_sws_freeContext(scaler);
   if (rows <= 0) {
     free(rgb), free(deep);
-    say(error, error_size, "its frame cannot be converted to RGB");
+    dr_say(error, error_size, "its frame cannot be converted to RGB");
     return -1;
   }
   if (wide) {
@@ -536,8 +497,8 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
   if (dr_video_load(error, error_size) != 0) return -1;
   Video v;
   memset(&v, 0, sizeof v);
-  if (open_video(&v, source, options->max_pixels, error, error_size) != 0) {
-    close_video(&v);
+  if (dr_open_video(&v, source, options->max_pixels, error, error_size) != 0) {
+    dr_close_video(&v);
     return -1;
   }
   AVStream *stream = v.format->streams[v.stream];
@@ -589,7 +550,7 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
       }
     }
     while ((rc = next_frame(&v)) == 0) {
-      current = frame_time(&v, v.frame);
+      current = dr_frame_time(&v, v.frame);
       if (current >= target - 0.001 || k == 0) break;
     }
     if (rc != 0) break;
@@ -604,14 +565,14 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
   }
   if (looked == 0) {
     char text[256] = "no frame";
-    if (rc != 0 && rc != AVERROR_EOF) av_message(rc, text, sizeof text);
-    say(error, error_size, "damaged video: no frame can be decoded (%s)", text);
-    close_video(&v);
+    if (rc != 0 && rc != AVERROR_EOF) dr_av_message(rc, text, sizeof text);
+    dr_say(error, error_size, "damaged video: no frame can be decoded (%s)", text);
+    dr_close_video(&v);
     return -1;
   }
   int converted = convert(v.best, options, 0, out, error, error_size);
   out->time = best_time, out->spread = best_spread, out->frames_looked_at = looked;
-  close_video(&v);
+  dr_close_video(&v);
   return converted;
 }
 
@@ -620,7 +581,7 @@ int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions
   memset(out, 0, sizeof *out);
   if (dr_video_load(error, error_size) != 0) return -1;
   if (length == 0 || length > INT_MAX) {
-    say(error, error_size, "damaged image: its AV1 data is %s", length ? "too long" : "empty");
+    dr_say(error, error_size, "damaged image: its AV1 data is %s", length ? "too long" : "empty");
     return -1;
   }
   // dav1d (FFmpeg's libdav1d decoder) first, as FFmpeg's own AV1 decoder needs a GPU.
@@ -631,7 +592,7 @@ int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions
   AVFrame *frame = p_av_frame_alloc();
   int rc = -1;
   if (!codec || !packet || !frame) {
-    say(error, error_size, decoder ? "out of memory" : "this FFmpeg has no AV1 decoder");
+    dr_say(error, error_size, decoder ? "out of memory" : "this FFmpeg has no AV1 decoder");
     goto done;
   }
   // One picture at a time: no frames held back for frame threading.
@@ -640,8 +601,8 @@ int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions
   int status = p_avcodec_open2(codec, decoder, NULL);
   if (status < 0) {
     char text[256];
-    av_message(status, text, sizeof text);
-    say(error, error_size, "cannot open FFmpeg's AV1 decoder: %s", text);
+    dr_av_message(status, text, sizeof text);
+    dr_say(error, error_size, "cannot open FFmpeg's AV1 decoder: %s", text);
     goto done;
   }
   packet->data = (uint8_t *)bytes;  // not reference-counted: FFmpeg copies it
@@ -651,13 +612,13 @@ int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions
   if (status >= 0) status = p_avcodec_receive_frame(codec, frame);
   if (status < 0) {
     char text[256];
-    av_message(status, text, sizeof text);
-    say(error, error_size, "damaged image: its AV1 data cannot be decoded (%s)", text);
+    dr_av_message(status, text, sizeof text);
+    dr_say(error, error_size, "damaged image: its AV1 data cannot be decoded (%s)", text);
     goto done;
   }
   if (frame->width <= 0 || frame->height <= 0 ||
       (long long)frame->width * frame->height > options->max_pixels) {
-    say(error, error_size, "image is %dx%d, over the limit of %lld pixels", frame->width,
+    dr_say(error, error_size, "image is %dx%d, over the limit of %lld pixels", frame->width,
         frame->height, options->max_pixels);
     goto done;
   }
@@ -681,7 +642,7 @@ done:
 #else  // built without FFmpeg's headers
 
 int dr_video_load(char *error, size_t error_size) {
-  say(error, error_size,
+  dr_say(error, error_size,
       "this Darkroom was built without FFmpeg's headers (libavformat-dev, libavcodec-dev, "
       "libswscale-dev), so it decodes no video frames");
   return -1;

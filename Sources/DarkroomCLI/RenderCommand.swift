@@ -28,6 +28,11 @@ struct RenderCommand: ParsableCommand {
                           motion photo carries (NAME.video.mov or .mp4);
                           with --space, a motion photo's video read from
                           its sealed original.
+        playback          a video (MP4, MOV) as an MP4 every browser plays:
+                          H.264 High and AAC, upright, HDR tone-mapped to
+                          SDR, fitted in --delivery's box (fast 854x480,
+                          medium 1280x720, high 1920x1080; never up). A
+                          video browsers play already is copied as it is.
 
       A photo edited in another program shows that edit, as Lightroom and Photos
       show the edited version: Lightroom's crs: settings (crop, angle, grayscale,
@@ -60,8 +65,12 @@ struct RenderCommand: ParsableCommand {
   var inputs: [String]
 
   @Option(
-    name: .customLong("rep"), help: "full, fullscreen, thumbnail, aspect-thumbnail or video.")
+    name: .customLong("rep"),
+    help: "full, fullscreen, thumbnail, aspect-thumbnail, video or playback.")
   var rep: RepresentationArgument = .fullscreen
+
+  @Option(help: "For --rep playback: fast (480p), medium (720p) or high (1080p).")
+  var delivery: PlaybackQuality = .medium
 
   /// The representation asked for (`video` is not one the renderer makes).
   private var representation: Representation { rep.representation ?? .fullscreen }
@@ -148,7 +157,7 @@ struct RenderCommand: ParsableCommand {
       }
       return
     }
-    if let output, output != "-", outputFolder == nil {
+    if let output, output != "-", outputFolder == nil, rep != .playback {
       let ext = URL(fileURLWithPath: output).pathExtension
       if let named = ImageFormat(fileExtension: ext) {
         if let format, format != named {
@@ -193,6 +202,7 @@ struct RenderCommand: ParsableCommand {
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
     if rep == .video { return try writeVideos() }
+    if rep == .playback { return try writePlayback() }
     let items: JobItems
     var library: Library?
     var missing: [DarkroomError] = []
@@ -303,6 +313,47 @@ struct RenderCommand: ParsableCommand {
     if failed { throw WorkFailed() }
   }
 
+  /// `--rep playback`: each input video as an MP4 every browser plays, to -o or beside it as
+  /// NAME.playback.mp4.
+  private func writePlayback() throws {
+    var failed = false
+    if output == "-" {
+      reportError(
+        DarkroomError(.invalidArgument, "--rep playback writes files: give -o FILE or DIR"))
+      throw WorkFailed()
+    }
+    for input in inputs {
+      do throws(DarkroomError) {
+        let name = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+        let destination: String
+        if let folder = outputFolder {
+          try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true)
+          destination = folder + "/" + name + ".playback.mp4"
+        } else if let output {
+          destination = output
+        } else {
+          let parent = URL(fileURLWithPath: input).deletingLastPathComponent().path
+          destination = (input.contains("/") ? parent + "/" : "") + name + ".playback.mp4"
+        }
+        let made = try Library.writePlayback(
+          ofFile: input, to: destination, quality: delivery, settings: limits.settings())
+        if json {
+          let record = PlaybackRecord(
+            input: input, output: destination, width: made.width, height: made.height,
+            bytes: made.byteSize, copied: made.cached)
+          printLine((try? jsonText(record, pretty: false)) ?? "")
+        } else {
+          printLine(destination)
+        }
+      } catch {
+        reportError(error)
+        failed = true
+      }
+    }
+    if failed { throw WorkFailed() }
+  }
+
   private func spec(for output: String?) -> RenditionSpec {
     var spec = RenditionSpec(representation)
     if let (w, h) = screenBox { (spec.screenWidth, spec.screenHeight) = (w, h) }
@@ -389,11 +440,22 @@ private struct VideoRecord: Encodable {
   let representation = "video"
 }
 
+private struct PlaybackRecord: Encodable {
+  var input, output: String
+  var width, height, bytes: Int
+  /// The input plays anywhere already: copied as it is.
+  var copied: Bool
+  let representation = "playback"
+}
+
+extension PlaybackQuality: ExpressibleByArgument {}
+
 /// What `--rep` takes: the renderer's representations, and `video`.
 enum RepresentationArgument: String, ExpressibleByArgument, CaseIterable {
   case full, fullscreen, thumbnail
   case aspectThumbnail = "aspect-thumbnail"
   case video
+  case playback
 
   var representation: Representation? { Representation(rawValue: rawValue) }
 }

@@ -316,6 +316,9 @@ struct API: Sendable {
     if context.parameters.get("rep") == "video" {
       return try await motionVideo(id, request)
     }
+    if context.parameters.get("rep") == "playback" {
+      return try await Self.playback(library, id, request)
+    }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
     let spec = asked.shownInBrowser(sourceFormat: asset.format, acceptsWebP: webP)
@@ -355,6 +358,30 @@ struct API: Sendable {
     headers[.cacheControl] = immutable ? "public, max-age=31536000, immutable" : "no-cache"
     headers[.accelRedirect] = location
     return Response(status: .ok, headers: headers)
+  }
+
+  /// A video every browser plays (``Library/playback(of:quality:motion:maxSeconds:progress:)``):
+  /// a video asset's, or a live or motion photo's; `delivery` picks the size (`medium`). The
+  /// rendition is made by the first request for it (which waits) and cached; ranges are
+  /// answered as for `full`.
+  static func playback(_ library: Library, _ id: AssetID, _ request: Request) async throws
+    -> Response
+  {
+    let delivery = request.query["delivery"] ?? "medium"
+    guard let quality = PlaybackQuality(rawValue: String(delivery)) else {
+      throw APIError.badRequest("delivery takes fast, medium or high; not \(delivery.prefix(64))")
+    }
+    let playback = try await blocking { () throws(DarkroomError) in
+      let asset = try library.asset(id)
+      return try library.playback(of: id, quality: quality, motion: asset.mediaType != .video)
+    }
+    var headers = HTTPFields()
+    headers[.cacheControl] = "no-cache"
+    return try await Self.sendBytes(
+      count: playback.byteSize, contentType: playback.mediaType, request, headers: headers
+    ) { [library] part throws(DarkroomError) in
+      try library.playbackBytes(playback, part: part)
+    }
   }
 
   /// The video of a live or motion photo, as it is (a Live Photo's MOV, a motion photo's
@@ -403,7 +430,7 @@ struct API: Sendable {
     let name = context.parameters.get("rep") ?? ""
     guard let representation = Representation(rawValue: name) else {
       throw APIError.notFound(
-        "no representation \(name.prefix(64)): full, fullscreen, thumbnail, aspect-thumbnail, exif-thumbnail or video"
+        "no representation \(name.prefix(64)): full, fullscreen, thumbnail, aspect-thumbnail, exif-thumbnail, video or playback"
       )
     }
     var spec = RenditionSpec(representation)

@@ -82,6 +82,67 @@ int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions
 void dr_hdr_to_srgb8(const uint16_t *in, size_t pixel_count, int transfer, int primaries,
                      double peak_nits, int video, unsigned char *out);
 
+/// What a transcode makes (`dr_video_transcode`).
+typedef struct {
+  /// The frames are scaled to fit this box (upright orientation), never up; 0: their own size.
+  int box_width, box_height;
+  /// Refuse stored frames larger than this many pixels, and a video longer than this.
+  long long max_pixels;
+  double max_seconds;
+  /// The part kept, in seconds from the start; `end` <= 0: to the end.
+  double start, end;
+  /// How far the stored frames turn clockwise to show upright (0, 90, 180, 270): applied.
+  int rotation;
+  /// x264's constant rate factor and preset (`veryfast`, ...).
+  int crf;
+  const char *preset;
+  /// `mp4` or `mov`.
+  const char *container;
+  /// 1: a fragmented MP4 (an empty index first, then a fragment a keyframe: playable while
+  /// it is written, and written front to back); 0: one index, at the end.
+  int fragmented;
+  /// 1: every frame goes through `filter`, as 8-bit RGB (HDR tone-mapped first).
+  int filtered;
+} DrTranscodeOptions;
+
+/// Called with an upright frame (8-bit RGB, `width` x `height`, rows packed) to filter:
+/// sets `out` (owned by the caller of dr_video_transcode, valid until the next call) and its
+/// size; with `rgb` NULL, only says the size a frame of `width` x `height` comes out at. Every
+/// frame must come out at the same size. Returns 0, or non-zero to stop the transcode.
+typedef int (*DrFrameFilter)(void *context, const unsigned char *rgb, int width, int height,
+                             const unsigned char **out, int *out_width, int *out_height);
+
+/// Called with bytes of the output and the offset they go at (the muxer goes back to fill in
+/// sizes, except in a fragmented MP4); non-zero stops the transcode.
+typedef int (*DrTranscodeWrite)(void *context, long long offset, const unsigned char *bytes,
+                                int count);
+
+/// Called after each frame with the seconds encoded and the seconds to encode in all;
+/// non-zero stops the transcode.
+typedef int (*DrTranscodeProgress)(void *context, double done, double total);
+
+typedef struct {
+  int width, height;
+  long long frames;
+  /// The length written (seconds), and whether the audio was copied (AAC), re-encoded, or
+  /// absent (-1).
+  double seconds;
+  int audio;
+  /// The input's video codec (FFmpeg's name) and its stored size.
+  char codec[32];
+  int source_width, source_height;
+} DrTranscodeResult;
+
+/// Decodes a video's frames and sound and writes an H.264 (High, yuv420p, BT.709) and AAC
+/// file in `options->container`, whose bytes go to `write` (no path is opened). HDR frames (PQ, HLG, BT.2020) are tone-mapped to SDR as posters are. AAC sound is
+/// copied, other sound re-encoded as AAC. The container's metadata (creation time, Apple's
+/// content identifier) is carried over. 0 on success; -1 with a message in `error` (FFmpeg
+/// cannot be loaded, the file is not a video, damage, over a limit, stopped by a callback).
+int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
+                       const DrTranscodeOptions *options, DrFrameFilter filter,
+                       DrTranscodeProgress progress, void *context,
+                       DrTranscodeResult *result, char *error, size_t error_size);
+
 void dr_video_free(void *memory);
 
 #endif

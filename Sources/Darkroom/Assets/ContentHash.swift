@@ -70,4 +70,25 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
     }
     return ContentHash(digest: hasher.finalize())
   }
+
+  /// Hashes what descriptor `fd` holds, from its start, in 1 MiB reads (the descriptor stays
+  /// open: its owner closes it). Errors name `name`.
+  static func of(descriptor fd: Int32, name: String) throws(DarkroomError) -> ContentHash {
+    var hasher = SHA256()
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset = 0
+    while true {
+      let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+      if n < 0 && errno == EINTR { continue }
+      if n < 0 {
+        throw DarkroomError(.io, file: name, "cannot read: \(String(cString: strerror(errno)))")
+      }
+      if n == 0 { break }
+      buffer.withUnsafeBytes {
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+      }
+      offset += n
+    }
+    return ContentHash(digest: hasher.finalize())
+  }
 }

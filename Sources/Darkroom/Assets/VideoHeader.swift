@@ -32,6 +32,12 @@ public struct VideoHeader: Sendable, Equatable {
   /// How the first video track codes its colour (the `nclx` of its sample entry's `colr`
   /// box: primaries, transfer; HDR when PQ or HLG); nil when it does not say.
   public var colour: CodedColour?
+  /// The first video track's codec, as its sample entry names it (`avc1` or `avc3` for
+  /// H.264, `hvc1` or `hev1` for HEVC, `av01`, ...); nil when it cannot be read.
+  public var codec: String?
+  /// The first sound track's codec, as its sample entry names it (`mp4a` for AAC, `lpcm`,
+  /// `sowt`, `Opus`, ...); nil for a video without sound.
+  public var soundCodec: String?
 
   /// The width as shown, after ``rotation``.
   public var displayWidth: Int { rotation % 180 == 0 ? width : height }
@@ -271,13 +277,18 @@ private struct VideoBoxReader {
     let source = ByteSource(memory: Array(bytes))
     let root = Box(type: "moov", start: 0, contents: 0, end: source.count)
     var movieTiming: Timing?
-    var video: (width: Int, height: Int, rotation: Int, mediaHeader: Box?, colour: CodedColour?)?
+    var video: Track?
+    var sound: String?
     for child in try children(of: root, in: source, depth: 1) {
       switch child.type {
       case "mvhd" where movieTiming == nil:
         movieTiming = try timing(child, in: source)
-      case "trak" where video == nil:
-        video = try videoTrack(child, in: source)
+      case "trak" where video == nil || sound == nil:
+        if video == nil, let track = try videoTrack(child, in: source) {
+          video = track
+        } else if sound == nil {
+          sound = try? soundCodec(child, in: source)
+        }
       default:
         break
       }
@@ -294,14 +305,50 @@ private struct VideoBoxReader {
     return VideoHeader(
       format: format, duration: duration ?? 0,
       width: video.width, height: video.height, rotation: video.rotation,
-      creationDate: creation == 0 ? nil : Double(creation) - Self.epochOffset, colour: video.colour)
+      creationDate: creation == 0 ? nil : Double(creation) - Self.epochOffset, colour: video.colour,
+      codec: video.codec, soundCodec: sound)
+  }
+
+  typealias Track = (
+    width: Int, height: Int, rotation: Int, mediaHeader: Box?, colour: CodedColour?, codec: String?
+  )
+
+  /// The sample entry type of `trak` when it is a sound track (`hdlr` `soun`), else nil.
+  private mutating func soundCodec(_ trak: Box, in source: ByteSource) throws -> String? {
+    guard
+      let media = try children(of: trak, in: source, depth: 2).first(where: { $0.type == "mdia" })
+    else { return nil }
+    var handler: String?
+    var information: Box?
+    for child in try children(of: media, in: source, depth: 3) {
+      if child.type == "hdlr", handler == nil {
+        let fields = try contents(child, in: source, atLeast: 12)
+        handler = VideoHeader.fourCC(fields.dropFirst(8).prefix(4))
+      }
+      if child.type == "minf", information == nil { information = child }
+    }
+    guard handler == "soun", let information else { return nil }
+    return try sampleEntry(in: information, source)?.type
+  }
+
+  /// The first sample entry of a track's `minf/stbl/stsd`, or nil.
+  private mutating func sampleEntry(in information: Box, _ source: ByteSource) throws -> Box? {
+    func child(_ type: String, of box: Box, depth: Int) throws -> Box? {
+      try children(of: box, in: source, depth: depth).first { $0.type == type }
+    }
+    guard let table = try child("stbl", of: information, depth: 4),
+      let descriptions = try child("stsd", of: table, depth: 5),
+      descriptions.end - descriptions.contents >= 16
+    else { return nil }
+    return try box(
+      in: source, at: descriptions.contents + 8, end: descriptions.end, parent: "stsd")
   }
 
   /// The size and rotation of `trak`, and its media header (`mdhd`), or nil when it is no
   /// video track.
   private mutating func videoTrack(
     _ trak: Box, in source: ByteSource
-  ) throws -> (width: Int, height: Int, rotation: Int, mediaHeader: Box?, colour: CodedColour?)? {
+  ) throws -> Track? {
     var header: Box?
     var media: Box?
     for child in try children(of: trak, in: source, depth: 2) {
@@ -345,7 +392,8 @@ private struct VideoBoxReader {
     return (
       width: Int(value(9) >> 16), height: Int(value(10) >> 16),
       rotation: VideoHeader.rotation(signed(0), signed(1), signed(3), signed(4)),
-      mediaHeader: mediaHeader, colour: information.flatMap { try? colour(in: $0, source) }
+      mediaHeader: mediaHeader, colour: information.flatMap { try? colour(in: $0, source) },
+      codec: information.flatMap { try? sampleEntry(in: $0, source)?.type }
     )
   }
 
@@ -356,14 +404,9 @@ private struct VideoBoxReader {
     func child(_ type: String, of box: Box, depth: Int) throws -> Box? {
       try children(of: box, in: source, depth: depth).first { $0.type == type }
     }
-    guard let table = try child("stbl", of: information, depth: 4),
-      let descriptions = try child("stsd", of: table, depth: 5),
-      descriptions.end - descriptions.contents >= 16
-    else { return nil }
     // stsd: version and flags, an entry count, then the entries; a visual sample entry has
     // 78 bytes of its own fields before its boxes (ISO 14496-12, 12.1.3).
-    let entry = try box(
-      in: source, at: descriptions.contents + 8, end: descriptions.end, parent: "stsd")
+    guard let entry = try sampleEntry(in: information, source) else { return nil }
     let fields = entry.contents + 78
     guard entry.end - fields >= 8 else { return nil }
     let inner = Box(type: entry.type, start: entry.start, contents: fields, end: entry.end)

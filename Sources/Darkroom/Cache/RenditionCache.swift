@@ -190,6 +190,39 @@ public struct RenditionCache: Sendable {
       byteCount: bytes.count, fileExtension: fileExtension)
   }
 
+  /// Stores an entry written through `write` (given the descriptor of a temporary file in
+  /// the entry's folder; it returns the picture's size): for renditions too large to hold
+  /// in memory, a video's. The entry appears whole, named by the bytes written, or not at
+  /// all: what `write` throws leaves nothing behind.
+  ///
+  /// - Throws: `invalidArgument` for names that cannot be an entry's; `io` when the folder
+  ///   or file cannot be written; what `write` throws.
+  @discardableResult
+  func store(
+    source: ContentHash, key: String, kind: String, edit: String, fileExtension: String,
+    writing write: (_ fd: Int32) throws(DarkroomError) -> (width: Int, height: Int)
+  ) throws(DarkroomError) -> Entry {
+    guard Self.isName(kind), Self.isName(edit), Self.isName(key), Self.isName(fileExtension) else {
+      throw DarkroomError(
+        .invalidArgument, "a cache entry's names are letters, digits and hyphens")
+    }
+    let directory = assetFolder(source).path
+    let started = directory + "/\(key)_\(kind)_\(edit).\(fileExtension)"
+    try makeFolder(started)
+    return try AtomicFile.writing(to: started, sweep: false) {
+      fd, destination throws(DarkroomError) in
+      let size = try write(fd)
+      let count = Int(lseek(fd, 0, SEEK_END))
+      guard count > 0 else { throw DarkroomError(.io, file: started, "nothing was written") }
+      let name = "\(key)_\(kind)_\(edit)_\(size.width)x\(size.height)_\(count).\(fileExtension)"
+      destination = directory + "/" + name
+      addUsage(Int64(count))
+      return Entry(
+        path: destination, key: key, kind: kind, edit: edit, width: size.width,
+        height: size.height, byteCount: count, fileExtension: fileExtension)
+    }
+  }
+
   /// What may stand between the `_` and `.` of an entry's name.
   private static func isName(_ text: String) -> Bool {
     !text.isEmpty && text.utf8.allSatisfy { $0 == UInt8(ascii: "-") || isalnum(Int32($0)) != 0 }

@@ -27,6 +27,9 @@ public struct Editor: Sendable {
   public var quality: Int?
   /// Encoder effort of edited HEIC and AVIF results; nil: ``ImageFormat/defaultEffort``.
   public var effort: Int?
+  /// Told the seconds of a video encoded and in all as an edit of a video goes; false
+  /// stops it (nothing is written).
+  public var videoProgress: (@Sendable (_ done: Double, _ total: Double) -> Bool)?
   /// The store of the library a path is in (with `creating`: else the store a first edit
   /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
   /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
@@ -111,6 +114,17 @@ public struct Editor: Sendable {
     }
     return try store.withLock(for: destination) { () throws(DarkroomError) in
       Self.removeAbandonedTemporaries(of: destination)
+      if !raw, let file = try? InputFile(source), (try? VideoHeader.recognises(file)) == true {
+        if skipIfCurrent, mode == .replace || output != nil,
+          let hash = try? ContentHash.of(file: destination),
+          let data = try? store.adjustment(forResult: hash), data.graph.nodes == graph.nodes
+        {
+          return EditResult(adjustment: data, libraryRoot: store.root, skipped: true)
+        }
+        return try editVideo(
+          path, graph, mode, writingTo: output, to: destination, reading: source, store: store,
+          progress: videoProgress ?? { _, _ in true })
+      }
       // In place, .append adds filters to what the file carries: "current" would compare
       // the whole stored graph with only the new filters, so only .replace can skip.
       if skipIfCurrent, mode != .foreign, mode == .replace || output != nil,
@@ -201,6 +215,9 @@ public struct Editor: Sendable {
       return EditResult(adjustment: adjustment, libraryRoot: store.root)
     }
   }
+
+  /// The formats of videos' originals (``VideoHeader/format``).
+  static let videoFormats: Set<String> = ["mp4", "mov", "m4v", "3gp"]
 
   /// Whether the file at `path` is a camera RAW (by its first bytes and name).
   static func isRAW(_ path: String) -> Bool {
@@ -386,6 +403,9 @@ public struct Editor: Sendable {
         }
         AtomicFile.syncFolder(FilePath(path).parent.isEmpty ? "." : FilePath(path).parent)
         return .restoredOriginal(sha256: originalHash.hex)
+      }
+      if Self.videoFormats.contains(last.original.format) {
+        return try revertVideo(path, to: target, last: last, history: history, store: store)
       }
       let original = try store.original(originalHash, for: path)
       let source = Self.originalName(of: path, last.original)

@@ -34,21 +34,11 @@ public enum AtomicFile {
     owner: FileOwner? = nil, cloningFrom clone: String? = nil,
     faultPoint: String = "before-rename", sweep: Bool = true
   ) throws(DarkroomError) {
-    let url = URL(fileURLWithPath: path)
-    let folder = url.deletingLastPathComponent().path
-    if sweep { removeAbandonedTemporaries(of: url.lastPathComponent, in: folder) }
-    let temporary =
-      folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-    guard fd >= 0 else { throw writeError(path, errno) }
-    // Held until the rename (the descriptor is closed after it): a sweep on another machine
-    // sharing the folder leaves the temporary alone.
-    FileLease.hold(fd)
-    fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
-    if let owner { _ = fchown(fd, owner.user, owner.group) }  // only root may give files away
-    var ok =
-      (clone.map { cloned(from: $0, into: fd, matching: bytes) } ?? false)
-      || bytes.withUnsafeBytes { buffer -> Bool in
+    try writing(
+      to: path, durable: durable, mode: mode, owner: owner, faultPoint: faultPoint, sweep: sweep
+    ) { fd, _ throws(DarkroomError) in
+      if let clone, cloned(from: clone, into: fd, matching: bytes) { return }
+      let ok = bytes.withUnsafeBytes { buffer -> Bool in
         guard let start = buffer.baseAddress else { return true }
         var offset = 0
         while offset < buffer.count {
@@ -61,8 +51,46 @@ public enum AtomicFile {
         }
         return true
       }
-    var failure = ok ? 0 : errno
-    if ok && FaultInjection.fails("enospc") {  // tests: the disk filled up during the write
+      if !ok { throw writeError(path, errno) }
+    }
+  }
+
+  /// Writes `path` through `body`, which is given the temporary file's descriptor (open for
+  /// reading and writing, at its start) and may move the destination (`path`, in the same
+  /// folder) once it knows what it wrote: a video encoded into place, a cache entry named by
+  /// its size. Everything ``write(_:to:durable:mode:owner:cloningFrom:faultPoint:sweep:)``
+  /// promises holds: the destination is the old file or the whole new one, never a part;
+  /// what `body` throws leaves it as it was, and the temporary removed.
+  @discardableResult
+  static func writing<T>(
+    to path: String, durable: Bool = false, mode: mode_t = 0o644, owner: FileOwner? = nil,
+    faultPoint: String = "before-rename", sweep: Bool = true,
+    _ body: (_ fd: Int32, _ destination: inout String) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    let url = URL(fileURLWithPath: path)
+    let folder = url.deletingLastPathComponent().path
+    if sweep { removeAbandonedTemporaries(of: url.lastPathComponent, in: folder) }
+    let temporary =
+      folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    let fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw writeError(path, errno) }
+    // Held until the rename (the descriptor is closed after it): a sweep on another machine
+    // sharing the folder leaves the temporary alone.
+    FileLease.hold(fd)
+    fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
+    if let owner { _ = fchown(fd, owner.user, owner.group) }  // only root may give files away
+    var destination = path
+    let value: T
+    do {
+      value = try body(fd, &destination)
+    } catch {
+      unlink(temporary)
+      close(fd)
+      throw error
+    }
+    var ok = true
+    var failure: Int32 = 0
+    if FaultInjection.fails("enospc") {  // tests: the disk filled up during the write
       ok = false
       failure = ENOSPC
     }
@@ -71,14 +99,15 @@ public enum AtomicFile {
       failure = errno
     }
     if ok { FaultInjection.point(faultPoint) }
-    guard ok, rename(temporary, path) == 0 else {
+    guard ok, rename(temporary, destination) == 0 else {
       if ok { failure = errno }
       unlink(temporary)
       close(fd)
-      throw writeError(path, failure)
+      throw writeError(destination, failure)
     }
     close(fd)
     if durable { syncFolder(folder) }
+    return value
   }
 
   /// Shares `source`'s blocks with the new file `fd` (a reflink), if the file system can and

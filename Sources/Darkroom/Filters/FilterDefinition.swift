@@ -37,6 +37,8 @@ public enum FilterSpace: String, Sendable, Codable {
   case oklab = "Oklab (perceptual)"
   /// Moves pixels rather than changing them.
   case geometry = "geometry"
+  /// Cuts a video's time; pixels are not changed.
+  case time = "time"
 }
 
 /// A filter's change to where the upright pixels lie in the stored image.
@@ -77,7 +79,7 @@ public struct FilterInfo: Sendable {
 
 /// Every built-in filter: `noir`, `tone`, `crop`, `rotate`, `flip`, and the panel of a
 /// photo editor (`balance`, `light`, `vibrance`, `curve`, `hsl`, `definition`, `texture`,
-/// `sharpen`, `denoise`, `vignette`, `grain`, `perspective`, `auto`).
+/// `sharpen`, `denoise`, `vignette`, `grain`, `perspective`, `auto`), and `trim` for videos.
 ///
 /// ```swift
 /// for filter in Filters.catalog {
@@ -94,6 +96,7 @@ public enum Filters {
     BalanceFilter.self, LightFilter.self, VibranceFilter.self, CurveFilter.self, HSLFilter.self,
     DefinitionFilter.self, TextureFilter.self, SharpenFilter.self, DenoiseFilter.self,
     VignetteFilter.self, GrainFilter.self, PerspectiveFilter.self, AutoFilter.self,
+    TrimFilter.self,
   ]
 
   /// What each built-in filter is and takes, in the order `darkroom filters` lists them.

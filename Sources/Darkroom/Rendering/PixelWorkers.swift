@@ -19,6 +19,10 @@ protocol PixelWork: PixelWorkers {
   func metadata(_ source: ImageSource, limit: Duration?) throws(DarkroomError) -> AssetMetadata
   func metadata(handing file: InputFile, name: String, limit: Duration?) throws(DarkroomError)
     -> AssetMetadata
+  func transcode(
+    _ video: VideoBytes, name: String, into output: Int32, _ settings: TranscodeSettings,
+    graph: FilterGraph?, progress: @escaping (Double, Double) -> Bool, with renderer: Renderer
+  ) throws(DarkroomError) -> TranscodeOutcome
 }
 
 /// Where this process sends files it did not make, by format: set by ``Containment`` (nil:

@@ -70,7 +70,11 @@ public enum Worker {
           guard fd >= 0 else { return 1 }
           handed = try? InputFile(descriptor: fd, path: job.name)
         }
-        (reply, bytes) = run(job, payload: frame.payload, file: handed)
+        if job.kind == .transcode {
+          (reply, bytes) = (transcode(job, payload: frame.payload, file: handed), [])
+        } else {
+          (reply, bytes) = run(job, payload: frame.payload, file: handed)
+        }
       } catch {
         reply = WorkerReply(
           error: DarkroomError(.engine, "the worker could not read its job: \(error)"))
@@ -115,6 +119,48 @@ public enum Worker {
     }
   }
 
+  /// A transcode, its output's bytes sent to the parent as they come (a frame each, with the
+  /// offset they go at: this process may grow no file), and its progress (a frame each
+  /// quarter of a second at most), before the reply.
+  private static func transcode(_ job: WorkerJob, payload: [UInt8], file: InputFile?)
+    -> WorkerReply
+  {
+    do throws(DarkroomError) {
+      guard let settings = job.transcode else {
+        throw DarkroomError(.engine, "transcode job without its settings")
+      }
+      let source: VideoBytes
+      if job.handsFile {
+        guard let file else {
+          throw DarkroomError(.unreadable, file: job.name, "cannot read the file it was handed")
+        }
+        source = .file(file)
+      } else {
+        source = .memory(payload)
+      }
+      var last = ContinuousClock.now
+      let write = { (offset: Int, bytes: UnsafeRawBufferPointer) -> Bool in
+        guard let header = try? JSONEncoder().encode(WorkerReply(writeAt: offset)) else {
+          return false
+        }
+        return Frames.write(STDOUT_FILENO, header: Array(header), payload: Array(bytes))
+      }
+      let progress = { (done: Double, total: Double) -> Bool in
+        guard ContinuousClock.now - last >= .milliseconds(250) else { return true }
+        last = .now
+        guard let header = try? JSONEncoder().encode(WorkerReply(progress: [done, total])) else {
+          return true
+        }
+        return Frames.write(STDOUT_FILENO, header: Array(header), payload: [])
+      }
+      let outcome = try VideoTranscode.run(
+        source, name: job.name, settings, graph: job.graph, write: write, progress: progress)
+      return WorkerReply(transcoded: outcome)
+    } catch {
+      return WorkerReply(error: error.file == nil ? error.about(job.name) : error)
+    }
+  }
+
   private static func renderer(for job: WorkerJob) -> Renderer {
     var renderer = Renderer()
     renderer.maxPixels = job.maxPixels
@@ -145,6 +191,8 @@ public enum Worker {
       return (WorkerReply(), bytes)
     case .metadata:
       return (WorkerReply(metadata: MetadataWire(try AssetMetadata.readUnplaced(source))), [])
+    case .transcode:
+      throw DarkroomError(.engine, "a transcode job runs through its own door (a bug)")
     case .probe:
       var results = [Int32](repeating: 0, count: Int(DR_PROBE_COUNT))
       let secret = job.probeSecret.flatMap { UnsafeRawPointer(bitPattern: UInt($0)) }

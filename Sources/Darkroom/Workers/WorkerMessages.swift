@@ -13,6 +13,9 @@ struct WorkerJob: Codable, Sendable {
     case edit
     /// What a file's header says (``AssetMetadata``), from the file or the bytes sent.
     case metadata
+    /// A video transcoded (``VideoTranscode``), its frames through a graph: the output's
+    /// bytes and progress come in frames before the reply.
+    case transcode
     /// Tests: what the sandbox lets a worker do (see `dr_sandbox_probe`).
     case probe
   }
@@ -24,6 +27,9 @@ struct WorkerJob: Codable, Sendable {
   /// sent with the job are the source.
   var handsFile = false
   var spec: RenditionSpec?
+  /// For `transcode`: what to make, and the graph every frame goes through (nil: none).
+  var transcode: TranscodeSettings?
+  var graph: FilterGraph?
   var recipe: EditRecipe?
   var maxPixels: Int
   var failOn: FailOn
@@ -50,6 +56,14 @@ struct WorkerReply: Codable, Sendable {
   var usableDescriptors: [Int32]?
   /// For `metadata`: what the header says.
   var metadata: MetadataWire?
+  /// For `transcode`: seconds done and in all, in a frame sent before the reply (the reply
+  /// follows once this is nil).
+  var progress: [Double]?
+  /// For `transcode`: the offset in the output of the bytes this frame carries, in a frame
+  /// sent before the reply.
+  var writeAt: Int?
+  /// For `transcode`: what was written.
+  var transcoded: TranscodeOutcome?
 }
 
 /// ``AssetMetadata`` as a worker sends it: every field, exactly (its JSON form for people,

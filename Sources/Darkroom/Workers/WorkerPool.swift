@@ -195,27 +195,57 @@ public final class WorkerPool: Sendable {
       if !done { _ = pool.retire(worker, kill: true) }
     }
 
-    /// Waits for the reply (until the job's deadline).
-    func finish() throws(DarkroomError) -> (WorkerReply, [UInt8]) {
+    /// Waits for the reply (until the job's deadline). Progress frames before it (a
+    /// transcode's) go to `progress`, and each renews the deadline; `progress` returning false
+    /// kills the worker (its work is abandoned).
+    func finish(
+      progress: ((_ done: Double, _ total: Double) -> Bool)? = nil,
+      write: ((_ offset: Int, _ bytes: [UInt8]) throws(DarkroomError) -> Void)? = nil
+    ) throws(DarkroomError) -> (WorkerReply, [UInt8]) {
       done = true
-      var timedOut = false
-      let frame =
-        sent
-        ? Frames.read(
-          worker.output, deadline: deadline, maxPayload: maxReply, timedOut: &timedOut) : nil
-      guard let frame else {
-        let status = pool.retire(worker, kill: true)
-        throw pool.lost(job.name, status: status, timedOut: timedOut, limit: limit)
+      var deadline = self.deadline
+      while true {
+        var timedOut = false
+        let frame =
+          sent
+          ? Frames.read(
+            worker.output, deadline: deadline, maxPayload: maxReply, timedOut: &timedOut) : nil
+        guard let frame else {
+          let status = pool.retire(worker, kill: true)
+          throw pool.lost(job.name, status: status, timedOut: timedOut, limit: limit)
+        }
+        guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(frame.header))
+        else {
+          _ = pool.retire(worker, kill: true)
+          throw DarkroomError(.engine, file: job.name, "a worker sent a reply that cannot be read")
+        }
+        if let offset = reply.writeAt, let write {
+          if let limit { deadline = .now + limit }
+          do throws(DarkroomError) {
+            guard offset >= 0 else {
+              throw DarkroomError(.engine, file: job.name, "a worker wrote at a negative offset")
+            }
+            try write(offset, frame.payload)
+          } catch {
+            _ = pool.retire(worker, kill: true)
+            throw error
+          }
+          continue
+        }
+        if let told = reply.progress, told.count == 2 {
+          if let limit { deadline = .now + limit }
+          if progress?(told[0], told[1]) == false {
+            _ = pool.retire(worker, kill: true)
+            throw DarkroomError(
+              .engine, file: job.name, "stopped: asked to stop before the encode ended")
+          }
+          continue
+        }
+        // A header read is light: it does not wear a worker out (decodes do, by memory growth).
+        pool.release(worker, counting: job.kind != .metadata)
+        if let error = reply.error { throw error }
+        return (reply, frame.payload)
       }
-      guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(frame.header))
-      else {
-        _ = pool.retire(worker, kill: true)
-        throw DarkroomError(.engine, file: job.name, "a worker sent a reply that cannot be read")
-      }
-      // A header read is light: it does not wear a worker out (decodes do, by memory growth).
-      pool.release(worker, counting: job.kind != .metadata)
-      if let error = reply.error { throw error }
-      return (reply, frame.payload)
     }
   }
 
@@ -453,6 +483,40 @@ extension WorkerPool: PixelWork {
       limit: renderer.timeLimit, maxReply: Self.largestReply(pixels: renderer.maxPixels)
     ).1
   }
+
+  /// `VideoTranscode.run` of `source` into `output`, in a worker handed both; a worker
+  /// silent for ``transcodeSilence`` (no frame encoded) is killed.
+  func transcode(
+    _ video: VideoBytes, name: String, into output: Int32, _ settings: TranscodeSettings,
+    graph: FilterGraph?, progress: @escaping (Double, Double) -> Bool, with renderer: Renderer
+  ) throws(DarkroomError) -> TranscodeOutcome {
+    var job = WorkerJob(
+      kind: .transcode, name: name, maxPixels: renderer.maxPixels, failOn: renderer.failOn)
+    job.transcode = settings
+    job.graph = graph
+    var file: InputFile?
+    var payload: [UInt8] = []
+    switch video {
+    case .file(let input):
+      job.handsFile = true
+      file = input
+    case .memory(let bytes): payload = bytes
+    }
+    let sent = try start(
+      job, payload: payload, file: file, limit: Self.transcodeSilence, maxReply: 16 << 20)
+    let reply = try sent.finish(progress: progress) { offset, bytes throws(DarkroomError) in
+      let written = bytes.withUnsafeBytes { VideoTranscode.write($0, at: offset, to: output) }
+      if !written { throw AtomicFile.writeError(name, errno) }
+    }
+    guard let outcome = reply.0.transcoded else {
+      throw DarkroomError(.engine, file: name, "a worker's transcode says nothing of it")
+    }
+    return outcome
+  }
+
+  /// How long a transcoding worker may go without a word (its progress comes four times a
+  /// second while frames are encoded).
+  static let transcodeSilence = Duration.seconds(120)
 
   /// `AssetMetadata.read(source)`, in a worker, stopped after `limit`.
   func metadata(_ source: ImageSource, limit: Duration?) throws(DarkroomError) -> AssetMetadata {

@@ -1,0 +1,228 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Edits of videos, as PhotoKit's: the same adjustment data as a photo's, the original kept in
+/// the library's store, the result (H.264 and AAC, in the file's own container) in the file's
+/// place. Every frame goes through the graph on the same libvips route as a photo (a preset
+/// looks the same on both); `trim` keeps a part in time. Videos are streamed, never read whole.
+extension Editor {
+  /// The x264 constant rate factor of edited videos (a video's `result.quality`).
+  static let videoQuality = 20
+
+  /// The container an edit of a video in `format` is written in: its own (`mov`), else MP4.
+  static func videoContainer(_ format: String) -> String { format == "mov" ? "mov" : "mp4" }
+
+  /// The graph's frame filters and the part of the video its trims keep.
+  ///
+  /// - Throws: `invalidArgument` for `auto` (it looks at one photo; a video's adjustments
+  ///   are chosen).
+  static func videoPlan(_ graph: FilterGraph, file: String) throws(DarkroomError) -> (
+    frames: FilterGraph?, start: Double, end: Double
+  ) {
+    var frames: [FilterNode] = []
+    var trims: [FilterArguments] = []
+    for node in graph.nodes {
+      switch node.op {
+      case TrimFilter.name: trims.append(FilterArguments(values: node.params))
+      case AutoFilter.name:
+        throw DarkroomError(
+          .invalidArgument, file: file,
+          "auto looks at a photo: on a video, give the adjustments (tone, balance, ...)")
+      default: frames.append(node)
+      }
+    }
+    let kept = TrimFilter.kept(trims)
+    return (frames.isEmpty ? nil : FilterGraph(nodes: frames), kept.start, kept.end)
+  }
+
+  /// The edit of the video `source` (`header` read from it): see ``edit(_:with:mode:writingTo:readingFrom:skipIfCurrent:)``.
+  /// Runs under the destination's lock.
+  func editVideo(
+    _ path: String, _ graph: FilterGraph, _ mode: Mode, writingTo output: String?,
+    to destination: String, reading source: String, store: OriginalStore,
+    progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool
+  ) throws(DarkroomError) -> EditResult {
+    guard mode != .foreign else {
+      throw DarkroomError(
+        .invalidArgument, file: path, "a video carries no other program's edit to render")
+    }
+    let currentHash = try ContentHash.of(file: source)
+    let previous = output == nil ? try store.adjustment(forResult: currentHash) : nil
+    var originalHash = currentHash
+    var originalPath = source
+    if let previous, let hash = ContentHash(hex: previous.original.sha256) {
+      originalHash = hash
+      originalPath = store.originalPath(hash)
+      guard (try? InputFile(originalPath)) != nil else {
+        throw DarkroomError(
+          .notFound, file: path,
+          "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(originalPath)); nothing was changed"
+        )
+      }
+    }
+    let original = try InputFile(originalPath)
+    guard let header = try VideoHeader.describe(original, name: path) else {
+      throw DarkroomError(.unsupportedFormat, file: path, "its original is not a video")
+    }
+    let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
+    let fullGraph = FilterGraph(nodes: nodes)
+    var adjustment = AdjustmentData(
+      graph: fullGraph,
+      original: .init(
+        sha256: originalHash.hex, byteSize: original.size, format: header.format,
+        fileName: previous?.original.fileName ?? FilePath(path).name),
+      result: .init(
+        sha256: "", format: Self.videoContainer(header.format), quality: Self.videoQuality),
+      version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
+      created: Self.now())
+    // The original first, durable, before anything is written in the file's place.
+    try store.keepOriginal(copying: originalPath, hash: originalHash, for: path)
+    FaultInjection.point("after-original")
+    if output != nil {
+      try Folders.create(FilePath(destination).parent.isEmpty ? "." : FilePath(destination).parent)
+    }
+    let attributes = FileAttributes(destination) ?? FileAttributes(path)
+    try AtomicFile.writing(
+      to: destination, durable: true, mode: attributes?.mode ?? 0o644, owner: attributes?.owner,
+      faultPoint: "before-replace"
+    ) { fd, _ throws(DarkroomError) in
+      let hash = try renderVideo(
+        adjustment, from: original, header: header, name: path, into: fd, progress: progress)
+      adjustment.result.sha256 = hash.hex
+      try store.saveAdjustment(adjustment, forResult: hash)
+      FaultInjection.point("after-adjustment")
+    }
+    FaultInjection.point("after-replace")
+    return EditResult(adjustment: adjustment, libraryRoot: store.root)
+  }
+
+  /// Renders `adjustment` of the video `original` into `fd` (empty), and returns the hash of
+  /// what was written.
+  func renderVideo(
+    _ adjustment: AdjustmentData, from original: InputFile, header: VideoHeader, name: String,
+    into fd: Int32, progress: @escaping @Sendable (Double, Double) -> Bool
+  ) throws(DarkroomError) -> ContentHash {
+    let plan = try Self.videoPlan(adjustment.graph, file: name)
+    var settings = TranscodeSettings(maxPixels: 0, maxSeconds: Library.playbackMaxSeconds)
+    (settings.start, settings.end) = (plan.start, plan.end)
+    settings.rotation = header.rotation
+    settings.crf = adjustment.result.quality
+    settings.preset = "medium"
+    settings.container = adjustment.result.format
+    _ = try renderer.transcode(
+      .file(original), name: name, into: fd, settings, graph: plan.frames, progress: progress)
+    guard lseek(fd, 0, SEEK_SET) == 0 else {
+      throw DarkroomError(.io, file: name, "cannot read back its edit")
+    }
+    return try ContentHash.of(descriptor: fd, name: name)
+  }
+
+  /// Reverts the video at `path` to `target` (0: the original), under its lock: the
+  /// original copied back, or version `target` rendered again (its bytes must be the same).
+  func revertVideo(
+    _ path: String, to target: Int, last: AdjustmentData, history: EditHistory,
+    store: OriginalStore
+  ) throws(DarkroomError) -> RevertOutcome {
+    guard let originalHash = ContentHash(hex: last.original.sha256) else {
+      throw DarkroomError(.corrupt, file: path, "adjustment data names no valid original hash")
+    }
+    let original = try store.checkedOriginal(originalHash, for: path)
+    let attributes = FileAttributes(path)
+    if target == 0 {
+      try AtomicFile.writing(
+        to: path, durable: true, mode: attributes?.mode ?? 0o644, owner: attributes?.owner
+      ) { fd, _ throws(DarkroomError) in try original.copy(to: fd, name: path) }
+      return .restoredOriginal(sha256: originalHash.hex)
+    }
+    guard let wanted = history.versions.first(where: { $0.version == target }) else {
+      throw DarkroomError(
+        .notFound, file: path, "version \(target)'s adjustment data is missing from the library")
+    }
+    guard let header = try VideoHeader.describe(original, name: path) else {
+      throw DarkroomError(.corrupt, file: path, "its original is not a video")
+    }
+    try AtomicFile.writing(
+      to: path, durable: true, mode: attributes?.mode ?? 0o644, owner: attributes?.owner
+    ) { fd, _ throws(DarkroomError) in
+      let hash = try renderVideo(
+        wanted, from: original, header: header, name: path, into: fd, progress: { _, _ in true })
+      guard hash.hex == wanted.result.sha256 else {
+        throw DarkroomError(
+          .engine, file: path,
+          "version \(target) renders to different bytes with this FFmpeg than when it was made; revert to the original (version 0) instead. Nothing was changed"
+        )
+      }
+    }
+    return .restoredVersion(target, sha256: wanted.result.sha256)
+  }
+}
+
+extension OriginalStore {
+  /// Keeps the file at `source` (whose content hash is `hash`) as an original, copied a
+  /// block at a time (shared blocks where the file system can), durably; the copy's hash is
+  /// checked before it is kept. An entry already sound is kept as it is.
+  func keepOriginal(copying source: String, hash: ContentHash, for file: String)
+    throws(DarkroomError)
+  {
+    try Folders.create(originalsFolder)
+    let path = originalPath(hash)
+    if (try? InputFile(path)) != nil, (try? ContentHash.of(file: path)) == hash {
+      var info = stat()
+      if stat(path, &info) == 0, info.st_nlink == 1 { return }
+    }
+    let input = try InputFile(source)
+    try AtomicFile.writing(to: path, durable: true, mode: 0o444) { fd, _ throws(DarkroomError) in
+      try input.copy(to: fd, name: file)
+      guard lseek(fd, 0, SEEK_SET) == 0, try ContentHash.of(descriptor: fd, name: file) == hash
+      else {
+        throw DarkroomError(
+          .conflict, file: file, "changed while its original was kept; nothing was changed")
+      }
+    }
+  }
+
+  /// The original of `hash`, open, its content checked.
+  func checkedOriginal(_ hash: ContentHash, for file: String) throws(DarkroomError) -> InputFile {
+    let path = originalPath(hash)
+    guard let original = try? InputFile(path) else {
+      throw DarkroomError(
+        .notFound, file: file,
+        "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(path)); nothing was changed"
+      )
+    }
+    guard (try? ContentHash.of(file: path)) == hash else {
+      throw DarkroomError(
+        .corrupt, file: file,
+        "the library's copy of the original is damaged (its SHA-256 no longer matches); nothing was changed"
+      )
+    }
+    return original
+  }
+}
+
+extension InputFile {
+  /// Copies the whole file to `fd` (at its position), 4 MiB at a time.
+  func copy(to fd: Int32, name: String) throws(DarkroomError) {
+    var offset = 0
+    while offset < size {
+      let chunk = try read(at: offset, count: min(4 << 20, size - offset))
+      guard !chunk.isEmpty else { break }
+      let ok = chunk.withUnsafeBytes { raw -> Bool in
+        guard let base = raw.baseAddress else { return true }
+        var done = 0
+        while done < raw.count {
+          let n = write(fd, base + done, raw.count - done)
+          if n < 0 && errno == EINTR { continue }
+          if n <= 0 { return false }
+          done += n
+        }
+        return true
+      }
+      guard ok else { throw AtomicFile.writeError(name, errno) }
+      offset += chunk.count
+    }
+  }
+}

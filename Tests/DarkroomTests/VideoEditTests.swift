@@ -1,0 +1,291 @@
+import Foundation
+import HummingbirdTesting
+import Testing
+
+@testable import Darkroom
+@testable import DarkroomServer
+
+/// Videos as assets: a playback version every browser plays (H.264 and AAC in MP4, upright,
+/// HDR tone-mapped), and the filter graph on a video with adjustment data, as a photo's. The
+/// clips are made here by the `ffmpeg` command; what is written is read back with `ffprobe`
+/// and decoded by `ffmpeg`, not by Darkroom.
+@Suite("Videos: playback and edits", .timeLimit(.minutes(10)))
+struct VideoEditTests {
+  /// What ffprobe says of a file: its streams and format.
+  struct Probe {
+    var streams: [[String: Any]]
+    var format: [String: Any]
+
+    var video: [String: Any]? { streams.first { $0["codec_type"] as? String == "video" } }
+    var audio: [String: Any]? { streams.first { $0["codec_type"] as? String == "audio" } }
+    var duration: Double { Double(format["duration"] as? String ?? "") ?? -1 }
+  }
+
+  static func probe(_ path: String) throws -> Probe {
+    let run = try CLI.run(
+      ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", path],
+      executable: "/usr/bin/ffprobe")
+    #expect(run.status == 0, "ffprobe \(path): \(run.stderr)")
+    let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    return Probe(
+      streams: object?["streams"] as? [[String: Any]] ?? [],
+      format: object?["format"] as? [String: Any] ?? [:])
+  }
+
+  /// A two-second 640x360 (or `size`) HEVC clip with a 440 Hz tone (AAC), in a MOV whose
+  /// track matrix turns it a quarter (`rotate=90`: shown 360x640), as phones record.
+  static func hevcClip(
+    in folder: TemporaryFolder, name: String = "clip.mov", size: String = "640x360"
+  ) throws -> String {
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30:duration=2", "-f", "lavfi", "-i",
+        "sine=frequency=440:duration=2", "-c:v", "libx265", "-x265-params", "log-level=error",
+        "-tag:v", "hvc1", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "plain.mov",
+      ], in: folder)
+    try VideoTests.ffmpeg(
+      ["-i", "plain.mov", "-c", "copy", "-metadata:s:v:0", "rotate=90", name], in: folder)
+    return folder.file(name)
+  }
+
+  /// Frames of `path` at `times` (seconds), as ffmpeg decodes and turns them: RGB bytes and
+  /// the frame's size.
+  static func frames(_ path: String, at times: [Double], in folder: TemporaryFolder) throws
+    -> [(pixels: [UInt8], width: Int, height: Int)]
+  {
+    try times.enumerated().map { index, time in
+      let png = folder.file("frame-\(index).png")
+      try VideoTests.ffmpeg(["-ss", String(time), "-i", path, "-frames:v", "1", png], in: folder)
+      let image = try VipsImage.open(path: png, sequential: false)
+      return (try image.pixels(), image.width, image.height)
+    }
+  }
+
+  /// How far apart two pictures of the same scene at different sizes are: the mean
+  /// difference of the mean colours of a 6x10 grid of cells over each.
+  static func cellDifference(
+    _ a: (pixels: [UInt8], width: Int, height: Int), _ b: (pixels: [UInt8], width: Int, height: Int)
+  ) -> Double {
+    func cells(_ p: (pixels: [UInt8], width: Int, height: Int)) -> [Double] {
+      var out: [Double] = []
+      for row in 0..<10 {
+        for column in 0..<6 {
+          var sum = [0.0, 0.0, 0.0]
+          let (x0, x1) = (column * p.width / 6, (column + 1) * p.width / 6)
+          let (y0, y1) = (row * p.height / 10, (row + 1) * p.height / 10)
+          for y in y0..<y1 {
+            for x in x0..<x1 {
+              for band in 0..<3 { sum[band] += Double(p.pixels[(y * p.width + x) * 3 + band]) }
+            }
+          }
+          out += sum.map { $0 / Double((x1 - x0) * (y1 - y0)) }
+        }
+      }
+      return out
+    }
+    let (ca, cb) = (cells(a), cells(b))
+    return zip(ca, cb).reduce(0.0) { $0 + abs($1.0 - $1.1) } / Double(ca.count)
+  }
+
+  /// The largest difference between two bands of any pixel.
+  static func colourfulness(_ pixels: [UInt8]) -> Int {
+    stride(from: 0, to: pixels.count - 2, by: 3).reduce(0) { most, i in
+      let (r, g, b) = (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
+      return max(most, abs(r - g), abs(g - b))
+    }
+  }
+
+  @Test(
+    "an HEVC clip turned 90 with sound: the playback version is H.264 High, yuv420p, AAC in MP4, upright at the size asked, as long, its frames as ffmpeg shows the original; cached for the next request; an H.264 MP4 is played as it is"
+  )
+  func playback() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder, size: "960x540")
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: clip)?.id)
+
+    // The library's door, at fast (854x480, turned: a 540x960 portrait fits as 480x853,
+    // its sides even for 4:2:0).
+    let first = try library.playback(of: id, quality: .fast)
+    #expect(!first.isOriginal && !first.cached)
+    #expect(first.width == 480 && first.height == 852)
+    guard case .rendition(let path) = first.source else {
+      Issue.record("not a rendition: \(first)")
+      return
+    }
+    let probe = try Self.probe(path)
+    #expect(probe.video?["codec_name"] as? String == "h264")
+    #expect(probe.video?["profile"] as? String == "High")
+    #expect(probe.video?["pix_fmt"] as? String == "yuv420p")
+    #expect(probe.video?["width"] as? Int == 480 && probe.video?["height"] as? Int == 852)
+    #expect(probe.audio?["codec_name"] as? String == "aac")
+    #expect(abs(probe.duration - 2.0) <= 1.0 / 30, "\(probe.duration)")
+    // Upright: the same picture as ffmpeg shows the original (it turns by the matrix too).
+    let shown = try Self.frames(clip, at: [1.0], in: folder)[0]
+    let played = try Self.frames(path, at: [1.0], in: folder)[0]
+    let error = Self.cellDifference(shown, played)
+    #expect(error < 8, "mean difference \(error) from the original as ffmpeg shows it")
+
+    // Asked again: the cache's, the same bytes.
+    let again = try library.playback(of: id, quality: .fast)
+    #expect(again.cached && again.source == first.source)
+    let cachedBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    #expect(try library.playbackBytes(again) == cachedBytes)
+
+    // The API's door: the same rendition, with ranges.
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let whole = try await client.execute(
+        uri: "/api/assets/\(id)/playback?delivery=fast", method: .get, headers: ServedLibrary.read)
+      #expect(whole.status == .ok)
+      #expect(whole.headers[.contentType] == "video/mp4")
+      #expect(whole.bytes == (try library.playbackBytes(again)))
+      var ranged = ServedLibrary.read
+      ranged[.range] = "bytes=0-7"
+      let part = try await client.execute(
+        uri: "/api/assets/\(id)/playback?delivery=fast", method: .get, headers: ranged)
+      #expect(part.status == .partialContent)
+      #expect(part.bytes == Array(whole.bytes.prefix(8)))
+      let bad = try await client.execute(
+        uri: "/api/assets/\(id)/playback?delivery=huge", method: .get, headers: ServedLibrary.read)
+      #expect(bad.status == .badRequest, "\(bad.text)")
+    }
+
+    // The command line's door, for a file in no catalog.
+    let out = folder.file("out/clip.mp4")
+    try FileManager.default.createDirectory(
+      atPath: folder.file("out"), withIntermediateDirectories: true)
+    let run = try CLI.run(["render", "--rep", "playback", "--delivery", "fast", clip, "-o", out])
+    #expect(run.status == 0 && run.stdout == out + "\n", "\(run.stderr)")
+    #expect(try Self.probe(out).video?["width"] as? Int == 480)
+
+    // An H.264 MP4 within the size is played as it is.
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=1", "-c:v", "libx264",
+        "-pix_fmt", "yuv420p", "small.mp4",
+      ], in: folder)
+    _ = try await library.scan()
+    let small = try #require(try library.asset(atPath: folder.file("small.mp4"))?.id)
+    let asIs = try library.playback(of: small, quality: .fast)
+    #expect(asIs.isOriginal && asIs.source == .asset(small))
+    let smallBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder.file("small.mp4"))))
+    #expect(try library.playbackBytes(asIs) == smallBytes)
+  }
+
+  @Test(
+    "a 10-bit HLG clip's playback is SDR BT.709 with its white near white, not the washed-out signal"
+  )
+  func hdrPlayback() throws {
+    let folder = try Fixture.temporaryFolder()
+    // White and a mid grey side by side, as HLG (BT.2020): white's signal is far above
+    // diffuse white, and is shown as white once tone-mapped.
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "color=c=white:s=320x180:r=30:d=1", "-vf",
+        "zscale=tin=bt709:min=bt709:pin=bt709:rin=full:t=arib-std-b67:m=bt2020nc:p=bt2020:r=limited:npl=203,format=yuv420p10le",
+        "-c:v", "libx265", "-x265-params",
+        "log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
+        "-pix_fmt", "yuv420p10le", "hlg.mp4",
+      ], in: folder)
+    let out = folder.file("hlg.playback.mp4")
+    let run = try CLI.run(["render", "--rep", "playback", folder.file("hlg.mp4"), "-o", out])
+    #expect(run.status == 0, "\(run.stderr)")
+    let probe = try Self.probe(out)
+    #expect(probe.video?["color_transfer"] as? String == "bt709")
+    #expect(probe.video?["color_primaries"] as? String == "bt709")
+    func mean(_ pixels: [UInt8]) -> Double {
+      Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
+    }
+    let shown = mean(try Self.frames(out, at: [0.5], in: folder)[0].pixels)
+    // The signal read as if it were SDR, as a player that ignores HLG shows it: grey.
+    let naive = mean(try Self.frames(folder.file("hlg.mp4"), at: [0.5], in: folder)[0].pixels)
+    #expect(shown > 225, "white comes out at \(shown)")
+    #expect(naive < 200, "the signal read as SDR is \(naive)")
+  }
+
+  @Test(
+    "edit --filter noir of an HEVC clip: every sampled frame grey, upright, as long, its sound kept, the original in the store; revert is byte-exact; trim keeps the length asked; the API edits and reverts the same"
+  )
+  func edit() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder)
+    let before = try ContentHash.of(file: clip)
+    let edit = try CLI.run(["edit", "--filter", "noir", clip])
+    #expect(edit.status == 0, "\(edit.stderr)")
+    #expect(edit.stdout == clip + ": edited (version 1: noir)\n")
+    var probe = try Self.probe(clip)
+    #expect(probe.video?["codec_name"] as? String == "h264")
+    #expect(probe.video?["width"] as? Int == 360 && probe.video?["height"] as? Int == 640)
+    #expect(probe.audio?["codec_name"] as? String == "aac")
+    #expect(abs(probe.duration - 2.0) <= 1.0 / 30, "\(probe.duration)")
+    for frame in try Self.frames(clip, at: [0.1, 0.9, 1.8], in: folder) {
+      #expect(Self.colourfulness(frame.pixels) < 2)
+    }
+    let original = folder.file(".darkroom/originals/" + before.hex)
+    #expect(try ContentHash.of(file: original) == before)
+    let history = try CLI.run(["history", clip])
+    #expect(history.stdout.contains("noir"), "\(history.stdout)")
+
+    let revert = try CLI.run(["revert", clip])
+    #expect(revert.stdout == clip + ": restored the original\n", "\(revert.stderr)")
+    #expect(try ContentHash.of(file: clip) == before)
+
+    // trim: 0.5 s to 1.5 s is one second long.
+    let trim = try CLI.run(["edit", "--filter", "trim start=0.5 end=1.5", clip])
+    #expect(trim.status == 0, "\(trim.stderr)")
+    probe = try Self.probe(clip)
+    let videoLength = Double(probe.video?["duration"] as? String ?? "") ?? 0
+    #expect(abs(videoLength - 1.0) <= 1.0 / 30 + 1e-6, "\(videoLength)")
+    #expect(try CLI.run(["revert", clip]).status == 0)
+    #expect(try ContentHash.of(file: clip) == before)
+
+    // The API: the same edit, then a revert, on the catalogued clip.
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: clip)?.id)
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let edited = try await client.execute(
+        uri: "/api/assets/\(id)/edit", method: .post, headers: ServedLibrary.write,
+        body: jsonBody(["filters": ["noir"]]))
+      #expect(edited.status == .ok, "\(edited.text)")
+      for frame in try Self.frames(clip, at: [1.0], in: folder) {
+        #expect(Self.colourfulness(frame.pixels) < 2)
+      }
+      let reverted = try await client.execute(
+        uri: "/api/assets/\(id)/revert", method: .post, headers: ServedLibrary.write,
+        body: jsonBody([:]))
+      #expect(reverted.status == .ok, "\(reverted.text)")
+    }
+    #expect(try ContentHash.of(file: clip) == before)
+  }
+
+  @Test(
+    "a video cut short: render --rep playback and edit fail with one line naming the file and a non-zero exit; nothing written, the file untouched"
+  )
+  func damaged() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder)
+    // Cut at two thirds: the index (at the end of ffmpeg's MOV) is gone.
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
+    let cut = try folder.write("cut.mov", Array(bytes.prefix(bytes.count * 2 / 3)))
+    let cutHash = try ContentHash.of(file: cut)
+    let out = folder.file("cut.playback.mp4")
+    let run = try CLI.run(["render", "--rep", "playback", cut, "-o", out])
+    #expect(run.status != 0)
+    #expect(run.stderr.hasPrefix("darkroom: \(cut): "), "\(run.stderr)")
+    #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: out))
+    let edit = try CLI.run(["edit", "--filter", "noir", cut])
+    #expect(edit.status != 0)
+    #expect(try ContentHash.of(file: cut) == cutHash)
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+    #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+  }
+}
