@@ -401,14 +401,14 @@ struct CatalogTests {
       mp4
         == VideoHeader(
           format: "mp4", duration: 1.5, width: 64, height: 48, rotation: 90,
-          creationDate: 1_714_979_289))
+          creationDate: 1_714_979_289, codec: "avc1"))
     #expect(mp4.displayWidth == 48 && mp4.displayHeight == 64)
     let mov = try VideoHeader.read(path: Fixture.sample("clip.mov"))
     #expect(
       mov
         == VideoHeader(
           format: "mov", duration: 2.0, width: 48, height: 32, rotation: 0,
-          creationDate: 1_672_628_645))
+          creationDate: 1_672_628_645, codec: "avc1"))
     // Cut short before its moov (at the end of a MOV): a clear error naming the file.
     let bytes = try Fixture.bytes(Fixture.sample("clip.mov"))
     let folder = try Fixture.temporaryFolder()

@@ -78,7 +78,7 @@ struct LayerTests {
   func cLibraries() throws {
     let owners = [
       "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
-      "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/VideoFrame.swift",
+      "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/Video",  // VideoFrame.swift and VideoTranscode.swift
       "CRaw": "Rendering/RawFile.swift",
       "CPostgres": "Catalog/Postgres/PostgresConnection.swift",
     ]

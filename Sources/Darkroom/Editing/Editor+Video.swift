@@ -106,7 +106,7 @@ extension Editor {
     into fd: Int32, progress: @escaping @Sendable (Double, Double) -> Bool
   ) throws(DarkroomError) -> ContentHash {
     let plan = try Self.videoPlan(adjustment.graph, file: name)
-    var settings = TranscodeSettings(maxPixels: 0, maxSeconds: Library.playbackMaxSeconds)
+    var settings = TranscodeSettings(maxPixels: 0)
     (settings.start, settings.end) = (plan.start, plan.end)
     settings.rotation = header.rotation
     settings.crf = adjustment.result.quality

@@ -62,7 +62,7 @@ public struct Playback: Sendable, Equatable {
 
 extension Library {
   /// The longest video a playback rendition is made of, unless the caller says otherwise.
-  public static let playbackMaxSeconds = 2.0 * 3600
+  public static let playbackMaxSeconds = TranscodeSettings.defaultMaxSeconds
 
   /// A version of asset `id`'s video (with `motion`, of a live or motion photo's video) that
   /// every browser plays, at `quality`: the file itself when browsers play it already, else

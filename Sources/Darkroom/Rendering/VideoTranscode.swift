@@ -14,7 +14,7 @@ struct TranscodeSettings: Sendable, Hashable, Codable {
   var boxHeight = 0
   var maxPixels: Int
   /// Videos longer than this are refused (seconds).
-  var maxSeconds: Double
+  var maxSeconds: Double = TranscodeSettings.defaultMaxSeconds
   /// The part kept (seconds from the start; `end` 0: to the end).
   var start = 0.0
   var end = 0.0
@@ -25,8 +25,11 @@ struct TranscodeSettings: Sendable, Hashable, Codable {
   var preset = "veryfast"
   /// `mp4` or `mov`.
   var container = "mp4"
-  /// A fragmented MP4 (playable while it is written) rather than one with its index first.
+  /// A fragmented MP4 (playable while it is written) rather than one with its index at the end.
   var fragmented = false
+
+  /// The longest video transcoded unless the caller says otherwise: two hours.
+  static let defaultMaxSeconds = 2.0 * 3600
 }
 
 /// What a transcode wrote. `TranscodeOutcome` is a `Sendable` value type.
