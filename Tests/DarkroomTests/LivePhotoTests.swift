@@ -227,6 +227,83 @@ struct LivePhotoTests {
     #expect(try served.library.asset(id).motionVideo?.length == video.count)
   }
 
+  /// An Apple maker note holding only a content identifier (tag 0x0011), as an iPhone
+  /// writes it: `Apple iOS\0`, version 1, big-endian, one entry, the string after the IFD.
+  static func appleMakerNote(identifier: String) -> [UInt8] {
+    let text = Array(identifier.utf8) + [0]
+    func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v) }
+    let header = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
+    let entry = be16(0x0011) + be16(2) + be32(text.count) + be32(14 + 2 + 12 + 4)
+    return header + be16(1) + entry + be32(0) + text
+  }
+
+  /// A JPEG still whose maker note says `identifier` (written by exiv2, Make Apple).
+  static func stillSaying(_ identifier: String, at path: String) throws {
+    try FileManager.default.copyItem(atPath: Fixture.sample("orientation-1.jpg"), toPath: path)
+    let bytes = appleMakerNote(identifier: identifier).map(String.init).joined(separator: " ")
+    let run = try CLI.run(
+      [
+        "-M", "set Exif.Image.Make Apple", "-M", "set Exif.Photo.MakerNote Undefined \(bytes)",
+        path,
+      ], executable: "/usr/bin/exiv2")
+    #expect(run.status == 0, "exiv2: \(run.stderr)")
+  }
+
+  /// A MOV clip whose `meta` keys say `identifier` (nil: none), as an iPhone's Live Photo.
+  static func movSaying(_ identifier: String?, named name: String, in folder: TemporaryFolder)
+    throws
+  {
+    _ = try clip("plain-\(name)", in: folder)
+    try VideoTests.ffmpeg(
+      ["-i", "plain-\(name)", "-c", "copy"]
+        + (identifier.map {
+          [
+            "-metadata", "com.apple.quicktime.content.identifier=\($0)", "-movflags",
+            "use_metadata_tags",
+          ]
+        } ?? []) + [name], in: folder)
+  }
+
+  @Test(
+    "Live Photos pair by Apple's content identifier: the still's maker note and the MOV's keys read; the same identifier pairs, different ones never do, one without does not, and neither pairs by name"
+  )
+  func contentIdentifiers() async throws {
+    let folder = try TemporaryFolder()
+    let id = "8A1B4A5E-2D4C-4F7B-9E3A-5C0D2B1E7F60"
+    try Self.stillSaying(id, at: folder.file("A.JPG"))
+    try Self.movSaying(id, named: "A.MOV", in: folder)
+    try Self.stillSaying(id, at: folder.file("B.JPG"))
+    try Self.movSaying("0F0E0D0C-0000-4000-8000-000000000000", named: "B.MOV", in: folder)
+    try Self.stillSaying(id, at: folder.file("C.JPG"))
+    try Self.movSaying(nil, named: "C.MOV", in: folder)
+    try FileManager.default.copyItem(
+      atPath: Fixture.sample("orientation-1.jpg"), toPath: folder.file("D.JPG"))
+    try Self.movSaying(nil, named: "D.MOV", in: folder)
+    for name in ["plain-A.MOV", "plain-B.MOV", "plain-C.MOV", "plain-D.MOV"] {
+      try FileManager.default.removeItem(atPath: folder.file(name))
+    }
+
+    // What each file says, read as the scan reads it.
+    let still = try AssetMetadata.read(.file(folder.file("A.JPG")))
+    #expect(still.contentIdentifier == id)
+    #expect(try VideoHeader.read(path: folder.file("A.MOV")).contentIdentifier == id)
+    #expect(try VideoHeader.read(path: folder.file("C.MOV")).contentIdentifier == nil)
+
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    let summary = try await library.scan()
+    #expect(summary.liveVideos == 2, "\(summary)")
+    func asset(_ name: String) throws -> Asset? { try library.asset(atPath: folder.file(name)) }
+    #expect(try asset("A.JPG")?.liveVideo == "A.MOV" && (try asset("A.MOV")) == nil)
+    #expect(try asset("B.JPG")?.liveVideo == nil)
+    #expect(try asset("B.MOV")?.mediaType == .video)
+    #expect(try asset("C.JPG")?.liveVideo == nil)
+    #expect(try asset("C.MOV")?.mediaType == .video)
+    #expect(try asset("D.JPG")?.liveVideo == "D.MOV" && (try asset("D.MOV")) == nil)
+  }
+
   @Test(
     "a Live Photo's JPEG and MOV are one asset with the MOV's bytes as its video, and a catalogued motion photo's video is its MP4, through the CLI, the engine and the API (ranges too); the MOV alone is an asset again"
   )

@@ -89,6 +89,9 @@ public struct AssetMetadata: Sendable, Equatable {
   /// (`IMG_0001.MOV` beside `IMG_0001.HEIC`; see ``MotionPhoto/companion(of:)``), read with
   /// the sidecars; nil when there is none.
   public var liveVideo: String?
+  /// The Live Photo's content identifier in the still's Apple maker note (``AppleMakerNote``):
+  /// its MOV carries the same; nil when it has none.
+  public var contentIdentifier: String?
   /// The settings of an edit another program left in the file's XMP or a sidecar
   /// (Lightroom's `crs:`, darktable's history), as written; nil for none. What Darkroom
   /// renders for them: ``foreignEdit``.

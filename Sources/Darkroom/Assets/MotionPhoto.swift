@@ -144,6 +144,59 @@ public enum MotionPhoto {
     sibling(of: path, from: videoExtensions, to: stillExtensions)
   }
 
+  /// The Live Photo video of the still at `path`, whose content identifier is `identifier`
+  /// (``AssetMetadata/contentIdentifier``): the MOV beside it (``companion(of:)``) when both
+  /// carry the same identifier, or neither carries one; never a MOV whose identifier differs,
+  /// or one of a pair where only one says which Live Photo it belongs to.
+  public static func pairedCompanion(of path: String, identifier: String?) -> String? {
+    guard let video = companion(of: path) else { return nil }
+    return pairs(identifier, videoIdentifier(video)) ? video : nil
+  }
+
+  /// The still of the Live Photo video at `path` (``still(of:)``), if the two pair as
+  /// ``pairedCompanion(of:identifier:)`` says.
+  public static func pairedStill(of path: String) -> String? {
+    guard let still = still(of: path) else { return nil }
+    return pairs(stillIdentifier(still), videoIdentifier(path)) ? still : nil
+  }
+
+  /// Apple's rule: a pair by identifier when both have one, by name only when neither has.
+  static func pairs(_ still: String?, _ video: String?) -> Bool {
+    switch (still, video) {
+    case (nil, nil): true
+    case (let a?, let b?): a == b
+    default: false
+    }
+  }
+
+  /// The content identifier of the MOV at `path` (its `meta` keys), or nil.
+  static func videoIdentifier(_ path: String) -> String? {
+    (try? VideoHeader.read(path: path))?.contentIdentifier
+  }
+
+  /// The content identifier in the Apple maker note of the still at `path` (a JPEG's EXIF, a
+  /// HEIC's `Exif` item), or nil. Only the header is parsed, in Swift; a HEIC is read whole
+  /// (up to 64 MiB) for its item table.
+  static func stillIdentifier(_ path: String) -> String? {
+    guard let file = try? InputFile(path), file.size <= 64 << 20,
+      let head = try? file.read(at: 0, count: min(file.size, 16))
+    else { return nil }
+    if head.starts(with: [0xFF, 0xD8, 0xFF]) {
+      guard let parsed = try? ContainerHeader.parse(ByteSource(file: file)),
+        let exif = parsed.exif
+      else { return nil }
+      return AppleMakerNote.contentIdentifier(exif: exif)
+    }
+    guard let bytes = try? file.read(at: 0, count: file.size), let items = HEIFItems(bytes),
+      let item = items.types.first(where: { $0.value == "Exif" })?.key,
+      let data = items.data(of: item), data.count > 8
+    else { return nil }
+    // An `Exif` item: a 4-byte offset to the TIFF header, then the block.
+    let offset = Int(data[0]) << 24 | Int(data[1]) << 16 | Int(data[2]) << 8 | Int(data[3])
+    guard offset >= 0, 4 + offset < data.count else { return nil }
+    return AppleMakerNote.contentIdentifier(exif: Array(data[(4 + offset)...]))
+  }
+
   private static func sibling(of path: String, from: [String], to: [String]) -> String? {
     guard let (stem, ext) = FilePath(path).splitExtension, from.contains(ext) else { return nil }
     for candidate in to {

@@ -38,6 +38,9 @@ public struct VideoHeader: Sendable, Equatable {
   /// The first sound track's codec, as its sample entry names it (`mp4a` for AAC, `lpcm`,
   /// `sowt`, `Opus`, ...); nil for a video without sound.
   public var soundCodec: String?
+  /// Apple's `com.apple.quicktime.content.identifier` (the movie's `meta` keys): the UUID a
+  /// Live Photo's MOV shares with its still (``AppleMakerNote``); nil when it has none.
+  public var contentIdentifier: String?
 
   /// The width as shown, after ``rotation``.
   public var displayWidth: Int { rotation % 180 == 0 ? width : height }
@@ -279,8 +282,20 @@ private struct VideoBoxReader {
     var movieTiming: Timing?
     var video: Track?
     var sound: String?
+    var identifier: String?
     for child in try children(of: root, in: source, depth: 1) {
       switch child.type {
+      // An iPhone keeps its keys in moov/meta; FFmpeg (use_metadata_tags) in moov/udta/meta.
+      case "meta" where identifier == nil:
+        identifier = VideoHeader.contentIdentifier(
+          meta: (try? source.bytes(child.contents, child.end - child.contents)) ?? nil)
+      case "udta" where identifier == nil:
+        if let meta = try children(of: child, in: source, depth: 2).first(where: {
+          $0.type == "meta"
+        }) {
+          identifier = VideoHeader.contentIdentifier(
+            meta: (try? source.bytes(meta.contents, meta.end - meta.contents)) ?? nil)
+        }
       case "mvhd" where movieTiming == nil:
         movieTiming = try timing(child, in: source)
       case "trak" where video == nil || sound == nil:
@@ -306,7 +321,7 @@ private struct VideoBoxReader {
       format: format, duration: duration ?? 0,
       width: video.width, height: video.height, rotation: video.rotation,
       creationDate: creation == 0 ? nil : Double(creation) - Self.epochOffset, colour: video.colour,
-      codec: video.codec, soundCodec: sound)
+      codec: video.codec, soundCodec: sound, contentIdentifier: identifier)
   }
 
   typealias Track = (
@@ -451,6 +466,55 @@ private struct VideoBoxReader {
       throw damaged("box '\(box.type)' is too short")
     }
     return bytes
+  }
+}
+
+extension VideoHeader {
+  static let contentIdentifierKey = "com.apple.quicktime.content.identifier"
+
+  /// The content identifier in a movie's `meta` box contents: its `keys` box names the key
+  /// (`mdta` namespace), its `ilst` box holds the item with the key's index, whose `data`
+  /// (UTF-8, type 1) is the value. QuickTime's `meta` holds its boxes at once; ISO's (a full
+  /// box) after 4 bytes of version and flags. Bounded: 1024 keys, and every size checked.
+  static func contentIdentifier(meta: ArraySlice<UInt8>?) -> String? {
+    guard let meta else { return nil }
+    let b = Array(meta)
+    func u32(_ at: Int) -> Int? {
+      at >= 0 && at + 4 <= b.count ? Int(bigEndian(b[at..<at + 4])) : nil
+    }
+    func type(_ at: Int) -> String? {
+      at >= 0 && at + 4 <= b.count ? String(decoding: b[at..<at + 4], as: UTF8.self) : nil
+    }
+    var at = type(4) != "hdlr" && type(8) == "hdlr" ? 4 : 0
+    var wanted: Int?
+    var list: Range<Int>?
+    while let size = u32(at), size >= 8, at + size <= b.count {
+      if type(at + 4) == "keys", let count = u32(at + 12) {
+        var key = at + 16
+        for index in 1...max(1, min(count, 1024)) where index <= count {
+          guard let length = u32(key), length >= 8, key + length <= at + size else { break }
+          let name = String(decoding: b[key + 8..<key + length], as: UTF8.self)
+          if type(key + 4) == "mdta", name == contentIdentifierKey { wanted = index }
+          key += length
+        }
+      }
+      if type(at + 4) == "ilst" { list = at + 8..<at + size }
+      at += size
+    }
+    guard let wanted, let list else { return nil }
+    var item = list.lowerBound
+    while let size = u32(item), size >= 8, item + size <= list.upperBound {
+      // The item's type is the key's index; its first box is `data`: size, type, a type
+      // indicator (1: UTF-8), a locale, then the value.
+      if u32(item + 4) == wanted, let data = u32(item + 8), data >= 16, type(item + 12) == "data",
+        item + 8 + data <= item + size, u32(item + 16) == 1
+      {
+        let text = String(decoding: b[item + 24..<item + 8 + data], as: UTF8.self)
+        return text.isEmpty ? nil : text
+      }
+      item += size
+    }
+    return nil
   }
 }
 

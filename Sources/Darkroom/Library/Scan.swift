@@ -511,7 +511,7 @@ private struct Scanner {
   private static func read(_ item: Pending, library: Library) -> ReadOutcome {
     let path = library.root.path + "/" + item.path
     FaultInjection.reached("scan-read", file: path)
-    if let still = MotionPhoto.still(of: path) {
+    if let still = MotionPhoto.pairedStill(of: path) {
       return .livePhotoVideo(still: FilePath(still).name)
     }
     do {

@@ -174,7 +174,7 @@ public final class Upload {
     let summary = try library.recatalog([path])
     // A Live Photo's MOV beside its still is part of the still's asset, not one of its own.
     var owner: Asset?
-    if let still = MotionPhoto.still(of: path) { owner = try library.asset(atPath: still) }
+    if let still = MotionPhoto.pairedStill(of: path) { owner = try library.asset(atPath: still) }
     guard let asset = try library.asset(atPath: path) ?? owner else {
       // The scan would not take it (damage it reads that the check above let through): it
       // is not kept, so that nothing uncatalogued stays in the library.

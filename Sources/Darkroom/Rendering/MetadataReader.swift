@@ -233,6 +233,7 @@ extension AssetMetadata {
     metadata.damage = header.damage?.about(path)
     if let block = header.exif, let exif = ExifDocument(block: block) {
       metadata.apply(exif)
+      metadata.contentIdentifier = AppleMakerNote.contentIdentifier(exif: block)
       // A JPEG's embedded thumbnail, placed in the file: the APP1 payload's start plus its
       // place in the payload.
       if header.format == "jpeg", let start = header.exifStart, let at = exif.thumbnailOffset,

@@ -104,7 +104,9 @@ extension AssetMetadata {
   mutating func applySidecars(of path: String) {
     let path = OpenedFiles.name(of: path)  // beside the file, not beside /proc/self/fd
     // A Live Photo's video is a neighbour too, found the same way.
-    liveVideo = MotionPhoto.companion(of: path).map { FilePath($0).name }
+    liveVideo = MotionPhoto.pairedCompanion(of: path, identifier: contentIdentifier).map {
+      FilePath($0).name
+    }
     for (name, bytes) in Self.sidecarPackets(of: path, warnings: &warnings) {
       applyXMP(bytes, from: name, dates: .override, file: path)
     }

@@ -94,6 +94,7 @@ struct MetadataWire: Codable, Sendable {
   var motionVideo: FileRange?
   var foreignSettings: ForeignSettings?
   var darkroomEdited: Bool?
+  var contentIdentifier: String?
 
   init(_ m: AssetMetadata) {
     (file, format, byteSize, width, height) = (m.file, m.format, m.byteSize, m.width, m.height)
@@ -111,6 +112,7 @@ struct MetadataWire: Codable, Sendable {
       m.exifThumbnail, m.motionVideo, m.foreignSettings
     )
     darkroomEdited = m.darkroomEdited
+    contentIdentifier = m.contentIdentifier
   }
 
   /// The metadata; nil for an orientation that cannot be (a worker that lies).
@@ -150,6 +152,7 @@ struct MetadataWire: Codable, Sendable {
     }
     m.foreignSettings = foreignSettings
     m.darkroomEdited = darkroomEdited ?? false
+    m.contentIdentifier = contentIdentifier
     return m
   }
 }
