@@ -76,9 +76,10 @@ struct LayerTests {
 
   @Test("each C library is imported by one folder")
   func cLibraries() throws {
+    // CVideo: Rendering/VideoFrame.swift and Rendering/VideoTranscode.swift.
     let owners = [
       "CVipsShim": "Vips/", "CSandbox": "Workers/", "CSodium": "Spaces/", "CExif": "Exif/",
-      "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/Video",  // VideoFrame.swift and VideoTranscode.swift
+      "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/Video",
       "CRaw": "Rendering/RawFile.swift",
       "CPostgres": "Catalog/Postgres/PostgresConnection.swift",
     ]
