@@ -11,10 +11,13 @@
 # - noir on the same clip (darkroom edit --filter noir: every frame through the graph, x264
 #   medium, CRF 20, in the clip's MOV) against ffmpeg -vf hue=s=0 with the same encoder
 #   settings. Target: <= 1.2x.
+# - time to the first bytes of a 5-minute 1080p HEVC clip's `medium` playback version through
+#   darkroom serve (curl's time_starttransfer; the rendition streams as it is made), and the
+#   time to the whole of it; a second request (from the cache). Target: first bytes < 2 s.
 # Usage: Benchmarks/playback.sh [runs=3]   (VIDEO_SKIP_BUILD=1 uses the release build as it is)
 source "$(dirname "$0")/common.sh"
 RUNS="${1:-3}"
-"$ROOT/Scripts/install-deps.sh" ffmpeg hyperfine time
+"$ROOT/Scripts/install-deps.sh" ffmpeg hyperfine time curl
 [ -n "${VIDEO_SKIP_BUILD:-}" ] || release_build --product darkroom
 DARKROOM="$ROOT/.build/release/darkroom"
 OUT="$WORK/playback-out"
@@ -38,7 +41,7 @@ ssim() {  # output: its SSIM against the source scaled to 1280x720
 dr=("$DARKROOM" render --rep playback --delivery medium "$SRC" -o "$OUT/dr.mp4")
 ff=(ffmpeg -v error -y -i "$SRC" -vf scale=1280:720 -c:v libx264 -preset veryfast -crf 23
   -profile:v high -pix_fmt yuv420p -c:a copy
-  -movflags +frag_keyframe+empty_moov+default_base_moof "$OUT/ff.mp4")
+  -movflags +frag_keyframe+empty_moov+delay_moov+default_base_moof "$OUT/ff.mp4")
 d=$(bench dr "${dr[*]}")
 f=$(bench ff "${ff[*]}")
 dm=$(/usr/bin/python3 "$ROOT/Benchmarks/peak_tree.py" "${dr[@]}" | cut -d' ' -f2)
@@ -63,3 +66,39 @@ hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/playback-noir-ff.json" 
   "ffmpeg -v error -y -i $SRC -vf hue=s=0 -c:v libx264 -preset medium -crf 20 -profile:v high -pix_fmt yuv420p -c:a copy $OUT/noir-ff.mov" >/dev/null 2>&1
 m=$(median_ms "$WORK/playback-noir-ff.json")
 printf '%-30s %10s %10s %7s\n' "noir edit (ms, median)" "$n" "$m" "$(ratio "$n" "$m")"
+
+# Time to first bytes through the server, a 5-minute clip not yet made.
+LIB="$WORK/playback-lib"
+mkdir -p "$LIB"
+LONG="$LIB/long.mov"
+[ -f "$LONG" ] || ffmpeg -v error -y -f lavfi -i "testsrc2=s=1920x1080:r=30:d=300" \
+  -f lavfi -i "sine=frequency=440:duration=300" -c:v libx265 -preset ultrafast \
+  -x265-params log-level=error -tag:v hvc1 -pix_fmt yuv420p -c:a aac -shortest "$LONG"
+rm -rf "$LIB/.darkroom"
+"$DARKROOM" scan "$LIB" >/dev/null
+ID=$("$DARKROOM" list "$LIB" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print((d[0] if isinstance(d, list) else d['assets'][0])['id'])")
+TOKEN="bench-token-0123456789abcdef"
+echo "read $TOKEN" >"$WORK/playback-tokens"
+chmod 600 "$WORK/playback-tokens"
+rm -f "$WORK/playback-serve.out"
+"$DARKROOM" serve "$LIB" --port 0 --token-file "$WORK/playback-tokens" --rate-limit 0 \
+  >"$WORK/playback-serve.out" 2>"$WORK/playback-serve.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  PORT=$(sed -n 's|.*open http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$WORK/playback-serve.out" 2>/dev/null)
+  [ -n "$PORT" ] && break
+  sleep 0.1
+done
+URL="http://127.0.0.1:$PORT/api/assets/$ID/playback?delivery=medium"
+first=$(curl -s -o "$OUT/streamed.mp4" -H "Authorization: Bearer $TOKEN" \
+  -w '%{time_starttransfer} %{time_total} %{http_code}' "$URL")
+again=$(curl -s -o "$OUT/cached.mp4" -H "Authorization: Bearer $TOKEN" \
+  -w '%{time_starttransfer} %{time_total} %{http_code}' "$URL")
+echo
+echo "5-minute 1080p HEVC clip, medium playback through darkroom serve (seconds)"
+printf '%-30s %12s %12s %6s\n' "request" "first bytes" "whole" "status"
+printf '%-30s %12s %12s %6s\n' "first (made as it streams)" $first
+printf '%-30s %12s %12s %6s\n' "second (from the cache)" $again
+cmp -s "$OUT/streamed.mp4" "$OUT/cached.mp4" && echo "the streamed bytes are the cached file's" ||
+  echo "the streamed bytes differ from the cached file's" >&2

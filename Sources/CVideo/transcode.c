@@ -425,7 +425,7 @@ static int open_output(Transcode *t, DrTranscodeWrite write, char *error, size_t
   if (open_audio(t, error, error_size) != 0) return -1;
   AVDictionary *flags = NULL;
   p_av_dict_set(&flags, "movflags",
-                o->fragmented ? "+frag_keyframe+empty_moov+default_base_moof+use_metadata_tags"
+                o->fragmented ? "+frag_keyframe+empty_moov+delay_moov+default_base_moof+use_metadata_tags"
                               : "+use_metadata_tags",
                 0);
   rc = p_avformat_write_header(t->out, &flags);

@@ -371,16 +371,37 @@ struct API: Sendable {
     guard let quality = PlaybackQuality(rawValue: String(delivery)) else {
       throw APIError.badRequest("delivery takes fast, medium or high; not \(delivery.prefix(64))")
     }
-    let playback = try await blocking { () throws(DarkroomError) in
+    let stream = try await blocking { () throws(DarkroomError) in
       let asset = try library.asset(id)
-      return try library.playback(of: id, quality: quality, motion: asset.mediaType != .video)
+      return try library.playbackStream(
+        of: id, quality: quality, motion: asset.mediaType != .video)
     }
     var headers = HTTPFields()
     headers[.cacheControl] = "no-cache"
-    return try await Self.sendBytes(
-      count: playback.byteSize, contentType: playback.mediaType, request, headers: headers
-    ) { [library] part throws(DarkroomError) in
-      try library.playbackBytes(playback, part: part)
+    switch stream {
+    case .ready(let playback):
+      return try await Self.sendBytes(
+        count: playback.byteSize, contentType: playback.mediaType, request, headers: headers
+      ) { [library] part throws(DarkroomError) in
+        try library.playbackBytes(playback, part: part)
+      }
+    case .growing(let growing):
+      // Being made: its bytes as they are written (a fragmented MP4 plays from its first
+      // fragment), whole, with no length and no ranges until it is in the cache.
+      headers[.contentType] = growing.mediaType
+      // Its first bytes, or its failure (a damaged video's 422), before the response starts.
+      let first = try await growing.read(from: 0, count: 1 << 20)
+      let body = ResponseBody { writer in
+        var offset = first.count
+        if !first.isEmpty { try await writer.write(ByteBuffer(bytes: first)) }
+        while case let bytes = try await growing.read(from: offset, count: 1 << 20), !bytes.isEmpty
+        {
+          try await writer.write(ByteBuffer(bytes: bytes))
+          offset += bytes.count
+        }
+        try await writer.finish(nil)
+      }
+      return Response(status: .ok, headers: headers, body: body)
     }
   }
 

@@ -152,6 +152,15 @@ struct VideoEditTests {
       let bad = try await client.execute(
         uri: "/api/assets/\(id)/playback?delivery=huge", method: .get, headers: ServedLibrary.read)
       #expect(bad.status == .badRequest, "\(bad.text)")
+      // Not made yet: the rendition as it is made, streamed; what it streamed is what the
+      // cache then has.
+      let streamed = try await client.execute(
+        uri: "/api/assets/\(id)/playback?delivery=medium", method: .get, headers: ServedLibrary.read
+      )
+      #expect(streamed.status == .ok)
+      let medium = try library.playback(of: id, quality: .medium)
+      #expect(medium.cached && !medium.isOriginal && medium.height == 960)
+      #expect(streamed.bytes == (try library.playbackBytes(medium)))
     }
 
     // The command line's door, for a file in no catalog.
@@ -285,6 +294,32 @@ struct VideoEditTests {
     let edit = try CLI.run(["edit", "--filter", "noir", cut])
     #expect(edit.status != 0)
     #expect(try ContentHash.of(file: cut) == cutHash)
+
+    // Its header whole, its frames gone (cut inside the media data, the index first): it is
+    // catalogued, and its playback is a 422 with the reason; nothing is cached.
+    let faststart = folder.file("faststart.mp4")
+    try VideoTests.ffmpeg(
+      ["-i", clip, "-c", "copy", "-movflags", "+faststart", faststart], in: folder)
+    let whole = try Data(contentsOf: URL(fileURLWithPath: faststart))
+    let damagedName = "damaged.mp4"
+    _ = try folder.write(damagedName, Array(whole.prefix(whole.count / 3)))
+    try FileManager.default.removeItem(atPath: faststart)
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    _ = try await library.scan()
+    let damaged = try #require(try library.asset(atPath: folder.file(damagedName))?.id)
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let response = try await client.execute(
+        uri: "/api/assets/\(damaged)/playback", method: .get, headers: ServedLibrary.read)
+      #expect(response.status == .unprocessableContent, "\(response.text)")
+      #expect(response.errorKind == "corrupt", "\(response.text)")
+    }
+    let cached =
+      FileManager.default.enumerator(atPath: library.cacheFolder.path)?
+      .compactMap { $0 as? String }.filter { $0.hasSuffix(".mp4") || $0.hasSuffix(".tmp") } ?? []
+    #expect(cached.isEmpty, "\(cached)")
     let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
     #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
   }

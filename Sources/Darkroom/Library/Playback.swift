@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -79,6 +80,46 @@ extension Library {
     maxSeconds: Double = Library.playbackMaxSeconds,
     progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool = { _, _ in true }
   ) throws(DarkroomError) -> Playback {
+    let plan = try playbackPlan(of: id, quality: quality, motion: motion)
+    if let ready = plan.ready() { return ready }
+    return try plan.make(maxSeconds: maxSeconds, progress: progress, growing: nil)
+  }
+
+  /// As ``playback(of:quality:motion:maxSeconds:progress:)``, without waiting for a rendition
+  /// to be made: one being made here already, or started now on a thread of its own, comes
+  /// as its bytes so far (a fragmented MP4 plays from its first fragment), readable as they
+  /// grow. What it leaves in the cache is the whole rendition, or nothing.
+  public func playbackStream(
+    of id: AssetID, quality: PlaybackQuality = .medium, motion: Bool = false
+  )
+    throws(DarkroomError) -> PlaybackStream
+  {
+    let plan = try playbackPlan(of: id, quality: quality, motion: motion)
+    if let ready = plan.ready() { return .ready(ready) }
+    let key = plan.content.hex + "/" + plan.key
+    let (growing, start) = GrowingPlayback.inFlight.withLock { flights in
+      if let growing = flights[key] { return (growing, false) }
+      let growing = GrowingPlayback()
+      flights[key] = growing
+      return (growing, true)
+    }
+    guard start else { return .growing(growing) }
+    let job = UncheckedPlan(plan)
+    DispatchQueue.global().async {
+      let result = Result { () throws(DarkroomError) in
+        try job.plan.make(
+          maxSeconds: Library.playbackMaxSeconds, progress: { _, _ in true }, growing: growing)
+      }
+      growing.finish(result)
+      _ = GrowingPlayback.inFlight.withLock { $0.removeValue(forKey: key) }
+    }
+    return .growing(growing)
+  }
+
+  /// What a playback of asset `id` takes: its video, header, content hash and cache key.
+  private func playbackPlan(of id: AssetID, quality: PlaybackQuality, motion: Bool)
+    throws(DarkroomError) -> PlaybackPlan
+  {
     guard space == nil else {
       throw DarkroomError(
         .invalidArgument, file: id.rawValue,
@@ -122,49 +163,10 @@ extension Library {
       content = ContentHash.of(bytes: bytes)
       size = bytes.count
     }
-    let box = Self.playbackBox(quality, header)
-    if Self.playsAnywhere(header, box: box) {
-      return Playback(
-        source: original, byteSize: size, mediaType: mediaType, width: header.displayWidth,
-        height: header.displayHeight, cached: true)
-    }
-    let cache = RenditionCache(folder: cacheFolder)
-    let key = Self.playbackKey(quality)
-    func found() -> Playback? {
-      cache.lookup(source: content, key: key).map {
-        Playback(
-          source: .rendition(path: $0.path), byteSize: $0.byteCount, mediaType: "video/mp4",
-          width: $0.width, height: $0.height, cached: true)
-      }
-    }
-    if let playback = found() { return playback }
-    let made: Result<Playback, DarkroomError>
-    do {
-      made = try cache.withLock(source: content, key: key) {
-        () -> Result<Playback, DarkroomError> in
-        if let playback = found() { return .success(playback) }
-        return Result { () throws(DarkroomError) in
-          var settings = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
-          (settings.boxWidth, settings.boxHeight) = box
-          settings.rotation = header.rotation
-          let entry = try cache.store(
-            source: content, key: key, kind: "playback", edit: "original", fileExtension: "mp4"
-          ) { fd throws(DarkroomError) in
-            let outcome = try renderer().transcode(
-              video, name: name, into: fd, settings, graph: nil, progress: progress)
-            return (outcome.width, outcome.height)
-          }
-          return Playback(
-            source: .rendition(path: entry.path), byteSize: entry.byteCount,
-            mediaType: "video/mp4", width: entry.width, height: entry.height, cached: false)
-        }
-      }
-    } catch let error as DarkroomError {
-      throw error
-    } catch {
-      throw DarkroomError(.io, file: name, "cannot cache its playback rendition: \(error)")
-    }
-    return try made.get()
+    return PlaybackPlan(
+      video: video, name: name, original: original, mediaType: mediaType, header: header,
+      content: content, size: size, box: Self.playbackBox(quality, header),
+      cache: RenditionCache(folder: cacheFolder), key: Self.playbackKey(quality))
   }
 
   /// Bytes `part` of a playback (all of it for nil), read as ``playback(of:quality:motion:maxSeconds:progress:)``
@@ -184,9 +186,6 @@ extension Library {
       return try file.read(at: range.lowerBound, count: range.count)
     }
   }
-
-  /// The renderer of this library's work, with its limits.
-  private func renderer() -> Renderer { Renderer(PixelSettings()) }
 
   /// The upright box of `quality` for a video shown as `header` says (turned for portrait).
   static func playbackBox(_ quality: PlaybackQuality, _ header: VideoHeader) -> (Int, Int) {
@@ -252,6 +251,7 @@ extension Library {
     var transcode = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
     (transcode.boxWidth, transcode.boxHeight) = box
     transcode.rotation = header.rotation
+    transcode.fragmented = true
     let outcome = try AtomicFile.writing(to: output) { fd, _ throws(DarkroomError) in
       try Renderer(settings).transcode(
         .file(file), name: path, into: fd, transcode, graph: nil, progress: progress)
@@ -261,4 +261,141 @@ extension Library {
       source: .rendition(path: output), byteSize: size, mediaType: "video/mp4",
       width: outcome.width, height: outcome.height, cached: false)
   }
+}
+
+/// A playback found at once, or one being made (``Library/playbackStream(of:quality:motion:)``).
+public enum PlaybackStream: Sendable {
+  case ready(Playback)
+  case growing(GrowingPlayback)
+}
+
+/// A playback rendition being made: a fragmented MP4 whose bytes can be read as they are
+/// written, and which ends whole in the cache, or fails.
+public final class GrowingPlayback: Sendable {
+  /// The renditions being made in this process, by content and cache key.
+  static let inFlight = Locked<[String: GrowingPlayback]>([:])
+
+  private struct State {
+    /// A duplicate of the rendition's temporary file's descriptor (the same file after its
+    /// rename too), once it is open.
+    var fd: Int32 = -1
+    var outcome: Result<Playback, DarkroomError>?
+  }
+  private let state = Locked(State())
+
+  /// Its media type.
+  public let mediaType = "video/mp4"
+
+  deinit {
+    let fd = state.withLock { $0.fd }
+    if fd >= 0 { close(fd) }
+  }
+
+  /// The rendition's file is open: its bytes can be read through a duplicate of `fd`.
+  func attach(_ fd: Int32) {
+    let copy = dup(fd)
+    state.withLock { $0.fd = copy }
+  }
+
+  func finish(_ outcome: Result<Playback, DarkroomError>) {
+    state.withLock { $0.outcome = outcome }
+  }
+
+  /// What was made, once it is done (nil while it is made).
+  public var outcome: Result<Playback, DarkroomError>? { state.withLock { $0.outcome } }
+
+  /// Up to `count` bytes from `offset`, as soon as there are any; empty once the rendition
+  /// is whole and all of it was read. Waits (a look every 40 ms) while it is made.
+  ///
+  /// - Throws: what making the rendition threw.
+  public func read(from offset: Int, count: Int) async throws(DarkroomError) -> [UInt8] {
+    while true {
+      let (fd, outcome) = state.withLock { ($0.fd, $0.outcome) }
+      if case .failure(let error) = outcome { throw error }
+      if fd >= 0 {
+        var info = stat()
+        if fstat(fd, &info) == 0, Int(info.st_size) > offset {
+          let wanted = min(count, Int(info.st_size) - offset)
+          var bytes = [UInt8](repeating: 0, count: wanted)
+          let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, off_t(offset)) }
+          if n > 0 { return Array(bytes.prefix(n)) }
+        }
+        // Nothing more, and nothing more to come.
+        if outcome != nil { return [] }
+      }
+      try? await Task.sleep(for: .milliseconds(40))
+    }
+  }
+}
+
+/// What a playback of one video takes (``Library/playbackStream(of:quality:motion:)``).
+struct PlaybackPlan {
+  var video: VideoBytes
+  var name: String
+  var original: Playback.Source
+  var mediaType: String
+  var header: VideoHeader
+  var content: ContentHash
+  var size: Int
+  var box: (Int, Int)
+  var cache: RenditionCache
+  var key: String
+
+  /// The playback there is without an encode: the file itself, or the cache's rendition.
+  func ready() -> Playback? {
+    if Library.playsAnywhere(header, box: box) {
+      return Playback(
+        source: original, byteSize: size, mediaType: mediaType, width: header.displayWidth,
+        height: header.displayHeight, cached: true)
+    }
+    return cache.lookup(source: content, key: key).map {
+      Playback(
+        source: .rendition(path: $0.path), byteSize: $0.byteCount, mediaType: "video/mp4",
+        width: $0.width, height: $0.height, cached: true)
+    }
+  }
+
+  /// Makes the rendition (in a sandboxed worker where videos go to workers) under the cache's
+  /// lock for it, unless another process made it meanwhile; its bytes are readable through
+  /// `growing` as they are written.
+  func make(
+    maxSeconds: Double, progress: @escaping @Sendable (Double, Double) -> Bool,
+    growing: GrowingPlayback?
+  ) throws(DarkroomError) -> Playback {
+    let made: Result<Playback, DarkroomError>
+    do {
+      made = try cache.withLock(source: content, key: key) {
+        () -> Result<Playback, DarkroomError> in
+        if let playback = ready() { return .success(playback) }
+        return Result { () throws(DarkroomError) in
+          var settings = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
+          (settings.boxWidth, settings.boxHeight) = box
+          settings.rotation = header.rotation
+          settings.fragmented = true
+          let entry = try cache.store(
+            source: content, key: key, kind: "playback", edit: "original", fileExtension: "mp4"
+          ) { fd throws(DarkroomError) in
+            growing?.attach(fd)
+            let outcome = try Renderer(PixelSettings()).transcode(
+              video, name: name, into: fd, settings, graph: nil, progress: progress)
+            return (outcome.width, outcome.height)
+          }
+          return Playback(
+            source: .rendition(path: entry.path), byteSize: entry.byteCount,
+            mediaType: "video/mp4", width: entry.width, height: entry.height, cached: false)
+        }
+      }
+    } catch let error as DarkroomError {
+      throw error
+    } catch {
+      throw DarkroomError(.io, file: name, "cannot cache its playback rendition: \(error)")
+    }
+    return try made.get()
+  }
+}
+
+/// A plan handed to the thread that makes its rendition (its open file is used there only).
+private final class UncheckedPlan: @unchecked Sendable {
+  let plan: PlaybackPlan
+  init(_ plan: PlaybackPlan) { self.plan = plan }
 }
