@@ -75,7 +75,7 @@ LONG="$LIB/long.mov"
   -f lavfi -i "sine=frequency=440:duration=300" -c:v libx265 -preset ultrafast \
   -x265-params log-level=error -tag:v hvc1 -pix_fmt yuv420p -c:a aac -shortest "$LONG"
 rm -rf "$LIB/.darkroom"
-"$DARKROOM" scan "$LIB" >/dev/null
+"$DARKROOM" scan "$LIB" >/dev/null 2>&1
 ID=$("$DARKROOM" list "$LIB" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print((d[0] if isinstance(d, list) else d['assets'][0])['id'])")
 TOKEN="bench-token-0123456789abcdef"
 echo "read $TOKEN" >"$WORK/playback-tokens"

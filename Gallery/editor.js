@@ -1,6 +1,6 @@
 // The viewer's editor: every tool of the filter graph, grouped as Photos groups them (Light,
 // Color, Black & White, Detail, Vignette; crop, straighten, rotate, flip and perspective
-// over the photo), built from the filters' own declarations (GET /api/filters). The preview
+// over the photo; a video's trim), built from the filters' own declarations (GET /api/filters). The preview
 // is the server's: the graph applied to the original's cached screen rendition. Loaded on
 // the asset page only, after gallery.js (whose `api` it uses).
 "use strict";
@@ -43,10 +43,12 @@
   // Where each slider changes nothing; secondary ones (a vignette's radius) never lead.
   const neutral = { "balance.temperature": 6500, "vignette.midpoint": 0.5, "vignette.feather": 0.5 };
   const secondary = new Set(["vignette.midpoint", "vignette.feather"]);
+  // Sliders whose range is the asset's, not the filter's: [min, max, step].
+  const span = {};
   // The order filters are written in: geometry first (a crop is of the turned image), then
   // light and colour, detail, and what depends on the frame last.
-  const order = ["perspective", "rotate", "flip", "crop", "balance", "tone", "light", "vibrance",
-    "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
+  const order = ["trim", "perspective", "rotate", "flip", "crop", "balance", "tone", "light",
+    "vibrance", "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
 
   let catalog = null;
   const sliders = new Map();  // "filter.parameter" -> input
@@ -80,15 +82,24 @@
       element("button", { type: "button", "data-act": "revert", text: "Revert" }),
       status);
     form.append(top, geometryGroup());
-    for (const [title, entries] of groups) {
+    // A video's part in time: from start to end, in seconds (the end at its length: all).
+    const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
+    const shownGroups = [...groups];
+    if (asset.mediaType === "video" && asset.duration > 0) {
+      neutral["trim.end"] = Math.round(asset.duration * 10) / 10;
+      span["trim.start"] = span["trim.end"] = [0, neutral["trim.end"], 0.1];
+      shownGroups.unshift(["Trim", [["trim", "start", "Start (s)"], ["trim", "end", "End (s)"]]]);
+    }
+    for (const [title, entries] of shownGroups) {
       const body = element("div", { class: "sliders" });
       for (const [filter, name, label] of entries) {
         const p = parameter(filter, name);
         if (!p) continue;
         const key = filter + "." + name;
-        const span = p.max - p.min;
+        const width = p.max - p.min;
+        const [min, max, step] = span[key] ?? [p.min, p.max, width > 100 ? 50 : width > 4 ? 0.05 : 0.01];
         const input = element("input", { id: "edit-" + filter + "-" + name, type: "range",
-          min: String(p.min), max: String(p.max), step: String(span > 100 ? 50 : span > 4 ? 0.05 : 0.01),
+          min: String(min), max: String(max), step: String(step),
           value: String(neutral[key] ?? 0), "data-key": key });
         input.title = p.doc;
         const output = element("output", { for: input.id, text: input.value });

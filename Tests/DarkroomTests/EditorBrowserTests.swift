@@ -39,6 +39,71 @@ extension Browser {
 @Suite("The gallery's editor, in chromium", .serialized, .timeLimit(.minutes(10)))
 struct EditorBrowserTests {
   @Test(
+    "a phone's HEVC video plays in the viewer (the playback version: frames decoded, time going on); the editor trims it and turns it grey; Revert gives the file back"
+  )
+  func videoPlaysAndEdits() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try VideoEditTests.hevcClip(in: folder)
+    try FileManager.default.removeItem(atPath: folder.file("plain.mov"))
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    let scanned = try library.scan()
+    #expect(scanned.added == 1, "\(scanned)")
+    let id = try #require(try library.asset(atPath: clip)?.id)
+    let original = try ContentHash.of(file: clip)
+    let served = ServedLibrary(over: library, in: folder)
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    defer { withExtendedLifetime(server) {} }
+
+    // Chromium on Linux plays no HEVC: the viewer asks for the playback version, and plays it.
+    try browser.go(base + "/album?ref=smart:all")
+    #expect(
+      eventually(30) { (try? browser.findAll(".cell[data-id='\(id.rawValue)'] a").count) == 1 })
+    try browser.click(try browser.find(".cell[data-id='\(id.rawValue)'] a"))
+    #expect(eventually(30) { browser.viewerOpen })
+    let source =
+      try browser.run("return document.querySelector('video.clip').currentSrc") as? String
+    #expect(source?.contains("/playback?") == true, "\(source ?? "")")
+    _ = try browser.run(
+      "const v = document.querySelector('video.clip'); v.muted = true; v.play();")
+    let state = { () -> [Double] in
+      (try? browser.run(
+        "const v = document.querySelector('video.clip'); return [v.videoWidth, v.currentTime]")
+        as? [NSNumber])?.map(\.doubleValue) ?? []
+    }
+    #expect(eventually(60) { (state().first ?? 0) > 0 }, "\(state())")
+    #expect(eventually(60) { (state().last ?? 0) > 0.2 }, "\(state())")
+    #expect(state().first == 360, "upright: \(state())")
+    try browser.screenshot("video-viewer")
+
+    // The editor: the trim's sliders, the poster grey in the preview, then Save.
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-trim-end").count) == 1 })
+    _ = try browser.run(
+      """
+      const set = (key, value) => { const i = document.getElementById(key); i.value = value;
+        i.dispatchEvent(new Event('input')); i.dispatchEvent(new Event('change')); };
+      set('edit-trim-start', '0.5'); set('edit-trim-end', '1.5'); set('edit-noir-intensity', '1');
+      """)
+    try browser.screenshot("video-editor")
+    try browser.click(try browser.find("[data-act='save']"))
+    #expect(
+      eventually(120) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
+      "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
+    let data = try #require(try Editor().adjustments(clip))
+    #expect(data.graph.nodes.map(\.op) == ["trim", "noir"], "\(data.graph.nodes)")
+    let probe = try VideoEditTests.probe(clip)
+    let length = Double(probe.video?["duration"] as? String ?? "") ?? 0
+    #expect(abs(length - 1.0) <= 1.0 / 30 + 1e-6, "\(length)")
+    let frame = try VideoEditTests.frames(clip, at: [0.5], in: folder)[0]
+    #expect(VideoEditTests.colourfulness(frame.pixels) < 2)
+
+    try browser.click(try browser.find("[data-act='revert']"))
+    #expect(eventually(60) { (try? ContentHash.of(file: clip)) == original })
+  }
+
+  @Test(
     "every tool: rotate, flip, a crop by its handles, straighten, three sliders, Auto, save, revert; keyboard and phone width"
   )
   func editorTools() throws {

@@ -276,6 +276,40 @@ struct VideoEditTests {
   }
 
   @Test(
+    "SIGKILL at each step of a video's edit: the clip untouched or fully edited, no part of one; check names only the encode's temporary, --repair removes it and the library is sound; revert gives the original back",
+    arguments: ["after-original", "after-adjustment", "before-replace", "after-replace"])
+  func crashSafety(point: String) throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder)
+    let original = try ContentHash.of(file: clip)
+    let killed = try CLI.run(
+      ["edit", clip, "--filter", "noir"], environment: ["DARKROOM_FAULT": point])
+    #expect(killed.status == 128 + 9, "killed at \(point): \(killed.stderr)")
+    let now = try ContentHash.of(file: clip)
+    if now != original {
+      #expect(point == "after-replace")
+      let data = try #require(try Editor().adjustments(clip))
+      #expect(data.result.sha256 == now.hex)
+    }
+    // The one thing a kill can leave: the hidden temporary of the encode, which check names
+    // and --repair (or the next write to the clip) removes.
+    let check = try CLI.run(["check", folder.path])
+    let findings = check.stdout.split(separator: "\n").filter { !$0.contains("original(s)") }
+    #expect(
+      findings.allSatisfy { $0.hasSuffix(": a temporary file whose writer is gone") },
+      "\(check.stdout)\(check.stderr)")
+    #expect(check.status == (findings.isEmpty ? 0 : 1))
+    #expect(try CLI.run(["check", "--repair", folder.path]).status == 0)
+    #expect(try CLI.run(["check", folder.path]).status == 0)
+    #expect(try CLI.run(["revert", clip]).status == 0)
+    #expect(try ContentHash.of(file: clip) == original)
+    let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+      $0.hasSuffix(".tmp")
+    }
+    #expect(left.isEmpty, "the next write removes what a killed writer left: \(left)")
+  }
+
+  @Test(
     "a video cut short: render --rep playback and edit fail with one line naming the file and a non-zero exit; nothing written, the file untouched"
   )
   func damaged() async throws {

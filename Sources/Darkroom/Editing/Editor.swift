@@ -525,6 +525,10 @@ public struct Editor: Sendable {
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
       let hash = ContentHash(hex: current.original.sha256)
     else { return nil }
+    // A video's original is read where it is kept (it may be gigabytes), checked first.
+    if Self.videoFormats.contains(current.original.format) {
+      return .file(try store.checkedOriginal(hash, for: path).path)
+    }
     return .data(
       try store.original(hash, for: path), name: Self.originalName(of: path, current.original))
   }

@@ -122,7 +122,10 @@ extension Library {
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
-    try onScreen(id, graph: graph, spec, settings: settings) {
+    // A video's preview is its poster through the frame filters: a trim changes no pixel.
+    let frames = FilterGraph(
+      nodes: graph.nodes.filter { $0.op != TrimFilter.name }, description: graph.description)
+    return try onScreen(id, graph: frames, spec, settings: settings) {
       screen, scaled, path throws(DarkroomError) in
       var editor = self.editor(of: path, settings)
       editor.quality = spec.quality
@@ -169,9 +172,14 @@ extension Library {
       let screen = try Representations(
         renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder)
       ).rendition(of: source, base)
-      let original = try AssetMetadata.read(source)
-      let scaled = try graph.scalingPixels(
-        by: Double(screen.width) / Double(max(1, original.displayWidth)))
+      // A video's screen rendition is its poster; its frames are the header's size.
+      let width: Int
+      if case .file(let file) = source, let video = try VideoHeader.describe(path: file) {
+        width = video.displayWidth
+      } else {
+        width = try AssetMetadata.read(source).displayWidth
+      }
+      let scaled = try graph.scalingPixels(by: Double(screen.width) / Double(max(1, width)))
       return try body(screen, scaled, path)
     }
   }
