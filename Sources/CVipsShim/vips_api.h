@@ -97,6 +97,8 @@ typedef VipsImage *(*dr_vips_image_new_matrix_from_array_fn)(int width, int heig
 typedef VipsImage *(*dr_vips_image_new_from_memory_copy_fn)(const void *data, size_t size,
                                                             int width, int height, int bands,
                                                             int format);
+typedef VipsImage *(*dr_vips_image_new_from_memory_fn)(const void *data, size_t size, int width,
+                                                       int height, int bands, int format);
 typedef int (*dr_vips_recomb_fn)(VipsImage *in, VipsImage **out, VipsImage *m, ...);
 typedef int (*dr_vips_maplut_fn)(VipsImage *in, VipsImage **out, VipsImage *lut, ...);
 typedef int (*dr_vips_round_fn)(VipsImage *in, VipsImage **out, unsigned int round, ...);
@@ -136,6 +138,7 @@ typedef int (*dr_vips_image_generate_fn)(VipsImage *image, dr_start_fn start_fn,
 typedef void *(*dr_vips_start_one_fn)(VipsImage *out, void *a, void *b);
 typedef int (*dr_vips_stop_one_fn)(void *seq, void *a, void *b);
 typedef int (*dr_vips_region_prepare_fn)(VipsRegion *reg, const VipsRect *r);
+typedef VipsRegion *(*dr_vips_region_new_fn)(VipsImage *image);
 typedef double (*dr_vips_image_get_xres_fn)(const VipsImage *image);
 typedef double (*dr_vips_image_get_yres_fn)(const VipsImage *image);
 typedef int (*dr_vips_image_get_interpretation_fn)(const VipsImage *image);
@@ -164,7 +167,7 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_image_get_blob) X(vips_image_get_string) X(vips_image_set_int) X(vips_image_remove) \
   X(vips_image_get_fields) X(vips_copy) X(vips_icc_transform) X(vips_getpoint)              \
   X(vips_concurrency_set) X(vips_object_map) X(g_log_set_handler) X(vips_autorot)           \
-  X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) \
+  X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) X(vips_image_new_from_memory) \
   X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \
   X(vips_image_get_format) X(vips_image_set_blob_copy) X(vips_cache_set_max) X(vips_image_set_kill) \
@@ -174,6 +177,6 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_start_one) X(vips_stop_one) X(vips_region_prepare) X(vips_image_get_xres)            \
   X(vips_image_get_yres) X(vips_image_get_interpretation) X(g_object_ref) X(g_signal_connect_data)  \
   X(vips_gaussblur) X(vips_resize) X(vips_start_many) X(vips_stop_many) X(vips_embed) \
-  X(vips_linecache)
+  X(vips_linecache) X(vips_region_new)
 
 #endif

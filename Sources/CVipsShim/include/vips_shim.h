@@ -88,6 +88,10 @@ int dr_write_to_buffer(VipsImage *in, const char *suffix, void **buf, size_t *le
 /// Runs the pipeline into memory: the pixels, band-interleaved, row after row (malloc()ed;
 /// free with dr_free).
 int dr_write_to_memory(VipsImage *in, void **buf, size_t *len);
+/// Computes the 8-bit `in` into `buffer` (rows packed; `size` its exact byte count) on this
+/// thread, a strip of rows at a time: no thread pool, no copy beyond the rows'. 0; -2 for a size or
+/// format that does not match; -1 with libvips' error.
+int dr_compute_into(VipsImage *in, void *buffer, size_t size);
 
 /// Encodes an 8-bit image as HEIC through libheif with x265's `preset` (see heif_encode.h),
 /// with its EXIF (rebuilt from its fields), XMP and ICC profile unless `strip`. Returns 0 and
@@ -140,6 +144,9 @@ int dr_to_srgb(VipsImage *in, VipsImage **out);
 int dr_recomb(VipsImage *in, VipsImage **out, const double *matrix, int rows, int by_libvips);
 /// A new 8-bit image with a copy of `data` (band-interleaved pixels, row after row).
 VipsImage *dr_image_from_pixels(const void *data, size_t len, int width, int height, int bands);
+/// An 8-bit image over `data`, not copied: the caller keeps it alive and unchanged while the
+/// image (and every image made from it) is in use.
+VipsImage *dr_image_over_pixels(const void *data, size_t len, int width, int height, int bands);
 /// Whether dr_recomb computes this in one pass of its own (x86-64, 3-band 8-bit input,
 /// weights that keep sums in range) rather than through libvips' three operations.
 int dr_recomb_is_own(VipsImage *in, const double *matrix, int rows);

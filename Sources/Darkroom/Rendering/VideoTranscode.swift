@@ -144,17 +144,27 @@ private final class FrameFilter {
 
   deinit { buffer.deallocate() }
 
-  /// The graph on one upright frame: 8-bit RGB, the same size for every frame of a video.
+  /// The graph on one upright frame (8-bit RGB, the same size for every frame of a video),
+  /// computed into ``buffer``; its size.
   func run(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int) throws(DarkroomError)
-    -> (pixels: [UInt8], width: Int, height: Int)
+    -> (width: Int, height: Int)
   {
-    guard let graph else { return (Array(pixels), width, height) }
-    var image = try VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
-    image = try graph.apply(to: image)
-    if image.bands != 3 {
-      throw DarkroomError(.engine, file: name, "the filters made \(image.bands) bands of 3")
+    // Over the decoder's frame, not a copy of it: the pixels are read before it changes.
+    try VipsImage.over(pixels, width: width, height: height, bands: 3) {
+      frame throws(DarkroomError) in
+      let image =
+        try graph.map { graph throws(DarkroomError) in try graph.apply(to: frame) } ?? frame
+      if image.bands != 3 || image.width < 1 || image.height < 1 {
+        throw DarkroomError(.engine, file: name, "the filters made \(image.bands) bands of 3")
+      }
+      let count = image.width * image.height * 3
+      if buffer.count < count {
+        buffer.deallocate()
+        buffer = .allocate(byteCount: count, alignment: 16)
+      }
+      try image.compute(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+      return (image.width, image.height)
     }
-    return (try image.pixels(), image.width, image.height)
   }
 
   static let filter: DrFrameFilter = { context, rgb, width, height, out, outWidth, outHeight in
@@ -164,23 +174,16 @@ private final class FrameFilter {
     do throws(DarkroomError) {
       // With no frame, the size only: a black frame through the graph.
       let black = rgb == nil ? [UInt8](repeating: 0, count: w * h * 3) : []
-      let result = try black.withUnsafeBytes { raw in
+      let size = try black.withUnsafeBytes { raw in
         Result { () throws(DarkroomError) in
           try frames.run(
             rgb.map { UnsafeRawBufferPointer(start: $0, count: w * h * 3) } ?? raw, width: w,
             height: h)
         }
       }.get()
-      outWidth?.pointee = Int32(clamping: result.width)
-      outHeight?.pointee = Int32(clamping: result.height)
-      if let out {
-        if frames.buffer.count < result.pixels.count {
-          frames.buffer.deallocate()
-          frames.buffer = .allocate(byteCount: result.pixels.count, alignment: 16)
-        }
-        result.pixels.withUnsafeBytes { frames.buffer.copyMemory(from: $0) }
-        out.pointee = UnsafePointer(frames.buffer.baseAddress?.assumingMemoryBound(to: UInt8.self))
-      }
+      outWidth?.pointee = Int32(clamping: size.width)
+      outHeight?.pointee = Int32(clamping: size.height)
+      out?.pointee = UnsafePointer(frames.buffer.baseAddress?.assumingMemoryBound(to: UInt8.self))
       return 0
     } catch {
       frames.error = error

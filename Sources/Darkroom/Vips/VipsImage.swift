@@ -70,6 +70,21 @@ final class VipsImage: @unchecked Sendable {
     return VipsImage(owning: image, source: nil)
   }
 
+  /// The result of `body` on an 8-bit image over the pixels in `buffer` (band-interleaved,
+  /// row after row), not copied: every image made from it must be finished with (its pixels
+  /// read) before `body` returns. A video's frames go through the graph this way.
+  static func over<T>(
+    _ buffer: UnsafeRawBufferPointer, width: Int, height: Int, bands: Int,
+    _ body: (VipsImage) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    precondition(buffer.count == width * height * bands, "one byte per band per pixel")
+    try Vips.start()
+    let image = dr_image_over_pixels(
+      buffer.baseAddress, buffer.count, Int32(width), Int32(height), Int32(bands))
+    guard let image else { throw Vips.takeError(context: "cannot make an image of pixels") }
+    return try body(VipsImage(owning: image, source: nil))
+  }
+
   var width: Int { Int(dr_width(pointer)) }
   var height: Int { Int(dr_height(pointer)) }
   var bands: Int { Int(dr_bands(pointer)) }
@@ -312,6 +327,18 @@ extension VipsImage {
         decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       throw DarkroomError(.engine, file: source, "cannot render: \(detail)")
     default: return nil
+    }
+  }
+
+  /// Runs the pipeline into `buffer` (exactly width x height x bands bytes, 8-bit), on this
+  /// thread, in one region: what a video's frame needs, without a thread pool's start or a
+  /// copy of the whole.
+  func compute(into buffer: UnsafeMutableRawBufferPointer) throws(DarkroomError) {
+    switch dr_compute_into(pointer, buffer.baseAddress, buffer.count) {
+    case 0: return
+    case -2:
+      throw DarkroomError(.engine, file: source, "the frame's pixels are not the size expected")
+    default: throw Vips.takeError(context: "cannot compute pixels", file: source)
     }
   }
 

@@ -54,12 +54,15 @@ public final class WorkerPool: Sendable {
 
     /// The variables a worker takes from its parent's environment (by name, or by prefix
     /// for those ending in `*`): the locale, libvips' settings, the formats a person allowed
-    /// or denied, tests' switches, the allocator's and the sanitizers'. Nothing else (the
-    /// catalog's URL and its password, tokens, keys, proxies) reaches one.
+    /// or denied, tests' switches, FFmpeg's diagnostics (`DARKROOM_FFMPEG_WARNINGS`,
+    /// `DARKROOM_FFMPEG_DEBUG`, `DARKROOM_TRANSCODE_TIMES`), the allocator's and the
+    /// sanitizers'. Nothing else (the catalog's URL and its password, tokens, keys, proxies)
+    /// reaches one.
     public static let inheritedEnvironment = [
       "PATH", "LANG", "LC_*", "TMPDIR", "LD_LIBRARY_PATH", "VIPS_*", "DARKROOM_ALLOW_FORMATS",
-      "DARKROOM_DENY_FORMATS", "DARKROOM_TEST_*", "MALLOC_*", "GLIBC_TUNABLES", "ASAN_OPTIONS",
-      "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+      "DARKROOM_DENY_FORMATS", "DARKROOM_TEST_*", "DARKROOM_FFMPEG_*", "DARKROOM_TRANSCODE_TIMES",
+      "MALLOC_*", "GLIBC_TUNABLES", "ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS",
+      "LSAN_OPTIONS",
     ]
 
     /// Tests only: start workers without closing this process's other descriptors, to see
