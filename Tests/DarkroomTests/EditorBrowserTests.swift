@@ -39,18 +39,31 @@ extension Browser {
 @Suite("The gallery's editor, in chromium", .serialized, .timeLimit(.minutes(10)))
 struct EditorBrowserTests {
   @Test(
-    "a phone's HEVC video plays in the viewer (the playback version: frames decoded, time going on); the editor trims it and turns it grey; Revert gives the file back"
+    "a phone's HEVC video and a motion photo's HEVC motion play in the viewer (the playback version: frames decoded, time going on); the editor trims the video and turns it grey; Revert gives the file back"
   )
   func videoPlaysAndEdits() throws {
     let folder = try Fixture.temporaryFolder()
     let clip = try VideoEditTests.hevcClip(in: folder)
     try FileManager.default.removeItem(atPath: folder.file("plain.mov"))
+    // A Samsung motion photo whose motion is HEVC (as its phones record it).
+    let parts = try Fixture.temporaryFolder()
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15:duration=1", "-c:v", "libx265",
+        "-x265-params", "log-level=error", "-tag:v", "hvc1", "-pix_fmt", "yuv420p", "motion.mp4",
+      ], in: parts)
+    let motionVideo = try Fixture.bytes(parts.file("motion.mp4"))
+    let still = try LivePhotoTests.motionPhoto(
+      "PXL_1.MP.jpg", xmp: LivePhotoTests.googleXMP(length: motionVideo.count),
+      video: motionVideo, in: parts)
+    try FileManager.default.copyItem(atPath: still, toPath: folder.file("PXL_1.MP.jpg"))
     var made = try Library.create(at: folder.path)
     made.catalogURL = nil
     let library = made
     let scanned = try library.scan()
-    #expect(scanned.added == 1, "\(scanned)")
+    #expect(scanned.added == 2, "\(scanned)")
     let id = try #require(try library.asset(atPath: clip)?.id)
+    let motion = try #require(try library.asset(atPath: folder.file("PXL_1.MP.jpg"))?.id)
     let original = try ContentHash.of(file: clip)
     let served = ServedLibrary(over: library, in: folder)
     let (server, browser, base) = try Browser.loggedIn(to: served)
@@ -77,6 +90,23 @@ struct EditorBrowserTests {
     #expect(state().first == 360, "upright: \(state())")
     try browser.screenshot("video-viewer")
 
+    // The motion photo's LIVE: its HEVC motion through the playback version, playing.
+    _ = try browser.run("history.back()")
+    #expect(eventually(30) { !browser.viewerOpen })
+    try browser.click(try browser.find(".cell[data-id='\(motion.rawValue)'] a"))
+    #expect(eventually(30) { browser.viewerOpen })
+    let liveSource = try browser.run("return document.querySelector('video.live').src") as? String
+    #expect(liveSource?.contains("/playback?") == true, "\(liveSource ?? "")")
+    _ = try browser.run(
+      "const v = document.querySelector('video.live'); v.muted = true; v.hidden = false; v.play();")
+    let live = { () -> [Double] in
+      (try? browser.run(
+        "const v = document.querySelector('video.live'); return [v.videoWidth, v.currentTime]")
+        as? [NSNumber])?.map(\.doubleValue) ?? []
+    }
+    #expect(eventually(60) { (live().first ?? 0) == 320 }, "\(live())")
+    #expect(eventually(60) { (live().last ?? 0) > 0.2 }, "\(live())")
+
     // The editor: the trim's sliders, the poster grey in the preview, then Save.
     try browser.go(base + "/asset/\(id.rawValue)?edit=1")
     #expect(eventually(30) { (try? browser.findAll("#edit-trim-end").count) == 1 })
@@ -101,6 +131,13 @@ struct EditorBrowserTests {
 
     try browser.click(try browser.find("[data-act='revert']"))
     #expect(eventually(60) { (try? ContentHash.of(file: clip)) == original })
+
+    // At a phone's width: the trim's sliders where a thumb reaches them.
+    try browser.resize(390, 844)
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-trim-end").count) == 1 })
+    _ = try browser.run("document.getElementById('edit-trim-start').scrollIntoView()")
+    try browser.screenshot("video-editor-phone")
   }
 
   @Test(
