@@ -70,7 +70,7 @@ m=$(median_ms "$WORK/playback-noir-ff.json")
 # (y = 0.35x + 0.65 smoothstep(x), on full-range values) on the luma plane.
 CURVE="st(0,clip((val-16)/219,0,1));16+219*(0.35*ld(0)+0.65*if(lt(ld(0),0.5),2*ld(0)*ld(0),1-2*(1-ld(0))*(1-ld(0))))"
 hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/playback-noir-curve.json" \
-  "ffmpeg -v error -y -i $SRC -vf lutyuv=y='$CURVE':u=128:v=128 -c:v libx264 -preset medium -crf 20 -profile:v high -pix_fmt yuv420p -c:a copy $OUT/noir-curve.mov" >/dev/null 2>&1
+  "ffmpeg -v error -y -i $SRC -vf \"lutyuv=y='$CURVE':u=128:v=128\" -c:v libx264 -preset medium -crf 20 -profile:v high -pix_fmt yuv420p -c:a copy $OUT/noir-curve.mov" >/dev/null 2>&1
 c=$(median_ms "$WORK/playback-noir-curve.json")
 printf '%-30s %10s %10s %7s\n' "noir edit (ms) / hue=s=0" "$n" "$m" "$(ratio "$n" "$m")"
 printf '%-30s %10s %10s %7s\n' "noir edit (ms) / its curve" "$n" "$c" "$(ratio "$n" "$c")"
