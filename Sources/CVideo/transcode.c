@@ -93,13 +93,16 @@ typedef struct {
   // Frames on their way: scaled (stored orientation), turned upright, as RGB for a filter.
   struct SwsContext *to_box;
   int box_width, box_height;      // the decoded frame scaled, stored orientation
+  int from_width, from_height, from_format;  // the frames to_box was made for
   int upright_width, upright_height;
   int out_width, out_height;      // what is encoded (even sides)
   int rgb_path, wide;             // frames go through RGB (filters, HDR); 16-bit first (HDR)
   unsigned char *rgb, *turned, *planes;
   uint16_t *deep;
   AVFrame *scaled;                // YUV at the box size, before a turn (no RGB path)
+  double origin;                  // the file's time 0 (seconds): every stream's times count from it
   int64_t start_pts, end_pts;     // the kept part, in the video stream's time base
+  int audio_started;              // the first kept sound was placed in time
   int64_t last_pts;
   double total;
   long long frames;
@@ -178,12 +181,20 @@ static int open_audio(Transcode *t, char *error, size_t error_size) {
   int rc = p_avcodec_open2(t->audio_decoder, decoder, NULL);
   if (rc < 0) return fail(error, error_size, rc, "its sound decoder cannot start");
   AVCodecContext *e = t->audio_encoder;
-  int rate = t->audio_decoder->sample_rate > 0 ? t->audio_decoder->sample_rate : 48000;
+  // AAC takes 8 to 96 kHz; past that (or unknown), 48 kHz.
+  int rate = t->audio_decoder->sample_rate;
+  if (rate <= 0 || rate > 96000) rate = 48000;
   e->sample_rate = rate;
   e->sample_fmt = AV_SAMPLE_FMT_FLTP;
-  if (p_av_channel_layout_copy(&e->ch_layout, &t->audio_decoder->ch_layout) < 0 ||
-      e->ch_layout.nb_channels <= 0)
-    return fail(error, error_size, AVERROR(EINVAL), "its sound has no channels");
+  int channels = t->audio_decoder->ch_layout.nb_channels;
+  if (channels <= 0) return fail(error, error_size, AVERROR(EINVAL), "its sound has no channels");
+  // A layout of unspecified order (PCM in a MOV often) is refused by the encoder: the
+  // default order for as many channels.
+  if (t->audio_decoder->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC) {
+    p_av_channel_layout_default(&e->ch_layout, channels);
+  } else if (p_av_channel_layout_copy(&e->ch_layout, &t->audio_decoder->ch_layout) < 0) {
+    return fail(error, error_size, AVERROR(ENOMEM), "out of memory");
+  }
   e->bit_rate = 64000 * (e->ch_layout.nb_channels < 2 ? 1 : 2);
   e->time_base = (AVRational){1, rate};
   if (t->out->oformat->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
@@ -267,12 +278,12 @@ static int encode_audio(Transcode *t, int last) {
 static int audio_packet(Transcode *t, AVPacket *packet) {
   AVStream *stream = t->in.format->streams[t->audio_stream];
   AVRational base = stream->time_base;
-  int64_t first = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
-  double at = packet->pts == AV_NOPTS_VALUE ? 0 : (double)(packet->pts - first) * av_q2d(base);
+  // Times from the file's origin, as the video's: a sound that starts later stays later.
+  double at = packet->pts == AV_NOPTS_VALUE ? 0 : packet->pts * av_q2d(base) - t->origin;
   const DrTranscodeOptions *o = t->options;
   if (!t->audio_decoder) {
     if (at < o->start - 1e-6 || (o->end > 0 && at >= o->end)) return 0;
-    int64_t shift = first + (int64_t)llround(o->start / av_q2d(base));
+    int64_t shift = (int64_t)llround((t->origin + o->start) / av_q2d(base));
     if (packet->pts != AV_NOPTS_VALUE) packet->pts -= shift;
     if (packet->dts != AV_NOPTS_VALUE) packet->dts -= shift;
     packet->pos = -1;
@@ -286,8 +297,12 @@ static int audio_packet(Transcode *t, AVPacket *packet) {
     if (rc < 0) return 0;
     double when = t->audio_frame->pts == AV_NOPTS_VALUE
                       ? at
-                      : (double)(t->audio_frame->pts - first) * av_q2d(base);
+                      : t->audio_frame->pts * av_q2d(base) - t->origin;
     if (when >= o->start - 1e-6 && (o->end <= 0 || when < o->end)) {
+      if (!t->audio_started) {  // the first sound kept, at its time in the kept part
+        t->audio_started = 1;
+        t->audio_samples = (int64_t)llround(fmax(0, when - o->start) * t->audio_encoder->sample_rate);
+      }
       int most = p_swr_get_out_samples(t->resampler, t->audio_frame->nb_samples);
       AVFrame *converted = p_av_frame_alloc();
       if (!converted) return AVERROR(ENOMEM);
@@ -414,7 +429,9 @@ static int open_output(Transcode *t, DrTranscodeWrite write, char *error, size_t
     e->color_trc = p->color_trc;
   }
   e->color_range = AVCOL_RANGE_MPEG;
-  e->thread_count = 0;
+  // x264's bytes depend on its thread count: a fixed count (o->threads) gives an edit the
+  // same bytes on every machine; 0 lets it use the cores.
+  e->thread_count = o->threads > 0 ? o->threads : 0;
   if (t->out->oformat->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   AVDictionary *settings = NULL;
   char crf[16];
@@ -485,7 +502,21 @@ static void rgb_to_yuv420(const uint8_t *rgb, int stride, int width, int height,
 // RGB and the filter where it must, YUV 4:2:0 in limited range.
 static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error_size) {
   const DrTranscodeOptions *o = t->options;
+  // A stream may change its frames' size or format part way (new parameter sets): the
+  // scaler is made again for them, within the pixel limit.
+  if (t->to_box && (frame->width != t->from_width || frame->height != t->from_height ||
+                    frame->format != t->from_format)) {
+    p_sws_freeContext(t->to_box);
+    t->to_box = NULL;
+  }
   if (!t->to_box) {
+    if (frame->width <= 0 || frame->height <= 0 ||
+        (long long)frame->width * frame->height > o->max_pixels) {
+      dr_say(error, error_size, "damaged video: a frame of %dx%d where %lld pixels at most",
+             frame->width, frame->height, o->max_pixels);
+      return -1;
+    }
+    t->from_width = frame->width, t->from_height = frame->height, t->from_format = frame->format;
     enum AVPixelFormat target =
         !t->rgb_path ? AV_PIX_FMT_YUV420P : t->wide ? AV_PIX_FMT_RGB48 : AV_PIX_FMT_RGB24;
     t->to_box = p_sws_getContext(frame->width, frame->height, frame->format, t->box_width,
@@ -575,6 +606,12 @@ static int video_frame(Transcode *t, AVFrame *frame, char *error, size_t error_s
   if (t->end_pts != AV_NOPTS_VALUE && pts >= t->end_pts) return 1;
   int64_t at = pts - t->start_pts;
   if (t->last_pts != INT64_MIN && at <= t->last_pts) return 0;  // a time given twice
+  // A header may understate the length, or give none: the limit holds while decoding too.
+  if (t->options->max_seconds > 0 && at * av_q2d(t->encoder->time_base) > t->options->max_seconds) {
+    dr_say(error, error_size, "video runs past %.0f s, over the limit of %.0f s",
+           t->options->max_seconds, t->options->max_seconds);
+    return -1;
+  }
   if (convert_frame(t, frame, error, error_size) != 0) return -1;
   t->picture->pts = at;
   double started = t->timing ? now_seconds() : 0;
@@ -648,9 +685,16 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
            options->end, duration);
     goto done;
   }
-  int64_t first = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
-  t.start_pts = first + (int64_t)llround(options->start / base);
-  t.end_pts = options->end > 0 ? first + (int64_t)llround(options->end / base) : AV_NOPTS_VALUE;
+  // Time 0: the container's start, else the earliest stream's (video and sound keep their
+  // offset from each other).
+  if (t.in.format->start_time != AV_NOPTS_VALUE) {
+    t.origin = (double)t.in.format->start_time / AV_TIME_BASE;
+  } else {
+    t.origin = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time * base;
+  }
+  t.start_pts = (int64_t)llround((t.origin + options->start) / base);
+  t.end_pts =
+      options->end > 0 ? (int64_t)llround((t.origin + options->end) / base) : AV_NOPTS_VALUE;
   double end = options->end > 0 && (duration <= 0 || options->end < duration) ? options->end
                                                                                : duration;
   t.total = end - options->start;
@@ -707,7 +751,16 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
   }
   int status = p_avcodec_send_frame(t.encoder, NULL);
   if (status >= 0) status = drain_video(&t);
-  if (status >= 0 && t.audio_encoder) status = encode_audio(&t, 1);
+  if (status >= 0 && t.audio_encoder) {
+    // The sound the decoder still holds, then the encoder's.
+    AVPacket *none = p_av_packet_alloc();
+    if (none) {
+      none->data = NULL, none->size = 0;
+      audio_packet(&t, none);
+      p_av_packet_free(&none);
+    }
+    status = encode_audio(&t, 1);
+  }
   if (status >= 0) status = p_av_write_trailer(t.out);
   if (status >= 0) p_avio_flush(t.out_io);
   if (status < 0) {

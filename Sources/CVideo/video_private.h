@@ -32,7 +32,7 @@ void dr_say(char *error, size_t size, const char *format, ...)
   X(av_frame_alloc) X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_malloc)    \
   X(av_free) X(av_log_set_level) X(av_strerror) X(av_pix_fmt_desc_get) X(av_dict_set)       \
   X(av_dict_free) X(av_dict_copy) X(av_rescale_q) X(av_channel_layout_copy)                 \
-  X(av_channel_layout_uninit) X(av_audio_fifo_alloc) X(av_audio_fifo_free)                  \
+  X(av_channel_layout_uninit) X(av_channel_layout_default) X(av_audio_fifo_alloc) X(av_audio_fifo_free)                  \
   X(av_audio_fifo_write) X(av_audio_fifo_read) X(av_audio_fifo_size) X(av_frame_get_buffer) \
   X(av_frame_make_writable)
 #define DR_AVCODEC(X)                                                                       \

@@ -276,6 +276,27 @@ struct VideoEditTests {
   }
 
   @Test(
+    "a MOV with 24-bit PCM sound at 192 kHz: its playback version's sound is AAC at 48 kHz, as long"
+  )
+  func pcmSound() throws {
+    let folder = try Fixture.temporaryFolder()
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i",
+        "sine=frequency=440:duration=2:sample_rate=192000", "-c:v", "libx264", "-pix_fmt",
+        "yuv420p", "-c:a", "pcm_s24le", "pcm.mov",
+      ], in: folder)
+    let out = folder.file("pcm.mp4")
+    let run = try CLI.run(["render", "--rep", "playback", folder.file("pcm.mov"), "-o", out])
+    #expect(run.status == 0, "\(run.stderr)")
+    let probe = try Self.probe(out)
+    #expect(probe.audio?["codec_name"] as? String == "aac")
+    #expect(probe.audio?["sample_rate"] as? String == "48000")
+    let length = Double(probe.audio?["duration"] as? String ?? "") ?? 0
+    #expect(abs(length - 2.0) < 0.05, "\(length)")
+  }
+
+  @Test(
     "SIGKILL at each step of a video's edit: the clip untouched or fully edited, no part of one; check names only the encode's temporary, --repair removes it and the library is sound; revert gives the original back",
     arguments: ["after-original", "after-adjustment", "before-replace", "after-replace"])
   func crashSafety(point: String) throws {

@@ -103,6 +103,9 @@ typedef struct {
   int fragmented;
   /// 1: every frame goes through `filter`, as 8-bit RGB (HDR tone-mapped first).
   int filtered;
+  /// x264's threads: a fixed count gives the same bytes on every machine; 0: as many as the
+  /// cores suit.
+  int threads;
 } DrTranscodeOptions;
 
 /// Called with an upright frame (8-bit RGB, `width` x `height`, rows packed) to filter:

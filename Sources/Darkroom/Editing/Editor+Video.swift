@@ -11,6 +11,8 @@ import FoundationEssentials
 extension Editor {
   /// The x264 constant rate factor of edited videos (a video's `result.quality`).
   static let videoQuality = 20
+  /// x264's threads for edits: fixed, so that every machine writes the same bytes.
+  static let videoThreads = 4
 
   /// The container an edit of a video in `format` is written in: its own (`mov`), else MP4.
   static func videoContainer(_ format: String) -> String { format == "mov" ? "mov" : "mp4" }
@@ -111,6 +113,7 @@ extension Editor {
     settings.rotation = header.rotation
     settings.crf = adjustment.result.quality
     settings.preset = "medium"
+    settings.threads = Self.videoThreads
     settings.container = adjustment.result.format
     _ = try renderer.transcode(
       .file(original), name: name, into: fd, settings, graph: plan.frames, progress: progress)
@@ -152,7 +155,7 @@ extension Editor {
       guard hash.hex == wanted.result.sha256 else {
         throw DarkroomError(
           .engine, file: path,
-          "version \(target) renders to different bytes with this FFmpeg than when it was made; revert to the original (version 0) instead. Nothing was changed"
+          "version \(target) renders to different bytes with this build's FFmpeg and x264 than when it was made; revert to the original (version 0) instead. Nothing was changed"
         )
       }
     }

@@ -298,7 +298,18 @@ public final class GrowingPlayback: Sendable {
   }
 
   func finish(_ outcome: Result<Playback, DarkroomError>) {
-    state.withLock { $0.outcome = outcome }
+    // Found made (by another process, or another door here) before this one could start:
+    // its bytes are read from the cache's file.
+    var opened: Int32 = -1
+    if case .success(let playback) = outcome, case .rendition(let path) = playback.source,
+      state.withLock({ $0.fd }) < 0
+    {
+      opened = open(path, O_RDONLY | O_CLOEXEC)
+    }
+    state.withLock {
+      if $0.fd < 0 { $0.fd = opened } else if opened >= 0 { close(opened) }
+      $0.outcome = outcome
+    }
   }
 
   /// What was made, once it is done (nil while it is made).
@@ -307,8 +318,9 @@ public final class GrowingPlayback: Sendable {
   /// Up to `count` bytes from `offset`, as soon as there are any; empty once the rendition
   /// is whole and all of it was read. Waits (a look every 40 ms) while it is made.
   ///
-  /// - Throws: what making the rendition threw.
+  /// - Throws: what making the rendition threw; `engine` when the task is cancelled.
   public func read(from offset: Int, count: Int) async throws(DarkroomError) -> [UInt8] {
+    guard offset >= 0, count > 0 else { return [] }
     while true {
       let (fd, outcome) = state.withLock { ($0.fd, $0.outcome) }
       if case .failure(let error) = outcome { throw error }
@@ -322,8 +334,14 @@ public final class GrowingPlayback: Sendable {
         }
         // Nothing more, and nothing more to come.
         if outcome != nil { return [] }
+      } else if case .success = outcome {
+        throw DarkroomError(.io, "the playback rendition was made but cannot be read")
       }
-      try? await Task.sleep(for: .milliseconds(40))
+      do {
+        try await Task.sleep(for: .milliseconds(40))
+      } catch {
+        throw DarkroomError(.engine, "stopped: the reader of a playback rendition went away")
+      }
     }
   }
 }

@@ -27,6 +27,9 @@ struct TranscodeSettings: Sendable, Hashable, Codable {
   var container = "mp4"
   /// A fragmented MP4 (playable while it is written) rather than one with its index at the end.
   var fragmented = false
+  /// x264's threads: a fixed count (an edit's) gives the same bytes on every machine, so a
+  /// version can be rendered again to the bytes it had; 0: as many as suit the cores.
+  var threads = 0
 
   /// The longest video transcoded unless the caller says otherwise: two hours.
   static let defaultMaxSeconds = 2.0 * 3600
@@ -74,7 +77,8 @@ enum VideoTranscode {
           max_pixels: Int64(settings.maxPixels), max_seconds: settings.maxSeconds,
           start: settings.start, end: settings.end, rotation: Int32(clamping: settings.rotation),
           crf: Int32(clamping: settings.crf), preset: preset, container: container,
-          fragmented: settings.fragmented ? 1 : 0, filtered: graph == nil ? 0 : 1)
+          fragmented: settings.fragmented ? 1 : 0, filtered: graph == nil ? 0 : 1,
+          threads: Int32(clamping: settings.threads))
         let context = Unmanaged.passUnretained(frames).toOpaque()
         switch bytes {
         case .file(let file):

@@ -245,7 +245,13 @@ public final class WorkerPool: Sendable {
           continue
         }
         // A header read is light: it does not wear a worker out (decodes do, by memory growth).
-        pool.release(worker, counting: job.kind != .metadata)
+        // A transcode wears one out whole: its CPU time counts against the worker's limit for
+        // life, so the next encode gets a fresh one.
+        if job.kind == .transcode {
+          _ = pool.retire(worker, kill: false)
+        } else {
+          pool.release(worker, counting: job.kind != .metadata)
+        }
         if let error = reply.error { throw error }
         return (reply, frame.payload)
       }
