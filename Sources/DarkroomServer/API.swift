@@ -316,6 +316,11 @@ struct API: Sendable {
     if context.parameters.get("rep") == "video" {
       return try await motionVideo(id, request)
     }
+    // `delivery` is checked whatever the representation (it is playback's alone).
+    if let delivery = request.query["delivery"], PlaybackQuality(rawValue: String(delivery)) == nil
+    {
+      throw APIError.badRequest("delivery takes fast, medium or high; not \(delivery.prefix(64))")
+    }
     if context.parameters.get("rep") == "playback" {
       return try await Self.playback(library, id, request)
     }

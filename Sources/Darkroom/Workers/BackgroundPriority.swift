@@ -1,5 +1,9 @@
 import CSandbox
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Work that may wait: a server's catch-up scan and background thumbnails, on threads of
 /// their own, so that the requests people are waiting for get the processor first.
 public enum BackgroundPriority {
@@ -9,6 +13,14 @@ public enum BackgroundPriority {
   /// never on a shared pool's. Returns whether it was lowered.
   @discardableResult
   public static func lowerThisThread() -> Bool {
-    dr_lower_thread_priority() == 0
+    let lowered = dr_lower_thread_priority() == 0
+    // Tests: each lowered thread says so as it starts (a thread may end before anyone
+    // looks at it from outside).
+    if getenv("DARKROOM_TEST_PRIORITY") != nil {
+      let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+      let line = Array("darkroom: background thread at nice \(nice)\n".utf8)
+      _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+    return lowered
   }
 }
