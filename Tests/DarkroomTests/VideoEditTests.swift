@@ -32,6 +32,17 @@ struct VideoEditTests {
       format: object?["format"] as? [String: Any] ?? [:])
   }
 
+  /// `render --rep playback` of `name` in `folder`, which must succeed: the output's path
+  /// (NAME.playback.mp4) and what ffprobe says of it.
+  static func playback(of name: String, in folder: TemporaryFolder) throws -> (String, Probe) {
+    let out = folder.file(
+      URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent
+        + ".playback.mp4")
+    let run = try CLI.run(["render", "--rep", "playback", folder.file(name), "-o", out])
+    #expect(run.status == 0, "\(run.stderr)")
+    return (out, try probe(out))
+  }
+
   /// A two-second 640x360 (or `size`) HEVC clip with a 440 Hz tone (AAC), in a MOV whose
   /// track matrix turns it a quarter (`rotate=90`: shown 360x640), as phones record.
   static func hevcClip(
@@ -200,10 +211,7 @@ struct VideoEditTests {
         "log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
         "-pix_fmt", "yuv420p10le", "hlg.mp4",
       ], in: folder)
-    let out = folder.file("hlg.playback.mp4")
-    let run = try CLI.run(["render", "--rep", "playback", folder.file("hlg.mp4"), "-o", out])
-    #expect(run.status == 0, "\(run.stderr)")
-    let probe = try Self.probe(out)
+    let (out, probe) = try Self.playback(of: "hlg.mp4", in: folder)
     #expect(probe.video?["color_transfer"] as? String == "bt709")
     #expect(probe.video?["color_primaries"] as? String == "bt709")
     func mean(_ pixels: [UInt8]) -> Double {
@@ -286,10 +294,7 @@ struct VideoEditTests {
         "sine=frequency=440:duration=2:sample_rate=192000", "-c:v", "libx264", "-pix_fmt",
         "yuv420p", "-c:a", "pcm_s24le", "pcm.mov",
       ], in: folder)
-    let out = folder.file("pcm.mp4")
-    let run = try CLI.run(["render", "--rep", "playback", folder.file("pcm.mov"), "-o", out])
-    #expect(run.status == 0, "\(run.stderr)")
-    let probe = try Self.probe(out)
+    let (_, probe) = try Self.playback(of: "pcm.mov", in: folder)
     #expect(probe.audio?["codec_name"] as? String == "aac")
     #expect(probe.audio?["sample_rate"] as? String == "48000")
     let length = Double(probe.audio?["duration"] as? String ?? "") ?? 0
