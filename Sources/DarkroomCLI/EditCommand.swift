@@ -2,6 +2,10 @@ import ArgumentParser
 import Darkroom
 import FoundationEssentials
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 struct EditCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "edit",
@@ -66,8 +70,19 @@ struct EditCommand: ParsableCommand {
     var request = JobRequest(.edit(graph, mode: mode), on: items, in: space?.library)
     request.settings = filterOptions.settings(limits)
     request.workers = .contained
+    // A video's edit says how far it is, on a terminal: one line, rewritten.
+    let terminal = isatty(STDERR_FILENO) != 0
+    if terminal {
+      request.videoProgress = { file, done, total in
+        let percent = total > 0 ? Int(min(100, 100 * done / total)) : 0
+        let (seconds, all) = ((done * 10).rounded() / 10, (total * 10).rounded() / 10)
+        let line = "\r\(file): \(seconds) s of \(all) s (\(percent)%)\u{1B}[K"
+        writeAll(STDERR_FILENO, Array(line.utf8))
+      }
+    }
     let json = json
     let end = try runJob(request, grace: graceOption.grace, command: "edit") { outcome, _ in
+      if terminal { writeAll(STDERR_FILENO, Array("\r\u{1B}[K".utf8)) }
       guard let adjustment = outcome.adjustment, outcome.failure == nil else {
         return reportFailure(outcome)
       }

@@ -244,6 +244,17 @@ struct VideoEditTests {
     }
     let original = folder.file(".darkroom/originals/" + before.hex)
     #expect(try ContentHash.of(file: original) == before)
+    // On a terminal (script(1) gives it one), the edit says how far it is as it goes.
+    let revertFirst = try CLI.run(["revert", clip])
+    #expect(revertFirst.status == 0, "\(revertFirst.stderr)")
+    let shown = try CLI.run(
+      ["-qec", "\(CLI.binary) edit --filter noir \(clip)", "/dev/null"],
+      executable: "/usr/bin/script")
+    #expect(shown.status == 0, "\(shown.stdout)")
+    for seconds in ["0.2", "0.5", "0.8", "1.0", "1.3", "1.6", "1.8"] {  // every 8th frame of 60
+      #expect(shown.stdout.contains("\(clip): \(seconds) s of 2.0 s ("), "\(shown.stdout)")
+    }
+    #expect(shown.stdout.contains("\r\u{1B}[K\(clip): edited (version 1: noir)"), "\(shown.stdout)")
     let history = try CLI.run(["history", clip])
     #expect(history.stdout.contains("noir"), "\(history.stdout)")
 

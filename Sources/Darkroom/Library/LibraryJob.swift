@@ -119,6 +119,9 @@ public struct JobRequest: Sendable {
   /// (``Library/writeLightroomSidecar(ofFile:)``); not in a space, which writes nothing in
   /// the clear.
   public var writeXMP = false
+  /// Told, as a video's edit goes, its file, the seconds encoded and the seconds in all
+  /// (every frame in this process, every 8th from a worker); nil: not told.
+  public var videoProgress: (@Sendable (_ file: String, _ done: Double, _ total: Double) -> Void)?
 
   public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
     self.action = action
@@ -428,6 +431,13 @@ public final class LibraryJob: Sendable {
       _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
       reading source: String? = nil, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
+      var editor = editor
+      if let told = request.videoProgress {
+        editor.videoProgress = { done, total in
+          told(path, done, total)
+          return true
+        }
+      }
       let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, readingFrom: source,
         skipIfCurrent: request.skipCurrent)

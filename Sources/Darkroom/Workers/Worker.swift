@@ -119,9 +119,13 @@ public enum Worker {
     }
   }
 
+  /// A transcode's progress goes to the parent every this many frames (a 30 fps video
+  /// encoded at its own pace: about four times a second).
+  static let framesPerProgress = 8
+
   /// A transcode, its output's bytes sent to the parent as they come (a frame each, with the
-  /// offset they go at: this process may grow no file), and its progress (a frame each
-  /// quarter of a second at most), before the reply.
+  /// offset they go at: this process may grow no file), and its progress (every
+  /// ``framesPerProgress`` frames), before the reply.
   private static func transcode(_ job: WorkerJob, payload: [UInt8], file: InputFile?)
     -> WorkerReply
   {
@@ -138,7 +142,7 @@ public enum Worker {
       } else {
         source = .memory(payload)
       }
-      var last = ContinuousClock.now
+      var frames = 0
       let write = { (offset: Int, bytes: UnsafeRawBufferPointer) -> Bool in
         guard let header = try? JSONEncoder().encode(WorkerReply(writeAt: offset)) else {
           return false
@@ -146,8 +150,8 @@ public enum Worker {
         return Frames.write(STDOUT_FILENO, header: Array(header), payload: Array(bytes))
       }
       let progress = { (done: Double, total: Double) -> Bool in
-        guard ContinuousClock.now - last >= .milliseconds(250) else { return true }
-        last = .now
+        frames += 1
+        guard frames % Self.framesPerProgress == 0 else { return true }
         guard let header = try? JSONEncoder().encode(WorkerReply(progress: [done, total])) else {
           return true
         }

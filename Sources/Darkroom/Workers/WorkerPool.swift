@@ -523,8 +523,8 @@ extension WorkerPool: PixelWork {
     return outcome
   }
 
-  /// How long a transcoding worker may go without a word (its progress comes four times a
-  /// second while frames are encoded).
+  /// How long a transcoding worker may go without a word (its progress comes every 8 frames,
+  /// and its bytes as they are written).
   static let transcodeSilence = Duration.seconds(120)
 
   /// `AssetMetadata.read(source)`, in a worker, stopped after `limit`.
