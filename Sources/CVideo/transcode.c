@@ -1,7 +1,9 @@
 // Transcoding a video to H.264 and AAC: playable renditions (every browser plays them) and
 // the results of edits (frames filtered by the caller). One function, dr_video_transcode;
-// every FFmpeg object it makes is made in open_output or transcode_open and freed in
-// transcode_close, nowhere else.
+// every object a transcode keeps (FFmpeg's contexts, frames and scaler, its buffers) is a
+// field of its Transcode, made by plan_sizes, open_output, open_audio or convert_frame and
+// freed by transcode_close, nowhere else; the frames encode_audio and audio_packet make for
+// one call are freed in that call.
 #define _GNU_SOURCE
 #include "video_private.h"
 
