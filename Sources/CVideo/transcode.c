@@ -99,7 +99,7 @@ typedef struct {
   int upright_width, upright_height;
   int out_width, out_height;      // what is encoded (even sides)
   int rgb_path, wide;             // frames go through RGB (filters, HDR); 16-bit first (HDR)
-  unsigned char *rgb, *turned, *planes;
+  unsigned char *rgb, *turned;
   uint16_t *deep;
   AVFrame *scaled;                // YUV at the box size, before a turn (no RGB path)
   double origin;                  // the file's time 0 (seconds): every stream's times count from it
@@ -108,7 +108,6 @@ typedef struct {
   int64_t last_pts;
   double total;
   long long frames;
-  int header_written;
   // Where the time goes (DARKROOM_TRANSCODE_TIMES): seconds in decode, scale, filter,
   // conversion for the encoder, encode.
   int timing;
@@ -123,7 +122,7 @@ static double now_seconds(void) {
 
 static void transcode_close(Transcode *t) {
   if (t->to_box) p_sws_freeContext(t->to_box);
-  free(t->rgb), free(t->turned), free(t->deep), free(t->planes);
+  free(t->rgb), free(t->turned), free(t->deep);
   if (t->scaled) p_av_frame_free(&t->scaled);
   if (t->picture) p_av_frame_free(&t->picture);
   if (t->audio_frame) p_av_frame_free(&t->audio_frame);
@@ -223,23 +222,13 @@ static int write_packet(Transcode *t, AVPacket *packet, AVRational from, AVStrea
   return p_av_interleaved_write_frame(t->out, packet);  // takes the packet's reference
 }
 
-// Everything the encoder has ready (all of it, after a NULL frame).
-static int drain_video(Transcode *t) {
+// Everything `encoder` has ready (all of it, after a NULL frame), into `stream`.
+static int drain(Transcode *t, AVCodecContext *encoder, AVStream *stream) {
   for (;;) {
-    int rc = p_avcodec_receive_packet(t->encoder, t->packet);
+    int rc = p_avcodec_receive_packet(encoder, t->packet);
     if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return 0;
     if (rc < 0) return rc;
-    rc = write_packet(t, t->packet, t->encoder->time_base, t->video_out);
-    if (rc < 0) return rc;
-  }
-}
-
-static int drain_audio(Transcode *t) {
-  for (;;) {
-    int rc = p_avcodec_receive_packet(t->audio_encoder, t->packet);
-    if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return 0;
-    if (rc < 0) return rc;
-    rc = write_packet(t, t->packet, t->audio_encoder->time_base, t->audio_out);
+    rc = write_packet(t, t->packet, encoder->time_base, stream);
     if (rc < 0) return rc;
   }
 }
@@ -266,12 +255,12 @@ static int encode_audio(Transcode *t, int last) {
     }
     p_av_frame_free(&frame);
     if (rc < 0) return rc;
-    if ((rc = drain_audio(t)) < 0) return rc;
+    if ((rc = drain(t, t->audio_encoder, t->audio_out)) < 0) return rc;
   }
   if (last) {
     int rc = p_avcodec_send_frame(e, NULL);
     if (rc < 0) return rc;
-    return drain_audio(t);
+    return drain(t, t->audio_encoder, t->audio_out);
   }
   return 0;
 }
@@ -461,7 +450,6 @@ static int open_output(Transcode *t, DrTranscodeWrite write, char *error, size_t
   rc = p_avformat_write_header(t->out, &flags);
   p_av_dict_free(&flags);
   if (rc < 0) return fail(error, error_size, rc, "cannot write the container's header");
-  t->header_written = 1;
   return 0;
 }
 
@@ -618,7 +606,7 @@ static int video_frame(Transcode *t, AVFrame *frame, char *error, size_t error_s
   t->picture->pts = at;
   double started = t->timing ? now_seconds() : 0;
   int rc = p_avcodec_send_frame(t->encoder, t->picture);
-  if (rc >= 0) rc = drain_video(t);
+  if (rc >= 0) rc = drain(t, t->encoder, t->video_out);
   if (t->timing) t->times[4] += now_seconds() - started;
   if (rc < 0) return fail(error, error_size, rc, "cannot encode a frame");
   t->last_pts = at;
@@ -653,7 +641,6 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
                        DrFrameFilter filter, DrTranscodeProgress progress, void *context,
                        DrTranscodeResult *result, char *error, size_t error_size) {
   memset(result, 0, sizeof *result);
-  result->audio = -1;
   if (dr_video_load(error, error_size) != 0) return -1;
   if (options->filtered && !filter) {
     dr_say(error, error_size, "a filtered transcode needs its filter");
@@ -669,8 +656,6 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
   int rc = -1;
   if (dr_open_video(&t.in, source, options->max_pixels, error, error_size) != 0) goto done;
   AVStream *stream = t.in.format->streams[t.in.stream];
-  snprintf(result->codec, sizeof result->codec, "%s", t.in.codec->codec->name);
-  result->source_width = stream->codecpar->width, result->source_height = stream->codecpar->height;
   double base = av_q2d(stream->time_base);
   double duration = stream->duration != AV_NOPTS_VALUE
                         ? (double)stream->duration * base
@@ -702,7 +687,6 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
   t.total = end - options->start;
   if (plan_sizes(&t, error, error_size) != 0 || open_output(&t, write, error, error_size) != 0)
     goto done;
-  result->audio = t.audio_stream < 0 ? -1 : t.audio_decoder ? 1 : 0;
   if (options->start > 0 &&
       p_av_seek_frame(t.in.format, t.in.stream, t.start_pts, AVSEEK_FLAG_BACKWARD) >= 0)
     p_avcodec_flush_buffers(t.in.codec);
@@ -752,7 +736,7 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
     goto done;
   }
   int status = p_avcodec_send_frame(t.encoder, NULL);
-  if (status >= 0) status = drain_video(&t);
+  if (status >= 0) status = drain(&t, t.encoder, t.video_out);
   if (status >= 0 && t.audio_encoder) {
     // The sound the decoder still holds, then the encoder's.
     AVPacket *none = p_av_packet_alloc();
@@ -770,8 +754,6 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
     goto done;
   }
   result->width = t.out_width, result->height = t.out_height;
-  result->frames = t.frames;
-  result->seconds = written + (t.encoder->framerate.num > 0 ? 1 / av_q2d(t.encoder->framerate) : 0);
   rc = 0;
   if (t.timing)
     fprintf(stderr,

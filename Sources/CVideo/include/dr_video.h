@@ -124,16 +124,9 @@ typedef int (*DrTranscodeWrite)(void *context, long long offset, const unsigned 
 /// non-zero stops the transcode.
 typedef int (*DrTranscodeProgress)(void *context, double done, double total);
 
+/// What a transcode wrote: the encoded frames' size.
 typedef struct {
   int width, height;
-  long long frames;
-  /// The length written (seconds), and whether the audio was copied (AAC), re-encoded, or
-  /// absent (-1).
-  double seconds;
-  int audio;
-  /// The input's video codec (FFmpeg's name) and its stored size.
-  char codec[32];
-  int source_width, source_height;
 } DrTranscodeResult;
 
 /// Decodes a video's frames and sound and writes an H.264 (High, yuv420p, BT.709) and AAC

@@ -105,11 +105,13 @@ struct VideoFrame {
     return (frame, Array(UnsafeBufferPointer(start: pixels, count: count)))
   }
 
-  /// The kind of error a message from `dr_video_frame` or `dr_av1_still` is (it says it in
-  /// words: `damaged video: ...`, `damaged image: ...`).
-  private static func kind(of message: String) -> DarkroomError.Kind {
+  /// The kind of error a message from `dr_video_frame`, `dr_av1_still` or
+  /// `dr_video_transcode` is (it says it in words: `damaged video: ...`, `damaged image:
+  /// ...`, `cannot keep ...` for a trim outside the video).
+  static func kind(of message: String) -> DarkroomError.Kind {
     if message.hasPrefix("damaged") { return .corrupt }
     if message.contains("over the limit") { return .tooLarge }
+    if message.hasPrefix("cannot keep") { return .invalidArgument }
     if message.hasPrefix("is not a video") || message.hasPrefix("has no video")
       || message.contains("cannot decode")
     {

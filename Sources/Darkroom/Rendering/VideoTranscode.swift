@@ -35,17 +35,10 @@ struct TranscodeSettings: Sendable, Hashable, Codable {
   static let defaultMaxSeconds = 2.0 * 3600
 }
 
-/// What a transcode wrote. `TranscodeOutcome` is a `Sendable` value type.
+/// What a transcode wrote: its frames' size. `TranscodeOutcome` is a `Sendable` value type.
 struct TranscodeOutcome: Sendable, Hashable, Codable {
   var width: Int
   var height: Int
-  var frames: Int
-  /// The length written, in seconds.
-  var seconds: Double
-  /// `copied` (AAC as it was), `encoded` (other sound, as AAC) or `none`.
-  var audio: String
-  /// The source's video codec, as FFmpeg names it (`hevc`, `h264`, ...).
-  var codec: String
 }
 
 /// A video decoded, its frames put through a ``FilterGraph`` (the same libvips route as a
@@ -103,28 +96,9 @@ enum VideoTranscode {
       if frames.stopped {
         throw DarkroomError(.engine, file: name, "stopped: asked to stop before the encode ended")
       }
-      throw DarkroomError(Self.kind(of: text), file: name, text)
+      throw DarkroomError(VideoFrame.kind(of: text), file: name, text)
     }
-    let codec = withUnsafeBytes(of: result.codec) { raw in
-      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-    return TranscodeOutcome(
-      width: Int(result.width), height: Int(result.height), frames: Int(result.frames),
-      seconds: result.seconds, audio: ["none", "copied", "encoded"][Int(result.audio) + 1],
-      codec: codec)
-  }
-
-  /// The kind of error a message of `dr_video_transcode` is (it says it in words).
-  private static func kind(of message: String) -> DarkroomError.Kind {
-    if message.hasPrefix("damaged") { return .corrupt }
-    if message.contains("over the limit") { return .tooLarge }
-    if message.hasPrefix("cannot keep") { return .invalidArgument }
-    if message.hasPrefix("is not a video") || message.hasPrefix("has no video")
-      || message.contains("cannot decode")
-    {
-      return .unsupportedFormat
-    }
-    return .engine
+    return TranscodeOutcome(width: Int(result.width), height: Int(result.height))
   }
 }
 
