@@ -53,22 +53,21 @@ extension Editor {
     }
     let currentHash = try ContentHash.of(file: source)
     let previous = output == nil ? try store.adjustment(forResult: currentHash) : nil
-    var originalHash = currentHash
-    var originalPath = source
-    if let previous, let hash = ContentHash(hex: previous.original.sha256) {
-      originalHash = hash
-      originalPath = store.originalPath(hash)
-      guard (try? InputFile(originalPath)) != nil else {
-        throw DarkroomError(
-          .notFound, file: path,
-          "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(originalPath)); nothing was changed"
-        )
-      }
+    // An edit of an edit goes on from the original in the store (checked); a first edit's
+    // original is the file, kept in the store before anything replaces it.
+    let stored = previous.flatMap { ContentHash(hex: $0.original.sha256) }
+    let originalHash = stored ?? currentHash
+    let original: InputFile
+    if let stored {
+      original = try store.checkedOriginal(stored, for: path)
+    } else {
+      original = try InputFile(source)
     }
-    let original = try InputFile(originalPath)
     guard let header = try VideoHeader.describe(original, name: path) else {
       throw DarkroomError(.unsupportedFormat, file: path, "its original is not a video")
     }
+    if stored == nil { try store.keepOriginal(copying: source, hash: currentHash, for: path) }
+    FaultInjection.point("after-original")
     let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
     let fullGraph = FilterGraph(nodes: nodes)
     var adjustment = AdjustmentData(
@@ -80,9 +79,6 @@ extension Editor {
         sha256: "", format: Self.videoContainer(header.format), quality: Self.videoQuality),
       version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
       created: Self.now())
-    // The original first, durable, before anything is written in the file's place.
-    try store.keepOriginal(copying: originalPath, hash: originalHash, for: path)
-    FaultInjection.point("after-original")
     if output != nil {
       try Folders.create(FilePath(destination).parent.isEmpty ? "." : FilePath(destination).parent)
     }
@@ -117,9 +113,6 @@ extension Editor {
     settings.container = adjustment.result.format
     _ = try renderer.transcode(
       .file(original), name: name, into: fd, settings, graph: plan.frames, progress: progress)
-    guard lseek(fd, 0, SEEK_SET) == 0 else {
-      throw DarkroomError(.io, file: name, "cannot read back its edit")
-    }
     return try ContentHash.of(descriptor: fd, name: name)
   }
 
@@ -172,15 +165,11 @@ extension OriginalStore {
   {
     try Folders.create(originalsFolder)
     let path = originalPath(hash)
-    if (try? InputFile(path)) != nil, (try? ContentHash.of(file: path)) == hash {
-      var info = stat()
-      if stat(path, &info) == 0, info.st_nlink == 1 { return }
-    }
+    if isSound(path, hash: hash) { return }
     let input = try InputFile(source)
     try AtomicFile.writing(to: path, durable: true, mode: 0o444) { fd, _ throws(DarkroomError) in
       try input.copy(to: fd, name: file)
-      guard lseek(fd, 0, SEEK_SET) == 0, try ContentHash.of(descriptor: fd, name: file) == hash
-      else {
+      guard try ContentHash.of(descriptor: fd, name: file) == hash else {
         throw DarkroomError(
           .conflict, file: file, "changed while its original was kept; nothing was changed")
       }
@@ -189,19 +178,8 @@ extension OriginalStore {
 
   /// The original of `hash`, open, its content checked.
   func checkedOriginal(_ hash: ContentHash, for file: String) throws(DarkroomError) -> InputFile {
-    let path = originalPath(hash)
-    guard let original = try? InputFile(path) else {
-      throw DarkroomError(
-        .notFound, file: file,
-        "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(path)); nothing was changed"
-      )
-    }
-    guard (try? ContentHash.of(file: path)) == hash else {
-      throw DarkroomError(
-        .corrupt, file: file,
-        "the library's copy of the original is damaged (its SHA-256 no longer matches); nothing was changed"
-      )
-    }
+    guard let original = try? InputFile(originalPath(hash)) else { throw lost(hash, for: file) }
+    guard (try? ContentHash.of(open: original)) == hash else { throw damaged(for: file) }
     return original
   }
 }
@@ -213,18 +191,9 @@ extension InputFile {
     while offset < size {
       let chunk = try read(at: offset, count: min(4 << 20, size - offset))
       guard !chunk.isEmpty else { break }
-      let ok = chunk.withUnsafeBytes { raw -> Bool in
-        guard let base = raw.baseAddress else { return true }
-        var done = 0
-        while done < raw.count {
-          let n = write(fd, base + done, raw.count - done)
-          if n < 0 && errno == EINTR { continue }
-          if n <= 0 { return false }
-          done += n
-        }
-        return true
+      guard chunk.withUnsafeBytes({ AtomicFile.writeAll(fd, $0) }) else {
+        throw AtomicFile.writeError(name, errno)
       }
-      guard ok else { throw AtomicFile.writeError(name, errno) }
       offset += chunk.count
     }
   }

@@ -43,7 +43,7 @@ struct OriginalStore: Sendable {
 
   /// Whether the store entry at `path` holds exactly the bytes of `hash`, in an inode no
   /// other name shares.
-  private func isSound(_ path: String, hash: ContentHash) -> Bool {
+  func isSound(_ path: String, hash: ContentHash) -> Bool {
     var info = stat()
     guard stat(path, &info) == 0, info.st_nlink == 1 else { return false }
     return (try? ContentHash.of(file: path)) == hash
@@ -51,20 +51,27 @@ struct OriginalStore: Sendable {
 
   /// The original's bytes, checked against its hash.
   func original(_ hash: ContentHash, for file: String) throws(DarkroomError) -> [UInt8] {
-    let path = originalPath(hash)
-    guard let bytes = try? InputFile.readAll(path) else {
-      throw DarkroomError(
-        .notFound, file: file,
-        "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(path)); nothing was changed"
-      )
+    guard let bytes = try? InputFile.readAll(originalPath(hash)) else {
+      throw lost(hash, for: file)
     }
-    guard ContentHash.of(bytes: bytes) == hash else {
-      throw DarkroomError(
-        .corrupt, file: file,
-        "the library's copy of the original is damaged (its SHA-256 no longer matches); nothing was changed"
-      )
-    }
+    guard ContentHash.of(bytes: bytes) == hash else { throw damaged(for: file) }
     return bytes
+  }
+
+  /// The error of `file` whose original `hash` is not in the store.
+  func lost(_ hash: ContentHash, for file: String) -> DarkroomError {
+    DarkroomError(
+      .notFound, file: file,
+      "the library has lost this file's original (\(hash.hex.prefix(12))…, expected at \(originalPath(hash))); nothing was changed"
+    )
+  }
+
+  /// The error of `file` whose original in the store no longer has its hash.
+  func damaged(for file: String) -> DarkroomError {
+    DarkroomError(
+      .corrupt, file: file,
+      "the library's copy of the original is damaged (its SHA-256 no longer matches); nothing was changed"
+    )
   }
 
   func hasOriginal(_ hash: ContentHash) -> Bool {

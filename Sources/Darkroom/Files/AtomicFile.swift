@@ -38,21 +38,22 @@ public enum AtomicFile {
       to: path, durable: durable, mode: mode, owner: owner, faultPoint: faultPoint, sweep: sweep
     ) { fd, _ throws(DarkroomError) in
       if let clone, cloned(from: clone, into: fd, matching: bytes) { return }
-      let ok = bytes.withUnsafeBytes { buffer -> Bool in
-        guard let start = buffer.baseAddress else { return true }
-        var offset = 0
-        while offset < buffer.count {
-          let n = Glibc.write(fd, start + offset, buffer.count - offset)
-          if n < 0 {
-            if errno == EINTR { continue }
-            return false
-          }
-          offset += n
-        }
-        return true
-      }
-      if !ok { throw writeError(path, errno) }
+      if !bytes.withUnsafeBytes({ writeAll(fd, $0) }) { throw writeError(path, errno) }
     }
+  }
+
+  /// Writes all of `buffer` to `fd` at its position, again after a short or interrupted
+  /// write; false (with `errno`) when the descriptor refuses.
+  static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+    guard let start = buffer.baseAddress else { return true }
+    var offset = 0
+    while offset < buffer.count {
+      let n = Glibc.write(fd, start + offset, buffer.count - offset)
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { return false }
+      offset += n
+    }
+    return true
   }
 
   /// Writes `path` through `body`, which is given the temporary file's descriptor (open for
