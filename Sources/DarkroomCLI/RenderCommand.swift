@@ -275,7 +275,7 @@ struct RenderCommand: ParsableCommand {
         let name =
           URL(fileURLWithPath: space == nil ? input : video.path).deletingPathExtension()
           .lastPathComponent + ".video." + video.format
-        var destination: String
+        let destination: String
         if output == "-" {
           guard isatty(STDOUT_FILENO) == 0 else {
             throw DarkroomError(
@@ -285,16 +285,7 @@ struct RenderCommand: ParsableCommand {
           writeAll(STDOUT_FILENO, bytes)
           destination = "-"
         } else {
-          if let folder = outputFolder {
-            try? FileManager.default.createDirectory(
-              atPath: folder, withIntermediateDirectories: true)
-            destination = folder + "/" + name
-          } else if let output {
-            destination = output
-          } else {
-            let parent = URL(fileURLWithPath: input).deletingLastPathComponent().path
-            destination = (input.contains("/") ? parent + "/" : "") + name
-          }
+          destination = videoDestination(of: input, named: name)
           try AtomicFile.write(bytes, to: destination)
         }
         if json {
@@ -313,6 +304,18 @@ struct RenderCommand: ParsableCommand {
     if failed { throw WorkFailed() }
   }
 
+  /// Where a video written for `input` goes: into -o's folder (made if need be) as `name`,
+  /// to -o itself, or beside the input as `name`.
+  private func videoDestination(of input: String, named name: String) -> String {
+    if let folder = outputFolder {
+      try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      return folder + "/" + name
+    }
+    if let output { return output }
+    let parent = URL(fileURLWithPath: input).deletingLastPathComponent().path
+    return (input.contains("/") ? parent + "/" : "") + name
+  }
+
   /// `--rep playback`: each input video as an MP4 every browser plays, to -o or beside it as
   /// NAME.playback.mp4.
   private func writePlayback() throws {
@@ -325,17 +328,7 @@ struct RenderCommand: ParsableCommand {
     for input in inputs {
       do throws(DarkroomError) {
         let name = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
-        let destination: String
-        if let folder = outputFolder {
-          try? FileManager.default.createDirectory(
-            atPath: folder, withIntermediateDirectories: true)
-          destination = folder + "/" + name + ".playback.mp4"
-        } else if let output {
-          destination = output
-        } else {
-          let parent = URL(fileURLWithPath: input).deletingLastPathComponent().path
-          destination = (input.contains("/") ? parent + "/" : "") + name + ".playback.mp4"
-        }
+        let destination = videoDestination(of: input, named: name + ".playback.mp4")
         let made = try Library.writePlayback(
           ofFile: input, to: destination, quality: delivery, settings: limits.settings())
         if json {

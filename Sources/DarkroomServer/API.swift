@@ -317,12 +317,15 @@ struct API: Sendable {
       return try await motionVideo(id, request)
     }
     // `delivery` is checked whatever the representation (it is playback's alone).
-    if let delivery = request.query["delivery"], PlaybackQuality(rawValue: String(delivery)) == nil
-    {
-      throw APIError.badRequest("delivery takes fast, medium or high; not \(delivery.prefix(64))")
+    var delivery = PlaybackQuality.medium
+    if let asked = request.query["delivery"] {
+      guard let quality = PlaybackQuality(rawValue: String(asked)) else {
+        throw APIError.badRequest("delivery takes fast, medium or high; not \(asked.prefix(64))")
+      }
+      delivery = quality
     }
     if context.parameters.get("rep") == "playback" {
-      return try await Self.playback(library, id, request)
+      return try await Self.playback(library, id, delivery, request)
     }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
@@ -365,21 +368,14 @@ struct API: Sendable {
     return Response(status: .ok, headers: headers)
   }
 
-  /// A video every browser plays (``Library/playback(of:quality:motion:maxSeconds:progress:)``):
-  /// a video asset's, or a live or motion photo's; `delivery` picks the size (`medium`). The
-  /// rendition is made by the first request for it (which waits) and cached; ranges are
-  /// answered as for `full`.
-  static func playback(_ library: Library, _ id: AssetID, _ request: Request) async throws
-    -> Response
-  {
-    let delivery = request.query["delivery"] ?? "medium"
-    guard let quality = PlaybackQuality(rawValue: String(delivery)) else {
-      throw APIError.badRequest("delivery takes fast, medium or high; not \(delivery.prefix(64))")
-    }
+  /// A video every browser plays (``Library/playbackStream(of:quality:)``), at `quality`: a
+  /// video asset's, or a live or motion photo's. A rendition not made yet is streamed as it
+  /// is made; a made one is answered with ranges as `full` is.
+  static func playback(
+    _ library: Library, _ id: AssetID, _ quality: PlaybackQuality, _ request: Request
+  ) async throws -> Response {
     let stream = try await blocking { () throws(DarkroomError) in
-      let asset = try library.asset(id)
-      return try library.playbackStream(
-        of: id, quality: quality, motion: asset.mediaType != .video)
+      try library.playbackStream(of: id, quality: quality)
     }
     var headers = HTTPFields()
     headers[.cacheControl] = "no-cache"
@@ -397,12 +393,11 @@ struct API: Sendable {
       // Its first bytes, or its failure (a damaged video's 422), before the response starts.
       let first = try await growing.read(from: 0, count: 1 << 20)
       let body = ResponseBody { writer in
-        var offset = first.count
-        if !first.isEmpty { try await writer.write(ByteBuffer(bytes: first)) }
-        while case let bytes = try await growing.read(from: offset, count: 1 << 20), !bytes.isEmpty
-        {
+        var (bytes, offset) = (first, 0)
+        while !bytes.isEmpty {
           try await writer.write(ByteBuffer(bytes: bytes))
           offset += bytes.count
+          bytes = try await growing.read(from: offset, count: 1 << 20)
         }
         try await writer.finish(nil)
       }

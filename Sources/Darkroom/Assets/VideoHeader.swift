@@ -333,17 +333,34 @@ private struct VideoBoxReader {
     guard
       let media = try children(of: trak, in: source, depth: 2).first(where: { $0.type == "mdia" })
     else { return nil }
+    let parts = try mediaParts(media, in: source)
+    guard parts.handler == "soun", let information = parts.information else { return nil }
+    return try sampleEntry(in: information, source)?.type
+  }
+
+  /// A track's `mdia` box's handler type (`vide`, `soun`, ...), its media header (`mdhd`) and
+  /// its media information (`minf`), the first of each.
+  private mutating func mediaParts(_ media: Box, in source: ByteSource) throws -> (
+    handler: String?, mediaHeader: Box?, information: Box?
+  ) {
     var handler: String?
+    var mediaHeader: Box?
     var information: Box?
     for child in try children(of: media, in: source, depth: 3) {
-      if child.type == "hdlr", handler == nil {
+      switch child.type {
+      case "minf" where information == nil:
+        information = child
+      case "hdlr" where handler == nil:
+        // version and flags, pre_defined, then the handler type
         let fields = try contents(child, in: source, atLeast: 12)
         handler = VideoHeader.fourCC(fields.dropFirst(8).prefix(4))
+      case "mdhd" where mediaHeader == nil:
+        mediaHeader = child
+      default:
+        break
       }
-      if child.type == "minf", information == nil { information = child }
     }
-    guard handler == "soun", let information else { return nil }
-    return try sampleEntry(in: information, source)?.type
+    return (handler, mediaHeader, information)
   }
 
   /// The first sample entry of a track's `minf/stbl/stsd`, or nil.
@@ -371,23 +388,7 @@ private struct VideoBoxReader {
       if child.type == "mdia" && media == nil { media = child }
     }
     guard let media else { return nil }
-    var handler: String?
-    var mediaHeader: Box?
-    var information: Box?
-    for child in try children(of: media, in: source, depth: 3) {
-      switch child.type {
-      case "minf" where information == nil:
-        information = child
-      case "hdlr" where handler == nil:
-        // version and flags, pre_defined, then the handler type
-        let fields = try contents(child, in: source, atLeast: 12)
-        handler = VideoHeader.fourCC(fields.dropFirst(8).prefix(4))
-      case "mdhd" where mediaHeader == nil:
-        mediaHeader = child
-      default:
-        break
-      }
-    }
+    let (handler, mediaHeader, information) = try mediaParts(media, in: source)
     guard handler == "vide" else { return nil }
     guard let header else { throw damaged("the video track has no 'tkhd' box") }
     let fields = try contents(header, in: source, atLeast: 4)

@@ -174,10 +174,7 @@ public struct RenditionCache: Sendable {
     source: ContentHash, key: String, kind: String, edit: String,
     bytes: [UInt8], fileExtension: String, width: Int, height: Int
   ) throws(DarkroomError) -> Entry {
-    guard Self.isName(kind), Self.isName(edit), Self.isName(key), Self.isName(fileExtension) else {
-      throw DarkroomError(
-        .invalidArgument, "a cache entry's names are letters, digits and hyphens")
-    }
+    try Self.checkNames(key, kind, edit, fileExtension)
     let directory = assetFolder(source)
     let name = "\(key)_\(kind)_\(edit)_\(width)x\(height)_\(bytes.count).\(fileExtension)"
     let path = directory.appendingPathComponent(name).path
@@ -202,10 +199,7 @@ public struct RenditionCache: Sendable {
     source: ContentHash, key: String, kind: String, edit: String, fileExtension: String,
     writing write: (_ fd: Int32) throws(DarkroomError) -> (width: Int, height: Int)
   ) throws(DarkroomError) -> Entry {
-    guard Self.isName(kind), Self.isName(edit), Self.isName(key), Self.isName(fileExtension) else {
-      throw DarkroomError(
-        .invalidArgument, "a cache entry's names are letters, digits and hyphens")
-    }
+    try Self.checkNames(key, kind, edit, fileExtension)
     let directory = assetFolder(source).path
     let started = directory + "/\(key)_\(kind)_\(edit).\(fileExtension)"
     try makeFolder(started)
@@ -220,6 +214,14 @@ public struct RenditionCache: Sendable {
       return Entry(
         path: destination, key: key, kind: kind, edit: edit, width: size.width,
         height: size.height, byteCount: count, fileExtension: fileExtension)
+    }
+  }
+
+  /// Refuses names that cannot stand in an entry's file name.
+  private static func checkNames(_ names: String...) throws(DarkroomError) {
+    guard names.allSatisfy(isName) else {
+      throw DarkroomError(
+        .invalidArgument, "a cache entry's names are letters, digits and hyphens")
     }
   }
 

@@ -65,36 +65,34 @@ extension Library {
   /// The longest video a playback rendition is made of, unless the caller says otherwise.
   public static let playbackMaxSeconds = TranscodeSettings.defaultMaxSeconds
 
-  /// A version of asset `id`'s video (with `motion`, of a live or motion photo's video) that
-  /// every browser plays, at `quality`: the file itself when browsers play it already, else
+  /// A version of asset `id`'s video (a photo's: its live or motion video) that every
+  /// browser plays, at `quality`: the file itself when browsers play it already, else
   /// a rendition, made now (in a sandboxed worker where videos go to workers) if the cache
   /// has none. `progress` is told the seconds encoded and in all; false stops the encode.
   ///
   /// - Throws: A ``DarkroomError`` about the video: `notFound` for an asset or video that
-  ///   is not there; `invalidArgument` for a photo (without `motion`), or a space's video
-  ///   (not made yet); `corrupt` for damage; `tooLarge` for frames over the library's pixel
+  ///   is not there (a photo without a video); `invalidArgument` for a space's video (not
+  ///   made yet); `corrupt` for damage; `tooLarge` for frames over the library's pixel
   ///   limit or a video longer than `maxSeconds`; `unsupportedFormat` for a codec FFmpeg
   ///   does not decode; `io` when the cache cannot be written. Nothing partial is cached.
   public func playback(
-    of id: AssetID, quality: PlaybackQuality = .medium, motion: Bool = false,
+    of id: AssetID, quality: PlaybackQuality = .medium,
     maxSeconds: Double = Library.playbackMaxSeconds,
     progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool = { _, _ in true }
   ) throws(DarkroomError) -> Playback {
-    let plan = try playbackPlan(of: id, quality: quality, motion: motion)
+    let plan = try playbackPlan(of: id, quality: quality)
     if let ready = plan.ready() { return ready }
     return try plan.make(maxSeconds: maxSeconds, progress: progress, growing: nil)
   }
 
-  /// As ``playback(of:quality:motion:maxSeconds:progress:)``, without waiting for a rendition
+  /// As ``playback(of:quality:maxSeconds:progress:)``, without waiting for a rendition
   /// to be made: one being made here already, or started now on a thread of its own, comes
   /// as its bytes so far (a fragmented MP4 plays from its first fragment), readable as they
   /// grow. What it leaves in the cache is the whole rendition, or nothing.
-  public func playbackStream(
-    of id: AssetID, quality: PlaybackQuality = .medium, motion: Bool = false
-  )
+  public func playbackStream(of id: AssetID, quality: PlaybackQuality = .medium)
     throws(DarkroomError) -> PlaybackStream
   {
-    let plan = try playbackPlan(of: id, quality: quality, motion: motion)
+    let plan = try playbackPlan(of: id, quality: quality)
     if let ready = plan.ready() { return .ready(ready) }
     let key = plan.content.hex + "/" + plan.key
     let (growing, start) = GrowingPlayback.inFlight.withLock { flights in
@@ -116,8 +114,9 @@ extension Library {
     return .growing(growing)
   }
 
-  /// What a playback of asset `id` takes: its video, header, content hash and cache key.
-  private func playbackPlan(of id: AssetID, quality: PlaybackQuality, motion: Bool)
+  /// What a playback of asset `id` takes: its video (a photo's live or motion video), header,
+  /// content hash and cache key.
+  private func playbackPlan(of id: AssetID, quality: PlaybackQuality)
     throws(DarkroomError) -> PlaybackPlan
   {
     guard space == nil else {
@@ -130,7 +129,7 @@ extension Library {
     let name: String
     let original: Playback.Source
     let mediaType: String
-    if motion {
+    if asset.mediaType != .video {
       let found = try motionVideo(of: id)
       name = found.path
       original = .motion(id)
@@ -141,22 +140,18 @@ extension Library {
         video = .file(try Beneath.openFile(found.path, in: rootPath))
       }
     } else {
-      guard asset.mediaType == .video else {
-        throw DarkroomError(
-          .invalidArgument, file: asset.name,
-          "is a photo: playback is of videos (and, with motion, of a live photo's video)")
-      }
       let file = try openFile(of: asset, exactly: false)
       (video, name, original) = (.file(file), asset.path, .asset(id))
       mediaType = MotionPhoto.Video(path: asset.path, range: nil, format: asset.format).mediaType
     }
+    let cache = RenditionCache(folder: cacheFolder)
     let header: VideoHeader
     let content: ContentHash
     let size: Int
     switch video {
     case .file(let file):
       header = try VideoHeader.read(ByteSource(file: file), name: name)
-      content = try RenditionCache(folder: cacheFolder).contentHash(ofFile: file.path)
+      content = try cache.contentHash(ofFile: file.path)
       size = file.size
     case .memory(let bytes):
       header = try VideoHeader.read(ByteSource(memory: bytes), name: name)
@@ -165,12 +160,12 @@ extension Library {
     }
     return PlaybackPlan(
       video: video, name: name, original: original, mediaType: mediaType, header: header,
-      content: content, size: size, box: Self.playbackBox(quality, header),
-      cache: RenditionCache(folder: cacheFolder), key: Self.playbackKey(quality))
+      content: content, size: size, box: Self.playbackBox(quality, header), cache: cache,
+      key: Self.playbackKey(quality))
   }
 
-  /// Bytes `part` of a playback (all of it for nil), read as ``playback(of:quality:motion:maxSeconds:progress:)``
-  /// found them: the asset's file, a photo's video, or the cached rendition.
+  /// Bytes `part` of a playback (all of it for nil), read as
+  /// ``playback(of:quality:maxSeconds:progress:)`` found them: the asset's file, a photo's video, or the cached rendition.
   public func playbackBytes(_ playback: Playback, part: Range<Int>? = nil) throws(DarkroomError)
     -> [UInt8]
   {
@@ -203,6 +198,18 @@ extension Library {
       && header.displayWidth <= box.0 && header.displayHeight <= box.1
   }
 
+  /// What a playback rendition of a video shown as `header` says is made to: fitted in
+  /// `box`, turned upright, a fragmented MP4 (playable as it is written).
+  static func playbackSettings(box: (Int, Int), _ header: VideoHeader, maxSeconds: Double)
+    -> TranscodeSettings
+  {
+    var settings = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
+    (settings.boxWidth, settings.boxHeight) = box
+    settings.rotation = header.rotation
+    settings.fragmented = true
+    return settings
+  }
+
   /// The cache key of a playback rendition: its quality and what else decides its bytes.
   static func playbackKey(_ quality: PlaybackQuality) -> String {
     let material =
@@ -213,11 +220,11 @@ extension Library {
 
 extension Library {
   /// The playback version of the video file at `path` (see
-  /// ``playback(of:quality:motion:maxSeconds:progress:)``), written to `output` (atomically:
+  /// ``playback(of:quality:maxSeconds:progress:)``), written to `output` (atomically:
   /// the whole file or nothing; a video browsers play already is copied as it is), for files
   /// in no catalog. Returns what was written.
   ///
-  /// - Throws: as ``playback(of:quality:motion:maxSeconds:progress:)``; `io` when `output`
+  /// - Throws: as ``playback(of:quality:maxSeconds:progress:)``; `io` when `output`
   ///   cannot be written (it is then left as it was).
   public static func writePlayback(
     ofFile path: String, to output: String, quality: PlaybackQuality = .medium,
@@ -231,27 +238,14 @@ extension Library {
     let box = playbackBox(quality, header)
     if playsAnywhere(header, box: box) {
       try AtomicFile.writing(to: output) { fd, _ throws(DarkroomError) in
-        var offset = 0
-        while offset < file.size {
-          let chunk = try file.read(at: offset, count: min(1 << 22, file.size - offset))
-          guard !chunk.isEmpty,
-            chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == chunk.count
-          else {
-            throw DarkroomError(
-              .io, file: output, "cannot write: \(String(cString: strerror(errno)))")
-          }
-          offset += chunk.count
-        }
+        try file.copy(to: fd, name: output)
       }
       return Playback(
         source: .rendition(path: output), byteSize: file.size,
         mediaType: MotionPhoto.Video(path: path, range: nil, format: header.format).mediaType,
         width: header.displayWidth, height: header.displayHeight, cached: true)
     }
-    var transcode = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
-    (transcode.boxWidth, transcode.boxHeight) = box
-    transcode.rotation = header.rotation
-    transcode.fragmented = true
+    let transcode = playbackSettings(box: box, header, maxSeconds: maxSeconds)
     let outcome = try AtomicFile.writing(to: output) { fd, _ throws(DarkroomError) in
       try Renderer(settings).transcode(
         .file(file), name: path, into: fd, transcode, graph: nil, progress: progress)
@@ -263,7 +257,7 @@ extension Library {
   }
 }
 
-/// A playback found at once, or one being made (``Library/playbackStream(of:quality:motion:)``).
+/// A playback found at once, or one being made (``Library/playbackStream(of:quality:)``).
 public enum PlaybackStream: Sendable {
   case ready(Playback)
   case growing(GrowingPlayback)
@@ -346,7 +340,7 @@ public final class GrowingPlayback: Sendable {
   }
 }
 
-/// What a playback of one video takes (``Library/playbackStream(of:quality:motion:)``).
+/// What a playback of one video takes (``Library/playbackStream(of:quality:)``).
 struct PlaybackPlan {
   var video: VideoBytes
   var name: String
@@ -386,10 +380,7 @@ struct PlaybackPlan {
         () -> Result<Playback, DarkroomError> in
         if let playback = ready() { return .success(playback) }
         return Result { () throws(DarkroomError) in
-          var settings = TranscodeSettings(maxPixels: 0, maxSeconds: maxSeconds)
-          (settings.boxWidth, settings.boxHeight) = box
-          settings.rotation = header.rotation
-          settings.fragmented = true
+          let settings = Library.playbackSettings(box: box, header, maxSeconds: maxSeconds)
           let entry = try cache.store(
             source: content, key: key, kind: "playback", edit: "original", fileExtension: "mp4"
           ) { fd throws(DarkroomError) in
