@@ -89,6 +89,9 @@ struct EditorBrowserTests {
     #expect(eventually(60) { (state().last ?? 0) > 0.2 }, "\(state())")
     #expect(state().first == 360, "upright: \(state())")
     try browser.screenshot("video-viewer")
+    try browser.resize(390, 844)
+    try browser.screenshot("video-viewer-phone")
+    try browser.resize(1280, 1000)
 
     // The motion photo's LIVE: its HEVC motion through the playback version, playing.
     _ = try browser.run("history.back()")

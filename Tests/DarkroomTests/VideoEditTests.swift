@@ -230,10 +230,19 @@ struct VideoEditTests {
   func edit() async throws {
     let folder = try Fixture.temporaryFolder()
     let clip = try Self.hevcClip(in: folder)
+    // A mode and group of the user's own: the edit keeps them, as a photo's does (root, who
+    // runs the tests, ignores modes: they are checked with stat).
+    #expect(chmod(clip, 0o640) == 0 && chown(clip, 0, 12) == 0)
     let before = try ContentHash.of(file: clip)
+    let attributes = try FileStat(clip)
     let edit = try CLI.run(["edit", "--filter", "noir", clip])
     #expect(edit.status == 0, "\(edit.stderr)")
     #expect(edit.stdout == clip + ": edited (version 1: noir)\n")
+    let edited = try FileStat(clip)
+    #expect(edited.mode == 0o640 && edited.links == 1, "\(edited)")
+    #expect(edited.user == attributes.user && edited.group == attributes.group, "\(edited)")
+    // The original in the store is a file of its own: the clip's inode is not shared.
+    #expect(try FileStat(folder.file(".darkroom/originals/" + before.hex)).links == 1)
     var probe = try Self.probe(clip)
     #expect(probe.video?["codec_name"] as? String == "h264")
     #expect(probe.video?["width"] as? Int == 360 && probe.video?["height"] as? Int == 640)
@@ -261,6 +270,9 @@ struct VideoEditTests {
     let revert = try CLI.run(["revert", clip])
     #expect(revert.stdout == clip + ": restored the original\n", "\(revert.stderr)")
     #expect(try ContentHash.of(file: clip) == before)
+    let reverted = try FileStat(clip)
+    #expect(reverted.mode == 0o640 && reverted.links == 1, "\(reverted)")
+    #expect(reverted.user == attributes.user && reverted.group == attributes.group)
 
     // trim: 0.5 s to 1.5 s is one second long.
     let trim = try CLI.run(["edit", "--filter", "trim start=0.5 end=1.5", clip])
@@ -319,11 +331,14 @@ struct VideoEditTests {
     let folder = try Fixture.temporaryFolder()
     let clip = try Self.hevcClip(in: folder)
     let original = try ContentHash.of(file: clip)
+    let attributes = try FileStat(clip)
     let killed = try CLI.run(
       ["edit", clip, "--filter", "noir"], environment: ["DARKROOM_FAULT": point])
     #expect(killed.status == 128 + 9, "killed at \(point): \(killed.stderr)")
     let now = try ContentHash.of(file: clip)
-    if now != original {
+    if now == original {
+      #expect(try FileStat(clip) == attributes, "untouched: the same inode, mode and mtime")
+    } else {
       #expect(point == "after-replace")
       let data = try #require(try Editor().adjustments(clip))
       #expect(data.result.sha256 == now.hex)
@@ -356,6 +371,7 @@ struct VideoEditTests {
     let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
     let cut = try folder.write("cut.mov", Array(bytes.prefix(bytes.count * 2 / 3)))
     let cutHash = try ContentHash.of(file: cut)
+    let cutStat = try FileStat(cut)
     let out = folder.file("cut.playback.mp4")
     let run = try CLI.run(["render", "--rep", "playback", cut, "-o", out])
     #expect(run.status != 0)
@@ -365,6 +381,7 @@ struct VideoEditTests {
     let edit = try CLI.run(["edit", "--filter", "noir", cut])
     #expect(edit.status != 0)
     #expect(try ContentHash.of(file: cut) == cutHash)
+    #expect(try FileStat(cut) == cutStat, "mode, links, owner, mtime and inode as they were")
 
     // Its header whole, its frames gone (cut inside the media data, the index first): it is
     // catalogued, and its playback is a 422 with the reason; nothing is cached.
