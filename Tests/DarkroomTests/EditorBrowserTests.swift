@@ -78,13 +78,18 @@ struct EditorBrowserTests {
     let source =
       try browser.run("return document.querySelector('video.clip').currentSrc") as? String
     #expect(source?.contains("/playback?") == true, "\(source ?? "")")
-    _ = try browser.run(
-      "const v = document.querySelector('video.clip'); v.muted = true; v.play();")
-    let state = { () -> [Double] in
-      (try? browser.run(
-        "const v = document.querySelector('video.clip'); return [v.videoWidth, v.currentTime]")
-        as? [NSNumber])?.map(\.doubleValue) ?? []
+    // A video element's frame width and time, once it is told to play (muted, shown).
+    func playing(_ selector: String) throws -> () -> [Double] {
+      _ = try browser.run(
+        "const v = document.querySelector('\(selector)'); v.muted = true; v.hidden = false; v.play();"
+      )
+      return {
+        (try? browser.run(
+          "const v = document.querySelector('\(selector)'); return [v.videoWidth, v.currentTime]")
+          as? [NSNumber])?.map(\.doubleValue) ?? []
+      }
     }
+    let state = try playing("video.clip")
     #expect(eventually(60) { (state().first ?? 0) > 0 }, "\(state())")
     #expect(eventually(60) { (state().last ?? 0) > 0.2 }, "\(state())")
     #expect(state().first == 360, "upright: \(state())")
@@ -100,13 +105,7 @@ struct EditorBrowserTests {
     #expect(eventually(30) { browser.viewerOpen })
     let liveSource = try browser.run("return document.querySelector('video.live').src") as? String
     #expect(liveSource?.contains("/playback?") == true, "\(liveSource ?? "")")
-    _ = try browser.run(
-      "const v = document.querySelector('video.live'); v.muted = true; v.hidden = false; v.play();")
-    let live = { () -> [Double] in
-      (try? browser.run(
-        "const v = document.querySelector('video.live'); return [v.videoWidth, v.currentTime]")
-        as? [NSNumber])?.map(\.doubleValue) ?? []
-    }
+    let live = try playing("video.live")
     #expect(eventually(60) { (live().first ?? 0) == 320 }, "\(live())")
     #expect(eventually(60) { (live().last ?? 0) > 0.2 }, "\(live())")
 

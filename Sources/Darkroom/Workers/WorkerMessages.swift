@@ -195,17 +195,7 @@ enum Frames {
   }
 
   private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-    bytes.withUnsafeBytes { raw -> Bool in
-      guard let base = raw.baseAddress else { return true }
-      var done = 0
-      while done < raw.count {
-        let n = Glibc.write(fd, base + done, raw.count - done)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        done += n
-      }
-      return true
-    }
+    bytes.withUnsafeBytes { AtomicFile.writeAll(fd, $0) }
   }
 
   /// Reads `count` bytes. The buffer grows as bytes arrive (1 MiB at a time), so a peer that
