@@ -302,7 +302,7 @@
 
   // ---- Preview ------------------------------------------------------------------------------
 
-  let timer = null, shownURL = null, generation = 0, originalURL = null;
+  let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
   const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
   async function render(list) {
     const response = await api("POST", "/api/assets/" + id + "/preview", {
@@ -313,14 +313,23 @@
   async function preview() {
     const mine = ++generation;
     try {
-      const url = await render(filters({ withCrop: !cropping }));
+      rendering = render(filters({ withCrop: !cropping }));
+      const url = await rendering;
       if (mine !== generation) { URL.revokeObjectURL(url); return; }
       if (shownURL) URL.revokeObjectURL(shownURL);
       shownURL = url;
       photo.src = url;
     } catch (error) {
-      status.textContent = error.message;
+      if (mine === generation) status.textContent = error.message;
     }
+  }
+  // Before the file changes (a save, a revert): no preview waits to start, and the one under
+  // way is over, its picture dropped. A preview read while the file is swapped would find a
+  // file the catalog does not know yet, and be refused.
+  async function settle() {
+    clearTimeout(timer);
+    generation++;
+    await rendering?.catch(() => {});
   }
   // Set while the panel is set from a version: its sliders' events are not a change.
   let settingUp = false;
@@ -500,6 +509,7 @@
     const version = Number(button.dataset.version);
     status.textContent = "going back…";
     try {
+      await settle();
       await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
       status.textContent = version > 0 ? "at v" + version : "at the original";
       await reloadPhoto();
@@ -546,12 +556,14 @@
         const list = filters();
         if (!list.length) { status.textContent = "nothing to save"; return; }
         status.textContent = "saving…";
+        await settle();
         await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
         status.textContent = "saved";
         await reloadPhoto();
         await loadHistory();
       } else if (act === "revert") {
         status.textContent = "reverting…";
+        await settle();
         await api("POST", "/api/assets/" + id + "/revert", {});
         status.textContent = "reverted";
         await reloadPhoto();

@@ -476,7 +476,7 @@ extension Gallery {
 
       // ---- Preview ------------------------------------------------------------------------------
 
-      let timer = null, shownURL = null, generation = 0, originalURL = null;
+      let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
       const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
       async function render(list) {
         const response = await api("POST", "/api/assets/" + id + "/preview", {
@@ -487,14 +487,23 @@ extension Gallery {
       async function preview() {
         const mine = ++generation;
         try {
-          const url = await render(filters({ withCrop: !cropping }));
+          rendering = render(filters({ withCrop: !cropping }));
+          const url = await rendering;
           if (mine !== generation) { URL.revokeObjectURL(url); return; }
           if (shownURL) URL.revokeObjectURL(shownURL);
           shownURL = url;
           photo.src = url;
         } catch (error) {
-          status.textContent = error.message;
+          if (mine === generation) status.textContent = error.message;
         }
+      }
+      // Before the file changes (a save, a revert): no preview waits to start, and the one under
+      // way is over, its picture dropped. A preview read while the file is swapped would find a
+      // file the catalog does not know yet, and be refused.
+      async function settle() {
+        clearTimeout(timer);
+        generation++;
+        await rendering?.catch(() => {});
       }
       // Set while the panel is set from a version: its sliders' events are not a change.
       let settingUp = false;
@@ -674,6 +683,7 @@ extension Gallery {
         const version = Number(button.dataset.version);
         status.textContent = "going back…";
         try {
+          await settle();
           await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
           status.textContent = version > 0 ? "at v" + version : "at the original";
           await reloadPhoto();
@@ -720,12 +730,14 @@ extension Gallery {
             const list = filters();
             if (!list.length) { status.textContent = "nothing to save"; return; }
             status.textContent = "saving…";
+            await settle();
             await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
             status.textContent = "saved";
             await reloadPhoto();
             await loadHistory();
           } else if (act === "revert") {
             status.textContent = "reverting…";
+            await settle();
             await api("POST", "/api/assets/" + id + "/revert", {});
             status.textContent = "reverted";
             await reloadPhoto();

@@ -265,6 +265,6 @@ struct EditorBrowserTests {
     try browser.click(try browser.find("[data-act='revert']"))
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
     #expect(try ContentHash.of(file: path) == original)
-    #expect(try browser.consoleErrors().isEmpty)
+    #expect(try browser.consoleErrors() == [])
   }
 }
