@@ -131,3 +131,40 @@ struct FaultTests {
     }
   }
 }
+
+@Suite("A render by id while an edit is put in place")
+struct RenderDuringSwapTests {
+  @Test(
+    "a render by id between an edit's rename and its catalog update waits for the catalog: the edit's pixels, not a refusal"
+  )
+  func renderWaitsForCatalog() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try folder.write("p.jpg", Fixture.bytes(Fixture.sample("orientation-6.jpg")))
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: path)?.id)
+    // The edit's result: the photo turned a quarter (600x400 upright becomes 400x600).
+    let turned = try Editor().preview(.file(path), graph: try FilterGraph.parse(spec: "rotate 90"))
+    let rendered = Locked<Result<Rendition, DarkroomError>?>(nil)
+    let waitsBefore = FileLease.writerWaits.withLock { $0 }
+    try FileLease.keepingLeases { () throws(DarkroomError) in
+      // What an edit does: the result renamed over the photo; the catalog does not know it.
+      try AtomicFile.write(turned, to: path)
+      let reader = Thread {
+        let result = Result { () throws(DarkroomError) in
+          try library.render(id, RenditionSpec(.fullscreen))
+        }
+        rendered.withLock { $0 = result }
+      }
+      reader.start()
+      // The reader has found the file leased and waits (however long it takes to get there).
+      #expect(eventually(60) { FileLease.writerWaits.withLock { $0 } > waitsBefore })
+      #expect(rendered.withLock { $0 } == nil)
+      library.recatalogAfterChange(path)
+    }
+    #expect(eventually(60) { rendered.withLock { $0 } != nil })
+    let rendition = try #require(try rendered.withLock { $0 }?.get())
+    let metadata = try AssetMetadata.read(.data(rendition.bytes, name: "r.jpg"))
+    #expect(metadata.width < metadata.height, "\(metadata.width)x\(metadata.height)")
+  }
+}

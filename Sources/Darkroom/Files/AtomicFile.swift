@@ -75,8 +75,9 @@ public enum AtomicFile {
       folder + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else { throw writeError(path, errno) }
-    // Held until the rename (the descriptor is closed after it): a sweep on another machine
-    // sharing the folder leaves the temporary alone.
+    // Held until the rename (the descriptor is closed after it, or after the change it is
+    // part of: FileLease.keepingLeases): a sweep on another machine sharing the folder leaves
+    // the temporary alone, and a reader of the file put in place can wait for its writer.
     FileLease.hold(fd)
     fchmod(fd, mode)  // not narrowed by the umask: the same mode as the file it replaces
     if let owner { _ = fchown(fd, owner.user, owner.group) }  // only root may give files away
@@ -106,7 +107,7 @@ public enum AtomicFile {
       close(fd)
       throw writeError(destination, failure)
     }
-    close(fd)
+    if let keeper = FileLease.keeper { keeper.keep(fd) } else { close(fd) }
     if durable { syncFolder(folder) }
     return value
   }

@@ -61,3 +61,65 @@ extension FileLease {
     return nil
   }
 }
+
+/// The leases of files a change has put in place, held until the catalog knows them: an
+/// edit renames its result over the photo and then reads it into the catalog, and a reader
+/// between the two would find a file the catalog does not know yet. Inside
+/// ``FileLease/keepingLeases(_:)``, ``AtomicFile`` hands the descriptor of each file it
+/// renamed into place to the keeper instead of closing it, so the file's writer lease
+/// (``FileLease/hold(_:)``) lasts until the change is whole; ``FileLease/waitForWriter(_:)``
+/// is how a reader waits for it, in this process or another (a killed writer's lease goes
+/// with it).
+final class LeaseKeeper: Sendable {
+  private let descriptors = Locked<[Int32]>([])
+
+  /// Keeps `fd` open, its lease held, until the keeper's scope ends.
+  func keep(_ fd: Int32) { descriptors.withLock { $0.append(fd) } }
+
+  /// Whether it holds a lease now.
+  var holdsAny: Bool { descriptors.withLock { !$0.isEmpty } }
+
+  fileprivate func release() {
+    for fd in descriptors.withLock({ held in defer { held = [] }; return held }) { close(fd) }
+  }
+}
+
+extension FileLease {
+  /// The keeper of the change this thread (or task) makes, if it makes one.
+  @TaskLocal static var keeper: LeaseKeeper?
+
+  /// Runs `body` with the lease of every file ``AtomicFile`` puts in place during it held
+  /// until it returns or throws: a change and its catalog update, seen by readers as one.
+  static func keepingLeases<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    let kept = LeaseKeeper()
+    defer { kept.release() }
+    let result: Result<T, DarkroomError> = $keeper.withValue(kept) {
+      do throws(DarkroomError) { return .success(try body()) } catch { return .failure(error) }
+    }
+    return try result.get()
+  }
+
+  /// Waits until no writer holds the lease of the file open as `fd`: one a change has just
+  /// put in place is then in the catalog too. Returns at once for a file nobody holds, never
+  /// waits for a lease this thread's own change holds (that would be forever), and gives up
+  /// after `limit` (a lease held on purpose, by whoever may lock the library's files, must
+  /// not hold a request for ever; a catalog update takes milliseconds).
+  static func waitForWriter(_ fd: Int32, limit: Duration = .seconds(30)) {
+    if keeper?.holdsAny == true { return }
+    let deadline = ContinuousClock.now + limit
+    var counted = false
+    while true {
+      if flockFile(fd, LOCK_SH | LOCK_NB) == 0 {
+        _ = flockFile(fd, LOCK_UN)
+        return
+      }
+      guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return }
+      if !counted { writerWaits.withLock { $0 += 1 } }
+      counted = true
+      usleep(2_000)
+    }
+  }
+
+  /// How many times a reader of this process has found a writer's lease held and waited.
+  static let writerWaits = Locked(0)
+}

@@ -242,11 +242,20 @@ extension Library {
     // The same inode (and size and modification time): the catalogued file. (An inode number
     // alone is not enough for `exactly`: a file system gives a deleted file's number to the
     // next file made.)
-    let (now, was) = (FileIdentity(info), asset.identity)
-    if now.device == was.device, now.inode == was.inode, info.st_nlink == 1,
-      !exactly || (now.size == was.size && now.modified == was.modified)
-    {
-      return file
+    let now = FileIdentity(info)
+    let isCatalogued = { (asset: Asset) in
+      let was = asset.identity
+      return now.device == was.device && now.inode == was.inode && info.st_nlink == 1
+        && (!exactly || (now.size == was.size && now.modified == was.modified))
+    }
+    if isCatalogued(asset) { return file }
+    // A file an edit or revert has just put in place is the catalog's once its writer is
+    // done: wait for that (at once for a file nobody writes), and ask the catalog again.
+    FileLease.waitForWriter(file.descriptor)
+    var asset = asset
+    if let fresh = try catalogCall({ try $0.asset(asset.id) }) {
+      if isCatalogued(fresh) { return file }
+      asset = fresh
     }
     let (cache, alias) = (RenditionCache(folder: cacheFolder), OpenedFiles.alias(of: file))
     let content: ContentHash
