@@ -80,7 +80,11 @@ final class LeaseKeeper: Sendable {
   var holdsAny: Bool { descriptors.withLock { !$0.isEmpty } }
 
   fileprivate func release() {
-    for fd in descriptors.withLock({ held in defer { held = [] }; return held }) { close(fd) }
+    let held = descriptors.withLock { held in
+      defer { held = [] }
+      return held
+    }
+    for fd in held { close(fd) }
   }
 }
 
