@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Darkroom's render of darktable histories against darktable's own (issue 54).
 
-For each module Darkroom renders (exposure, temperature, crop, flip) at three settings: a
+For each module Darkroom renders or approximates (exposure, temperature, crop, flip,
+monochrome, sharpen, vignette, bilat) at three settings: a
 darktable sidecar is written beside a copy of a photo, `darktable-cli` exports the photo with
 it (the reference), `darkroom edit --from-xmp` renders the same sidecar, and the two are
 compared by SSIM on luminance (11x11 Gaussian window, sigma 1.5, as Wang et al. 2004). Prints
@@ -11,7 +12,7 @@ scale. On a smooth photo (the default, Samples/gps.jpg) every row passes; on a p
 grain (bench-out's phone photo at 1200 pixels), the centre crop and the quarter turn
 score 0.975 and 0.971: the same pixels (Darkroom's crop taken losslessly scores 0.9945
 against darktable's export, unshifted), each encoded as JPEG by its own settings, which
-lose the grain differently.
+lose the grain differently. MODULES=sharpen,vignette limits the rows to those modules.
 
 Usage: /opt/darkroom-test-python/bin/python Scripts/darktable-compare.py [PHOTO] [DARKROOM]
 Needs darktable (darktable-cli), libvips' tools and numpy (the tests' venv has it).
@@ -65,6 +66,24 @@ def flip(orientation):
     return ("flip", 2, struct.pack("<i", orientation).hex())
 
 
+def monochrome(a, b, size, highlights):
+    return ("monochrome", 2, struct.pack("<ffff", a, b, size, highlights).hex())
+
+
+def sharpen(radius, amount, threshold):
+    return ("sharpen", 1, struct.pack("<fff", radius, amount, threshold).hex())
+
+
+def vignette(scale, falloff, brightness, saturation, autoratio=0, dithering=0):
+    return ("vignette", 4, struct.pack(
+        "<ffffffiffii", scale, falloff, brightness, saturation, 0.0, 0.0, autoratio, 1.0, 1.0,
+        dithering, 1).hex())
+
+
+def bilat(detail, mode=1, sigma_r=0.5, sigma_s=0.5, midtone=0.5):
+    return ("bilat", 3, struct.pack("<iffff", mode, sigma_r, sigma_s, detail, midtone).hex())
+
+
 CASES = [
     ("exposure", "+0.5 EV", [exposure(0.5)], 0.98),
     ("exposure", "-0.4 EV", [exposure(-0.4)], 0.98),
@@ -79,7 +98,21 @@ CASES = [
     ("flip", "upside down (1)", [flip(1)], 0.98),
     ("flip", "quarter turn (5)", [flip(5)], 0.98),
     ("exposure + temperature", "+0.3 EV, 1.2 / 1 / 0.9", [temperature(1.2, 1.0, 0.9), exposure(0.3)], 0.98),
+    ("monochrome", "neutral (default)", [monochrome(0, 0, 2, 0)], 0.98),
+    ("monochrome", "neutral, highlights 0.5", [monochrome(0, 0, 2, 0.5)], 0.98),
+    ("monochrome", "red filter", [monochrome(32, 64, 2.3, 0)], 0.95),
+    ("sharpen", "default 2 / 0.5 / 0.5", [sharpen(2, 0.5, 0.5)], 0.95),
+    ("sharpen", "strong 1 / 1.5 / 0.2", [sharpen(1, 1.5, 0.2)], 0.95),
+    ("sharpen", "wide 4 / 1 / 1", [sharpen(4, 1.0, 1.0)], 0.95),
+    ("vignette", "plain 60 / 60 / -0.6", [vignette(60, 60, -0.6, 0)], 0.95),
+    ("vignette", "default (saturation)", [vignette(80, 50, -0.5, -0.5)], 0.95),
+    ("vignette", "frame, dithered", [vignette(50, 80, -0.4, 0, autoratio=1, dithering=1)], 0.95),
+    ("bilat", "default 125%", [bilat(0.25)], 0.95),
+    ("bilat", "strong 200%", [bilat(1.0)], 0.95),
+    ("bilat", "bilateral 150%", [bilat(0.5, mode=0, sigma_r=20, sigma_s=50, midtone=0.2)], 0.95),
 ]
+if os.environ.get("MODULES"):
+    CASES = [case for case in CASES if case[0] in os.environ["MODULES"].split(",")]
 
 
 def luminance(path):

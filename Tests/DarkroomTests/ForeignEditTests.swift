@@ -248,7 +248,7 @@ struct ForeignEditTests {
     let folder = try TemporaryFolder()
     let photo = try Self.copy("orientation-6.jpg", to: "dt.jpg", in: folder)
     // Edges 0.1, 0.2, 0.7 and 0.9 as little-endian floats, then the ratio (0, 0); a later crop
-    // past history_end, and a local contrast module (bilat: not rendered yet), enabled.
+    // past history_end, and a shadows and highlights module (shadhi: not rendered yet).
     let crop = "cdcccc3dcdcc4c3e3333333f6666663f0000000000000000"
     let later = "000000000000000000000040000000400000000000000000"
     func entry(_ number: Int, _ operation: String, _ params: String, enabled: Int = 1) -> String {
@@ -267,7 +267,7 @@ struct ForeignEditTests {
           <rdf:Seq>
            \(entry(0, "flip", "ffffffff"))
            \(entry(1, "crop", "0000000000000000cdcccc3d0000803f0000000000000000"))
-           \(entry(2, "bilat", "00000000000000000000803f"))
+           \(entry(2, "shadhi", "00000000000000000000803f"))
            \(entry(3, "crop", crop))
            \(entry(4, "crop", later))
           </rdf:Seq>
@@ -282,11 +282,11 @@ struct ForeignEditTests {
     #expect(entry["source"] as? String == "dt.jpg.xmp")
     #expect(entry["filters"] as? String == "crop x=0.1 y=0.2 width=0.6 height=0.7", "\(entry)")
     #expect(entry["rendered"] as? [String] == ["crop"])
-    #expect(entry["ignored"] as? [String] == ["bilat"])
+    #expect(entry["ignored"] as? [String] == ["shadhi"])
     let text = try CLI.run(["info", photo])
     #expect(
       text.stdout.contains(
-        "Edited in     darktable (dt.jpg.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7; not rendered: bilat\n"
+        "Edited in     darktable (dt.jpg.xmp): crop x=0.1 y=0.2 width=0.6 height=0.7; not rendered: shadhi\n"
       ), "\(text.stdout)")
     #expect(try CLI.run(["edit", photo, "--from-xmp"]).status == 0)
     let edited = try pixels(photo)
@@ -342,6 +342,114 @@ struct ForeignEditTests {
       let expected = [1.3, 1, 0.8].map { level * $0 / 2.0.squareRoot() }
       #expect(zip(pixel, expected).allSatisfy { abs($0 - $1) <= 1 }, "\(pixel) \(expected)")
     }
+  }
+
+  /// A darktable sidecar of `modules` (operation, version, params as hex).
+  static func darktableSidecar(_ modules: [(String, Int, String)]) -> [UInt8] {
+    let entries = modules.enumerated().map { number, module in
+      """
+      <rdf:li darktable:num="\(number)" darktable:operation="\(module.0)" darktable:enabled="1" \
+      darktable:modversion="\(module.1)" darktable:params="\(module.2)" darktable:multi_name="" darktable:multi_priority="0"/>
+      """
+    }
+    return Array(
+      """
+      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description rdf:about="" xmlns:darktable="http://darktable.sf.net/" darktable:history_end="\(modules.count)">
+      <darktable:history><rdf:Seq>
+      \(entries.joined(separator: "\n"))
+      </rdf:Seq></darktable:history></rdf:Description></rdf:RDF></x:xmpmeta>
+      """.utf8)
+  }
+
+  /// Little-endian 32-bit words as darktable writes a module's params (hex).
+  static func params(_ values: [Float]) -> String {
+    values.map { String(format: "%08x", $0.bitPattern.byteSwapped) }.joined()
+  }
+
+  @Test(
+    "darktable's sharpen, local contrast, monochrome and vignette read by their 4.2 layouts, in darktable's order: a smooth vignette darkens as darktable's formula does, monochrome is grey, sharpen steepens an edge; a layout of another size is not rendered"
+  )
+  func darktableEffects() throws {
+    let folder = try TemporaryFolder()
+    // 120x80: a step from dark to light at x = 60, orange above, blue below.
+    var bytes: [UInt8] = []
+    for y in 0..<80 {
+      for x in 0..<120 {
+        let light = 0.25 + 0.6 / (1 + exp(-(Double(x) - 59.5) / 0.8))
+        let colour = y < 40 ? [1.0, 0.7, 0.4] : [0.4, 0.6, 1.0]
+        bytes += colour.map { UInt8(($0 * light * 255).rounded()) }
+      }
+    }
+    let image = try VipsImage.fromPixels(bytes, width: 120, height: 80, bands: 3)
+    let step = try folder.write("step.png", image.encode(suffix: ".png"))
+    // sharpen v1 (radius 1.5, amount 1, threshold 0.2); bilat v3 (local laplacian, detail
+    // 0.25); monochrome v2 (neutral); vignette v4 (scale 60, fall-off 60, brightness -0.6,
+    // no saturation, centred, circle, dithered: the smooth ramp).
+    let vignette =
+      Self.params([60, 60, -0.6, 0, 0, 0]) + "00000000" + Self.params([1, 1])
+      + "01000000" + "01000000"
+    let modules = [
+      ("vignette", 4, vignette), ("monochrome", 2, Self.params([0, 0, 2, 0])),
+      ("sharpen", 1, Self.params([1.5, 1, 0.2])),
+      ("bilat", 3, "01000000" + Self.params([0.5, 0.5, 0.25, 0.5])),
+    ]
+    _ = try folder.write("step.png.xmp", Self.darktableSidecar(modules))
+    let entry = try #require(try Self.info(step)["foreignEdit"] as? [String: Any])
+    #expect(entry["rendered"] as? [String] == ["vignette"], "\(entry)")
+    #expect(entry["approximated"] as? [String] == ["bilat", "monochrome", "sharpen"])
+    #expect(entry["ignored"] as? [String] == [])
+    // darktable's order (sharpen 35, bilat 54, monochrome 64, vignette 68). The vignette's
+    // ring, 0.6 of half the longer side out and 0.6 wide, from the centre to the corners
+    // (144.2 / 2 pixels): 0.6 x 120 / 144.22 = 0.49923, and 0.49923 / (1 - 0.49923).
+    #expect(
+      entry["filters"] as? String
+        == "sharpen amount=1 radius=1.5 detail=0.825 | definition amount=0.25 | tone saturation=-1 | vignette amount=-0.6 midpoint=0.49923 feather=0.996925 roundness=1",
+      "\(entry)")
+
+    // The vignette alone on flat grey: darktable's formula, pixel by pixel.
+    let flat = try VipsImage.fromPixels(
+      [UInt8](repeating: 128, count: 120 * 80 * 3), width: 120, height: 80, bands: 3)
+    let grey = try folder.write("grey.png", flat.encode(suffix: ".png"))
+    _ = try folder.write("grey.png.xmp", Self.darktableSidecar([("vignette", 4, vignette)]))
+    #expect(try CLI.run(["edit", grey, "--from-xmp"]).status == 0)
+    let shaded = try pixels(grey)
+    func linear(_ v: Double) -> Double {
+      v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
+    }
+    func encoded(_ v: Double) -> Double {
+      255 * (v <= 0.0031308 ? 12.92 * v : 1.055 * pow(v, 1 / 2.4) - 0.055)
+    }
+    for (x, y) in [(60, 40), (60, 2), (114, 40), (100, 70), (0, 0), (119, 79)] {
+      // darktable: distance in half the longer side; the ramp from 0.6, 0.6 wide, smoothed
+      // by a cosine; the light times 1 - 0.6 w.
+      let d = hypot(Double(x) + 0.5 - 60, Double(y) + 0.5 - 40) / 60
+      let w = max(0, min(1, (d - 0.6) / 0.6))
+      let smooth = 0.5 - cos(Double.pi * w) / 2
+      let expected = encoded(linear(128 / 255) * (1 - 0.6 * smooth))
+      let got = try shaded.pixel(x: x, y: y)[0]
+      #expect(abs(got - expected) <= 2, "at \(x),\(y): \(got), darktable's \(expected)")
+    }
+
+    // Everything: grey, and the edge steeper than it was.
+    let luma = { (x: Int) throws -> Double in
+      let p = try pixels(step).pixel(x: x, y: 20)
+      return p.count >= 3 ? 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] : p[0]
+    }
+    let before = (try luma(58), try luma(61))
+    #expect(try CLI.run(["edit", step, "--from-xmp"]).status == 0)
+    #expect(try Self.isGrey(step))
+    // Either side of the edge (grey keeps the luma): the dark side darker, the light lighter.
+    let (dark, light) = (try luma(58) - before.0, try luma(61) - before.1)
+    #expect(dark < -4 && light > 4, "\(dark) \(light)")
+
+    // A sharpen params of another version's size (two words) is named, not drawn.
+    let odd = try Self.copy("gps.jpg", to: "odd.jpg", in: folder)
+    _ = try folder.write(
+      "odd.jpg.xmp", Self.darktableSidecar([("sharpen", 1, Self.params([2, 1]))]))
+    let oddEntry = try #require(try Self.info(odd)["foreignEdit"] as? [String: Any])
+    #expect(oddEntry["ignored"] as? [String] == ["sharpen"], "\(oddEntry)")
+    #expect(oddEntry["filters"] as? String == "", "\(oddEntry)")
   }
 
   @Test(

@@ -439,15 +439,17 @@ extension ForeignEdit {
     "rawprepare", "demosaic", "colorin", "colorout", "gamma", "dither", "flip", "crop",
   ]
 
-  /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`): its `crop` (left, top,
-  /// right and bottom edges as fractions of the upright image, little-endian floats in
-  /// `params`), `exposure` and (not on a RAW) `temperature` are rendered; `flip` is rendered
-  /// when it leaves the image as its EXIF has it (-1, 0), else not; every other enabled
-  /// module, and a second instance of any, is listed as not rendered. nil when there is
-  /// nothing.
-  static func darktable(_ settings: ForeignSettings, raw: Bool = false, upright: Bool = true)
-    -> ForeignEdit?
-  {
+  /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`) on an image `width` x
+  /// `height` upright: its `crop` (left, top, right and bottom edges as fractions of the
+  /// upright image, little-endian floats in `params`), `exposure` and (not on a RAW)
+  /// `temperature` are rendered; `flip` is rendered when it leaves the image as its EXIF has
+  /// it (-1, 0), else not; `sharpen`, `bilat`, `monochrome` and `vignette` as
+  /// `DarktableModules.swift` reads them, in darktable's pipeline order after the colour;
+  /// every other enabled module, and a second instance of any, is listed as not rendered.
+  /// nil when there is nothing.
+  static func darktable(
+    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false, upright: Bool = true
+  ) -> ForeignEdit? {
     var edit = ForeignEdit(
       program: "darktable", source: settings.source, graph: FilterGraph(nodes: []), rendered: [],
       approximated: [], ignored: settings.instances, alreadyApplied: false)
@@ -456,6 +458,24 @@ extension ForeignEdit {
     var temperature: [FilterNode] = []
     var exposure: [FilterNode] = []
     var flips: [FilterNode] = []
+    // Detail and effects, by their place in darktable's pipeline (after the colour).
+    var effects: [(order: Int, nodes: [FilterNode])] = []
+    // The size the vignette sees: turned by the flip and cut by the crop (both run first).
+    var (swapped, cut) = (false, (width: 1.0, height: 1.0))
+    var vignette: [UInt32]?
+    func effect(_ operation: String, _ order: Int, _ module: DarktableModule?) {
+      guard let module else {
+        edit.ignored.append(operation)
+        return
+      }
+      effects.append((order, module.nodes))
+      if module.nodes.isEmpty { return }
+      if module.exact {
+        edit.rendered.append(operation)
+      } else {
+        edit.approximated.append(operation)
+      }
+    }
     for (operation, entry) in settings.values.sorted(by: { $0.key < $1.key }) {
       let enabled = !entry.hasPrefix("0")
       let params = littleEndianWords(String(entry.dropFirst(2)))
@@ -468,6 +488,7 @@ extension ForeignEdit {
           let (x, y) = (sixPlaces(edges[0]), sixPlaces(edges[1]))
           let (right, bottom) = (sixPlaces(edges[2]), sixPlaces(edges[3]))
           let whole = x == 0 && y == 0 && right == 1 && bottom == 1
+          if !whole { cut = (right - x, bottom - y) }
           if !whole,
             let node = try? FilterNode(
               "crop",
@@ -503,11 +524,16 @@ extension ForeignEdit {
         if let value = params.first, value != 0xFFFF_FFFF, value != 0 {
           if upright, value < 8 {
             flips = darktableFlip(Int(value))
+            swapped = value & 4 != 0
             edit.rendered.append("flip")
           } else {
             edit.ignored.append("flip")
           }
         }
+      case "sharpen" where enabled: effect(operation, 0, darktableSharpen(params, raw: raw))
+      case "bilat" where enabled: effect(operation, 1, darktableLocalContrast(params))
+      case "monochrome" where enabled: effect(operation, 2, darktableMonochrome(params))
+      case "vignette" where enabled: vignette = params
       default:
         if enabled, !darktablePipeline.contains(operation), !edit.ignored.contains(operation) {
           edit.ignored.append(operation)
@@ -534,8 +560,15 @@ extension ForeignEdit {
         exposure = [merged]
       }
     }
+    // The vignette is placed on the image as the flip and crop left it (read after both).
+    if let vignette {
+      let (w, h) = swapped ? (Double(height), Double(width)) : (Double(width), Double(height))
+      effect(
+        "vignette", 3, darktableVignette(vignette, width: w * cut.width, height: h * cut.height))
+    }
     // The flip turns the image before the crop, whose edges are of the turned image.
     nodes = flips + nodes + temperature + exposure
+    nodes += effects.sorted { $0.order < $1.order }.flatMap(\.nodes)
     edit.graph = FilterGraph(nodes: nodes)
     guard !nodes.isEmpty || !edit.ignored.isEmpty else { return nil }
     return edit
@@ -686,7 +719,7 @@ extension ForeignEdit {
   ) {
     guard
       let edit = settings.program == "darktable"
-        ? Self.darktable(settings, raw: raw, upright: upright)
+        ? Self.darktable(settings, width: width, height: height, raw: raw, upright: upright)
         : Self.lightroom(settings, width: width, height: height)
     else { return nil }
     self = edit
