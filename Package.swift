@@ -51,6 +51,8 @@ let package = Package(
     // Camera RAW files through LibRaw (Debian's libraw-dev for the header), loaded with dlopen
     // on first use, in sandboxed workers only.
     .target(name: "CRaw"),
+    // zlib's inflate (Debian's zlib1g-dev), for darktable's compressed module params.
+    .target(name: "CInflate", linkerSettings: [.linkedLibrary("z")]),
     // The worker processes' sandbox: seccomp through libseccomp (Debian's libseccomp-dev).
     .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
     .target(
@@ -58,7 +60,7 @@ let package = Package(
       dependencies: [
         .product(name: "Logging", package: "swift-log"),
         "CVipsShim", "CExif", "CSandbox", "CSodium", "CHamming", "CVideo", "CRaw",
-        "CPostgres",
+        "CPostgres", "CInflate",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]),

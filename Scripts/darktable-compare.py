@@ -2,7 +2,8 @@
 """Darkroom's render of darktable histories against darktable's own (issue 54).
 
 For each module Darkroom renders or approximates (exposure, temperature, crop, flip,
-monochrome, sharpen, vignette, bilat) at three settings: a
+monochrome, sharpen, vignette, bilat, tonecurve, rgbcurve, shadhi, colorbalancergb) at three
+settings: a
 darktable sidecar is written beside a copy of a photo, `darktable-cli` exports the photo with
 it (the reference), `darkroom edit --from-xmp` renders the same sidecar, and the two are
 compared by SSIM on luminance (11x11 Gaussian window, sigma 1.5, as Wang et al. 2004). Prints
@@ -17,12 +18,14 @@ lose the grain differently. MODULES=sharpen,vignette limits the rows to those mo
 Usage: /opt/darkroom-test-python/bin/python Scripts/darktable-compare.py [PHOTO] [DARKROOM]
 Needs darktable (darktable-cli), libvips' tools and numpy (the tests' venv has it).
 """
+import base64
 import os
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 
@@ -84,6 +87,48 @@ def bilat(detail, mode=1, sigma_r=0.5, sigma_s=0.5, midtone=0.5):
     return ("bilat", 3, struct.pack("<iffff", mode, sigma_r, sigma_s, detail, midtone).hex())
 
 
+def packed(blob):
+    """A params blob as darktable writes one over 100 bytes: gz, a size factor, base64 zlib."""
+    data = zlib.compress(blob)
+    return f"gz{min(len(blob) // len(data) + 1, 99):02d}" + base64.b64encode(data).decode()
+
+
+def curve_nodes(curves):
+    """darktable's [3][20] node arrays and their counts."""
+    blob, counts = b"", []
+    for nodes in curves:
+        counts.append(len(nodes))
+        flat = [v for node in nodes for v in node] + [0.0] * (40 - 2 * len(nodes))
+        blob += struct.pack("<40f", *flat)
+    return blob, counts
+
+
+def tonecurve(l_nodes, autoscale=3, preserve=3):
+    ab = [(0.0, 0.0), (0.5, 0.5), (1.0, 1.0)]
+    blob, counts = curve_nodes([l_nodes, ab, ab])
+    blob += struct.pack("<3i3iiiii", *counts, 2, 2, 2, autoscale, 0, 1, preserve)
+    return ("tonecurve", 5, packed(blob))
+
+
+def rgbcurve(curves, autoscale=0, compensate=0, preserve=1):
+    blob, counts = curve_nodes(curves)
+    blob += struct.pack("<3i3iiii", *counts, 2, 2, 2, autoscale, compensate, preserve)
+    return ("rgbcurve", 1, packed(blob))
+
+
+def shadhi(shadows, highlights):
+    return ("shadhi", 5, struct.pack(
+        "<iffffffffIfi", 0, 100.0, shadows, 0.0, highlights, 0.0, 50.0, 100.0, 50.0, 127, 1e-6,
+        0).hex())
+
+
+def colorbalancergb(contrast=0.0, vibrance=0.0, saturation=0.0, chroma=0.0):
+    values = [0.0] * 32
+    values[12], values[14], values[28], values[30] = 1.0, 1.0, 0.1845, 0.1845
+    values[17], values[19], values[29], values[31] = chroma, saturation, vibrance, contrast
+    return ("colorbalancergb", 5, packed(struct.pack("<32fi", *values, 1)))
+
+
 CASES = [
     ("exposure", "+0.5 EV", [exposure(0.5)], 0.98),
     ("exposure", "-0.4 EV", [exposure(-0.4)], 0.98),
@@ -106,10 +151,22 @@ CASES = [
     ("sharpen", "wide 4 / 1 / 1", [sharpen(4, 1.0, 1.0)], 0.95),
     ("vignette", "plain 60 / 60 / -0.6", [vignette(60, 60, -0.6, 0)], 0.95),
     ("vignette", "default (saturation)", [vignette(80, 50, -0.5, -0.5)], 0.95),
-    ("vignette", "frame, dithered", [vignette(50, 80, -0.4, 0, autoratio=1, dithering=1)], 0.95),
+    ("vignette", "frame, dithered", [vignette(50, 80, -0.4, 0, autoratio=1, dithering=1)], 0.98),
     ("bilat", "default 125%", [bilat(0.25)], 0.95),
     ("bilat", "strong 200%", [bilat(1.0)], 0.95),
     ("bilat", "bilateral 150%", [bilat(0.5, mode=0, sigma_r=20, sigma_s=50, midtone=0.2)], 0.95),
+    ("tonecurve", "S, RGB linked", [tonecurve([(0, 0), (0.25, 0.2), (0.75, 0.8), (1, 1)])], 0.95),
+    ("tonecurve", "midtones up", [tonecurve([(0, 0), (0.5, 0.6), (1, 1)])], 0.95),
+    ("tonecurve", "S, Lab linked", [tonecurve([(0, 0), (0.3, 0.22), (0.7, 0.78), (1, 1)], autoscale=1)], 0.95),
+    ("rgbcurve", "linked, grey lifted", [rgbcurve([[(0, 0), (0.18, 0.25), (1, 1)]] * 3)], 0.95),
+    ("rgbcurve", "linked, no norm", [rgbcurve([[(0, 0), (0.18, 0.12), (1, 1)]] * 3, preserve=0)], 0.95),
+    ("rgbcurve", "each channel", [rgbcurve([[(0, 0), (0.5, 0.6), (1, 1)], [(0, 0), (1, 1)], [(0, 0), (0.5, 0.42), (1, 1)]], autoscale=1)], 0.95),
+    ("shadhi", "default +50 / -50", [shadhi(50, -50)], 0.95),
+    ("shadhi", "shadows +80", [shadhi(80, 0)], 0.95),
+    ("shadhi", "highlights -80", [shadhi(0, -80)], 0.95),
+    ("colorbalancergb", "contrast +0.2", [colorbalancergb(contrast=0.2)], 0.95),
+    ("colorbalancergb", "vibrance +0.3", [colorbalancergb(vibrance=0.3)], 0.95),
+    ("colorbalancergb", "saturation +0.3", [colorbalancergb(saturation=0.3)], 0.95),
 ]
 if os.environ.get("MODULES"):
     CASES = [case for case in CASES if case[0] in os.environ["MODULES"].split(",")]

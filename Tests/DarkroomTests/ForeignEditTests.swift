@@ -453,6 +453,56 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "darktable's compressed params (gz: zlib in base64) read: tonecurve, rgbcurve and colorbalancergb, with shadhi; the tone curve's lightness nodes placed on encoded values lift a grey as the curve says; a damaged gz blob is named, not drawn"
+  )
+  func darktableCompressedModules() throws {
+    let folder = try TemporaryFolder()
+    // Made by Scripts/darktable-compare.py's tonecurve(), rgbcurve(), colorbalancergb() and
+    // shadhi() (darktable 4.2's layouts; zlib as darktable writes blobs over 100 bytes).
+    let toneCurve = "gz13eJxjYIAD+1kzJe0ZGBqgeNABewgedR8pgBkJMyFhZqg8I5QNAIenB1c="
+    let modules = [
+      ("tonecurve", 5, toneCurve),
+      ("rgbcurve", 1, "gz11eJxjYIAD+1kzJe0ZGBqgeLCBweouOLC35bpuN9jcyQzETEg0DDNC5UE0AJhUB/A="),
+      ("colorbalancergb", 5, "gz04eJxjYCAVNNij0gwMZ8+csUWm8YGJb23sZs2caQeiz57xsWMEigEAEh0O4Q=="),
+      (
+        "shadhi", 5, Self.params([0, 100, 50, 0, -50, 0, 50, 100, 50]) + "7f000000bd37863500000000"
+      ),
+    ]
+    let photo = try Self.copy("gps.jpg", to: "photo.jpg", in: folder)
+    _ = try folder.write("photo.jpg.xmp", Self.darktableSidecar(modules))
+    let entry = try #require(try Self.info(photo)["foreignEdit"] as? [String: Any])
+    #expect(
+      entry["approximated"] as? [String] == ["colorbalancergb", "rgbcurve", "shadhi", "tonecurve"],
+      "\(entry)")
+    #expect(entry["ignored"] as? [String] == [])
+    // In darktable's order: colour balance, RGB curves, tone curve, shadows and highlights.
+    // Lightness 0.5 is the encoded grey 0.466327, 0.6 is 0.566866; the RGB curve's linear
+    // 0.5, 0.6 and 0.42 are encoded 0.735357, 0.797738 and 0.679976.
+    #expect(
+      entry["filters"] as? String
+        == "tone contrast=0.2 saturation=0.2 | vibrance | curve red=0:0,0.735357:0.797738,1:1 blue=0:0,0.735357:0.679976,1:1 | curve rgb=0:0,0.466327:0.566866,1:1 | tone highlights=-0.25 shadows=0.15",
+      "\(entry)")
+
+    // The tone curve alone on flat grey 119 (lightness 0.5 is 118.9): lifted to 0.566866.
+    let flat = try VipsImage.fromPixels(
+      [UInt8](repeating: 119, count: 64 * 48 * 3), width: 64, height: 48, bands: 3)
+    let grey = try folder.write("grey.png", flat.encode(suffix: ".png"))
+    _ = try folder.write(
+      "grey.png.xmp", Self.darktableSidecar([("tonecurve", 5, toneCurve)]))
+    #expect(try CLI.run(["edit", grey, "--from-xmp"]).status == 0)
+    let lifted = try pixels(grey).pixel(x: 32, y: 24)
+    #expect(lifted.allSatisfy { abs($0 - 0.566866 * 255) <= 1.5 }, "\(lifted)")
+
+    // A gz blob cut short is not read: the module is named, nothing drawn for it.
+    let cut = try Self.copy("gps.jpg", to: "cut.jpg", in: folder)
+    _ = try folder.write(
+      "cut.jpg.xmp", Self.darktableSidecar([("tonecurve", 5, String(toneCurve.prefix(40)))]))
+    let cutEntry = try #require(try Self.info(cut)["foreignEdit"] as? [String: Any])
+    #expect(cutEntry["ignored"] as? [String] == ["tonecurve"], "\(cutEntry)")
+    #expect(cutEntry["filters"] as? String == "", "\(cutEntry)")
+  }
+
+  @Test(
     "edit -> adjustments --xmp -> exiftool reads the crop and grayscale back, and edit --adjustment x.xmp on a copy gives the same graph and pixels"
   )
   func roundTrip() throws {

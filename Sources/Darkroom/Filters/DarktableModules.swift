@@ -1,3 +1,6 @@
+import CInflate
+import FoundationEssentials
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -128,4 +131,163 @@ extension ForeignEdit {
 
   /// `definition`'s amount for each unit of darktable's local contrast `detail`.
   static let localContrastScale = 1.0
+}
+
+extension ForeignEdit {
+  /// darktable's `params` as little-endian 32-bit words: hex digits, or a large struct's
+  /// `gz` form (`gz`, two digits of a size hint, then base64 of a zlib stream; darktable
+  /// compresses params over 100 bytes). Empty for anything else.
+  static func darktableParams(_ text: String) -> [UInt32] {
+    guard text.hasPrefix("gz") else { return littleEndianWords(text) }
+    guard let packed = Data(base64Encoded: String(text.dropFirst(4))), packed.count <= 65536 else {
+      return []
+    }
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    var made = 0
+    let status = packed.withUnsafeBytes { input in
+      bytes.withUnsafeMutableBufferPointer { output in
+        dr_inflate(
+          input.bindMemory(to: UInt8.self).baseAddress, input.count, output.baseAddress,
+          output.count, &made)
+      }
+    }
+    guard status == 0, made % 4 == 0 else { return [] }
+    return stride(from: 0, to: made, by: 4).map { start in
+      (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[start + $1]) << (8 * UInt32($1)) }
+    }
+  }
+
+  /// The first `count` nodes (x, y) of curve `index` in darktable's `[3][20]` node arrays
+  /// (words 0-119), as encoded sRGB values through `encoding`; nil for a count outside
+  /// 2-16 (Darkroom's curves take 16 points), a value not finite, or x not rising.
+  private static func curveNodes(
+    _ params: [UInt32], _ index: Int, count: UInt32, _ encoding: (Double) -> Double
+  ) -> [(x: Double, y: Double)]? {
+    guard (2...16).contains(count) else { return nil }
+    var nodes: [(x: Double, y: Double)] = []
+    for k in 0..<Int(count) {
+      let word = index * 40 + 2 * k
+      let (x, y) = (
+        Double(Float(bitPattern: params[word])), Double(Float(bitPattern: params[word + 1]))
+      )
+      guard x.isFinite, y.isFinite else { return nil }
+      let point = (
+        x: sixPlaces(encoding(min(max(x, 0), 1))), y: sixPlaces(encoding(min(max(y, 0), 1)))
+      )
+      if let last = nodes.last, point.x <= last.x { return nil }
+      nodes.append(point)
+    }
+    return nodes
+  }
+
+  /// A lightness L* / 100 as the encoded sRGB value of a grey that light.
+  static func encodedLightness(_ value: Double) -> Double {
+    let lightness = 100 * value
+    let y =
+      lightness > 8 ? pow((lightness + 16) / 116, 3) : lightness / (24389.0 / 27)
+    return ColourMath.encode(y)
+  }
+
+  /// Points as a curve parameter's text (`x:y,...`); nil for a straight line (no change).
+  private static func pointsText(_ nodes: [(x: Double, y: Double)]) -> FilterValue? {
+    if nodes.allSatisfy({ abs($0.x - $0.y) < 1e-6 }) { return nil }
+    return .text(
+      nodes.map { "\(FilterValue.number($0.x)):\(FilterValue.number($0.y))" }.joined(separator: ",")
+    )
+  }
+
+  /// darktable's `tonecurve` (v5, 130 words; v4 and v3 one and two shorter): curves for L, a
+  /// and b through up to 20 nodes each, in lightness (L / 100) and (a + 128) / 256. In its
+  /// linked modes (RGB, the default; Lab; XYZ) the L curve acts on the lightness of every
+  /// channel alike, drawn as `curve rgb` through the same lightnesses as encoded sRGB
+  /// values; the independent a and b curves are not drawn. Approximated: darktable applies
+  /// it to a norm of linear ProPhoto RGB (or to L), Darkroom to each encoded channel.
+  static func darktableToneCurve(_ params: [UInt32]) -> DarktableModule? {
+    guard (128...130).contains(params.count),
+      let nodes = curveNodes(params, 0, count: params[120], encodedLightness)
+    else { return nil }
+    guard let points = pointsText(nodes) else { return ([], true) }
+    guard let node = try? FilterNode("curve", ["rgb": points]) else { return nil }
+    return ([node], false)
+  }
+
+  /// darktable's `rgbcurve` (v1, 129 words): three curves of up to 20 nodes, in linear RGB
+  /// (or in lightness with `compensate_middle_grey`); linked (the default: the first curve
+  /// on every channel, through a norm) or one a channel. Drawn as `curve rgb` or `red`,
+  /// `green` and `blue` through the nodes as encoded sRGB values: approximated (darktable's
+  /// working space is linear Rec. 2020, and its linked curve keeps the colours' ratios).
+  static func darktableRGBCurve(_ params: [UInt32]) -> DarktableModule? {
+    guard params.count == 129 else { return nil }
+    let lightness = params[127] != 0
+    let encoding = { (value: Double) -> Double in
+      lightness ? encodedLightness(value) : ColourMath.encode(value)
+    }
+    var values: [String: FilterValue] = [:]
+    if params[126] == 0 {
+      guard let nodes = curveNodes(params, 0, count: params[120], encoding) else { return nil }
+      values["rgb"] = pointsText(nodes)
+    } else {
+      for (index, channel) in ["red", "green", "blue"].enumerated() {
+        guard let nodes = curveNodes(params, index, count: params[120 + index], encoding) else {
+          return nil
+        }
+        values[channel] = pointsText(nodes)
+      }
+    }
+    if values.isEmpty { return ([], true) }
+    guard let node = try? FilterNode("curve", values) else { return nil }
+    return ([node], false)
+  }
+
+  /// darktable's `shadhi`, shadows and highlights (v5, 12 words; v4 11): `shadows` and
+  /// `highlights` (-100 to 100; darktable's defaults +50 and -50) brighten the dark and
+  /// darken the bright areas against a blur of the image, the shadows only where the blur is
+  /// darker than mid-grey (at its default compression). Drawn as `tone shadows` and
+  /// `highlights` (per pixel, not against their surroundings), scaled by 0.3 and 0.5, as
+  /// much as darktable-cli 4.2 moved two photos on average: approximated.
+  static func darktableShadowsHighlights(_ params: [UInt32]) -> DarktableModule? {
+    guard params.count == 11 || params.count == 12 else { return nil }
+    let (shadows, highlights) = (
+      Double(Float(bitPattern: params[2])), Double(Float(bitPattern: params[4]))
+    )
+    guard shadows.isFinite, highlights.isFinite else { return nil }
+    var values: [String: FilterValue] = [:]
+    if shadows != 0 {
+      values["shadows"] = .number(sixPlaces(max(-1, min(1, shadows / 100 * 0.3))))
+    }
+    if highlights != 0 {
+      values["highlights"] = .number(sixPlaces(max(-1, min(1, highlights / 100 * 0.5))))
+    }
+    if values.isEmpty { return ([], true) }
+    guard let node = try? FilterNode("tone", values) else { return nil }
+    return ([node], false)
+  }
+
+  /// darktable's `colorbalancergb` (v5, 33 words; v1-v4 are its first 24, 28, 29 and 32):
+  /// of its many controls, `contrast` (around its grey fulcrum), `vibrance`, and the global
+  /// `chroma` and `saturation` are drawn, as `tone contrast`, `vibrance` and `tone
+  /// saturation`; its colour grading (4 ways), brilliance and hue shift are not.
+  /// Approximated, always (darktable works in its own perceptual spaces, on scene light).
+  static func darktableColorBalance(_ params: [UInt32]) -> DarktableModule? {
+    guard [24, 28, 29, 32, 33].contains(params.count) else { return nil }
+    let value = { (index: Int) -> Double in
+      index < params.count ? Double(Float(bitPattern: params[index])) : 0
+    }
+    let (chroma, saturation, vibrance, contrast) = (value(17), value(19), value(29), value(31))
+    guard [chroma, saturation, vibrance, contrast].allSatisfy(\.isFinite) else { return nil }
+    var nodes: [FilterNode] = []
+    var tone: [String: FilterValue] = [:]
+    if contrast != 0 { tone["contrast"] = .number(sixPlaces(max(-1, min(1, contrast)))) }
+    if chroma + saturation != 0 {
+      tone["saturation"] = .number(sixPlaces(max(-1, min(1, chroma + saturation))))
+    }
+    if !tone.isEmpty, let node = try? FilterNode("tone", tone) { nodes.append(node) }
+    if vibrance != 0,
+      let node = try? FilterNode(
+        "vibrance", ["amount": .number(sixPlaces(max(-1, min(1, vibrance))))])
+    {
+      nodes.append(node)
+    }
+    return (nodes, false)
+  }
 }

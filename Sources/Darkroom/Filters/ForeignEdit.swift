@@ -478,7 +478,7 @@ extension ForeignEdit {
     }
     for (operation, entry) in settings.values.sorted(by: { $0.key < $1.key }) {
       let enabled = !entry.hasPrefix("0")
-      let params = littleEndianWords(String(entry.dropFirst(2)))
+      let params = darktableParams(String(entry.dropFirst(2)))
       switch operation {
       case "crop" where enabled:
         let edges = params.prefix(4).map { Double(Float(bitPattern: $0)) }
@@ -531,8 +531,12 @@ extension ForeignEdit {
           }
         }
       case "sharpen" where enabled: effect(operation, 0, darktableSharpen(params, raw: raw))
-      case "bilat" where enabled: effect(operation, 1, darktableLocalContrast(params))
-      case "monochrome" where enabled: effect(operation, 2, darktableMonochrome(params))
+      case "colorbalancergb" where enabled: effect(operation, 1, darktableColorBalance(params))
+      case "rgbcurve" where enabled: effect(operation, 2, darktableRGBCurve(params))
+      case "tonecurve" where enabled: effect(operation, 3, darktableToneCurve(params))
+      case "shadhi" where enabled: effect(operation, 4, darktableShadowsHighlights(params))
+      case "bilat" where enabled: effect(operation, 5, darktableLocalContrast(params))
+      case "monochrome" where enabled: effect(operation, 6, darktableMonochrome(params))
       case "vignette" where enabled: vignette = params
       default:
         if enabled, !darktablePipeline.contains(operation), !edit.ignored.contains(operation) {
@@ -564,7 +568,7 @@ extension ForeignEdit {
     if let vignette {
       let (w, h) = swapped ? (Double(height), Double(width)) : (Double(width), Double(height))
       effect(
-        "vignette", 3, darktableVignette(vignette, width: w * cut.width, height: h * cut.height))
+        "vignette", 7, darktableVignette(vignette, width: w * cut.width, height: h * cut.height))
     }
     // The flip turns the image before the crop, whose edges are of the turned image.
     nodes = flips + nodes + temperature + exposure
