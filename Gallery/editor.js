@@ -48,13 +48,23 @@
   // The order filters are written in: geometry first (a crop is of the turned image), then
   // light and colour, detail, and what depends on the frame last.
   const order = ["trim", "perspective", "rotate", "flip", "crop", "balance", "tone", "light",
-    "vibrance", "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
+    "curve", "vibrance", "hsl", "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
 
   let catalog = null;
   const sliders = new Map();  // "filter.parameter" -> input
   const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
     vertical: 0, horizontal: 0 };
-  let extra = [];  // filters this panel has no control for (curve, hsl, grain), kept as they are
+  let extra = [];  // filters this panel has no control for (grain), kept as they are
+  // Colour ranges (the hsl filter): "blue-saturation" -> value; the range the sliders show.
+  // (Each swatch's colour is the stylesheet's: the page allows no inline style.)
+  const hslRanges = ["red", "orange", "yellow", "green", "aqua", "blue", "purple", "magenta"];
+  const hsl = {};
+  let showHSL = () => {};
+  // Curves (the curve filter): each channel's points [x, y], x rising, 0 to 1.
+  const curveChannels = [["rgb", "RGB"], ["red", "Red"], ["green", "Green"], ["blue", "Blue"]];
+  const straight = () => [[0, 0], [1, 1]];
+  const curves = { rgb: straight(), red: straight(), green: straight(), blue: straight() };
+  let drawCurve = () => {};
   let cropping = false;
 
   const element = (tag, attributes = {}, ...children) => {
@@ -110,6 +120,7 @@
       form.append(group(title, body, () => {
         for (const [filter, name] of entries) resetSlider(filter + "." + name);
       }));
+      if (title === "Black & White" && asset.mediaType !== "video") form.append(curvesGroup(), hslGroup());
     }
     form.append(element("h3", { text: "History" }), history);
   }
@@ -128,6 +139,226 @@
     if (!input) return;
     input.value = String(neutral[key] ?? 0);
     input.dispatchEvent(new Event("input"));
+  }
+
+  // Colour ranges: a swatch for each of the hsl filter's eight ranges, and the chosen one's
+  // hue, saturation and luminance.
+  function hslGroup() {
+    const body = element("div", { class: "hsl" });
+    const swatches = element("div", { class: "swatches", role: "radiogroup",
+      "aria-label": "Colour range" });
+    for (const name of hslRanges) {
+      swatches.append(element("button", { type: "button", role: "radio", "data-range": name,
+        "aria-label": name, title: name }));
+    }
+    let range = "red", showing = false;
+    const rows = element("div", { class: "sliders" });
+    const inputs = [];
+    for (const [part, label] of [["hue", "Hue"], ["saturation", "Saturation"], ["luminance", "Luminance"]]) {
+      const input = element("input", { id: "edit-hsl-" + part, type: "range", min: "-1", max: "1",
+        step: "0.01", value: "0" });
+      const output = element("output", { for: input.id, text: "0" });
+      input.addEventListener("input", () => {
+        output.value = input.value;
+        if (!showing) hsl[range + "-" + part] = Number(input.value);
+      });
+      inputs.push([part, input, output]);
+      rows.append(element("label", { for: input.id, text: label }), input, output);
+    }
+    showHSL = () => {
+      showing = true;
+      for (const swatch of swatches.children) {
+        swatch.setAttribute("aria-checked", String(swatch.dataset.range === range));
+        swatch.classList.toggle("changed", ["hue", "saturation", "luminance"]
+          .some((part) => (hsl[swatch.dataset.range + "-" + part] ?? 0) !== 0));
+      }
+      for (const [part, input, output] of inputs) {
+        input.value = String(hsl[range + "-" + part] ?? 0);
+        output.value = input.value;
+      }
+      showing = false;
+    };
+    swatches.addEventListener("click", (event) => {
+      const swatch = event.target.closest("[data-range]");
+      if (!swatch) return;
+      range = swatch.dataset.range;
+      showHSL();
+    });
+    rows.addEventListener("input", () => showHSL());
+    body.append(swatches, rows);
+    showHSL();
+    return group("Color ranges", body, () => {
+      for (const key of Object.keys(hsl)) delete hsl[key];
+      showHSL();
+    });
+  }
+
+  // Curves: a channel, and its curve through points over the square of input (across) and
+  // output (up). Drag a point; press on the curve's square to add one there; Delete (or a
+  // double click) removes one; a focused point moves by the arrow keys.
+  function curvesGroup() {
+    const svgNS = "http://www.w3.org/2000/svg";
+    const make = (tag, attributes) => {
+      const node = document.createElementNS(svgNS, tag);
+      for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+      return node;
+    };
+    const select = element("select", { id: "edit-curve-channel", "aria-label": "Curve channel" });
+    for (const [value, text] of curveChannels) select.append(element("option", { value, text }));
+    const svg = make("svg", { viewBox: "-4 -4 108 108", class: "curve", role: "group",
+      "aria-label": "Curve: drag a point, press the square to add one, Delete removes one" });
+    for (const at of [25, 50, 75]) {
+      svg.append(make("line", { x1: at, y1: 0, x2: at, y2: 100, class: "grid" }),
+        make("line", { x1: 0, y1: at, x2: 100, y2: at, class: "grid" }));
+    }
+    svg.append(make("rect", { x: 0, y: 0, width: 100, height: 100, class: "frame" }),
+      make("line", { x1: 0, y1: 100, x2: 100, y2: 0, class: "grid" }));
+    const path = make("path", { class: "line" });
+    const dots = make("g", {});
+    svg.append(path, dots);
+    const points = () => curves[select.value];
+    const toSquare = (event) => {
+      const box = svg.getBoundingClientRect();
+      const x = ((event.clientX - box.left) / box.width) * 108 - 4;
+      const y = ((event.clientY - box.top) / box.height) * 108 - 4;
+      return [Math.min(1, Math.max(0, x / 100)), Math.min(1, Math.max(0, 1 - y / 100))];
+    };
+    // A point moved within its neighbours (x rising by at least 0.01).
+    const place = (index, x, y) => {
+      const list = points();
+      const low = index > 0 ? list[index - 1][0] + 0.01 : 0;
+      const high = index < list.length - 1 ? list[index + 1][0] - 0.01 : 1;
+      list[index] = [Math.round(Math.min(high, Math.max(low, x)) * 1000) / 1000,
+        Math.round(Math.min(1, Math.max(0, y)) * 1000) / 1000];
+    };
+    let dragging = null, focusAfter = null;
+    drawCurve = () => {
+      const list = points();
+      const ys = monotone(list, 65);
+      path.setAttribute("class", "line " + select.value);
+      path.setAttribute("d", ys.map((y, i) => (i ? "L" : "M") + (i * 100 / 64).toFixed(2) + " " +
+        (100 - y * 100).toFixed(2)).join(" "));
+      dots.textContent = "";
+      list.forEach(([x, y], index) => {
+        const dot = make("circle", { cx: x * 100, cy: 100 - y * 100, r: 3.5, class: "point",
+          tabindex: "0", role: "slider", "data-index": String(index),
+          "aria-label": "Point " + (index + 1) + " of " + list.length,
+          "aria-valuetext": "in " + Math.round(x * 100) + "%, out " + Math.round(y * 100) + "%" });
+        dots.append(dot);
+      });
+      if (focusAfter !== null) {
+        dots.children[focusAfter]?.focus();
+        focusAfter = null;
+      }
+    };
+    const remove = (index) => {
+      const list = points();
+      if (index <= 0 || index >= list.length - 1) return;  // the ends stay
+      list.splice(index, 1);
+      drawCurve();
+      changed();
+    };
+    svg.addEventListener("pointerdown", (event) => {
+      event.preventDefault();
+      const dot = event.target.closest("circle.point");
+      let index;
+      if (dot) {
+        index = Number(dot.dataset.index);
+      } else {
+        const [x] = toSquare(event);
+        const list = points();
+        if (list.length >= 16) return;
+        index = list.findIndex(([px]) => px > x);
+        if (index <= 0) return;  // not beside the ends' own places
+        if (x - list[index - 1][0] < 0.02 || list[index][0] - x < 0.02) return;
+        list.splice(index, 0, [x, monotone(list, 1001)[Math.round(x * 1000)]]);
+      }
+      dragging = index;
+      svg.setPointerCapture(event.pointerId);
+      focusAfter = index;
+      drawCurve();
+    });
+    svg.addEventListener("pointermove", (event) => {
+      if (dragging === null) return;
+      const [x, y] = toSquare(event);
+      place(dragging, x, y);
+      drawCurve();
+    });
+    const stop = () => {
+      if (dragging === null) return;
+      dragging = null;
+      changed();
+    };
+    svg.addEventListener("pointerup", stop);
+    svg.addEventListener("pointercancel", stop);
+    svg.addEventListener("dblclick", (event) => {
+      const dot = event.target.closest("circle.point");
+      if (dot) remove(Number(dot.dataset.index));
+    });
+    svg.addEventListener("keydown", (event) => {
+      const dot = event.target.closest("circle.point");
+      if (!dot) return;
+      const index = Number(dot.dataset.index);
+      const [x, y] = points()[index];
+      const step = event.shiftKey ? 0.05 : 0.01;
+      const moves = { ArrowUp: [0, step], ArrowDown: [0, -step], ArrowLeft: [-step, 0],
+        ArrowRight: [step, 0] };
+      if (event.key === "Delete" || event.key === "Backspace") {
+        event.preventDefault();
+        focusAfter = Math.max(0, index - 1);
+        remove(index);
+      } else if (moves[event.key]) {
+        event.preventDefault();
+        place(index, x + moves[event.key][0], y + moves[event.key][1]);
+        focusAfter = index;
+        drawCurve();
+        changed();
+      }
+    });
+    select.addEventListener("change", () => drawCurve());
+    const body = element("div", { class: "curves" }, select, svg);
+    drawCurve();
+    return group("Curves", body, () => {
+      for (const [channel] of curveChannels) curves[channel] = straight();
+      drawCurve();
+    });
+  }
+
+  // A curve through points, monotone between them (Fritsch and Carlson's cubic, as the
+  // server's curve filter draws it), flat beyond the ends: `samples` values over 0 to 1.
+  function monotone(list, samples) {
+    const n = list.length;
+    const slopes = [];
+    for (let i = 0; i < n - 1; i++) slopes.push((list[i + 1][1] - list[i][1]) / (list[i + 1][0] - list[i][0]));
+    const tangents = new Array(n).fill(0);
+    tangents[0] = slopes[0];
+    tangents[n - 1] = slopes[n - 2];
+    for (let i = 1; i < n - 1; i++) {
+      tangents[i] = slopes[i - 1] * slopes[i] <= 0 ? 0 : (slopes[i - 1] + slopes[i]) / 2;
+    }
+    for (let i = 0; i < n - 1; i++) {
+      if (slopes[i] === 0) { tangents[i] = tangents[i + 1] = 0; continue; }
+      const a = tangents[i] / slopes[i], b = tangents[i + 1] / slopes[i], h = a * a + b * b;
+      if (h > 9) {
+        const t = 3 / Math.sqrt(h);
+        tangents[i] = t * a * slopes[i];
+        tangents[i + 1] = t * b * slopes[i];
+      }
+    }
+    const out = [];
+    let segment = 0;
+    for (let index = 0; index < samples; index++) {
+      const x = samples === 1 ? 0 : index / (samples - 1);
+      if (x <= list[0][0]) { out.push(list[0][1]); continue; }
+      if (x >= list[n - 1][0]) { out.push(list[n - 1][1]); continue; }
+      while (x > list[segment + 1][0]) segment++;
+      const [x0, y0] = list[segment], [x1, y1] = list[segment + 1];
+      const h = x1 - x0, t = (x - x0) / h, t2 = t * t, t3 = t2 * t;
+      const y = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * tangents[segment] +
+        (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * tangents[segment + 1];
+      out.push(Math.min(1, Math.max(0, y)));
+    }
+    return out;
   }
 
   function geometryGroup() {
@@ -210,6 +441,16 @@
     for (const [filter, entry] of byFilter) {
       if (entry.lead) written.set(filter, filter + " " + entry.params.join(" "));
     }
+    const bent = curveChannels.map(([channel]) => channel).filter((channel) =>
+      curves[channel].some(([x, y]) => x !== y));
+    if (bent.length) {
+      written.set("curve", "curve " + bent.map((channel) => channel + "=" +
+        curves[channel].map(([x, y]) => number(x) + ":" + number(y)).join(",")).join(" "));
+    }
+    const ranges = Object.entries(hsl).filter(([, value]) => value !== 0).sort();
+    if (ranges.length) {
+      written.set("hsl", "hsl " + ranges.map(([name, value]) => name + "=" + number(value)).join(" "));
+    }
     if (geometry.vertical || geometry.horizontal) {
       written.set("perspective", "perspective vertical=" + number(geometry.vertical) +
         " horizontal=" + number(geometry.horizontal));
@@ -253,9 +494,21 @@
     Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
       crop: null, vertical: 0, horizontal: 0 });
     extra = [];
+    for (const key of Object.keys(hsl)) delete hsl[key];
+    for (const [channel] of curveChannels) curves[channel] = straight();
     for (const node of nodes) {
       const params = node.params || {};
-      if (node.op === "rotate") geometry.turns = (geometry.turns + Number(params.angle ?? 90) / 90) % 4;
+      if (node.op === "hsl" && !nodes.some((other) => other !== node && other.op === "hsl")) {
+        for (const [name, value] of Object.entries(params)) {
+          if (value !== null && value !== undefined && Number(value) !== 0) hsl[name] = Number(value);
+        }
+      } else if (node.op === "curve" && !nodes.some((other) => other !== node && other.op === "curve")) {
+        for (const [channel] of curveChannels) {
+          if (typeof params[channel] === "string") {
+            curves[channel] = params[channel].split(",").map((pair) => pair.split(":").map(Number));
+          }
+        }
+      } else if (node.op === "rotate") geometry.turns = (geometry.turns + Number(params.angle ?? 90) / 90) % 4;
       else if (node.op === "flip") {
         if ((params.direction ?? "horizontal") === "horizontal") geometry.flipH = !geometry.flipH;
         else geometry.flipV = !geometry.flipV;
@@ -287,6 +540,8 @@
     }
     const aspect = form.querySelector("#edit-aspect");
     if (aspect) aspect.value = geometry.aspect;
+    showHSL();
+    drawCurve();
   }
 
   // Filters written as text ("tone exposure=0.3") back as nodes.

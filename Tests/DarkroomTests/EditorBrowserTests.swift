@@ -161,8 +161,11 @@ struct EditorBrowserTests {
       )
       as? [String]
     #expect(
-      groups == ["Crop & straighten", "Light", "Color", "Black & White", "Detail", "Vignette"])
-    #expect(try browser.findAll(".editor .group .reset").count == 6)
+      groups == [
+        "Crop & straighten", "Light", "Color", "Black & White", "Curves", "Color ranges", "Detail",
+        "Vignette",
+      ])
+    #expect(try browser.findAll(".editor .group .reset").count == 8)
     try browser.screenshot("editor-desktop")
 
     // A photo's first preview, then one that changes with each tool.
@@ -265,6 +268,82 @@ struct EditorBrowserTests {
     try browser.click(try browser.find("[data-act='revert']"))
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
     #expect(try ContentHash.of(file: path) == original)
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+  }
+
+  @Test(
+    "curves and colour ranges: a point added on the curve by the mouse and moved by the keyboard, a range's saturation and another's luminance, saved as curve and hsl; the panel shows them again after a reload"
+  )
+  func curvesAndRanges() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let id = try served.ids()[0]
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    defer { withExtendedLifetime(server) {} }
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-hsl-saturation").count) == 1 })
+    let value = { (id: String) in
+      (try? browser.run("return document.getElementById('\(id)').value") as? String) ?? ""
+    }
+    let set = { (id: String, to: String) throws in
+      _ = try browser.run(
+        """
+        const i = document.getElementById('\(id)'); i.value = '\(to)';
+        i.dispatchEvent(new Event('input', { bubbles: true }));
+        """)
+    }
+    // Blue's saturation down; orange's sliders are its own; blue's come back.
+    try browser.click(try browser.find("[data-range='blue']"))
+    try set("edit-hsl-saturation", "-0.5")
+    try browser.click(try browser.find("[data-range='orange']"))
+    #expect(value("edit-hsl-saturation") == "0")
+    try set("edit-hsl-luminance", "0.3")
+    try browser.click(try browser.find("[data-range='blue']"))
+    #expect(value("edit-hsl-saturation") == "-0.5" && value("edit-hsl-luminance") == "0")
+    #expect(
+      try browser.run(
+        "return [...document.querySelectorAll('.swatches .changed')].map((b) => b.dataset.range)")
+        as? [String] == ["orange", "blue"])
+
+    // The curve: pressed at its middle (on the straight line), dragged up a fifth of the
+    // square, then two steps up by the keyboard (the new point has the focus).
+    let square = try browser.find("svg.curve")
+    let height =
+      (try browser.run("return document.querySelector('svg.curve').getBoundingClientRect().height")
+        as? NSNumber)?.doubleValue ?? 0
+    try browser.drag(square, dx: 0, dy: -Int(height * 0.2))
+    #expect(try browser.findAll("svg.curve circle.point").count == 3)
+    try browser.press("\u{E013}")  // ArrowUp
+    try browser.press("\u{E013}")
+    try browser.screenshot("editor-curves")
+    try browser.click(try browser.find("[data-act='save']"))
+    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
+    let saved = try #require(try served.library.editHistory(id).versions.last)
+    let hsl = try #require(saved.graph.nodes.first { $0.op == "hsl" })
+    #expect(hsl.params["blue-saturation"] == .number(-0.5))
+    #expect(hsl.params["orange-luminance"] == .number(0.3))
+    let curve = try #require(saved.graph.nodes.first { $0.op == "curve" })
+    guard case .text(let text)? = curve.params["rgb"] else {
+      Issue.record("a curve of every channel: \(curve.params)")
+      return
+    }
+    let points = text.split(separator: ",").map { $0.split(separator: ":").compactMap { Double($0) } }
+    // The drag: 0.2 of the square's 108 units is 0.216 up from 0.5, plus 0.02.
+    #expect(points.count == 3 && points[0] == [0, 0] && points[2] == [1, 1], "\(text)")
+    #expect(points.count == 3 && abs(points[1][0] - 0.5) < 0.02, "\(text)")
+    #expect(points.count == 3 && abs(points[1][1] - 0.736) < 0.03, "\(text)")
+    let ops = saved.graph.nodes.map(\.op)
+    #expect(ops.firstIndex(of: "curve")! < ops.firstIndex(of: "hsl")!, "\(ops)")
+
+    // Reloaded: the panel shows the version it holds.
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("svg.curve circle.point").count) == 3 })
+    try browser.click(try browser.find("[data-range='blue']"))
+    #expect(value("edit-hsl-saturation") == "-0.5")
+    try browser.resize(390, 844)
+    _ = try browser.run("document.querySelector('svg.curve').scrollIntoView()")
+    try browser.screenshot("editor-curves-phone")
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
   }
 }

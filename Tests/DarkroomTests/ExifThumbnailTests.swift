@@ -117,6 +117,7 @@ struct ExifThumbnailTests {
     #expect(eventually { counts() == [3, 0, 3] }, "placeholders first: \(counts())")
     try FileManager.default.removeItem(atPath: gate)
     #expect(eventually { counts() == [0, 3, 0] }, "then the thumbnails: \(counts())")
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
   }
 }

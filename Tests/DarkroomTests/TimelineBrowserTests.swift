@@ -267,7 +267,8 @@ struct TimelineBrowserTests {
     try browser.press("\u{E00C}")
     #expect(eventually { !browser.viewerOpen })
     #expect(eventually { (try? browser.focused()) == ["cell", order[2].rawValue] })
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
     #expect(server.stop() == 0)
   }
 
@@ -365,7 +366,8 @@ struct TimelineBrowserTests {
     #expect(eventually(30) { (try? browser.text(try browser.find(".summary"))) == "4 items" })
     #expect(eventually { (try? browser.cellIDs().count) == 4 })
     #expect(try browser.run("return window.sameDocument") as? Bool == true)
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
     #expect(server.stop() == 0)
   }
 
@@ -414,7 +416,8 @@ struct TimelineBrowserTests {
       try browser.press("\u{E00C}")
       #expect(eventually { !browser.viewerOpen })
     }
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
     #expect(server.stop() == 0)
   }
 
@@ -469,7 +472,8 @@ struct TimelineBrowserTests {
     try #require(timings.count == 3, "\(timings)")
     #expect(timings[0] > 10, "\(timings)")
     #expect(timings[1] <= timings[2], "the month above after the thumbnails: \(timings)")
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
   }
 
   @Test(
@@ -526,7 +530,8 @@ struct TimelineBrowserTests {
           """
         )) as? Bool == true
       })
-    #expect(try browser.consoleErrors() == [])
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
     // The server gone: a month not yet seen says so, with a way to try again.
     #expect(server.stop() == 0)
     let oldest = try #require(months.last.map { AssetQuery.monthText($0.month) })
