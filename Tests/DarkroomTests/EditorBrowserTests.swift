@@ -310,7 +310,7 @@ struct EditorBrowserTests {
     let square = try browser.find("svg.curve")
     let height =
       (try browser.run("return document.querySelector('svg.curve').getBoundingClientRect().height")
-        as? NSNumber)?.doubleValue ?? 0
+      as? NSNumber)?.doubleValue ?? 0
     try browser.drag(square, dx: 0, dy: -Int(height * 0.2))
     #expect(try browser.findAll("svg.curve circle.point").count == 3)
     try browser.press("\u{E013}")  // ArrowUp
@@ -327,7 +327,9 @@ struct EditorBrowserTests {
       Issue.record("a curve of every channel: \(curve.params)")
       return
     }
-    let points = text.split(separator: ",").map { $0.split(separator: ":").compactMap { Double($0) } }
+    let points = text.split(separator: ",").map {
+      $0.split(separator: ":").compactMap { Double($0) }
+    }
     // The drag: 0.2 of the square's 108 units is 0.216 up from 0.5, plus 0.02.
     #expect(points.count == 3 && points[0] == [0, 0] && points[2] == [1, 1], "\(text)")
     #expect(points.count == 3 && abs(points[1][0] - 0.5) < 0.02, "\(text)")
