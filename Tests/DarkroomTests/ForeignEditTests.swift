@@ -453,6 +453,43 @@ struct ForeignEditTests {
   }
 
   @Test(
+    "darktable's flip on a photo its EXIF turns (orientation 6): darktable turns the stored pixels instead of the EXIF, so 0 shows them as stored, 5 (a quarter turn) is the upright photo, 2 mirrors the stored pixels; as darktable-cli 4.2 exports them"
+  )
+  func darktableFlipOnTurnedPhoto() throws {
+    let folder = try TemporaryFolder()
+    let stored = try pixels(Fixture.sample("orientation-6.jpg"))  // 400x600 as stored
+    func flipped(_ value: String) throws -> (entry: [String: Any]?, path: String) {
+      let photo = try Self.copy("orientation-6.jpg", to: "p\(value).jpg", in: folder)
+      _ = try folder.write("p\(value).jpg.xmp", Self.darktableSidecar([("flip", 2, value)]))
+      return (try Self.info(photo)["foreignEdit"] as? [String: Any], photo)
+    }
+    // 0: no turn at all, the EXIF's undone: the stored pixels, upright.
+    let none = try flipped("00000000")
+    #expect(none.entry?["filters"] as? String == "rotate angle=270", "\(none.entry ?? [:])")
+    #expect(try CLI.run(["edit", none.path, "--from-xmp"]).status == 0)
+    let shown = try pixels(none.path)
+    #expect((shown.width, shown.height) == (stored.width, stored.height))
+    for (x, y) in [(20, 30), (380, 40), (200, 580)] {
+      let (a, b) = (try shown.pixel(x: x, y: y), try stored.pixel(x: x, y: y))
+      #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 8 }, "at \(x),\(y): \(a) \(b)")
+    }
+    // 2: the stored pixels mirrored left-right.
+    let mirrored = try flipped("02000000")
+    #expect(
+      mirrored.entry?["filters"] as? String == "rotate angle=90 | flip direction=vertical",
+      "\(mirrored.entry ?? [:])")
+    #expect(try CLI.run(["edit", mirrored.path, "--from-xmp"]).status == 0)
+    let image = try pixels(mirrored.path)
+    #expect((image.width, image.height) == (stored.width, stored.height))
+    for (x, y) in [(20, 30), (380, 40), (200, 580)] {
+      let (a, b) = (try image.pixel(x: stored.width - 1 - x, y: y), try stored.pixel(x: x, y: y))
+      #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 8 }, "at \(x),\(y): \(a) \(b)")
+    }
+    // 5: a quarter turn of the stored pixels, which is what the EXIF says: nothing to draw.
+    #expect(try flipped("05000000").entry == nil)
+  }
+
+  @Test(
     "darktable's compressed params (gz: zlib in base64) read: tonecurve, rgbcurve and colorbalancergb, with shadhi; the tone curve's lightness nodes placed on encoded values lift a grey as the curve says; a damaged gz blob is named, not drawn"
   )
   func darktableCompressedModules() throws {

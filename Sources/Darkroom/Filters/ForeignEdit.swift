@@ -442,13 +442,14 @@ extension ForeignEdit {
   /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`) on an image `width` x
   /// `height` upright: its `crop` (left, top, right and bottom edges as fractions of the
   /// upright image, little-endian floats in `params`), `exposure` and (not on a RAW)
-  /// `temperature` are rendered; `flip` is rendered when it leaves the image as its EXIF has
-  /// it (-1, 0), else not; `sharpen`, `bilat`, `monochrome` and `vignette` as
+  /// `temperature` are rendered; `flip` is rendered as the turn from the upright image (its
+  /// EXIF `orientation` applied) to darktable's (the stored pixels turned its own way); `sharpen`, `bilat`, `monochrome` and `vignette` as
   /// `DarktableModules.swift` reads them, in darktable's pipeline order after the colour;
   /// every other enabled module, and a second instance of any, is listed as not rendered.
   /// nil when there is nothing.
   static func darktable(
-    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false, upright: Bool = true
+    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false,
+    orientation: Orientation = .up
   ) -> ForeignEdit? {
     var edit = ForeignEdit(
       program: "darktable", source: settings.source, graph: FilterGraph(nodes: []), rendered: [],
@@ -518,14 +519,12 @@ extension ForeignEdit {
           edit.ignored.append("temperature")
         }
       case "flip" where enabled:
-        // -1: as the EXIF says; 0: no change. Anything else turns the stored pixels its own
-        // way, instead of the EXIF: the same as turning the upright image only when the EXIF
-        // leaves the pixels as stored.
-        if let value = params.first, value != 0xFFFF_FFFF, value != 0 {
-          if upright, value < 8 {
-            flips = darktableFlip(Int(value))
-            swapped = value & 4 != 0
-            edit.rendered.append("flip")
+        // -1: as the EXIF says. Anything else (0 too) turns the stored pixels its own way,
+        // instead of the EXIF: from the upright image, the EXIF's turn undone, then that.
+        if let value = params.first, value != 0xFFFF_FFFF {
+          if value < 8 {
+            (flips, swapped) = darktableFlip(Int(value), exif: orientation)
+            if !flips.isEmpty { edit.rendered.append("flip") }
           } else {
             edit.ignored.append("flip")
           }
@@ -578,24 +577,62 @@ extension ForeignEdit {
     return edit
   }
 
+  /// A turn or mirror of the plane, as the 2x2 matrix [a, b, c, d] on (x, y), y down.
+  typealias Turn = [Int]
+
+  static func product(_ m: Turn, _ n: Turn) -> Turn {
+    [
+      m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3], m[2] * n[0] + m[3] * n[2],
+      m[2] * n[1] + m[3] * n[3],
+    ]
+  }
+
+  /// Each EXIF orientation's turn, from the stored pixels to the upright image.
+  static func turn(_ orientation: Orientation) -> Turn {
+    switch orientation {
+    case .up: [1, 0, 0, 1]
+    case .upMirrored: [-1, 0, 0, 1]
+    case .down: [-1, 0, 0, -1]
+    case .downMirrored: [1, 0, 0, -1]
+    case .leftMirrored: [0, 1, 1, 0]
+    case .right: [0, -1, 1, 0]
+    case .rightMirrored: [0, -1, -1, 0]
+    case .left: [0, 1, -1, 0]
+    }
+  }
+
   /// darktable's `flip` orientation (bits: 1 top-bottom, 2 left-right, 4 swap the axes,
-  /// after the flips), as Darkroom's turns and flips (as darktable-cli exports them).
-  static func darktableFlip(_ orientation: Int) -> [FilterNode] {
-    var nodes: [FilterNode] = []
-    if orientation & 1 != 0, let node = try? FilterNode("flip", ["direction": .text("vertical")]) {
-      nodes.append(node)
+  /// after the flips), which darktable applies to the stored pixels instead of the EXIF's
+  /// `exif`, as Darkroom's turns and flips of the upright image (as darktable-cli exports
+  /// them): the EXIF's turn undone, then darktable's. Whether the result's axes are the
+  /// upright image's swapped.
+  static func darktableFlip(_ orientation: Int, exif: Orientation)
+    -> (nodes: [FilterNode], swaps: Bool)
+  {
+    var chosen: Turn = [1, 0, 0, 1]
+    if orientation & 1 != 0 { chosen = product([1, 0, 0, -1], chosen) }
+    if orientation & 2 != 0 { chosen = product([-1, 0, 0, 1], chosen) }
+    if orientation & 4 != 0 { chosen = product([0, 1, 1, 0], chosen) }
+    let stored = turn(exif)
+    let net = product(chosen, [stored[0], stored[2], stored[1], stored[3]])  // its inverse
+    func node(_ op: String, _ name: String, _ value: FilterValue) -> FilterNode? {
+      try? FilterNode(op, [name: value])
     }
-    if orientation & 2 != 0, let node = try? FilterNode("flip", ["direction": .text("horizontal")])
-    {
-      nodes.append(node)
-    }
-    // Swapping the axes (a transpose): a quarter turn clockwise, then a mirror.
-    if orientation & 4 != 0, let turn = try? FilterNode("rotate", ["angle": .number(90)]),
-      let mirror = try? FilterNode("flip", ["direction": .text("horizontal")])
-    {
-      nodes += [turn, mirror]
-    }
-    return nodes
+    let quarter = node("rotate", "angle", .number(90))
+    let mirror = node("flip", "direction", .text("horizontal"))
+    let upsideDown = node("flip", "direction", .text("vertical"))
+    let steps: [FilterNode?] =
+      switch net {
+      case [-1, 0, 0, 1]: [mirror]
+      case [1, 0, 0, -1]: [upsideDown]
+      case [-1, 0, 0, -1]: [node("rotate", "angle", .number(180))]
+      case [0, -1, 1, 0]: [quarter]
+      case [0, 1, -1, 0]: [node("rotate", "angle", .number(270))]
+      case [0, 1, 1, 0]: [quarter, mirror]  // a transpose
+      case [0, -1, -1, 0]: [quarter, upsideDown]
+      default: []
+      }
+    return (steps.compactMap { $0 }, net[0] == 0)
   }
 
   /// darktable's `exposure` (params v5 and v6: mode, black, exposure, ...; v2: black,
@@ -686,7 +723,7 @@ extension AssetMetadata {
     return foreignSettings.flatMap {
       ForeignEdit(
         $0, width: displayWidth, height: displayHeight, raw: format == "raw",
-        upright: orientation.effective == .up)
+        orientation: orientation.effective)
     }
   }
 
@@ -719,11 +756,13 @@ extension ForeignEdit {
   /// What Darkroom renders for `settings` on an image `width` x `height` upright (its
   /// size places an angled crop): nil when they change nothing Darkroom could say.
   public init?(
-    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false, upright: Bool = true
+    _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false,
+    orientation: Orientation = .up
   ) {
     guard
       let edit = settings.program == "darktable"
-        ? Self.darktable(settings, width: width, height: height, raw: raw, upright: upright)
+        ? Self.darktable(
+          settings, width: width, height: height, raw: raw, orientation: orientation)
         : Self.lightroom(settings, width: width, height: height)
     else { return nil }
     self = edit
