@@ -13,8 +13,10 @@ struct ApplyCommand: ParsableCommand {
     abstract: "Apply filters to many files, in place or into a mirrored folder.",
     discussion: """
       INPUTS are files, folders (walked recursively; images are recognised by their
-      content; hidden files and .darkroom/ are skipped) or - for a list of paths on
-      standard input, one a line (-0: NUL-separated, as from find -print0).
+      content, and videos too unless a filter looks at one photo (auto) or
+      --from-xmp takes over another program's edit; hidden files and .darkroom/ are
+      skipped) or - for a list of paths on standard input, one a line (-0:
+      NUL-separated, as from find -print0).
 
       Without -o, each file is edited in place, non-destructively, as `darkroom edit
       --replace` does: its edit becomes this graph. With -o DIR, outputs go to DIR
@@ -135,6 +137,9 @@ struct ApplyCommand: ParsableCommand {
 
   func run() throws {
     limits.formats.allow()  // before folders are listed: allowed formats are inputs too
+    let (graph, mode) = (
+      try filterOptions.graph(near: inputs.first), filterOptions.mode(replace: true)
+    )
     let items: JobItems
     let total: Int
     var library: Library?
@@ -148,20 +153,22 @@ struct ApplyCommand: ParsableCommand {
         arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
       }
       let collected: [BatchInput]
-      (collected, missing) = BatchInputs.collect(arguments)
+      let videos = Editor.takesVideos(graph, mode: mode)
+      (collected, missing) = BatchInputs.collect(arguments, videos: videos)
       missing.forEach(reportError)
       var selected = collected
       if let shard = shard.flatMap(Shard.init) { selected = selected.filter(shard.contains) }
+      let files = videos ? "images or videos" : "images"
       if collected.isEmpty && missing.isEmpty {
-        printError("apply: no images found in \(arguments.joined(separator: " "))\n")
+        printError("apply: no \(files) found in \(arguments.joined(separator: " "))\n")
       } else if selected.isEmpty {
-        printError("apply: shard \(shard ?? "") holds none of the \(collected.count) images\n")
+        printError("apply: shard \(shard ?? "") holds none of the \(collected.count) \(files)\n")
       }
       (items, total) = (.files(selected), selected.count)
     }
 
     var request = JobRequest(
-      .edit(try filterOptions.graph(near: inputs.first), mode: filterOptions.mode(replace: true)),
+      .edit(graph, mode: mode),
       on: items,
       in: library)
     request.output = output

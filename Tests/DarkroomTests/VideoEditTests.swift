@@ -225,6 +225,46 @@ struct VideoEditTests {
   }
 
   @Test(
+    "apply DIR takes the folder's videos too when every filter means the same on each frame: the clip grey, its original kept, revert byte-exact; with auto the folder's videos are not inputs and stay as they were"
+  )
+  func applyFolder() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder)
+    try FileManager.default.removeItem(atPath: folder.file("plain.mov"))
+    let photo = try folder.write("photo.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))
+    let (clipBefore, photoBefore) = (
+      try ContentHash.of(file: clip), try ContentHash.of(file: photo)
+    )
+
+    // auto looks at one photo: the clip is no input (not failed, not skipped: not there).
+    let auto = try CLI.run(["apply", folder.path, "--filter", "auto", "--progress", "json"])
+    #expect(auto.status == 0, "\(auto.stderr)")
+    #expect(!auto.stdout.contains("clip.mov"), "\(auto.stdout)")
+    #expect(try ContentHash.of(file: clip) == clipBefore)
+    #expect(try CLI.run(["revert", photo]).status == 0)
+    #expect(try ContentHash.of(file: photo) == photoBefore)
+
+    // noir: both, each reported.
+    let noir = try CLI.run(["apply", folder.path, "--filter", "noir", "--progress", "json"])
+    #expect(noir.status == 0, "\(noir.stderr)")
+    let lines = noir.stdout.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    let done = lines.filter { $0["status"] as? String == "done" }.compactMap {
+      $0["file"] as? String
+    }
+    #expect(Set(done) == [clip, photo], "\(noir.stdout)")
+    #expect(noir.stderr.hasPrefix("apply: 2 done, 0 skipped, 0 failed"), "\(noir.stderr)")
+    for frame in try Self.frames(clip, at: [0.5, 1.5], in: folder) {
+      #expect(Self.colourfulness(frame.pixels) < 2)
+    }
+    #expect(
+      try ContentHash.of(file: folder.file(".darkroom/originals/" + clipBefore.hex)) == clipBefore)
+    #expect(try CLI.run(["revert", clip]).status == 0)
+    #expect(try ContentHash.of(file: clip) == clipBefore)
+  }
+
+  @Test(
     "edit --filter noir of an HEVC clip: every sampled frame grey, upright, as long, its sound kept, the original in the store; revert is byte-exact; trim keeps the length asked; the API edits and reverts the same"
   )
   func edit() async throws {

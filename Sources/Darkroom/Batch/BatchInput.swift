@@ -23,9 +23,9 @@ public struct BatchInput: Sendable, Hashable {
 }
 
 /// Turns command-line inputs (files, folders walked recursively, lists read from standard
-/// input) into the batch's files. Folders contribute only files that are images by their
-/// content, not their extension; symbolic-link loops are walked once; library folders
-/// (`.darkroom/`) and hidden files are skipped.
+/// input) into the batch's files. Folders contribute only files that are images (and, when
+/// asked, videos) by their content, not their extension; symbolic-link loops are walked once;
+/// library folders (`.darkroom/`) and hidden files are skipped.
 ///
 /// ```swift
 /// let (inputs, errors) = BatchInputs.collect(["photos", "scans/page-1.tif"])
@@ -35,12 +35,14 @@ public struct BatchInput: Sendable, Hashable {
 /// Its functions keep no state: call them from any thread.
 public enum BatchInputs {
   /// Files named explicitly are always taken (a non-image among them fails in the batch,
-  /// with its own error); files found in folders are taken only if they look like images.
+  /// with its own error); files found in folders are taken only if they look like images,
+  /// or like videos with `videos` (an edit whose filters mean the same on every frame:
+  /// ``Editor/takesVideos(_:mode:)``).
   ///
   /// Inputs come in argument order, each folder's files sorted by name; a path met twice is
   /// taken once. `errors` holds a ``DarkroomError`` (`notFound`, `unreadable` or `io`) for
   /// each argument that cannot be read; the other arguments are still collected.
-  public static func collect(_ arguments: [String]) -> (
+  public static func collect(_ arguments: [String], videos: Bool = false) -> (
     inputs: [BatchInput], errors: [DarkroomError]
   ) {
     var inputs: [BatchInput] = []
@@ -54,7 +56,9 @@ public enum BatchInputs {
       }
       if (info.st_mode & S_IFMT) == S_IFDIR {
         var visited = Set<FileKey>()
-        walk(folder: argument, relative: "", visited: &visited, into: &inputs, seen: &seen)
+        walk(
+          folder: argument, relative: "", videos: videos, visited: &visited, into: &inputs,
+          seen: &seen)
       } else if seen.insert(argument).inserted {
         inputs.append(BatchInput(path: argument, relativePath: FilePath(argument).name))
       }
@@ -68,8 +72,8 @@ public enum BatchInputs {
   }
 
   private static func walk(
-    folder: String, relative: String, visited: inout Set<FileKey>, into inputs: inout [BatchInput],
-    seen: inout Set<String>
+    folder: String, relative: String, videos: Bool, visited: inout Set<FileKey>,
+    into inputs: inout [BatchInput], seen: inout Set<String>
   ) {
     var info = stat()
     guard stat(folder, &info) == 0 else { return }
@@ -85,9 +89,11 @@ public enum BatchInputs {
       var entry = stat()
       guard stat(path, &entry) == 0 else { continue }  // a dangling link
       if (entry.st_mode & S_IFMT) == S_IFDIR {
-        walk(folder: path, relative: rel, visited: &visited, into: &inputs, seen: &seen)
-      } else if (entry.st_mode & S_IFMT) == S_IFREG, looksLikeImage(path),
-        seen.insert(path).inserted
+        walk(
+          folder: path, relative: rel, videos: videos, visited: &visited, into: &inputs,
+          seen: &seen)
+      } else if (entry.st_mode & S_IFMT) == S_IFREG,
+        looksLikeImage(path) || (videos && looksLikeVideo(path)), seen.insert(path).inserted
       {
         inputs.append(BatchInput(path: path, relativePath: rel))
       }
@@ -102,6 +108,14 @@ public enum BatchInputs {
       let format = TrustedFormats.sniff(head[...], name: path), format != "video"
     else { return false }
     return TrustedFormats.permits(format) || TrustedFormats.trustedInWorkers.contains(format)
+  }
+
+  /// Whether a file starts like a video container (MP4, QuickTime, Matroska, ...).
+  public static func looksLikeVideo(_ path: String) -> Bool {
+    guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
+      return false
+    }
+    return TrustedFormats.sniff(head[...], name: path) == "video"
   }
 
   /// Paths from a list on standard input: one a line, or NUL-separated.

@@ -17,6 +17,13 @@ extension Editor {
   /// The container an edit of a video in `format` is written in: its own (`mov`), else MP4.
   static func videoContainer(_ format: String) -> String { format == "mov" ? "mov" : "mp4" }
 
+  /// Whether an edit of `graph` in `mode` can be made of a video too: every filter but
+  /// `auto` (which looks at one photo) means the same on each frame, and a video carries no
+  /// other program's edit. What a batch over folders asks before it takes their videos.
+  public static func takesVideos(_ graph: FilterGraph, mode: Mode) -> Bool {
+    mode != .foreign && !graph.nodes.contains { $0.op == AutoFilter.name }
+  }
+
   /// The graph's frame filters and the part of the video its trims keep.
   ///
   /// - Throws: `invalidArgument` for `auto` (it looks at one photo; a video's adjustments
