@@ -84,7 +84,8 @@ public enum LibraryCheck {
     let documents = names(in: store.adjustmentsFolder).filter { $0.hasSuffix(".json") }
 
     // User files by inode, to name the other side of a hard link, and read-only edits.
-    let userFiles = BatchInputs.collect([library.root.path] + searching).inputs.map(\.path)
+    let found = BatchInputs.collect([library.root.path] + searching, videos: true)
+    let userFiles = found.inputs.map(\.path)
     var byInode: [FileKey: [String]] = [:]
     for file in userFiles {
       if let key = FileKey(file) { byInode[key.withoutLinks, default: []].append(file) }
