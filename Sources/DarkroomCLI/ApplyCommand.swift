@@ -153,7 +153,7 @@ struct ApplyCommand: ParsableCommand {
         arguments += BatchInputs.parseList(try StandardInput.readAll(), nulSeparated: nulSeparated)
       }
       let collected: [BatchInput]
-      let videos = Editor.takesVideos(graph, mode: mode)
+      let videos = Library.takesVideos(graph, mode: mode)
       (collected, missing) = BatchInputs.collect(arguments, videos: videos)
       missing.forEach(reportError)
       var selected = collected

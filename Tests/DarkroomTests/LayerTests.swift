@@ -82,6 +82,7 @@ struct LayerTests {
       "CHamming": "Library/Duplicates.swift", "CVideo": "Rendering/Video",
       "CRaw": "Rendering/RawFile.swift",
       "CPostgres": "Catalog/Postgres/PostgresConnection.swift",
+      "CInflate": "Filters/DarktableModules.swift",
     ]
     for face in ["DarkroomCLI", "DarkroomServer", "Darkroom"] {
       for (path, text) in try Self.code(under: face) {

@@ -101,13 +101,17 @@ struct NewcomerTests {
     )
   }
 
-  @Test("apply over a folder with no images says so")
+  @Test("apply over a folder with no images says so (and with no videos, for a graph videos take)")
   func applyNoImages() throws {
     let folder = try Fixture.temporaryFolder()
     _ = try folder.write("notes.txt", Array("no photos here".utf8))
     let result = try CLI.run(["apply", "--filter", "noir", folder.path])
     #expect(
-      result.stderr.hasPrefix("apply: no images found in \(folder.path)\n"), "\(result.stderr)")
+      result.stderr.hasPrefix("apply: no images or videos found in \(folder.path)\n"),
+      "\(result.stderr)")
+    let auto = try CLI.run(["apply", "--filter", "auto", folder.path])
+    #expect(
+      auto.stderr.hasPrefix("apply: no images found in \(folder.path)\n"), "\(auto.stderr)")
   }
 
   @Test("revert --to 1 keeps version 2 reachable until a new edit branches off")

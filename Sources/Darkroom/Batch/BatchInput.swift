@@ -37,7 +37,7 @@ public enum BatchInputs {
   /// Files named explicitly are always taken (a non-image among them fails in the batch,
   /// with its own error); files found in folders are taken only if they look like images,
   /// or like videos with `videos` (an edit whose filters mean the same on every frame:
-  /// ``Editor/takesVideos(_:mode:)``).
+  /// ``Library/takesVideos(_:mode:)``).
   ///
   /// Inputs come in argument order, each folder's files sorted by name; a path met twice is
   /// taken once. `errors` holds a ``DarkroomError`` (`notFound`, `unreadable` or `io`) for

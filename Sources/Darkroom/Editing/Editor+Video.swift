@@ -19,8 +19,9 @@ extension Editor {
 
   /// Whether an edit of `graph` in `mode` can be made of a video too: every filter but
   /// `auto` (which looks at one photo) means the same on each frame, and a video carries no
-  /// other program's edit. What a batch over folders asks before it takes their videos.
-  public static func takesVideos(_ graph: FilterGraph, mode: Mode) -> Bool {
+  /// other program's edit. What a batch over folders asks (``Library/takesVideos(_:mode:)``)
+  /// before it takes their videos.
+  static func takesVideos(_ graph: FilterGraph, mode: Mode) -> Bool {
     mode != .foreign && !graph.nodes.contains { $0.op == AutoFilter.name }
   }
 

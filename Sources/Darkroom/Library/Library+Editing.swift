@@ -49,6 +49,13 @@ extension Library {
     return try LibraryJob.one(request)
   }
 
+  /// Whether an edit of `graph` in `mode` can be made of a video too (every filter but
+  /// `auto` means the same on each frame; a video carries no other program's edit): whether
+  /// a batch over folders takes their videos (``BatchInputs/collect(_:videos:)``).
+  public static func takesVideos(_ graph: FilterGraph, mode: EditMode) -> Bool {
+    Editor.takesVideos(graph, mode: mode)
+  }
+
   /// The edit history of a file, by path, in whatever library holds it (empty for a file
   /// that is not an edit).
   ///
