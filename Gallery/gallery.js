@@ -205,6 +205,24 @@ function placeholderUnless(img, asset, width, height) {
 // The name people know a program that edited a photo by (`foreignSettings.program`).
 const programName = (program) => program === "lightroom" ? "Lightroom" : program;
 
+// A favourite's mark on its cell (a heart in the corner, and said in the picture's name),
+// wherever the cell is: set when the cell is made and when the viewer changes it.
+function markFavourite(cell, on) {
+  const link = cell.querySelector("a");
+  const img = cell.querySelector("img");
+  let mark = cell.querySelector(".fav-badge");
+  if (on && !mark) {
+    mark = document.createElement("span");
+    mark.className = "fav-badge";
+    mark.setAttribute("aria-hidden", "true");
+    mark.textContent = "♥";
+    link.append(mark);
+  } else if (!on && mark) {
+    mark.remove();
+  }
+  if (img) img.alt = img.alt.replace(/, favourite$/, "") + (on ? ", favourite" : "");
+}
+
 function makeViewer() {
   const box = document.createElement("div");
   box.className = "lightbox";
@@ -223,6 +241,9 @@ function makeViewer() {
     '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
     '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
     '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
+    '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">',
+    '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="none" stroke="currentColor" stroke-width="2" ',
+    'stroke-linecap="round" d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></svg></button>',
     '<a data-v="download" aria-label="Download the original" download>⤓</a>',
     '<a data-v="edit">Edit</a></div>',
     '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
@@ -430,6 +451,8 @@ function makeViewer() {
     // The file itself, not the edit another program made and this shows.
     control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
     control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
+    // In the trash a photo is neither edited nor moved to the trash again.
+    control("edit").hidden = control("trash").hidden = Boolean(source.trash);
     fillInfo(asset);
     // The neighbours, loaded before they are asked for.
     for (const direction of [-1, 1]) {
@@ -537,6 +560,7 @@ function makeViewer() {
     else if (name === "next") step(1);
     else if (name === "info") toggleInfo();
     else if (name === "favourite") favourite();
+    else if (name === "trash") trash();
     else if (name === "live") { if (live.hidden) playLive(); else stopLive(); }
   });
   function showFavourite(asset) {
@@ -556,13 +580,42 @@ function makeViewer() {
       const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
       asset.isFavourite = changed.isFavourite;
       if (current === asset) showFavourite(asset);
+      const cell = document.querySelector('.cell[data-id="' + CSS.escape(asset.id) + '"]');
+      if (cell) markFavourite(cell, asset.isFavourite);
     } catch (error) {
       star.title = error.message;
+    }
+  }
+  // To the trash (a job of one, as the selection's are); the next photo (or the one before)
+  // takes its place, and the album follows from the catalog's change.
+  async function trash() {
+    const asset = current;
+    if (!asset || source.trash) return;
+    const button = control("trash");
+    button.disabled = true;
+    try {
+      const next = (await source.neighbour(asset, 1)) || (await source.neighbour(asset, -1));
+      const job = await (await api("POST", "/api/jobs", { action: "trash", ids: [asset.id] })).json();
+      const done = await followJob(job, () => {});
+      if (done.failed) throw new Error(done.failures.map((f) => f.error).join("; "));
+      button.title = "";
+      source.removed?.(asset);
+      if (current !== asset) return;
+      if (!next) { close(); return; }
+      show(next);
+      history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
+      source.moved?.(next);
+    } catch (error) {
+      button.title = error.message;
+      box.querySelector(".name").textContent = error.message;
+    } finally {
+      button.disabled = false;
     }
   }
   document.addEventListener("keydown", (event) => {
     if (box.hidden || event.target.closest("input, select, textarea")) return;
     if (event.key === "Escape") { event.preventDefault(); close(); }
+    else if (event.key === "Delete") { event.preventDefault(); trash(); }
     else if (event.key === "ArrowLeft") { event.preventDefault(); step(-1); }
     else if (event.key === "ArrowRight") { event.preventDefault(); step(1); }
     else if (event.key === "i") toggleInfo();
@@ -1048,6 +1101,7 @@ function albumPage(main) {
     check.setAttribute("aria-label", "Select " + name);
     check.textContent = "✓";
     cell.append(link, check);
+    if (asset.isFavourite) markFavourite(cell, true);
     paint(cell);
     return cell;
   }
@@ -1380,6 +1434,10 @@ function albumPage(main) {
   document.addEventListener("keydown", (event) => {
     if (viewer.isOpen() || event.target.closest("input, select, textarea, dialog")) return;
     if (event.key === "Escape") clear();
+    if (event.key === "Delete" && selectedCount() > 0 && main.dataset.trash !== "true") {
+      event.preventDefault();
+      runJob("trash");
+    }
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
   });
 
@@ -1389,7 +1447,8 @@ function albumPage(main) {
     if (!at) return;
     viewing = id;
     viewer.open(at.s.assets[at.i], {
-      ref, neighbour,
+      ref, neighbour, trash: main.dataset.trash === "true",
+      removed: () => refresh(),
       moved: (asset) => { active = viewing = asset.id; },
       closed: (asset) => { viewing = null; if (asset) bring(asset.id, true); },
       reopen: (id) => { if (locate(id)) openViewer(id, false); else return false; },

@@ -4,7 +4,7 @@ extension Gallery {
   static let files: [String: String] = [
     "album.mustache": ####"""
     {{> head}}
-    <main class="album" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
+    <main id="main" tabindex="-1" class="album" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
       <div class="head">
         <form class="search" role="search" action="/album" method="get">
           <input type="hidden" name="ref" value="{{albumRef}}">
@@ -91,7 +91,7 @@ extension Gallery {
     """####,
     "albums.mustache": ####"""
     {{> head}}
-    <main>
+    <main id="main" tabindex="-1">
       {{#sections}}
       <section>
         <h2>{{heading}}</h2>
@@ -115,7 +115,7 @@ extension Gallery {
     """####,
     "asset.mustache": ####"""
     {{> head}}
-    <main class="viewer" data-id="{{id}}" data-version="{{version}}">
+    <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}">
       <nav class="steps">
         {{#previous}}<a href="/asset/{{previous}}?ref={{ref}}" rel="prev" accesskey="p">← Previous</a>{{/previous}}
         <a class="back" href="/album?ref={{ref}}&amp;at={{at}}">Back to the album</a>
@@ -143,7 +143,7 @@ extension Gallery {
     """####,
     "duplicates.mustache": ####"""
     {{> head}}
-    <main class="duplicates">
+    <main id="main" tabindex="-1" class="duplicates">
       <p class="summary" aria-live="polite">{{summary}}</p>
       <p class="hint">Each group holds the same photo more than once{{#near}} or photos that look alike{{/near}}. The first of each, the largest, is kept unless you choose another; the others go to the trash, from which they can be restored.
         {{^near}}<a href="/duplicates?near=1">Look-alikes too</a>{{/near}}{{#near}}<a href="/duplicates">Exact copies only</a>{{/near}}</p>
@@ -1024,9 +1024,9 @@ extension Gallery {
     """####,
     "error.mustache": ####"""
     {{> head}}
-    <main class="problem">
+    <main id="main" tabindex="-1" class="problem">
       <p class="error">{{message}}</p>
-      <p><a href="/">Back to the albums</a></p>
+      <p><a href="/">Back to the photos</a></p>
     </main>
     {{> foot}}
     """####,
@@ -1050,7 +1050,13 @@ extension Gallery {
     a { color: var(--accent); }
     button { font: inherit; }
     .bar { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+    .skip { position: absolute; left: .5rem; top: -3rem; z-index: 20; padding: .5rem .75rem; border-radius: 8px; background: var(--fg); color: var(--bg); }
+    .skip:focus { top: .5rem; }
+    main:focus { outline: none; }
     .bar .home { font-weight: 600; text-decoration: none; color: inherit; }
+    .bar .sections { display: flex; gap: .25rem; }
+    .bar .sections a { display: inline-flex; align-items: center; min-height: 44px; padding: 0 .6rem; border-radius: 8px; color: inherit; text-decoration: none; }
+    .bar .sections a[aria-current="page"] { background: var(--line); font-weight: 600; }
     .bar .title { flex: 1; font-size: inherit; font-weight: 600; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     .problem { max-width: 40rem; }
     main { padding: 1rem; }
@@ -1145,6 +1151,7 @@ extension Gallery {
     .lightbox .controls [data-v="live"] { font: 700 .75rem system-ui, sans-serif; letter-spacing: .08em; border: 1.5px solid currentColor; padding: .2rem .45rem; }
     .lightbox .controls [data-v="live"][aria-pressed="true"] { background: #eee; color: #000; }
     .cell .live-badge { letter-spacing: .08em; font-weight: 700; }
+    .cell .fav-badge { position: absolute; left: 6px; bottom: 4px; color: #fff; font-size: 1.1em; line-height: 1; text-shadow: 0 0 3px rgba(0, 0, 0, .8); pointer-events: none; }
     .lightbox .problem { color: #f88; }
     .lightbox .controls { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; background: linear-gradient(rgba(0, 0, 0, .6), transparent); }
     .lightbox.with-info .controls { right: 320px; }
@@ -1261,6 +1268,11 @@ extension Gallery {
     .duplicate-group .status { margin-left: .5rem; }
 
     @media (max-width: 700px) {
+      /* The page's title on a line of its own under the header's links. */
+      .bar { flex-wrap: wrap; gap: .25rem .75rem; }
+      .bar .title { order: 5; flex-basis: 100%; }
+      .bar .logout { margin-left: auto; }
+      .bar .logout button { white-space: nowrap; }
       main { padding: .5rem; }
       .viewer, .viewer.editing { grid-template-columns: 1fr; }
       .editor { position: static; max-height: none; }
@@ -1488,6 +1500,24 @@ extension Gallery {
     // The name people know a program that edited a photo by (`foreignSettings.program`).
     const programName = (program) => program === "lightroom" ? "Lightroom" : program;
 
+    // A favourite's mark on its cell (a heart in the corner, and said in the picture's name),
+    // wherever the cell is: set when the cell is made and when the viewer changes it.
+    function markFavourite(cell, on) {
+      const link = cell.querySelector("a");
+      const img = cell.querySelector("img");
+      let mark = cell.querySelector(".fav-badge");
+      if (on && !mark) {
+        mark = document.createElement("span");
+        mark.className = "fav-badge";
+        mark.setAttribute("aria-hidden", "true");
+        mark.textContent = "♥";
+        link.append(mark);
+      } else if (!on && mark) {
+        mark.remove();
+      }
+      if (img) img.alt = img.alt.replace(/, favourite$/, "") + (on ? ", favourite" : "");
+    }
+
     function makeViewer() {
       const box = document.createElement("div");
       box.className = "lightbox";
@@ -1506,6 +1536,9 @@ extension Gallery {
         '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
         '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
         '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
+        '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">',
+        '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="none" stroke="currentColor" stroke-width="2" ',
+        'stroke-linecap="round" d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></svg></button>',
         '<a data-v="download" aria-label="Download the original" download>⤓</a>',
         '<a data-v="edit">Edit</a></div>',
         '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
@@ -1713,6 +1746,8 @@ extension Gallery {
         // The file itself, not the edit another program made and this shows.
         control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
         control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
+        // In the trash a photo is neither edited nor moved to the trash again.
+        control("edit").hidden = control("trash").hidden = Boolean(source.trash);
         fillInfo(asset);
         // The neighbours, loaded before they are asked for.
         for (const direction of [-1, 1]) {
@@ -1820,6 +1855,7 @@ extension Gallery {
         else if (name === "next") step(1);
         else if (name === "info") toggleInfo();
         else if (name === "favourite") favourite();
+        else if (name === "trash") trash();
         else if (name === "live") { if (live.hidden) playLive(); else stopLive(); }
       });
       function showFavourite(asset) {
@@ -1839,13 +1875,42 @@ extension Gallery {
           const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
           asset.isFavourite = changed.isFavourite;
           if (current === asset) showFavourite(asset);
+          const cell = document.querySelector('.cell[data-id="' + CSS.escape(asset.id) + '"]');
+          if (cell) markFavourite(cell, asset.isFavourite);
         } catch (error) {
           star.title = error.message;
+        }
+      }
+      // To the trash (a job of one, as the selection's are); the next photo (or the one before)
+      // takes its place, and the album follows from the catalog's change.
+      async function trash() {
+        const asset = current;
+        if (!asset || source.trash) return;
+        const button = control("trash");
+        button.disabled = true;
+        try {
+          const next = (await source.neighbour(asset, 1)) || (await source.neighbour(asset, -1));
+          const job = await (await api("POST", "/api/jobs", { action: "trash", ids: [asset.id] })).json();
+          const done = await followJob(job, () => {});
+          if (done.failed) throw new Error(done.failures.map((f) => f.error).join("; "));
+          button.title = "";
+          source.removed?.(asset);
+          if (current !== asset) return;
+          if (!next) { close(); return; }
+          show(next);
+          history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
+          source.moved?.(next);
+        } catch (error) {
+          button.title = error.message;
+          box.querySelector(".name").textContent = error.message;
+        } finally {
+          button.disabled = false;
         }
       }
       document.addEventListener("keydown", (event) => {
         if (box.hidden || event.target.closest("input, select, textarea")) return;
         if (event.key === "Escape") { event.preventDefault(); close(); }
+        else if (event.key === "Delete") { event.preventDefault(); trash(); }
         else if (event.key === "ArrowLeft") { event.preventDefault(); step(-1); }
         else if (event.key === "ArrowRight") { event.preventDefault(); step(1); }
         else if (event.key === "i") toggleInfo();
@@ -2331,6 +2396,7 @@ extension Gallery {
         check.setAttribute("aria-label", "Select " + name);
         check.textContent = "✓";
         cell.append(link, check);
+        if (asset.isFavourite) markFavourite(cell, true);
         paint(cell);
         return cell;
       }
@@ -2663,6 +2729,10 @@ extension Gallery {
       document.addEventListener("keydown", (event) => {
         if (viewer.isOpen() || event.target.closest("input, select, textarea, dialog")) return;
         if (event.key === "Escape") clear();
+        if (event.key === "Delete" && selectedCount() > 0 && main.dataset.trash !== "true") {
+          event.preventDefault();
+          runJob("trash");
+        }
         if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
       });
 
@@ -2672,7 +2742,8 @@ extension Gallery {
         if (!at) return;
         viewing = id;
         viewer.open(at.s.assets[at.i], {
-          ref, neighbour,
+          ref, neighbour, trash: main.dataset.trash === "true",
+          removed: () => refresh(),
           moved: (asset) => { active = viewing = asset.id; },
           closed: (asset) => { viewing = null; if (asset) bring(asset.id, true); },
           reopen: (id) => { if (locate(id)) openViewer(id, false); else return false; },
@@ -3048,8 +3119,10 @@ extension Gallery {
     <script src="/static/gallery.js?v={{assetVersion}}" defer></script>
     </head>
     <body data-page="{{page}}">
+    <a class="skip" href="#main">Skip to the content</a>
     <header class="bar">
       <a class="home" href="/">Darkroom</a>
+      {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}>Albums</a></nav>{{/csrf}}
       <h1 class="title">{{title}}</h1>
       {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
       {{#csrf}}
@@ -3062,7 +3135,7 @@ extension Gallery {
     """####,
     "login.mustache": ####"""
     {{> head}}
-    <main class="login">
+    <main id="main" tabindex="-1" class="login">
       <h1>Log in</h1>
       {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
       <form method="post" action="/login">
@@ -3077,7 +3150,7 @@ extension Gallery {
     """####,
     "space.mustache": ####"""
     {{> head}}
-    <main class="space">
+    <main id="main" tabindex="-1" class="space">
       {{#locked}}
       <section class="login">
         <h1>Unlock a space</h1>

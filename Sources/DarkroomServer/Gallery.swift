@@ -75,7 +75,11 @@ struct Gallery: Sendable {
         "\(AccessMiddleware.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
       return Response(status: .seeOther, headers: headers)
     }
-    router.get("/") { _, context in try await shown(context) { try await albums(context) } }
+    // Photos first, as Photos opens: the timeline of everything; the albums one step away.
+    router.get("/") { request, context in
+      try await shown(context) { try await album(request, context) }
+    }
+    router.get("albums") { _, context in try await shown(context) { try await albums(context) } }
     router.get("album") { request, context in
       try await shown(context) { try await album(request, context) }
     }
@@ -199,6 +203,7 @@ struct Gallery: Sendable {
       ]
     }
     var values = common(context, title: "Albums")
+    values["atAlbums"] = true
     values["sections"] = [
       section("Library", .smart), section("Albums", .user), section("Folders", .folder),
     ].filter { !(($0["albums"] as? [Any])?.isEmpty ?? true) }
@@ -238,6 +243,7 @@ struct Gallery: Sendable {
       case .user(let title): title
       }
     var values = common(context, title: title)
+    values["atPhotos"] = ref == "smart:all"
     values["ref"] = escaped
     values["albumRef"] = ref
     values["text"] = filters.first { $0.name == "text" }?.value

@@ -138,12 +138,13 @@ final class Browser: @unchecked Sendable {
     let browser = try Browser()
     let base = "http://127.0.0.1:\(server.port)"
     guard try browser.logIn(at: base) else {
-      throw DarkroomError(.engine, "the login at \(base) did not reach the albums page")
+      throw DarkroomError(.engine, "the login at \(base) did not reach the first page")
     }
     return (browser, base)
   }
 
-  /// Logs in at the server at `base` with the write token; true once the albums page is shown.
+  /// Logs in at the server at `base` with the write token; true once the first page (the
+  /// timeline) is shown.
   func logIn(at base: String) throws -> Bool {
     try go(base + "/login")
     try type(try find("#token"), ServedLibrary.writeToken)
@@ -308,8 +309,8 @@ struct BrowserTests {
     try browser.click(try browser.find("button[type=submit]"))
     #expect(
       eventually { browser.url == base + "/album?ref=smart:all" }, "back where the login began")
-    try browser.go(base + "/")
-    try browser.click(try browser.find("a[href='/album?ref=smart:all']"))
+    try browser.go(base + "/albums")
+    try browser.click(try browser.find("main a[href='/album?ref=smart:all']"))
     #expect(browser.url == base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) == 9 })
     #expect(
@@ -393,7 +394,7 @@ struct BrowserTests {
     #expect(try server.request("GET", "/album?ref=Trips").status == 404)
 
     // One h1 on every page; the favicon the pages name is served.
-    try browser.go(base + "/")
+    try browser.go(base + "/albums")
     #expect(try browser.run(headings) as? [String] == ["Albums"])
     let icon = try #require(
       try browser.run("return document.querySelector('link[rel=icon]').getAttribute('href')")

@@ -238,12 +238,24 @@ struct TimelineBrowserTests {
     #expect(try served.library.asset(gps.id).isFavourite)
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.findAll(".cell[data-id='\(gps.id)'] a").count) == 1 })
+    // Its cell is marked (and says so in its picture's name); no other cell is.
+    let marked =
+      "return [...document.querySelectorAll('.cell .fav-badge')].map((m) => m.closest('.cell').dataset.id)"
+    #expect(try browser.run(marked) as? [String] == [gps.id.rawValue])
+    #expect(
+      (try browser.attribute(try browser.find(".cell[data-id='\(gps.id)'] img"), "alt"))?
+        .hasSuffix(", favourite") == true)
+    try browser.screenshot("timeline-favourite")
     try browser.click(try browser.find(".cell[data-id='\(gps.id)'] a"))
     #expect(
       eventually {
         (try? browser.attribute(try browser.find(".lightbox [data-v='favourite']"), "aria-pressed"))
           == "true"
       }, "kept across a reload")
+    // Taken back in the viewer: the cell's mark goes with it.
+    try browser.click(try browser.find(".lightbox [data-v='favourite']"))
+    #expect(eventually { (try? browser.run(marked) as? [String]) == [] })
+    #expect(try !served.library.asset(gps.id).isFavourite)
     try browser.press("\u{E00C}")
     #expect(eventually { !browser.viewerOpen })
 
@@ -267,6 +279,37 @@ struct TimelineBrowserTests {
     try browser.press("\u{E00C}")
     #expect(eventually { !browser.viewerOpen })
     #expect(eventually { (try? browser.focused()) == ["cell", order[2].rawValue] })
+
+    // Delete in the viewer: the photo to the trash (its file moved, its id kept), the next
+    // one shown in its place, and the album without it.
+    let cellsBefore = try browser.cellIDs().count
+    try browser.press("\u{E007}")  // Enter: open order[2]
+    #expect(eventually { browser.viewerOpen && browser.url.hasPrefix(base + "/asset/\(order[2])") })
+    try browser.screenshot("viewer-trash")
+    try browser.press("\u{E017}")  // Delete
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(order[3])") }, "\(browser.url)")
+    var trashed = AssetQuery()
+    trashed.trashed = true
+    #expect(try served.library.assetIDs(matching: trashed) == [order[2]])
+    try browser.press("\u{E00C}")
+    #expect(eventually { !browser.viewerOpen })
+    #expect(eventually { (try? browser.cellIDs().count) == cellsBefore - 1 })
+    #expect(try !browser.cellIDs().contains(order[2].rawValue))
+    // Delete with a selection: what is selected goes.
+    try browser.click(try browser.find(".cell[data-id='\(order[3])'] .check"))
+    try browser.press("\u{E017}")
+    #expect(
+      eventually(60) { (try? served.library.assetIDs(matching: trashed).count) == 2 },
+      "the selection's Delete")
+    // In the trash the viewer offers neither Edit nor the trash again.
+    try browser.go(base + "/album?ref=smart:trash")
+    #expect(
+      eventually { (try? Set(browser.cellIDs())) == [order[2].rawValue, order[3].rawValue] })
+    try browser.click(try browser.find(".cell[data-id='\(order[2])'] a"))
+    #expect(eventually { browser.viewerOpen })
+    let offered =
+      "return ['edit', 'trash'].map((v) => document.querySelector(`.lightbox [data-v=\"${v}\"]`).hidden)"
+    #expect(try browser.run(offered) as? [Bool] == [true, true])
     let consoleErrors = try browser.consoleErrors()
     #expect(consoleErrors == [])
     #expect(server.stop() == 0)
@@ -334,7 +377,7 @@ struct TimelineBrowserTests {
         (try? browser.text(try browser.find(".progress-text"))) == "Added 2 to Trip"
       })
     #expect(try served.library.album("Trip").count == 2)
-    try browser.go(base + "/")
+    try browser.go(base + "/albums")
     let link = try browser.find("a[href='/album?ref=Trip']")
     let label = try browser.text(link)
     #expect(label.hasSuffix("2"), "\(label)")
