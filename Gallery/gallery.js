@@ -590,8 +590,8 @@ function makeViewer() {
   // takes its place, and the album follows from the catalog's change.
   async function trash() {
     const asset = current;
-    if (!asset || source.trash) return;
     const button = control("trash");
+    if (!asset || source.trash || button.disabled) return;
     button.disabled = true;
     try {
       const next = (await source.neighbour(asset, 1)) || (await source.neighbour(asset, -1));
@@ -1702,7 +1702,8 @@ function albumPage(main) {
 
 function assetPage(main) {
   document.addEventListener("keydown", (event) => {
-    if (event.target.closest("input, select, textarea")) return;
+    // The editor's controls (a curve's points, the colour swatches) take the arrow keys.
+    if (event.defaultPrevented || event.target.closest("input, select, textarea, .editor")) return;
     const rel = event.key === "ArrowLeft" ? "prev" : event.key === "ArrowRight" ? "next" : null;
     const link = rel && document.querySelector('a[rel="' + rel + '"]');
     if (link) location.href = link.href;

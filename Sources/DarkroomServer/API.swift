@@ -354,7 +354,15 @@ struct API: Sendable {
     }
     let rendition = try await images.image(
       of: asset, spec, alsoKeepAs: immutable ? memoryKey : nil)
-    return Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
+    var response = Self.representationResponse(rendition, tag: tag, immutable: immutable, request)
+    // An edit that landed while this was read may have given it the new pixels (the engine
+    // waits for the edit's catalog update rather than refuse): none of it is kept anywhere
+    // under the old version's tag and address.
+    if response.status == .ok, (try? library.asset(id))?.contentHash != asset.contentHash {
+      response.headers[.eTag] = nil
+      response.headers[.cacheControl] = "no-store"
+    }
+    return response
   }
 
   /// A rendition the front server sends from the cache (`X-Accel-Redirect` to `location`),

@@ -402,8 +402,10 @@ extension Gallery {
           const list = points();
           const low = index > 0 ? list[index - 1][0] + 0.01 : 0;
           const high = index < list.length - 1 ? list[index + 1][0] - 0.01 : 1;
-          list[index] = [Math.round(Math.min(high, Math.max(low, x)) * 1000) / 1000,
-            Math.round(Math.min(1, Math.max(0, y)) * 1000) / 1000];
+          // Between neighbours closer than that (a curve written elsewhere), x stays.
+          const across = low <= high ? Math.round(Math.min(high, Math.max(low, x)) * 1000) / 1000
+            : list[index][0];
+          list[index] = [across, Math.round(Math.min(1, Math.max(0, y)) * 1000) / 1000];
         };
         let dragging = null, focusAfter = null;
         drawCurve = () => {
@@ -417,6 +419,7 @@ extension Gallery {
             const dot = make("circle", { cx: x * 100, cy: 100 - y * 100, r: 3.5, class: "point",
               tabindex: "0", role: "slider", "data-index": String(index),
               "aria-label": "Point " + (index + 1) + " of " + list.length,
+              "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(Math.round(y * 100)),
               "aria-valuetext": "in " + Math.round(x * 100) + "%, out " + Math.round(y * 100) + "%" });
             dots.append(dot);
           });
@@ -479,10 +482,11 @@ extension Gallery {
             ArrowRight: [step, 0] };
           if (event.key === "Delete" || event.key === "Backspace") {
             event.preventDefault();
-            focusAfter = Math.max(0, index - 1);
+            if (index > 0 && index < points().length - 1) focusAfter = index - 1;
             remove(index);
           } else if (moves[event.key]) {
             event.preventDefault();
+            event.stopPropagation();
             place(index, x + moves[event.key][0], y + moves[event.key][1]);
             focusAfter = index;
             drawCurve();
@@ -522,7 +526,7 @@ extension Gallery {
         const out = [];
         let segment = 0;
         for (let index = 0; index < samples; index++) {
-          const x = samples === 1 ? 0 : index / (samples - 1);
+          const x = index / (samples - 1);
           if (x <= list[0][0]) { out.push(list[0][1]); continue; }
           if (x >= list[n - 1][0]) { out.push(list[n - 1][1]); continue; }
           while (x > list[segment + 1][0]) segment++;
@@ -618,8 +622,9 @@ extension Gallery {
         const bent = curveChannels.map(([channel]) => channel).filter((channel) =>
           curves[channel].some(([x, y]) => x !== y));
         if (bent.length) {
+          const exact = (value) => String(Math.round(value * 1e6) / 1e6);
           written.set("curve", "curve " + bent.map((channel) => channel + "=" +
-            curves[channel].map(([x, y]) => number(x) + ":" + number(y)).join(",")).join(" "));
+            curves[channel].map(([x, y]) => exact(x) + ":" + exact(y)).join(",")).join(" "));
         }
         const ranges = Object.entries(hsl).filter(([, value]) => value !== 0).sort();
         if (ranges.length) {
@@ -1885,8 +1890,8 @@ extension Gallery {
       // takes its place, and the album follows from the catalog's change.
       async function trash() {
         const asset = current;
-        if (!asset || source.trash) return;
         const button = control("trash");
+        if (!asset || source.trash || button.disabled) return;
         button.disabled = true;
         try {
           const next = (await source.neighbour(asset, 1)) || (await source.neighbour(asset, -1));
@@ -2997,7 +3002,8 @@ extension Gallery {
 
     function assetPage(main) {
       document.addEventListener("keydown", (event) => {
-        if (event.target.closest("input, select, textarea")) return;
+        // The editor's controls (a curve's points, the colour swatches) take the arrow keys.
+        if (event.defaultPrevented || event.target.closest("input, select, textarea, .editor")) return;
         const rel = event.key === "ArrowLeft" ? "prev" : event.key === "ArrowRight" ? "next" : null;
         const link = rel && document.querySelector('a[rel="' + rel + '"]');
         if (link) location.href = link.href;

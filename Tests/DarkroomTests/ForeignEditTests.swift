@@ -307,27 +307,13 @@ struct ForeignEditTests {
     }
     let image = try VipsImage.fromPixels(bytes, width: 60, height: 40, bands: 3)
     let photo = try folder.write("grey.png", image.encode(suffix: ".png"))
-    func words(_ values: [Float]) -> String {
-      values.map { String(format: "%08x", $0.bitPattern.byteSwapped) }.joined()
-    }
-    func entry(_ number: Int, _ operation: String, _ params: String) -> String {
-      """
-      <rdf:li darktable:num="\(number)" darktable:operation="\(operation)" darktable:enabled="1" \
-      darktable:modversion="1" darktable:params="\(params)" darktable:multi_name="" darktable:multi_priority="0"/>
-      """
-    }
     // exposure v6: mode 0, black 0, -0.5 EV, 50, -4, 0; temperature: 1.3, 1, 0.8, 1; flip 5.
-    let exposure = "00000000" + words([0, -0.5, 50, -4]) + "00000000"
-    let sidecar = """
-      <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
-      <rdf:Description rdf:about="" xmlns:darktable="http://darktable.sf.net/" darktable:history_end="3">
-      <darktable:history><rdf:Seq>
-      \(entry(0, "exposure", exposure))
-      \(entry(1, "temperature", words([1.3, 1, 0.8, 1])))
-      \(entry(2, "flip", "05000000"))
-      </rdf:Seq></darktable:history></rdf:Description></rdf:RDF></x:xmpmeta>
-      """
-    _ = try folder.write("grey.png.xmp", Array(sidecar.utf8))
+    let exposure = "00000000" + Self.params([0, -0.5, 50, -4]) + "00000000"
+    let modules = [
+      ("exposure", 6, exposure), ("temperature", 3, Self.params([1.3, 1, 0.8, 1])),
+      ("flip", 2, "05000000"),
+    ]
+    _ = try folder.write("grey.png.xmp", Self.darktableSidecar(modules))
     let entry = try #require(try Self.info(photo)["foreignEdit"] as? [String: Any])
     #expect(entry["rendered"] as? [String] == ["exposure", "flip", "temperature"], "\(entry)")
     #expect(entry["ignored"] as? [String] == [])
@@ -529,6 +515,19 @@ struct ForeignEditTests {
     #expect(try CLI.run(["edit", grey, "--from-xmp"]).status == 0)
     let lifted = try pixels(grey).pixel(x: 32, y: 24)
     #expect(lifted.allSatisfy { abs($0 - 0.566866 * 255) <= 1.5 }, "\(lifted)")
+
+    // What is not drawn is named: a colour balance of only a shadows lift (its colour
+    // grading), and a tone curve in its independent mode whose a curve alone is bent.
+    let undrawn = try Self.copy("gps.jpg", to: "undrawn.jpg", in: folder)
+    _ = try folder.write(
+      "undrawn.jpg.xmp",
+      Self.darktableSidecar([
+        ("colorbalancergb", 5, "gz05eJw7e8bHjoEk0GCPSpMGJr61sUOmGYEYAMctB5M="),
+        ("tonecurve", 5, "gz13eJxjYICBBnsIHrTAftZMSftB7E57CB5c7mMCYmYoZkLCMMAIpQHKCwbS"),
+      ]))
+    let named = try #require(try Self.info(undrawn)["foreignEdit"] as? [String: Any])
+    #expect(named["ignored"] as? [String] == ["colorbalancergb", "tonecurve"], "\(named)")
+    #expect(named["filters"] as? String == "", "\(named)")
 
     // A gz blob cut short is not read: the module is named, nothing drawn for it.
     let cut = try Self.copy("gps.jpg", to: "cut.jpg", in: folder)

@@ -225,13 +225,17 @@ struct VideoEditTests {
   }
 
   @Test(
-    "apply DIR takes the folder's videos too when every filter means the same on each frame: the clip grey, its original kept, revert byte-exact; with auto the folder's videos are not inputs and stay as they were"
+    "apply DIR takes the folder's videos too when every filter means the same on each frame: the clip grey, its original kept, revert byte-exact; with auto the folder's videos are not inputs and stay as they were; an M4A (sound alone) is never one"
   )
   func applyFolder() throws {
     let folder = try Fixture.temporaryFolder()
     let clip = try Self.hevcClip(in: folder)
     try FileManager.default.removeItem(atPath: folder.file("plain.mov"))
     let photo = try folder.write("photo.jpg", Fixture.bytes(Fixture.sample("gps.jpg")))
+    // Sound alone in an MP4 container (an M4A): no video, so no input of either kind.
+    try VideoTests.ffmpeg(
+      ["-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac", "tone.m4a"],
+      in: folder)
     let (clipBefore, photoBefore) = (
       try ContentHash.of(file: clip), try ContentHash.of(file: photo)
     )

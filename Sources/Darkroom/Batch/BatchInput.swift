@@ -110,12 +110,13 @@ public enum BatchInputs {
     return TrustedFormats.permits(format) || TrustedFormats.trustedInWorkers.contains(format)
   }
 
-  /// Whether a file starts like a video container (MP4, QuickTime, Matroska, ...).
+  /// Whether a file starts like a video Darkroom reads (ISO media: MP4, QuickTime; not an
+  /// M4A's sound alone).
   public static func looksLikeVideo(_ path: String) -> Bool {
     guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
       return false
     }
-    return TrustedFormats.sniff(head[...], name: path) == "video"
+    return VideoHeader.recognises(head[...])
   }
 
   /// Paths from a list on standard input: one a line, or NUL-separated.

@@ -71,18 +71,35 @@ extension FileLease {
 /// is how a reader waits for it, in this process or another (a killed writer's lease goes
 /// with it).
 final class LeaseKeeper: Sendable {
-  private let descriptors = Locked<[Int32]>([])
+  private let state = Locked<(descriptors: [Int32], released: Bool)>(([], false))
 
-  /// Keeps `fd` open, its lease held, until the keeper's scope ends.
-  func keep(_ fd: Int32) { descriptors.withLock { $0.append(fd) } }
+  /// Keeps `fd` open, its lease held, until the keeper's scope ends (closed at once once it
+  /// has: a task the scope started may outlive it).
+  func keep(_ fd: Int32) {
+    let kept = state.withLock { state in
+      if state.released { return false }
+      state.descriptors.append(fd)
+      return true
+    }
+    if !kept { close(fd) }
+  }
 
-  /// Whether it holds a lease now.
-  var holdsAny: Bool { descriptors.withLock { !$0.isEmpty } }
+  /// Whether it holds the lease of the file open as `fd` (the same file: device and inode).
+  func holds(_ fd: Int32) -> Bool {
+    var file = stat()
+    guard fstat(fd, &file) == 0 else { return false }
+    return state.withLock { state in
+      state.descriptors.contains { kept in
+        var held = stat()
+        return fstat(kept, &held) == 0 && held.st_dev == file.st_dev && held.st_ino == file.st_ino
+      }
+    }
+  }
 
   fileprivate func release() {
-    let held = descriptors.withLock { held in
-      defer { held = [] }
-      return held
+    let held = state.withLock { state in
+      defer { state = ([], true) }
+      return state.descriptors
     }
     for fd in held { close(fd) }
   }
@@ -94,7 +111,9 @@ extension FileLease {
 
   /// Runs `body` with the lease of every file ``AtomicFile`` puts in place during it held
   /// until it returns or throws: a change and its catalog update, seen by readers as one.
+  /// Inside another such scope, the outer one keeps them.
   static func keepingLeases<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    if keeper != nil { return try body() }
     let kept = LeaseKeeper()
     defer { kept.release() }
     let result: Result<T, DarkroomError> = $keeper.withValue(kept) {
@@ -108,22 +127,28 @@ extension FileLease {
   /// waits for a lease this thread's own change holds (that would be forever), and gives up
   /// after `limit` (a lease held on purpose, by whoever may lock the library's files, must
   /// not hold a request for ever; a catalog update takes milliseconds).
-  static func waitForWriter(_ fd: Int32, limit: Duration = .seconds(30)) {
-    if keeper?.holdsAny == true { return }
+  ///
+  /// - Returns: whether it waited (the file may have changed meanwhile).
+  @discardableResult
+  static func waitForWriter(_ fd: Int32, limit: Duration = .seconds(10)) -> Bool {
+    if keeper?.holds(fd) == true { return false }
     let deadline = ContinuousClock.now + limit
-    var counted = false
+    var waited = false
     while true {
       if flockFile(fd, LOCK_SH | LOCK_NB) == 0 {
         _ = flockFile(fd, LOCK_UN)
-        return
+        return waited
       }
-      guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return }
-      if !counted { writerWaits.withLock { $0 += 1 } }
-      counted = true
+      guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+        return waited
+      }
+      if !waited { writerWaits.withLock { $0 += 1 } }
+      waited = true
       usleep(2_000)
     }
   }
 
-  /// How many times a reader of this process has found a writer's lease held and waited.
+  /// How many times a reader of this process has found a writer's lease held and waited
+  /// (for tests, and a count worth watching: each is a read that met an edit).
   static let writerWaits = Locked(0)
 }

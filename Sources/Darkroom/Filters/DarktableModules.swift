@@ -36,8 +36,9 @@ extension ForeignEdit {
   /// the same mask with the same radius and amount, but it fades differences below its
   /// threshold out instead of cutting every one: a threshold 3.5 times darktable's
   /// (`detail` 1 - 0.875 threshold) changes a photo as much (measured against darktable-cli
-  /// 4.2 at thresholds 0.2, 0.5 and 1: Scripts/darktable-compare.py). Approximated.
-  static func darktableSharpen(_ params: [UInt32], raw: Bool) -> DarktableModule? {
+  /// 4.2 at thresholds 0.2, 0.5 and 1: Scripts/darktable-compare.py). Approximated (on a RAW
+  /// too, whose development is LibRaw's).
+  static func darktableSharpen(_ params: [UInt32]) -> DarktableModule? {
     guard params.count == 3 else { return nil }
     let (radius, amount, threshold) = (
       Double(Float(bitPattern: params[0])), Double(Float(bitPattern: params[1])),
@@ -122,15 +123,12 @@ extension ForeignEdit {
     }
     guard detail.isFinite, (-1...4).contains(detail) else { return nil }
     if detail == 0 { return ([], true) }
-    let amount = max(-1, min(1, detail * localContrastScale))
+    let amount = max(-1, min(1, detail))
     guard let node = try? FilterNode("definition", ["amount": .number(sixPlaces(amount))]) else {
       return nil
     }
     return ([node], false)
   }
-
-  /// `definition`'s amount for each unit of darktable's local contrast `detail`.
-  static let localContrastScale = 1.0
 }
 
 extension ForeignEdit {
@@ -206,7 +204,13 @@ extension ForeignEdit {
     guard (128...130).contains(params.count),
       let nodes = curveNodes(params, 0, count: params[120], encodedLightness)
     else { return nil }
-    guard let points = pointsText(nodes) else { return ([], true) }
+    guard let points = pointsText(nodes) else {
+      // A straight L curve changes nothing; the a and b curves count only in the independent
+      // mode (0), and are not drawn: bent there, the module is named, not drawn.
+      if params[126] != 0 { return ([], true) }
+      let ab = [1, 2].map { curveNodes(params, $0, count: params[120 + $0]) { $0 } }
+      return ab.allSatisfy { $0.map { pointsText($0) == nil } ?? false } ? ([], true) : nil
+    }
     guard let node = try? FilterNode("curve", ["rgb": points]) else { return nil }
     return ([node], false)
   }
@@ -275,6 +279,10 @@ extension ForeignEdit {
     }
     let (chroma, saturation, vibrance, contrast) = (value(17), value(19), value(29), value(31))
     guard [chroma, saturation, vibrance, contrast].allSatisfy(\.isFinite) else { return nil }
+    // Its colour grading, white fulcrum, per-range chroma and saturation, hue shift and
+    // brilliance, which are not drawn: a module of only those is named, not drawn.
+    let undrawn = Array(0...11) + [13, 15, 16, 18] + Array(20...27)
+    let grading = undrawn.contains { value($0) != 0 }
     var nodes: [FilterNode] = []
     var tone: [String: FilterValue] = [:]
     if contrast != 0 { tone["contrast"] = .number(sixPlaces(max(-1, min(1, contrast)))) }
@@ -288,6 +296,6 @@ extension ForeignEdit {
     {
       nodes.append(node)
     }
-    return (nodes, false)
+    return nodes.isEmpty && grading ? nil : (nodes, false)
   }
 }

@@ -529,7 +529,7 @@ extension ForeignEdit {
             edit.ignored.append("flip")
           }
         }
-      case "sharpen" where enabled: effect(operation, 0, darktableSharpen(params, raw: raw))
+      case "sharpen" where enabled: effect(operation, 0, darktableSharpen(params))
       case "colorbalancergb" where enabled: effect(operation, 1, darktableColorBalance(params))
       case "rgbcurve" where enabled: effect(operation, 2, darktableRGBCurve(params))
       case "tonecurve" where enabled: effect(operation, 3, darktableToneCurve(params))

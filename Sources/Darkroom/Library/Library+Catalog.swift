@@ -242,7 +242,7 @@ extension Library {
     // The same inode (and size and modification time): the catalogued file. (An inode number
     // alone is not enough for `exactly`: a file system gives a deleted file's number to the
     // next file made.)
-    let now = FileIdentity(info)
+    var now = FileIdentity(info)
     let isCatalogued = { (asset: Asset) in
       let was = asset.identity
       return now.device == was.device && now.inode == was.inode && info.st_nlink == 1
@@ -250,8 +250,16 @@ extension Library {
     }
     if isCatalogued(asset) { return file }
     // A file an edit or revert has just put in place is the catalog's once its writer is
-    // done: wait for that (at once for a file nobody writes), and ask the catalog again.
-    FileLease.waitForWriter(file.descriptor)
+    // done: wait for that (at once for a file nobody writes), then look at the file as it is
+    // now and ask the catalog again.
+    if FileLease.waitForWriter(file.descriptor) {
+      guard fstat(file.descriptor, &info) == 0 else {
+        throw DarkroomError(.io, file: file.path, "cannot read its identity")
+      }
+      now = FileIdentity(info)
+    }
+    // (Asked even without a wait: the change may have ended between the caller's reading of
+    // the catalog and this open.)
     var asset = asset
     if let fresh = try catalogCall({ try $0.asset(asset.id) }) {
       if isCatalogued(fresh) { return file }
