@@ -1588,6 +1588,16 @@ function albumPage(main) {
       showNotice(error.message, null);
     }
   }
+  // A user album deleted, once confirmed: its photos stay in the library (and in others).
+  async function deleteAlbum() {
+    if (!confirm("Delete the album " + ref + "? Its photos stay in the library.")) return;
+    try {
+      await api("POST", "/api/albums", { op: "delete", title: ref });
+      location.href = "/albums";
+    } catch (error) {
+      showNotice(error.message, null);
+    }
+  }
   async function removeFromAlbum() {
     try {
       await api("POST", "/api/albums", Object.assign({ op: "remove", title: ref }, target()));
@@ -1613,6 +1623,7 @@ function albumPage(main) {
     const act = event.target.closest("button")?.dataset.act;
     if (act === "select-all") selectAll();
     else if (act === "rename") renameAlbum();
+    else if (act === "delete-album") deleteAlbum();
     else if (act === "upload") picker.click();
     else if (act === "empty") emptyTrash();
   });

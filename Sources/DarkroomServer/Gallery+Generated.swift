@@ -31,6 +31,7 @@ extension Gallery {
         <div class="album-actions">
           <button type="button" data-act="select-all" hidden>Select all</button>
           {{#user}}<button type="button" data-act="rename" hidden>Rename…</button>{{/user}}
+          {{#user}}<button type="button" data-act="delete-album" class="danger" hidden>Delete album…</button>{{/user}}
           {{^trash}}<button type="button" data-act="upload" hidden>Upload…</button>{{/trash}}
           {{#trash}}<button type="button" data-act="empty" class="danger" hidden>Empty trash…</button>{{/trash}}
         </div>
@@ -2888,6 +2889,16 @@ extension Gallery {
           showNotice(error.message, null);
         }
       }
+      // A user album deleted, once confirmed: its photos stay in the library (and in others).
+      async function deleteAlbum() {
+        if (!confirm("Delete the album " + ref + "? Its photos stay in the library.")) return;
+        try {
+          await api("POST", "/api/albums", { op: "delete", title: ref });
+          location.href = "/albums";
+        } catch (error) {
+          showNotice(error.message, null);
+        }
+      }
       async function removeFromAlbum() {
         try {
           await api("POST", "/api/albums", Object.assign({ op: "remove", title: ref }, target()));
@@ -2913,6 +2924,7 @@ extension Gallery {
         const act = event.target.closest("button")?.dataset.act;
         if (act === "select-all") selectAll();
         else if (act === "rename") renameAlbum();
+        else if (act === "delete-album") deleteAlbum();
         else if (act === "upload") picker.click();
         else if (act === "empty") emptyTrash();
       });
