@@ -329,17 +329,22 @@ public final class LibraryJob: Sendable {
       FaultInjection.waitAtJobGate()
       var outcome = BatchOutcome(file: "", status: .done)
       do throws(DarkroomError) {
-        switch reference {
-        case .file(let input):
-          outcome.file = input.path
-          try onFile(input, &outcome)
-        case .asset(let id):
-          outcome.id = id.rawValue
-          guard let library = request.library else { throw LibraryJob.noLibrary }
-          if let space = library.space {
-            try onSealedAsset(id, in: library, space, &outcome)
-          } else {
-            try onAsset(id, in: library, &outcome)
+        // What the item changes and its catalog's update, one for readers: a render by id
+        // between the two waits for the catalog (FileLease.keepingLeases) instead of finding
+        // a file the catalog does not know yet.
+        try FileLease.keepingLeases { () throws(DarkroomError) in
+          switch reference {
+          case .file(let input):
+            outcome.file = input.path
+            try onFile(input, &outcome)
+          case .asset(let id):
+            outcome.id = id.rawValue
+            guard let library = request.library else { throw LibraryJob.noLibrary }
+            if let space = library.space {
+              try onSealedAsset(id, in: library, space, &outcome)
+            } else {
+              try onAsset(id, in: library, &outcome)
+            }
           }
         }
       } catch {
@@ -354,17 +359,12 @@ public final class LibraryJob: Sendable {
       let item = JobItem(path: input.path, relativePath: input.relativePath)
       switch request.action {
       case .edit(let graph, let mode):
-        // The change and its catalog's update as one for readers (FileLease.keepingLeases).
         let destination = request.output.map { $0 + "/" + input.relativePath }
-        try FileLease.keepingLeases { () throws(DarkroomError) in
-          try edit(input.path, graph, mode, writingTo: destination, by: fileEditor, &outcome)
-          Library.recatalog(file: outcome.output ?? destination ?? input.path)
-        }
+        try edit(input.path, graph, mode, writingTo: destination, by: fileEditor, &outcome)
+        Library.recatalog(file: outcome.output ?? destination ?? input.path)
       case .revert(let version):
-        try FileLease.keepingLeases { () throws(DarkroomError) in
-          try revert(input.path, to: version, by: fileEditor, &outcome)
-          if outcome.reverted != .notEdited { Library.recatalog(file: input.path) }
-        }
+        try revert(input.path, to: version, by: fileEditor, &outcome)
+        if outcome.reverted != .notEdited { Library.recatalog(file: input.path) }
       case .render(let step):
         let source: ImageSource =
           input.path == "-" ? .data(step.standardInput ?? [], name: "-") : .file(input.path)
@@ -384,26 +384,19 @@ public final class LibraryJob: Sendable {
       switch request.action {
       case .edit(let graph, let mode):
         let path = try library.editablePath(asset)
-        // The change and its catalog's update as one for readers: a render by id between
-        // the two waits for the catalog (FileLease.keepingLeases), instead of finding a file
-        // the catalog does not know yet.
-        try FileLease.keepingLeases { () throws(DarkroomError) in
-          // Read through the descriptor opened and checked as the catalogued file: a swap of
-          // its name meanwhile cannot bring another file's bytes into the edit.
-          try library.withOpenedPath(of: asset) { opened throws(DarkroomError) in
-            try edit(
-              path, graph, mode, writingTo: nil, reading: opened,
-              by: library.editor(of: path, settings), &outcome)
-          }
-          // (A RAW's edit is a new file beside it, catalogued as an asset of its own.)
-          library.recatalogAfterChange(outcome.output ?? path)
+        // Read through the descriptor opened and checked as the catalogued file: a swap of
+        // its name meanwhile cannot bring another file's bytes into the edit.
+        try library.withOpenedPath(of: asset) { opened throws(DarkroomError) in
+          try edit(
+            path, graph, mode, writingTo: nil, reading: opened,
+            by: library.editor(of: path, settings), &outcome)
         }
+        // (A RAW's edit is a new file beside it, catalogued as an asset of its own.)
+        library.recatalogAfterChange(outcome.output ?? path)
       case .revert(let version):
         let path = try library.editablePath(asset)
-        try FileLease.keepingLeases { () throws(DarkroomError) in
-          try revert(path, to: version, by: library.editor(of: path, settings), &outcome)
-          if outcome.reverted != .notEdited { library.recatalogAfterChange(path) }
-        }
+        try revert(path, to: version, by: library.editor(of: path, settings), &outcome)
+        if outcome.reverted != .notEdited { library.recatalogAfterChange(path) }
       case .render(let step):
         // Opened and checked once (a full representation may be the file's own bytes: it
         // must be the catalogued file), then rendered through that descriptor only.
