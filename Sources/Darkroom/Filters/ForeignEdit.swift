@@ -443,8 +443,10 @@ extension ForeignEdit {
   /// `height` upright: its `crop` (left, top, right and bottom edges as fractions of the
   /// upright image, little-endian floats in `params`), `exposure` and (not on a RAW)
   /// `temperature` are rendered; `flip` is rendered as the turn from the upright image (its
-  /// EXIF `orientation` applied) to darktable's (the stored pixels turned its own way); `sharpen`, `bilat`, `monochrome` and `vignette` as
-  /// `DarktableModules.swift` reads them, in darktable's pipeline order after the colour;
+  /// EXIF `orientation` applied) to darktable's (the stored pixels turned its own way); its
+  /// detail and effect modules (sharpen, colour balance, curves, shadows and highlights,
+  /// local contrast, monochrome, vignette) as `DarktableModules.swift` reads them, in
+  /// darktable's pipeline order after the colour;
   /// every other enabled module, and a second instance of any, is listed as not rendered.
   /// nil when there is nothing.
   static func darktable(
