@@ -579,62 +579,40 @@ extension ForeignEdit {
     return edit
   }
 
-  /// A turn or mirror of the plane, as the 2x2 matrix [a, b, c, d] on (x, y), y down.
-  typealias Turn = [Int]
-
-  static func product(_ m: Turn, _ n: Turn) -> Turn {
-    [
-      m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3], m[2] * n[0] + m[3] * n[2],
-      m[2] * n[1] + m[3] * n[3],
-    ]
-  }
-
-  /// Each EXIF orientation's turn, from the stored pixels to the upright image.
-  static func turn(_ orientation: Orientation) -> Turn {
-    switch orientation {
-    case .up: [1, 0, 0, 1]
-    case .upMirrored: [-1, 0, 0, 1]
-    case .down: [-1, 0, 0, -1]
-    case .downMirrored: [1, 0, 0, -1]
-    case .leftMirrored: [0, 1, 1, 0]
-    case .right: [0, -1, 1, 0]
-    case .rightMirrored: [0, -1, -1, 0]
-    case .left: [0, 1, -1, 0]
-    }
-  }
-
   /// darktable's `flip` orientation (bits: 1 top-bottom, 2 left-right, 4 swap the axes,
   /// after the flips), which darktable applies to the stored pixels instead of the EXIF's
   /// `exif`, as Darkroom's turns and flips of the upright image (as darktable-cli exports
-  /// them): the EXIF's turn undone, then darktable's. Whether the result's axes are the
-  /// upright image's swapped.
+  /// them): of the eight symmetries, each said in as few nodes as it takes, the one that
+  /// takes the upright image to darktable's, found with ``Placement``'s algebra and the
+  /// filters' own folding of turns and flips. Whether the result's axes are the upright
+  /// image's swapped.
   static func darktableFlip(_ orientation: Int, exif: Orientation)
     -> (nodes: [FilterNode], swaps: Bool)
   {
-    var chosen: Turn = [1, 0, 0, 1]
-    if orientation & 1 != 0 { chosen = product([1, 0, 0, -1], chosen) }
-    if orientation & 2 != 0 { chosen = product([-1, 0, 0, 1], chosen) }
-    if orientation & 4 != 0 { chosen = product([0, 1, 1, 0], chosen) }
-    let stored = turn(exif)
-    let net = product(chosen, [stored[0], stored[2], stored[1], stored[3]])  // its inverse
-    func node(_ op: String, _ name: String, _ value: FilterValue) -> FilterNode? {
-      try? FilterNode(op, [name: value])
+    // On a 1x2 stand-in for the stored pixels: darktable's image (its flips, then the axes
+    // swapped: a quarter turn and a mirror), and the upright one (the EXIF's).
+    var wanted = Placement(storedWidth: 1, storedHeight: 2, orientation: .up)
+    if orientation & 1 != 0 { wanted.flip(vertically: true) }
+    if orientation & 2 != 0 { wanted.flip(vertically: false) }
+    if orientation & 4 != 0 {
+      wanted.turn(quarterTurns: 1)
+      wanted.flip(vertically: false)
     }
-    let quarter = node("rotate", "angle", .number(90))
-    let mirror = node("flip", "direction", .text("horizontal"))
-    let upsideDown = node("flip", "direction", .text("vertical"))
-    let steps: [FilterNode?] =
-      switch net {
-      case [-1, 0, 0, 1]: [mirror]
-      case [1, 0, 0, -1]: [upsideDown]
-      case [-1, 0, 0, -1]: [node("rotate", "angle", .number(180))]
-      case [0, -1, 1, 0]: [quarter]
-      case [0, 1, -1, 0]: [node("rotate", "angle", .number(270))]
-      case [0, 1, 1, 0]: [quarter, mirror]  // a transpose
-      case [0, -1, -1, 0]: [quarter, upsideDown]
-      default: []
+    let upright = Placement(storedWidth: 1, storedHeight: 2, orientation: exif)
+    let symmetries = [
+      [], ["flip direction=horizontal"], ["flip direction=vertical"], ["rotate angle=180"],
+      ["rotate angle=90"], ["rotate angle=270"], ["rotate angle=90", "flip direction=horizontal"],
+      ["rotate angle=90", "flip direction=vertical"],
+    ]
+    for specs in symmetries {
+      guard let graph = try? FilterGraph.parse(specs: specs) else { continue }
+      var placed = upright
+      for node in graph.nodes {
+        try? node.definition?.folding(FilterArguments(values: node.params))?(&placed, nil)
       }
-    return (steps.compactMap { $0 }, net[0] == 0)
+      if placed == wanted { return (graph.nodes, placed.uprightWidth != upright.uprightWidth) }
+    }
+    return ([], false)
   }
 
   /// darktable's `exposure` (params v5 and v6: mode, black, exposure, ...; v2: black,
