@@ -1063,6 +1063,9 @@ extension Gallery {
     .bar .sections { display: flex; gap: .25rem; }
     .bar .sections a { display: inline-flex; align-items: center; min-height: 44px; padding: 0 .6rem; border-radius: 8px; color: inherit; text-decoration: none; }
     .bar .sections a[aria-current="page"] { background: var(--line); font-weight: 600; }
+    /* A section's own page says its name in the marked link: its heading is for screen readers. */
+    .bar .logout { margin-left: auto; }
+    .bar .title.quiet { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
     .bar .title { flex: 1; font-size: inherit; font-weight: 600; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     .problem { max-width: 40rem; }
     main { padding: 1rem; }
@@ -1275,9 +1278,9 @@ extension Gallery {
 
     @media (max-width: 700px) {
       /* The page's title on a line of its own under the header's links. */
-      .bar { flex-wrap: wrap; gap: .25rem .75rem; }
+      .bar { flex-wrap: wrap; gap: .25rem .5rem; padding: .5rem .75rem; }
       .bar .title { order: 5; flex-basis: 100%; }
-      .bar .logout { margin-left: auto; }
+      .bar .sections a { padding: 0 .4rem; }
       .bar .logout button { white-space: nowrap; }
       main { padding: .5rem; }
       .viewer, .viewer.editing { grid-template-columns: 1fr; }
@@ -3141,7 +3144,7 @@ extension Gallery {
     <header class="bar">
       <a class="home" href="/">Darkroom</a>
       {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}>Albums</a></nav>{{/csrf}}
-      <h1 class="title">{{title}}</h1>
+      <h1 class="title{{#atPhotos}} quiet{{/atPhotos}}{{#atAlbums}} quiet{{/atAlbums}}">{{title}}</h1>
       {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
       {{#csrf}}
       <form method="post" action="/logout" class="logout">
