@@ -22,10 +22,12 @@ struct ListCommand: ParsableCommand {
 
       Dates are the capture date, or the file's modification time without one.
       Hidden and trashed assets are left out (--album smart:trash lists the trash).
+      --damaged lists the files the scan found damaged (cut short, an unreadable
+      header, empty), each as PATH: what is wrong (what the decoder said).
 
       Albums: a user album's title; folder:PATH; smart:all, smart:favourites,
       smart:edited, smart:videos, smart:with-location, smart:recently-added,
-      smart:trash (darkroom albums lists them).
+      smart:trash, smart:problems (darkroom albums lists them).
       """)
 
   @OptionGroup var libraryOption: LibraryFolder
@@ -74,6 +76,11 @@ struct ListCommand: ParsableCommand {
 
   @Flag(inversion: .prefixedNo, help: "Only favourites (or only the others).")
   var favourite: Bool?
+
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Only damaged files, each with its problem (or, with --no-damaged, whole ones).")
+  var damaged: Bool?
 
   @Option(
     parsing: .unconditional,
@@ -131,6 +138,7 @@ struct ListCommand: ParsableCommand {
     add("text", text)
     add("edited", edited.map(String.init))
     add("favourite", favourite.map(String.init))
+    add("damaged", damaged.map(String.init))
     add("near", near)
     add("min-duration", minDuration.map { String($0) })
     add("max-duration", maxDuration.map { String($0) })
@@ -167,7 +175,11 @@ struct ListCommand: ParsableCommand {
       var text = ""
       for asset in assets {
         let path = library.path(of: asset)
-        text += (path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path) + "\n"
+        text += path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
+        if damaged == true, let damage = asset.damage {
+          text += ": \(damage.problem) (\(damage.detail))"
+        }
+        text += "\n"
       }
       writeAll(STDOUT_FILENO, Array(text.utf8))
     }

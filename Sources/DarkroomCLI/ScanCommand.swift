@@ -114,6 +114,9 @@ struct ScanCommand: ParsableCommand {
         parts.append("\(summary.liveVideos) Live Photo video\(summary.liveVideos == 1 ? "" : "s")")
       }
       if summary.skipped > 0 { parts.append("\(summary.skipped) not photos or videos") }
+      if summary.damaged > 0 {
+        parts.append("\(summary.damaged) damaged (darkroom list --damaged)")
+      }
       if !summary.problems.isEmpty { parts.append("\(summary.problems.count) unreadable") }
       printError(
         "scan: \(summary.files) files in \(library.root.path): \(parts.joined(separator: ", ")) in \(fixed(summary.seconds, 2)) s\n"

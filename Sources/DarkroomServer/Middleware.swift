@@ -118,6 +118,9 @@ public struct APIError: Error, Sendable {
   public var status: HTTPResponse.Status
   public var kind: String
   public var message: String
+  /// For a file that cannot be shown, what is wrong in a sentence for people ("This
+  /// photo's file is cut short"), beside `message`'s decoder's words.
+  public var problem: String?
   public var headers: HTTPFields = [:]
 
   public init(_ status: HTTPResponse.Status, _ kind: String, _ message: String) {
@@ -157,11 +160,14 @@ struct ErrorMiddleware: RouterMiddleware {
         var status: Int
         var kind: String
         var message: String
+        var problem: String?
       }
       var error: Detail
     }
     let body = Body(
-      error: .init(status: error.status.code, kind: error.kind, message: error.message))
+      error: .init(
+        status: error.status.code, kind: error.kind, message: error.message,
+        problem: error.problem))
     var headers = error.headers
     headers[.contentType] = "application/json; charset=utf-8"
     headers[.cacheControl] = "no-store"
@@ -217,6 +223,9 @@ struct ErrorMiddleware: RouterMiddleware {
       message = "\(name): \(message)"
     }
     var translated = APIError(status, error.kind.rawValue, message)
+    if status == .unprocessableContent || error.kind == .tooLarge {
+      translated.problem = AssetDamage.problem(error.kind, video: nil)
+    }
     if error.kind == .busy { translated.headers[.retryAfter] = "1" }
     return translated
   }

@@ -187,6 +187,10 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// mark of an asset edited elsewhere. nil for none, for settings that change nothing
   /// Darkroom renders, and for a file Darkroom edited.
   public var foreignSettings: ForeignSettings? = nil
+  /// What is wrong with its file, when the scan found it damaged (cut short, a header that
+  /// makes no sense, empty): such a file is an asset still, shown as far as it can be
+  /// decoded. nil for a file that reads whole.
+  public var damage: AssetDamage? = nil
 
   /// Its size as its representations show it, upright: the edit made elsewhere's result
   /// (``foreignSettings``: a crop's size) when it has one, else ``displayWidth`` x
@@ -309,6 +313,7 @@ extension Asset {
       exifThumbnail = m.exifThumbnail
       (motionVideo, liveVideo) = (m.motionVideo, m.liveVideo)
       foreignSettings = m.shownForeignSettings
+      damage = m.damage.flatMap { AssetDamage($0) }
     case .video(let v):
       mediaType = .video
       format = v.format
@@ -321,7 +326,21 @@ extension Asset {
       (exposureTime, fNumber, iso, focalLength) = (nil, nil, nil, nil)
       duration = v.duration
       (exifThumbnail, motionVideo, liveVideo, foreignSettings) = (nil, nil, nil, nil)
+      damage = nil
+    case .damaged(let format, let type, let damage):
+      // Nothing was read of it but its format: no size (a grid shows a placeholder), no
+      // date but the file's own.
+      (mediaType, self.format) = (type, format)
+      (width, height, displayWidth, displayHeight, orientation) = (0, 0, 0, 0, 1)
+      (captureDate, captureOffsetMinutes) = (nil, nil)
+      (latitude, longitude, altitude, camera, lens) = (nil, nil, nil, nil, nil)
+      (exposureTime, fNumber, iso, focalLength, duration) = (nil, nil, nil, nil, nil)
+      (caption, rating, keywords, people, timeZone) = (nil, nil, [], [], nil)
+      (place, region, country) = (nil, nil, nil)
+      (exifThumbnail, motionVideo, liveVideo, foreignSettings) = (nil, nil, nil, nil)
+      self.damage = damage
     }
+    damage?.isVideo = mediaType == .video
     sortDate = captureDate ?? Double(identity.modified) / 1e9
   }
 }
@@ -330,6 +349,8 @@ extension Asset {
 enum AssetContent: Sendable {
   case photo(AssetMetadata)
   case video(VideoHeader)
+  /// A file of `format` that could not be described at all: only its damage is known.
+  case damaged(format: String, MediaType, AssetDamage)
 }
 
 extension CaptureDate {

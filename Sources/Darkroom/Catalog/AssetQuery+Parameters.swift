@@ -4,14 +4,15 @@ extension AssetQuery {
   /// The names ``init(parameters:)`` takes: `darkroom list`'s options and the server's query
   /// parameters are the same words.
   public static let parameterNames = [
-    "album", "type", "from", "to", "camera", "edited", "favourite", "near", "min-duration",
+    "album", "type", "from", "to", "camera", "edited", "favourite", "damaged", "near",
+    "min-duration",
     "max-duration", "sort", "after", "rating", "keyword", "text", "place", "month",
   ]
 
   /// A query from named text values, as a command line or a URL gives them:
   /// `album` (a title, `folder:PATH`, `smart:NAME`), `type` (photo, video), `from` and `to`
-  /// (`YYYY-MM-DD`, the whole day for `to`, or an ISO 8601 time), `camera`, `edited` and
-  /// `favourite` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
+  /// (`YYYY-MM-DD`, the whole day for `to`, or an ISO 8601 time), `camera`, `edited`,
+  /// `favourite` and `damaged` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
   /// (seconds), `sort` (date, -date, name, size, album), `after` (an asset id: the next
   /// page), `month` (`YYYY-MM`: taken in that month, on the clock where it was taken;
   /// `0000-00` for dates no month holds), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
@@ -56,6 +57,7 @@ extension AssetQuery {
       case "camera": camera = value
       case "edited": edited = try Self.bool(value, name: name)
       case "favourite": favourite = try Self.bool(value, name: name)
+      case "damaged": damaged = try Self.bool(value, name: name)
       case "near":
         let parts = value.split(separator: ",").map {
           Double($0.trimmingCharacters(in: .whitespaces))

@@ -24,6 +24,8 @@ public struct AssetQuery: Sendable, Equatable {
   public var camera: String?
   /// Only edited (true) or only unedited (false) assets.
   public var edited: Bool?
+  /// Only assets whose files are damaged (true: ``Asset/damage``), or only whole ones.
+  public var damaged: Bool?
   /// Ratings in this range (-1 rejected, 0 none, 1 to 5 stars); assets without one drop out.
   public var rating: ClosedRange<Int>?
   /// A keyword the asset has, whole (any case).
@@ -62,6 +64,7 @@ public struct AssetQuery: Sendable, Equatable {
     a.album == b.album && a.mediaType == b.mediaType && a.from == b.from && a.to == b.to
       && a.month == b.month
       && a.camera == b.camera && a.edited == b.edited && a.favourite == b.favourite
+      && a.damaged == b.damaged
       && a.rating == b.rating && a.keyword == b.keyword && a.text == b.text
       && a.place == b.place
       && a.near?.latitude == b.near?.latitude && a.near?.longitude == b.near?.longitude
@@ -110,6 +113,8 @@ public enum SmartAlbum: String, Sendable, CaseIterable, Codable {
   case withLocation = "with-location"
   case recentlyAdded = "recently-added"
   case trash
+  /// Files that are damaged (``Asset/damage``): cut short, unreadable headers, empty.
+  case problems
 
   public var title: String {
     switch self {
@@ -120,6 +125,7 @@ public enum SmartAlbum: String, Sendable, CaseIterable, Codable {
     case .withLocation: "With location"
     case .recentlyAdded: "Recently added"
     case .trash: "Trash"
+    case .problems: "Problems"
     }
   }
 

@@ -95,7 +95,7 @@ public protocol Catalog: Sendable {
 public struct CatalogEntry: Sendable, Equatable {
   public var name: String
   public var identity: FileIdentity
-  /// The asset it is; nil for a file the scan skipped (no photo or video, or damaged).
+  /// The asset it is; nil for a file the scan skipped (no photo or video it reads).
   public var asset: AssetID?
   public var contentHash: String?
   public var isOffline: Bool
@@ -109,8 +109,8 @@ public struct SkippedFile: Sendable, Equatable {
   public var reason: String
 
   /// The version of what the scan reads: files skipped by an older one (before it knew a
-  /// format) are read again.
-  public static let reader = 1
+  /// format, or when a damaged file was skipped rather than catalogued) are read again.
+  public static let reader = 2
 }
 
 /// One batch of a scan's findings.

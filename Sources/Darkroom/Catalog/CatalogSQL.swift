@@ -68,7 +68,7 @@ enum CatalogSQL {
     a.lens, a.exposureTime, a.fNumber, a.iso, a.focalLength, a.duration, a.adjustmentVersion,
     a.favourite, a.hidden, a.trashedAt, a.offline, a.addedAt, a.trashedFrom, a.caption,
     a.rating, a.keywords, a.timeZone, a.place, a.region, a.country, a.people, a.thumbOffset,
-    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo, a.foreignEdit
+    a.thumbLength, a.motionOffset, a.motionLength, a.liveVideo, a.foreignEdit, a.damage, a.damageDetail
     """
   static let from = "asset a JOIN folder f ON f.id = a.folderId"
 
@@ -81,7 +81,7 @@ enum CatalogSQL {
     "exposureTime", "fNumber", "iso", "focalLength", "duration", "adjustmentVersion",
     "favourite", "hidden", "trashedAt", "offline", "addedAt", "caption", "rating", "keywords",
     "timeZone", "place", "region", "country", "people", "thumbOffset", "thumbLength",
-    "motionOffset", "motionLength", "liveVideo", "foreignEdit",
+    "motionOffset", "motionLength", "liveVideo", "foreignEdit", "damage", "damageDetail",
   ]
   /// The columns a rescan replaces (favourite, hidden, trash and when it was added are the
   /// catalog's own).
@@ -102,6 +102,7 @@ enum CatalogSQL {
       keywordText(a.keywords), a.timeZone, a.place, a.region, a.country, keywordText(a.people),
       a.exifThumbnail?.offset, a.exifThumbnail?.length, a.motionVideo?.offset,
       a.motionVideo?.length, a.liveVideo, a.foreignSettings?.catalogJSON,
+      a.damage?.kind.rawValue, a.damage?.detail,
     ]
     return values.map(\.catalogValue)
   }
@@ -143,6 +144,10 @@ enum CatalogSQL {
     asset.liveVideo = row.text(49)
     if let json = row.text(50) {
       asset.foreignSettings = try? JSONDecoder().decode(ForeignSettings.self, from: Data(json.utf8))
+    }
+    if let kind = row.text(51).flatMap(DarkroomError.Kind.init(rawValue:)) {
+      asset.damage = AssetDamage(
+        kind: kind, detail: row.text(52) ?? "", video: asset.mediaType == .video)
     }
     return asset
   }
@@ -186,12 +191,20 @@ enum CatalogSQL {
 
   /// Every folder but the library's own, with its visible assets' count, its newest one and
   /// its parent's path.
+  /// An asset a poster can show: whole, or damaged past a header that was read.
+  static let showable = "(a.damage IS NULL OR a.width > 0)"
+
+  /// The poster of a smart album: the first of its newest assets that can be shown.
+  static func poster(_ newest: [Asset]) -> AssetID? {
+    newest.first { $0.damage == nil || $0.width > 0 }?.id
+  }
+
   static let folderAlbums = """
     SELECT f.path,
       (SELECT count(*) FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
        AND a.hidden = 0),
       (SELECT a.id FROM asset a WHERE a.folderId = f.id AND a.trashedAt IS NULL
-       AND a.hidden = 0 ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
+       AND a.hidden = 0 AND \(showable) ORDER BY a.sortDate DESC, a.id DESC LIMIT 1),
       p.path
     FROM folder f LEFT JOIN folder p ON p.id = f.parentId
     WHERE f.path != '.darkroom' AND f.path NOT LIKE '.darkroom/%'
@@ -205,7 +218,7 @@ enum CatalogSQL {
       (SELECT count(*) FROM albumAsset p JOIN asset a ON a.id = p.assetId
        WHERE p.albumId = b.id AND a.trashedAt IS NULL),
       coalesce(b.posterId, (SELECT a.id FROM albumAsset p JOIN asset a ON a.id = p.assetId
-       WHERE p.albumId = b.id AND a.trashedAt IS NULL
+       WHERE p.albumId = b.id AND a.trashedAt IS NULL AND \(showable)
        ORDER BY a.sortDate DESC, a.id DESC LIMIT 1))
     FROM album b ORDER BY b.title
     """
@@ -276,6 +289,7 @@ enum CatalogSQL {
       case .edited: add("a.adjustmentVersion > 0")
       case .videos: add("a.mediaType = 'video'")
       case .withLocation: add("a.latitude IS NOT NULL")
+      case .problems: add("a.damage IS NOT NULL")
       case .recentlyAdded:
         add(
           "a.addedAt >= ?",
@@ -319,6 +333,7 @@ enum CatalogSQL {
       add("a.camera \(like) ? ESCAPE '\\'", ["%" + literal(camera) + "%"])
     }
     if let edited = q.edited { add(edited ? "a.adjustmentVersion > 0" : "a.adjustmentVersion = 0") }
+    if let damaged = q.damaged { add(damaged ? "a.damage IS NOT NULL" : "a.damage IS NULL") }
     if let rating = q.rating {
       add("a.rating BETWEEN ? AND ?", [rating.lowerBound, rating.upperBound])
     }

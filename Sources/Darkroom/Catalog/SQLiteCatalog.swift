@@ -230,6 +230,15 @@ public final class SQLiteCatalog: Catalog {
           UPDATE asset SET mtime = -1 WHERE mediaType = 'photo';
           """)
     }
+    migrator.registerMigration("v10 damaged files") { db in
+      // What is wrong with a damaged file (Asset.damage): such files are assets now, and
+      // the ones skipped before are read again (SkippedFile.reader 2).
+      try db.execute(
+        sql: """
+          ALTER TABLE asset ADD COLUMN damage TEXT;
+          ALTER TABLE asset ADD COLUMN damageDetail TEXT;
+          """)
+    }
     return migrator
   }
 
@@ -627,7 +636,8 @@ public final class SQLiteCatalog: Catalog {
       albums.append(
         Album(
           kind: .smart, ref: AlbumRef.smart(smart).text, title: smart.title, parent: nil,
-          count: try count(query), poster: try assets(query, offset: 0, limit: 1).first?.id))
+          count: try count(query),
+          poster: CatalogSQL.poster(try assets(query, offset: 0, limit: 8))))
     }
     try pool.read { db in
       let folders = try Row.fetchAll(

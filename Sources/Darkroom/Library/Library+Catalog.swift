@@ -525,6 +525,19 @@ extension Library {
       LibraryCheck.Finding(
         kind: .damagedCatalog, file: catalogLocation, message: $0, repaired: false)
     }
+    var damaged = AssetQuery()
+    (damaged.damaged, damaged.includeHidden, damaged.sort) = (true, true, .name)
+    for trashed in [false, true] {
+      damaged.trashed = trashed
+      let assets = (try? catalogCall { try $0.assets(damaged, offset: 0, limit: Int.max) }) ?? []
+      report.findings += assets.compactMap { asset in
+        asset.damage.map {
+          LibraryCheck.Finding(
+            kind: .damagedFile, file: path(of: asset), message: "\($0.problem) (\($0.detail))",
+            repaired: false)
+        }
+      }
+    }
     return report
   }
 }

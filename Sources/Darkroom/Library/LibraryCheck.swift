@@ -41,6 +41,10 @@ public enum LibraryCheck {
       /// A temporary file whose writer died (a cut-off upload, an edit never renamed into
       /// place); repair removes it.
       case abandonedTemporary = "abandoned-temporary"
+      /// A photo or video of the library whose file is damaged (``Asset/damage``): cut
+      /// short, an unreadable header, empty. Not repairable here: a backup or the camera's
+      /// card may hold it whole.
+      case damagedFile = "damaged-file"
     }
 
     /// What is wrong.

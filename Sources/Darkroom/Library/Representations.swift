@@ -362,9 +362,19 @@ extension Library {
   ) throws(DarkroomError) -> Rendition {
     if let space { return try renderSealed(id, in: space, spec, settings: settings) }
     let asset = try asset(id)
+    var settings = settings
+    if let damage = asset.damage {
+      // A damaged photo whose header was read (one cut short) is shown as far as it
+      // decodes, grey below: the catalog, the gallery and `list --damaged` say what is
+      // wrong. One of which nothing was read is refused as the scan found it.
+      guard asset.width > 0 else {
+        throw DarkroomError(damage.kind, file: path(of: asset), damage.detail)
+      }
+      settings.failOn = .none
+    }
     // A full representation may be the file's own bytes: it must be the catalogued file.
     return try withOpenedPath(of: asset, exactly: spec.representation == .full) {
-      path throws(DarkroomError) in
+      [settings] path throws(DarkroomError) in
       try Self.render(
         .file(path), spec.showing(asset), renderer: Renderer(settings),
         cache: RenditionCache(folder: cacheFolder))

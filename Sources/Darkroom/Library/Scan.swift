@@ -56,7 +56,10 @@ public struct ScanSummary: Sendable, Codable, Equatable {
   public var skipped = 0
   /// Live Photos' MOVs read this scan: part of their stills' assets, not assets of their own.
   public var liveVideos = 0
-  /// Files that could not be read or are damaged: `path: problem`, one each.
+  /// Files read this scan that are damaged (cut short, an unreadable header, empty):
+  /// catalogued with ``Asset/damage``, in the Problems album (`smart:problems`).
+  public var damaged = 0
+  /// Files that could not be read and are not catalogued: `path: problem`, one each.
   public var problems: [String] = []
   /// The scan was asked to stop before it finished (scan again to go on).
   public var stopped = false
@@ -547,11 +550,42 @@ private struct Scanner {
         (try? library.store.adjustment(forResult: hash))??.version ?? 0
       return .asset(content, hash: hash.hex, identity: before, edited: edited)
     } catch {
-      let damage: Set<DarkroomError.Kind> = [
-        .empty, .truncated, .corrupt, .unsupportedFormat, .tooLarge,
-      ]
-      return .unreadable(error.message, transient: !damage.contains(error.kind))
+      if let damaged = damaged(path, error, library: library) { return damaged }
+      return .unreadable(error.message, transient: !AssetDamage.kinds.contains(error.kind))
     }
+  }
+
+  /// A photo or video whose file is damaged, as an asset of its own that says so: nil for
+  /// an error that says nothing of the file, a file that is no photo or video Darkroom reads
+  /// (its format refused, or not one at all), and one that changed while it was read.
+  private static func damaged(_ path: String, _ error: DarkroomError, library: Library)
+    -> ReadOutcome?
+  {
+    guard error.remedy == nil, var damage = AssetDamage(error),
+      let before = try? FileIdentity(path: path),
+      let (format, type) = mediaKind(of: path)
+    else { return nil }
+    damage.isVideo = type == .video
+    guard let hash = try? ContentHash.of(file: path), (try? FileIdentity(path: path)) == before
+    else { return nil }
+    let edited = (try? library.store.adjustment(forResult: hash))??.version ?? 0
+    return .asset(
+      .damaged(format: format, type, damage), hash: hash.hex, identity: before, edited: edited)
+  }
+
+  /// The format and media type a file is by its first bytes, when it is a photo or video
+  /// the scan takes. (An empty file is not listed at all: most often one being written.)
+  private static func mediaKind(of path: String) -> (String, MediaType)? {
+    let ext = FilePath(path).splitExtension?.ext.lowercased() ?? ""
+    let videos = ["mp4", "mov", "m4v", "3gp"]
+    guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
+      return nil
+    }
+    if VideoHeader.recognises(head[...]) { return (videos.contains(ext) ? ext : "mp4", .video) }
+    guard let format = TrustedFormats.sniff(head[...], name: path), format != "video",
+      TrustedFormats.permits(format) || TrustedFormats.trustedInWorkers.contains(format)
+    else { return nil }
+    return (format, .photo)
   }
 
   /// What the content is: a photo's metadata, a video's header; nil for anything else.
@@ -588,7 +622,9 @@ private struct Scanner {
         metadata = try AssetMetadata.readUnplaced(
           bytes.map { .data($0, name: path) } ?? .file(path))
       }
-      if let damage = metadata.damage { throw damage }
+      // A photo damaged past its header (cut short, say) is an asset that says so
+      // (``Asset/damage``): shown as far as it decodes.
+      if let damage = metadata.damage, AssetDamage(damage) == nil { throw damage }
       if bytes != nil || started != nil { metadata.applySidecars(of: path) }  // as .file does
       metadata.locate()
       return .photo(metadata)
@@ -635,6 +671,7 @@ private struct Scanner {
       var asset = Asset(
         path: item.path, hash: hash, identity: identity, read: content, edited: edited,
         added: now)
+      if asset.damage != nil { summary.damaged += 1 }
       if let id = item.previous?.asset {
         asset.id = id  // changed in place: the same asset, new content
         summary.changed += 1

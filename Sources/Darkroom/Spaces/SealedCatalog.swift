@@ -77,7 +77,9 @@ struct SealedCatalog: Catalog {
   func matching(_ query: AssetQuery) throws -> [Asset] {
     switch query.album {
     case nil, .smart(.all), .smart(.trash), .smart(.edited), .smart(.recentlyAdded): break
-    case .smart(.favourites), .smart(.videos), .smart(.withLocation): return []
+    // A space holds photos whole (an upload that does not read is refused), none favoured.
+    case .smart(.favourites), .smart(.videos), .smart(.withLocation), .smart(.problems):
+      return []
     case .folder, .user: throw refused("folders or albums")
     }
     let trashed = query.trashed || query.album == .smart(.trash)
@@ -89,7 +91,7 @@ struct SealedCatalog: Catalog {
         && query.to.map { asset.sortDate <= $0 } ?? true
         && query.month.map { asset.month == $0 } ?? true
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
-        && query.favourite != true
+        && query.favourite != true && query.damaged != true
         && query.camera == nil && query.near == nil && query.rating == nil
         && query.keyword == nil && query.place == nil
         && query.text.map { asset.name.localizedCaseInsensitiveContains($0) } ?? true

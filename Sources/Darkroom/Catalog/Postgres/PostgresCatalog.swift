@@ -616,7 +616,8 @@ public final class PostgresCatalog: Catalog {
       albums.append(
         Album(
           kind: .smart, ref: AlbumRef.smart(smart).text, title: smart.title, parent: nil,
-          count: try count(query), poster: try assets(query, offset: 0, limit: 1).first?.id))
+          count: try count(query),
+          poster: CatalogSQL.poster(try assets(query, offset: 0, limit: 8))))
     }
     try read { c in
       let folders = try Self.run(

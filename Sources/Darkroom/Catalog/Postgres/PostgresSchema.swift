@@ -11,6 +11,8 @@ enum PostgresSchema {
     ("v1 catalog", v1),
     // Which library the catalog is (its id, from .darkroom/catalog.location): one each.
     ("v2 library", "CREATE TABLE darkroomMeta (key text PRIMARY KEY, value text NOT NULL)"),
+    // What is wrong with a damaged file (Asset.damage): such files are assets now.
+    ("v3 damaged files", "ALTER TABLE asset ADD COLUMN damage text, ADD COLUMN damageDetail text"),
   ]
 
   private static let lowest = Int64(Asset.monthRange.lowerBound)
