@@ -8,6 +8,8 @@
 (() => {
   const main = document.querySelector("main.viewer");
   if (!main) return;
+  // A damaged file is shown as far as it decodes, not edited.
+  if (main.dataset.damaged) return;
   const id = main.dataset.id;
   const form = main.querySelector(".editor");
   const photo = main.querySelector(".photo");

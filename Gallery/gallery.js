@@ -34,14 +34,15 @@ function explainBroken(img) {
       setTimeout(() => { if (img.isConnected) images.want(img, url); }, wait * 1000);
       return;
     }
-    const message = (await response.json().catch(() => null))?.error?.message;
+    const error = (await response.json().catch(() => null))?.error;
     showBroken(img);
     const tile = document.querySelector('.broken[data-src="' + CSS.escape(url) + '"]');
-    if (!message || !tile) return;
-    // The server's message starts with the file's name, which the tile's label already has.
-    const colon = message.indexOf(": ");
-    tile.textContent = "Cannot be shown: " + (colon > 0 ? message.slice(colon + 2) : message);
-    tile.title = message;
+    if (!error?.message || !tile) return;
+    // A sentence for people ("This file is cut short"); the decoder's own words, which
+    // start with the file's name, only on hover.
+    const colon = error.message.indexOf(": ");
+    tile.textContent = error.problem || "Cannot be shown: " + (colon > 0 ? error.message.slice(colon + 2) : error.message);
+    tile.title = error.message;
   }).catch(() => showBroken(img));
 }
 function watchBroken(img) {
@@ -367,6 +368,7 @@ function makeViewer() {
     row("Taken", DAYS[date.getUTCDay()] + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()] + " "
       + date.getUTCFullYear() + ", " + String(date.getUTCHours()).padStart(2, "0") + ":"
       + String(date.getUTCMinutes()).padStart(2, "0") + zone);
+    if (asset.damage) row("Problem", asset.damage.problem + (asset.displayWidth ? ": shown as far as it can be read" : "") + " (" + asset.damage.detail + ")");
     row("Camera", asset.camera);
     row("Lens", asset.lens);
     const exposure = [];
@@ -375,8 +377,9 @@ function makeViewer() {
     if (asset.iso) exposure.push("ISO " + asset.iso);
     if (asset.focalLength) exposure.push(asset.focalLength + " mm");
     row("Exposure", exposure.join(" · "));
-    row("Size", asset.displayWidth + " × " + asset.displayHeight + " · "
-      + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize));
+    row("Size", asset.displayWidth ? asset.displayWidth + " × " + asset.displayHeight + " · "
+      + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize)
+      : bytesText(asset.byteSize));
     if (asset.duration) row("Length", durationText(asset.duration));
     row("File", asset.path);
     const place = [asset.place, asset.region, asset.country].filter(Boolean).join(", ");
@@ -425,10 +428,13 @@ function makeViewer() {
     sharp = false;
     zoom = { scale: 1, x: 0, y: 0 };
     apply();
-    problem.hidden = true;
-    const video = asset.mediaType === "video";
+    // A damaged file: shown as far as it decodes, or (nothing decodes) its sentence alone.
+    const blank = Boolean(asset.damage) && !asset.displayWidth;
+    problem.textContent = blank ? asset.damage.problem + "." : "This photo cannot be shown.";
+    problem.hidden = !blank;
+    const video = asset.mediaType === "video" && !blank;
     clip.hidden = !video;
-    img.hidden = video;
+    img.hidden = video || blank;
     clip.pause();
     stopLive();
     live.removeAttribute("src");
@@ -442,17 +448,19 @@ function makeViewer() {
     } else {
       clip.removeAttribute("poster");
       clip.removeAttribute("src");
-      img.alt = asset.path;
+      img.alt = asset.path + (asset.damage ? ": " + asset.damage.problem : "");
       img.dataset.rep = "fullscreen";
-      img.src = url(asset, "fullscreen", screenSize());
+      if (blank) img.removeAttribute("src"); else img.src = url(asset, "fullscreen", screenSize());
     }
     box.querySelector(".name").textContent = asset.path.split("/").pop();
     showFavourite(asset);
     // The file itself, not the edit another program made and this shows.
     control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
     control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
-    // In the trash a photo is neither edited nor moved to the trash again.
-    control("edit").hidden = control("trash").hidden = Boolean(source.trash);
+    // In the trash a photo is neither edited nor moved to the trash again; a damaged file
+    // is not edited.
+    control("trash").hidden = Boolean(source.trash);
+    control("edit").hidden = Boolean(source.trash) || Boolean(asset.damage);
     fillInfo(asset);
     // The neighbours, loaded before they are asked for.
     for (const direction of [-1, 1]) {
@@ -1072,9 +1080,36 @@ function albumPage(main) {
     img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
     const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
     const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
-    images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
-    link.append(img);
-    if (video) {
+    if (asset.damage && !asset.displayWidth) {
+      // Nothing of it decodes: a tile that says what is wrong, in words.
+      const tile = document.createElement("span");
+      tile.className = "broken";
+      tile.setAttribute("role", "img");
+      tile.setAttribute("aria-label", name + ": " + asset.damage.problem);
+      tile.textContent = asset.damage.problem;
+      tile.title = asset.damage.detail;
+      link.append(tile);
+    } else {
+      images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+      link.append(img);
+    }
+    if (asset.damage) {
+      // Shown as far as it decodes (the top of a photo cut short), and marked.
+      cell.classList.add("damaged");
+      img.alt = name + ": " + asset.damage.problem;
+      if (asset.displayWidth) {
+        const badge = document.createElement("span");
+        badge.className = "damage-badge";
+        badge.title = asset.damage.problem;
+        badge.setAttribute("aria-hidden", "true");
+        const why = document.createElement("span");
+        why.className = "why";
+        why.textContent = " " + asset.damage.problem;
+        badge.append("⚠", why);
+        link.append(badge);
+      }
+    }
+    if (video && !(asset.damage && !asset.displayWidth)) {
       // A video's poster is its representative frame; the badge says what it is and how long.
       const badge = document.createElement("span");
       badge.className = "video-badge";
@@ -1760,6 +1795,8 @@ function assetPage(main) {
     }
   });
   const photo = main.querySelector(".photo");
+  // A damaged file of which nothing decodes has its sentence in the photo's place.
+  if (!photo) return;
   // The photo stays in place (a preview may load into it later); a notice stands in for it.
   const notice = document.createElement("p");
   notice.className = "broken";

@@ -4,7 +4,7 @@ extension Gallery {
   static let files: [String: String] = [
     "album.mustache": ####"""
     {{> head}}
-    <main id="main" tabindex="-1" class="album" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
+    <main id="main" tabindex="-1" class="album{{#problems}} problems{{/problems}}" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
       <div class="head">
         <form class="search" role="search" action="/album" method="get">
           <input type="hidden" name="ref" value="{{albumRef}}">
@@ -36,6 +36,7 @@ extension Gallery {
           {{#trash}}<button type="button" data-act="empty" class="danger" hidden>Empty trash…</button>{{/trash}}
         </div>
       </div>
+      {{#problems}}<p class="note">Files the scan found damaged: each is shown as far as it can be read, and says what is wrong. A backup or the camera's card may still hold it whole.</p>{{/problems}}
       <div class="toolbar" role="toolbar" aria-label="Selection" hidden>
         <button type="button" data-act="clear" aria-label="Clear the selection">✕</button>
         <span class="selection-count" aria-live="polite">0 selected</span>
@@ -116,15 +117,17 @@ extension Gallery {
     """####,
     "asset.mustache": ####"""
     {{> head}}
-    <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}">
+    <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}"{{#problem}} data-damaged="true"{{/problem}}>
       <nav class="steps">
         {{#previous}}<a href="/asset/{{previous}}?ref={{ref}}" rel="prev" accesskey="p">← Previous</a>{{/previous}}
         <a class="back" href="/album?ref={{ref}}&amp;at={{at}}">Back to the album</a>
         {{#next}}<a href="/asset/{{next}}?ref={{ref}}" rel="next" accesskey="n">Next →</a>{{/next}}
       </nav>
       <figure>
-        <img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">
-        <figcaption>{{name}} · {{width}}×{{height}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
+        {{#shown}}<img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">{{/shown}}
+        {{^shown}}<p class="broken" role="img" aria-label="{{name}}: {{problem}}">{{problem}}</p>{{/shown}}
+        <figcaption>{{name}}{{#shown}} · {{width}}×{{height}}{{/shown}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
+        {{#problem}}<p class="damage" role="note"><strong>{{problem}}</strong>{{#shown}}: shown as far as it can be read{{/shown}}. <span class="detail">{{detail}}</span></p>{{/problem}}
         {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
         {{#where}}<p class="place">{{where}}{{#map}} · <a href="{{map}}" rel="noopener noreferrer">{{coordinates}}</a>{{/map}}{{#timeZone}} · {{timeZone}}{{/timeZone}}</p>{{/where}}
         <div class="rating" role="group" aria-label="Rating: {{stars}}" data-rating="{{rating}}">
@@ -183,6 +186,8 @@ extension Gallery {
     (() => {
       const main = document.querySelector("main.viewer");
       if (!main) return;
+      // A damaged file is shown as far as it decodes, not edited.
+      if (main.dataset.damaged) return;
       const id = main.dataset.id;
       const form = main.querySelector(".editor");
       const photo = main.querySelector(".photo");
@@ -1130,6 +1135,12 @@ extension Gallery {
     .timeline .cell img.placeholder { position: absolute; left: 50%; top: 50%; width: 100%; height: 100%; transform: translate(-50%, -50%); filter: blur(1px); }
     .timeline .cell img.shown { position: relative; }
     .timeline .cell .broken { display: grid; place-items: center; width: 100%; height: 100%; aspect-ratio: auto; font-size: .85em; }
+    .cell .damage-badge { position: absolute; left: 6px; bottom: 6px; padding: 1px 6px; border-radius: 4px; background: rgba(150, 20, 20, .85); color: #fff; font-size: .75em; pointer-events: none; }
+    .cell .damage-badge .why { display: none; }
+    .problems .cell .damage-badge { right: 6px; }
+    .problems .cell .damage-badge .why { display: inline; }
+    .damage { color: #c33; }
+    .damage .detail { color: var(--muted); font-size: .85em; }
     .cell .video-badge { position: absolute; right: 6px; bottom: 6px; padding: 1px 6px; border-radius: 4px; background: rgba(0, 0, 0, .6); color: #fff; font-size: .75em; font-variant-numeric: tabular-nums; pointer-events: none; }
     .cell .check { position: absolute; top: 6px; left: 6px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
     .cell:hover .check, .cell:focus-within .check, body.selecting .cell .check { opacity: 1; }
@@ -1300,6 +1311,7 @@ extension Gallery {
       .lightbox.with-info .next { right: .25rem; }
       .lightbox .step { font-size: 1.8rem; padding: .25rem; background: rgba(0, 0, 0, .35); }
     }
+    .album .note { color: var(--muted); margin: .25rem 0; }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -1338,14 +1350,15 @@ extension Gallery {
           setTimeout(() => { if (img.isConnected) images.want(img, url); }, wait * 1000);
           return;
         }
-        const message = (await response.json().catch(() => null))?.error?.message;
+        const error = (await response.json().catch(() => null))?.error;
         showBroken(img);
         const tile = document.querySelector('.broken[data-src="' + CSS.escape(url) + '"]');
-        if (!message || !tile) return;
-        // The server's message starts with the file's name, which the tile's label already has.
-        const colon = message.indexOf(": ");
-        tile.textContent = "Cannot be shown: " + (colon > 0 ? message.slice(colon + 2) : message);
-        tile.title = message;
+        if (!error?.message || !tile) return;
+        // A sentence for people ("This file is cut short"); the decoder's own words, which
+        // start with the file's name, only on hover.
+        const colon = error.message.indexOf(": ");
+        tile.textContent = error.problem || "Cannot be shown: " + (colon > 0 ? error.message.slice(colon + 2) : error.message);
+        tile.title = error.message;
       }).catch(() => showBroken(img));
     }
     function watchBroken(img) {
@@ -1671,6 +1684,7 @@ extension Gallery {
         row("Taken", DAYS[date.getUTCDay()] + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()] + " "
           + date.getUTCFullYear() + ", " + String(date.getUTCHours()).padStart(2, "0") + ":"
           + String(date.getUTCMinutes()).padStart(2, "0") + zone);
+        if (asset.damage) row("Problem", asset.damage.problem + (asset.displayWidth ? ": shown as far as it can be read" : "") + " (" + asset.damage.detail + ")");
         row("Camera", asset.camera);
         row("Lens", asset.lens);
         const exposure = [];
@@ -1679,8 +1693,9 @@ extension Gallery {
         if (asset.iso) exposure.push("ISO " + asset.iso);
         if (asset.focalLength) exposure.push(asset.focalLength + " mm");
         row("Exposure", exposure.join(" · "));
-        row("Size", asset.displayWidth + " × " + asset.displayHeight + " · "
-          + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize));
+        row("Size", asset.displayWidth ? asset.displayWidth + " × " + asset.displayHeight + " · "
+          + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize)
+          : bytesText(asset.byteSize));
         if (asset.duration) row("Length", durationText(asset.duration));
         row("File", asset.path);
         const place = [asset.place, asset.region, asset.country].filter(Boolean).join(", ");
@@ -1729,10 +1744,13 @@ extension Gallery {
         sharp = false;
         zoom = { scale: 1, x: 0, y: 0 };
         apply();
-        problem.hidden = true;
-        const video = asset.mediaType === "video";
+        // A damaged file: shown as far as it decodes, or (nothing decodes) its sentence alone.
+        const blank = Boolean(asset.damage) && !asset.displayWidth;
+        problem.textContent = blank ? asset.damage.problem + "." : "This photo cannot be shown.";
+        problem.hidden = !blank;
+        const video = asset.mediaType === "video" && !blank;
         clip.hidden = !video;
-        img.hidden = video;
+        img.hidden = video || blank;
         clip.pause();
         stopLive();
         live.removeAttribute("src");
@@ -1746,17 +1764,19 @@ extension Gallery {
         } else {
           clip.removeAttribute("poster");
           clip.removeAttribute("src");
-          img.alt = asset.path;
+          img.alt = asset.path + (asset.damage ? ": " + asset.damage.problem : "");
           img.dataset.rep = "fullscreen";
-          img.src = url(asset, "fullscreen", screenSize());
+          if (blank) img.removeAttribute("src"); else img.src = url(asset, "fullscreen", screenSize());
         }
         box.querySelector(".name").textContent = asset.path.split("/").pop();
         showFavourite(asset);
         // The file itself, not the edit another program made and this shows.
         control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
         control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
-        // In the trash a photo is neither edited nor moved to the trash again.
-        control("edit").hidden = control("trash").hidden = Boolean(source.trash);
+        // In the trash a photo is neither edited nor moved to the trash again; a damaged file
+        // is not edited.
+        control("trash").hidden = Boolean(source.trash);
+        control("edit").hidden = Boolean(source.trash) || Boolean(asset.damage);
         fillInfo(asset);
         // The neighbours, loaded before they are asked for.
         for (const direction of [-1, 1]) {
@@ -2376,9 +2396,36 @@ extension Gallery {
         img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
         const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
         const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
-        images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
-        link.append(img);
-        if (video) {
+        if (asset.damage && !asset.displayWidth) {
+          // Nothing of it decodes: a tile that says what is wrong, in words.
+          const tile = document.createElement("span");
+          tile.className = "broken";
+          tile.setAttribute("role", "img");
+          tile.setAttribute("aria-label", name + ": " + asset.damage.problem);
+          tile.textContent = asset.damage.problem;
+          tile.title = asset.damage.detail;
+          link.append(tile);
+        } else {
+          images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+          link.append(img);
+        }
+        if (asset.damage) {
+          // Shown as far as it decodes (the top of a photo cut short), and marked.
+          cell.classList.add("damaged");
+          img.alt = name + ": " + asset.damage.problem;
+          if (asset.displayWidth) {
+            const badge = document.createElement("span");
+            badge.className = "damage-badge";
+            badge.title = asset.damage.problem;
+            badge.setAttribute("aria-hidden", "true");
+            const why = document.createElement("span");
+            why.className = "why";
+            why.textContent = " " + asset.damage.problem;
+            badge.append("⚠", why);
+            link.append(badge);
+          }
+        }
+        if (video && !(asset.damage && !asset.displayWidth)) {
           // A video's poster is its representative frame; the badge says what it is and how long.
           const badge = document.createElement("span");
           badge.className = "video-badge";
@@ -3064,6 +3111,8 @@ extension Gallery {
         }
       });
       const photo = main.querySelector(".photo");
+      // A damaged file of which nothing decodes has its sentence in the photo's place.
+      if (!photo) return;
       // The photo stays in place (a preview may load into it later); a notice stands in for it.
       const notice = document.createElement("p");
       notice.className = "broken";

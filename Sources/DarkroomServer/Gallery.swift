@@ -190,7 +190,10 @@ struct Gallery: Sendable {
     func section(_ heading: String, _ kind: Album.Kind) -> [String: Any] {
       [
         "heading": heading,
-        "albums": albums.filter { $0.kind == kind }.map { album -> [String: Any] in
+        // (Problems only when there are some.)
+        "albums": albums.filter {
+          $0.kind == kind && !($0.ref == AlbumRef.smart(.problems).text && $0.count == 0)
+        }.map { album -> [String: Any] in
           var values: [String: Any] = [
             "ref": Self.escapeQuery(album.ref), "title": album.title, "count": album.count,
           ]
@@ -256,6 +259,7 @@ struct Gallery: Sendable {
     Self.filterFields(into: &values, filters, ref: ref)
     values["summary"] = count == 1 ? "1 item" : "\(count) items"
     values["trash"] = ref == "smart:trash"
+    values["problems"] = ref == AlbumRef.smart(.problems).text
     values["sort"] = wholeQuery.sort.rawValue
     if case .user = AlbumRef(ref) { values["user"] = true }
     // The built-in presets, then the library's own (saved from an edit).
@@ -364,6 +368,10 @@ struct Gallery: Sendable {
     values["width"] = asset.displayWidth
     values["height"] = asset.displayHeight
     values["camera"] = asset.camera
+    // A damaged file: what is wrong, and its pixels only when its header was read.
+    values["shown"] = asset.damage == nil || asset.displayWidth > 0
+    values["problem"] = asset.damage?.problem
+    values["detail"] = asset.damage?.detail
     values["caption"] = asset.caption
     values["favourite"] = asset.isFavourite
     let rating = asset.rating ?? 0

@@ -412,12 +412,13 @@ struct BrowserTests {
         (try? browser.findAll(".timeline .broken").count) == 1
           && (try? browser.findAll(".timeline img").count) == 2
       })
-    // The tile names the problem, as the server said it.
+    // The tile says what is wrong in words; the decoder's own, from the server, on hover.
     #expect(
       eventually {
-        let said = (try? browser.text(try browser.find(".timeline .broken"))) ?? ""
-        return said.hasPrefix("Cannot be shown: ") && said.count > 24
+        (try? browser.text(try browser.find(".timeline .broken"))) == "This file is damaged"
       }, "\(String(describing: try? browser.text(try browser.find(".timeline .broken"))))")
+    let title = try browser.attribute(try browser.find(".timeline .broken"), "title") ?? ""
+    #expect(title.hasPrefix("damaged.jpg: ") && title.count > 20, "\(title)")
 
     // Trash one: the count follows, as it does an upload.
     try browser.click(try browser.findAll(".timeline .cell .check")[0])
