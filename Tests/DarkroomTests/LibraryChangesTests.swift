@@ -185,6 +185,15 @@ struct LibraryChangesTests {
       let result = try CLI.run(["edit", copy, "--filter", filter], environment: lib.environment)
       #expect(result.status == 0, "\(result.stderr)")
     }
+    // The same picture as a 16-pixel square (too small to tell anything by) and squeezed to
+    // another shape (3:2 made 2:1): look-alikes never.
+    for (arguments, name) in [
+      (["resize", base, lib.folder.file("variants/tiny.png"), "0.0267", "--vscale", "0.04"], ""),
+      (["resize", base, lib.folder.file("variants/squeezed.jpg"), "1", "--vscale", "0.75"], ""),
+    ] {
+      let made = try CLI.run(arguments, executable: "/usr/bin/vips")
+      #expect(made.status == 0, "\(made.stderr) \(name)")
+    }
     _ = try lib.scan()
     let library = lib.library
     func paths(_ groups: [DuplicateGroup]) throws -> [[String]] {
@@ -209,9 +218,11 @@ struct LibraryChangesTests {
         ]
       ])
     #expect(near.map(\.exact) == [false])
-    // Fingerprints are stored: the next run makes none.
+    // Fingerprints are stored: the next run makes none (and none for the tiny one).
     let stored = try library.catalog().fingerprints()
-    #expect(stored.count == 12)
+    #expect(stored.count == 13)
+    let squeezed = try #require(try library.asset(atPath: lib.folder.file("variants/squeezed.jpg")))
+    #expect(stored.first { $0.id == squeezed.id }.map { [$0.width, $0.height] } == [600, 300])
     #expect(stored.filter { $0.value == nil }.map(\.id) == [])
 
     // "These are not duplicates": the exact pair is not proposed again.

@@ -230,12 +230,17 @@ enum CatalogSQL {
     """
 
   /// Every photo's stored fingerprint for its current content (the content's hash where none
-  /// is stored).
+  /// is stored), and its upright size. Photos under ``Library/smallestLookAlike`` pixels
+  /// on a side (a 1x1 spacer, an icon: a fingerprint of 64 bits says nothing of them) and
+  /// damaged ones have none.
   static let fingerprints = """
-    SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre
+    SELECT a.id, CASE WHEN p.value IS NULL THEN a.hash ELSE '' END, p.value, p.centre,
+      a.displayWidth, a.displayHeight
     FROM asset a
     LEFT JOIN fingerprint p ON p.assetId = a.id AND p.contentHash = a.hash
     WHERE a.trashedAt IS NULL AND a.mediaType = 'photo' AND a.offline = 0
+      AND a.damage IS NULL AND a.displayWidth >= \(Library.smallestLookAlike)
+      AND a.displayHeight >= \(Library.smallestLookAlike)
     """
 
   /// Forgets the jobs that ended before a time, but a number that ended last (arguments: the

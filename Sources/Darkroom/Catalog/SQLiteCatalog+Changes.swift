@@ -105,7 +105,8 @@ extension SQLiteCatalog {
           Fingerprint(
             id: AssetID(unchecked: row[0]), contentHash: row[1],
             value: (row[2] as Int64?).map { UInt64(bitPattern: $0) },
-            centre: (row[3] as Int64?).map { UInt64(bitPattern: $0) }))
+            centre: (row[3] as Int64?).map { UInt64(bitPattern: $0) }, width: row[4],
+            height: row[5]))
       }
       return prints
     }
@@ -180,8 +181,15 @@ public struct Fingerprint: Sendable, Equatable {
   public var contentHash: String
   public var value: UInt64?
   public var centre: UInt64?
+  /// The photo's upright size (0 where unknown): look-alikes have the same shape.
+  public var width = 0
+  public var height = 0
 
-  public init(id: AssetID, contentHash: String, value: UInt64?, centre: UInt64?) {
+  public init(
+    id: AssetID, contentHash: String, value: UInt64?, centre: UInt64?, width: Int = 0,
+    height: Int = 0
+  ) {
     (self.id, self.contentHash, self.value, self.centre) = (id, contentHash, value, centre)
+    (self.width, self.height) = (width, height)
   }
 }

@@ -151,11 +151,26 @@ extension Library {
   /// How many more bits the hashes of the central quarters may differ by than the whole
   /// frames'.
   public static let centreSlack = 2
+  /// The smallest side, in pixels, of a photo compared for look-alikes: under it (a 1x1
+  /// spacer, an icon) 64 bits of fingerprint say nothing, and a flat one matches everything.
+  public static let smallestLookAlike = 32
+  /// How far apart two look-alikes' shapes may be: their aspect ratios within 10% (a copy
+  /// cropped by a few percent stays; a 12000x800 panorama and a 3:2 photo never match).
+  public static let lookAlikeAspect = 1.10
+
+  /// Whether two photos' upright sizes are shapes a look-alike may have.
+  static func sameShape(_ a: (width: Int, height: Int), _ b: (width: Int, height: Int)) -> Bool {
+    guard a.width > 0, a.height > 0, b.width > 0, b.height > 0 else { return false }
+    let ra = Double(a.width) / Double(a.height)
+    let rb = Double(b.width) / Double(b.height)
+    return max(ra, rb) / min(ra, rb) <= lookAlikeAspect
+  }
 
   /// Groups of duplicates among the library's photos and videos outside the trash: same
   /// bytes, and with `near`, the same picture: the hashes of their whole frames within
   /// `threshold` bits, and those of their central quarters within `threshold` +
-  /// ``centreSlack`` (which tells a photo from the same scene taken a little wider). Fingerprints are made on first need, for photos that have none for their
+  /// ``centreSlack`` (which tells a photo from the same scene taken a little wider), of
+  /// shapes within ``lookAlikeAspect`` and at least ``smallestLookAlike`` pixels a side. Fingerprints are made on first need, for photos that have none for their
   /// current content, `jobs` at a time, and kept in the catalog. Assets the user said are
   /// not duplicates (``keepApart(_:)``) are never grouped together.
   ///
@@ -200,7 +215,7 @@ extension Library {
       let index = FingerprintIndex(prints.map(\.value))
       for (i, j) in index.pairs(within: threshold)
       where (prints[i].centre ^ prints[j].centre).nonzeroBitCount <= threshold + Self.centreSlack
-        && allowed(prints[i].id, prints[j].id)
+        && Self.sameShape(prints[i].size, prints[j].size) && allowed(prints[i].id, prints[j].id)
       {
         sets.union(prints[i].id, prints[j].id)
       }
@@ -222,7 +237,9 @@ extension Library {
 
   /// Every photo's fingerprint, making those missing.
   private func fingerprints(jobs: Int, problems: (@Sendable (DarkroomError) -> Void)?)
-    throws(DarkroomError) -> [(id: AssetID, value: UInt64, centre: UInt64)]
+    throws(DarkroomError) -> [(
+      id: AssetID, value: UInt64, centre: UInt64, size: (width: Int, height: Int)
+    )]
   {
     let stored = try catalogCall { try $0.fingerprints() }
     let missing = stored.filter { $0.value == nil }
@@ -252,7 +269,7 @@ extension Library {
     return stored.compactMap { stored in
       let print = stored.value == nil ? byID[stored.id] ?? stored : stored
       guard let value = print.value, let centre = print.centre else { return nil }
-      return (print.id, value, centre)
+      return (print.id, value, centre, (stored.width, stored.height))
     }
   }
 }

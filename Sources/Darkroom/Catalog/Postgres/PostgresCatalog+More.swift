@@ -74,7 +74,9 @@ extension PostgresCatalog {
         Fingerprint(
           id: AssetID(unchecked: row.text(0) ?? ""), contentHash: row.text(1) ?? "",
           value: row.int(2).map { UInt64(bitPattern: $0) },
-          centre: row.int(3).map { UInt64(bitPattern: $0) })
+          centre: row.int(3).map { UInt64(bitPattern: $0) },
+          width: Int(truncatingIfNeeded: row.int(4) ?? 0),
+          height: Int(truncatingIfNeeded: row.int(5) ?? 0))
       }
     }
   }
