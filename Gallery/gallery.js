@@ -1842,7 +1842,9 @@ function duplicatesPage(main) {
       }
       group.remove();
       const left = main.querySelectorAll(".duplicate-group").length;
-      summary.textContent = left === 0 ? "No duplicates left." : left + (left === 1 ? " group" : " groups");
+      const pages = main.querySelector(".pager");
+      summary.textContent = left === 0 ? (pages ? "No duplicates left on this page." : "No duplicates left.")
+        : left + (left === 1 ? " group" : " groups") + (pages ? " on this page" : "");
     } catch (error) {
       status.textContent = error.message;
       button.disabled = false;

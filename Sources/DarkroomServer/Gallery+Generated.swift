@@ -151,6 +151,8 @@ extension Gallery {
       <p class="summary" aria-live="polite">{{summary}}</p>
       <p class="hint">Each group holds the same photo more than once{{#near}} or photos that look alike{{/near}}. The first of each, the largest, is kept unless you choose another; the others go to the trash, from which they can be restored.
         {{^near}}<a href="/duplicates?near=1">Look-alikes too</a>{{/near}}{{#near}}<a href="/duplicates">Exact copies only</a>{{/near}}</p>
+      {{#previous}}<nav class="pager" aria-label="Pages"><a href="{{previous}}" rel="prev">← Previous groups</a>{{#next}} <a href="{{next}}" rel="next">Next groups →</a>{{/next}}</nav>{{/previous}}
+      {{^previous}}{{#next}}<nav class="pager" aria-label="Pages"><a href="{{next}}" rel="next">Next groups →</a></nav>{{/next}}{{/previous}}
       {{#groups}}
       <section class="duplicate-group" aria-label="Group {{group}}">
         <fieldset>
@@ -168,10 +170,12 @@ extension Gallery {
             {{/assets}}
           </ul>
         </fieldset>
-        <button type="button" data-act="resolve" hidden>Keep the chosen one, trash the others</button>
+        {{#more}}<p class="detail">And {{more}} more in this group, not shown: too many to choose among here (<code>darkroom duplicates --json</code> lists them all).</p>{{/more}}
+        {{^more}}<button type="button" data-act="resolve" hidden>Keep the chosen one, trash the others</button>{{/more}}
         <span class="status" role="status" aria-live="polite"></span>
       </section>
       {{/groups}}
+      {{#next}}<nav class="pager" aria-label="More pages"><a href="{{next}}" rel="next">Next groups →</a></nav>{{/next}}
     </main>
     {{> foot}}
     """####,
@@ -3158,7 +3162,9 @@ extension Gallery {
           }
           group.remove();
           const left = main.querySelectorAll(".duplicate-group").length;
-          summary.textContent = left === 0 ? "No duplicates left." : left + (left === 1 ? " group" : " groups");
+          const pages = main.querySelector(".pager");
+          summary.textContent = left === 0 ? (pages ? "No duplicates left on this page." : "No duplicates left.")
+            : left + (left === 1 ? " group" : " groups") + (pages ? " on this page" : "");
         } catch (error) {
           status.textContent = error.message;
           button.disabled = false;

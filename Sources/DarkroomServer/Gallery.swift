@@ -398,29 +398,54 @@ struct Gallery: Sendable {
     return page("asset", values)
   }
 
-  /// Groups of duplicates side by side (`?near=1`: look-alikes too), each photo with what
-  /// tells them apart, the first kept by default; the script trashes the rest of a group.
+  /// Groups of duplicates side by side (`?near=1`: look-alikes too), ``duplicateGroupsPerPage``
+  /// a page (`?page=N`), each photo with what tells them apart, the first kept by default;
+  /// the script trashes the rest of a group. A group of more than ``duplicatesShown`` shows
+  /// that many and says how many more (the command line resolves it).
   func duplicates(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let near = request.query["near"].map { $0 == "1" || $0 == "true" } ?? false
-    let groups = try await blocking { [library] () throws(DarkroomError) in
-      try library.duplicates(near: near).map { group throws(DarkroomError) in
+    var number = 1
+    if let asked = request.query["page"] {
+      guard let value = Int(asked), value >= 1 else {
+        throw APIError.badRequest("page takes a page number from 1; not \(asked.prefix(64))")
+      }
+      number = value
+    }
+    let (perPage, shownLimit, asked) = (Self.duplicateGroupsPerPage, Self.duplicatesShown, number)
+    let (groups, total, first) = try await blocking {
+      [library] () throws(DarkroomError) -> ([(group: [Asset], more: Int)], Int, Int) in
+      let all = try library.duplicates(near: near)
+      let pages = max(1, (all.count + perPage - 1) / perPage)
+      let first = (min(asked, pages) - 1) * perPage
+      let groups = try all.dropFirst(first).prefix(perPage).map {
+        group throws(DarkroomError) -> (group: [Asset], more: Int) in
         // The largest first (the most pixels, then bytes), then the first catalogued.
-        try library.assets(withIDs: group.assets).sorted {
+        let members = try library.assets(withIDs: group.assets).sorted {
           // (In Double: a header's sizes multiplied may not fit an Int.)
           (Double($0.displayWidth) * Double($0.displayHeight), $0.byteSize, $1.id)
             > (Double($1.displayWidth) * Double($1.displayHeight), $1.byteSize, $0.id)
         }
-      }.filter { $0.count > 1 }
+        return (Array(members.prefix(shownLimit)), max(0, members.count - shownLimit))
+      }.filter { $0.group.count > 1 }
+      return (groups, all.count, first)
     }
+    let pages = max(1, (total + perPage - 1) / perPage)
+    let shownPage = min(number, pages)
     var values = common(context, title: near ? "Duplicates and look-alikes" : "Duplicates")
     values["near"] = near
     values["summary"] =
-      groups.isEmpty
-      ? "No duplicates." : groups.count == 1 ? "1 group" : "\(groups.count) groups"
-    values["groups"] = groups.enumerated().map { index, assets -> [String: Any] in
+      total == 0
+      ? "No duplicates."
+      : (total == 1 ? "1 group" : "\(total) groups")
+        + (pages > 1 ? ", page \(shownPage) of \(pages)" : "")
+    let address = near ? "/duplicates?near=1&page=" : "/duplicates?page="
+    if shownPage > 1 { values["previous"] = address + "\(shownPage - 1)" }
+    if shownPage < pages { values["next"] = address + "\(shownPage + 1)" }
+    values["groups"] = groups.enumerated().map { index, shown -> [String: Any] in
       [
-        "group": index + 1,
-        "assets": assets.enumerated().map { position, asset -> [String: Any] in
+        "group": first + index + 1,
+        "more": shown.more > 0 ? "\(shown.more)" : false,
+        "assets": shown.group.enumerated().map { position, asset -> [String: Any] in
           [
             "id": asset.id.rawValue, "version": APIAsset.version(asset), "path": asset.path,
             "name": asset.name, "keep": position == 0,
@@ -433,6 +458,10 @@ struct Gallery: Sendable {
     }
     return page("duplicates", values)
   }
+
+  /// Groups on a page of the duplicates, and photos shown of one group.
+  static let duplicateGroupsPerPage = 50
+  static let duplicatesShown = 50
 
   /// `16 March 2019`, on the clock where it was taken.
   static func day(of asset: Asset) -> String {

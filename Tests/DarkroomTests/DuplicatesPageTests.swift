@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import Darkroom
+@testable import DarkroomServer
+
+@Suite("The gallery's duplicates page, a page of groups at a time")
+struct DuplicatesPageTests {
+  @Test(
+    "51 pairs and a group of 52 copies: 50 groups a page with links between, a group of more than 50 shows 50 and says how many more (and offers no resolve), a bad page number is a 400"
+  )
+  func paged() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let base = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    // Bytes of its own for each: a comment segment after the start marker.
+    func distinct(_ n: Int) -> [UInt8] {
+      let tag = Array("copy \(n)".utf8)
+      return Array(base.prefix(2)) + [0xFF, 0xFE, 0, UInt8(tag.count + 2)] + tag + base.dropFirst(2)
+    }
+    try FileManager.default.createDirectory(
+      atPath: folder.file("pairs"), withIntermediateDirectories: true)
+    for n in 0..<51 {
+      _ = try folder.write("pairs/a\(n).jpg", distinct(n))
+      _ = try folder.write("pairs/b\(n).jpg", distinct(n))
+    }
+    for n in 0..<52 { _ = try folder.write("big\(n).jpg", distinct(1000)) }
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+    #expect(try library.duplicates().count == 52)
+    let served = ServedLibrary(over: library, in: folder)
+
+    try await served.test { client, _ in
+      func page(_ uri: String) async throws -> (status: Int, html: String) {
+        let response = try await client.execute(
+          uri: uri, method: .get, headers: ServedLibrary.read)
+        return (Int(response.status.code), response.text)
+      }
+      func count(_ text: String, in html: String) -> Int {
+        html.components(separatedBy: text).count - 1
+      }
+      let first = try await page("/duplicates")
+      #expect(first.status == 200)
+      #expect(count("<section class=\"duplicate-group\"", in: first.html) == 50)
+      #expect(first.html.contains("52 groups, page 1 of 2"))
+      #expect(first.html.contains("href=\"/duplicates?page=2\" rel=\"next\""))
+      #expect(!first.html.contains("rel=\"prev\""))
+      let second = try await page("/duplicates?page=2")
+      #expect(second.status == 200)
+      #expect(count("<section class=\"duplicate-group\"", in: second.html) == 2)
+      #expect(second.html.contains("52 groups, page 2 of 2"))
+      #expect(second.html.contains("href=\"/duplicates?page=1\" rel=\"prev\""))
+      #expect(!second.html.contains("rel=\"next\""))
+      // Group numbers go on across pages (each group's choice has a name of its own).
+      #expect(second.html.contains("aria-label=\"Group 51\""))
+
+      // The group of 52: 50 shown, 2 more said, no resolve button for it.
+      let both = first.html + second.html
+      #expect(count("And 2 more in this group, not shown", in: both) == 1)
+      #expect(count("data-act=\"resolve\"", in: both) == 51)
+      #expect(count("<img ", in: both) == 51 * 2 + 50)
+
+      let past = try await page("/duplicates?page=9")
+      #expect(past.status == 200 && past.html.contains("52 groups, page 2 of 2"))
+      for bad in ["0", "two", "-1"] {
+        let refused = try await page("/duplicates?page=\(bad)")
+        #expect(refused.status == 400, "\(bad)")
+        #expect(
+          refused.html.contains(
+            "<p class=\"error\">Page takes a page number from 1; not \(bad).</p>"), "\(bad)")
+      }
+    }
+  }
+}
