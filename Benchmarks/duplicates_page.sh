@@ -23,11 +23,13 @@ if [ ! -f "$LIB.made" ]; then
   rm -rf "$LIB"
   mkdir -p "$LIB/copies"
   /usr/bin/python3 "$ROOT/Benchmarks/dated_library.py" "$BASE" "$LIB" "$COUNT" 10
-  find "$LIB" -name 'p*.jpg' | sort | head -n "$COPIES" | while read -r f; do
+  find "$LIB" -name "p*.jpg" | sort | sed -n "1,${COPIES}p" | while read -r f; do
     cp -p "$f" "$LIB/copies/$(basename "$f")"
   done
   touch "$LIB.made"
 fi
+# A new catalog each run: the first `duplicates --near` makes every fingerprint.
+rm -rf "$LIB/.darkroom"
 "$DARKROOM" scan "$LIB" --no-background >/dev/null 2>&1
 start=$(date +%s.%N)
 groups=$("$DARKROOM" duplicates --library "$LIB" --near --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')

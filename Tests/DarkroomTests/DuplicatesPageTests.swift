@@ -8,17 +8,45 @@ import Testing
 
 @Suite("The gallery's duplicates page, a page of groups at a time")
 struct DuplicatesPageTests {
+  /// The sample with a comment segment of its own: the same pixels, other bytes.
+  static func distinct(_ n: Int) throws -> [UInt8] {
+    let base = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    let tag = Array("copy \(n)".utf8)
+    return Array(base.prefix(2)) + [0xFF, 0xFE, 0, UInt8(tag.count + 2)] + tag + base.dropFirst(2)
+  }
+
+  @Test(
+    "300 look-alike copies are one group (the index sees one print), and a pair kept apart still joins it through the others"
+  )
+  func alikeCopies() throws {
+    let folder = try Fixture.temporaryFolder()
+    for n in 0..<300 { _ = try folder.write("c\(n).jpg", try Self.distinct(n)) }
+    let library = try Library.create(at: folder.path)
+    _ = try library.scan()
+    let ids = try library.assetIDs(matching: AssetQuery(parameters: [("sort", "name")]))
+    #expect(ids.count == 300)
+    let groups = try library.duplicates(near: true)
+    #expect(groups.map(\.assets) == [ids.sorted()])
+    try library.keepApart([ids[0], ids[1]])
+    #expect(try library.duplicates(near: true).map(\.assets) == [ids.sorted()])
+    // Two kept apart with no third between them are two.
+    let pair = try Fixture.temporaryFolder()
+    for n in 0..<2 { _ = try pair.write("p\(n).jpg", try Self.distinct(n)) }
+    let small = try Library.create(at: pair.path)
+    _ = try small.scan()
+    let both = try small.assetIDs(matching: AssetQuery())
+    #expect(try small.duplicates(near: true).map(\.assets) == [both.sorted()])
+    try small.keepApart(both)
+    #expect(try small.duplicates(near: true).isEmpty)
+  }
+
   @Test(
     "51 pairs and a group of 52 copies: 50 groups a page with links between, a group of more than 50 shows 50 and says how many more (and offers no resolve), a bad page number is a 400"
   )
   func paged() async throws {
     let folder = try Fixture.temporaryFolder()
-    let base = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
     // Bytes of its own for each: a comment segment after the start marker.
-    func distinct(_ n: Int) -> [UInt8] {
-      let tag = Array("copy \(n)".utf8)
-      return Array(base.prefix(2)) + [0xFF, 0xFE, 0, UInt8(tag.count + 2)] + tag + base.dropFirst(2)
-    }
+    let distinct = Self.distinct
     try FileManager.default.createDirectory(
       atPath: folder.file("pairs"), withIntermediateDirectories: true)
     for n in 0..<51 {

@@ -199,7 +199,9 @@ extension Library {
       throw DarkroomError(.engine, "the exact duplicates were not read")
     }
     let exact = try exactResult.get()
-    let apart = Set(try catalogCall { try $0.distinctPairs() }.map { "\($0.0)\($0.1)" })
+    let distinct = try catalogCall { try $0.distinctPairs() }
+    let apart = Set(distinct.map { "\($0.0)\($0.1)" })
+    let keptApart = Set(distinct.flatMap { [$0.0, $0.1] })
     func allowed(_ a: AssetID, _ b: AssetID) -> Bool {
       !apart.contains(a < b ? "\(a)\(b)" : "\(b)\(a)")
     }
@@ -212,11 +214,32 @@ extension Library {
       for (a, b) in zip(group, group.dropFirst()) where allowed(a, b) { sets.union(a, b) }
     }
     if near {
-      let index = FingerprintIndex(prints.map(\.value))
-      for (i, j) in index.pairs(within: threshold)
-      where (prints[i].centre ^ prints[j].centre).nonzeroBitCount <= threshold + Self.centreSlack
-        && Self.sameShape(prints[i].size, prints[j].size) && allowed(prints[i].id, prints[j].id)
-      {
+      // Photos alike in everything compared (fingerprints and size: copies of one photo,
+      // a burst of a still scene) are one photo to the index, each joined to the first:
+      // 10,000 copies are one print, not 50 million pairs. A pair is joined by what its two
+      // prints and sizes are, so the groups are the same; but a photo the user kept apart
+      // from another is joined by its own pairs, so it stays in the index as itself.
+      var firsts: [Int] = []
+      var seen: [Likeness: Int] = [:]
+      for (index, print) in prints.enumerated() {
+        let likeness = Likeness(
+          value: print.value, centre: print.centre, width: print.size.width,
+          height: print.size.height)
+        let free = !keptApart.contains(print.id)
+        if free, let first = seen[likeness] {
+          sets.union(prints[first].id, print.id)
+          continue
+        }
+        if free { seen[likeness] = index }
+        firsts.append(index)
+      }
+      let index = FingerprintIndex(firsts.map { prints[$0].value })
+      for (a, b) in index.pairs(within: threshold) {
+        let (i, j) = (firsts[a], firsts[b])
+        guard
+          (prints[i].centre ^ prints[j].centre).nonzeroBitCount <= threshold + Self.centreSlack,
+          Self.sameShape(prints[i].size, prints[j].size), allowed(prints[i].id, prints[j].id)
+        else { continue }
         sets.union(prints[i].id, prints[j].id)
       }
     }
@@ -272,6 +295,14 @@ extension Library {
       return (print.id, value, centre, (stored.width, stored.height))
     }
   }
+}
+
+/// What look-alikes are compared by: two photos alike in all of it are one to the index.
+private struct Likeness: Hashable {
+  var value: UInt64
+  var centre: UInt64
+  var width: Int
+  var height: Int
 }
 
 /// Disjoint sets of asset ids.
