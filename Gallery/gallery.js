@@ -674,7 +674,10 @@ function albumPage(main) {
     total = Math.max(0, count);
     main.dataset.count = String(total);
     // (Written only when it changes: it is read aloud.)
-    const text = total + (total === 1 ? " item" : " items");
+    // (A folder's own folders are counted by the page: they do not change here.)
+    const folders = main.querySelectorAll(".subfolders li").length;
+    const text = total + (total === 1 ? " item" : " items")
+      + (folders ? " and " + folders + (folders === 1 ? " folder" : " folders") : "");
     const summary = main.querySelector(".summary");
     if (summary.textContent !== text) summary.textContent = text;
   }
@@ -872,7 +875,7 @@ function albumPage(main) {
     setTotal(data.count);
     // Nothing to show: say why, rather than an empty page.
     let empty = main.querySelector(".empty-state");
-    if (data.count === 0 && !empty) {
+    if (data.count === 0 && !empty && !main.querySelector(".subfolders")) {
       empty = document.createElement("p");
       empty.className = "empty-state";
       empty.textContent = Object.keys(filters).some((name) => name !== "sort")

@@ -36,6 +36,22 @@ extension Gallery {
           {{#trash}}<button type="button" data-act="empty" class="danger" hidden>Empty trash…</button>{{/trash}}
         </div>
       </div>
+      {{#hasSubfolders}}
+      <nav class="subfolders" aria-label="Folders in {{title}}">
+        <ul class="albums">
+          {{#subfolders}}
+          <li>
+            <a href="/album?ref={{ref}}">
+              {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
+              {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
+              <span class="name">{{name}}</span>
+              <span class="count">{{count}}</span>
+            </a>
+          </li>
+          {{/subfolders}}
+        </ul>
+      </nav>
+      {{/hasSubfolders}}
       {{#problems}}<p class="note">Files the scan found damaged: each is shown as far as it can be read, and says what is wrong. A backup or the camera's card may still hold it whole.</p>{{/problems}}
       <div class="toolbar" role="toolbar" aria-label="Selection" hidden>
         <button type="button" data-act="clear" aria-label="Clear the selection">✕</button>
@@ -1994,7 +2010,10 @@ extension Gallery {
         total = Math.max(0, count);
         main.dataset.count = String(total);
         // (Written only when it changes: it is read aloud.)
-        const text = total + (total === 1 ? " item" : " items");
+        // (A folder's own folders are counted by the page: they do not change here.)
+        const folders = main.querySelectorAll(".subfolders li").length;
+        const text = total + (total === 1 ? " item" : " items")
+          + (folders ? " and " + folders + (folders === 1 ? " folder" : " folders") : "");
         const summary = main.querySelector(".summary");
         if (summary.textContent !== text) summary.textContent = text;
       }
@@ -2192,7 +2211,7 @@ extension Gallery {
         setTotal(data.count);
         // Nothing to show: say why, rather than an empty page.
         let empty = main.querySelector(".empty-state");
-        if (data.count === 0 && !empty) {
+        if (data.count === 0 && !empty && !main.querySelector(".subfolders")) {
           empty = document.createElement("p");
           empty.className = "empty-state";
           empty.textContent = Object.keys(filters).some((name) => name !== "sort")

@@ -238,6 +238,26 @@ struct Gallery: Sendable {
       if all == 0 { _ = try library.album(ref) }
       return (page.assets, all, page.next?.rawValue)
     }
+    // A folder's folders, each a way in (a folder of folders alone would be a dead end).
+    var subfolders: [[String: Any]] = []
+    if case .folder(let path) = AlbumRef(ref) {
+      let children = try await blocking { [library] () throws(DarkroomError) in
+        let children = try library.albums().filter { $0.kind == .folder && $0.parent == path }
+        return children.map { child in
+          (child, child.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
+        }
+      }
+      subfolders = children.map { child, version -> [String: Any] in
+        var values: [String: Any] = [
+          "ref": Self.escapeQuery(child.ref), "name": child.title,
+          "count": child.count == 1 ? "1 item" : "\(child.count) items",
+        ]
+        if let poster = child.poster, let version {
+          (values["poster"], values["version"]) = (poster.rawValue, version)
+        }
+        return values
+      }
+    }
     let escaped = Self.escapeQuery(ref)
     let title: String =
       switch AlbumRef(ref) {
@@ -257,7 +277,12 @@ struct Gallery: Sendable {
     values["filters"] = Self.json(Dictionary(filters.map { ($0.name, $0.value) }) { a, _ in a })
     values["count"] = count
     Self.filterFields(into: &values, filters, ref: ref)
-    values["summary"] = count == 1 ? "1 item" : "\(count) items"
+    values["summary"] =
+      (count == 1 ? "1 item" : "\(count) items")
+      + (subfolders.isEmpty
+        ? "" : subfolders.count == 1 ? " and 1 folder" : " and \(subfolders.count) folders")
+    values["subfolders"] = subfolders
+    values["hasSubfolders"] = !subfolders.isEmpty
     values["trash"] = ref == "smart:trash"
     values["problems"] = ref == AlbumRef.smart(.problems).text
     values["sort"] = wholeQuery.sort.rawValue
