@@ -1162,8 +1162,10 @@ extension Gallery {
     .damage { color: #c33; }
     .damage .detail { color: var(--muted); font-size: .85em; }
     .cell .video-badge { position: absolute; right: 6px; bottom: 6px; padding: 1px 6px; border-radius: 4px; background: rgba(0, 0, 0, .6); color: #fff; font-size: .75em; font-variant-numeric: tabular-nums; pointer-events: none; }
-    .cell .check { position: absolute; top: 6px; left: 6px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
+    .cell .check { position: absolute; top: 10px; left: 10px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
     .cell:hover .check, .cell:focus-within .check, body.selecting .cell .check { opacity: 1; }
+    /* Touch targets of 44 px around marks drawn smaller (a finger is not a pointer). */
+    .cell .check::before, .lightbox [data-v="info"]::before { content: ""; position: absolute; inset: -12px; }
     .cell.selected .check { background: var(--accent); border-color: var(--accent); color: #fff; opacity: 1; }
     .cell.selected a { transform: scale(.9); transition: transform .1s; }
     .cell.selected { background: color-mix(in srgb, var(--accent) 18%, var(--tile)); }
@@ -1174,7 +1176,7 @@ extension Gallery {
     /* The scrubber: months and years down the right side */
     .scrubber { position: fixed; right: 0; top: 64px; bottom: 8px; width: 44px; z-index: 5; cursor: ns-resize; touch-action: none; }
     .scrubber a { position: absolute; right: 6px; width: 8px; height: 2px; background: var(--line); border-radius: 1px; text-decoration: none; }
-    .scrubber a.year { width: auto; height: auto; background: none; font-size: .7rem; color: var(--muted); transform: translateY(-50%); }
+    .scrubber a.year { width: auto; height: auto; background: none; font-size: .75rem; color: var(--muted); transform: translateY(-50%); }
     .scrubber a.here { background: var(--accent); }
     .scrubber a.year.here { color: var(--accent); background: none; font-weight: 700; }
     .scrubber:hover a.year { color: var(--fg); }
@@ -1197,8 +1199,9 @@ extension Gallery {
     .lightbox.with-info .controls { right: 320px; }
     .lightbox .controls .spacer { flex: 1; }
     .lightbox .controls button, .lightbox .controls a, .lightbox .step { background: none; border: 0; color: #eee; font-size: 1.3rem; cursor: pointer; text-decoration: none; padding: .25rem .5rem; border-radius: 6px; }
+    .lightbox .controls button:not([data-v="info"]), .lightbox .controls a { display: inline-flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; box-sizing: border-box; }
     .lightbox .controls a[data-v="edit"] { font-size: 1rem; }
-    .lightbox [data-v="info"] { font: italic 700 1rem Georgia, serif; width: 1.6rem; height: 1.6rem; padding: 0; border: 2px solid currentColor; border-radius: 50%; line-height: 1.3rem; }
+    .lightbox [data-v="info"] { position: relative; margin: 0 10px; font: italic 700 1rem Georgia, serif; width: 1.6rem; height: 1.6rem; padding: 0; border: 2px solid currentColor; border-radius: 50%; line-height: 1.3rem; }
     .lightbox [data-v="info"][aria-pressed="true"] { background: #eee; color: #000; }
     .lightbox .controls button:hover, .lightbox .controls a:hover, .lightbox .step:hover { background: rgba(255, 255, 255, .15); }
     .lightbox [aria-pressed="true"][data-v="favourite"] { color: #fc3; }
@@ -1319,9 +1322,10 @@ extension Gallery {
       .viewer.editing .photo { max-height: 60vh; }
       .grid { grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); }
       .albums { grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .75rem; }
-      .timeline { margin-right: 28px; }
-      .scrubber { width: 28px; top: 56px; }
-      .scrubber a.year { font-size: .6rem; }
+      .timeline { margin-right: 36px; }
+      .scrubber { width: 36px; top: 56px; }
+      .scrubber a { right: 3px; }
+      .lightbox .controls { gap: .25rem; padding: .25rem .5rem; }
       .album-actions { margin-left: 0; }
       /* One row of tools that scrolls sideways, not a third of the screen. */
       .toolbar { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }

@@ -48,3 +48,61 @@ struct GalleryPageTests {
     }
   }
 }
+
+@Suite("The gallery on a phone, in chromium", .serialized, .timeLimit(.minutes(5)))
+struct PhoneGalleryTests {
+  /// Whether a finger anywhere in the 44-pixel square centred on each element matching
+  /// `selector` and on the screen lands on that element (its drawn mark may be smaller): the
+  /// misses, named, then `probed N`.
+  static let probe = """
+    const misses = [];
+    let probed = 0;
+    for (const el of document.querySelectorAll(arguments[0])) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.top < 0 || r.bottom > innerHeight || r.left < 0 || r.right > innerWidth) continue;
+      probed += 1;
+      const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+      for (const [dx, dy] of [[-21, 0], [21, 0], [0, -21], [0, 21], [-15, -15], [15, 15]]) {
+        const hit = document.elementFromPoint(cx + dx, cy + dy);
+        if (!hit || !(hit === el || el.contains(hit))) {
+          misses.push((el.dataset.v || el.className) + " at " + dx + "," + dy + ": " + (hit ? hit.className || hit.tagName : "nothing"));
+          break;
+        }
+      }
+    }
+    return misses.concat(["probed " + probed]);
+    """
+
+  @Test(
+    "at 390x844 the grid's check marks and the viewer's buttons take a 44-pixel finger, and the scrubber's years are at least 12 pixels"
+  )
+  func touchTargets() throws {
+    let served = try datedLibrary(count: 40, newest: 1_751_241_600, apart: 86_400 * 40)
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    try browser.resize(390, 844)
+    try browser.go(base + "/")
+    #expect(eventually { (try? browser.cellIDs().count ?? 0) ?? 0 >= 6 })
+    let checks = try browser.run(Self.probe, [".timeline .cell .check"]) as? [String] ?? []
+    #expect(
+      checks.count == 1 && checks[0].hasPrefix("probed ") && checks[0] != "probed 0", "\(checks)")
+    let sizes =
+      try browser.run(
+        "return Array.from(document.querySelectorAll('.scrubber a.year')).map((a) => parseFloat(getComputedStyle(a).fontSize))"
+      ) as? [Double] ?? []
+    #expect(sizes.count >= 3 && sizes.allSatisfy { $0 >= 12 }, "\(sizes)")
+    try browser.screenshot("phone-timeline")
+
+    try browser.click(try browser.find(".timeline .cell a"))
+    #expect(eventually { browser.viewerOpen })
+    let controls =
+      try browser.run(
+        Self.probe,
+        [".lightbox .controls button:not([hidden]), .lightbox .controls a:not([hidden])"])
+      as? [String]
+    #expect(controls == ["probed 6"], "\(controls ?? [])")
+    try browser.screenshot("phone-viewer")
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+    #expect(server.stop() == 0)
+  }
+}
