@@ -249,7 +249,14 @@ function makeViewer() {
     '<a data-v="edit">Edit</a></div>',
     '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
     '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">›</button>',
-    '<aside class="info" aria-label="Info" hidden><h2>Info</h2><dl></dl></aside>',
+    '<aside class="info" aria-label="Info" hidden><h2>Info</h2>',
+    '<form class="notes" aria-label="Rating, description and keywords">',
+    '<div class="stars" role="group" aria-label="Rating">',
+    [1, 2, 3, 4, 5].map((n) => '<button type="button" data-stars="' + n + '" aria-pressed="false" aria-label="' + n + ' of 5 stars">☆</button>').join(""),
+    '</div>',
+    '<label>Description <textarea name="caption" rows="2" placeholder="Add a description"></textarea></label>',
+    '<label>Keywords <input name="keywords" placeholder="Add keywords, separated by commas" autocomplete="off"></label>',
+    '<p class="notes-status" role="status" aria-live="polite"></p></form><dl></dl></aside>',
   ].join("");
   document.body.append(box);
   const stage = box.querySelector(".stage");
@@ -351,6 +358,49 @@ function makeViewer() {
   stage.addEventListener("pointerup", lift);
   stage.addEventListener("pointercancel", lift);
 
+  const notes = info.querySelector(".notes");
+  const notesStatus = info.querySelector(".notes-status");
+  function showStars(asset) {
+    const rating = asset.rating || 0;
+    for (const star of notes.querySelectorAll("button[data-stars]")) {
+      const on = Number(star.dataset.stars) <= rating;
+      star.setAttribute("aria-pressed", on ? "true" : "false");
+      star.textContent = on ? "★" : "☆";
+    }
+    notes.querySelector(".stars").setAttribute("aria-label", "Rating: " + (rating > 0 ? rating + " of 5 stars" : rating < 0 ? "rejected" : "none"));
+  }
+  // One change at a time, to the asset shown when it was made; the list keeps what the
+  // catalog says after it.
+  async function saveNotes(change) {
+    const asset = current;
+    notesStatus.textContent = "Saving…";
+    try {
+      const changed = await (await api("PATCH", "/api/assets/" + asset.id + "/metadata", change)).json();
+      for (const key of ["caption", "rating", "keywords"]) asset[key] = changed[key];
+      if (current === asset) {
+        showStars(asset);
+        notesStatus.textContent = "Saved to " + asset.path.split("/").pop() + ".xmp";
+      }
+    } catch (error) {
+      if (current === asset) notesStatus.textContent = error.message;
+    }
+  }
+  notes.addEventListener("submit", (event) => event.preventDefault());
+  notes.addEventListener("click", (event) => {
+    const star = event.target.closest("button[data-stars]");
+    if (!star || !current) return;
+    const stars = Number(star.dataset.stars);
+    saveNotes({ rating: (current.rating || 0) === stars ? 0 : stars });
+  });
+  notes.elements.caption.addEventListener("change", () => saveNotes({ caption: notes.elements.caption.value.trim() }));
+  notes.elements.keywords.addEventListener("change", () => saveNotes({
+    keywords: notes.elements.keywords.value.split(",").map((k) => k.trim()).filter(Boolean),
+  }));
+  // Enter in the description saves it (Shift+Enter: a new line).
+  notes.elements.caption.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); event.target.blur(); }
+  });
+
   function fillInfo(asset) {
     const list = info.querySelector("dl");
     list.textContent = "";
@@ -396,9 +446,20 @@ function makeViewer() {
       }
       row("Place", where);
     }
-    row("Description", asset.caption);
-    if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
-    row("Keywords", (asset.keywords || []).join(", "));
+    // A photo's rating, description and keywords are edited above the list (written to its
+    // sidecar, as `darkroom meta` writes them); a video's, and the trash's, only shown.
+    const editable = asset.mediaType !== "video" && !source.trash;
+    notes.hidden = !editable;
+    notesStatus.textContent = "";
+    if (editable) {
+      showStars(asset);
+      notes.elements.caption.value = asset.caption || "";
+      notes.elements.keywords.value = (asset.keywords || []).join(", ");
+    } else {
+      row("Description", asset.caption);
+      if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
+      row("Keywords", (asset.keywords || []).join(", "));
+    }
     row("People", (asset.people || []).join(", "));
     // An edit another program made (shown, as it would show it): one press shows the
     // photo's own pixels, another the edit again.
@@ -636,7 +697,7 @@ function makeViewer() {
   // Focus stays in the viewer while it is open.
   box.addEventListener("keydown", (event) => {
     if (event.key !== "Tab") return;
-    const stops = [...box.querySelectorAll("button, a[href], video:not([hidden])")].filter((e) => !e.hidden && e.offsetParent !== null);
+    const stops = [...box.querySelectorAll("button, a[href], input, textarea, video:not([hidden])")].filter((e) => !e.hidden && e.offsetParent !== null);
     if (!stops.length) return;
     const first = stops[0], last = stops[stops.length - 1];
     if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }

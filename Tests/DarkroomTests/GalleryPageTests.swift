@@ -49,7 +49,9 @@ struct GalleryPageTests {
   }
 }
 
-@Suite("The gallery on a phone, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite(
+  "The gallery's viewer on a phone and its info panel, in chromium", .serialized,
+  .timeLimit(.minutes(5)))
 struct PhoneGalleryTests {
   /// Whether a finger anywhere in the 44-pixel square centred on each element matching
   /// `selector` and on the screen lands on that element (its drawn mark may be smaller): the
@@ -101,6 +103,63 @@ struct PhoneGalleryTests {
       as? [String]
     #expect(controls == ["probed 6"], "\(controls ?? [])")
     try browser.screenshot("phone-viewer")
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+    #expect(server.stop() == 0)
+  }
+
+  @Test(
+    "the viewer's info panel sets a photo's stars, description and keywords in place: written to its sidecar (the photo's bytes untouched), kept in the catalog, shown again when it is opened again"
+  )
+  func infoPanelNotes() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let photo = served.folder.file("orientation-1.jpg")
+    let before = try DamagedFileTests.state(photo)
+    let id = try #require(try served.library.asset(atPath: photo)).id
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    #expect(eventually { (try? browser.cellIDs()) == [id.rawValue] })
+    try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+    #expect(eventually { browser.viewerOpen })
+    try browser.press("i")
+    let status = ".lightbox .notes-status"
+    try browser.click(try browser.find(".lightbox .notes button[data-stars='4']"))
+    #expect(
+      eventually {
+        (try? browser.text(try browser.find(status))) == "Saved to orientation-1.jpg.xmp"
+      })
+    #expect(try served.library.asset(id).rating == 4)
+    try browser.type(try browser.find(".lightbox .notes textarea"), "Dawn at the lake\u{E007}")
+    #expect(eventually { (try? served.library.asset(id).caption) == "Dawn at the lake" })
+    try browser.type(
+      try browser.find(".lightbox .notes input[name=keywords]"), "lake, dawn ,, Colorado\u{E004}")
+    #expect(
+      eventually { (try? served.library.asset(id).keywords) == ["lake", "dawn", "Colorado"] })
+    #expect(FileManager.default.fileExists(atPath: photo + ".xmp"))
+    #expect(try DamagedFileTests.state(photo) == before, "the photo's own file untouched")
+    // The same stars again clear them.
+    try browser.click(try browser.find(".lightbox .notes button[data-stars='4']"))
+    #expect(eventually { (try? served.library.asset(id).rating) == 0 })
+    try browser.click(try browser.find(".lightbox .notes button[data-stars='2']"))
+    #expect(eventually { (try? served.library.asset(id).rating) == 2 })
+    // Opened again after a reload: what the catalog holds.
+    try browser.go(base + "/")
+    #expect(eventually { (try? browser.cellIDs()) == [id.rawValue] })
+    try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+    #expect(eventually { browser.viewerOpen })
+    try browser.press("i")
+    #expect(
+      try browser.attribute(try browser.find(".lightbox .notes .stars"), "aria-label")
+        == "Rating: 2 of 5 stars")
+    #expect(
+      try browser.run("return document.querySelector('.lightbox .notes textarea').value") as? String
+        == "Dawn at the lake")
+    #expect(
+      try browser.run(
+        "return document.querySelector('.lightbox .notes input[name=keywords]').value")
+        as? String == "lake, dawn, Colorado")
+    try browser.screenshot("info-notes")
+    try browser.resize(390, 844)
+    try browser.screenshot("info-notes-phone")
     let consoleErrors = try browser.consoleErrors()
     #expect(consoleErrors == [])
     #expect(server.stop() == 0)
