@@ -731,6 +731,55 @@ function albumPage(main) {
   addEventListener("pageshow", () => { for (const field of search.elements) field.disabled = false; });
   history.scrollRestoration = "manual";
 
+  // On this day: photos taken on today's date (the reader's) in earlier years, a card a year
+  // above the timeline of everything; each leads to that day's photos of that year.
+  async function showMemories() {
+    if (ref !== "smart:all" || Object.keys(filters).some((name) => name !== "sort")) return;
+    const now = new Date();
+    const day = String(now.getMonth() + 1).padStart(2, "0") + "-" + String(now.getDate()).padStart(2, "0");
+    const response = await fetch("/api/assets?day=" + day + "&to=" + (now.getFullYear() - 1) + "-12-31&sort=-date&limit=200",
+      { credentials: "same-origin" });
+    if (!response.ok) return;
+    const years = new Map();
+    for (const asset of (await response.json()).assets) {
+      const year = localDate(asset).getUTCFullYear();
+      if (!years.has(year)) years.set(year, []);
+      years.get(year).push(asset);
+    }
+    if (!years.size || main.querySelector(".memories")) return;
+    const section = document.createElement("section");
+    section.className = "memories";
+    section.setAttribute("aria-labelledby", "memories-title");
+    const heading = document.createElement("h2");
+    heading.id = "memories-title";
+    heading.textContent = "On this day";
+    const list = document.createElement("ul");
+    for (const [year, assets] of years) {
+      const ago = now.getFullYear() - year;
+      const link = document.createElement("a");
+      link.href = "/album?ref=smart%3Aall&day=" + day + "&from=" + year + "-01-01&to=" + year + "-12-31";
+      const img = document.createElement("img");
+      img.alt = "";
+      img.loading = "lazy";
+      img.src = "/api/assets/" + assets[0].id + "/thumbnail?size=256&v=" + assets[0].version;
+      watchBroken(img);
+      const label = document.createElement("span");
+      label.className = "name";
+      label.textContent = ago === 1 ? "A year ago" : ago + " years ago";
+      const detail = document.createElement("span");
+      detail.className = "count";
+      detail.textContent = year + " · " + assets.length + (assets.length === 1 ? " item" : " items");
+      link.append(img, label, detail);
+      const item = document.createElement("li");
+      item.append(link);
+      list.append(item);
+    }
+    section.append(heading, list);
+    container.before(section);
+    scrubber.style.top = Math.max(8, containerTop()) + "px";
+    schedule();
+  }
+
   function setTotal(count) {
     total = Math.max(0, count);
     main.dataset.count = String(total);
@@ -1804,6 +1853,7 @@ function albumPage(main) {
   loadTimeline().then(() => {
     const at = new URLSearchParams(location.search).get("at");
     if (at && byDate) jump(at);
+    else showMemories().catch(() => {});
     schedule();
   }).catch((error) => showNotice(error.offline ? "The server cannot be reached." : error.message, () => location.reload()));
 }

@@ -53,6 +53,12 @@ struct ListCommand: ParsableCommand {
       valueName: "YYYY-MM"))
   var month: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Taken on this day of any year (on this day: with --to before this year).",
+      valueName: "MM-DD"))
+  var day: String?
+
   @Option(help: "A camera make or model containing this text.")
   var camera: String?
 
@@ -131,6 +137,7 @@ struct ListCommand: ParsableCommand {
     add("from", from)
     add("to", to)
     add("month", month)
+    add("day", day)
     add("camera", camera)
     add("rating", rating)
     add("keyword", keyword)

@@ -1344,6 +1344,12 @@ extension Gallery {
       .lightbox .step { font-size: 1.8rem; padding: .25rem; background: rgba(0, 0, 0, .35); }
     }
     .album .note { color: var(--muted); margin: .25rem 0; }
+    .memories h2 { font-size: 1.25rem; margin: .5rem 0; }
+    .memories ul { display: flex; gap: .75rem; overflow-x: auto; list-style: none; margin: 0 0 1rem; padding: 0 0 .25rem; }
+    .memories a { display: grid; width: 160px; color: inherit; text-decoration: none; }
+    .memories img { width: 160px; height: 120px; object-fit: cover; border-radius: 8px; background: var(--tile); }
+    .memories .name { font-weight: 600; margin-top: .25rem; }
+    .memories .count { color: var(--muted); font-size: .85em; }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -2078,6 +2084,55 @@ extension Gallery {
       });
       addEventListener("pageshow", () => { for (const field of search.elements) field.disabled = false; });
       history.scrollRestoration = "manual";
+
+      // On this day: photos taken on today's date (the reader's) in earlier years, a card a year
+      // above the timeline of everything; each leads to that day's photos of that year.
+      async function showMemories() {
+        if (ref !== "smart:all" || Object.keys(filters).some((name) => name !== "sort")) return;
+        const now = new Date();
+        const day = String(now.getMonth() + 1).padStart(2, "0") + "-" + String(now.getDate()).padStart(2, "0");
+        const response = await fetch("/api/assets?day=" + day + "&to=" + (now.getFullYear() - 1) + "-12-31&sort=-date&limit=200",
+          { credentials: "same-origin" });
+        if (!response.ok) return;
+        const years = new Map();
+        for (const asset of (await response.json()).assets) {
+          const year = localDate(asset).getUTCFullYear();
+          if (!years.has(year)) years.set(year, []);
+          years.get(year).push(asset);
+        }
+        if (!years.size || main.querySelector(".memories")) return;
+        const section = document.createElement("section");
+        section.className = "memories";
+        section.setAttribute("aria-labelledby", "memories-title");
+        const heading = document.createElement("h2");
+        heading.id = "memories-title";
+        heading.textContent = "On this day";
+        const list = document.createElement("ul");
+        for (const [year, assets] of years) {
+          const ago = now.getFullYear() - year;
+          const link = document.createElement("a");
+          link.href = "/album?ref=smart%3Aall&day=" + day + "&from=" + year + "-01-01&to=" + year + "-12-31";
+          const img = document.createElement("img");
+          img.alt = "";
+          img.loading = "lazy";
+          img.src = "/api/assets/" + assets[0].id + "/thumbnail?size=256&v=" + assets[0].version;
+          watchBroken(img);
+          const label = document.createElement("span");
+          label.className = "name";
+          label.textContent = ago === 1 ? "A year ago" : ago + " years ago";
+          const detail = document.createElement("span");
+          detail.className = "count";
+          detail.textContent = year + " · " + assets.length + (assets.length === 1 ? " item" : " items");
+          link.append(img, label, detail);
+          const item = document.createElement("li");
+          item.append(link);
+          list.append(item);
+        }
+        section.append(heading, list);
+        container.before(section);
+        scrubber.style.top = Math.max(8, containerTop()) + "px";
+        schedule();
+      }
 
       function setTotal(count) {
         total = Math.max(0, count);
@@ -3152,6 +3207,7 @@ extension Gallery {
       loadTimeline().then(() => {
         const at = new URLSearchParams(location.search).get("at");
         if (at && byDate) jump(at);
+        else showMemories().catch(() => {});
         schedule();
       }).catch((error) => showNotice(error.offline ? "The server cannot be reached." : error.message, () => location.reload()));
     }

@@ -339,7 +339,8 @@ struct Gallery: Sendable {
     // unseen.
     let dateOnly = { (text: String?) in text.map { $0.count == 10 } ?? true }
     values["hiddenFilters"] = filters.filter { filter in
-      ["keyword", "place", "near", "month", "min-duration", "max-duration"].contains(filter.name)
+      ["keyword", "place", "near", "month", "day", "min-duration", "max-duration"].contains(
+        filter.name)
         || (["from", "to"].contains(filter.name) && !dateOnly(filter.value))
     }.map { ["name": $0.name, "value": $0.value] }
     values["editedOptions"] = options(

@@ -165,3 +165,132 @@ struct PhoneGalleryTests {
     #expect(server.stop() == 0)
   }
 }
+
+/// Photos dated by their files (no metadata of their own), `name: seconds since 1970`.
+func filesDated(_ dates: [(String, Double)], in folder: TemporaryFolder) throws {
+  let bytes = try plainJPEG(120)
+  for (index, (name, seconds)) in dates.enumerated() {
+    // Bytes of its own for each (a comment segment), the same pixels.
+    let tag = Array("photo \(index)".utf8)
+    let path = try folder.write(
+      name,
+      Array(bytes.prefix(2)) + [0xFF, 0xFE, 0, UInt8(tag.count + 2)] + tag + bytes.dropFirst(2))
+    var times = [
+      timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0),
+    ]
+    utimensat(AT_FDCWD, path, &times, 0)
+  }
+}
+
+/// Noon UTC of a day.
+func noon(_ year: Int, _ month: Int, _ day: Int) -> Double {
+  var calendar = Calendar(identifier: .gregorian)
+  calendar.timeZone = TimeZone(identifier: "UTC")!
+  return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: 12))!
+    .timeIntervalSince1970
+}
+
+@Suite("On this day")
+struct OnThisDayTests {
+  @Test(
+    "day=MM-DD finds what was taken on that day of any year (29 February too), in both catalogs, the list and the API; a day no year has is refused",
+    arguments: CatalogBackend.allCases)
+  func query(backend: CatalogBackend) async throws {
+    let folder = try Fixture.temporaryFolder()
+    try filesDated(
+      [
+        ("a.jpg", noon(2019, 11, 29)), ("b.jpg", noon(2023, 11, 29)), ("c.jpg", noon(2023, 11, 28)),
+        ("d.jpg", noon(2020, 2, 29)), ("e.jpg", noon(2024, 11, 29) - 13 * 3600),
+      ], in: folder)
+    var library = try Library.create(at: folder.path)
+    library.catalogURL = try backend.newCatalogURL()
+    _ = try await library.scan()
+    func names(_ parameters: [(name: String, value: String)]) throws -> [String] {
+      try library.assets(matching: AssetQuery(parameters: parameters + [("sort", "name")]))
+        .assets(in: 0..<10).map(\.name)
+    }
+    #expect(try names([("day", "11-29")]) == ["a.jpg", "b.jpg"])
+    #expect(try names([("day", "11-28")]) == ["c.jpg", "e.jpg"])
+    #expect(try names([("day", "11-29"), ("to", "2022-12-31")]) == ["a.jpg"])
+    #expect(try names([("day", "02-29")]) == ["d.jpg"])
+    let all = try library.assets(matching: AssetQuery()).assets(in: 0..<5)
+    #expect(all.map(\.day).sorted() == [229, 1128, 1128, 1129, 1129])
+    for bad in ["02-30", "13-01", "1-29", "11/29"] {
+      #expect(throws: DarkroomError.self, "\(bad)") { try names([("day", bad)]) }
+    }
+    if backend == .sqlite {
+      let listed = try CLI.run(
+        ["list", "--library", folder.path, "--day", "11-29", "--sort", "name"], cwd: folder.path)
+      #expect(listed.stdout == "a.jpg\nb.jpg\n", "\(listed.stderr)")
+      let refused = try CLI.run(["list", "--library", folder.path, "--day", "02-30"])
+      #expect(refused.status == 64 || refused.status == 2, "\(refused.status)")
+      #expect(
+        refused.stderr.contains("--day takes a day of the year, MM-DD (11-29); not 02-30"),
+        "\(refused.stderr)")
+      let served = ServedLibrary(over: library, in: folder)
+      try await served.test { client, _ in
+        let found = try await client.execute(
+          uri: "/api/assets?day=11-29&sort=name", method: .get, headers: ServedLibrary.read)
+        #expect(
+          (found.object["assets"] as? [[String: Any]])?.compactMap { $0["path"] as? String }
+            == ["a.jpg", "b.jpg"])
+      }
+    }
+  }
+}
+
+@Suite("On this day, in chromium", .serialized, .timeLimit(.minutes(5)))
+struct OnThisDayBrowserTests {
+  @Test(
+    "the timeline opens with a card for each earlier year that has photos taken on today's date, each leading to them; none for this year or another day"
+  )
+  func memories() throws {
+    let folder = try Fixture.temporaryFolder()
+    try filesDated([("old.jpg", noon(2001, 6, 1))], in: folder)
+    let library = try Library.create(at: folder.path)
+    _ = try library.scan()
+    let (server, browser, base) = try Browser.loggedIn(to: ServedLibrary(over: library, in: folder))
+    // Today as the browser sees it, then photos of today in two earlier years, this year and
+    // yesterday's.
+    let today = try #require(
+      try browser.run(
+        "const d = new Date(); return [d.getFullYear(), d.getMonth() + 1, d.getDate()]")
+        as? [Int])
+    let (year, month, day) = (today[0], today[1], today[2])
+    // (On 29 February, years that have one.)
+    let (near, far) = month == 2 && day == 29 ? (4, 8) : (2, 5)
+    let sameDay = noon(year - near, month, day)
+    try filesDated(
+      [
+        ("two.jpg", sameDay), ("two-b.jpg", sameDay + 60),
+        ("five.jpg", noon(year - far, month, day)),
+        ("now.jpg", noon(year, month, day)), ("other.jpg", sameDay - 86_400),
+      ], in: folder)
+    _ = try library.scan()
+    try browser.go(base + "/")
+    #expect(eventually { (try? browser.findAll(".memories li").count) == 2 })
+    #expect(try browser.text(try browser.find(".memories h2")) == "On this day")
+    let cards = try browser.findAll(".memories li a").map { try browser.text($0) }
+    #expect(
+      cards == [
+        "\(near) years ago\n\(year - near) · 2 items", "\(far) years ago\n\(year - far) · 1 item",
+      ],
+      "\(cards)")
+    let loaded =
+      "return Array.from(document.querySelectorAll('.memories img')).every((i) => i.naturalWidth > 0)"
+    #expect(eventually { (try? browser.run(loaded)) as? Bool == true })
+    try browser.screenshot("on-this-day")
+    try browser.click(try browser.findAll(".memories li a")[0])
+    #expect(eventually { (try? browser.cellIDs().count) == 2 })
+    let shown = Set(try browser.cellIDs())
+    let expected = Set(
+      try ["two.jpg", "two-b.jpg"].map {
+        try #require(try library.asset(atPath: folder.file($0))).id.rawValue
+      })
+    #expect(shown == expected)
+    #expect(try browser.findAll(".memories").isEmpty, "only on the timeline of everything")
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+    #expect(server.stop() == 0)
+  }
+}

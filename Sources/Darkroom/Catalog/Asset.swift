@@ -224,6 +224,15 @@ extension Asset {
   /// same arithmetic in SQLite (`strftime`, to the millisecond): the two must agree.
   public var month: Int { Self.month(ofLocalSeconds: localSortDate) }
 
+  /// The day of the year it was taken on, on the clock where it was taken, as `month * 100 +
+  /// day` (`1129`); 0 for a date outside the years 0 to 9999. The catalog's `MM-DD` of the
+  /// same instant (``AssetQuery/day``).
+  public var day: Int {
+    guard Self.monthRange.contains(localSortDate) else { return 0 }
+    let date = CaptureDate.civil(days: Int((localSortDate / 86_400).rounded(.down)))
+    return date.month * 100 + date.day
+  }
+
   /// ``sortDate`` on the clock where it was taken: its offset added (none: as it is).
   public var localSortDate: Double { sortDate + Double((captureOffsetMinutes ?? 0) * 60) }
 

@@ -6,7 +6,7 @@ extension AssetQuery {
   public static let parameterNames = [
     "album", "type", "from", "to", "camera", "edited", "favourite", "damaged", "near",
     "min-duration",
-    "max-duration", "sort", "after", "rating", "keyword", "text", "place", "month",
+    "max-duration", "sort", "after", "rating", "keyword", "text", "place", "month", "day",
   ]
 
   /// A query from named text values, as a command line or a URL gives them:
@@ -15,7 +15,8 @@ extension AssetQuery {
   /// `favourite` and `damaged` (true, false), `near` (`LAT,LON,KM`), `min-duration` and `max-duration`
   /// (seconds), `sort` (date, -date, name, size, album), `after` (an asset id: the next
   /// page), `month` (`YYYY-MM`: taken in that month, on the clock where it was taken;
-  /// `0000-00` for dates no month holds), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
+  /// `0000-00` for dates no month holds), `day` (`MM-DD`: taken on that day of any year, on
+  /// the clock where it was taken), `rating` (`4`, `>=4`, `<=2`, `3-5`; -1 is rejected, 0 none), `keyword` (one
   /// keyword, whole), `place` (a place, region or country, whole) and `text` (in the name,
   /// caption, keywords, camera or place). Names it does not
   /// know are left to the caller.
@@ -54,6 +55,11 @@ extension AssetQuery {
           throw Self.invalid(name, "a month, YYYY-MM (2019-03)", value)
         }
         self.month = month
+      case "day":
+        guard let day = Self.day(value) else {
+          throw Self.invalid(name, "a day of the year, MM-DD (11-29)", value)
+        }
+        self.day = day
       case "camera": camera = value
       case "edited": edited = try Self.bool(value, name: name)
       case "favourite": favourite = try Self.bool(value, name: name)
@@ -121,6 +127,23 @@ extension AssetQuery {
     else { return nil }
     if year == 0 && month == 0 { return 0 }
     return (1...12).contains(month) ? year * 100 + month : nil
+  }
+
+  /// `MM-DD` as `month * 100 + day` (`11-29`: 1129); nil unless a day some year has (29
+  /// February is one).
+  static func day(_ text: String) -> Int? {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.utf8.allSatisfy { (48...57).contains($0) } }),
+      let month = Int(parts[0]), let day = Int(parts[1]), (1...12).contains(month), day >= 1
+    else { return nil }
+    let longest = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+    return day <= longest ? month * 100 + day : nil
+  }
+
+  /// 1129 as `11-29`: what ``day(_:)`` reads.
+  public static func dayText(_ day: Int) -> String {
+    (day / 100 < 10 ? "0" : "") + String(day / 100) + "-" + (day % 100 < 10 ? "0" : "")
+      + String(day % 100)
   }
 
   /// 201903 as `2019-03` (0 as `0000-00`): what ``month(_:)`` reads.

@@ -20,6 +20,10 @@ public struct AssetQuery: Sendable, Equatable {
   /// The month it was taken in, on the clock where it was taken, as `year * 100 + month`
   /// (``Asset/month``; 0: a date no calendar month holds). The timeline's sections.
   public var month: Int?
+  /// The day of the year it was taken on, on the clock where it was taken, as `month * 100 +
+  /// day` (`1129`: 29 November, any year; ``Asset/day``): "on this day" with `to` before
+  /// this year.
+  public var day: Int?
   /// Text the camera's make and model contain (any case).
   public var camera: String?
   /// Only edited (true) or only unedited (false) assets.
@@ -62,7 +66,7 @@ public struct AssetQuery: Sendable, Equatable {
 
   public static func == (a: AssetQuery, b: AssetQuery) -> Bool {
     a.album == b.album && a.mediaType == b.mediaType && a.from == b.from && a.to == b.to
-      && a.month == b.month
+      && a.month == b.month && a.day == b.day
       && a.camera == b.camera && a.edited == b.edited && a.favourite == b.favourite
       && a.damaged == b.damaged
       && a.rating == b.rating && a.keyword == b.keyword && a.text == b.text

@@ -59,6 +59,8 @@ enum CatalogSQL {
   struct Dialect: Sendable {
     /// The case-insensitive LIKE (SQLite's LIKE is, for ASCII; PostgreSQL's ILIKE).
     var like: String
+    /// `MM-DD` of an asset's sort date on the clock where it was taken (``Asset/day``).
+    var monthDay: String
   }
 
   static let columns = """
@@ -329,6 +331,9 @@ enum CatalogSQL {
     if let from = q.from { add("a.sortDate >= ?", [from]) }
     if let to = q.to { add("a.sortDate <= ?", [to]) }
     if let month = q.month { add("a.month = ?", [month]) }
+    if let day = q.day {
+      add("\(dialect.monthDay) = ?", [AssetQuery.dayText(day)])
+    }
     // Text matched literally by LIKE: its own wildcards escaped.
     func literal(_ text: String) -> String {
       text.replacingOccurrences(of: "\\", with: "\\\\")

@@ -256,7 +256,9 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Rows
 
-  static let dialect = CatalogSQL.Dialect(like: "LIKE")
+  static let dialect = CatalogSQL.Dialect(
+    like: "LIKE",
+    monthDay: "strftime('%m-%d', a.sortDate + coalesce(a.captureOffset, 0) * 60, 'unixepoch')")
 
   private func fetchAssets(_ sql: String, _ arguments: StatementArguments = []) throws -> [Asset] {
     // One statement is atomic on its own: no read transaction around it (a server asks for

@@ -90,6 +90,7 @@ struct SealedCatalog: Catalog {
         && query.from.map { asset.sortDate >= $0 } ?? true
         && query.to.map { asset.sortDate <= $0 } ?? true
         && query.month.map { asset.month == $0 } ?? true
+        && query.day.map { asset.day == $0 } ?? true
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
         && query.favourite != true && query.damaged != true
         && query.camera == nil && query.near == nil && query.rating == nil

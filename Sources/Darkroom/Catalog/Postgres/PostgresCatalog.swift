@@ -25,7 +25,11 @@ public final class PostgresCatalog: Catalog {
   static let writeLock: Int64 = 0x6461_726B_726F_6F6D
   /// The channel commits are announced on.
   static let channel = "darkroom_changes"
-  static let dialect = CatalogSQL.Dialect(like: "ILIKE")
+  static let dialect = CatalogSQL.Dialect(
+    like: "ILIKE",
+    monthDay:
+      "to_char(to_timestamp(a.sortDate + coalesce(a.captureOffset, 0) * 60) AT TIME ZONE 'UTC', 'MM-DD')"
+  )
 
   /// Connects to the catalog at `url` and brings its schema up to date; with `creating`,
   /// makes the schema in a database that has none (a library's first scan, `catalog init`,
