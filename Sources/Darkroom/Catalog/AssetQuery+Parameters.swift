@@ -133,7 +133,8 @@ extension AssetQuery {
   /// February is one).
   static func day(_ text: String) -> Int? {
     let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-    guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.utf8.allSatisfy { (48...57).contains($0) } }),
+    guard parts.count == 2,
+      parts.allSatisfy({ $0.count == 2 && $0.utf8.allSatisfy { (48...57).contains($0) } }),
       let month = Int(parts[0]), let day = Int(parts[1]), (1...12).contains(month), day >= 1
     else { return nil }
     let longest = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
