@@ -29,6 +29,7 @@ extension Gallery {
         </form>
         <p class="summary" aria-live="polite">{{summary}}</p>
         <div class="album-actions">
+          <button type="button" data-act="slideshow" hidden>Slideshow</button>
           <button type="button" data-act="select-all" hidden>Select all</button>
           {{#user}}<button type="button" data-act="rename" hidden>Rename…</button>{{/user}}
           {{#user}}<button type="button" data-act="delete-album" class="danger" hidden>Delete album…</button>{{/user}}
@@ -1596,6 +1597,7 @@ extension Gallery {
         '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
         '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
         '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
+        '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">▶</button>',
         '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">',
         '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="none" stroke="currentColor" stroke-width="2" ',
         'stroke-linecap="round" d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></svg></button>',
@@ -1877,6 +1879,7 @@ extension Gallery {
         control("trash").hidden = Boolean(source.trash);
         control("edit").hidden = Boolean(source.trash) || Boolean(asset.damage);
         fillInfo(asset);
+        if (playing) nextSlide();
         // The neighbours, loaded before they are asked for.
         for (const direction of [-1, 1]) {
           source.neighbour(asset, direction).then((next) => {
@@ -1932,6 +1935,41 @@ extension Gallery {
       }
       img.addEventListener("load", () => { img.hidden = false; problem.hidden = true; apply(); });
 
+      // The slideshow: the next photo every few seconds, once the one shown has loaded (a
+      // video: once it has played); it stops at the end, when the viewer closes, or when asked.
+      const SLIDE_MS = 4000;
+      let playing = false, slideTimer = null;
+      function play(on) {
+        playing = on;
+        clearTimeout(slideTimer);
+        control("play").setAttribute("aria-pressed", on ? "true" : "false");
+        control("play").textContent = on ? "❚❚" : "▶";
+        box.classList.toggle("playing", on);
+        if (on) nextSlide();
+      }
+      function nextSlide() {
+        clearTimeout(slideTimer);
+        if (!playing || box.hidden || !current) return;
+        const asset = current;
+        const video = asset.mediaType === "video" && !clip.hidden;
+        const go = async () => {
+          if (!playing || current !== asset) return;
+          const next = await source.neighbour(asset, 1);
+          if (!playing || current !== asset) return;
+          if (!next) { play(false); return; }
+          await step(1);
+        };
+        if (video) {
+          clip.play().catch(() => {});
+          clip.addEventListener("ended", go, { once: true });
+        } else if (img.complete && img.naturalWidth) {
+          slideTimer = setTimeout(go, SLIDE_MS);
+        } else {
+          img.addEventListener("load", () => { slideTimer = setTimeout(go, SLIDE_MS); }, { once: true });
+          img.addEventListener("error", () => { slideTimer = setTimeout(go, SLIDE_MS); }, { once: true });
+        }
+      }
+
       async function step(direction) {
         if (!current) return;
         const next = await source.neighbour(current, direction);
@@ -1957,6 +1995,7 @@ extension Gallery {
         if (history.state?.viewer) history.back(); else hide();
       }
       function hide() {
+        play(false);
         box.hidden = true;
         document.body.classList.remove("viewing");
         clip.pause();
@@ -1985,6 +2024,7 @@ extension Gallery {
         else if (name === "favourite") favourite();
         else if (name === "trash") trash();
         else if (name === "live") { if (live.hidden) playLive(); else stopLive(); }
+        else if (name === "play") play(!playing);
       });
       function showFavourite(asset) {
         const star = control("favourite");
@@ -2042,6 +2082,7 @@ extension Gallery {
         else if (event.key === "ArrowLeft") { event.preventDefault(); step(-1); }
         else if (event.key === "ArrowRight") { event.preventDefault(); step(1); }
         else if (event.key === "i") toggleInfo();
+        else if (event.key === " ") { event.preventDefault(); play(!playing); }
         else if (event.key === "+" || event.key === "=") zoomTo(zoom.scale * 1.5, innerWidth / 2, innerHeight / 2);
         else if (event.key === "-") zoomTo(zoom.scale / 1.5, innerWidth / 2, innerHeight / 2);
         else if (event.key === "0") zoomTo(1, 0, 0);
@@ -2057,7 +2098,7 @@ extension Gallery {
         if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
         else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
       });
-      return { open, isOpen: () => !box.hidden };
+      return { open, isOpen: () => !box.hidden, play };
     }
 
     // ---- An album: the timeline, selection, jobs, albums, upload --------------------------------
@@ -2943,6 +2984,16 @@ extension Gallery {
         if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
       });
 
+      // A slideshow from the first of what the page shows, in its order.
+      async function startSlideshow() {
+        const first = sections[0];
+        if (!first) return;
+        if (!first.assets.length) await load(first);
+        if (!first.assets.length) return;
+        openViewer(first.assets[0].id);
+        viewer.play(true);
+      }
+
       let viewing = null; // the photo the viewer shows: its month is never forgotten
       function openViewer(id, push = true) {
         const at = locate(id);
@@ -3124,6 +3175,7 @@ extension Gallery {
       actions.addEventListener("click", (event) => {
         const act = event.target.closest("button")?.dataset.act;
         if (act === "select-all") selectAll();
+        if (act === "slideshow") startSlideshow();
         else if (act === "rename") renameAlbum();
         else if (act === "delete-album") deleteAlbum();
         else if (act === "upload") picker.click();

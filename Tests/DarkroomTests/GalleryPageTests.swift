@@ -101,7 +101,7 @@ struct PhoneGalleryTests {
         Self.probe,
         [".lightbox .controls button:not([hidden]), .lightbox .controls a:not([hidden])"])
       as? [String]
-    #expect(controls == ["probed 6"], "\(controls ?? [])")
+    #expect(controls == ["probed 7"], "\(controls ?? [])")
     try browser.screenshot("phone-viewer")
     let consoleErrors = try browser.consoleErrors()
     #expect(consoleErrors == [])
@@ -289,6 +289,48 @@ struct OnThisDayBrowserTests {
       })
     #expect(shown == expected)
     #expect(try browser.findAll(".memories").isEmpty, "only on the timeline of everything")
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+    #expect(server.stop() == 0)
+  }
+}
+
+@Suite("The slideshow, in chromium", .serialized, .timeLimit(.minutes(5)))
+struct SlideshowBrowserTests {
+  @Test(
+    "Slideshow opens the viewer on the newest and goes on to the next once each has shown, to the last, where it stops; space pauses it"
+  )
+  func slideshow() throws {
+    let folder = try Fixture.temporaryFolder()
+    try filesDated(
+      [("a.jpg", noon(2024, 5, 1)), ("b.jpg", noon(2024, 5, 2)), ("c.jpg", noon(2024, 5, 3))],
+      in: folder)
+    let library = try Library.create(at: folder.path)
+    _ = try library.scan()
+    func id(_ name: String) throws -> String {
+      try #require(try library.asset(atPath: folder.file(name))).id.rawValue
+    }
+    let (server, browser, base) = try Browser.loggedIn(to: ServedLibrary(over: library, in: folder))
+    #expect(eventually { (try? browser.cellIDs().count) == 3 })
+    let showing = "return location.pathname"
+    let (a, b, c) = (try id("a.jpg"), try id("b.jpg"), try id("c.jpg"))
+    try browser.click(try browser.find("button[data-act='slideshow']"))
+    #expect(eventually { browser.viewerOpen })
+    #expect(try browser.run(showing) as? String == "/asset/\(c)")
+    let pressed = ".lightbox [data-v='play']"
+    #expect(try browser.attribute(try browser.find(pressed), "aria-pressed") == "true")
+    #expect(eventually { (try? browser.run(showing)) as? String == "/asset/\(b)" })
+    #expect(eventually { (try? browser.run(showing)) as? String == "/asset/\(a)" })
+    // The last: it stops there, the viewer still open.
+    #expect(
+      eventually { (try? browser.attribute(try browser.find(pressed), "aria-pressed")) == "false" })
+    #expect(browser.viewerOpen)
+    #expect(try browser.run(showing) as? String == "/asset/\(a)")
+    // Space starts and pauses it.
+    try browser.press(" ")
+    #expect(try browser.attribute(try browser.find(pressed), "aria-pressed") == "true")
+    try browser.press(" ")
+    #expect(try browser.attribute(try browser.find(pressed), "aria-pressed") == "false")
     let consoleErrors = try browser.consoleErrors()
     #expect(consoleErrors == [])
     #expect(server.stop() == 0)
