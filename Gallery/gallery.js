@@ -1776,6 +1776,68 @@ function albumPage(main) {
     };
   }
   dialog.querySelector('[data-act="cancel"]').addEventListener("click", () => dialog.close());
+  // Links that show this album to whoever has them: made (the link shown once), listed with
+  // their visits, revoked.
+  const shareDialog = main.querySelector(".share-dialog");
+  async function listShares() {
+    const list = shareDialog.querySelector(".share-links");
+    list.textContent = "";
+    const { links } = await (await api("GET", "/api/shares?album=" + encodeURIComponent(ref))).json();
+    if (!links.length) {
+      const none = document.createElement("li");
+      none.textContent = "None yet.";
+      list.append(none);
+    }
+    for (const link of links) {
+      const item = document.createElement("li");
+      const notes = [link.views + (link.views === 1 ? " visit" : " visits"),
+        link.expires ? "until " + link.expires.slice(0, 10) : "no end",
+        link.password ? "password" : "", link.download ? "downloads" : ""].filter(Boolean);
+      item.textContent = "Made " + link.created.slice(0, 10) + " · " + notes.join(" · ") + " ";
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "danger";
+      revoke.textContent = "Revoke";
+      revoke.setAttribute("aria-label", "Revoke the link made " + link.created.slice(0, 10));
+      revoke.addEventListener("click", async () => {
+        try {
+          await api("DELETE", "/api/shares/" + link.id);
+          await listShares();
+        } catch (error) {
+          shareDialog.querySelector(".dialog-error").textContent = error.message;
+        }
+      });
+      item.append(revoke);
+      list.append(item);
+    }
+  }
+  function shareAlbum() {
+    const form = shareDialog.querySelector("form");
+    form.reset();
+    shareDialog.querySelector(".share-made").hidden = true;
+    shareDialog.querySelector(".dialog-error").textContent = "";
+    shareDialog.showModal();
+    listShares().catch((error) => { shareDialog.querySelector(".dialog-error").textContent = error.message; });
+    form.onsubmit = async (event) => {
+      event.preventDefault();
+      const body = { album: ref, download: form.elements.download.checked };
+      if (form.elements.days.value) body.days = Number(form.elements.days.value);
+      if (form.elements.password.value) body.password = form.elements.password.value;
+      try {
+        const made = await (await api("POST", "/api/shares", body)).json();
+        const url = shareDialog.querySelector(".share-url");
+        url.value = location.origin + made.url;
+        shareDialog.querySelector(".share-made").hidden = false;
+        url.focus();
+        url.select();
+        await listShares();
+      } catch (error) {
+        shareDialog.querySelector(".dialog-error").textContent = error.message;
+      }
+    };
+  }
+  shareDialog?.querySelector('[data-act="close-share"]').addEventListener("click", () => shareDialog.close());
+
   async function renameAlbum() {
     const title = prompt("A new title for " + ref, ref);
     if (!title || title === ref) return;
@@ -1822,6 +1884,7 @@ function albumPage(main) {
     if (act === "select-all") selectAll();
     if (act === "slideshow") startSlideshow();
     else if (act === "rename") renameAlbum();
+    else if (act === "share") shareAlbum();
     else if (act === "delete-album") deleteAlbum();
     else if (act === "upload") picker.click();
     else if (act === "empty") emptyTrash();

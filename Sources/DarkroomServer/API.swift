@@ -126,6 +126,30 @@ struct API: Sendable {
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
       return try Self.encode(APIAlbums(albums: albums))
     }
+    api.get("shares") { request, _ in
+      let album = request.query["album"].map(String.init)
+      let links = try await blocking { [library] () throws(DarkroomError) in
+        try library.sharedLinks(album: album)
+      }
+      return try Self.encode(APISharedLinks(links: links.map(APISharedLink.init)))
+    }
+    api.post("shares") { request, context in
+      let body = try await request.decode(as: ShareBody.self, context: context)
+      let expires = try body.expiry()
+      let made = try await blocking { [library] () throws(DarkroomError) in
+        try library.share(
+          album: body.album, expires: expires, password: body.password,
+          allowsDownload: body.download ?? false)
+      }
+      var link = APISharedLink(made.link)
+      link.url = "/s/" + made.token
+      return try Self.encode(link, status: .created)
+    }
+    api.delete("shares/:id") { _, context in
+      let id = context.parameters.get("id") ?? ""
+      try await blocking { [library] () throws(DarkroomError) in try library.revokeSharedLink(id) }
+      return Response(status: .noContent)
+    }
     api.get("filters") { _, _ in
       try Self.encode(APIFilters(userPresets: library.userPresets()))
     }

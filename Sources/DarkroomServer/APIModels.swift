@@ -250,6 +250,50 @@ struct FavouriteBody: Decodable, Sendable {
   var favourite: Bool
 }
 
+/// A new shared link: the album, and optionally for how many days it works (1 to 3650), a
+/// password a visitor must give, and whether a visitor may download the originals.
+struct ShareBody: Decodable, Sendable {
+  var album: String
+  var days: Int?
+  var password: String?
+  var download: Bool?
+
+  /// When it stops working, from `days`.
+  func expiry(now: Double = Date().timeIntervalSince1970) throws -> Double? {
+    guard let days else { return nil }
+    guard (1...3650).contains(days) else {
+      throw APIError.badRequest("days takes 1 to 3650; not \(days)")
+    }
+    return now + Double(days) * 86_400
+  }
+}
+
+/// A shared link as its owner sees it: `url` (`/s/TOKEN`) only in the answer that made it
+/// (the library keeps the token's hash alone).
+struct APISharedLink: Encodable, Sendable {
+  var id: String
+  var album: String
+  var created: String
+  var expires: String?
+  var password: Bool
+  var download: Bool
+  var views: Int
+  var url: String?
+
+  init(_ link: SharedLink) {
+    (id, album, views) = (link.id, link.album, link.views)
+    created = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: link.created))
+    expires = link.expires.map {
+      ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0))
+    }
+    (password, download) = (link.hasPassword, link.allowsDownload)
+  }
+}
+
+struct APISharedLinks: Encodable, Sendable {
+  var links: [APISharedLink]
+}
+
 /// A change to the user albums: `op` is create, rename, delete, add, remove or poster.
 struct AlbumBody: Decodable, Sendable {
   var op: String

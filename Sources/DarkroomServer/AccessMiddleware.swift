@@ -12,9 +12,10 @@ struct AccessMiddleware: RouterMiddleware {
   let sessions: Sessions
   static let cookieName = "darkroom_session"
 
-  /// Paths anyone may fetch: the login form, health, the gallery's script and style.
+  /// Paths anyone may fetch: the login form, health, the gallery's script and style, and a
+  /// shared link's pages (``SharedRoutes`` opens each from its token).
   static func isPublic(_ path: String) -> Bool {
-    path == "/login" || path == "/healthz" || path.hasPrefix("/static/")
+    path == "/login" || path == "/healthz" || path.hasPrefix("/static/") || path.hasPrefix("/s/")
   }
 
   static func changesState(_ method: HTTPRequest.Method) -> Bool {

@@ -31,6 +31,7 @@ extension Gallery {
         <div class="album-actions">
           <button type="button" data-act="slideshow" hidden>Slideshow</button>
           <button type="button" data-act="select-all" hidden>Select all</button>
+          {{^trash}}{{^atPhotos}}<button type="button" data-act="share" hidden>Share…</button>{{/atPhotos}}{{/trash}}
           {{#user}}<button type="button" data-act="rename" hidden>Rename…</button>{{/user}}
           {{#user}}<button type="button" data-act="delete-album" class="danger" hidden>Delete album…</button>{{/user}}
           {{^trash}}<button type="button" data-act="upload" hidden>Upload…</button>{{/trash}}
@@ -105,6 +106,25 @@ extension Gallery {
           </div>
         </form>
       </dialog>
+      {{^trash}}
+      <dialog class="share-dialog" aria-labelledby="share-dialog-title">
+        <form method="dialog">
+          <h2 id="share-dialog-title">Share this album by link</h2>
+          <p class="hint">Whoever has the link sees this album's photos, and nothing else, without logging in.</p>
+          <label>Works for <select name="days"><option value="">ever, until revoked</option><option value="1">a day</option><option value="7" selected>a week</option><option value="30">a month</option><option value="365">a year</option></select></label>
+          <label>Password (optional) <input name="password" type="password" autocomplete="new-password"></label>
+          <label class="check-label"><input name="download" type="checkbox"> Visitors may download the originals</label>
+          <p class="share-made" hidden><label>The link (shown once) <input class="share-url" readonly></label></p>
+          <p class="dialog-error error" role="alert"></p>
+          <h3>Links to this album</h3>
+          <ul class="share-links"></ul>
+          <div class="dialog-actions">
+            <button type="button" data-act="close-share">Close</button>
+            <button type="submit" value="ok">Make a link</button>
+          </div>
+        </form>
+      </dialog>
+      {{/trash}}
     </main>
     {{> foot}}
     """####,
@@ -1351,6 +1371,20 @@ extension Gallery {
     .memories img { width: 160px; height: 120px; object-fit: cover; border-radius: 8px; background: var(--tile); }
     .memories .name { font-weight: 600; margin-top: .25rem; }
     .memories .count { color: var(--muted); font-size: .85em; }
+    .share-dialog { max-width: 30rem; }
+    .share-dialog form { display: grid; gap: .6rem; }
+    .share-dialog label { display: grid; gap: .25rem; }
+    .share-dialog .check-label { display: flex; align-items: center; gap: .5rem; }
+    .share-dialog input:not([type=checkbox]), .share-dialog select { min-height: 40px; font: inherit; }
+    .share-dialog h3 { font-size: 1rem; margin: .5rem 0 0; }
+    .share-dialog .share-links { list-style: none; padding: 0; margin: 0; display: grid; gap: .4rem; font-size: .9rem; }
+    .shared-grid { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 4px; }
+    .shared-grid img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); }
+    .shared-photo { margin: 0; text-align: center; }
+    .shared-photo img { max-width: 100%; max-height: 80vh; height: auto; }
+    .share-password { display: grid; gap: .75rem; max-width: 22rem; }
+    .share-password input { display: block; width: 100%; box-sizing: border-box; min-height: 44px; margin-top: .25rem; font: inherit; }
+    .share-password button { min-height: 44px; justify-self: start; padding: 0 1.25rem; font: inherit; }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -3131,6 +3165,68 @@ extension Gallery {
         };
       }
       dialog.querySelector('[data-act="cancel"]').addEventListener("click", () => dialog.close());
+      // Links that show this album to whoever has them: made (the link shown once), listed with
+      // their visits, revoked.
+      const shareDialog = main.querySelector(".share-dialog");
+      async function listShares() {
+        const list = shareDialog.querySelector(".share-links");
+        list.textContent = "";
+        const { links } = await (await api("GET", "/api/shares?album=" + encodeURIComponent(ref))).json();
+        if (!links.length) {
+          const none = document.createElement("li");
+          none.textContent = "None yet.";
+          list.append(none);
+        }
+        for (const link of links) {
+          const item = document.createElement("li");
+          const notes = [link.views + (link.views === 1 ? " visit" : " visits"),
+            link.expires ? "until " + link.expires.slice(0, 10) : "no end",
+            link.password ? "password" : "", link.download ? "downloads" : ""].filter(Boolean);
+          item.textContent = "Made " + link.created.slice(0, 10) + " · " + notes.join(" · ") + " ";
+          const revoke = document.createElement("button");
+          revoke.type = "button";
+          revoke.className = "danger";
+          revoke.textContent = "Revoke";
+          revoke.setAttribute("aria-label", "Revoke the link made " + link.created.slice(0, 10));
+          revoke.addEventListener("click", async () => {
+            try {
+              await api("DELETE", "/api/shares/" + link.id);
+              await listShares();
+            } catch (error) {
+              shareDialog.querySelector(".dialog-error").textContent = error.message;
+            }
+          });
+          item.append(revoke);
+          list.append(item);
+        }
+      }
+      function shareAlbum() {
+        const form = shareDialog.querySelector("form");
+        form.reset();
+        shareDialog.querySelector(".share-made").hidden = true;
+        shareDialog.querySelector(".dialog-error").textContent = "";
+        shareDialog.showModal();
+        listShares().catch((error) => { shareDialog.querySelector(".dialog-error").textContent = error.message; });
+        form.onsubmit = async (event) => {
+          event.preventDefault();
+          const body = { album: ref, download: form.elements.download.checked };
+          if (form.elements.days.value) body.days = Number(form.elements.days.value);
+          if (form.elements.password.value) body.password = form.elements.password.value;
+          try {
+            const made = await (await api("POST", "/api/shares", body)).json();
+            const url = shareDialog.querySelector(".share-url");
+            url.value = location.origin + made.url;
+            shareDialog.querySelector(".share-made").hidden = false;
+            url.focus();
+            url.select();
+            await listShares();
+          } catch (error) {
+            shareDialog.querySelector(".dialog-error").textContent = error.message;
+          }
+        };
+      }
+      shareDialog?.querySelector('[data-act="close-share"]').addEventListener("click", () => shareDialog.close());
+
       async function renameAlbum() {
         const title = prompt("A new title for " + ref, ref);
         if (!title || title === ref) return;
@@ -3177,6 +3273,7 @@ extension Gallery {
         if (act === "select-all") selectAll();
         if (act === "slideshow") startSlideshow();
         else if (act === "rename") renameAlbum();
+        else if (act === "share") shareAlbum();
         else if (act === "delete-album") deleteAlbum();
         else if (act === "upload") picker.click();
         else if (act === "empty") emptyTrash();
@@ -3423,6 +3520,54 @@ extension Gallery {
       <p class="hint">The token is in the file given to <code>darkroom serve --token-file</code>, or printed when the server started.</p>
     </main>
     {{> foot}}
+    """####,
+    "shared.mustache": ####"""
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta name="robots" content="noindex, nofollow">
+    <title>{{title}}</title>
+    <link rel="icon" href="/static/favicon.svg?v={{assetVersion}}" type="image/svg+xml">
+    <link rel="stylesheet" href="/static/gallery.css?v={{assetVersion}}">
+    </head>
+    <body data-page="shared">
+    <a class="skip" href="#main">Skip to the content</a>
+    <header class="bar">
+      <span class="home">Shared album</span>
+      <h1 class="title">{{title}}</h1>
+    </header>
+    <main id="main" tabindex="-1" class="shared">
+      {{#message}}<p class="error">{{message}}</p>{{/message}}
+      {{#askPassword}}
+      <form method="post" class="share-password">
+        <label>This album asks for a password <input type="password" name="password" autocomplete="current-password" required autofocus></label>
+        <button type="submit">Open</button>
+        {{#wrong}}<p class="error" role="alert">That is not this album's password.</p>{{/wrong}}
+      </form>
+      {{/askPassword}}
+      {{#grid}}
+      <p class="summary">{{summary}}</p>
+      <ul class="shared-grid">
+        {{#assets}}<li><a href="{{href}}"><img src="{{base}}/assets/{{id}}/thumbnail?size=256" alt="{{name}}" width="256" height="256" loading="lazy"></a></li>{{/assets}}
+      </ul>
+      {{#next}}<p><a href="{{next}}" rel="next">More photos →</a></p>{{/next}}
+      {{/grid}}
+      {{#photo}}
+      <nav class="steps">
+        {{#previous}}<a href="{{previous}}" rel="prev">← Previous</a>{{/previous}}
+        <a class="back" href="{{base}}">Back to the album</a>
+        {{#next}}<a href="{{next}}" rel="next">Next →</a>{{/next}}
+      </nav>
+      <figure class="shared-photo">
+        <img src="{{base}}/assets/{{id}}/fullscreen?size=1600" alt="{{name}}">
+        <figcaption>{{name}}{{#download}} · <a href="{{base}}/assets/{{id}}/full" download>Download the original</a>{{/download}}</figcaption>
+      </figure>
+      {{/photo}}
+    </main>
+    </body>
+    </html>
     """####,
     "space.mustache": ####"""
     {{> head}}

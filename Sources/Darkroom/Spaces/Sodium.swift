@@ -51,6 +51,31 @@ enum Sodium {
     return failed ? nil : key
   }
 
+  /// A password's Argon2id hash in libsodium's self-describing text form
+  /// (`crypto_pwhash_str`, interactive limits: a login, not a key); nil when libsodium
+  /// refuses.
+  static func passwordHash(_ password: String) -> String? {
+    precondition(ready, "libsodium could not start")
+    var out = [CChar](repeating: 0, count: Int(crypto_pwhash_STRBYTES))
+    let length = UInt64(password.utf8.count)
+    let status = password.withCString { chars in
+      crypto_pwhash_str(
+        &out, chars, length, UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE),
+        Int(crypto_pwhash_MEMLIMIT_INTERACTIVE))
+    }
+    guard status == 0 else { return nil }
+    return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Whether `password` is the one `hash` (``passwordHash(_:)``) was made from.
+  static func verify(_ password: String, hash: String) -> Bool {
+    precondition(ready, "libsodium could not start")
+    let length = UInt64(password.utf8.count)
+    return hash.withCString { stored in
+      password.withCString { chars in crypto_pwhash_str_verify(stored, chars, length) == 0 }
+    }
+  }
+
   /// `plain` sealed under `key`: its ciphertext followed by the 16-byte tag.
   static func seal(
     _ plain: UnsafeRawBufferPointer, key: SecretKey, nonce: [UInt8], data: [UInt8] = []

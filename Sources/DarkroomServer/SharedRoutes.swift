@@ -1,0 +1,226 @@
+import Darkroom
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// What a visitor with a shared link sees, at `/s/TOKEN`: the album's photos, one photo at a
+/// time, its images, and (when the link allows) the originals; nothing else. Every request
+/// opens the link again from its token (revoked or expired: 404), asks for the password's
+/// pass when the link has one, and reaches an asset only through ``Library/sharedAsset(_:of:)``.
+/// The pages run no script and carry `noindex`; the referrer goes to this server alone
+/// (`same-origin`), so the token does not leave it.
+struct SharedRoutes {
+  let library: Library
+  let images: Images
+  let gallery: Gallery
+  static let cookie = "darkroom_share"
+  static let pageSize = 200
+
+  func add(to router: Router<DarkroomRequestContext>) {
+    router.get("s/:token") { request, context in
+      // A visit: the album's first page opened.
+      try await page(request, context, visit: request.query["after"] == nil) { link, token in
+        try await album(link, token, request)
+      }
+    }
+    router.post("s/:token") { request, context in
+      try await asPage { try await password(request, context) }
+    }
+    router.get("s/:token/photo/:id") { request, context in
+      try await page(request, context) { link, token in
+        try await photo(link, token, try API.assetID(context))
+      }
+    }
+    router.get("s/:token/assets/:id/:rep") { request, context in
+      try await image(request, context)
+    }
+  }
+
+  // MARK: Opening the link
+
+  /// The link the address's token opens, and whether the visitor may see it (no password,
+  /// or the pass of one).
+  func open(_ request: Request, _ context: DarkroomRequestContext, visit: Bool = false)
+    async throws -> (link: SharedLink, token: String, admitted: Bool)
+  {
+    let token = context.parameters.get("token") ?? ""
+    let link = try await blocking { [library] () throws(DarkroomError) in
+      try library.sharedLink(token: token, visit: visit)
+    }
+    guard let pass = link.pass(token: token) else { return (link, token, true) }
+    let sent = AccessMiddleware.cookie(Self.cookie, in: request) ?? ""
+    return (link, token, Secrets.equal(sent, pass))
+  }
+
+  /// A page of the link: its password's form until it is given; errors as pages.
+  func page(
+    _ request: Request, _ context: DarkroomRequestContext, visit: Bool = false,
+    _ body: (SharedLink, String) async throws -> Response
+  ) async throws -> Response {
+    try await asPage {
+      let (link, token, admitted) = try await open(request, context, visit: visit)
+      guard admitted else { return render(["askPassword": true], link: link, token: token) }
+      return try await body(link, token)
+    }
+  }
+
+  /// A request's mistake (a link that opens nothing, a bad address) as a page that says so;
+  /// the server's own failures go on to the error middleware.
+  func asPage(_ body: () async throws -> Response) async throws -> Response {
+    do {
+      return try await body()
+    } catch {
+      let translated =
+        (error as? APIError)
+        ?? (error as? DarkroomError).map { ErrorMiddleware.translate($0, library: library) }
+      guard let translated, translated.status.code < 500 else { throw error }
+      let message = translated.message.prefix(1).uppercased() + translated.message.dropFirst()
+      return render(
+        ["title": "Not found", "message": message + "."], link: nil, token: nil,
+        status: translated.status)
+    }
+  }
+
+  /// The password's form, posted: a pass (a cookie for this link's address) when it is the
+  /// link's, the form again (401) when not.
+  func password(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let (link, token, _) = try await open(request, context)
+    let body = try await request.body.collect(upTo: 16 << 10)
+    let given = AccessMiddleware.formFields(String(buffer: body))["password"] ?? ""
+    let accepted = try await blocking { [library] () throws(DarkroomError) in
+      library.sharedLink(link, accepts: given)
+    }
+    guard accepted, let pass = link.pass(token: token) else {
+      return render(
+        ["askPassword": true, "wrong": true], link: link, token: token, status: .unauthorized)
+    }
+    return Response(
+      status: .seeOther,
+      headers: [
+        .location: "/s/" + token,
+        .setCookie:
+          "\(Self.cookie)=\(pass); Path=/s/\(token); HttpOnly; SameSite=Strict; Max-Age=86400",
+      ])
+  }
+
+  // MARK: Pages
+
+  func album(_ link: SharedLink, _ token: String, _ request: Request) async throws -> Response {
+    var query = try await blocking { [library] () throws(DarkroomError) in
+      try library.sharedQuery(link)
+    }
+    if let after = request.query["after"] {
+      guard let id = AssetID(String(after)) else {
+        throw APIError.badRequest("after takes an asset id; not \(after.prefix(40))")
+      }
+      query.after = id
+    }
+    let asked = query
+    let (page, count) = try await blocking { [library] () throws(DarkroomError) in
+      let page = try library.page(of: asked, limit: Self.pageSize)
+      var whole = asked
+      whole.after = nil
+      if let count = page.count { return (page, count) }
+      return (page, try library.count(matching: whole))
+    }
+    let base = "/s/" + token
+    var values: [String: Any] = [
+      "grid": true,
+      "summary": count == 1 ? "1 item" : "\(count) items",
+      "assets": page.assets.map { asset -> [String: Any] in
+        ["id": asset.id.rawValue, "name": asset.name, "href": base + "/photo/" + asset.id.rawValue]
+      },
+    ]
+    if let next = page.next { values["next"] = base + "?after=" + next.rawValue }
+    return render(values, link: link, token: token)
+  }
+
+  func photo(_ link: SharedLink, _ token: String, _ id: AssetID) async throws -> Response {
+    let (asset, previous, next) = try await blocking {
+      [library] () throws(DarkroomError) -> (Asset, AssetID?, AssetID?) in
+      let asset = try library.sharedAsset(id, of: link)
+      let ids = try library.assetIDs(matching: try library.sharedQuery(link))
+      let index = ids.firstIndex(of: id)
+      return (
+        asset, index.flatMap { $0 > 0 ? ids[$0 - 1] : nil },
+        index.flatMap { $0 + 1 < ids.count ? ids[$0 + 1] : nil }
+      )
+    }
+    let base = "/s/" + token
+    var values: [String: Any] = [
+      "photo": true, "id": asset.id.rawValue, "name": asset.name, "download": link.allowsDownload,
+    ]
+    if let previous { values["previous"] = base + "/photo/" + previous.rawValue }
+    if let next { values["next"] = base + "/photo/" + next.rawValue }
+    return render(values, link: link, token: token)
+  }
+
+  func render(
+    _ values: [String: Any], link: SharedLink?, token: String?,
+    status: HTTPResponse.Status = .ok
+  ) -> Response {
+    var values = values
+    if let link {
+      let ref = AlbumRef(link.album)
+      values["title"] =
+        switch ref {
+        case .user(let title): title
+        case .folder(let path):
+          path.isEmpty ? "Photos" : path.split(separator: "/").last.map(String.init) ?? path
+        case .smart(let smart): smart.title
+        }
+    }
+    if let token { values["base"] = "/s/" + token }
+    var response = gallery.page("shared", values, status: status)
+    response.headers[.robotsTag] = "noindex, nofollow"
+    return response
+  }
+
+  // MARK: Images
+
+  /// A photo of the link's album: its thumbnail, aspect thumbnail or screen-sized rendition;
+  /// the original (`full`) when the link allows downloads.
+  func image(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let (link, _, admitted) = try await open(request, context)
+    guard admitted else {
+      throw APIError(.unauthorized, "password", "this shared link asks for its password")
+    }
+    let id = try API.assetID(context)
+    // (Representations only: a motion video, a playback version or an EXIF thumbnail is a
+    // 404 here, as the names are to `renditionSpec`.)
+    let asked = try API.renditionSpec(context, request)
+    let asset = try await blocking { [library] () throws(DarkroomError) in
+      try library.sharedAsset(id, of: link)
+    }
+    if asked.representation == .full, !link.allowsDownload {
+      throw APIError(.forbidden, "forbidden", "this shared link does not allow downloads")
+    }
+    var headers: HTTPFields = [.robotsTag: "noindex, nofollow"]
+    if asked.representation == .full, asset.mediaType == .video {
+      headers[.cacheControl] = "private, no-cache"
+      var response = try await API.assetBytes(library, asset, request, headers: headers)
+      response.headers[.robotsTag] = "noindex, nofollow"
+      return response
+    }
+    let spec = asked.shownInBrowser(
+      sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
+    let tag = "\"" + Images.tag(asset, spec) + "\""
+    let rendition = try await images.image(of: asset, spec)
+    var response = API.representationResponse(rendition, tag: tag, immutable: false, request)
+    response.headers[.cacheControl] = "private, no-cache"
+    response.headers[.robotsTag] = "noindex, nofollow"
+    if asked.representation == .full {
+      response.headers[.contentDisposition] = "attachment; filename=\"\(Self.safe(asset.name))\""
+    }
+    return response
+  }
+
+  /// A file name as a header's quoted string takes it.
+  static func safe(_ name: String) -> String {
+    String(name.unicodeScalars.filter { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 32 })
+  }
+}
+
+extension HTTPField.Name {
+  static let robotsTag = Self("X-Robots-Tag")!
+}
