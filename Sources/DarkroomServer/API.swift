@@ -126,6 +126,13 @@ struct API: Sendable {
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
       return try Self.encode(APIAlbums(albums: albums))
     }
+    api.get("places") { request, _ in
+      let country = request.query["country"].map(String.init)
+      let places = try await blocking { [library] () throws(DarkroomError) in
+        try library.places(in: country)
+      }
+      return try Self.encode(APIPlaces(places: places))
+    }
     api.get("shares") { request, _ in
       let album = request.query["album"].map(String.init)
       let links = try await blocking { [library] () throws(DarkroomError) in

@@ -51,6 +51,10 @@ struct APITimeline: Encodable, Sendable {
   }
 }
 
+struct APIPlaces: Encodable, Sendable {
+  var places: [PlaceCount]
+}
+
 struct APIAlbums: Encodable, Sendable {
   var albums: [Album]
 }

@@ -1343,7 +1343,10 @@ extension Gallery {
       /* The page's title on a line of its own under the header's links. */
       .bar { flex-wrap: wrap; gap: .25rem .5rem; padding: .5rem .75rem; }
       .bar .title { order: 5; flex-basis: 100%; }
-      .bar .sections a { padding: 0 .4rem; }
+      .bar .sections a { padding: 0 .3rem; }
+      .bar { gap: .25rem .35rem; }
+      /* The Photos link is home: the name gives its room to Places and Log out. */
+      .bar .home { display: none; }
       .bar .logout button { white-space: nowrap; }
       main { padding: .5rem; }
       .viewer, .viewer.editing { grid-template-columns: 1fr; }
@@ -3495,8 +3498,8 @@ extension Gallery {
     <a class="skip" href="#main">Skip to the content</a>
     <header class="bar">
       <a class="home" href="/">Darkroom</a>
-      {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}>Albums</a></nav>{{/csrf}}
-      <h1 class="title{{#atPhotos}} quiet{{/atPhotos}}{{#atAlbums}} quiet{{/atAlbums}}">{{title}}</h1>
+      {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}>Albums</a><a href="/places"{{#atPlaces}} aria-current="page"{{/atPlaces}}>Places</a></nav>{{/csrf}}
+      <h1 class="title{{#atPhotos}} quiet{{/atPhotos}}{{#atAlbums}} quiet{{/atAlbums}}{{#atPlaces}} quiet{{/atPlaces}}">{{title}}</h1>
       {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
       {{#csrf}}
       <form method="post" action="/logout" class="logout">
@@ -3518,6 +3521,26 @@ extension Gallery {
         <button type="submit">Log in</button>
       </form>
       <p class="hint">The token is in the file given to <code>darkroom serve --token-file</code>, or printed when the server started.</p>
+    </main>
+    {{> foot}}
+    """####,
+    "places.mustache": ####"""
+    {{> head}}
+    <main id="main" tabindex="-1">
+      {{#country}}<p><a href="/places">← All places</a></p>{{/country}}
+      {{#empty}}<p class="empty-state">{{^country}}No photo here has a place yet: places come from the GPS positions photos carry.{{/country}}{{#country}}No photos from here.{{/country}}</p>{{/empty}}
+      <ul class="albums places">
+        {{#places}}
+        <li>
+          <a href="{{href}}">
+            {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
+            {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
+            <span class="name">{{name}}</span>
+            <span class="count">{{#region}}{{region}} · {{/region}}{{count}}</span>
+          </a>
+        </li>
+        {{/places}}
+      </ul>
     </main>
     {{> foot}}
     """####,

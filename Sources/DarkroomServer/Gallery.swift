@@ -80,6 +80,9 @@ struct Gallery: Sendable {
       try await shown(context) { try await album(request, context) }
     }
     router.get("albums") { _, context in try await shown(context) { try await albums(context) } }
+    router.get("places") { request, context in
+      try await shown(context) { try await places(request, context) }
+    }
     router.get("album") { request, context in
       try await shown(context) { try await album(request, context) }
     }
@@ -211,6 +214,36 @@ struct Gallery: Sendable {
       section("Library", .smart), section("Albums", .user), section("Folders", .folder),
     ].filter { !(($0["albums"] as? [Any])?.isEmpty ?? true) }
     return page("albums", values)
+  }
+
+  /// Where the photos were taken: countries with counts and posters; a country's towns;
+  /// a town leads to its photos.
+  func places(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let country = request.query["country"].map(String.init)
+    let places = try await blocking { [library] () throws(DarkroomError) in
+      let places = try library.places(in: country)
+      return places.map { place in
+        (place, place.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
+      }
+    }
+    var values = common(context, title: country ?? "Places")
+    values["atPlaces"] = country == nil
+    values["country"] = country
+    values["empty"] = places.isEmpty
+    values["places"] = places.map { place, version -> [String: Any] in
+      var item: [String: Any] = [
+        "name": place.name, "count": place.count == 1 ? "1 item" : "\(place.count) items",
+        "href": country == nil
+          ? "/places?country=" + Self.escapeQuery(place.name)
+          : "/album?ref=smart%3Aall&place=" + Self.escapeQuery(place.name),
+      ]
+      if let region = place.region { item["region"] = region }
+      if let poster = place.poster, let version {
+        (item["poster"], item["version"]) = (poster.rawValue, version)
+      }
+      return item
+    }
+    return page("places", values)
   }
 
   func album(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {

@@ -336,3 +336,68 @@ struct SlideshowBrowserTests {
     #expect(server.stop() == 0)
   }
 }
+
+@Suite("Places")
+struct PlacesTests {
+  @Test(
+    "countries with their counts and newest posters, most first, then a country's towns with their regions; the trash left out; the places page leads from one to the other and to a town's photos",
+    arguments: CatalogBackend.allCases)
+  func places(backend: CatalogBackend) async throws {
+    let folder = try Fixture.temporaryFolder()
+    let spots: [(String, String, String?, String, Double)] = [
+      ("a.jpg", "Boulder", "Colorado", "United States", noon(2020, 1, 1)),
+      ("b.jpg", "Boulder", "Colorado", "United States", noon(2021, 1, 1)),
+      ("c.jpg", "Denver", "Colorado", "United States", noon(2019, 1, 1)),
+      ("d.jpg", "Lyon", "Auvergne-Rhône-Alpes", "France", noon(2018, 1, 1)),
+      ("e.jpg", "Paris", nil, "France", noon(2017, 1, 1)),
+      ("f.jpg", "Kyoto", "Kyoto", "Japan", noon(2016, 1, 1)),
+    ]
+    try filesDated(spots.map { ($0.0, $0.4) } + [("nowhere.jpg", noon(2015, 1, 1))], in: folder)
+    var library = try Library.create(at: folder.path)
+    library.catalogURL = try backend.newCatalogURL()
+    _ = try await library.scan()
+    // Where each was taken, as the scan finds it from a GPS position.
+    var changes = CatalogChanges()
+    var ids: [String: AssetID] = [:]
+    for (name, place, region, country, _) in spots {
+      var asset = try #require(try library.asset(atPath: folder.file(name)))
+      (asset.place, asset.region, asset.country) = (place, region, country)
+      changes.upserts.append(asset)
+      ids[name] = asset.id
+    }
+    try library.catalog().commit(changes)
+    try library.trash([try #require(ids["f.jpg"])])
+
+    let countries = try library.places()
+    #expect(countries.map(\.name) == ["United States", "France"])
+    #expect(countries.map(\.count) == [3, 2])
+    #expect(countries.map(\.poster) == [ids["b.jpg"], ids["d.jpg"]], "the newest of each")
+    let towns = try library.places(in: "United States")
+    #expect(towns.map(\.name) == ["Boulder", "Denver"])
+    #expect(towns.map(\.region) == ["Colorado", "Colorado"] && towns.map(\.count) == [2, 1])
+    #expect(try library.places(in: "France").map(\.region) == ["Auvergne-Rhône-Alpes", nil])
+    #expect(try library.places(in: "Japan").isEmpty, "its one photo is in the trash")
+
+    guard backend == .sqlite else { return }
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let page = try await client.execute(uri: "/places", method: .get, headers: ServedLibrary.read)
+      #expect(page.status == .ok)
+      #expect(page.text.contains("<a href=\"/places?country=United%20States\">"))
+      #expect(page.text.contains("<span class=\"name\">France</span>"))
+      #expect(page.text.contains("<a href=\"/places\" aria-current=\"page\">Places</a>"))
+      let country = try await client.execute(
+        uri: "/places?country=United%20States", method: .get, headers: ServedLibrary.read)
+      #expect(country.text.contains("<h1 class=\"title\">United States</h1>"))
+      #expect(country.text.contains("<a href=\"/album?ref=smart%3Aall&amp;place=Boulder\">"))
+      #expect(country.text.contains("<span class=\"count\">Colorado · 2 items</span>"))
+      let api = try await client.execute(
+        uri: "/api/places?country=France", method: .get, headers: ServedLibrary.read)
+      let places = try #require(api.object["places"] as? [[String: Any]])
+      #expect(places.compactMap { $0["name"] as? String } == ["Lyon", "Paris"])
+      let town = try await client.execute(
+        uri: "/api/assets?place=Boulder", method: .get, headers: ServedLibrary.read)
+      #expect((town.object["assets"] as? [[String: Any]])?.count == 2)
+    }
+  }
+}

@@ -252,6 +252,23 @@ extension Asset {
   }
 }
 
+/// A place the library's photos were taken in, with how many and its newest that shows
+/// something (``Library/places(in:)``): a country, or a town with its region and country.
+public struct PlaceCount: Sendable, Codable, Equatable {
+  /// The country's name, or the town's.
+  public var name: String
+  /// A town's region (a state, a province), when it has one.
+  public var region: String?
+  public var country: String
+  public var count: Int
+  public var poster: AssetID?
+
+  public init(name: String, region: String?, country: String, count: Int, poster: AssetID?) {
+    (self.name, self.region, self.country, self.count, self.poster) =
+      (name, region, country, count, poster)
+  }
+}
+
 /// How many assets a query holds in one month (``Library/months(matching:)``).
 public struct MonthCount: Sendable, Codable, Equatable {
   /// `year * 100 + month`, as ``Asset/month``.

@@ -66,6 +66,8 @@ public protocol Catalog: Sendable {
 
   /// Groups of assets (outside the trash) with the same content, each sorted by id.
   func exactDuplicates() throws -> [[AssetID]]
+  /// Countries (or, with `country`, its towns) with their counts and posters, most first.
+  func places(in country: String?) throws -> [PlaceCount]
   /// Every photo's fingerprint for its current content, nil where none is stored yet (only
   /// those carry their content hash; the others' is empty, as the catalog already matched
   /// it).

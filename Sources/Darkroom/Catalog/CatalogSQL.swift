@@ -225,6 +225,26 @@ enum CatalogSQL {
     FROM album b ORDER BY b.title
     """
 
+  /// Countries, or (bound: a country) that country's towns: name, region, country, count and
+  /// the newest showable asset's id, most first. (Window functions: SQLite 3.25 and
+  /// PostgreSQL alike.)
+  static func places(inCountry: Bool) -> String {
+    let (name, region, partition) =
+      inCountry
+      ? ("a.place", "a.region", "a.place, a.region") : ("a.country", "NULL", "a.country")
+    return """
+      SELECT name, region, country, n, id FROM (
+        SELECT \(name) AS name, \(region) AS region, a.country AS country, a.id AS id,
+          count(*) OVER (PARTITION BY \(partition)) AS n,
+          row_number() OVER (PARTITION BY \(partition)
+            ORDER BY \(showable) DESC, a.sortDate DESC, a.id DESC) AS r
+        FROM asset a
+        WHERE a.trashedAt IS NULL AND a.hidden = 0 AND a.country IS NOT NULL
+          AND \(name) IS NOT NULL\(inCountry ? " AND a.country = ?" : "")
+      ) AS p WHERE r = 1 ORDER BY n DESC, name
+      """
+  }
+
   /// The hash and id of every asset outside the trash whose content another one has.
   static let exactDuplicates = """
     SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (

@@ -93,6 +93,19 @@ extension SQLiteCatalog {
     }
   }
 
+  public func places(in country: String?) throws -> [PlaceCount] {
+    try pool.read { db in
+      try Row.fetchAll(
+        db, sql: CatalogSQL.places(inCountry: country != nil),
+        arguments: country.map { [$0] } ?? []
+      ).map { row in
+        PlaceCount(
+          name: row[0], region: row[1], country: row[2], count: row[3],
+          poster: (row[4] as String?).map(AssetID.init(unchecked:)))
+      }
+    }
+  }
+
   public func fingerprints() throws -> [Fingerprint] {
     try pool.read { db in
       // A cursor, not an array of rows: a million rows are read one at a time.

@@ -724,3 +724,12 @@ public struct CatalogWaiter: Sendable {
     try Task.checkCancellation()
   }
 }
+
+extension Library {
+  /// Where the library's photos were taken, from the places the scan found for their GPS
+  /// positions (offline, GeoNames): each country with how many and a poster, most first;
+  /// with `country`, its towns (with their regions). Trashed and hidden assets are left out.
+  public func places(in country: String? = nil) throws(DarkroomError) -> [PlaceCount] {
+    try catalogCall { try $0.places(in: country) }
+  }
+}

@@ -149,6 +149,8 @@ struct SealedCatalog: Catalog {
     throw refused("folders")
   }
   func fingerprints() throws -> [Fingerprint] { [] }
+  /// (A space keeps no places: its photos' positions stay sealed.)
+  func places(in country: String?) throws -> [PlaceCount] { [] }
   func save(_ fingerprints: [Fingerprint]) throws { throw refused("fingerprints") }
   func distinctPairs() throws -> [(AssetID, AssetID)] { [] }
   func markDistinct(_ ids: [AssetID]) throws { throw refused("duplicate choices") }

@@ -65,6 +65,18 @@ extension PostgresCatalog {
     return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
   }
 
+  public func places(in country: String?) throws -> [PlaceCount] {
+    try read { c in
+      try Self.run(
+        c, CatalogSQL.places(inCountry: country != nil), country.map { [$0] } ?? []
+      ).map { row in
+        PlaceCount(
+          name: row.text(0) ?? "", region: row.text(1), country: row.text(2) ?? "",
+          count: Int(row.int(3) ?? 0), poster: row.text(4).map(AssetID.init(unchecked:)))
+      }
+    }
+  }
+
   public func fingerprints() throws -> [Fingerprint] {
     try read { c in
       try Self.run(
