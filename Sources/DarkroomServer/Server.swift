@@ -72,7 +72,10 @@ public struct DarkroomServer: Sendable {
       library: library, configuration: configuration, images: images, jobs: jobs
     ).add(to: router)
     gallery.add(to: router)
-    SharedRoutes(library: library, images: images, gallery: gallery).add(to: router)
+    SharedRoutes(
+      library: library, images: images, gallery: gallery,
+      failedPasswords: configuration.failedLogins
+    ).add(to: router)
     SpaceRoutes(
       folder: configuration.spaces, sessions: sessions, configuration: configuration,
       images: images,

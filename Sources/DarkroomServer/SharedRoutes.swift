@@ -13,13 +13,28 @@ struct SharedRoutes {
   let library: Library
   let images: Images
   let gallery: Gallery
+  /// Wrong passwords, per client and per link (as failed logins: five a minute).
+  let passwords: RateLimiter
   static let cookie = "darkroom_share"
   static let pageSize = 200
+  /// The largest images a visitor gets: a thumbnail's side, and a screen's (the original,
+  /// only when downloads are allowed).
+  static let largestThumbnail = 512
+  static let largestScreen = 2048
+
+  init(
+    library: Library, images: Images, gallery: Gallery,
+    failedPasswords: (burst: Double, perSecond: Double)
+  ) {
+    (self.library, self.images, self.gallery) = (library, images, gallery)
+    passwords = RateLimiter(rate: failedPasswords.perSecond, burst: failedPasswords.burst)
+  }
 
   func add(to router: Router<DarkroomRequestContext>) {
     router.get("s/:token") { request, context in
-      // A visit: the album's first page opened.
-      try await page(request, context, visit: request.query["after"] == nil) { link, token in
+      // A visit: the album's first page opened (not a HEAD: a link preview, a mail scanner).
+      let visit = request.query["after"] == nil && request.method == .get
+      return try await page(request, context, visit: visit) { link, token in
         try await album(link, token, request)
       }
     }
@@ -74,10 +89,18 @@ struct SharedRoutes {
         (error as? APIError)
         ?? (error as? DarkroomError).map { ErrorMiddleware.translate($0, library: library) }
       guard let translated, translated.status.code < 500 else { throw error }
-      let message = translated.message.prefix(1).uppercased() + translated.message.dropFirst()
-      return render(
-        ["title": "Not found", "message": message + "."], link: nil, token: nil,
-        status: translated.status)
+      // A missing link or photo in the engine's words; anything else in none of its own (a
+      // damaged photo's path inside the library is not the visitor's business).
+      let found = [.notFound, .badRequest, .tooManyRequests].contains(translated.status)
+      let text = found ? translated.message : "this page of the shared album cannot be shown"
+      let message = text.prefix(1).uppercased() + text.dropFirst()
+      var response = render(
+        [
+          "title": translated.status == .notFound ? "Not found" : "Cannot show this",
+          "message": message + ".",
+        ], link: nil, token: nil, status: translated.status)
+      for field in translated.headers { response.headers[field.name] = field.value }
+      return response
     }
   }
 
@@ -85,12 +108,25 @@ struct SharedRoutes {
   /// link's, the form again (401) when not.
   func password(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let (link, token, _) = try await open(request, context)
+    guard let pass = link.pass(token: token) else {
+      return Response(status: .seeOther, headers: [.location: "/s/" + token])
+    }
+    // Past the limit (by this client, or at this link from anywhere) no password is
+    // checked, the right one included: each check is an Argon2id's worth of memory and time.
+    let keys = [context.client, "link " + link.id]
+    if let wait = keys.compactMap({ passwords.wait($0) }).max() {
+      var error = APIError(
+        .tooManyRequests, "rate-limited", "too many wrong passwords: wait a minute")
+      error.headers[.retryAfter] = String(wait)
+      throw error
+    }
     let body = try await request.body.collect(upTo: 16 << 10)
     let given = AccessMiddleware.formFields(String(buffer: body))["password"] ?? ""
     let accepted = try await blocking { [library] () throws(DarkroomError) in
       library.sharedLink(link, accepts: given)
     }
-    guard accepted, let pass = link.pass(token: token) else {
+    guard accepted else {
+      for key in keys { passwords.take(key) }
       return render(
         ["askPassword": true, "wrong": true], link: link, token: token, status: .unauthorized)
     }
@@ -99,7 +135,8 @@ struct SharedRoutes {
       headers: [
         .location: "/s/" + token,
         .setCookie:
-          "\(Self.cookie)=\(pass); Path=/s/\(token); HttpOnly; SameSite=Strict; Max-Age=86400",
+          "\(Self.cookie)=\(pass); Path=/s/\(token); HttpOnly; SameSite=Lax; Max-Age=86400"
+          + (request.headers[.forwardedProto] == "https" ? "; Secure" : ""),
       ])
   }
 
@@ -112,6 +149,10 @@ struct SharedRoutes {
     if let after = request.query["after"] {
       guard let id = AssetID(String(after)) else {
         throw APIError.badRequest("after takes an asset id; not \(after.prefix(40))")
+      }
+      // Only after one of the album's own (another id's date is not the visitor's to learn).
+      _ = try await blocking { [library] () throws(DarkroomError) in
+        try library.sharedAsset(id, of: link)
       }
       query.after = id
     }
@@ -178,41 +219,96 @@ struct SharedRoutes {
 
   // MARK: Images
 
-  /// A photo of the link's album: its thumbnail, aspect thumbnail or screen-sized rendition;
-  /// the original (`full`) when the link allows downloads.
+  /// A photo of the link's album: its thumbnail or aspect thumbnail (up to
+  /// ``largestThumbnail``), its screen-sized rendition (up to ``largestScreen``), in JPEG,
+  /// PNG or WebP; the original (`full`) when the link allows downloads. Always as the
+  /// album's owner sees it (an edit made in another program shown: no `original=true`).
   func image(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let (link, _, admitted) = try await open(request, context)
     guard admitted else {
       throw APIError(.unauthorized, "password", "this shared link asks for its password")
     }
     let id = try API.assetID(context)
-    // (Representations only: a motion video, a playback version or an EXIF thumbnail is a
-    // 404 here, as the names are to `renditionSpec`.)
-    let asked = try API.renditionSpec(context, request)
-    let asset = try await blocking { [library] () throws(DarkroomError) in
-      try library.sharedAsset(id, of: link)
+    let spec = try Self.spec(context, request)
+    let asset: Asset
+    do {
+      asset = try await blocking { [library] () throws(DarkroomError) in
+        try library.sharedAsset(id, of: link)
+      }
+    } catch let error as DarkroomError where error.kind == .notFound {
+      throw APIError.notFound("no such photo in this album")
     }
-    if asked.representation == .full, !link.allowsDownload {
+    if spec.representation == .full, !link.allowsDownload {
       throw APIError(.forbidden, "forbidden", "this shared link does not allow downloads")
     }
-    var headers: HTTPFields = [.robotsTag: "noindex, nofollow"]
-    if asked.representation == .full, asset.mediaType == .video {
-      headers[.cacheControl] = "private, no-cache"
-      var response = try await API.assetBytes(library, asset, request, headers: headers)
+    do {
+      // A video's or a camera RAW's original is its file, as the owner's route sends it.
+      if spec.representation == .full, asset.mediaType == .video || asset.format == "raw" {
+        var response = try await API.assetBytes(
+          library, asset, request, headers: [.cacheControl: "private, no-cache"])
+        response.headers[.robotsTag] = "noindex, nofollow"
+        response.headers[.contentDisposition] = Self.attachment(asset.name)
+        return response
+      }
+      let shown = spec.shownInBrowser(
+        sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
+      let tag = "\"" + Images.tag(asset, shown) + "\""
+      let rendition = try await images.image(of: asset, shown)
+      var response = API.representationResponse(rendition, tag: tag, immutable: false, request)
+      response.headers[.cacheControl] = "private, no-cache"
       response.headers[.robotsTag] = "noindex, nofollow"
+      if spec.representation == .full {
+        response.headers[.contentDisposition] = Self.attachment(asset.name)
+      }
       return response
+    } catch let error as DarkroomError where error.kind != .io && error.kind != .busy {
+      // The photo's trouble in none of the library's words (no path inside it).
+      var refused = ErrorMiddleware.translate(error, library: library)
+      refused.message = "this photo cannot be shown"
+      throw refused
     }
-    let spec = asked.shownInBrowser(
-      sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
-    let tag = "\"" + Images.tag(asset, spec) + "\""
-    let rendition = try await images.image(of: asset, spec)
-    var response = API.representationResponse(rendition, tag: tag, immutable: false, request)
-    response.headers[.cacheControl] = "private, no-cache"
-    response.headers[.robotsTag] = "noindex, nofollow"
-    if asked.representation == .full {
-      response.headers[.contentDisposition] = "attachment; filename=\"\(Self.safe(asset.name))\""
+  }
+
+  /// What a visitor may ask of a photo: a representation with a bounded size and a browser's
+  /// format; nothing else (`original`, `delivery`, ...: 400).
+  static func spec(_ context: DarkroomRequestContext, _ request: Request) throws -> RenditionSpec {
+    let name = context.parameters.get("rep") ?? ""
+    guard let representation = Representation(rawValue: name) else {
+      throw APIError.notFound("no representation \(name.prefix(40)) for a shared photo")
     }
-    return response
+    var spec = RenditionSpec(representation)
+    for (key, _) in request.query where !["size", "format", "v"].contains(String(key)) {
+      throw APIError.badRequest("a shared photo takes size and format; not \(key.prefix(40))")
+    }
+    if let text = request.query["size"] {
+      let largest = representation == .fullscreen ? largestScreen : largestThumbnail
+      guard representation != .full, let size = Int(text), (16...largest).contains(size) else {
+        throw APIError.badRequest(
+          "size takes 16 to \(representation == .fullscreen ? largestScreen : largestThumbnail) here; not \(text.prefix(32))"
+        )
+      }
+      if representation == .fullscreen {
+        (spec.screenWidth, spec.screenHeight) = (size, size)
+      } else {
+        spec.size = size
+      }
+    } else if representation == .fullscreen {
+      (spec.screenWidth, spec.screenHeight) = (largestScreen, largestScreen)
+    }
+    if let text = request.query["format"] {
+      guard let format = ImageFormat(rawValue: String(text)),
+        RenditionSpec.browserFormats.contains(format)
+      else {
+        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
+      }
+      spec.format = format
+    }
+    return spec
+  }
+
+  static func attachment(_ name: String) -> String {
+    let safe = Self.safe(name)
+    return "attachment; filename=\"\(safe.isEmpty ? "original" : safe)\""
   }
 
   /// A file name as a header's quoted string takes it.

@@ -96,6 +96,25 @@ struct SharedLinkTests {
       #expect(!photo.text.contains("/full\""), "no download unless allowed")
       let original = try await client.execute(uri: "\(url)/assets/\(inAlbum[0])/full", method: .get)
       #expect(original.status == .forbidden)
+      // Only the sizes and formats a visitor's page uses: not the original's pixels under
+      // another name, nor the file's own without the owner's edit.
+      for (uri, code) in [
+        ("thumbnail?original=true", 400), ("fullscreen?size=4096", 400),
+        ("thumbnail?size=600", 400), ("thumbnail?delivery=high", 400),
+        ("fullscreen?size=2048", 200), ("aspect-thumbnail?size=512&format=png", 200),
+      ] {
+        let answer = try await client.execute(
+          uri: "\(url)/assets/\(inAlbum[0])/\(uri)", method: .get)
+        #expect(answer.status.code == code, "\(uri): \(answer.text)")
+      }
+      // A page "after" another asset: as if it did not exist (its date is not the
+      // visitor's to learn).
+      let after = try await client.execute(uri: "\(url)?after=\(others[0])", method: .get)
+      #expect(after.status == .notFound)
+      let afterOwn = try await client.execute(uri: "\(url)?after=\(inAlbum[0])", method: .get)
+      #expect(afterOwn.status == .ok)
+      // A HEAD (a link preview) is no visit.
+      _ = try await client.execute(uri: url, method: .head)
       // Another asset by id, through every door the link has: as if it did not exist.
       for other in others {
         for uri in [
@@ -189,7 +208,7 @@ struct SharedLinkTests {
       )
       #expect(right.status == .seeOther && right.headers[.location] == url)
       let cookie = try #require(right.headers[.setCookie])
-      #expect(cookie.contains("; Path=\(url); HttpOnly; SameSite=Strict"), "\(cookie)")
+      #expect(cookie.contains("; Path=\(url); HttpOnly; SameSite=Lax"), "\(cookie)")
       let pass = try #require(cookie.split(separator: ";").first.map(String.init))
       let opened = try await client.execute(uri: url, method: .get, headers: [.cookie: pass])
       #expect(opened.status == .ok && opened.text.contains("\(url)/assets/\(inAlbum[0])/thumbnail"))
@@ -205,6 +224,18 @@ struct SharedLinkTests {
       let elsewhere = try await client.execute(
         uri: "/s/" + other.token, method: .get, headers: [.cookie: pass])
       #expect(!elsewhere.text.contains(inAlbum[0].rawValue))
+      // Wrong passwords: five a minute, from one client or at one link (one was above);
+      // past them none is checked, the right one included.
+      for _ in 0..<4 {
+        let guess = try await client.execute(
+          uri: "/s/" + other.token, method: .post, headers: posted,
+          body: ByteBuffer(string: "password=guess"))
+        #expect(guess.status == .unauthorized)
+      }
+      let limited = try await client.execute(
+        uri: "/s/" + other.token, method: .post, headers: posted,
+        body: ByteBuffer(string: "password=correct+horse"))
+      #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil)
     }
     // Expired (its expiry moved into the past): nothing, in the same words as a wrong token.
     try served.library.changingLinks { links in
@@ -217,6 +248,39 @@ struct SharedLinkTests {
     }
     #expect(throws: DarkroomError.self) {
       _ = try served.library.share(album: "Trip 2024", expires: 1_000_000_000)
+    }
+  }
+
+  @Test(
+    "a link follows its album when it is renamed and goes when it is deleted (a new album of that title is not shown); a damaged links file fails without a word of the library's"
+  )
+  func albumChanges() async throws {
+    let (served, inAlbum, _) = try Self.library()
+    let library = served.library
+    let made = try library.share(album: "Trip 2024")
+    try library.edit(.rename("Trip 2024", to: "Summer 2024"))
+    #expect(try library.sharedLinks().map(\.album) == ["Summer 2024"])
+    try await served.test { client, _ in
+      let page = try await client.execute(uri: "/s/" + made.token, method: .get)
+      #expect(page.text.contains("<h1 class=\"title\">Summer 2024</h1>"))
+      #expect(page.text.contains(inAlbum[0].rawValue))
+    }
+    try library.edit(.delete("Summer 2024"))
+    try library.edit(.create("Summer 2024"))
+    try library.edit(.add("Summer 2024", [inAlbum[1]]))
+    #expect(try library.sharedLinks().isEmpty)
+    try await served.test { client, _ in
+      let gone = try await client.execute(uri: "/s/" + made.token, method: .get)
+      #expect(gone.status == .notFound)
+    }
+    // Damaged: the server's own failure, said in no word of its files.
+    let again = try library.share(album: "Summer 2024")
+    try Data("[{\"id\": 1".utf8).write(
+      to: URL(fileURLWithPath: served.folder.file(".darkroom/shares.json")))
+    try await served.test { client, _ in
+      let failed = try await client.execute(uri: "/s/" + again.token, method: .get)
+      #expect(failed.status == .internalServerError)
+      #expect(!failed.text.contains("shares.json") && !failed.text.contains(".darkroom"))
     }
   }
 

@@ -53,6 +53,8 @@ public struct AssetQuery: Sendable, Equatable {
   /// that ended with it (a cursor: no rows are skipped to get there, however deep the page).
   /// Not for ``Sort/album``.
   public var after: AssetID?
+  /// Only this asset, if the rest of the query holds it (a membership test in one read).
+  public var only: AssetID?
 
   public enum Sort: String, Sendable, CaseIterable {
     case date
@@ -74,7 +76,7 @@ public struct AssetQuery: Sendable, Equatable {
       && a.near?.latitude == b.near?.latitude && a.near?.longitude == b.near?.longitude
       && a.near?.kilometres == b.near?.kilometres && a.minDuration == b.minDuration
       && a.maxDuration == b.maxDuration && a.includeHidden == b.includeHidden
-      && a.trashed == b.trashed && a.sort == b.sort && a.after == b.after
+      && a.trashed == b.trashed && a.sort == b.sort && a.after == b.after && a.only == b.only
   }
 }
 

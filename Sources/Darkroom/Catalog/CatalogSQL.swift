@@ -364,6 +364,7 @@ enum CatalogSQL {
     }
     if let edited = q.edited { add(edited ? "a.adjustmentVersion > 0" : "a.adjustmentVersion = 0") }
     if let damaged = q.damaged { add(damaged ? "a.damage IS NOT NULL" : "a.damage IS NULL") }
+    if let only = q.only { add("a.id = ?", [only.rawValue]) }
     if let rating = q.rating {
       add("a.rating BETWEEN ? AND ?", [rating.lowerBound, rating.upperBound])
     }

@@ -473,6 +473,11 @@ extension Library {
       case .favourite(let ids, let value): try catalog.setFavourite(ids, value)
       }
     }
+    switch change {
+    case .rename(let title, let newTitle): albumChanged(title, renamedTo: newTitle)
+    case .delete(let title): albumChanged(title, renamedTo: nil)
+    default: break
+    }
   }
 
   /// The ids of what a command names: asset ids as they are, files by their asset.

@@ -128,7 +128,8 @@ extension Library {
     let hash = ContentHash.of(text: token).hex
     var found: SharedLink?
     if visit {
-      try changingLinks { links in
+      // (A count of visits is not worth a sync to the disk.)
+      try changingLinks(durable: false) { links in
         guard let index = links.firstIndex(where: { $0.tokenHash == hash }),
           !links[index].hasExpired()
         else { return }
@@ -159,9 +160,28 @@ extension Library {
   /// The asset `id` when the link's album holds it; otherwise `notFound`, as for an id
   /// that does not exist (a visitor learns nothing of other assets).
   public func sharedAsset(_ id: AssetID, of link: SharedLink) throws(DarkroomError) -> Asset {
-    let ids = try assetIDs(matching: try sharedQuery(link))
-    guard ids.contains(id) else { throw DarkroomError(.notFound, "no such photo in this album") }
-    return try asset(id)
+    var query = try sharedQuery(link)
+    query.only = id
+    guard let asset = try assets(matching: query, offset: 0, limit: 1).first else {
+      throw DarkroomError(.notFound, "no such photo in this album")
+    }
+    return asset
+  }
+
+  /// A user album renamed (its links follow it) or deleted (its links go): a link never shows
+  /// another album that comes to have its title.
+  func albumChanged(_ title: String, renamedTo newTitle: String?) {
+    guard space == nil, FileManager.default.fileExists(atPath: sharesFile) else { return }
+    let ref = AlbumRef.user(title).text
+    try? changingLinks { links in
+      if let newTitle {
+        for index in links.indices where links[index].album == ref {
+          links[index].album = AlbumRef.user(newTitle).text
+        }
+      } else {
+        links.removeAll { $0.album == ref }
+      }
+    }
   }
 
   // MARK: The file
@@ -172,13 +192,16 @@ extension Library {
     do {
       return try JSONDecoder().decode([SharedLink].self, from: Data(bytes))
     } catch {
-      throw DarkroomError(.corrupt, file: sharesFile, "not a list of shared links: \(error)")
+      // The server's own file, not a visitor's mistake: `io` (logged, never shown).
+      throw DarkroomError(.io, file: sharesFile, "not a list of shared links: \(error)")
     }
   }
 
   /// Reads, changes and writes the links under the library's lock for them (other
   /// processes serving the library take it too).
-  func changingLinks(_ change: (inout [SharedLink]) -> Void) throws(DarkroomError) {
+  func changingLinks(durable: Bool = true, _ change: (inout [SharedLink]) -> Void)
+    throws(DarkroomError)
+  {
     try Folders.create(metadataFolder.path)
     let lockPath = metadataFolder.appendingPathComponent("shares.lock").path
     let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -197,7 +220,7 @@ extension Library {
     } catch {
       throw DarkroomError(.engine, "the shared links could not be written: \(error)")
     }
-    try AtomicFile.write(bytes, to: sharesFile, durable: true, mode: 0o600)
+    try AtomicFile.write(bytes, to: sharesFile, durable: durable, mode: 0o600)
   }
 
   static func base64url(_ bytes: [UInt8]) -> String {

@@ -93,6 +93,7 @@ struct SealedCatalog: Catalog {
         && query.day.map { asset.day == $0 } ?? true
         && query.edited.map { (asset.adjustmentVersion > 0) == $0 } ?? true
         && query.favourite != true && query.damaged != true
+        && query.only.map { asset.id == $0 } ?? true
         && query.camera == nil && query.near == nil && query.rating == nil
         && query.keyword == nil && query.place == nil
         && query.text.map { asset.name.localizedCaseInsensitiveContains($0) } ?? true
