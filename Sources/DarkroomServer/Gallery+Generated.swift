@@ -4,7 +4,7 @@ extension Gallery {
   static let files: [String: String] = [
     "album.mustache": ####"""
     {{> head}}
-    <main id="main" tabindex="-1" class="album{{#problems}} problems{{/problems}}" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}">
+    <main id="main" tabindex="-1" class="album{{#problems}} problems{{/problems}}" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}" data-open="{{open}}">
       <div class="head">
         <form class="search" role="search" action="/album" method="get">
           <input type="hidden" name="ref" value="{{albumRef}}">
@@ -2012,7 +2012,7 @@ extension Gallery {
         const next = await source.neighbour(current, direction);
         if (!next || box.hidden) return;
         show(next);
-        history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
+        history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
         source.moved?.(next);
       }
       // (`push`: false when the address is already the photo's, as after Forward.)
@@ -2022,7 +2022,7 @@ extension Gallery {
         box.hidden = false;
         document.body.classList.add("viewing");
         show(asset);
-        if (push) history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref));
+        if (push) history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
         control("close").focus();
       }
       // Closed by Escape, the button or a swipe down: back to the album's address, the page
@@ -2103,7 +2103,7 @@ extension Gallery {
           if (current !== asset) return;
           if (!next) { close(); return; }
           show(next);
-          history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref));
+          history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
           source.moved?.(next);
         } catch (error) {
           button.title = error.message;
@@ -3031,6 +3031,24 @@ extension Gallery {
         viewer.play(true);
       }
 
+      // The viewer's address reloaded: the album's own address under it (Back and Escape return
+      // there), the photo's month read, the viewer open on it.
+      async function reopenViewer(id) {
+        history.replaceState(null, "", ref === "smart:all" ? "/" : "/album?ref=" + encodeURIComponent(ref));
+        if (!locate(id)) {
+          const asset = await (await api("GET", "/api/assets/" + encodeURIComponent(id))).json();
+          const date = localDate(asset);
+          const key = byDate ? date.getUTCFullYear() + "-" + String(date.getUTCMonth() + 1).padStart(2, "0") : null;
+          if (key) jump(key);
+          for (const s of sections) {
+            if (key && s.key !== key) continue;
+            await loadAll(s);
+            if (locate(id)) break;
+          }
+        }
+        if (locate(id)) openViewer(id);
+      }
+
       let viewing = null; // the photo the viewer shows: its month is never forgotten
       function openViewer(id, push = true) {
         const at = locate(id);
@@ -3358,7 +3376,8 @@ extension Gallery {
       scrubber.style.top = Math.max(8, containerTop()) + "px";
       loadTimeline().then(() => {
         const at = new URLSearchParams(location.search).get("at");
-        if (at && byDate) jump(at);
+        if (main.dataset.open) reopenViewer(main.dataset.open).catch(() => {});
+        else if (at && byDate) jump(at);
         else showMemories().catch(() => {});
         schedule();
       }).catch((error) => showNotice(error.offline ? "The server cannot be reached." : error.message, () => location.reload()));

@@ -87,7 +87,12 @@ struct Gallery: Sendable {
       try await shown(context) { try await album(request, context) }
     }
     router.get("asset/:id") { request, context in
-      try await shown(context) { try await asset(request, context) }
+      // The viewer's own address (`view=1`), reloaded: the album with the viewer open on it.
+      if request.query["view"] == "1", request.query["edit"] == nil {
+        let id = try API.assetID(context)
+        return try await shown(context) { try await album(request, context, opening: id) }
+      }
+      return try await shown(context) { try await asset(request, context) }
     }
     router.get("duplicates") { request, context in
       try await shown(context) { try await duplicates(request, context) }
@@ -246,7 +251,10 @@ struct Gallery: Sendable {
     return page("places", values)
   }
 
-  func album(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+  /// An album's page; `opening`: with the viewer open on that asset (its address reloaded).
+  func album(
+    _ request: Request, _ context: DarkroomRequestContext, opening: AssetID? = nil
+  ) async throws -> Response {
     let query = request.query
     let ref = query["ref"].map(String.init) ?? "smart:all"
     // The address's filters are the list's and the API's words (`text`, `rating`, ...).
@@ -318,6 +326,10 @@ struct Gallery: Sendable {
     values["hasSubfolders"] = !subfolders.isEmpty
     values["trash"] = ref == "smart:trash"
     values["problems"] = ref == AlbumRef.smart(.problems).text
+    if let opening {
+      _ = try await blocking { [library] () throws(DarkroomError) in try library.asset(opening) }
+      values["open"] = opening.rawValue
+    }
     values["sort"] = wholeQuery.sort.rawValue
     if case .user = AlbumRef(ref) { values["user"] = true }
     // The built-in presets, then the library's own (saved from an edit).

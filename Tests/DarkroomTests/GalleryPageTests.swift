@@ -401,3 +401,42 @@ struct PlacesTests {
     }
   }
 }
+
+@Suite("The viewer's address, in chromium", .serialized, .timeLimit(.minutes(5)))
+struct ViewerAddressBrowserTests {
+  @Test(
+    "the viewer's address, reloaded, opens the same viewer over its album (a photo months down too), and Escape then returns to the album's address"
+  )
+  func reload() throws {
+    let served = try datedLibrary(count: 40, newest: 1_751_241_600, apart: 86_400 * 20)
+    let ids = try served.library.assetIDs(matching: AssetQuery(parameters: [("sort", "-date")]))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    #expect(eventually { (try? browser.cellIDs().count ?? 0) ?? 0 > 3 })
+    try browser.click(try browser.find(".cell[data-id='\(ids[0])'] a"))
+    #expect(eventually { browser.viewerOpen })
+    try browser.press("\u{E014}")  // ArrowRight
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(ids[1])?") })
+    let address = browser.url
+    #expect(address.hasSuffix("&view=1"), "\(address)")
+    try browser.go(address)
+    #expect(eventually { browser.viewerOpen })
+    #expect(try browser.run("return document.body.dataset.page") as? String == "album")
+    #expect(try browser.run("return location.pathname") as? String == "/asset/\(ids[1])")
+    let shown = "return document.querySelector('.lightbox .shown').naturalWidth"
+    #expect(eventually { (try? browser.run(shown)) as? Int ?? 0 > 0 })
+    try browser.press("\u{E00C}")  // Escape
+    #expect(eventually { !browser.viewerOpen && browser.url == base + "/" })
+    #expect(eventually { (try? browser.cellIDs().isEmpty) == false })
+
+    // One taken two years before the newest: its month is read, and the viewer opens on it.
+    let old = ids[36]
+    try browser.go(base + "/asset/\(old)?ref=smart%3Aall&view=1")
+    #expect(eventually { browser.viewerOpen })
+    #expect(try browser.run("return location.pathname") as? String == "/asset/\(old)")
+    try browser.press("\u{E014}")  // ArrowRight: the next older
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(ids[37])?") })
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
+    #expect(server.stop() == 0)
+  }
+}
