@@ -101,9 +101,26 @@ struct ServeCommand: ParsableCommand {
       valueName: "path"))
   var accelRedirect: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "A tile server for the gallery's map, {z}/{x}/{y} in its URL (no map without one), such as https://tile.openstreetmap.org/{z}/{x}/{y}.png.",
+      valueName: "url"))
+  var mapTiles: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "The credit the tile server's terms ask for, shown on the map (OpenStreetMap's by default for its tiles).",
+      valueName: "text"))
+  var mapAttribution: String?
+
   @OptionGroup var limits: LimitOptions
 
   func validate() throws {
+    if let mapTiles, !ServerConfiguration.isTileURL(mapTiles) {
+      throw ValidationError(
+        "--map-tiles takes an http(s) URL with {z}, {x} and {y}, such as https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+      )
+    }
     guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
     if let accelRedirect,
       !accelRedirect.hasPrefix("/") || !accelRedirect.hasSuffix("/")
@@ -154,6 +171,11 @@ struct ServeCommand: ParsableCommand {
     configuration.spaceIdle = .seconds(spaceIdle * 60)
     configuration.backgroundThumbnails = !noBackground && !backgroundTurnedOff
     configuration.accelRedirect = accelRedirect
+    configuration.mapTiles = mapTiles
+    configuration.mapAttribution =
+      mapAttribution
+      ?? (mapTiles?.contains("openstreetmap.org") == true
+        ? "© OpenStreetMap contributors" : nil)
     configuration.uploadLimits.maxPixels = limits.maxPixels
     var pixels = limits.settings()
     if !noWorkers {

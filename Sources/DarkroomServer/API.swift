@@ -126,6 +126,35 @@ struct API: Sendable {
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
       return try Self.encode(APIAlbums(albums: albums))
     }
+    api.get("map") { request, _ in
+      func number(_ name: String, _ range: ClosedRange<Double>, _ otherwise: Double) throws
+        -> Double
+      {
+        guard let text = request.query[name] else { return otherwise }
+        guard let value = Double(String(text)), range.contains(value) else {
+          throw APIError.badRequest(
+            "\(name) takes \(Int(range.lowerBound)) to \(Int(range.upperBound)); not \(text.prefix(32))"
+          )
+        }
+        return value
+      }
+      let zoom = Int(try number("zoom", 0...22, 1))
+      let (south, north) = (try number("south", -90...90, -90), try number("north", -90...90, 90))
+      let (west, east) = (
+        try number("west", -180...180, -180), try number("east", -180...180, 180)
+      )
+      guard south <= north else { throw APIError.badRequest("south is above north") }
+      let clusters = try await blocking { [library] () throws(DarkroomError) in
+        let clusters = try library.mapClusters(
+          zoom: zoom, south: south, west: west, north: north, east: east)
+        return clusters.map { cluster in
+          APIMapCluster(
+            cluster,
+            version: cluster.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
+        }
+      }
+      return try Self.encode(APIMap(clusters: clusters))
+    }
     api.get("places") { request, _ in
       let country = request.query["country"].map(String.init)
       let places = try await blocking { [library] () throws(DarkroomError) in

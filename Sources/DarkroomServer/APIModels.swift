@@ -51,6 +51,24 @@ struct APITimeline: Encodable, Sendable {
   }
 }
 
+/// The map's markers: clusters of photos, each with its poster's `version` for its URL.
+struct APIMapCluster: Encodable, Sendable {
+  var latitude: Double
+  var longitude: Double
+  var count: Int
+  var poster: String?
+  var version: String?
+  init(_ cluster: MapCluster, version: String?) {
+    (latitude, longitude, count) = (cluster.latitude, cluster.longitude, cluster.count)
+    poster = cluster.poster?.rawValue
+    self.version = version
+  }
+}
+
+struct APIMap: Encodable, Sendable {
+  var clusters: [APIMapCluster]
+}
+
 struct APIPlaces: Encodable, Sendable {
   var places: [PlaceCount]
 }

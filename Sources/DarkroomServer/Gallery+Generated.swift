@@ -1388,6 +1388,10 @@ extension Gallery {
     .share-password { display: grid; gap: .75rem; max-width: 22rem; }
     .share-password input { display: block; width: 100%; box-sizing: border-box; min-height: 44px; margin-top: .25rem; font: inherit; }
     .share-password button { min-height: 44px; justify-self: start; padding: 0 1.25rem; font: inherit; }
+    .map { height: calc(100vh - 11rem); min-height: 320px; border-radius: 8px; background: var(--tile); }
+    .map-cluster { display: grid; place-items: center; }
+    .map-cluster img { width: 48px; height: 48px; object-fit: cover; border: 2px solid #fff; border-radius: 8px; box-shadow: 0 1px 4px rgba(0, 0, 0, .5); background: var(--tile); }
+    .map-cluster .n { position: absolute; right: -8px; top: -8px; min-width: 1.4em; padding: 0 .3em; border-radius: 1em; background: var(--accent); color: #fff; font: 600 .75rem/1.4em system-ui, sans-serif; text-align: center; }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -3458,6 +3462,69 @@ extension Gallery {
       // The editor is editor.js's (loaded on this page only).
     }
 
+    // ---- The map: the photos with a position, gathered into markers by where they are ----------
+
+    function mapPage(main) {
+      const element = main.querySelector("#map");
+      if (!element || !window.L) return;
+      const status = main.querySelector(".map-status");
+      const map = L.map(element, { worldCopyJump: true }).setView([20, 0], 2);
+      L.tileLayer(element.dataset.tiles, { maxZoom: 18, attribution: element.dataset.attribution || "" }).addTo(map);
+      const markers = L.layerGroup().addTo(map);
+      let round = 0, fitted = false;
+      async function refresh() {
+        const here = ++round;
+        const b = map.getBounds();
+        const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+        const wide = b.getEast() - b.getWest() >= 360;
+        const params = new URLSearchParams({
+          zoom: String(map.getZoom()),
+          south: String(clamp(b.getSouth(), -90, 90)), north: String(clamp(b.getNorth(), -90, 90)),
+          west: String(wide ? -180 : L.Util.wrapNum(b.getWest(), [-180, 180], true)),
+          east: String(wide ? 180 : L.Util.wrapNum(b.getEast(), [-180, 180], true)),
+        });
+        try {
+          const { clusters } = await (await api("GET", "/api/map?" + params)).json();
+          if (here !== round) return;
+          markers.clearLayers();
+          for (const cluster of clusters) {
+            const icon = document.createElement("div");
+            if (cluster.poster) {
+              const img = document.createElement("img");
+              img.alt = "";
+              img.src = "/api/assets/" + cluster.poster + "/thumbnail?size=128&v=" + cluster.version;
+              icon.append(img);
+            }
+            const count = document.createElement("span");
+            count.className = "n";
+            count.textContent = String(cluster.count);
+            icon.append(count);
+            const marker = L.marker([cluster.latitude, cluster.longitude], {
+              icon: L.divIcon({ className: "map-cluster", html: icon, iconSize: [52, 52] }),
+              title: cluster.count === 1 ? "1 photo" : cluster.count + " photos",
+              keyboard: true,
+            });
+            // A cluster opens up; one photo opens.
+            marker.on("click", () => {
+              if (cluster.count > 1 && map.getZoom() < 18) map.setView([cluster.latitude, cluster.longitude], map.getZoom() + 2);
+              else if (cluster.poster) location.href = "/asset/" + cluster.poster;
+            });
+            markers.addLayer(marker);
+          }
+          const total = clusters.reduce((sum, c) => sum + c.count, 0);
+          status.textContent = total === 1 ? "1 photo here" : total + " photos here";
+          if (!fitted && clusters.length) {
+            fitted = true;
+            map.fitBounds(L.latLngBounds(clusters.map((c) => [c.latitude, c.longitude])).pad(0.2), { maxZoom: 12 });
+          }
+        } catch (error) {
+          status.textContent = error.message;
+        }
+      }
+      map.on("moveend", refresh);
+      refresh();
+    }
+
     // ---- Duplicates: keep one of each group, the rest to the trash ----------------------------
 
     function duplicatesPage(main) {
@@ -3499,6 +3566,7 @@ extension Gallery {
       if (page === "album") albumPage(main);
       if (page === "asset") assetPage(main);
       if (page === "duplicates") duplicatesPage(main);
+      if (page === "map") mapPage(main);
     });
     """####,
     "head.mustache": ####"""
@@ -3543,10 +3611,23 @@ extension Gallery {
     </main>
     {{> foot}}
     """####,
+    "map.mustache": ####"""
+    {{> head}}
+    {{#tiles}}<link rel="stylesheet" href="/static/leaflet.css">
+    <script src="/static/leaflet.js" defer></script>{{/tiles}}
+    <main id="main" tabindex="-1" class="map-page">
+      <p><a href="/places">← Places</a></p>
+      {{#tiles}}<div id="map" class="map" role="region" aria-label="Map of the photos" data-tiles="{{tiles}}" data-attribution="{{attribution}}"></div>
+      <p class="map-status" role="status" aria-live="polite"></p>{{/tiles}}
+      {{^tiles}}<p class="empty-state">No map: it needs a tile server, which this server was not given (<code>darkroom serve --map-tiles URL</code>). The photos' positions go to no other site until then.</p>{{/tiles}}
+    </main>
+    {{> foot}}
+    """####,
     "places.mustache": ####"""
     {{> head}}
     <main id="main" tabindex="-1">
       {{#country}}<p><a href="/places">← All places</a></p>{{/country}}
+      {{^country}}<p><a href="/map">The map</a></p>{{/country}}
       {{#empty}}<p class="empty-state">{{^country}}No photo here has a place yet: places come from the GPS positions photos carry.{{/country}}{{#country}}No photos from here.{{/country}}</p>{{/empty}}
       <ul class="albums places">
         {{#places}}

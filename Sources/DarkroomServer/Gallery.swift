@@ -17,15 +17,38 @@ struct Gallery: Sendable {
   let assetVersion: String
   /// Failed logins per client (``ServerConfiguration/failedLogins``: five a minute).
   let logins: RateLimiter
+  /// The map's tiles and their credit (``ServerConfiguration/mapTiles``), and Leaflet's
+  /// script and stylesheet from Debian's libjs-leaflet; nil and empty without a map.
+  let map: (tiles: String, attribution: String?)?
+  let leaflet: [String: String]
+  static let leafletFolder = "/usr/share/javascript/leaflet"
   static let pageSize = 200
 
   /// - Throws: `engine` naming a template that does not compile (a build's mistake, said
   ///   at start rather than served as an empty page).
   init(
     library: Library, sessions: Sessions, tokens: Tokens, servesSpaces: Bool = false,
-    failedLogins: (burst: Double, perSecond: Double) = (5, 5.0 / 60)
+    failedLogins: (burst: Double, perSecond: Double) = (5, 5.0 / 60),
+    map: (tiles: String, attribution: String?)? = nil
   ) throws(DarkroomError) {
     logins = RateLimiter(rate: failedLogins.perSecond, burst: failedLogins.burst)
+    self.map = map
+    if map != nil {
+      // Debian's Leaflet, served from here (no other host for a script).
+      var leaflet: [String: String] = [:]
+      for name in ["leaflet.js", "leaflet.css"] {
+        let path = Self.leafletFolder + "/" + name
+        guard let bytes = try? readWholeFile(path) else {
+          throw DarkroomError(
+            .notFound, file: path,
+            "the map needs Leaflet: apt-get install libjs-leaflet (or serve without --map-tiles)")
+        }
+        leaflet[name] = String(decoding: bytes, as: UTF8.self)
+      }
+      self.leaflet = leaflet
+    } else {
+      leaflet = [:]
+    }
     self.library = library
     self.servesSpaces = servesSpaces
     self.sessions = sessions
@@ -48,8 +71,10 @@ struct Gallery: Sendable {
   func add(to router: Router<DarkroomRequestContext>) {
     router.get("static/:file") { request, context in
       let name = context.parameters.get("file") ?? ""
-      guard ["gallery.js", "editor.js", "gallery.css", "favicon.svg"].contains(name),
-        let text = Self.files[name]
+      guard
+        let text = leaflet[name]
+          ?? (["gallery.js", "editor.js", "gallery.css", "favicon.svg"].contains(name)
+            ? Self.files[name] : nil)
       else { throw APIError.notFound("no such file") }
       let type =
         name.hasSuffix(".js")
@@ -80,6 +105,15 @@ struct Gallery: Sendable {
       try await shown(context) { try await album(request, context) }
     }
     router.get("albums") { _, context in try await shown(context) { try await albums(context) } }
+    router.get("map") { _, context in
+      try await shown(context) {
+        var values = common(context, title: "Map")
+        if let map {
+          (values["tiles"], values["attribution"]) = (map.tiles, map.attribution ?? "")
+        }
+        return page("map", values)
+      }
+    }
     router.get("places") { request, context in
       try await shown(context) { try await places(request, context) }
     }

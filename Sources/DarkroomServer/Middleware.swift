@@ -93,17 +93,25 @@ struct RequestLogMiddleware: RouterMiddleware {
 /// Headers every response carries: a strict Content-Security-Policy (no inline script, no
 /// other host), no MIME sniffing, no framing, no referrer.
 struct SecurityHeadersMiddleware: RouterMiddleware {
-  static let policy =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-    + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-    + "frame-ancestors 'none'"
+  static let policy = Self.policy(images: nil)
+  let policy: String
+
+  /// The policy, with `images` (a map's tile server) allowed as a source of images.
+  static func policy(images origin: String?) -> String {
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:"
+      + (origin.map { " " + $0 } ?? "") + "; "
+      + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+      + "frame-ancestors 'none'"
+  }
+
+  init(imagesFrom origin: String? = nil) { policy = Self.policy(images: origin) }
 
   func handle(
     _ request: Request, context: DarkroomRequestContext,
     next: (Request, DarkroomRequestContext) async throws -> Response
   ) async throws -> Response {
     var response = try await next(request, context)
-    response.headers[.contentSecurityPolicy] = Self.policy
+    response.headers[.contentSecurityPolicy] = policy
     response.headers[.xContentTypeOptions] = "nosniff"
     response.headers[.frameOptions] = "DENY"
     // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on its

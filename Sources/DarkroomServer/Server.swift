@@ -46,7 +46,8 @@ public struct DarkroomServer: Sendable {
       library: library, pixels: configuration.pixels, concurrency: configuration.batchJobs)
     gallery = try Gallery(
       library: library, sessions: sessions, tokens: configuration.tokens,
-      servesSpaces: configuration.spaces != nil, failedLogins: configuration.failedLogins)
+      servesSpaces: configuration.spaces != nil, failedLogins: configuration.failedLogins,
+      map: configuration.mapTiles.map { ($0, configuration.mapAttribution) })
   }
 
   /// The routes, behind their middleware: log and metrics, security headers, JSON errors,
@@ -54,7 +55,7 @@ public struct DarkroomServer: Sendable {
   public func router() -> Router<DarkroomRequestContext> {
     let router = Router(context: DarkroomRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestLogMiddleware(metrics: metrics))
-    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: SecurityHeadersMiddleware(imagesFrom: configuration.mapTilesOrigin))
     router.add(middleware: ErrorMiddleware(library: library))
     router.add(
       middleware: RateLimitMiddleware(

@@ -65,6 +65,27 @@ public struct ServerConfiguration: Sendable {
   /// answered with its headers and `X-Accel-Redirect` to its file there, and the front server
   /// sends the bytes. nil: the bytes are sent from here.
   public var accelRedirect: String?
+  /// A tile server's URL with `{z}`, `{x}` and `{y}` (`https://tile.openstreetmap.org/{z}/{x}/{y}.png`)
+  /// for the gallery's map, and the credit its terms ask for: no map until it is set (the
+  /// photos' positions go nowhere else). Its origin is added to the pages' `img-src`.
+  public var mapTiles: String?
+  public var mapAttribution: String?
+
+  /// Where the tiles come from (`https://tile.openstreetmap.org`), or nil.
+  public var mapTilesOrigin: String? {
+    guard let mapTiles, let scheme = mapTiles.range(of: "://") else { return nil }
+    let rest = mapTiles[scheme.upperBound...]
+    let host = rest.prefix { $0 != "/" }
+    return host.isEmpty ? nil : String(mapTiles[..<scheme.upperBound]) + host
+  }
+
+  /// Whether `url` is a tile URL the map takes: http(s), a host, `{z}`, `{x}` and `{y}`,
+  /// nothing a page's attribute or a policy could be broken out of.
+  public static func isTileURL(_ url: String) -> Bool {
+    (url.hasPrefix("https://") || url.hasPrefix("http://")) && url.contains("{z}")
+      && url.contains("{x}") && url.contains("{y}")
+      && !url.contains { $0.isWhitespace || "\"'<>;\\`".contains($0) } && url.count <= 512
+  }
 
   public init() {}
 }

@@ -68,6 +68,10 @@ public protocol Catalog: Sendable {
   func exactDuplicates() throws -> [[AssetID]]
   /// Countries (or, with `country`, its towns) with their counts and posters, most first.
   func places(in country: String?) throws -> [PlaceCount]
+  /// Every visible asset with a position inside the box (degrees, `west` > `east` across the
+  /// antimeridian): id, latitude, longitude, whether it shows something, newest first.
+  func positions(south: Double, west: Double, north: Double, east: Double) throws
+    -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
   /// Every photo's fingerprint for its current content, nil where none is stored yet (only
   /// those carry their content hash; the others' is empty, as the catalog already matched
   /// it).

@@ -245,6 +245,21 @@ enum CatalogSQL {
       """
   }
 
+  /// Visible assets with a position in a box (bound: south, north, then west and east, or
+  /// for a box across the antimeridian the longitudes past west or before east), newest
+  /// first: id, latitude, longitude, whether it shows something.
+  static func positions(acrossAntimeridian: Bool) -> String {
+    """
+    SELECT a.id, a.latitude, a.longitude, CASE WHEN \(showable) THEN 1 ELSE 0 END
+    FROM asset a
+    WHERE a.latitude IS NOT NULL AND a.longitude IS NOT NULL
+      AND a.trashedAt IS NULL AND a.hidden = 0
+      AND a.latitude BETWEEN ? AND ?
+      AND \(acrossAntimeridian ? "(a.longitude >= ? OR a.longitude <= ?)" : "a.longitude BETWEEN ? AND ?")
+    ORDER BY a.sortDate DESC, a.id DESC
+    """
+  }
+
   /// The hash and id of every asset outside the trash whose content another one has.
   static let exactDuplicates = """
     SELECT hash, id FROM asset WHERE trashedAt IS NULL AND hash IN (

@@ -106,6 +106,21 @@ extension SQLiteCatalog {
     }
   }
 
+  public func positions(south: Double, west: Double, north: Double, east: Double) throws
+    -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
+  {
+    try pool.read { db in
+      let rows = try Row.fetchCursor(
+        db, sql: CatalogSQL.positions(acrossAntimeridian: west > east),
+        arguments: [south, north, west, east])
+      var found: [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)] = []
+      while let row = try rows.next() {
+        found.append((AssetID(unchecked: row[0]), row[1], row[2], (row[3] as Int64) != 0))
+      }
+      return found
+    }
+  }
+
   public func fingerprints() throws -> [Fingerprint] {
     try pool.read { db in
       // A cursor, not an array of rows: a million rows are read one at a time.

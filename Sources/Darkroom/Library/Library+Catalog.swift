@@ -738,3 +738,57 @@ extension Library {
     try catalogCall { try $0.places(in: country) }
   }
 }
+
+/// Photos near each other on a map at some zoom, as one marker: where they are on average,
+/// how many, and the newest that shows something (``Library/mapClusters(zoom:south:west:north:east:)``).
+public struct MapCluster: Sendable, Codable, Equatable {
+  public var latitude: Double
+  public var longitude: Double
+  public var count: Int
+  public var poster: AssetID?
+}
+
+extension Library {
+  /// The photos with a GPS position inside a box (degrees; `west` greater than `east` for a
+  /// box across the antimeridian), gathered into clusters of the cells a map at `zoom` (0
+  /// to 22, web-map zoom levels) draws about 64 pixels wide: each cluster at its photos'
+  /// mean position, with their count and its newest showable photo. Trashed and hidden
+  /// assets are left out.
+  public func mapClusters(zoom: Int, south: Double, west: Double, north: Double, east: Double)
+    throws(DarkroomError) -> [MapCluster]
+  {
+    let zoom = min(max(zoom, 0), 22)
+    // 256-pixel tiles, 2^zoom of them around the world: a quarter tile's degrees.
+    let cell = 360.0 / Double(1 << zoom) / 4
+    let points = try catalogCall {
+      try $0.positions(
+        south: max(-90, south), west: west, north: min(90, north), east: east)
+    }
+    struct Cell: Hashable {
+      var x: Int
+      var y: Int
+    }
+    var clusters: [Cell: (sumLat: Double, sumLon: Double, count: Int, poster: AssetID?)] = [:]
+    var order: [Cell] = []
+    for point in points {
+      let key = Cell(
+        x: Int(((point.longitude + 180) / cell).rounded(.down)),
+        y: Int(((point.latitude + 90) / cell).rounded(.down)))
+      var cluster = clusters[key] ?? (0, 0, 0, nil)
+      if cluster.count == 0 { order.append(key) }
+      cluster.sumLat += point.latitude
+      cluster.sumLon += point.longitude
+      cluster.count += 1
+      // Newest first: the first that shows something is the poster.
+      if cluster.poster == nil, point.showable { cluster.poster = point.id }
+      clusters[key] = cluster
+    }
+    return order.compactMap { key in
+      clusters[key].map {
+        MapCluster(
+          latitude: $0.sumLat / Double($0.count), longitude: $0.sumLon / Double($0.count),
+          count: $0.count, poster: $0.poster)
+      }
+    }
+  }
+}

@@ -152,6 +152,9 @@ struct SealedCatalog: Catalog {
   func fingerprints() throws -> [Fingerprint] { [] }
   /// (A space keeps no places: its photos' positions stay sealed.)
   func places(in country: String?) throws -> [PlaceCount] { [] }
+  func positions(south: Double, west: Double, north: Double, east: Double) throws
+    -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
+  { [] }
   func save(_ fingerprints: [Fingerprint]) throws { throw refused("fingerprints") }
   func distinctPairs() throws -> [(AssetID, AssetID)] { [] }
   func markDistinct(_ ids: [AssetID]) throws { throw refused("duplicate choices") }

@@ -77,6 +77,21 @@ extension PostgresCatalog {
     }
   }
 
+  public func positions(south: Double, west: Double, north: Double, east: Double) throws
+    -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
+  {
+    try read { c in
+      try Self.run(
+        c, CatalogSQL.positions(acrossAntimeridian: west > east), [south, north, west, east]
+      ).map { row in
+        (
+          AssetID(unchecked: row.text(0) ?? ""), row.double(1) ?? 0, row.double(2) ?? 0,
+          (row.int(3) ?? 0) != 0
+        )
+      }
+    }
+  }
+
   public func fingerprints() throws -> [Fingerprint] {
     try read { c in
       try Self.run(
