@@ -189,7 +189,10 @@ struct SharedLinkTests {
     let made = try served.library.share(
       album: "Trip 2024", password: "correct horse", allowsDownload: true)
     let url = "/s/" + made.token
-    try await served.test { client, _ in
+    // Five wrong passwords, and (so that no test waits on a clock) one back a day.
+    var configuration = served.configuration()
+    configuration.failedLogins = (burst: 5, perSecond: 1.0 / 86_400)
+    try await served.test(configuration) { client, _ in
       let form = try await client.execute(uri: url, method: .get)
       #expect(form.status == .ok && form.text.contains("type=\"password\""))
       #expect(!form.text.contains(inAlbum[0].rawValue))
@@ -224,7 +227,8 @@ struct SharedLinkTests {
       let elsewhere = try await client.execute(
         uri: "/s/" + other.token, method: .get, headers: [.cookie: pass])
       #expect(!elsewhere.text.contains(inAlbum[0].rawValue))
-      // Wrong passwords: five a minute, from one client or at one link (one was above);
+      // Wrong passwords: five (a minute, by default), from one client or at one link (one
+      // was above);
       // past them none is checked, the right one included.
       for _ in 0..<4 {
         let guess = try await client.execute(
