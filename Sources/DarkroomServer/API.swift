@@ -138,13 +138,21 @@ struct API: Sendable {
         }
         return value
       }
-      let zoom = Int(try number("zoom", 0...22, 1))
+      var zoom = 1
+      if let text = request.query["zoom"] {
+        guard let value = Int(String(text)), (0...22).contains(value) else {
+          throw APIError.badRequest(
+            "zoom takes a whole number from 0 to 22; not \(text.prefix(32))")
+        }
+        zoom = value
+      }
       let (south, north) = (try number("south", -90...90, -90), try number("north", -90...90, 90))
       let (west, east) = (
         try number("west", -180...180, -180), try number("east", -180...180, 180)
       )
-      guard south <= north else { throw APIError.badRequest("south is above north") }
-      let clusters = try await blocking { [library] () throws(DarkroomError) in
+      // (A box whose south is above its north holds nothing.)
+      let clusters = try await blocking { [library, zoom] () throws(DarkroomError) in
+        guard south <= north else { return [APIMapCluster]() }
         let clusters = try library.mapClusters(
           zoom: zoom, south: south, west: west, north: north, east: east)
         return clusters.map { cluster in

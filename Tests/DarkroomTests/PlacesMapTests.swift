@@ -56,11 +56,15 @@ struct MapTests {
       let clusters = try #require(map.object["clusters"] as? [[String: Any]])
       #expect(clusters.compactMap { $0["count"] as? Int }.sorted() == [1, 1, 1, 2])
       #expect(clusters.allSatisfy { ($0["version"] as? String)?.count == 12 })
-      for bad in ["zoom=23", "south=-91", "west=abc", "south=10&north=0"] {
+      for bad in ["zoom=23", "zoom=0.5", "south=-91", "west=abc"] {
         let refused = try await client.execute(
           uri: "/api/map?" + bad, method: .get, headers: ServedLibrary.read)
         #expect(refused.status == .badRequest, "\(bad)")
       }
+      let upsideDown = try await client.execute(
+        uri: "/api/map?south=10&north=0", method: .get, headers: ServedLibrary.read)
+      #expect(
+        upsideDown.status == .ok && upsideDown.text == "{\"clusters\":[]}", "\(upsideDown.text)")
       // Without --map-tiles: no map, and the page says why.
       let page = try await client.execute(uri: "/map", method: .get, headers: ServedLibrary.read)
       #expect(page.text.contains("No map: it needs a tile server"))
