@@ -22,8 +22,8 @@ struct ListCommand: ParsableCommand {
 
       Dates are the capture date, or the file's modification time without one.
       Hidden and trashed assets are left out (--album smart:trash lists the trash).
-      --damaged lists the files the scan found damaged (cut short, an unreadable
-      header, empty), each as PATH: what is wrong (what the decoder said).
+      --damaged lists the files the scan found damaged (cut short, a header that
+      makes no sense), each as PATH: what is wrong (what the decoder said).
 
       Albums: a user album's title; folder:PATH; smart:all, smart:favourites,
       smart:edited, smart:videos, smart:with-location, smart:recently-added,

@@ -188,8 +188,8 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// Darkroom renders, and for a file Darkroom edited.
   public var foreignSettings: ForeignSettings? = nil
   /// What is wrong with its file, when the scan found it damaged (cut short, a header that
-  /// makes no sense, empty): such a file is an asset still, shown as far as it can be
-  /// decoded. nil for a file that reads whole.
+  /// makes no sense): such a file is an asset still, shown as far as it can be decoded. nil
+  /// for a file that reads whole.
   public var damage: AssetDamage? = nil
 
   /// Its size as its representations show it, upright: the edit made elsewhere's result

@@ -1,5 +1,5 @@
 /// What is wrong with an asset's file, as the scan found it: a photo cut short by an
-/// interrupted copy, a header that makes no sense, an empty file with a photo's name.
+/// interrupted copy, a header that makes no sense, a video whose boxes run past its end.
 ///
 /// Such a file is still an asset (PhotoKit's library shows every file it holds): it is in
 /// the timeline and its folder, shown with what can be decoded (the top of a JPEG cut

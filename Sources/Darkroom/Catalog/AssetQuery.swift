@@ -119,7 +119,7 @@ public enum SmartAlbum: String, Sendable, CaseIterable, Codable {
   case withLocation = "with-location"
   case recentlyAdded = "recently-added"
   case trash
-  /// Files that are damaged (``Asset/damage``): cut short, unreadable headers, empty.
+  /// Files that are damaged (``Asset/damage``): cut short, headers that make no sense.
   case problems
 
   public var title: String {

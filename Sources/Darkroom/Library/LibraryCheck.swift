@@ -42,7 +42,7 @@ public enum LibraryCheck {
       /// place); repair removes it.
       case abandonedTemporary = "abandoned-temporary"
       /// A photo or video of the library whose file is damaged (``Asset/damage``): cut
-      /// short, an unreadable header, empty. Not repairable here: a backup or the camera's
+      /// short, a header that makes no sense. Not repairable here: a backup or the camera's
       /// card may hold it whole.
       case damagedFile = "damaged-file"
     }

@@ -56,8 +56,9 @@ public struct ScanSummary: Sendable, Codable, Equatable {
   public var skipped = 0
   /// Live Photos' MOVs read this scan: part of their stills' assets, not assets of their own.
   public var liveVideos = 0
-  /// Files read this scan that are damaged (cut short, an unreadable header, empty):
-  /// catalogued with ``Asset/damage``, in the Problems album (`smart:problems`).
+  /// Files read this scan that are damaged (cut short, a header that makes no sense):
+  /// catalogued with ``Asset/damage``, in the Problems album (`smart:problems`). (An empty
+  /// file is not listed at all: most often it is one being written.)
   public var damaged = 0
   /// Files that could not be read and are not catalogued: `path: problem`, one each.
   public var problems: [String] = []
