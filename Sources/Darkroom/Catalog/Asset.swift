@@ -192,6 +192,11 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// for a file that reads whole.
   public var damage: AssetDamage? = nil
 
+  /// Whether it has pixels to show: a whole file, or a damaged one whose header was read
+  /// (one cut short, shown as far as it decodes). The catalog's SQL twin is
+  /// `CatalogSQL.showable`.
+  public var isShowable: Bool { damage == nil || width > 0 }
+
   /// Its size as its representations show it, upright: the edit made elsewhere's result
   /// (``foreignSettings``: a crop's size) when it has one, else ``displayWidth`` x
   /// ``displayHeight``. What a grid lays the asset out by.

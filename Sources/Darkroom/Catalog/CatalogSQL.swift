@@ -193,12 +193,13 @@ enum CatalogSQL {
 
   /// Every folder but the library's own, with its visible assets' count, its newest one and
   /// its parent's path.
-  /// An asset a poster can show: whole, or damaged past a header that was read.
+  /// An asset a poster can show (``Asset/isShowable``): whole, or damaged past a header
+  /// that was read.
   static let showable = "(a.damage IS NULL OR a.width > 0)"
 
   /// The poster of a smart album: the first of its newest assets that can be shown.
   static func poster(_ newest: [Asset]) -> AssetID? {
-    newest.first { $0.damage == nil || $0.width > 0 }?.id
+    newest.first(where: \.isShowable)?.id
   }
 
   static let folderAlbums = """

@@ -175,7 +175,7 @@ extension Library {
   ) throws(DarkroomError) {
     guard let content = ContentHash(hex: asset.contentHash) else { return }
     // A damaged file of which nothing decodes: its tile is its sentence, nothing to make.
-    if asset.damage != nil && asset.width == 0 { return }
+    if !asset.isShowable { return }
     // Looked at, not used: what a pass finds is not marked recently used (a lookup would
     // touch every thumbnail of the library on each server start).
     let cached = Set(RenditionCache(folder: cacheFolder).entries(of: content).map(\.key))

@@ -367,7 +367,7 @@ extension Library {
       // A damaged photo whose header was read (one cut short) is shown as far as it
       // decodes, grey below: the catalog, the gallery and `list --damaged` say what is
       // wrong. One of which nothing was read is refused as the scan found it.
-      guard asset.width > 0 else {
+      guard asset.isShowable else {
         throw DarkroomError(damage.kind, file: path(of: asset), damage.detail)
       }
       settings.failOn = .none
