@@ -156,9 +156,7 @@ struct API: Sendable {
         let clusters = try library.mapClusters(
           zoom: zoom, south: south, west: west, north: north, east: east)
         return clusters.map { cluster in
-          APIMapCluster(
-            cluster,
-            version: cluster.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
+          APIMapCluster(cluster, version: APIAsset.version(of: cluster.poster, in: library))
         }
       }
       return try Self.encode(APIMap(clusters: clusters))

@@ -10,6 +10,11 @@ struct APIAsset: Encodable, Sendable {
 
   init(_ asset: Asset) { self.asset = asset }
 
+  /// The version of the asset `id` (nil: none, or one the catalog no longer has).
+  static func version(of id: AssetID?, in library: Library) -> String? {
+    id.flatMap { (try? library.asset($0)).map(version) }
+  }
+
   static func version(_ asset: Asset) -> String {
     let content = asset.contentHash.prefix(12)
     guard let settings = asset.foreignSettings else { return String(content) }

@@ -41,16 +41,7 @@ extension Gallery {
       {{#hasSubfolders}}
       <nav class="subfolders" aria-label="Folders in {{title}}">
         <ul class="albums">
-          {{#subfolders}}
-          <li>
-            <a href="/album?ref={{ref}}">
-              {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
-              {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
-              <span class="name">{{name}}</span>
-              <span class="count">{{count}}</span>
-            </a>
-          </li>
-          {{/subfolders}}
+          {{#subfolders}}{{> tile}}{{/subfolders}}
         </ul>
       </nav>
       {{/hasSubfolders}}
@@ -135,16 +126,7 @@ extension Gallery {
       <section>
         <h2>{{heading}}</h2>
         <ul class="albums">
-          {{#albums}}
-          <li>
-            <a href="/album?ref={{ref}}">
-              {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
-              {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
-              <span class="name">{{title}}</span>
-              <span class="count">{{count}}</span>
-            </a>
-          </li>
-          {{/albums}}
+          {{#albums}}{{> tile}}{{/albums}}
         </ul>
       </section>
       {{/sections}}
@@ -3630,16 +3612,7 @@ extension Gallery {
       {{^country}}<p><a href="/map">The map</a></p>{{/country}}
       {{#empty}}<p class="empty-state">{{^country}}No photo here has a place yet: places come from the GPS positions photos carry.{{/country}}{{#country}}No photos from here.{{/country}}</p>{{/empty}}
       <ul class="albums places">
-        {{#places}}
-        <li>
-          <a href="{{href}}">
-            {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
-            {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
-            <span class="name">{{name}}</span>
-            <span class="count">{{#region}}{{region}} · {{/region}}{{count}}</span>
-          </a>
-        </li>
-        {{/places}}
+        {{#places}}{{> tile}}{{/places}}
       </ul>
     </main>
     {{> foot}}
@@ -3729,6 +3702,16 @@ extension Gallery {
       {{/unlocked}}
     </main>
     {{> foot}}
+    """####,
+    "tile.mustache": ####"""
+    <li>
+      <a href="{{href}}">
+        {{#poster}}<img src="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}}" srcset="/api/assets/{{poster}}/thumbnail?size=200&amp;v={{version}} 1x, /api/assets/{{poster}}/thumbnail?size=400&amp;v={{version}} 2x" width="200" height="200" alt="" loading="lazy">{{/poster}}
+        {{^poster}}<span class="empty" aria-hidden="true"></span>{{/poster}}
+        <span class="name">{{name}}</span>
+        <span class="count">{{#region}}{{region}} · {{/region}}{{count}}</span>
+      </a>
+    </li>
     """####,
   ]
 }

@@ -225,7 +225,7 @@ struct Gallery: Sendable {
       // A poster's version (a video's poster is its representative frame).
       var posters: [String: String?] = [:]
       for id in albums.compactMap(\.poster) where posters[id.rawValue] == nil {
-        posters[id.rawValue] = (try? library.asset(id)).map(APIAsset.version)
+        posters[id.rawValue] = APIAsset.version(of: id, in: library)
       }
       return (albums, posters)
     }
@@ -235,15 +235,11 @@ struct Gallery: Sendable {
         // (Problems only when there are some.)
         "albums": albums.filter {
           $0.kind == kind && !($0.ref == AlbumRef.smart(.problems).text && $0.count == 0)
-        }.map { album -> [String: Any] in
-          var values: [String: Any] = [
-            "ref": Self.escapeQuery(album.ref), "title": album.title, "count": album.count,
-          ]
-          if let poster = album.poster, let version = posters[poster.rawValue] ?? nil {
-            values["poster"] = poster.rawValue
-            values["version"] = version
-          }
-          return values
+        }.map { album in
+          Self.tile(
+            href: "/album?ref=" + Self.escapeQuery(album.ref), name: album.title,
+            count: "\(album.count)", poster: album.poster,
+            version: album.poster.flatMap { posters[$0.rawValue] ?? nil })
         },
       ]
     }
@@ -260,27 +256,19 @@ struct Gallery: Sendable {
   func places(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let country = request.query["country"].map(String.init)
     let places = try await blocking { [library] () throws(DarkroomError) in
-      let places = try library.places(in: country)
-      return places.map { place in
-        (place, place.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
-      }
+      try library.places(in: country).map { ($0, APIAsset.version(of: $0.poster, in: library)) }
     }
     var values = common(context, title: country ?? "Places")
     values["atPlaces"] = country == nil
     values["country"] = country
     values["empty"] = places.isEmpty
-    values["places"] = places.map { place, version -> [String: Any] in
-      var item: [String: Any] = [
-        "name": place.name, "count": place.count == 1 ? "1 item" : "\(place.count) items",
-        "href": country == nil
+    values["places"] = places.map { place, version in
+      Self.tile(
+        href: country == nil
           ? "/places?country=" + Self.escapeQuery(place.name)
           : "/album?ref=smart%3Aall&place=" + Self.escapeQuery(place.name),
-      ]
-      if let region = place.region { item["region"] = region }
-      if let poster = place.poster, let version {
-        (item["poster"], item["version"]) = (poster.rawValue, version)
-      }
-      return item
+        name: place.name, count: Self.items(place.count), poster: place.poster,
+        version: version, region: place.region)
     }
     return page("places", values)
   }
@@ -317,20 +305,14 @@ struct Gallery: Sendable {
     var subfolders: [[String: Any]] = []
     if case .folder(let path) = AlbumRef(ref) {
       let children = try await blocking { [library] () throws(DarkroomError) in
-        let children = try library.albums().filter { $0.kind == .folder && $0.parent == path }
-        return children.map { child in
-          (child, child.poster.flatMap { (try? library.asset($0)).map(APIAsset.version) })
+        try library.albums().filter { $0.kind == .folder && $0.parent == path }.map {
+          ($0, APIAsset.version(of: $0.poster, in: library))
         }
       }
-      subfolders = children.map { child, version -> [String: Any] in
-        var values: [String: Any] = [
-          "ref": Self.escapeQuery(child.ref), "name": child.title,
-          "count": child.count == 1 ? "1 item" : "\(child.count) items",
-        ]
-        if let poster = child.poster, let version {
-          (values["poster"], values["version"]) = (poster.rawValue, version)
-        }
-        return values
+      subfolders = children.map { child, version in
+        Self.tile(
+          href: "/album?ref=" + Self.escapeQuery(child.ref), name: child.title,
+          count: Self.items(child.count), poster: child.poster, version: version)
       }
     }
     let escaped = Self.escapeQuery(ref)
@@ -353,7 +335,7 @@ struct Gallery: Sendable {
     values["count"] = count
     Self.filterFields(into: &values, filters, ref: ref)
     values["summary"] =
-      (count == 1 ? "1 item" : "\(count) items")
+      Self.items(count)
       + (subfolders.isEmpty
         ? "" : subfolders.count == 1 ? " and 1 folder" : " and \(subfolders.count) folders")
     values["subfolders"] = subfolders
@@ -474,7 +456,7 @@ struct Gallery: Sendable {
     values["height"] = asset.displayHeight
     values["camera"] = asset.camera
     // A damaged file: what is wrong, and its pixels only when its header was read.
-    values["shown"] = asset.damage == nil || asset.displayWidth > 0
+    values["shown"] = asset.isShowable
     values["problem"] = asset.damage?.problem
     values["detail"] = asset.damage?.detail
     values["caption"] = asset.caption
@@ -517,7 +499,7 @@ struct Gallery: Sendable {
       number = value
     }
     let (perPage, shownLimit, asked) = (Self.duplicateGroupsPerPage, Self.duplicatesShown, number)
-    let (groups, total, first) = try await blocking {
+    let (groups, total, pages) = try await blocking {
       [library] () throws(DarkroomError) -> ([(group: [Asset], more: Int)], Int, Int) in
       let all = try library.duplicates(near: near)
       let pages = max(1, (all.count + perPage - 1) / perPage)
@@ -532,10 +514,10 @@ struct Gallery: Sendable {
         }
         return (Array(members.prefix(shownLimit)), max(0, members.count - shownLimit))
       }.filter { $0.group.count > 1 }
-      return (groups, all.count, first)
+      return (groups, all.count, pages)
     }
-    let pages = max(1, (total + perPage - 1) / perPage)
     let shownPage = min(number, pages)
+    let first = (shownPage - 1) * perPage
     var values = common(context, title: near ? "Duplicates and look-alikes" : "Duplicates")
     values["near"] = near
     values["summary"] =
@@ -563,6 +545,23 @@ struct Gallery: Sendable {
     }
     return page("duplicates", values)
   }
+
+  /// A tile of a page of albums, folders or places (`tile.mustache`): where it leads, its
+  /// name, its count as said, and its poster when the poster shows something.
+  static func tile(
+    href: String, name: String, count: String, poster: AssetID?, version: String?,
+    region: String? = nil
+  ) -> [String: Any] {
+    var values: [String: Any] = ["href": href, "name": name, "count": count]
+    if let region { values["region"] = region }
+    if let poster, let version {
+      (values["poster"], values["version"]) = (poster.rawValue, version)
+    }
+    return values
+  }
+
+  /// `1 item`, `5 items`.
+  static func items(_ count: Int) -> String { count == 1 ? "1 item" : "\(count) items" }
 
   /// Groups on a page of the duplicates, and photos shown of one group.
   static let duplicateGroupsPerPage = 50
