@@ -167,7 +167,7 @@ struct SharedRoutes {
     let base = "/s/" + token
     var values: [String: Any] = [
       "grid": true,
-      "summary": count == 1 ? "1 item" : "\(count) items",
+      "summary": Gallery.items(count),
       "assets": page.assets.map { asset -> [String: Any] in
         ["id": asset.id.rawValue, "name": asset.name, "href": base + "/photo/" + asset.id.rawValue]
       },
@@ -276,32 +276,19 @@ struct SharedRoutes {
     guard let representation = Representation(rawValue: name) else {
       throw APIError.notFound("no representation \(name.prefix(40)) for a shared photo")
     }
-    var spec = RenditionSpec(representation)
     for (key, _) in request.query where !["size", "format", "v"].contains(String(key)) {
       throw APIError.badRequest("a shared photo takes size and format; not \(key.prefix(40))")
     }
+    let largest = representation == .fullscreen ? largestScreen : largestThumbnail
     if let text = request.query["size"] {
-      let largest = representation == .fullscreen ? largestScreen : largestThumbnail
       guard representation != .full, let size = Int(text), (16...largest).contains(size) else {
-        throw APIError.badRequest(
-          "size takes 16 to \(representation == .fullscreen ? largestScreen : largestThumbnail) here; not \(text.prefix(32))"
-        )
+        throw APIError.badRequest("size takes 16 to \(largest) here; not \(text.prefix(32))")
       }
-      if representation == .fullscreen {
-        (spec.screenWidth, spec.screenHeight) = (size, size)
-      } else {
-        spec.size = size
-      }
-    } else if representation == .fullscreen {
-      (spec.screenWidth, spec.screenHeight) = (largestScreen, largestScreen)
     }
-    if let text = request.query["format"] {
-      guard let format = ImageFormat(rawValue: String(text)),
-        RenditionSpec.browserFormats.contains(format)
-      else {
-        throw APIError.badRequest("format takes jpeg, png or webp; not \(text.prefix(32))")
-      }
-      spec.format = format
+    // Within those bounds, read as the owner's route reads them.
+    var spec = try API.renditionSpec(context, request)
+    if representation == .fullscreen, request.query["size"] == nil {
+      (spec.screenWidth, spec.screenHeight) = (largestScreen, largestScreen)
     }
     return spec
   }
