@@ -83,7 +83,7 @@ struct PhoneGalleryTests {
     let (server, browser, base) = try Browser.loggedIn(to: served)
     try browser.resize(390, 844)
     try browser.go(base + "/")
-    #expect(eventually { (try? browser.cellIDs().count ?? 0) ?? 0 >= 6 })
+    #expect(eventually { (try? browser.cellIDs().count) ?? 0 >= 6 })
     let checks = try browser.run(Self.probe, [".timeline .cell .check"]) as? [String] ?? []
     #expect(
       checks.count == 1 && checks[0].hasPrefix("probed ") && checks[0] != "probed 0", "\(checks)")
@@ -310,7 +310,7 @@ struct SlideshowBrowserTests {
     func id(_ name: String) throws -> String {
       try #require(try library.asset(atPath: folder.file(name))).id.rawValue
     }
-    let (server, browser, base) = try Browser.loggedIn(to: ServedLibrary(over: library, in: folder))
+    let (server, browser, _) = try Browser.loggedIn(to: ServedLibrary(over: library, in: folder))
     #expect(eventually { (try? browser.cellIDs().count) == 3 })
     let showing = "return location.pathname"
     let (a, b, c) = (try id("a.jpg"), try id("b.jpg"), try id("c.jpg"))
@@ -411,7 +411,7 @@ struct ViewerAddressBrowserTests {
     let served = try datedLibrary(count: 40, newest: 1_751_241_600, apart: 86_400 * 20)
     let ids = try served.library.assetIDs(matching: AssetQuery(parameters: [("sort", "-date")]))
     let (server, browser, base) = try Browser.loggedIn(to: served)
-    #expect(eventually { (try? browser.cellIDs().count ?? 0) ?? 0 > 3 })
+    #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 3 })
     try browser.click(try browser.find(".cell[data-id='\(ids[0])'] a"))
     #expect(eventually { browser.viewerOpen })
     try browser.press("\u{E014}")  // ArrowRight
