@@ -2527,7 +2527,10 @@ extension Gallery {
             }
           });
         }
-        if (!images.busy()) waiting.forEach(load);
+        // Nor while a page of a month on the screen is still coming: its rows, and so its
+        // thumbnails, are not there yet to be waited for.
+        const reading = sections.some((s) => visible.has(s.key) && !waiting.includes(s) && s.pending);
+        if (!images.busy() && !reading) waiting.forEach(load);
         for (const [key, entry] of shown) {
           if (visible.has(key)) continue;
           removeRows(entry);

@@ -126,6 +126,14 @@ final class Browser: @unchecked Sendable {
 
   func go(_ url: String) throws { try call("POST", "/session/\(session)/url", ["url": url]) }
 
+  /// A script run in every page this session opens from now on, before the page's own
+  /// (chromedriver's passage to the DevTools protocol).
+  func beforeEveryPage(_ script: String) throws {
+    try call(
+      "POST", "/session/\(session)/goog/cdp/execute",
+      ["cmd": "Page.addScriptToEvaluateOnNewDocument", "params": ["source": script]])
+  }
+
   /// A server on `served` (no rate limit), and a browser logged in to it at its address.
   static func loggedIn(to served: ServedLibrary) throws -> (ServeProcess, Browser, String) {
     let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0"])
