@@ -250,6 +250,70 @@ struct DamagedFileTests {
   }
 }
 
+extension DamagedFileTests {
+  @Test(
+    "a photo whose header reads but whose data does not is marked damaged by the render that finds it: the API's 422 says so, and from then on Problems, list --damaged and check list it; the file untouched"
+  )
+  func foundByRender() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let whole = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    // The scan's Huffman tables point at one the file does not define: its header (and
+    // so the scan) reads well; libjpeg refuses its pixels.
+    var bad = whole
+    let scan = try #require(bad.indices.dropLast().first { bad[$0] == 0xFF && bad[$0 + 1] == 0xDA })
+    bad[scan + 6] = 0x33
+    _ = try folder.write("bad.jpg", bad)
+    _ = try folder.write("whole.jpg", whole)
+    let before = try ["bad.jpg", "whole.jpg"].map { try Self.state(folder.file($0)) }
+    let library = try Library.create(at: folder.path)
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: folder.file("bad.jpg"))).id
+    #expect(try library.asset(id).damage == nil)
+    let detail = "cannot render: VipsJpeg: Huffman table 0x03 was not defined"
+
+    let served = ServedLibrary(over: library, in: folder)
+    try await served.test { client, _ in
+      let none = try await client.execute(
+        uri: "/api/assets?damaged=true", method: .get, headers: ServedLibrary.read)
+      #expect((none.object["assets"] as? [[String: Any]])?.count == 0, "\(none.text)")
+      for _ in 0..<2 {
+        let refused = try await client.execute(
+          uri: "/api/assets/\(id)/thumbnail?size=256", method: .get, headers: ServedLibrary.read)
+        #expect(refused.status == .unprocessableContent, "\(refused.text)")
+        let error = try #require(refused.object["error"] as? [String: Any])
+        #expect(error["problem"] as? String == "This file is damaged")
+        #expect(error["message"] as? String == "bad.jpg: " + detail)
+      }
+      let listed = try await client.execute(
+        uri: "/api/assets?album=smart:problems", method: .get, headers: ServedLibrary.read)
+      let assets = try #require(listed.object["assets"] as? [[String: Any]])
+      #expect(assets.compactMap { $0["path"] as? String } == ["bad.jpg"])
+      #expect(
+        assets.compactMap { ($0["damage"] as? [String: Any])?["problem"] as? String }
+          == ["This photo's file is damaged"])
+    }
+    let marked = try #require(try library.asset(id).damage)
+    #expect(marked.kind == .corrupt && marked.detail == detail)
+    let list = try CLI.run(["list", "--library", folder.path, "--damaged"], cwd: folder.path)
+    #expect(list.stdout == "bad.jpg: This photo's file is damaged (\(detail))\n", "\(list.stderr)")
+    let check = try CLI.run(["check", folder.path])
+    #expect(check.status == 1)
+    #expect(
+      check.stdout.contains("\(folder.file("bad.jpg")): This photo's file is damaged (\(detail))"),
+      "\(check.stdout)")
+    // A render that fails for a reason that is not the file's data (the file moved away
+    // meanwhile) marks nothing.
+    let wholeID = try #require(try library.asset(atPath: folder.file("whole.jpg"))).id
+    #expect(rename(folder.file("whole.jpg"), folder.file("away.jpg")) == 0)
+    #expect(throws: DarkroomError.self) {
+      _ = try library.render(wholeID, RenditionSpec(.thumbnail))
+    }
+    #expect(rename(folder.file("away.jpg"), folder.file("whole.jpg")) == 0)
+    #expect(try library.asset(wholeID).damage == nil)
+    #expect(try ["bad.jpg", "whole.jpg"].map { try Self.state(folder.file($0)) } == before)
+  }
+}
+
 @Suite("Damaged files in the gallery, in chromium", .serialized, .timeLimit(.minutes(5)))
 struct DamagedFileBrowserTests {
   @Test(

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// Where the renderer and the rendition cache meet: a representation is rendered only when
 /// first asked for, then served from the cache until the source's content or edit changes.
@@ -372,12 +373,46 @@ extension Library {
       }
       settings.failOn = .none
     }
-    // A full representation may be the file's own bytes: it must be the catalogued file.
-    return try withOpenedPath(of: asset, exactly: spec.representation == .full) {
-      [settings] path throws(DarkroomError) in
-      try Self.render(
-        .file(path), spec.showing(asset), renderer: Renderer(settings),
-        cache: RenditionCache(folder: cacheFolder))
+    do {
+      // A full representation may be the file's own bytes: it must be the catalogued file.
+      return try withOpenedPath(of: asset, exactly: spec.representation == .full) {
+        [settings] path throws(DarkroomError) in
+        try Self.render(
+          .file(path), spec.showing(asset), renderer: Renderer(settings),
+          cache: RenditionCache(folder: cacheFolder))
+      }
+    } catch  where asset.damage == nil && asset.mediaType == .photo && Self.decoderBlames(error) {
+      recordDamage(of: asset, error)
+      throw error
     }
+  }
+
+  /// Whether a render's error is the decoder's verdict on the file's data (garbage past a
+  /// header that read well, a JPEG XL that libjxl refuses), not on the machine, a setting or
+  /// a policy.
+  static func decoderBlames(_ error: DarkroomError) -> Bool {
+    error.kind == .corrupt || error.kind == .truncated
+  }
+
+  /// Marks a photo the scan read whole damaged, as the scan marks one whose header is bad,
+  /// once a render finds its data bad: it joins Problems (`smart:problems`, `list
+  /// --damaged`) and `check`'s findings, and is shown from then on as far as it decodes.
+  /// Only while the file is exactly the catalogued one (device, inode, size and time) and
+  /// the catalog's row is still whole; the next scan of a changed file reads it again. A
+  /// failure to record is left unsaid: the caller has the render's own error to give.
+  func recordDamage(of asset: Asset, _ error: DarkroomError) {
+    guard let file = try? Beneath.openFile(asset.path, in: rootPath) else { return }
+    var info = stat()
+    let same = { (a: FileIdentity, b: FileIdentity) in
+      (a.device, a.inode, a.size, a.modified) == (b.device, b.inode, b.size, b.modified)
+    }
+    guard fstat(file.descriptor, &info) == 0, same(FileIdentity(info), asset.identity),
+      var now = try? catalogCall({ try $0.asset(asset.id) }),
+      now.damage == nil, same(now.identity, asset.identity), now.contentHash == asset.contentHash
+    else { return }
+    now.damage = AssetDamage(kind: error.kind, detail: error.message, video: false)
+    var changes = CatalogChanges()
+    changes.upserts = [now]
+    _ = try? catalogCall { try $0.commit(changes) }
   }
 }
