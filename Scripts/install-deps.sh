@@ -14,7 +14,7 @@ set -euo pipefail
 # python3-venv: the RAW tests' Python (rawpy, pidng and numpy from PyPI, below).
 # libpq-dev: PostgreSQL's client (a catalog in PostgreSQL, --catalog); postgresql: the server
 # the catalog tests start in a temporary folder of their own.
-packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev zlib1g-dev pkg-config libavformat-dev libavcodec-dev libswscale-dev chromium chromium-driver libimage-exiftool-perl exiv2 libvips-tools ffmpeg libavif-bin libheif-dev libheif-examples libraw-dev libpq-dev postgresql python3-venv "$@")
+packages=(libvips-dev libexif-dev libseccomp-dev libsqlite3-dev libsodium-dev zlib1g-dev pkg-config libavformat-dev libavcodec-dev libswscale-dev chromium chromium-driver libimage-exiftool-perl exiv2 libvips-tools ffmpeg libavif-bin libheif-dev libheif-examples libraw-dev libpq-dev postgresql libjs-leaflet python3-venv "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -75,3 +75,130 @@ struct MapTests {
     }
   }
 }
+
+/// A tile server on a free port of its own (a second origin, as a real one is): every path
+/// answers with one PNG, and is written down in `requests`. Its output goes to files, never
+/// to a pipe nobody reads (a server that logs each request to a full pipe stops answering).
+final class TileServer: @unchecked Sendable {
+  let process = Process()
+  let folder: TemporaryFolder
+  let port: Int
+
+  init(tile: [UInt8]) throws {
+    folder = try TemporaryFolder()
+    _ = try folder.write("tile.png", tile)
+    _ = FileManager.default.createFile(atPath: folder.file("port"), contents: nil)
+    let script = """
+      import http.server, os, sys
+      folder = sys.argv[1]
+      tile = open(os.path.join(folder, "tile.png"), "rb").read()
+      class Tiles(http.server.BaseHTTPRequestHandler):
+          def do_GET(self):
+              with open(os.path.join(folder, "requests"), "a") as log:
+                  log.write(self.path + "\\n")
+              self.send_response(200)
+              self.send_header("Content-Type", "image/png")
+              self.send_header("Content-Length", str(len(tile)))
+              self.end_headers()
+              self.wfile.write(tile)
+          def log_message(self, *arguments):
+              pass
+      server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tiles)
+      with open(os.path.join(folder, "port"), "w") as out:
+          out.write(str(server.server_address[1]))
+      server.serve_forever()
+      """
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", script, folder.path]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    var found: Int?
+    let deadline = Date().addingTimeInterval(30)
+    while found == nil, process.isRunning, Date() < deadline {
+      found = Int((try? String(contentsOfFile: folder.file("port"), encoding: .utf8)) ?? "")
+      if found == nil { usleep(20_000) }
+    }
+    guard let found else {
+      process.terminate()
+      throw DarkroomError(.engine, "the tile server did not start")
+    }
+    port = found
+  }
+
+  /// The paths asked for, in order.
+  var requests: [String] {
+    ((try? String(contentsOfFile: folder.file("requests"), encoding: .utf8)) ?? "")
+      .split(separator: "\n").map(String.init)
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+}
+
+@Suite("The map, in chromium", .serialized, .timeLimit(.minutes(5)))
+struct MapBrowserTests {
+  @Test(
+    "the map draws the tile server's tiles and the photos as clusters with their counts and posters; a photo's marker opens it; no console error"
+  )
+  func map() throws {
+    let folder = try Fixture.temporaryFolder()
+    let library = try placed(MapTests.spots, in: folder)
+    let tiles = try TileServer(tile: try Fixture.bytes(Fixture.sample("alpha.png")))
+    let server = try ServeProcess(
+      folder.path,
+      arguments: [
+        "--rate-limit", "0", "--map-tiles", "http://127.0.0.1:\(tiles.port)/{z}/{x}/{y}.png",
+        "--map-attribution", "Test tiles",
+      ])
+    defer { _ = server.stop() }
+    let (browser, base) = try Browser.loggedIn(to: server)
+    try browser.go(base + "/map")
+    // The five photos, fitted: Boulder's two as one cluster, the others alone.
+    let counts = """
+      return Array.from(document.querySelectorAll('.map-cluster .n')).map((n) => Number(n.textContent)).sort();
+      """
+    #expect(
+      eventually { (try? browser.run(counts)) as? [Int] == [1, 1, 1, 2] },
+      "\(String(describing: try? browser.run(counts)))")
+    #expect(
+      eventually {
+        (try? browser.run("return document.querySelector('.map-status').textContent"))
+          as? String == "5 photos here"
+      })
+    // Tiles from the tile server (allowed by the page's policy), and the clusters' posters
+    // from Darkroom, all decoded.
+    let loaded = """
+      const tiles = Array.from(document.querySelectorAll('img.leaflet-tile'));
+      const posters = Array.from(document.querySelectorAll('.map-cluster img'));
+      return [tiles.filter((i) => i.complete && i.naturalWidth > 0).length, tiles.length,
+        posters.filter((i) => i.complete && i.naturalWidth > 0).length, posters.length];
+      """
+    #expect(
+      eventually {
+        guard let n = (try? browser.run(loaded)) as? [Int], n.count == 4 else { return false }
+        return n[0] > 0 && n[0] == n[1] && n[2] == 4 && n[3] == 4
+      }, "\(String(describing: try? browser.run(loaded)))")
+    #expect(tiles.requests.contains { $0.hasSuffix(".png") && $0.split(separator: "/").count == 3 })
+    #expect(
+      try browser.run("return document.querySelector('.leaflet-control-attribution').textContent")
+        as? String == "Leaflet | Test tiles")
+    try browser.screenshot("map-desktop")
+    try browser.resize(390, 844)
+    try browser.screenshot("map-phone")
+    try browser.resize(1280, 900)
+    // Kyoto's marker (one photo) opens its page.
+    let kyoto = try #require(try library.asset(atPath: folder.file("kyoto.jpg"))).id
+    // (Found again once the resize's redrawing has settled.)
+    let marker = ".leaflet-marker-icon[title='1 photo'] img[src*='\(kyoto)']"
+    #expect(eventually { (try? browser.findAll(marker).count) == 1 })
+    try browser.click(try browser.find(marker))
+    #expect(eventually { browser.url.hasPrefix(base + "/asset/\(kyoto)") }, "\(browser.url)")
+    #expect(try browser.consoleErrors() == [])
+  }
+}
