@@ -87,11 +87,11 @@
       catalog.find((f) => f.name === filter)?.parameters.find((p) => p.name === name);
     form.textContent = "";
     const top = element("div", { class: "actions" },
-      element("button", { type: "button", "data-act": "auto", text: "Auto" }),
-      element("button", { type: "button", "data-act": "before", text: "Hold to compare",
-        "aria-label": "Hold to see the original" }),
+      element("button", { type: "button", "data-act": "auto" }, icon("auto"), "Auto"),
+      element("button", { type: "button", "data-act": "before", "aria-label": "Hold to see the original",
+        title: "Hold to see the original" }, icon("compare"), "Compare"),
+      element("button", { type: "button", "data-act": "revert" }, icon("revert"), "Revert"),
       element("button", { type: "button", "data-act": "save", text: "Save" }),
-      element("button", { type: "button", "data-act": "revert", text: "Revert" }),
       status);
     form.append(top, geometryGroup());
     // A video's part in time: from start to end, in seconds (the end at its length: all).
@@ -114,10 +114,8 @@
           min: String(min), max: String(max), step: String(step),
           value: String(neutral[key] ?? 0), "data-key": key });
         input.title = p.doc;
-        const output = element("output", { for: input.id, text: input.value });
-        input.addEventListener("input", () => { output.value = input.value; });
         sliders.set(key, input);
-        body.append(element("label", { for: input.id, text: label }), input, output);
+        body.append(...row(input, label, neutral[key] ?? 0));
       }
       form.append(group(title, body, () => {
         for (const [filter, name] of entries) resetSlider(filter + "." + name);
@@ -126,6 +124,33 @@
     }
     form.append(element("h3", { text: "History" }), history);
   }
+
+  // A slider's row: its name, the track (filled from where it changes nothing to its value),
+  // the value beside it, and its own reset, shown once it is moved. The track and the value
+  // follow every "input" event; a value set without one is shown by `paintAll`.
+  function row(input, label, rest, reset = () => {
+    input.value = String(rest);
+    input.dispatchEvent(new Event("input"));
+  }) {
+    const output = element("output", { for: input.id, text: input.value });
+    const button = element("button", { type: "button", class: "slider-reset", "aria-label": "Reset " + label,
+      title: "Reset " + label }, icon("reset"));
+    input.dataset.rest = String(rest);
+    input.addEventListener("input", () => paint(input));
+    button.addEventListener("click", () => { reset(); paint(input); changed(); });
+    paint(input, output, button);
+    return [element("label", { for: input.id, text: label }), input, output, button];
+  }
+  function paint(input, output = input.nextElementSibling, button = output?.nextElementSibling) {
+    const min = Number(input.min), max = Number(input.max), value = Number(input.value);
+    const at = (v) => ((Math.min(max, Math.max(min, v)) - min) / (max - min || 1)) * 100 + "%";
+    const rest = Number(input.dataset.rest ?? 0);
+    input.style.setProperty("--from", at(Math.min(rest, value)));
+    input.style.setProperty("--to", at(Math.max(rest, value)));
+    if (output) output.value = input.value;
+    button?.classList.toggle("moved", value !== rest);
+  }
+  const paintAll = () => { for (const input of form.querySelectorAll(".sliders input[type=range]")) paint(input); };
 
   // A group: a heading with its reset, then its controls.
   function group(title, body, reset) {
@@ -159,13 +184,15 @@
     for (const [part, label] of [["hue", "Hue"], ["saturation", "Saturation"], ["luminance", "Luminance"]]) {
       const input = element("input", { id: "edit-hsl-" + part, type: "range", min: "-1", max: "1",
         step: "0.01", value: "0" });
-      const output = element("output", { for: input.id, text: "0" });
       input.addEventListener("input", () => {
-        output.value = input.value;
         if (!showing) hsl[range + "-" + part] = Number(input.value);
       });
-      inputs.push([part, input, output]);
-      rows.append(element("label", { for: input.id, text: label }), input, output);
+      const parts = row(input, label, 0, () => {
+        delete hsl[range + "-" + part];
+        showHSL();
+      });
+      inputs.push([part, input]);
+      rows.append(...parts);
     }
     showHSL = () => {
       showing = true;
@@ -174,9 +201,9 @@
         swatch.classList.toggle("changed", ["hue", "saturation", "luminance"]
           .some((part) => (hsl[swatch.dataset.range + "-" + part] ?? 0) !== 0));
       }
-      for (const [part, input, output] of inputs) {
+      for (const [part, input] of inputs) {
         input.value = String(hsl[range + "-" + part] ?? 0);
-        output.value = input.value;
+        paint(input);
       }
       showing = false;
     };
@@ -369,12 +396,13 @@
 
   function geometryGroup() {
     const body = element("div", { class: "geometry" });
-    const button = (act, text, label) =>
-      element("button", { type: "button", "data-geometry": act, text, "aria-label": label });
+    const button = (act, name, label, text) =>
+      element("button", { type: "button", "data-geometry": act, "aria-label": label, title: label },
+        icon(name), ...(text ? [text] : []));
     const tools = element("div", { class: "tools" },
-      button("left", "⟲", "Rotate left"), button("right", "⟳", "Rotate right"),
-      button("flip-h", "⇋", "Flip horizontally"), button("flip-v", "⇅", "Flip vertically"),
-      button("crop", "Crop", "Crop with handles"));
+      button("left", "rotate-left", "Rotate left"), button("right", "rotate-right", "Rotate right"),
+      button("flip-h", "flip-h", "Flip horizontally"), button("flip-v", "flip-v", "Flip vertically"),
+      button("crop", "crop", "Crop with handles", "Crop"));
     const aspect = element("select", { id: "edit-aspect", "aria-label": "Aspect" });
     for (const [value, text] of [["", "Free"], ["1:1", "Square"], ["4:5", "4:5"], ["3:2", "3:2"],
       ["4:3", "4:3"], ["16:9", "16:9"], ["5:4", "5:4"], ["2:3", "2:3"], ["9:16", "9:16"]]) {
@@ -383,15 +411,13 @@
     const dial = (key, label, min, max, step) => {
       const input = element("input", { id: "edit-" + key, type: "range", min: String(min),
         max: String(max), step: String(step), value: "0", "data-geometry-value": key });
-      const output = element("output", { for: input.id, text: "0" });
       input.addEventListener("input", () => {
-        output.value = input.value;
         geometry[key] = Number(input.value);
       });
-      return [element("label", { for: input.id, text: label }), input, output];
+      return row(input, label, 0);
     };
     const rows = element("div", { class: "sliders" },
-      element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"),
+      element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"), element("span"),
       ...dial("angle", "Straighten", -45, 45, 0.1),
       ...dial("vertical", "Vertical", -1, 1, 0.01),
       ...dial("horizontal", "Horizontal", -1, 1, 0.01));
@@ -549,6 +575,7 @@
     if (aspect) aspect.value = geometry.aspect;
     showHSL();
     drawCurve();
+    paintAll();
   }
 
   // Filters written as text ("tone exposure=0.3") back as nodes.

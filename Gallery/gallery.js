@@ -115,6 +115,18 @@ function durationText(seconds) {
   return Math.floor(whole / 60) + ":" + String(whole % 60).padStart(2, "0");
 }
 // Formats every browser shows as they are; anything else is asked for as a rendition.
+// An icon of the page's set (icons.mustache), for a control that also says its name (its
+// text, or its aria-label).
+const ICON = (name) => '<svg class="icon" aria-hidden="true"><use href="#i-' + name + '"/></svg>';
+function icon(name) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "icon");
+  svg.setAttribute("aria-hidden", "true");
+  const use = document.createElementNS("http://www.w3.org/2000/svg", "use");
+  use.setAttribute("href", "#i-" + name);
+  svg.append(use);
+  return svg;
+}
 const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
 
 // ---- Images: four requests at once; those still waiting forgotten when their row leaves ---
@@ -216,7 +228,7 @@ function markFavourite(cell, on) {
     mark = document.createElement("span");
     mark.className = "fav-badge";
     mark.setAttribute("aria-hidden", "true");
-    mark.textContent = "♥";
+    mark.append(icon("star"));
     link.append(mark);
   } else if (!on && mark) {
     mark.remove();
@@ -237,19 +249,17 @@ function makeViewer() {
     '<video class="live" muted playsinline preload="none" hidden></video>',
     '<p class="problem" hidden>This photo cannot be shown.</p></div>',
     '<div class="controls">',
-    '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
+    '<button type="button" data-v="close" aria-label="Close (Escape)">' + ICON("close") + '</button>',
     '<span class="name"></span><span class="spacer"></span>',
     '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
-    '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
-    '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
-    '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">▶</button>',
-    '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">',
-    '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="none" stroke="currentColor" stroke-width="2" ',
-    'stroke-linecap="round" d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></svg></button>',
-    '<a data-v="download" aria-label="Download the original" download>⤓</a>',
-    '<a data-v="edit">Edit</a></div>',
-    '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
-    '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">›</button>',
+    '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">' + ICON("star") + '</button>',
+    '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">' + ICON("info") + '</button>',
+    '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">' + ICON("play") + '</button>',
+    '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">' + ICON("trash") + '</button>',
+    '<a data-v="download" aria-label="Download the original" download>' + ICON("download") + '</a>',
+    '<a data-v="edit">' + ICON("edit") + '<span>Edit</span></a></div>',
+    '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">' + ICON("prev") + '</button>',
+    '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">' + ICON("next") + '</button>',
     '<aside class="info" aria-label="Info" hidden><h2>Info</h2>',
     '<form class="notes" aria-label="Rating, description and keywords">',
     '<div class="stars" role="group" aria-label="Rating">',
@@ -588,7 +598,7 @@ function makeViewer() {
     playing = on;
     clearTimeout(slideTimer);
     control("play").setAttribute("aria-pressed", on ? "true" : "false");
-    control("play").textContent = on ? "❚❚" : "▶";
+    control("play").innerHTML = ICON(on ? "pause" : "play");
     box.classList.toggle("playing", on);
     if (on) nextSlide();
   }
@@ -674,7 +684,6 @@ function makeViewer() {
   function showFavourite(asset) {
     const star = control("favourite");
     star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-    star.textContent = asset.isFavourite ? "★" : "☆";
   }
   function toggleInfo() {
     info.hidden = !info.hidden;

@@ -8,11 +8,11 @@ extension Gallery {
       <div class="head">
         <form class="search" role="search" action="/album" method="get">
           <input type="hidden" name="ref" value="{{albumRef}}">
-          <input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album">
+          <span class="search-field"><svg class="icon" aria-hidden="true"><use href="#i-search"/></svg><input type="search" name="text" value="{{text}}" placeholder="Names, places, keywords, captions" aria-label="Search this album"></span>
           <button type="submit">Search</button>
           {{#filtered}}<a href="/album?ref={{ref}}">Show all</a>{{/filtered}}
           <details class="filters"{{#filtered}} open{{/filtered}}>
-            <summary>Filters</summary>
+            <summary><svg class="icon" aria-hidden="true"><use href="#i-filter"/></svg>Filters</summary>
             <div class="filter-fields">
               <label>Sort <select name="sort" data-default="{{defaultSort}}">{{#sortOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/sortOptions}}</select></label>
               <label>Type <select name="type">{{#typeOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/typeOptions}}</select></label>
@@ -23,19 +23,19 @@ extension Gallery {
               <label>Camera <input name="camera" value="{{camera}}" size="10"></label>
               <label><input type="checkbox" name="favourite" value="true"{{#favouritesOnly}} checked{{/favouritesOnly}}> Favourites</label>
               {{#hiddenFilters}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hiddenFilters}}
-              <button type="submit">Apply filters</button>
+              <button type="submit" class="primary">Apply filters</button>
             </div>
           </details>
         </form>
         <p class="summary" aria-live="polite">{{summary}}</p>
         <div class="album-actions">
-          <button type="button" data-act="slideshow" hidden>Slideshow</button>
-          <button type="button" data-act="select-all" hidden>Select all</button>
-          {{^trash}}{{^atPhotos}}<button type="button" data-act="share" hidden>Share…</button>{{/atPhotos}}{{/trash}}
-          {{#user}}<button type="button" data-act="rename" hidden>Rename…</button>{{/user}}
-          {{#user}}<button type="button" data-act="delete-album" class="danger" hidden>Delete album…</button>{{/user}}
-          {{^trash}}<button type="button" data-act="upload" hidden>Upload…</button>{{/trash}}
-          {{#trash}}<button type="button" data-act="empty" class="danger" hidden>Empty trash…</button>{{/trash}}
+          <button type="button" data-act="slideshow" hidden><svg class="icon" aria-hidden="true"><use href="#i-play"/></svg>Slideshow</button>
+          <button type="button" data-act="select-all" hidden><svg class="icon" aria-hidden="true"><use href="#i-select"/></svg>Select all</button>
+          {{^trash}}{{^atPhotos}}<button type="button" data-act="share" hidden><svg class="icon" aria-hidden="true"><use href="#i-share"/></svg>Share…</button>{{/atPhotos}}{{/trash}}
+          {{#user}}<button type="button" data-act="rename" hidden><svg class="icon" aria-hidden="true"><use href="#i-pencil"/></svg>Rename…</button>{{/user}}
+          {{#user}}<button type="button" data-act="delete-album" class="danger" hidden><svg class="icon" aria-hidden="true"><use href="#i-trash"/></svg>Delete album…</button>{{/user}}
+          {{^trash}}<button type="button" data-act="upload" hidden><svg class="icon" aria-hidden="true"><use href="#i-upload"/></svg>Upload…</button>{{/trash}}
+          {{#trash}}<button type="button" data-act="empty" class="danger" hidden><svg class="icon" aria-hidden="true"><use href="#i-trash"/></svg>Empty trash…</button>{{/trash}}
         </div>
       </div>
       {{#hasSubfolders}}
@@ -47,20 +47,20 @@ extension Gallery {
       {{/hasSubfolders}}
       {{#problems}}<p class="note">Files the scan found damaged: each is shown as far as it can be read, and says what is wrong. A backup or the camera's card may still hold it whole.</p>{{/problems}}
       <div class="toolbar" role="toolbar" aria-label="Selection" hidden>
-        <button type="button" data-act="clear" aria-label="Clear the selection">✕</button>
+        <button type="button" data-act="clear" aria-label="Clear the selection" class="icon-only"><svg class="icon" aria-hidden="true"><use href="#i-close"/></svg></button>
         <span class="selection-count" aria-live="polite">0 selected</span>
         <span class="spacer"></span>
         <label for="preset">Preset</label>
         <select id="preset">
           {{#presets}}<option value="{{.}}">{{.}}</option>{{/presets}}
         </select>
-        <button type="button" data-act="apply">Apply</button>
-        <button type="button" data-act="revert">Revert</button>
-        {{^trash}}<button type="button" data-act="album">Add to album…</button>{{/trash}}
-        {{#user}}<button type="button" data-act="unalbum">Remove from album</button>{{/user}}
-        {{^trash}}<button type="button" data-act="trash">Move to trash</button>{{/trash}}
-        {{#trash}}<button type="button" data-act="restore">Restore</button>{{/trash}}
-        <button type="button" data-act="download">Download zip</button>
+        <button type="button" data-act="apply" class="primary">Apply</button>
+        <button type="button" data-act="revert"><svg class="icon" aria-hidden="true"><use href="#i-revert"/></svg>Revert</button>
+        {{^trash}}<button type="button" data-act="album"><svg class="icon" aria-hidden="true"><use href="#i-plus"/></svg>Add to album…</button>{{/trash}}
+        {{#user}}<button type="button" data-act="unalbum"><svg class="icon" aria-hidden="true"><use href="#i-minus"/></svg>Remove from album</button>{{/user}}
+        {{^trash}}<button type="button" data-act="trash"><svg class="icon" aria-hidden="true"><use href="#i-trash"/></svg>Move to trash</button>{{/trash}}
+        {{#trash}}<button type="button" data-act="restore"><svg class="icon" aria-hidden="true"><use href="#i-restore"/></svg>Restore</button>{{/trash}}
+        <button type="button" data-act="download"><svg class="icon" aria-hidden="true"><use href="#i-download"/></svg>Download zip</button>
       </div>
       <div class="progress" hidden>
         <progress max="1" value="0"></progress>
@@ -93,7 +93,7 @@ extension Gallery {
           <p class="dialog-error error" role="alert"></p>
           <div class="dialog-actions">
             <button type="button" value="cancel" data-act="cancel">Cancel</button>
-            <button type="submit" value="ok">Add</button>
+            <button type="submit" value="ok" class="primary">Add</button>
           </div>
         </form>
       </dialog>
@@ -111,7 +111,7 @@ extension Gallery {
           <ul class="share-links"></ul>
           <div class="dialog-actions">
             <button type="button" data-act="close-share">Close</button>
-            <button type="submit" value="ok">Make a link</button>
+            <button type="submit" value="ok" class="primary">Make a link</button>
           </div>
         </form>
       </dialog>
@@ -288,11 +288,11 @@ extension Gallery {
           catalog.find((f) => f.name === filter)?.parameters.find((p) => p.name === name);
         form.textContent = "";
         const top = element("div", { class: "actions" },
-          element("button", { type: "button", "data-act": "auto", text: "Auto" }),
-          element("button", { type: "button", "data-act": "before", text: "Hold to compare",
-            "aria-label": "Hold to see the original" }),
+          element("button", { type: "button", "data-act": "auto" }, icon("auto"), "Auto"),
+          element("button", { type: "button", "data-act": "before", "aria-label": "Hold to see the original",
+            title: "Hold to see the original" }, icon("compare"), "Compare"),
+          element("button", { type: "button", "data-act": "revert" }, icon("revert"), "Revert"),
           element("button", { type: "button", "data-act": "save", text: "Save" }),
-          element("button", { type: "button", "data-act": "revert", text: "Revert" }),
           status);
         form.append(top, geometryGroup());
         // A video's part in time: from start to end, in seconds (the end at its length: all).
@@ -315,10 +315,8 @@ extension Gallery {
               min: String(min), max: String(max), step: String(step),
               value: String(neutral[key] ?? 0), "data-key": key });
             input.title = p.doc;
-            const output = element("output", { for: input.id, text: input.value });
-            input.addEventListener("input", () => { output.value = input.value; });
             sliders.set(key, input);
-            body.append(element("label", { for: input.id, text: label }), input, output);
+            body.append(...row(input, label, neutral[key] ?? 0));
           }
           form.append(group(title, body, () => {
             for (const [filter, name] of entries) resetSlider(filter + "." + name);
@@ -327,6 +325,33 @@ extension Gallery {
         }
         form.append(element("h3", { text: "History" }), history);
       }
+
+      // A slider's row: its name, the track (filled from where it changes nothing to its value),
+      // the value beside it, and its own reset, shown once it is moved. The track and the value
+      // follow every "input" event; a value set without one is shown by `paintAll`.
+      function row(input, label, rest, reset = () => {
+        input.value = String(rest);
+        input.dispatchEvent(new Event("input"));
+      }) {
+        const output = element("output", { for: input.id, text: input.value });
+        const button = element("button", { type: "button", class: "slider-reset", "aria-label": "Reset " + label,
+          title: "Reset " + label }, icon("reset"));
+        input.dataset.rest = String(rest);
+        input.addEventListener("input", () => paint(input));
+        button.addEventListener("click", () => { reset(); paint(input); changed(); });
+        paint(input, output, button);
+        return [element("label", { for: input.id, text: label }), input, output, button];
+      }
+      function paint(input, output = input.nextElementSibling, button = output?.nextElementSibling) {
+        const min = Number(input.min), max = Number(input.max), value = Number(input.value);
+        const at = (v) => ((Math.min(max, Math.max(min, v)) - min) / (max - min || 1)) * 100 + "%";
+        const rest = Number(input.dataset.rest ?? 0);
+        input.style.setProperty("--from", at(Math.min(rest, value)));
+        input.style.setProperty("--to", at(Math.max(rest, value)));
+        if (output) output.value = input.value;
+        button?.classList.toggle("moved", value !== rest);
+      }
+      const paintAll = () => { for (const input of form.querySelectorAll(".sliders input[type=range]")) paint(input); };
 
       // A group: a heading with its reset, then its controls.
       function group(title, body, reset) {
@@ -360,13 +385,15 @@ extension Gallery {
         for (const [part, label] of [["hue", "Hue"], ["saturation", "Saturation"], ["luminance", "Luminance"]]) {
           const input = element("input", { id: "edit-hsl-" + part, type: "range", min: "-1", max: "1",
             step: "0.01", value: "0" });
-          const output = element("output", { for: input.id, text: "0" });
           input.addEventListener("input", () => {
-            output.value = input.value;
             if (!showing) hsl[range + "-" + part] = Number(input.value);
           });
-          inputs.push([part, input, output]);
-          rows.append(element("label", { for: input.id, text: label }), input, output);
+          const parts = row(input, label, 0, () => {
+            delete hsl[range + "-" + part];
+            showHSL();
+          });
+          inputs.push([part, input]);
+          rows.append(...parts);
         }
         showHSL = () => {
           showing = true;
@@ -375,9 +402,9 @@ extension Gallery {
             swatch.classList.toggle("changed", ["hue", "saturation", "luminance"]
               .some((part) => (hsl[swatch.dataset.range + "-" + part] ?? 0) !== 0));
           }
-          for (const [part, input, output] of inputs) {
+          for (const [part, input] of inputs) {
             input.value = String(hsl[range + "-" + part] ?? 0);
-            output.value = input.value;
+            paint(input);
           }
           showing = false;
         };
@@ -570,12 +597,13 @@ extension Gallery {
 
       function geometryGroup() {
         const body = element("div", { class: "geometry" });
-        const button = (act, text, label) =>
-          element("button", { type: "button", "data-geometry": act, text, "aria-label": label });
+        const button = (act, name, label, text) =>
+          element("button", { type: "button", "data-geometry": act, "aria-label": label, title: label },
+            icon(name), ...(text ? [text] : []));
         const tools = element("div", { class: "tools" },
-          button("left", "⟲", "Rotate left"), button("right", "⟳", "Rotate right"),
-          button("flip-h", "⇋", "Flip horizontally"), button("flip-v", "⇅", "Flip vertically"),
-          button("crop", "Crop", "Crop with handles"));
+          button("left", "rotate-left", "Rotate left"), button("right", "rotate-right", "Rotate right"),
+          button("flip-h", "flip-h", "Flip horizontally"), button("flip-v", "flip-v", "Flip vertically"),
+          button("crop", "crop", "Crop with handles", "Crop"));
         const aspect = element("select", { id: "edit-aspect", "aria-label": "Aspect" });
         for (const [value, text] of [["", "Free"], ["1:1", "Square"], ["4:5", "4:5"], ["3:2", "3:2"],
           ["4:3", "4:3"], ["16:9", "16:9"], ["5:4", "5:4"], ["2:3", "2:3"], ["9:16", "9:16"]]) {
@@ -584,15 +612,13 @@ extension Gallery {
         const dial = (key, label, min, max, step) => {
           const input = element("input", { id: "edit-" + key, type: "range", min: String(min),
             max: String(max), step: String(step), value: "0", "data-geometry-value": key });
-          const output = element("output", { for: input.id, text: "0" });
           input.addEventListener("input", () => {
-            output.value = input.value;
             geometry[key] = Number(input.value);
           });
-          return [element("label", { for: input.id, text: label }), input, output];
+          return row(input, label, 0);
         };
         const rows = element("div", { class: "sliders" },
-          element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"),
+          element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"), element("span"),
           ...dial("angle", "Straighten", -45, 45, 0.1),
           ...dial("vertical", "Vertical", -1, 1, 0.01),
           ...dial("horizontal", "Horizontal", -1, 1, 0.01));
@@ -750,6 +776,7 @@ extension Gallery {
         if (aspect) aspect.value = geometry.aspect;
         showHSL();
         drawCurve();
+        paintAll();
       }
 
       // Filters written as text ("tone exposure=0.3") back as nodes.
@@ -1072,67 +1099,126 @@ extension Gallery {
     </html>
     """####,
     "gallery.css": ####"""
+    /* One set of tokens for every page: a type scale, spacing, radii and colours (light and dark).
+       Components use these, never their own greys; the editor redefines them to be dark. */
     :root {
-      color-scheme: light dark; --accent: #2f6fde; --cell: 200px; --bg: #fff; --fg: #1d1d1f; --muted: #6e6e73;
-      --tile: #e8e8ed; --line: #d2d2d7; --bar: rgba(255, 255, 255, .92);
-      font-family: system-ui, sans-serif; overflow-anchor: none;
+      color-scheme: light dark; overflow-anchor: none;
+      --font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif;
+      --text-xs: .75rem; --text-s: .875rem; --text-m: 1rem; --text-l: 1.25rem; --text-xl: 1.625rem;
+      --space-1: .25rem; --space-2: .5rem; --space-3: .75rem; --space-4: 1rem; --space-5: 1.5rem; --space-6: 2rem;
+      --radius-s: 6px; --radius: 10px; --radius-l: 14px; --control: 40px; --cell: 200px;
+      --bg: #fbfbfd; --surface: #fff; --raised: #ececf0; --raised-hover: #e0e0e6; --fg: #1d1d1f; --muted: #6e6e73;
+      --tile: #e8e8ed; --line: #d9d9de; --bar: rgba(251, 251, 253, .9); --accent: #0a66d8; --accent-hover: #0958bd;
+      --accent-fg: #fff; --accent-soft: rgba(10, 102, 216, .12); --danger: #c4291c; --shadow: 0 1px 2px rgba(0, 0, 0, .06), 0 8px 24px rgba(0, 0, 0, .08);
+      font: var(--text-m)/1.45 var(--font);
     }
     @media (prefers-color-scheme: dark) {
-      :root { --bg: #161617; --fg: #f5f5f7; --muted: #a1a1a6; --tile: #2c2c2e; --line: #3a3a3c; --bar: rgba(22, 22, 23, .92); --accent: #4d8dff; }
+      :root {
+        --bg: #121214; --surface: #1c1c1f; --raised: #2a2a2e; --raised-hover: #35353a; --fg: #f2f2f5; --muted: #a1a1a8;
+        --tile: #242428; --line: #36363b; --bar: rgba(18, 18, 20, .9); --accent: #4d94ff; --accent-hover: #6ba6ff;
+        --accent-fg: #fff; --accent-soft: rgba(77, 148, 255, .18); --danger: #ff6b5e; --shadow: 0 1px 2px rgba(0, 0, 0, .4), 0 8px 24px rgba(0, 0, 0, .5);
+      }
     }
     body { margin: 0; background: var(--bg); color: var(--fg); }
-    a { color: var(--accent); }
-    button { font: inherit; }
-    .bar { display: flex; gap: 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+    a { color: var(--accent); text-underline-offset: .15em; }
+    h1, h2, h3 { line-height: 1.2; letter-spacing: -.01em; }
+    code { font-size: .9em; padding: .05em .3em; border-radius: 4px; background: var(--raised); }
+    .sprite { position: absolute; width: 0; height: 0; overflow: hidden; }
+    .icon { width: 1.25em; height: 1.25em; flex: none; fill: none; stroke: currentColor; stroke-width: 1.75; stroke-linecap: round; stroke-linejoin: round; }
+
+    /* Controls: buttons, fields and menus of one size and shape (the viewer's, the marks on
+       cells and the editor's swatches and history draw their own). */
+    :where(button:not(.lightbox *, .cell *, .swatches *, .history *, .rating *, .stars *, .crop-frame *, .reset, .slider-reset), .button) {
+      display: inline-flex; align-items: center; justify-content: center; gap: .4rem; box-sizing: border-box;
+      min-height: var(--control); padding: 0 .9rem; border: 1px solid transparent; border-radius: var(--radius-s);
+      background: var(--raised); color: var(--fg); font: 500 var(--text-s)/1 var(--font); text-decoration: none;
+      white-space: nowrap; cursor: pointer; transition: background-color .12s, border-color .12s;
+    }
+    :where(button:not(.lightbox *, .cell *, .swatches *, .history *, .rating *, .stars *, .crop-frame *, .reset, .slider-reset), .button):hover { background: var(--raised-hover); }
+    :where(button, .button).primary, :where(.login, .share-password, dialog) button[type=submit] { background: var(--accent); color: var(--accent-fg); }
+    :where(button, .button).primary:hover, :where(.login, .share-password, dialog) button[type=submit]:hover { background: var(--accent-hover); }
+    :where(button, .button).quiet { background: none; color: var(--muted); }
+    :where(button, .button).quiet:hover { color: var(--fg); }
+    :where(button).danger { color: var(--danger); }
+    :where(button).icon-only { padding: 0; width: var(--control); }
+    button { font-family: inherit; }
+    button:disabled { opacity: .45; cursor: default; }
+    :where(input:not([type=checkbox], [type=radio], [type=range], [type=file], [type=hidden]), select, textarea) {
+      box-sizing: border-box; min-height: var(--control); padding: 0 .7rem; border: 1px solid var(--line); border-radius: var(--radius-s);
+      background: var(--surface); color: var(--fg); font: var(--text-s)/1.3 var(--font);
+    }
+    :where(textarea) { padding: .5rem .7rem; }
+    :where(input[type=checkbox], input[type=radio]) { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: var(--accent); }
+    :where(input, select, textarea):focus-visible { border-color: var(--accent); }
+
+    .bar { display: flex; gap: var(--space-4); align-items: center; padding: var(--space-2) var(--space-4); border-bottom: 1px solid var(--line); background: var(--bar); }
     .skip { position: absolute; left: .5rem; top: -3rem; z-index: 20; padding: .5rem .75rem; border-radius: 8px; background: var(--fg); color: var(--bg); }
     .skip:focus { top: .5rem; }
     main:focus { outline: none; }
-    .bar .home { font-weight: 600; text-decoration: none; color: inherit; }
-    .bar .sections { display: flex; gap: .25rem; }
-    .bar .sections a { display: inline-flex; align-items: center; min-height: 44px; padding: 0 .6rem; border-radius: 8px; color: inherit; text-decoration: none; }
-    .bar .sections a[aria-current="page"] { background: var(--line); font-weight: 600; }
+    .bar .home { display: inline-flex; align-items: center; gap: .45rem; font-weight: 650; font-size: 1.05rem; letter-spacing: -.01em; text-decoration: none; color: inherit; }
+    .bar .home .logo { width: 1.5em; height: 1.5em; color: var(--accent); stroke-width: 1.6; }
+    .bar .sections { display: flex; gap: var(--space-1); }
+    .bar .sections a, .bar .space-link { display: inline-flex; align-items: center; gap: .4rem; min-height: 44px; padding: 0 .7rem; border-radius: var(--radius-s); color: var(--muted); font-size: var(--text-s); font-weight: 500; text-decoration: none; }
+    .bar .sections a:hover, .bar .space-link:hover { color: var(--fg); background: var(--raised); }
+    .bar .sections a[aria-current="page"] { background: var(--accent-soft); color: var(--accent); font-weight: 600; }
     /* A section's own page says its name in the marked link: its heading is for screen readers. */
     .bar .logout { margin-left: auto; }
+    .bar .logout button { min-height: 44px; }
     .bar .title.quiet { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-    .bar .title { flex: 1; font-size: inherit; font-weight: 600; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .bar .title { flex: 1; font-size: var(--text-m); font-weight: 650; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     .problem { max-width: 40rem; }
-    main { padding: 1rem; }
-    a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, .cell:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-    .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: .5rem; }
-    .login form { display: grid; gap: .5rem; }
-    .error { color: #c22; }
-    .danger { color: #c33; }
+    main { padding: var(--space-4); }
+    a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible, .cell:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+    .login { max-width: 24rem; margin: 4rem auto; display: grid; gap: var(--space-3); padding: var(--space-6); border: 1px solid var(--line); border-radius: var(--radius-l); background: var(--surface); box-shadow: var(--shadow); }
+    .login h1 { font-size: var(--text-xl); margin: 0; }
+    .login form { display: grid; gap: var(--space-2); }
+    .login label { font-size: var(--text-s); font-weight: 500; }
+    .login button { margin-top: var(--space-2); }
+    .hint { color: var(--muted); font-size: var(--text-s); }
+    .error { color: var(--danger); }
+    .danger { color: var(--danger); }
     [hidden] { display: none !important; }
 
     /* Albums */
-    .albums { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(var(--cell), 1fr)); gap: 1rem; }
-    .albums a { display: grid; text-decoration: none; color: inherit; }
-    .albums img, .albums .empty { width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); border-radius: 8px; }
-    .albums .count { color: var(--muted); font-size: .9em; }
-    .more-links { margin-top: 2rem; }
+    main > section > h2, .subfolders + h2 { font-size: var(--text-l); font-weight: 650; margin: var(--space-2) 0 var(--space-3); }
+    .albums { list-style: none; padding: 0; margin: 0 0 var(--space-5); display: grid; grid-template-columns: repeat(auto-fill, minmax(var(--cell), 1fr)); gap: var(--space-5) var(--space-4); }
+    .albums a { display: grid; gap: .1rem; text-decoration: none; color: inherit; border-radius: var(--radius); }
+    .albums img, .albums .empty { width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); border-radius: var(--radius); margin-bottom: var(--space-2); transition: transform .15s, box-shadow .15s; }
+    .albums a:hover img { transform: translateY(-2px); box-shadow: var(--shadow); }
+    .albums .name { font-weight: 600; font-size: var(--text-s); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .albums .count { color: var(--muted); font-size: var(--text-xs); }
+    .more-links { margin-top: var(--space-6); }
 
     /* An album's head: search, count, actions */
-    .album .head { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding-bottom: .5rem; }
-    .search { display: flex; flex-wrap: wrap; flex: 1 1 30rem; gap: .5rem; align-items: center; }
-    .search input[type=search] { flex: 0 1 20rem; min-width: 8rem; }
+    .album .head { display: flex; flex-wrap: wrap; gap: var(--space-2) var(--space-4); align-items: center; padding-bottom: var(--space-3); }
+    .search { display: flex; flex-wrap: wrap; flex: 1 1 30rem; gap: var(--space-2); align-items: center; }
+    .search-field { position: relative; display: flex; flex: 0 1 22rem; min-width: 9rem; }
+    .search-field .icon { position: absolute; left: .7rem; top: 50%; transform: translateY(-50%); color: var(--muted); pointer-events: none; }
+    .search input[type=search] { width: 100%; padding-left: 2.4rem; border-radius: 999px; background: var(--raised); border-color: transparent; }
+    .search input[type=search]:focus { background: var(--surface); border-color: var(--accent); }
     .empty-state { color: var(--muted); padding: 3rem 0; text-align: center; }
     .search a { white-space: nowrap; }
-    .filters summary { cursor: pointer; color: var(--accent); }
+    .filters summary { display: inline-flex; align-items: center; gap: .35rem; min-height: var(--control); padding: 0 .6rem; border-radius: var(--radius-s); cursor: pointer; color: var(--muted); font-size: var(--text-s); font-weight: 500; list-style: none; }
+    .filters summary::-webkit-details-marker { display: none; }
+    .filters summary:hover, .filters[open] summary { color: var(--fg); background: var(--raised); }
     .filters[open] { flex-basis: 100%; }
-    .filter-fields { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding: .5rem 0; }
-    .filter-fields label { display: flex; gap: .35rem; align-items: center; font-size: .9rem; }
-    .summary { color: var(--muted); margin: 0; }
-    .album-actions { display: flex; gap: .5rem; margin-left: auto; }
+    .filter-fields { display: flex; flex-wrap: wrap; gap: var(--space-3) var(--space-4); align-items: center; margin-top: var(--space-2); padding: var(--space-3) var(--space-4); border: 1px solid var(--line); border-radius: var(--radius); background: var(--surface); }
+    .filter-fields label { display: flex; gap: .4rem; align-items: center; font-size: var(--text-s); color: var(--muted); }
+    .summary { color: var(--muted); font-size: var(--text-s); margin: 0; }
+    .album-actions { display: flex; flex-wrap: wrap; gap: var(--space-2); margin-left: auto; }
     .upload input[type=file] { display: none; }
 
     /* The selection's tools: over the page's top while something is selected */
-    .toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: .5rem 1rem; background: var(--bar); border-bottom: 1px solid var(--line); backdrop-filter: blur(8px); }
+    .toolbar { display: flex; flex-wrap: wrap; gap: var(--space-2); align-items: center; position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: var(--space-2) var(--space-4); background: var(--bar); border-bottom: 1px solid var(--line); box-shadow: var(--shadow); backdrop-filter: blur(12px); }
+    .toolbar .selection-count { font-weight: 600; }
+    .toolbar label { font-size: var(--text-s); color: var(--muted); }
     .toolbar .spacer { flex: 1; }
     .progress, .upload, .notice { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .5rem 0; margin: 0; }
-    .progress progress { width: 16rem; }
-    .failures { color: #c22; width: 100%; }
+    .progress progress { width: 16rem; accent-color: var(--accent); }
+    .progress-text { font-size: var(--text-s); }
+    .failures { color: var(--danger); width: 100%; }
     .uploads { list-style: none; padding: 0; margin: 0; display: grid; gap: .25rem; }
-    .notice { color: #c22; }
+    .notice { color: var(--danger); }
     body.dragging { outline: 4px dashed var(--accent); outline-offset: -8px; }
 
     /* The grid without a script, and the space's */
@@ -1146,7 +1232,7 @@ extension Gallery {
     .timeline { position: relative; margin-right: 44px; user-select: none; }
     .timeline .plane { position: absolute; top: 0; left: 0; right: 0; }
     .timeline .section { position: absolute; left: 0; right: 0; }
-    .timeline h2 { position: absolute; top: 0; margin: 0; padding-top: .75rem; font-size: 1.15rem; font-weight: 650; }
+    .timeline h2 { position: absolute; top: 0; margin: 0; padding-top: .75rem; font-size: var(--text-l); font-weight: 700; }
     .timeline .row { position: absolute; left: 0; right: 0; }
     .timeline .day { position: absolute; top: 6px; font-size: .8rem; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
     .timeline .cell { position: absolute; background: var(--tile); border-radius: 2px; overflow: hidden; }
@@ -1162,13 +1248,13 @@ extension Gallery {
     .cell .damage-badge .why { display: none; }
     .problems .cell .damage-badge { right: 6px; }
     .problems .cell .damage-badge .why { display: inline; }
-    .damage { color: #c33; }
+    .damage { color: var(--danger); }
     .damage .detail { color: var(--muted); font-size: .85em; }
     .cell .video-badge { position: absolute; right: 6px; bottom: 6px; padding: 1px 6px; border-radius: 4px; background: rgba(0, 0, 0, .6); color: #fff; font-size: .75em; font-variant-numeric: tabular-nums; pointer-events: none; }
     .cell .check { position: absolute; top: 10px; left: 10px; width: 24px; height: 24px; padding: 0; border-radius: 50%; border: 2px solid #fff; background: rgba(0, 0, 0, .25); color: transparent; font-size: 14px; line-height: 20px; cursor: pointer; opacity: 0; transition: opacity .1s; }
     .cell:hover .check, .cell:focus-within .check, body.selecting .cell .check { opacity: 1; }
     /* Touch targets of 44 px around marks drawn smaller (a finger is not a pointer). */
-    .cell .check::before, .lightbox [data-v="info"]::before { content: ""; position: absolute; inset: -12px; }
+    .cell .check::before { content: ""; position: absolute; inset: -12px; }
     .cell.selected .check { background: var(--accent); border-color: var(--accent); color: #fff; opacity: 1; }
     .cell.selected a { transform: scale(.9); transition: transform .1s; }
     .cell.selected { background: color-mix(in srgb, var(--accent) 18%, var(--tile)); }
@@ -1196,20 +1282,24 @@ extension Gallery {
     .lightbox .controls [data-v="live"] { font: 700 .75rem system-ui, sans-serif; letter-spacing: .08em; border: 1.5px solid currentColor; padding: .2rem .45rem; }
     .lightbox .controls [data-v="live"][aria-pressed="true"] { background: #eee; color: #000; }
     .cell .live-badge { letter-spacing: .08em; font-weight: 700; }
-    .cell .fav-badge { position: absolute; left: 6px; bottom: 4px; color: #fff; font-size: 1.1em; line-height: 1; text-shadow: 0 0 3px rgba(0, 0, 0, .8); pointer-events: none; }
+    .cell .fav-badge { position: absolute; left: 6px; bottom: 6px; display: flex; color: #fff; filter: drop-shadow(0 0 2px rgba(0, 0, 0, .8)); pointer-events: none; }
+    .cell .fav-badge .icon { width: 1rem; height: 1rem; fill: currentColor; }
     .lightbox .problem { color: #f88; }
     .lightbox .controls { position: absolute; top: 0; left: 0; right: 0; display: flex; gap: .75rem; align-items: center; padding: .5rem .75rem; background: linear-gradient(rgba(0, 0, 0, .6), transparent); }
     .lightbox.with-info .controls { right: 320px; }
     .lightbox .controls .spacer { flex: 1; }
     .lightbox .controls button, .lightbox .controls a, .lightbox .step { background: none; border: 0; color: #eee; font-size: 1.3rem; cursor: pointer; text-decoration: none; padding: .25rem .5rem; border-radius: 6px; }
-    .lightbox .controls button:not([data-v="info"]), .lightbox .controls a { display: inline-flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; box-sizing: border-box; }
-    .lightbox .controls a[data-v="edit"] { font-size: 1rem; }
-    .lightbox [data-v="info"] { position: relative; margin: 0 10px; font: italic 700 1rem Georgia, serif; width: 1.6rem; height: 1.6rem; padding: 0; border: 2px solid currentColor; border-radius: 50%; line-height: 1.3rem; }
-    .lightbox [data-v="info"][aria-pressed="true"] { background: #eee; color: #000; }
+    .lightbox .controls button, .lightbox .controls a { flex-shrink: 0; display: inline-flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; box-sizing: border-box; }
+    .lightbox .controls a[data-v="edit"] { gap: .4rem; padding: 0 .8rem; font-size: .95rem; font-weight: 500; }
+    .lightbox .icon { width: 1.4rem; height: 1.4rem; }
+    .lightbox .step .icon { width: 2rem; height: 2rem; stroke-width: 1.5; }
+    .lightbox [aria-pressed="true"] .icon { fill: currentColor; }
+    .lightbox [data-v="info"][aria-pressed="true"] .icon { fill: none; }
+    .lightbox [data-v="info"][aria-pressed="true"] { background: rgba(255, 255, 255, .2); }
     .lightbox .controls button:hover, .lightbox .controls a:hover, .lightbox .step:hover { background: rgba(255, 255, 255, .15); }
     .lightbox [aria-pressed="true"][data-v="favourite"] { color: #fc3; }
     .lightbox .name { font-size: .9rem; opacity: .85; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-    .lightbox .step { position: absolute; top: 50%; transform: translateY(-50%); font-size: 2.5rem; }
+    .lightbox .step { position: absolute; top: 50%; transform: translateY(-50%); display: grid; place-items: center; min-width: 44px; min-height: 64px; }
     .lightbox .prev { left: .25rem; }
     .lightbox .next { right: .25rem; }
     .lightbox.with-info .next { right: 328px; }
@@ -1231,40 +1321,66 @@ extension Gallery {
     .lightbox .info .original[aria-pressed="true"] { background: #eee; color: #000; }
 
     /* A photo's own page and its editor */
-    .viewer { display: grid; grid-template-columns: 1fr; gap: 1rem; }
-    .viewer.editing { grid-template-columns: 1fr minmax(16rem, 22rem); }
-    .viewer .steps { grid-column: 1 / -1; display: flex; gap: 1rem; }
+    .viewer { display: grid; grid-template-columns: 1fr; gap: var(--space-4); }
+    .viewer.editing { grid-template-columns: 1fr minmax(17rem, 21rem); }
+    .viewer .steps { grid-column: 1 / -1; display: flex; gap: var(--space-4); font-size: var(--text-s); }
     .viewer figure { margin: 0; }
-    .viewer .photo { max-width: 100%; max-height: 80vh; display: block; margin: auto; }
+    .viewer figcaption { margin-top: var(--space-3); font-weight: 600; }
+    .viewer .photo { max-width: 100%; max-height: 80vh; display: block; margin: auto; border-radius: var(--radius-s); }
     .viewer .caption { margin: .5rem 0 0; }
-    .viewer .rating { margin: .25rem 0 0; color: #c90; }
+    .viewer .rating { margin: .25rem 0 0; color: #d99a00; }
     .viewer .rating button { background: none; border: 0; color: inherit; font-size: 1.25rem; padding: 0 .1rem; cursor: pointer; }
-    .viewer .rating .rejected { color: #a33; margin-left: .5rem; }
-    .viewer .place { margin: .25rem 0 0; opacity: .85; }
-    .viewer .keywords, .viewer .people, .viewer .elsewhere { margin: .25rem 0 0; opacity: .75; }
-    .viewer .favourite, .viewer .open-editor { margin-top: .5rem; }
-    .viewer .favourite[aria-pressed="true"] { color: #c90; }
+    .viewer .rating .rejected { color: var(--danger); margin-left: .5rem; }
+    .viewer .place { margin: .25rem 0 0; color: var(--muted); font-size: var(--text-s); }
+    .viewer .keywords, .viewer .people, .viewer .elsewhere { margin: .25rem 0 0; color: var(--muted); font-size: var(--text-s); }
+    .viewer .favourite, .viewer .open-editor { margin-top: var(--space-3); margin-right: var(--space-2); }
+    .viewer .favourite[aria-pressed="true"] { color: #d99a00; }
     .viewer.editing .photo { max-height: calc(100vh - 8rem); }
-    .editor { position: sticky; top: 3.5rem; max-height: calc(100vh - 4.5rem); overflow-y: auto; padding-right: .25rem; }
-    .editor .actions { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; padding: .25rem 0 .5rem; }
-    .editor .actions .status { flex-basis: 100%; min-height: 1.2em; color: var(--muted); font-size: .85rem; overflow-wrap: anywhere; }
-    .editor button, .editor select { min-height: 44px; min-width: 44px; padding: 0 .75rem; border-radius: 8px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); font: inherit; cursor: pointer; }
-    .editor [data-act="save"] { background: var(--accent); border-color: var(--accent); color: #fff; }
+    /* Editing: the whole page dark, as photo editors are (colours are judged against grey, not
+       against a white page), and the panel compact. */
+    body:has(.viewer.editing) {
+      color-scheme: dark; --bg: #101012; --surface: #1b1b1e; --raised: #29292d; --raised-hover: #343439; --fg: #ececf0;
+      --muted: #9b9ba3; --tile: #222226; --line: #2f2f34; --bar: rgba(16, 16, 18, .92); --accent: #4d94ff; --accent-hover: #6ba6ff;
+      --accent-soft: rgba(77, 148, 255, .18); --danger: #ff6b5e;
+    }
+    .editor { --control: 32px; position: sticky; top: var(--space-4); max-height: calc(100vh - 6rem); overflow-y: auto; box-sizing: border-box; padding: var(--space-2) var(--space-3) var(--space-3);
+      border: 1px solid var(--line); border-radius: var(--radius); background: var(--surface); font-size: var(--text-s); scrollbar-width: thin; }
+    .editor .actions { position: sticky; top: calc(-1 * var(--space-2)); z-index: 1; display: flex; gap: var(--space-2); flex-wrap: wrap; align-items: center; margin: 0 calc(-1 * var(--space-3)); padding: var(--space-2) var(--space-3); background: var(--surface); border-bottom: 1px solid var(--line); }
+    .editor .actions .status { flex-basis: 100%; min-height: 1.2em; color: var(--muted); font-size: var(--text-xs); overflow-wrap: anywhere; }
+    .editor button, .editor select { min-width: var(--control); font-size: var(--text-s); }
+    .editor select { padding: 0 .5rem; }
+    .editor [data-act="save"] { margin-left: auto; background: var(--accent); color: var(--accent-fg); }
+    .editor [data-act="save"]:hover { background: var(--accent-hover); }
     .editor button[aria-pressed="true"] { background: var(--fg); color: var(--bg); }
-    .editor .group { border-top: 1px solid var(--line); padding: .5rem 0; }
-    .editor .group-head { display: flex; justify-content: space-between; align-items: center; }
-    .editor .group-head h3 { font-size: 1rem; margin: 0; }
-    .editor .group-head .reset { border: 0; background: none; color: var(--accent); padding: 0 .25rem; }
-    .editor .sliders { display: grid; grid-template-columns: 7rem minmax(0, 1fr) 3.25rem; gap: 0 .5rem; align-items: center; }
-    .editor .sliders label { font-size: .9rem; }
-    .editor input[type="range"] { width: 100%; min-height: 44px; margin: 0; accent-color: var(--accent); }
-    .editor output { font-size: .8rem; color: var(--muted); text-align: right; font-variant-numeric: tabular-nums; }
-    .editor .tools { display: flex; gap: .5rem; flex-wrap: wrap; margin: .25rem 0 .5rem; }
-    .editor .tools button { font-size: 1.2rem; }
-    .editor .tools [data-geometry="crop"] { font-size: 1rem; }
+    .editor .group { border-top: 1px solid var(--line); padding: var(--space-2) 0; }
+    .editor .actions + .group { border-top: 0; }
+    .editor .group-head { display: flex; justify-content: space-between; align-items: center; min-height: var(--control); }
+    .editor .group-head h3, .editor > h3 { font-size: var(--text-xs); font-weight: 650; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 0; }
+    .editor > h3 { margin-top: var(--space-3); }
+    .editor .group-head .reset { min-height: var(--control); border: 0; background: none; color: var(--accent); padding: 0 .25rem; font-size: var(--text-xs); cursor: pointer; }
+    /* A slider: its name, the track, its value beside it and its own reset (shown once moved). */
+    .editor .sliders { display: grid; grid-template-columns: 6.5rem minmax(0, 1fr) 2.6rem var(--control); gap: 0 .35rem; align-items: center; }
+    .editor .sliders label { font-size: var(--text-s); color: var(--fg); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .editor output { font-size: var(--text-xs); color: var(--muted); text-align: right; font-variant-numeric: tabular-nums; }
+    .editor .slider-reset { width: var(--control); min-height: var(--control); padding: 0; border: 0; border-radius: var(--radius-s); background: none; color: var(--muted); cursor: pointer; visibility: hidden; }
+    .editor .slider-reset.moved { visibility: visible; }
+    .editor .slider-reset:hover { color: var(--fg); background: var(--raised); }
+    .editor .slider-reset .icon { width: 1rem; height: 1rem; }
+    .editor input[type="range"] { --from: 50%; --to: 50%; width: 100%; min-height: var(--control); margin: 0; background: none; cursor: pointer; -webkit-appearance: none; appearance: none; }
+    .editor input[type="range"]::-webkit-slider-runnable-track { height: 4px; border-radius: 2px;
+      background: linear-gradient(90deg, var(--line) var(--from), var(--accent) var(--from), var(--accent) var(--to), var(--line) var(--to)); }
+    .editor input[type="range"]::-webkit-slider-thumb { -webkit-appearance: none; width: 14px; height: 14px; margin-top: -5px; border-radius: 50%; background: #f5f5f7; box-shadow: 0 0 0 1px rgba(0, 0, 0, .35), 0 1px 3px rgba(0, 0, 0, .5); }
+    .editor input[type="range"]::-moz-range-track { height: 4px; border-radius: 2px; background: var(--line); }
+    .editor input[type="range"]::-moz-range-progress { height: 4px; border-radius: 2px; background: var(--accent); }
+    .editor input[type="range"]::-moz-range-thumb { width: 14px; height: 14px; border: 0; border-radius: 50%; background: #f5f5f7; box-shadow: 0 0 0 1px rgba(0, 0, 0, .35); }
+    .editor input[type="range"]:focus-visible { outline-offset: 0; }
+    .editor input[type="range"]:focus-visible::-webkit-slider-thumb { box-shadow: 0 0 0 3px var(--accent); }
+    .editor .tools { display: flex; gap: var(--space-1); flex-wrap: wrap; margin: var(--space-1) 0 var(--space-2); }
+    .editor .tools button { padding: 0 .55rem; }
+    .editor .tools .icon { width: 1.15rem; height: 1.15rem; }
     .editor h3 + .history { margin-top: .25rem; }
     .editor .swatches { display: flex; gap: .4rem; flex-wrap: wrap; margin: .25rem 0 .5rem; }
-    .editor .swatches button { width: 44px; padding: 0; border-radius: 50%; border: 2px solid var(--bg); box-shadow: 0 0 0 1px var(--line); }
+    .editor .swatches button { width: var(--control); height: var(--control); padding: 0; border-radius: 50%; border: 2px solid var(--bg); box-shadow: 0 0 0 1px var(--line); }
     .editor [data-range="red"] { background: #e0453a; }
     .editor [data-range="orange"] { background: #ee8a2a; }
     .editor [data-range="yellow"] { background: #e3c41f; }
@@ -1301,27 +1417,34 @@ extension Gallery {
     .crop-frame .sw::after { left: 0; bottom: 0; border-right: 0; border-top: 0; }
     .crop-frame:focus-visible, .crop-frame .handle:focus-visible { outline: 3px solid var(--accent); }
     .editor .history { padding-left: 1.25rem; }
-    .editor .history button { background: none; border: 0; padding: .1rem 0; color: var(--accent); cursor: pointer; text-align: left; }
+    .editor .history button { min-height: var(--control); background: none; border: 0; padding: .1rem 0; color: var(--accent); cursor: pointer; text-align: left; }
     .editor .history button[aria-current="true"] { color: inherit; font-weight: 600; cursor: default; }
     .viewer .broken { aspect-ratio: auto; min-height: 12rem; }
-    .broken { display: grid; place-items: center; aspect-ratio: 1; width: 100%; box-sizing: border-box; padding: .5rem; background: var(--tile); color: #c33; font-size: .85em; text-align: center; }
+    .broken { display: grid; place-items: center; aspect-ratio: 1; width: 100%; box-sizing: border-box; padding: .5rem; background: var(--tile); color: var(--danger); font-size: .85em; text-align: center; }
 
     /* Dialogs and the duplicates page */
-    dialog { border: 1px solid var(--line); border-radius: 10px; background: var(--bg); color: var(--fg); padding: 1rem 1.25rem; min-width: 18rem; }
-    dialog form { display: grid; gap: .5rem; }
-    dialog h2 { margin: 0 0 .25rem; font-size: 1.1rem; }
-    .dialog-actions { display: flex; gap: .5rem; justify-content: flex-end; }
+    dialog { border: 1px solid var(--line); border-radius: var(--radius-l); background: var(--surface); color: var(--fg); padding: var(--space-5); min-width: 18rem; box-shadow: var(--shadow); }
+    dialog::backdrop { background: rgba(0, 0, 0, .45); }
+    dialog form { display: grid; gap: var(--space-2); }
+    dialog h2 { margin: 0 0 var(--space-1); font-size: var(--text-l); }
+    dialog label { font-size: var(--text-s); font-weight: 500; }
+    .dialog-actions { display: flex; gap: var(--space-2); justify-content: flex-end; margin-top: var(--space-2); }
     .duplicates .hint { color: var(--muted); max-width: 48rem; }
-    .duplicate-group { border-top: 1px solid var(--line); padding: 1rem 0; }
+    .duplicate-group { margin: var(--space-4) 0; padding: var(--space-4); border: 1px solid var(--line); border-radius: var(--radius); background: var(--surface); }
+    .pager { display: flex; gap: var(--space-4); margin: var(--space-3) 0; }
     .duplicate-group fieldset { border: 0; padding: 0; margin: 0; }
-    .duplicate-group legend { font-weight: 600; }
+    .duplicate-group legend { font-size: var(--text-xs); font-weight: 650; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); }
     .duplicate-group ul { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
     .duplicate-group label { display: grid; gap: .25rem; width: 15rem; cursor: pointer; }
-    .duplicate-group img { width: 15rem; height: 11rem; object-fit: contain; background: var(--tile); border-radius: 6px; }
+    .duplicate-group img { width: 15rem; height: 11rem; object-fit: contain; background: var(--tile); border-radius: var(--radius-s); }
+    .duplicate-group label:has(input:checked) img { outline: 3px solid var(--accent); outline-offset: 2px; }
     .duplicate-group .detail { color: var(--muted); font-size: .85rem; overflow-wrap: anywhere; }
     .duplicate-group .status { margin-left: .5rem; }
 
     @media (max-width: 700px) {
+      /* A finger, not a pointer: every control 44 px. */
+      :root { --control: 44px; }
+      .editor { --control: 44px; }
       /* The page's title on a line of its own under the header's links. */
       .bar { flex-wrap: wrap; gap: .25rem .5rem; padding: .5rem .75rem; }
       .bar .title { order: 5; flex-basis: 100%; }
@@ -1333,6 +1456,10 @@ extension Gallery {
       main { padding: .5rem; }
       .viewer, .viewer.editing { grid-template-columns: 1fr; }
       .editor { position: static; max-height: none; }
+      .editor .actions { position: static; }
+      .bar .logout .label { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+      .bar .logout button { padding: 0 .6rem; }
+      .bar .sections .icon { display: none; }
       .viewer.editing .photo { max-height: 60vh; }
       .grid { grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); }
       .albums { grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .75rem; }
@@ -1340,6 +1467,9 @@ extension Gallery {
       .scrubber { width: 36px; top: 56px; }
       .scrubber a { right: 3px; }
       .lightbox .controls { gap: .25rem; padding: .25rem .5rem; }
+      /* Icons only: the name of each is its label for a screen reader. */
+      .lightbox .controls a[data-v="edit"] { padding: 0; }
+      .lightbox .controls a[data-v="edit"] span { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
       .album-actions { margin-left: 0; }
       /* One row of tools that scrolls sideways, not a third of the screen. */
       .toolbar { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }
@@ -1350,7 +1480,7 @@ extension Gallery {
       .lightbox .step { font-size: 1.8rem; padding: .25rem; background: rgba(0, 0, 0, .35); }
     }
     .album .note { color: var(--muted); margin: .25rem 0; }
-    .memories h2 { font-size: 1.25rem; margin: .5rem 0; }
+    .memories h2 { font-size: var(--text-l); margin: var(--space-2) 0; }
     .memories ul { display: flex; gap: .75rem; overflow-x: auto; list-style: none; margin: 0 0 1rem; padding: 0 0 .25rem; }
     .memories a { display: grid; width: 160px; color: inherit; text-decoration: none; }
     .memories img { width: 160px; height: 120px; object-fit: cover; border-radius: 8px; background: var(--tile); }
@@ -1360,20 +1490,30 @@ extension Gallery {
     .share-dialog form { display: grid; gap: .6rem; }
     .share-dialog label { display: grid; gap: .25rem; }
     .share-dialog .check-label { display: flex; align-items: center; gap: .5rem; }
-    .share-dialog input:not([type=checkbox]), .share-dialog select { min-height: 40px; font: inherit; }
+    .share-dialog input:not([type=checkbox]), .share-dialog select { min-height: var(--control); }
     .share-dialog h3 { font-size: 1rem; margin: .5rem 0 0; }
     .share-dialog .share-links { list-style: none; padding: 0; margin: 0; display: grid; gap: .4rem; font-size: .9rem; }
     .shared-grid { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 4px; }
+    .shared-grid a { display: block; }
+    .bar .shared-label { color: var(--muted); font-size: var(--text-s); font-weight: 500; }
     .shared-grid img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); }
     .shared-photo { margin: 0; text-align: center; }
     .shared-photo img { max-width: 100%; max-height: 80vh; height: auto; }
     .share-password { display: grid; gap: .75rem; max-width: 22rem; }
     .share-password input { display: block; width: 100%; box-sizing: border-box; min-height: 44px; margin-top: .25rem; font: inherit; }
-    .share-password button { min-height: 44px; justify-self: start; padding: 0 1.25rem; font: inherit; }
+    .share-password button { min-height: 44px; justify-self: start; padding: 0 1.25rem; }
     .map { height: calc(100vh - 11rem); min-height: 320px; border-radius: 8px; background: var(--tile); }
     .map-cluster { display: grid; place-items: center; }
     .map-cluster img { width: 48px; height: 48px; object-fit: cover; border: 2px solid #fff; border-radius: 8px; box-shadow: 0 1px 4px rgba(0, 0, 0, .5); background: var(--tile); }
     .map-cluster .n { position: absolute; right: -8px; top: -8px; min-width: 1.4em; padding: 0 .3em; border-radius: 1em; background: var(--accent); color: #fff; font: 600 .75rem/1.4em system-ui, sans-serif; text-align: center; }
+    /* An album's own actions are quieter than the search and the selection's tools. */
+    .album-actions button:not(:hover) { background: none; }
+    .album-actions button { border-color: var(--line); }
+    .editor .actions .status:empty { display: none; }
+    @media (max-width: 700px) {
+      /* A visitor's only header says whose page this is. */
+      body[data-page="shared"] .bar .home { display: inline-flex; }
+    }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -1493,6 +1633,18 @@ extension Gallery {
       return Math.floor(whole / 60) + ":" + String(whole % 60).padStart(2, "0");
     }
     // Formats every browser shows as they are; anything else is asked for as a rendition.
+    // An icon of the page's set (icons.mustache), for a control that also says its name (its
+    // text, or its aria-label).
+    const ICON = (name) => '<svg class="icon" aria-hidden="true"><use href="#i-' + name + '"/></svg>';
+    function icon(name) {
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("class", "icon");
+      svg.setAttribute("aria-hidden", "true");
+      const use = document.createElementNS("http://www.w3.org/2000/svg", "use");
+      use.setAttribute("href", "#i-" + name);
+      svg.append(use);
+      return svg;
+    }
     const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
 
     // ---- Images: four requests at once; those still waiting forgotten when their row leaves ---
@@ -1594,7 +1746,7 @@ extension Gallery {
         mark = document.createElement("span");
         mark.className = "fav-badge";
         mark.setAttribute("aria-hidden", "true");
-        mark.textContent = "♥";
+        mark.append(icon("star"));
         link.append(mark);
       } else if (!on && mark) {
         mark.remove();
@@ -1615,19 +1767,17 @@ extension Gallery {
         '<video class="live" muted playsinline preload="none" hidden></video>',
         '<p class="problem" hidden>This photo cannot be shown.</p></div>',
         '<div class="controls">',
-        '<button type="button" data-v="close" aria-label="Close (Escape)">✕</button>',
+        '<button type="button" data-v="close" aria-label="Close (Escape)">' + ICON("close") + '</button>',
         '<span class="name"></span><span class="spacer"></span>',
         '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
-        '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">☆</button>',
-        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">i</button>',
-        '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">▶</button>',
-        '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">',
-        '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="none" stroke="currentColor" stroke-width="2" ',
-        'stroke-linecap="round" d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></svg></button>',
-        '<a data-v="download" aria-label="Download the original" download>⤓</a>',
-        '<a data-v="edit">Edit</a></div>',
-        '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">‹</button>',
-        '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">›</button>',
+        '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">' + ICON("star") + '</button>',
+        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">' + ICON("info") + '</button>',
+        '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">' + ICON("play") + '</button>',
+        '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">' + ICON("trash") + '</button>',
+        '<a data-v="download" aria-label="Download the original" download>' + ICON("download") + '</a>',
+        '<a data-v="edit">' + ICON("edit") + '<span>Edit</span></a></div>',
+        '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">' + ICON("prev") + '</button>',
+        '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">' + ICON("next") + '</button>',
         '<aside class="info" aria-label="Info" hidden><h2>Info</h2>',
         '<form class="notes" aria-label="Rating, description and keywords">',
         '<div class="stars" role="group" aria-label="Rating">',
@@ -1966,7 +2116,7 @@ extension Gallery {
         playing = on;
         clearTimeout(slideTimer);
         control("play").setAttribute("aria-pressed", on ? "true" : "false");
-        control("play").textContent = on ? "❚❚" : "▶";
+        control("play").innerHTML = ICON(on ? "pause" : "play");
         box.classList.toggle("playing", on);
         if (on) nextSlide();
       }
@@ -2052,7 +2202,6 @@ extension Gallery {
       function showFavourite(asset) {
         const star = control("favourite");
         star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-        star.textContent = asset.isFavourite ? "★" : "☆";
       }
       function toggleInfo() {
         info.hidden = !info.hidden;
@@ -3567,19 +3716,60 @@ extension Gallery {
     <script src="/static/gallery.js?v={{assetVersion}}" defer></script>
     </head>
     <body data-page="{{page}}">
+    {{> icons}}
     <a class="skip" href="#main">Skip to the content</a>
     <header class="bar">
-      <a class="home" href="/">Darkroom</a>
-      {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}>Albums</a><a href="/places"{{#atPlaces}} aria-current="page"{{/atPlaces}}>Places</a></nav>{{/csrf}}
+      <a class="home" href="/"><svg class="icon logo" aria-hidden="true"><use href="#i-logo"/></svg>Darkroom</a>
+      {{#csrf}}<nav class="sections" aria-label="Sections"><a href="/"{{#atPhotos}} aria-current="page"{{/atPhotos}}><svg class="icon" aria-hidden="true"><use href="#i-photos"/></svg>Photos</a><a href="/albums"{{#atAlbums}} aria-current="page"{{/atAlbums}}><svg class="icon" aria-hidden="true"><use href="#i-albums"/></svg>Albums</a><a href="/places"{{#atPlaces}} aria-current="page"{{/atPlaces}}><svg class="icon" aria-hidden="true"><use href="#i-places"/></svg>Places</a></nav>{{/csrf}}
       <h1 class="title{{#atPhotos}} quiet{{/atPhotos}}{{#atAlbums}} quiet{{/atAlbums}}{{#atPlaces}} quiet{{/atPlaces}}">{{title}}</h1>
-      {{#spaces}}<a class="space-link" href="/space">Space</a>{{/spaces}}
+      {{#spaces}}<a class="space-link" href="/space"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>Space</a>{{/spaces}}
       {{#csrf}}
       <form method="post" action="/logout" class="logout">
         <input type="hidden" name="csrf" value="{{csrf}}">
-        <button type="submit">Log out</button>
+        <button type="submit" class="quiet"><svg class="icon" aria-hidden="true"><use href="#i-logout"/></svg><span class="label">Log out</span></button>
       </form>
       {{/csrf}}
     </header>
+    """####,
+    "icons.mustache": ####"""
+    <svg class="sprite" aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg"><defs>
+    <symbol id="i-logo" viewBox="0 0 24 24"><circle cx="12" cy="12" r="9"/><path d="M12 3l3.5 7.5M21 12l-7.5 3.5M12 21l-3.5-7.5M3 12l7.5-3.5"/></symbol>
+    <symbol id="i-photos" viewBox="0 0 24 24"><rect x="3" y="3" width="7.5" height="7.5" rx="1.5"/><rect x="13.5" y="3" width="7.5" height="7.5" rx="1.5"/><rect x="3" y="13.5" width="7.5" height="7.5" rx="1.5"/><rect x="13.5" y="13.5" width="7.5" height="7.5" rx="1.5"/></symbol>
+    <symbol id="i-albums" viewBox="0 0 24 24"><rect x="3" y="7" width="18" height="14" rx="2"/><path d="M6 4h12"/><path d="M3 17l5-5 4 4 3-3 6 6"/></symbol>
+    <symbol id="i-places" viewBox="0 0 24 24"><path d="M12 21s-7-6.2-7-11.5a7 7 0 0 1 14 0C19 14.8 12 21 12 21z"/><circle cx="12" cy="9.5" r="2.5"/></symbol>
+    <symbol id="i-map" viewBox="0 0 24 24"><path d="M3 6.5l6-2.5 6 2.5 6-2.5v13.5l-6 2.5-6-2.5-6 2.5z"/><path d="M9 4v13.5M15 6.5V20"/></symbol>
+    <symbol id="i-lock" viewBox="0 0 24 24"><rect x="5" y="10.5" width="14" height="10" rx="2"/><path d="M8 10.5V7.5a4 4 0 0 1 8 0v3"/></symbol>
+    <symbol id="i-logout" viewBox="0 0 24 24"><path d="M14 4h4a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2h-4"/><path d="M10 8l-4 4 4 4M6 12h10"/></symbol>
+    <symbol id="i-search" viewBox="0 0 24 24"><circle cx="10.5" cy="10.5" r="6.5"/><path d="M15.5 15.5L20 20"/></symbol>
+    <symbol id="i-filter" viewBox="0 0 24 24"><path d="M4 7h10M18 7h2M4 17h2M10 17h10"/><circle cx="16" cy="7" r="2"/><circle cx="8" cy="17" r="2"/></symbol>
+    <symbol id="i-play" viewBox="0 0 24 24"><path d="M7 4.5v15l12.5-7.5z" fill="currentColor"/></symbol>
+    <symbol id="i-pause" viewBox="0 0 24 24"><path d="M8 5v14M16 5v14"/></symbol>
+    <symbol id="i-select" viewBox="0 0 24 24"><circle cx="12" cy="12" r="9"/><path d="M8 12.5l3 3 5.5-6"/></symbol>
+    <symbol id="i-share" viewBox="0 0 24 24"><path d="M12 15V3.5M8 7.5l4-4 4 4"/><path d="M7 11H5.5a1.5 1.5 0 0 0-1.5 1.5v7A1.5 1.5 0 0 0 5.5 21h13a1.5 1.5 0 0 0 1.5-1.5v-7a1.5 1.5 0 0 0-1.5-1.5H17"/></symbol>
+    <symbol id="i-pencil" viewBox="0 0 24 24"><path d="M4 20l1-4.5L16 4.5l3.5 3.5-11 11z"/><path d="M13.5 7l3.5 3.5"/></symbol>
+    <symbol id="i-trash" viewBox="0 0 24 24"><path d="M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6"/></symbol>
+    <symbol id="i-upload" viewBox="0 0 24 24"><path d="M12 15.5V4M7.5 8.5L12 4l4.5 4.5"/><path d="M4 15v3.5A1.5 1.5 0 0 0 5.5 20h13a1.5 1.5 0 0 0 1.5-1.5V15"/></symbol>
+    <symbol id="i-download" viewBox="0 0 24 24"><path d="M12 4v11.5M7.5 11L12 15.5l4.5-4.5"/><path d="M4 15v3.5A1.5 1.5 0 0 0 5.5 20h13a1.5 1.5 0 0 0 1.5-1.5V15"/></symbol>
+    <symbol id="i-close" viewBox="0 0 24 24"><path d="M6 6l12 12M18 6L6 18"/></symbol>
+    <symbol id="i-prev" viewBox="0 0 24 24"><path d="M15 5l-7 7 7 7"/></symbol>
+    <symbol id="i-next" viewBox="0 0 24 24"><path d="M9 5l7 7-7 7"/></symbol>
+    <symbol id="i-info" viewBox="0 0 24 24"><circle cx="12" cy="12" r="9"/><path d="M12 11v6M12 7.5v.5"/></symbol>
+    <symbol id="i-star" viewBox="0 0 24 24"><path d="M12 3.5l2.6 5.4 5.9.8-4.3 4.1 1 5.8L12 16.8l-5.2 2.8 1-5.8-4.3-4.1 5.9-.8z"/></symbol>
+    <symbol id="i-edit" viewBox="0 0 24 24"><path d="M4 6h9M17 6h3M4 12h3M11 12h9M4 18h11M19 18h1"/><circle cx="15" cy="6" r="2"/><circle cx="9" cy="12" r="2"/><circle cx="17" cy="18" r="2"/></symbol>
+    <symbol id="i-auto" viewBox="0 0 24 24"><path d="M5 19L16 8M14 6l4 4"/><path d="M18 3v3M16.5 4.5h3M7 4v2M6 5h2M20 13v2M19 14h2"/></symbol>
+    <symbol id="i-compare" viewBox="0 0 24 24"><rect x="3.5" y="4.5" width="17" height="15" rx="2"/><path d="M12 3v18"/><path d="M12 4.5h6.5a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H12z" fill="currentColor"/></symbol>
+    <symbol id="i-revert" viewBox="0 0 24 24"><path d="M8 5L4 9l4 4"/><path d="M4 9h10a6 6 0 0 1 0 12h-3"/></symbol>
+    <symbol id="i-rotate-left" viewBox="0 0 24 24"><rect x="9" y="9" width="11" height="11" rx="1.5"/><path d="M4 13V9.5A5.5 5.5 0 0 1 9.5 4H13M10.5 1.5L13 4l-2.5 2.5"/></symbol>
+    <symbol id="i-rotate-right" viewBox="0 0 24 24"><rect x="4" y="9" width="11" height="11" rx="1.5"/><path d="M20 13V9.5A5.5 5.5 0 0 0 14.5 4H11M13.5 1.5L11 4l2.5 2.5"/></symbol>
+    <symbol id="i-flip-h" viewBox="0 0 24 24"><path d="M12 3v18M9 6L3 18h6zM15 6l6 12h-6z"/></symbol>
+    <symbol id="i-flip-v" viewBox="0 0 24 24"><path d="M3 12h18M6 9L18 3v6zM6 15l12 6v-6z"/></symbol>
+    <symbol id="i-crop" viewBox="0 0 24 24"><path d="M6 2v16h16M2 6h16v16"/></symbol>
+    <symbol id="i-plus" viewBox="0 0 24 24"><path d="M12 5v14M5 12h14"/></symbol>
+    <symbol id="i-minus" viewBox="0 0 24 24"><path d="M5 12h14"/></symbol>
+    <symbol id="i-restore" viewBox="0 0 24 24"><path d="M4 12a8 8 0 1 0 2.5-5.8M4 4v4.5h4.5"/></symbol>
+    <symbol id="i-copies" viewBox="0 0 24 24"><rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V5.5A1.5 1.5 0 0 0 14.5 4h-9A1.5 1.5 0 0 0 4 5.5v9A1.5 1.5 0 0 0 5.5 16H8"/></symbol>
+    <symbol id="i-reset" viewBox="0 0 24 24"><path d="M5 12a7 7 0 1 0 2-4.9M5 4v4h4"/></symbol>
+    </defs></svg>
     """####,
     "login.mustache": ####"""
     {{> head}}
@@ -3632,9 +3822,10 @@ extension Gallery {
     <link rel="stylesheet" href="/static/gallery.css?v={{assetVersion}}">
     </head>
     <body data-page="shared">
+    {{> icons}}
     <a class="skip" href="#main">Skip to the content</a>
     <header class="bar">
-      <span class="home">Shared album</span>
+      <span class="home"><svg class="icon logo" aria-hidden="true"><use href="#i-logo"/></svg><span class="shared-label">Shared album</span></span>
       <h1 class="title">{{title}}</h1>
     </header>
     <main id="main" tabindex="-1" class="shared">
