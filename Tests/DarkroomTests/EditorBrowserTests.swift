@@ -214,6 +214,23 @@ struct EditorBrowserTests {
           == "0.3"
       })
 
+    // A slider's own reset: shown once it is moved, with its value beside it and the track
+    // filled from its rest (the middle) to the value; a press puts it back and hides it.
+    let texture = """
+      const i = document.getElementById('edit-texture-amount');
+      return [i.value, i.nextElementSibling.value, String(i.nextElementSibling.nextElementSibling.classList.contains('moved')),
+        i.style.getPropertyValue('--from'), i.style.getPropertyValue('--to')];
+      """
+    #expect(try browser.run(texture) as? [String] == ["0", "0", "false", "50%", "50%"])
+    _ = try browser.run(
+      """
+      const i = document.getElementById('edit-texture-amount'); i.value = '0.5';
+      i.dispatchEvent(new Event('input', { bubbles: true }));
+      """)
+    #expect(try browser.run(texture) as? [String] == ["0.5", "0.5", "true", "50%", "75%"])
+    try browser.click(try browser.find("[aria-label='Reset Texture']"))
+    #expect(try browser.run(texture) as? [String] == ["0", "0", "false", "50%", "50%"])
+
     // Auto: the values it chose shown in the sliders, with the ones set by hand kept.
     try browser.click(try browser.find("[data-act='auto']"))
     #expect(
