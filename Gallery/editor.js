@@ -68,6 +68,7 @@
   const curves = { rgb: straight(), red: straight(), green: straight(), blue: straight() };
   let drawCurve = () => {};
   let cropping = false;
+  let isVideo = false;
 
   const element = (tag, attributes = {}, ...children) => {
     const node = document.createElement(tag);
@@ -97,7 +98,8 @@
     // A video's part in time: from start to end, in seconds (the end at its length: all).
     const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
     const shownGroups = [...groups];
-    if (asset.mediaType === "video" && asset.duration > 0) {
+    isVideo = asset.mediaType === "video";
+    if (isVideo && asset.duration > 0) {
       neutral["trim.end"] = Math.round(asset.duration * 10) / 10;
       span["trim.start"] = span["trim.end"] = [0, neutral["trim.end"], 0.1];
       shownGroups.unshift(["Trim", [["trim", "start", "Start (s)"], ["trim", "end", "End (s)"]]]);
@@ -846,7 +848,8 @@
         if (!list.length) { status.textContent = "nothing to save"; return; }
         status.textContent = "saving…";
         await settle();
-        await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
+        if (isVideo) await saveVideo(list);
+        else await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
         status.textContent = "saved";
         await reloadPhoto();
         await loadHistory();
@@ -862,6 +865,19 @@
       status.textContent = error.message;
     }
   });
+
+  // A video's edit is an encode that takes a while: it runs as a job, whose events say how
+  // far it has got ("saving… 1.3 s of 2.0 s (65%)").
+  async function saveVideo(list) {
+    const job = await (await api("POST", "/api/jobs", { action: "apply", filters: list, ids: [id] })).json();
+    const end = await followJob(job, (state) => {
+      const encoding = state.encoding?.[0];
+      if (!encoding) return;
+      const percent = Math.floor(100 * Math.min(1, encoding.encoded / (encoding.duration || 1)));
+      status.textContent = "saving… " + encoding.encoded + " s of " + encoding.duration + " s (" + percent + "%)";
+    });
+    if (end.failed) throw new Error(end.failures[0]?.error || "the edit failed");
+  }
 
   // The editor opens on demand (`edit=1` in the address opens it at once).
   let built = null;

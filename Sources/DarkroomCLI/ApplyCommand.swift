@@ -2,6 +2,7 @@ import ArgumentParser
 import Darkroom
 import Dispatch
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -182,6 +183,7 @@ struct ApplyCommand: ParsableCommand {
     request.workers = inProcess ? .given : .isolated
     let display = ProgressDisplay(
       mode: progress, total: total, keepOutcomes: report != nil)
+    if display.bar { request.videoProgress = { display.encoding($0) } }
     let end = try runJob(
       request, grace: graceOption.grace, command: "apply", progress: display.update)
     let (counts, signal) = (end.counts, end.signal)
@@ -218,12 +220,16 @@ private struct BatchReport: Encodable {
 /// Progress on standard error (a bar on a terminal), or JSON lines on standard output, and
 /// one line per failure on standard error in every mode.
 final class ProgressDisplay: @unchecked Sendable {
-  private let bar: Bool
+  let bar: Bool
   private let json: Bool
   private let total: Int
   private let keepOutcomes: Bool
-  // Only touched from BatchRunner's progress callback, which runs under its lock.
-  private(set) var outcomes: [BatchOutcome] = []
+  // Touched under `lock`: outcomes come from the job's callback, a video's encode from the
+  // item's thread.
+  private let lock = Mutex(())
+  private var keptOutcomes: [BatchOutcome] = []
+  private var line = ""
+  var outcomes: [BatchOutcome] { lock.withLock { _ in keptOutcomes } }
 
   init(mode: ProgressMode, total: Int, keepOutcomes: Bool) {
     let terminal = isatty(STDERR_FILENO) != 0
@@ -233,8 +239,19 @@ final class ProgressDisplay: @unchecked Sendable {
     self.keepOutcomes = keepOutcomes
   }
 
+  /// A video's encode, after the bar: "clip.mov: 1.3 s of 2.0 s (65%)".
+  func encoding(_ progress: EncodeProgress) {
+    lock.withLock { _ in
+      printError("\r" + line + (line.isEmpty ? "" : "  ") + progress.line + "\u{1B}[K")
+    }
+  }
+
   func update(_ outcome: BatchOutcome, _ counts: BatchCounts) {
-    if keepOutcomes { outcomes.append(outcome) }
+    lock.withLock { _ in show(outcome, counts) }
+  }
+
+  private func show(_ outcome: BatchOutcome, _ counts: BatchCounts) {
+    if keepOutcomes { keptOutcomes.append(outcome) }
     if outcome.status == .failed {
       if bar { printError("\r\u{1B}[K") }
       printError(
@@ -248,10 +265,10 @@ final class ProgressDisplay: @unchecked Sendable {
       let filled = total == 0 ? width : width * counts.finished / total
       let rate = counts.seconds > 0 ? Double(counts.finished) / counts.seconds : 0
       let left = rate > 0 ? Int(Double(total - counts.finished) / rate) : 0
-      let line =
-        "\r[\(String(repeating: "#", count: filled))\(String(repeating: "-", count: width - filled))] "
+      line =
+        "[\(String(repeating: "#", count: filled))\(String(repeating: "-", count: width - filled))] "
         + "\(counts.finished)/\(total)  \(fixed(rate, 1)) files/s  \(left / 60):\(left % 60 < 10 ? "0" : "")\(left % 60) left"
-      printError(line)
+      printError("\r" + line + "\u{1B}[K")
     }
   }
 

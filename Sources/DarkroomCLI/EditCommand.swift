@@ -73,11 +73,8 @@ struct EditCommand: ParsableCommand {
     // A video's edit says how far it is, on a terminal: one line, rewritten.
     let terminal = isatty(STDERR_FILENO) != 0
     if terminal {
-      request.videoProgress = { file, done, total in
-        let percent = total > 0 ? Int(min(100, 100 * done / total)) : 0
-        let (seconds, all) = ((done * 10).rounded() / 10, (total * 10).rounded() / 10)
-        let line = "\r\(file): \(seconds) s of \(all) s (\(percent)%)\u{1B}[K"
-        writeAll(STDERR_FILENO, Array(line.utf8))
+      request.videoProgress = { progress in
+        writeAll(STDERR_FILENO, Array("\r\(progress.line)\u{1B}[K".utf8))
       }
     }
     let json = json

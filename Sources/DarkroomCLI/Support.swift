@@ -130,3 +130,11 @@ func sameFile(_ a: String, _ b: String) -> Bool {
   guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }
+
+extension EncodeProgress {
+  /// One line for a terminal: "clip.mov: 1.3 s of 2.0 s (65%)".
+  var line: String {
+    let (seconds, all) = ((done * 10).rounded() / 10, (total * 10).rounded() / 10)
+    return "\(file): \(seconds) s of \(all) s (\(Int(100 * fraction))%)"
+  }
+}

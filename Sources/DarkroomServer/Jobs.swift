@@ -21,6 +21,25 @@ final class Job: Sendable {
     var state = JobRecord.State.running
     /// The assets that failed, and why.
     var failures: [JobOutcome] = []
+    /// The videos being encoded now, and how far each has got (absent when none is).
+    var encoding: [Encoding]?
+  }
+
+  /// A video of the job being encoded: its asset, its path in the library, and seconds
+  /// encoded of its length.
+  struct Encoding: Codable, Sendable, Equatable {
+    var id: String?
+    var file: String
+    var encoded: Double
+    var duration: Double
+
+    init(_ progress: EncodeProgress) {
+      (id, file) = (progress.id?.rawValue, progress.file)
+      (encoded, duration) = (
+        (progress.done * 10).rounded() / 10, (progress.total * 10).rounded() / 10
+      )
+    }
+    var percent: Int { duration > 0 ? Int(100 * min(1, encoded / duration)) : 0 }
   }
 
   /// One step of a job's progress, as an event stream carries it.
@@ -119,10 +138,33 @@ final class Job: Sendable {
     }
   }
 
+  /// A video's encode got further: its listeners are told at each whole percent.
+  func encoding(_ progress: EncodeProgress) {
+    let entry = Encoding(progress)
+    let told = state.withLock { state -> (Status, [AsyncStream<Event>.Continuation])? in
+      var list = state.status.encoding ?? []
+      if let index = list.firstIndex(where: { $0.id == entry.id && $0.file == entry.file }) {
+        guard list[index].percent != entry.percent else { return nil }
+        list[index] = entry
+      } else {
+        list.append(entry)
+      }
+      state.status.encoding = list
+      return (state.status, Array(state.listeners.values))
+    }
+    guard let (status, listeners) = told else { return }
+    for listener in listeners { listener.yield(.progress(status, nil)) }
+  }
+
   func record(_ outcome: JobOutcome, _ counts: BatchCounts) {
     let (status, listeners) = state.withLock { state in
       state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
+      // Its encode, if it was a video's, is over.
+      if let list = state.status.encoding {
+        let left = list.filter { $0.id != outcome.id }
+        state.status.encoding = left.isEmpty ? nil : left
+      }
       if outcome.status == .failed {
         var failure = outcome
         failure.error = failure.error.map { ErrorMiddleware.scrub($0, library: library) }
@@ -138,6 +180,7 @@ final class Job: Sendable {
       state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
       state.status.finished = true
+      state.status.encoding = nil
       state.status.state = counts.notStarted > 0 ? .stopped : .finished
       let listeners = Array(state.listeners.values)
       state.listeners = [:]
@@ -211,6 +254,7 @@ final class Jobs: Sendable {
   private func start(_ request: JobRequest, _ job: Job) -> Job {
     var request = request
     request.jobs = concurrency
+    request.videoProgress = { job.encoding($0) }
     jobs.withLock { jobs in
       // Finished jobs are kept for a while, so a client can read how one ended.
       if jobs.count > 1000 { jobs = jobs.filter { !$0.value.status.finished } }

@@ -308,6 +308,16 @@ struct VideoEditTests {
       #expect(shown.stdout.contains("\(clip): \(seconds) s of 2.0 s ("), "\(shown.stdout)")
     }
     #expect(shown.stdout.contains("\r\u{1B}[K\(clip): edited (version 1: noir)"), "\(shown.stdout)")
+    // apply too, after its bar.
+    #expect(try CLI.run(["revert", clip]).status == 0)
+    let applied = try CLI.run(
+      ["-qec", "\(CLI.binary) apply --filter noir \(clip)", "/dev/null"],
+      executable: "/usr/bin/script")
+    #expect(applied.status == 0, "\(applied.stdout)")
+    for seconds in ["0.2", "1.0", "1.8"] {
+      #expect(applied.stdout.contains("\(clip): \(seconds) s of 2.0 s ("), "\(applied.stdout)")
+    }
+    #expect(applied.stdout.contains("apply: 1 done, 0 skipped, 0 failed in "), "\(applied.stdout)")
     let history = try CLI.run(["history", clip])
     #expect(history.stdout.contains("noir"), "\(history.stdout)")
 
@@ -454,5 +464,75 @@ struct VideoEditTests {
     #expect(cached.isEmpty, "\(cached)")
     let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
     #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+  }
+}
+
+extension VideoEditTests {
+  @Test(
+    "a video's edit as an API job says how far its encode has got: the job's events carry the asset, its path and the seconds encoded of its length, rising by whole percents, and none once it is done"
+  )
+  func encodeProgress() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder)
+    #expect(unlink(folder.file("plain.mov")) == 0)
+    let scan = try CLI.run(["scan", folder.path, "--no-background"])
+    #expect(scan.status == 0, "\(scan.stderr)")
+    let listed = try CLI.run(["list", "--library", folder.path, "--json"])
+    let assets = try #require(
+      try JSONSerialization.jsonObject(with: listed.stdoutData) as? [[String: Any]])
+    let id = try #require(assets.first?["id"] as? String)
+    // While the gate file exists the job's item waits: its stream is followed from the start.
+    let gates = try TemporaryFolder()
+    let gate = try gates.write("gate", [1])
+    let server = try ServeProcess(folder.path, environment: ["DARKROOM_TEST_JOB_GATE": gate])
+    defer { _ = server.stop() }
+    let body = try JSONSerialization.data(withJSONObject: [
+      "action": "apply", "filters": ["noir"], "ids": [id],
+    ])
+    let started = try server.request("POST", "/api/jobs", body: Array(body))
+    #expect(started.status == 202, "\(started.text)")
+    let job = try #require(ServeProcess.json(started.text)["id"] as? String)
+    let fd = try server.connect()
+    defer { close(fd) }
+    server.send(
+      fd,
+      Array(
+        ("GET /api/jobs/\(job)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+          + "Authorization: Bearer \(ServedLibrary.readToken)\r\n\r\n").utf8))
+    var stream: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    func text() -> String { String(decoding: stream, as: UTF8.self) }
+    while !text().contains("event: progress"), case let n = read(fd, &buffer, buffer.count), n > 0 {
+      stream += buffer[0..<n]
+    }
+    unlink(gate)
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { stream += buffer[0..<n] }
+    // Each event's data, in order: the progress events' statuses, then the end's.
+    var events: [(name: String, data: [String: Any])] = []
+    var name = ""
+    for line in text().split(whereSeparator: \.isNewline) {  // (chunked: "\r\n" too)
+      if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
+      if line.hasPrefix("data: "),
+        let data = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))
+          as? [String: Any]
+      {
+        events.append((name, data))
+      }
+    }
+    let encodings = events.filter { $0.name == "progress" }.compactMap {
+      (($0.data["status"] as? [String: Any])?["encoding"] as? [[String: Any]])?.first
+    }
+    #expect(encodings.count >= 5, "\(text())")
+    #expect(
+      encodings.allSatisfy { $0["id"] as? String == id && $0["file"] as? String == "clip.mov" })
+    #expect(encodings.allSatisfy { $0["duration"] as? Double == 2 })
+    let seconds = encodings.compactMap { $0["encoded"] as? Double }
+    #expect(seconds.count == encodings.count && seconds == seconds.sorted(), "\(seconds)")
+    #expect(Set(seconds).count == seconds.count && seconds.allSatisfy { $0 > 0 && $0 <= 2 })
+    let end = try #require(events.last)
+    #expect(end.name == "done" && end.data["done"] as? Int == 1 && end.data["encoding"] == nil)
+    for frame in try Self.frames(clip, at: [1.0], in: folder) {
+      #expect(Self.colourfulness(frame.pixels) < 2)
+    }
   }
 }

@@ -119,15 +119,34 @@ public struct JobRequest: Sendable {
   /// (``Library/writeLightroomSidecar(ofFile:)``); not in a space, which writes nothing in
   /// the clear.
   public var writeXMP = false
-  /// Told, as a video's edit goes, its file, the seconds encoded and the seconds in all
-  /// (every frame in this process, every 8th from a worker); nil: not told.
-  public var videoProgress: (@Sendable (_ file: String, _ done: Double, _ total: Double) -> Void)?
+  /// Told, as a video's edit goes, how far its encode has got (every frame in this process,
+  /// every 8th from a worker); nil: not told. Called on the item's thread.
+  public var videoProgress: (@Sendable (EncodeProgress) -> Void)?
 
   public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
     self.action = action
     self.items = items
     self.library = library
   }
+}
+
+/// How far the encode of a video a job edits has got (``JobRequest/videoProgress``).
+/// `EncodeProgress` is a `Sendable` value type.
+public struct EncodeProgress: Sendable, Equatable {
+  /// The item as its outcome names it (``BatchOutcome/file``: a library asset's path in the
+  /// library, or the file as given) and its asset id, if it is one.
+  public var file: String
+  public var id: AssetID?
+  /// Seconds of the video encoded, and its length in seconds.
+  public var done: Double
+  public var total: Double
+
+  public init(file: String, id: AssetID?, done: Double, total: Double) {
+    (self.file, self.id, self.done, self.total) = (file, id, done, total)
+  }
+
+  /// The share encoded, 0 to 1.
+  public var fraction: Double { total > 0 ? min(1, max(0, done / total)) : 0 }
 }
 
 /// One item's outcome, or the end of the job, as ``LibraryJob/events()`` delivers them.
@@ -438,8 +457,9 @@ public final class LibraryJob: Sendable {
     ) throws(DarkroomError) {
       var editor = editor
       if let told = request.videoProgress {
+        let (file, id) = (outcome.file, outcome.id.flatMap { AssetID($0) })
         editor.videoProgress = { done, total in
-          told(path, done, total)
+          told(EncodeProgress(file: file, id: id, done: done, total: total))
           return true
         }
       }
