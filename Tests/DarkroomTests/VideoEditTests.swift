@@ -536,3 +536,50 @@ extension VideoEditTests {
     }
   }
 }
+
+extension VideoEditTests {
+  @Test(
+    "a transcode runs in a worker of its own whose CPU limit grows with the longest video it takes: a pool whose workers may use 1 CPU second still encodes a clip that costs more"
+  )
+  func transcodeCPULimit() throws {
+    let folder = try Fixture.temporaryFolder()
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=2", "-c:v", "libx264",
+        "-pix_fmt", "yuv420p", "clip.mp4",
+      ], in: folder)
+    var configuration = WorkerPool.Configuration(executable: CLI.binary)
+    configuration.cpuSeconds = 1
+    let pool = WorkerPool(configuration)
+    defer { pool.shutDown() }
+    var renderer = Renderer()
+    renderer.workers = pool
+    // An edit's encode (x264 at preset medium, CRF 20) of 60 frames of 1080p: several CPU
+    // seconds, past the pool's 1.
+    var settings = TranscodeSettings(maxPixels: renderer.maxPixels)
+    (settings.preset, settings.crf, settings.threads) = ("medium", 20, 4)
+    let out = folder.file("out.mp4")
+    let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    defer { close(fd) }
+    // What its worker used: reaped children's CPU time, before and after (other tests'
+    // children may add to it, never take from it).
+    let childCPU = { () -> Double in
+      var usage = rusage()
+      _ = getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+      return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+    let before = childCPU()
+    let outcome = try renderer.transcode(
+      .file(try InputFile(folder.file("clip.mp4"))), name: "clip.mp4", into: fd, settings,
+      graph: nil, progress: { _, _ in true })
+    #expect(outcome.width == 1920 && outcome.height == 1080)
+    let cpu = childCPU() - before
+    #expect(cpu >= 1, "the clip cost \(cpu) CPU seconds: not past the limit, so it proves nothing")
+    let probe = try Self.probe(out)
+    #expect(probe.video?["codec_name"] as? String == "h264")
+    #expect(abs(probe.duration - 2.0) <= 1.0 / 30, "\(probe.duration)")
+    #expect(WorkerPool.transcodeCPUSeconds(settings, base: 1) == 115_200)
+    #expect(WorkerPool.transcodeCPUSeconds(settings, base: 0) == 0)
+  }
+}

@@ -157,11 +157,14 @@ public final class WorkerPool: Sendable {
   /// Sends one job to a worker and returns at once: its reply is read by
   /// ``SentJob/finish()``, so that the caller can work meanwhile (a scan hashes the file
   /// whose header a worker reads).
+  ///
+  /// With `cpuSeconds`, the job gets a worker of its own, started with that CPU limit (a
+  /// transcode, whose work grows with the video's length) instead of an idle one.
   func start(
     _ job: WorkerJob, payload: [UInt8] = [], file: InputFile? = nil, limit: Duration?,
-    maxReply: UInt64
+    maxReply: UInt64, cpuSeconds: Int? = nil
   ) throws(DarkroomError) -> SentJob {
-    let worker = try acquire(for: job.name)
+    let worker = try acquire(for: job.name, cpuSeconds: cpuSeconds)
     guard let header = try? JSONEncoder().encode(job) else {
       release(worker)
       throw DarkroomError(.engine, file: job.name, "cannot encode the job for a worker")
@@ -304,8 +307,12 @@ public final class WorkerPool: Sendable {
       .engine, file: file, "abandoned: darkroom was asked to stop before this file finished")
   }
 
-  private func acquire(for file: String) throws(DarkroomError) -> WorkerProcess {
-    let (idle, abandoning) = state.withLock { state in (state.idle.popLast(), state.abandoning) }
+  private func acquire(for file: String, cpuSeconds: Int? = nil) throws(DarkroomError)
+    -> WorkerProcess
+  {
+    let (idle, abandoning) = state.withLock { state in
+      (cpuSeconds == nil ? state.idle.popLast() : nil, state.abandoning)
+    }
     if abandoning {
       if let idle { _ = retire(idle, kill: true) }
       throw Self.abandoned(file)
@@ -316,7 +323,9 @@ public final class WorkerPool: Sendable {
       _ = retire(idle, kill: false)
       return try acquire(for: file)
     }
-    let configuration = configuration
+    var given = configuration
+    if let cpuSeconds { given.cpuSeconds = cpuSeconds }
+    let configuration = given
     let worker = try SpawnThread.shared.run {
       Result { () throws(DarkroomError) in try WorkerProcess.start(configuration) }
     }.get()
@@ -512,7 +521,8 @@ extension WorkerPool: PixelWork {
     case .memory(let bytes): payload = bytes
     }
     let sent = try start(
-      job, payload: payload, file: file, limit: Self.transcodeSilence, maxReply: 16 << 20)
+      job, payload: payload, file: file, limit: Self.transcodeSilence, maxReply: 16 << 20,
+      cpuSeconds: Self.transcodeCPUSeconds(settings, base: configuration.cpuSeconds))
     let reply = try sent.finish(progress: progress) { offset, bytes throws(DarkroomError) in
       let written = bytes.withUnsafeBytes { VideoTranscode.write($0, at: offset, to: output) }
       if !written { throw AtomicFile.writeError(name, errno) }
@@ -522,6 +532,18 @@ extension WorkerPool: PixelWork {
     }
     return outcome
   }
+
+  /// The CPU seconds a transcoding worker may use: its work grows with the video, so the
+  /// pool's limit for a worker's life (an hour, against a decoder that runs away) would end
+  /// the encode of a long video as "the decoder crashed (signal 24)". Each second of the
+  /// longest video the settings take may cost ``transcodeCPUPerSecond`` (an HEVC decode and
+  /// an x264 encode at preset medium, 4K: about 5 here); a hung one is caught by
+  /// ``transcodeSilence`` first. 0 (no limit) stays 0.
+  static func transcodeCPUSeconds(_ settings: TranscodeSettings, base: Int) -> Int {
+    guard base > 0 else { return 0 }
+    return max(base, Int((settings.maxSeconds * transcodeCPUPerSecond).rounded(.up)))
+  }
+  static let transcodeCPUPerSecond = 16.0
 
   /// How long a transcoding worker may go without a word (its progress comes every 8 frames,
   /// and its bytes as they are written).
