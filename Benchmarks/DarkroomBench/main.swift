@@ -5,7 +5,8 @@
 //                                        ROWS (100,000) catalog rows, in process (scan.sh)
 //   DarkroomBench places [N]           ns per nearest-place and per time-zone lookup, at N
 //                                        (200,000) populated positions (metadata.sh)
-//   DarkroomBench preview INPUT [RUNS]  the editor's preview of a slider change at screen
+//   DarkroomBench preview INPUT [RUNS] [FILTER]
+//                                        the editor's preview of a slider change at screen
 //                                        size (1280), from the cached screen rendition:
 //                                        median ms for tone alone and for the whole panel
 //                                        (editor.sh)
@@ -296,7 +297,7 @@ func placeLookups(count: Int) throws {
 
 /// The editor's preview of `runs` slider changes (each a different exposure, so nothing is
 /// reused but the screen-size rendition, as the server's preview route has it cached).
-func previewLatency(_ input: String, runs: Int) throws {
+func previewLatency(_ input: String, runs: Int, only: String? = nil) throws {
   var spec = RenditionSpec(.fullscreen)
   (spec.screenWidth, spec.screenHeight) = (1280, 1280)
   spec.format = .jpeg
@@ -309,7 +310,9 @@ func previewLatency(_ input: String, runs: Int) throws {
     "denoise luminance=0.2 colour=0.3", "sharpen amount=0.8", "vignette amount=-0.3",
     "grain amount=0.2",
   ]
-  for (name, rest) in [("tone alone", [String]()), ("whole panel", panel)] {
+  let each = panel.map { ($0.split(separator: " ")[0] + " alone (with tone)", [$0]) }
+  let cases = [("tone alone", [String]())] + each + [("whole panel", panel)]
+  for (name, rest) in cases where only.map({ name.hasPrefix($0) }) ?? true {
     var times: [Double] = []
     for run in 0..<runs {
       let graph = try FilterGraph.parse(
@@ -336,8 +339,12 @@ do {
     guard arguments.count > 2 else { fail("usage: DarkroomBench hash FILE [RUNS]", 2) }
     try hashRate(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 9 : 9)
   case "preview":
-    guard arguments.count > 2 else { fail("usage: DarkroomBench preview INPUT [RUNS]", 2) }
-    try previewLatency(arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 30 : 30)
+    guard arguments.count > 2 else {
+      fail("usage: DarkroomBench preview INPUT [RUNS] [FILTER: that row alone]", 2)
+    }
+    try previewLatency(
+      arguments[2], runs: arguments.count > 3 ? Int(arguments[3]) ?? 30 : 30,
+      only: arguments.count > 4 ? arguments[4] : nil)
   case "places":
     try placeLookups(count: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
   case "fingerprint-index":

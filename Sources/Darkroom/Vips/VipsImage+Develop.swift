@@ -83,9 +83,15 @@ extension VipsImage {
     throws(DarkroomError) -> VipsImage
   {
     try colourBands { image throws(DarkroomError) in
-      let shared =
-        sigma > DR_BLUR_DIRECT_MAX
-        ? try image.inMemory() : try image.derived { dr_shared(image.pointer, &$0) }
+      if sigma > DR_BLUR_DIRECT_MAX {
+        // A wide blur: of a small copy of the whole image (read from memory), sampled by
+        // the pass itself.
+        let whole = try image.inMemory()
+        return try whole.derived {
+          dr_detail_wide(whole.pointer, &$0, sigma, kind.rawValue, amount, threshold)
+        }
+      }
+      let shared = try image.derived { dr_shared(image.pointer, &$0) }
       let soft = try shared.blurred(sigma: sigma)
       return try shared.derived {
         dr_detail(shared.pointer, soft.pointer, &$0, kind.rawValue, amount, threshold)
