@@ -1530,6 +1530,9 @@ extension Gallery {
       /* A visitor's only header says whose page this is. */
       body[data-page="shared"] .bar .home { display: inline-flex; }
     }
+    /* A space's head: what it holds, and its lock (in the page, not over the header). */
+    .space-head { display: flex; flex-wrap: wrap; gap: var(--space-2) var(--space-4); align-items: center; padding-bottom: var(--space-3); }
+    .space-head .summary { display: inline-flex; align-items: center; gap: .4rem; }
     """####,
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
@@ -3895,11 +3898,11 @@ extension Gallery {
       </section>
       {{/locked}}
       {{#unlocked}}
-      <div class="toolbar">
-        <p class="summary">{{count}} items, encrypted at rest. Locks after {{idleMinutes}} minutes without use.</p>
+      <div class="space-head">
+        <p class="summary"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>{{count}}, encrypted at rest. Locks after {{idleMinutes}} minutes without use.</p>
         <form method="post" action="/space/lock">
           <input type="hidden" name="csrf" value="{{csrf}}">
-          <button type="submit">Lock</button>
+          <button type="submit"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>Lock</button>
         </form>
       </div>
       <ul class="grid" aria-label="Photos in the space">

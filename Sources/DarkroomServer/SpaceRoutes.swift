@@ -203,7 +203,7 @@ struct SpaceRoutes: Sendable {
     if let session = context.session, let space = sessions.space(for: session.id) {
       let assets = try APISpaceAssets(Library(space: space), trashed: false).assets
       values["unlocked"] = true
-      values["count"] = assets.count
+      values["count"] = Gallery.items(assets.count)
       values["assets"] = assets.map { asset -> [String: Any] in
         ["id": asset.id, "name": asset.name, "version": asset.editVersion]
       }
