@@ -10,7 +10,8 @@ struct AdjustmentsCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "adjustments",
     abstract: "Print the adjustment data of an edited file (canonical JSON).",
-    discussion: """
+    discussion: prose(
+      """
       Paste it onto another file with `darkroom edit OTHER.jpg --adjustment
       DATA.json`.
 
@@ -19,7 +20,7 @@ struct AdjustmentsCommand: ParsableCommand {
       adjustment data in Darkroom's namespace, which `edit --adjustment X.xmp`
       takes back whole:
         darkroom adjustments IMG_0001.jpg --xmp > IMG_0001.xmp
-      """)
+      """))
 
   @Argument(help: "An edited file.")
   var file: String

@@ -11,7 +11,8 @@ struct AlbumCommand: ParsableCommand {
     commandName: "album",
     abstract: "Make and change user albums.",
     usage: "darkroom album <action> [<arguments> ...] [--clear] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       darkroom album create "Best of 2024"
       darkroom album add "Best of 2024" IMG_0001.jpg 01JD3ZQ4N8W5XK2M7P9R1T6V0B
       darkroom album remove "Best of 2024" IMG_0001.jpg
@@ -22,7 +23,7 @@ struct AlbumCommand: ParsableCommand {
 
       Items are files of the library or asset ids. An album keeps the order
       assets were added in; darkroom list --album TITLE prints them in it.
-      """)
+      """))
 
   @Argument(help: "What to do (see above).")
   var action: Action

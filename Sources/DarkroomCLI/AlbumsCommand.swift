@@ -10,11 +10,12 @@ struct AlbumsCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "albums",
     abstract: "List smart albums, folders and user albums, with counts and posters.",
-    discussion: """
+    discussion: prose(
+      """
       Each line: the name --album takes, the count, the poster asset's id (the one
       chosen with album poster, or else the newest). Folders are albums of the files
       directly in them; a folder's parent is the album it sits in.
-      """)
+      """))
 
   @OptionGroup var libraryOption: LibraryFolder
 

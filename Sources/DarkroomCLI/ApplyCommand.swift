@@ -12,7 +12,8 @@ struct ApplyCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "apply",
     abstract: "Apply filters to many files, in place or into a mirrored folder.",
-    discussion: """
+    discussion: prose(
+      """
       INPUTS are files, folders (walked recursively; images are recognised by their
       content, and videos too unless a filter looks at one photo (auto) or
       --from-xmp takes over another program's edit; hidden files and .darkroom/ are
@@ -46,7 +47,7 @@ struct ApplyCommand: ParsableCommand {
           darkroom apply -0 - --filter chrome --progress json
         darkroom apply --filter sepia photos/ -o out/ \\
           --shard $JOB_COMPLETION_INDEX/8 --report r.json
-      """)
+      """))
 
   @Argument(help: "Files, folders, or - for a list on standard input.")
   var inputs: [String]

@@ -6,7 +6,8 @@ struct CacheCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "cache",
     abstract: "Inspect and trim the rendition cache.",
-    discussion: """
+    discussion: prose(
+      """
       Without --cache-dir, the cache is the one a file in the current folder would
       use: the enclosing library's .darkroom/cache, else $XDG_CACHE_HOME/darkroom,
       else ~/.cache/darkroom.
@@ -15,7 +16,7 @@ struct CacheCommand: ParsableCommand {
         darkroom cache stats --json
         darkroom cache prune --cache-limit 200M
         darkroom cache clear
-      """,
+      """),
     subcommands: [Stats.self, Prune.self, Clear.self])
 
   struct Stats: ParsableCommand {

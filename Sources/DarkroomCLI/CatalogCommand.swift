@@ -12,7 +12,8 @@ struct CatalogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "init",
       abstract: "Make Darkroom's catalog in a PostgreSQL database.",
-      discussion: """
+      discussion: prose(
+        """
         A database becomes a catalog only by this, by a library's first `darkroom scan
         --catalog URL`, or as the target of `catalog copy`: every other command refuses
         a database without Darkroom's tables, so that a mistyped URL is not quietly
@@ -23,7 +24,7 @@ struct CatalogCommand: ParsableCommand {
         Example:
           darkroom catalog init postgresql://darkroom@db.example/photos
           darkroom scan --catalog postgresql://darkroom@db.example/photos ~/Photos
-        """)
+        """))
 
     @Argument(help: "The PostgreSQL database: postgresql://user:password@host:5432/database.")
     var url: String
@@ -39,7 +40,8 @@ struct CatalogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "copy",
       abstract: "Copy a catalog into an empty one, SQLite to PostgreSQL or back.",
-      discussion: """
+      discussion: prose(
+        """
         FROM and TO are each a SQLite file (a library's .darkroom/catalog.sqlite) or a
         PostgreSQL URL (postgresql://user:password@host:5432/database; the password
         may come from ~/.pgpass or PGPASSWORD). Every row goes: asset ids, folders,
@@ -57,7 +59,7 @@ struct CatalogCommand: ParsableCommand {
         Examples:
           darkroom catalog copy photos/.darkroom/catalog.sqlite postgresql://db/photos
           darkroom catalog copy postgresql://db/photos /backup/catalog.sqlite
-        """)
+        """))
 
     @Argument(help: "The catalog to copy: a SQLite file or a PostgreSQL URL.")
     var from: String

@@ -7,7 +7,8 @@ struct CheckCommand: ParsableCommand {
     commandName: "check",
     abstract: "Verify a library's originals and catalog; repair what can be.",
     usage: "darkroom check [<folder>] [--repair] [--search <dir> ...] [--json]",
-    discussion: """
+    discussion: prose(
+      """
       Checks every original's SHA-256, that every edit's original is in the store,
       that no original shares its inode (a hard link) with a photo outside
       .darkroom/, and that no edited photo was left read-only. Libraries written by
@@ -25,7 +26,7 @@ struct CheckCommand: ParsableCommand {
         darkroom check photos/
         darkroom check --repair photos/
         darkroom check --repair out/ --search in/    # inputs of an old apply -o
-      """)
+      """))
 
   @OptionGroup var place: LibraryFolder
 

@@ -7,7 +7,8 @@ struct DuplicatesCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "duplicates",
     abstract: "Find duplicate photos: the same bytes, or with --near the same picture.",
-    discussion: """
+    discussion: prose(
+      """
       Prints each group of duplicates as its assets' paths, one a line, groups
       separated by a blank line (--json: an array of groups). With --near, photos
       that are the same picture resized, recompressed, converted, lightly cropped or
@@ -22,7 +23,7 @@ struct DuplicatesCommand: ParsableCommand {
       Examples:
         darkroom duplicates --near
         darkroom duplicates keep IMG_0001.jpg IMG_0001-edit.jpg
-      """,
+      """),
     subcommands: [DuplicatesList.self, DuplicatesKeep.self],
     defaultSubcommand: DuplicatesList.self)
 }

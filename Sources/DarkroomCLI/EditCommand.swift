@@ -11,7 +11,8 @@ struct EditCommand: ParsableCommand {
     commandName: "edit",
     abstract: "Apply filters to files in place, non-destructively.",
     usage: "darkroom edit <files> ... --filter <spec> ... [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       The original bytes go into the library's store (.darkroom/ in the nearest
       folder above the file, created beside it if there is none) and are on disk
       before the rendered result replaces the file. The result keeps the source's
@@ -37,7 +38,7 @@ struct EditCommand: ParsableCommand {
           --filter 'crop aspect=4:5'
         darkroom edit IMG_0002.jpg --adjustment <(darkroom adjustments IMG_0001.jpg)
         darkroom edit IMG_0003.jpg --from-xmp     # its Lightroom edit
-      """)
+      """))
 
   @Argument(help: "Files to edit in place.")
   var files: [String]

@@ -10,7 +10,8 @@ struct FiltersCommand: ParsableCommand {
       darkroom filters --save <name> --from <file|id> [--description <text>]
       darkroom filters --delete <name>
       """,
-    discussion: """
+    discussion: prose(
+      """
       A --filter is written `OP key=value ...`; values without a key fill the
       parameters in the order listed. Presets are graphs of these filters, kept in
       Filters/*.json.
@@ -29,7 +30,7 @@ struct FiltersCommand: ParsableCommand {
         darkroom edit IMG_0001.jpg --filter 'tone exposure=0.3' --filter vibrance
         darkroom filters --save bright --from IMG_0001.jpg --description 'a lift'
         darkroom apply --filter bright holiday/
-      """)
+      """))
 
   @Flag(help: "Print JSON.")
   var json = false

@@ -7,7 +7,8 @@ struct InfoCommand: ParsableCommand {
     commandName: "info",
     abstract: "Show size, orientation, capture date, GPS, camera and colour profile.",
     usage: "darkroom info <files> ... [--json] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       Reads only each file's header: no pixels are decoded, so it is fast on large
       files. Files without EXIF (most PNG, GIF and WebP) are normal; their EXIF
       fields are empty.
@@ -20,7 +21,7 @@ struct InfoCommand: ParsableCommand {
       A file that cannot be read gets {"file", "error", "errorKind"} in its place
       and a line on standard error; the others still print, and the exit status is
       1. Field reference: docs/info-json.md.
-      """)
+      """))
 
   @Argument(help: "Image files to describe.")
   var files: [String]

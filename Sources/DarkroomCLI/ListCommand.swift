@@ -10,7 +10,8 @@ struct ListCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "list",
     abstract: "List a library's assets, filtered and sorted.",
-    discussion: """
+    discussion: prose(
+      """
       Prints one path a line (relative to the current folder when inside it), or
       with --json an array of asset objects, or with -0 NUL-separated absolute
       paths for another command:
@@ -28,7 +29,7 @@ struct ListCommand: ParsableCommand {
       Albums: a user album's title; folder:PATH; smart:all, smart:favourites,
       smart:edited, smart:videos, smart:with-location, smart:recently-added,
       smart:trash, smart:problems (darkroom albums lists them).
-      """)
+      """))
 
   @OptionGroup var libraryOption: LibraryFolder
 

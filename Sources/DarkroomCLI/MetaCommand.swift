@@ -6,8 +6,9 @@ struct MetaCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "meta",
     abstract: "Set a photo's description, rating and keywords, in its XMP sidecar.",
-    usage: "darkroom meta <items> ... [--description <text>] [--rating <n>] [--keyword <k> ...]",
-    discussion: """
+    usage: "darkroom meta <items> ... [--rating N] [--keyword K ...] [<options>]",
+    discussion: prose(
+      """
       Writes FILE.EXT.xmp beside each photo, as darktable names it; exiftool, darktable
       and digiKam read it back, and Darkroom reads it over what the photo says. The photo
       itself is never changed. Every property of an existing sidecar that this command
@@ -19,7 +20,7 @@ struct MetaCommand: ParsableCommand {
         darkroom meta IMG_0001.jpg --rating 4 --description "Longs Peak at dawn"
         darkroom meta IMG_0001.jpg IMG_0002.jpg --add-keyword Colorado --remove-keyword todo
         darkroom meta 01J9Z3K5... --no-keywords --json
-      """)
+      """))
 
   @OptionGroup var catalog: CatalogOption
 

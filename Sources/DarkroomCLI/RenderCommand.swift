@@ -10,7 +10,8 @@ struct RenderCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "render",
     abstract: "Render a representation: full, fullscreen or (aspect-)thumbnail.",
-    discussion: """
+    discussion: prose(
+      """
       Representations, as in PhotoKit:
         full              the original pixels; orientation recorded, not
                           applied. In the source's own format it is a
@@ -59,7 +60,7 @@ struct RenderCommand: ParsableCommand {
         darkroom render --rep thumbnail --size 512 --crop attention \\
           IMG_0001.jpg -o thumb.webp
         cat photo.jpg | darkroom render - --rep aspect-thumbnail -o - > small.jpg
-      """)
+      """))
 
   @Argument(help: "Image files, or - for standard input.")
   var inputs: [String]

@@ -7,7 +7,8 @@ struct RevertCommand: ParsableCommand {
     commandName: "revert",
     abstract: "Restore edited files to their original bytes, or to a version.",
     usage: "darkroom revert <files> ... [--to <version>] [--json] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       The original comes from the library's store and is checked against its SHA-256
       before it replaces the file. A file is recognised by its content, so revert
       works after it was renamed or moved inside its library. Reverting a file that
@@ -17,7 +18,7 @@ struct RevertCommand: ParsableCommand {
       Examples:
         darkroom revert IMG_0001.jpg
         darkroom revert --to 1 IMG_0001.jpg      # the first edit (0 is the original)
-      """)
+      """))
 
   @Argument(help: "Edited files, or folders (walked for images).")
   var files: [String]

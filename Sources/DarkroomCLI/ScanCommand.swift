@@ -11,7 +11,8 @@ struct ScanCommand: ParsableCommand {
     commandName: "scan",
     abstract: "Catalog the photos and videos of a library folder (incremental).",
     usage: "darkroom scan [<folder>] [--jobs <n>] [--json] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       Makes DIR a library (DIR/.darkroom/) if it is in none, then brings the catalog
       (.darkroom/catalog.sqlite) up to date: new and changed files are read once
       (hashed, header described), unchanged ones (same inode, size and times) are
@@ -26,7 +27,7 @@ struct ScanCommand: ParsableCommand {
       Examples:
         darkroom scan ~/Photos
         darkroom scan ~/Photos/2024 --progress json
-      """)
+      """))
 
   @OptionGroup var place: LibraryFolder
 

@@ -14,7 +14,8 @@ struct ServeCommand: ParsableCommand {
     commandName: "serve",
     abstract: "Serve a library over HTTP: a JSON API and a web gallery.",
     usage: "darkroom serve [<dir>] [--port <port>] [--token-file <file>] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       The gallery is at / (albums, thumbnails, a viewer and editor, upload), the
       API at /api (docs/openapi.yaml describes it), metrics at /metrics.
 
@@ -34,7 +35,7 @@ struct ServeCommand: ParsableCommand {
       Examples:
         darkroom serve ~/Pictures    # in no library yet: catalogued while served
         darkroom serve ~/Pictures --host 0.0.0.0 --token-file ~/.darkroom-tokens
-      """)
+      """))
 
   @OptionGroup var place: LibraryFolder
 

@@ -11,11 +11,12 @@ struct ShareCommand: ParsableCommand {
     commandName: "share",
     abstract: "Share an album by link (read-only), list the links, or revoke one.",
     usage: """
-      darkroom share <album> [--days N] [--password-file FILE] [--download] [<options>]
+      darkroom share <album> [--days N] [--password-file FILE] [--download]
       darkroom share --list [--album <album>] [<options>]
       darkroom share --revoke <id> [<options>]
       """,
-    discussion: """
+    discussion: prose(
+      """
       A link shows one album (a title, folder:PATH or smart:NAME) to whoever has it,
       at /s/TOKEN on `darkroom serve`: its photos and nothing else, with no login.
       The token (256 random bits) is printed once; the library keeps only its hash,
@@ -28,7 +29,7 @@ struct ShareCommand: ParsableCommand {
         darkroom share folder:2024/06 --password-file pw.txt --download
         darkroom share --list
         darkroom share --revoke 3f2a9c01b7de
-      """)
+      """))
 
   @Argument(help: "The album to share.")
   var album: String?

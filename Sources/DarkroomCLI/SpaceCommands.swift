@@ -127,7 +127,8 @@ struct SpaceCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "space",
     abstract: "Encrypted spaces: photos only a password opens.",
-    discussion: """
+    discussion: prose(
+      """
       A folder of spaces holds photos, edits, catalog and renditions encrypted
       (Argon2id, XChaCha20-Poly1305). Each password opens its own space; the folder
       does not say how many there are. Passwords are read from the terminal, or
@@ -144,7 +145,7 @@ struct SpaceCommand: ParsableCommand {
 
       list, render, edit, revert, apply and trash take --space DIR, with asset ids
       or names in place of files. docs/spaces.md has the design and threat model.
-      """,
+      """),
     subcommands: [
       SpaceCreate.self, SpaceAdd.self, SpaceList.self, SpaceExport.self, SpacePasswd.self,
       SpaceRemove.self,
@@ -156,11 +157,12 @@ struct SpaceCreate: ParsableCommand {
     commandName: "create",
     abstract: "Make a space with a new password (and the folder, if new).",
     usage: "darkroom space create <folder> [--keep <file>] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       In a folder that already holds spaces, the new one takes a key slot that none
       of the passwords in --keep FILE opens: the folder cannot tell which slots are
       in use, so a space whose password is not given there may be overwritten.
-      """)
+      """))
 
   @Argument(help: "The folder of spaces.")
   var folder: String
@@ -313,7 +315,8 @@ struct SpacePasswd: ParsableCommand {
     commandName: "passwd",
     abstract: "Change a space's password, or its key with --rotate.",
     usage: "darkroom space passwd <folder> [--rotate] [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       Without --rotate, the same space key is sealed under the new password and
       nothing is re-encrypted: a copy of the folder's header taken before still
       opens everything with the old password. With --rotate, every object is
@@ -321,7 +324,7 @@ struct SpacePasswd: ParsableCommand {
       the old header and password then open nothing. It reads and writes the
       whole space; cut off, it is safe to run again. Give the same password
       twice to rotate the key alone.
-      """)
+      """))
 
   @Argument(help: "The folder of spaces.")
   var folder: String
@@ -362,12 +365,13 @@ struct SpaceRemove: ParsableCommand {
     commandName: "remove",
     abstract: "Remove a space: its key slot, objects and catalog rows.",
     usage: "darkroom space remove <folder> [<options>]",
-    discussion: """
+    discussion: prose(
+      """
       The space the password opens is removed for good: its key slot is filled
       with random bytes, as unused slots are, and its encrypted objects and
       catalog rows are deleted. The folder's other spaces are untouched. Export
       what you want to keep first (darkroom space export).
-      """)
+      """))
 
   @Argument(help: "The folder of spaces.")
   var folder: String

@@ -138,3 +138,28 @@ extension EncodeProgress {
     return "\(file): \(seconds) s of \(all) s (\(Int(100 * fraction))%)"
   }
 }
+
+/// A command's discussion as prose that the help wraps at any width: the lines of each
+/// paragraph, broken in the source to keep it readable, are joined, so that the help does
+/// not break them again mid-paragraph at a narrower terminal. Lines kept as they are: those
+/// that start with a space (examples, tables), with `darkroom ` or another command (a
+/// command line of its own), with `- ` (a list), or that hold a run of three spaces (columns).
+func prose(_ text: String) -> String {
+  var out: [String] = []
+  var joining = false
+  for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+    let verbatim =
+      line.first == " " || line.hasPrefix("darkroom ") || line.hasPrefix("- ")
+      || line.hasPrefix("cat ") || line.hasPrefix("find ") || line.contains("   ")
+    if line.isEmpty || verbatim {
+      out.append(line)
+      joining = false
+    } else if joining, let last = out.popLast() {
+      out.append(last + " " + line)
+    } else {
+      out.append(line)
+      joining = true
+    }
+  }
+  return out.joined(separator: "\n")
+}

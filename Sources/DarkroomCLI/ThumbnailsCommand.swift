@@ -10,7 +10,9 @@ struct ThumbnailsCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "thumbnails",
     abstract: "Make the gallery's grid thumbnails a library's cache lacks, newest first.",
-    discussion: """
+    usage: "darkroom thumbnails [<folder>] [--density N ...] [--background | --stop]",
+    discussion: prose(
+      """
       What `darkroom scan` starts in the background when it is done (and `darkroom
       serve` runs itself), so that the gallery shows real thumbnails, not grey tiles:
       each visible photo's aspect thumbnail at the size the gallery asks for on a screen
@@ -25,7 +27,7 @@ struct ThumbnailsCommand: ParsableCommand {
         darkroom thumbnails ~/Photos
         darkroom thumbnails ~/Photos --background     # low priority, detached
         darkroom thumbnails ~/Photos --stop           # stop the one in the background
-      """)
+      """))
 
   @OptionGroup var place: LibraryFolder
 

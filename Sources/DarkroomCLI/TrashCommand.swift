@@ -7,7 +7,8 @@ struct TrashCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "trash",
     abstract: "Move assets to the library's trash; list, restore or empty it.",
-    discussion: """
+    discussion: prose(
+      """
       darkroom trash ITEMS... moves files (with their edit history) into
       .darkroom/trash/, out of every list but --album smart:trash.
       darkroom trash restore ITEMS... puts them back where they were, with their ids,
@@ -19,7 +20,7 @@ struct TrashCommand: ParsableCommand {
         darkroom trash IMG_0001.jpg 01KAX3ZQ4N8W5XK2M7P9R1T6V0
         darkroom trash list --json
         darkroom trash empty --older-than 30d
-      """,
+      """),
     subcommands: [TrashMove.self, TrashList.self, TrashRestore.self, TrashEmpty.self],
     defaultSubcommand: TrashMove.self)
 }

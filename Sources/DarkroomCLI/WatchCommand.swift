@@ -7,7 +7,9 @@ struct WatchCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "watch",
     abstract: "Keep a library's catalog current as files change, and print each change.",
-    discussion: """
+    usage: "darkroom watch [<folder>] [--since N] [--json] [<options>]",
+    discussion: prose(
+      """
       Scans the folder once, then follows the kernel's notices of changed files
       (inotify): the folders they name are scanned again, and each change the
       catalog records is printed after it is committed, one line each (--json: one
@@ -18,7 +20,7 @@ struct WatchCommand: ParsableCommand {
 
       darkroom watch --since N prints the changes after sequence number N and
       exits: what a client that was away missed.
-      """)
+      """))
 
   @OptionGroup var place: LibraryFolder
 

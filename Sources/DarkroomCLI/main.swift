@@ -10,10 +10,11 @@ struct DarkroomCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "darkroom",
     abstract: "Render representations of photos, apply filters, and undo edits.",
-    discussion: """
+    discussion: prose(
+      """
       Exit status: 0 on success, 1 if any file failed, 2 on a usage error. Errors go
       to standard error, one line each: `darkroom: FILE: problem`.
-      """,
+      """),
     version: DarkroomVersion.string,
     subcommands: [
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
