@@ -270,6 +270,13 @@ extension DamagedFileTests {
     let id = try #require(try library.asset(atPath: folder.file("bad.jpg"))).id
     #expect(try library.asset(id).damage == nil)
     let detail = "cannot render: VipsJpeg: Huffman table 0x03 was not defined"
+    // A render that fails at --fail-on warning marks nothing (a warning is not damage).
+    var strict = PixelSettings()
+    strict.failOn = .warning
+    #expect(throws: DarkroomError.self) {
+      _ = try library.render(id, RenditionSpec(.thumbnail), settings: strict)
+    }
+    #expect(try library.asset(id).damage == nil)
 
     let served = ServedLibrary(over: library, in: folder)
     try await served.test { client, _ in

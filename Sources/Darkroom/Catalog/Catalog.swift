@@ -48,6 +48,11 @@ public protocol Catalog: Sendable {
   /// Chooses an album's poster; nil goes back to the newest.
   func setPoster(_ title: String, _ id: AssetID?) throws
   func setFavourite(_ ids: [AssetID], _ value: Bool) throws
+  /// Marks an asset damaged (a render found its data bad) in one conditional write: only
+  /// while no damage is recorded and its row still describes the file as `asset` does
+  /// (content hash, device, inode, size, modification time), so that a move, a trash or a
+  /// rescan meanwhile is never undone. True when it was marked (a change is logged).
+  func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool
 
   /// Keeps the database's statistics fresh for its query planner (after a scan).
   func maintain() throws

@@ -92,6 +92,20 @@ enum CatalogSQL {
   }
 
   /// An asset's row values for ``writtenColumns``.
+  /// ``Catalog/markDamaged(_:ifStill:)``'s write, and its values.
+  static let markDamaged = """
+    UPDATE asset SET damage = ?, damageDetail = ? WHERE id = ? AND damage IS NULL AND hash = ?
+      AND device = ? AND inode = ? AND size = ? AND mtime = ?
+    """
+  static func markDamagedValues(_ damage: AssetDamage, _ a: Asset) -> [CatalogValue] {
+    let i = a.identity
+    let values: [any CatalogValueConvertible] = [
+      damage.kind.rawValue, damage.detail, a.id.rawValue, a.contentHash,
+      Int64(bitPattern: i.device), Int64(bitPattern: i.inode), i.size, i.modified,
+    ]
+    return values.map(\.catalogValue)
+  }
+
   static func values(of a: Asset) -> [CatalogValue] {
     let i = a.identity
     let values: [any CatalogValueConvertible] = [

@@ -776,6 +776,19 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
+  public func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
+    try pool.write { db in
+      try db.cachedStatement(sql: CatalogSQL.markDamaged).execute(
+        arguments: StatementArguments(
+          CatalogSQL.markDamagedValues(damage, asset).map(\.databaseValue)))
+      guard db.changesCount > 0 else { return false }
+      if let path = try Self.location(asset.id, db) {
+        try Self.record(.changed, asset.id, path, db)
+      }
+      return true
+    }
+  }
+
   private func requireAsset(_ id: AssetID, _ db: Database) throws {
     guard
       try Bool.fetchOne(

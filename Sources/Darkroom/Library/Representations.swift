@@ -381,7 +381,10 @@ extension Library {
           .file(path), spec.showing(asset), renderer: Renderer(settings),
           cache: RenditionCache(folder: cacheFolder))
       }
-    } catch  where asset.damage == nil && asset.mediaType == .photo && Self.decoderBlames(error) {
+    } catch
+      where asset.damage == nil && asset.mediaType == .photo && settings.failOn != .warning
+      && Self.decoderBlames(error, format: asset.format)
+    {
       recordDamage(of: asset, error)
       throw error
     }
@@ -389,30 +392,37 @@ extension Library {
 
   /// Whether a render's error is the decoder's verdict on the file's data (garbage past a
   /// header that read well, a JPEG XL that libjxl refuses), not on the machine, a setting or
-  /// a policy.
-  static func decoderBlames(_ error: DarkroomError) -> Bool {
-    error.kind == .corrupt || error.kind == .truncated
+  /// a policy: `corrupt` or `truncated`, of a format decoded here (a camera RAW's errors
+  /// include cameras newer than LibRaw), and not about memory, reading, a missing plugin or
+  /// an unsupported feature. (A render at `--fail-on warning` marks nothing: its warnings
+  /// are not damage.)
+  static func decoderBlames(_ error: DarkroomError, format: String) -> Bool {
+    guard error.kind == .corrupt || error.kind == .truncated else { return false }
+    guard ["jpeg", "png", "webp", "gif", "tiff", "jxl", "heif", "avif"].contains(format)
+    else { return false }
+    let message = error.message.lowercased()
+    return !["memory", "read error", "i/o", "plugin", "unsupported", "not a known file format"]
+      .contains { message.contains($0) }
   }
 
   /// Marks a photo the scan read whole damaged, as the scan marks one whose header is bad,
   /// once a render finds its data bad: it joins Problems (`smart:problems`, `list
   /// --damaged`) and `check`'s findings, and is shown from then on as far as it decodes.
-  /// Only while the file is exactly the catalogued one (device, inode, size and time) and
-  /// the catalog's row is still whole; the next scan of a changed file reads it again. A
-  /// failure to record is left unsaid: the caller has the render's own error to give.
+  /// Only while the file is exactly the catalogued one (device, inode, size and time), and
+  /// by one conditional write (``Catalog/markDamaged(_:ifStill:)``): a move, a trash or a
+  /// rescan meanwhile is never undone. A failure to record is left unsaid: the caller has
+  /// the render's own error to give.
   func recordDamage(of asset: Asset, _ error: DarkroomError) {
     guard let file = try? Beneath.openFile(asset.path, in: rootPath) else { return }
     var info = stat()
-    let same = { (a: FileIdentity, b: FileIdentity) in
-      (a.device, a.inode, a.size, a.modified) == (b.device, b.inode, b.size, b.modified)
-    }
-    guard fstat(file.descriptor, &info) == 0, same(FileIdentity(info), asset.identity),
-      var now = try? catalogCall({ try $0.asset(asset.id) }),
-      now.damage == nil, same(now.identity, asset.identity), now.contentHash == asset.contentHash
+    guard fstat(file.descriptor, &info) == 0 else { return }
+    let opened = FileIdentity(info)
+    let was = asset.identity
+    guard
+      (opened.device, opened.inode, opened.size, opened.modified)
+        == (was.device, was.inode, was.size, was.modified)
     else { return }
-    now.damage = AssetDamage(kind: error.kind, detail: error.message, video: false)
-    var changes = CatalogChanges()
-    changes.upserts = [now]
-    _ = try? catalogCall { try $0.commit(changes) }
+    let damage = AssetDamage(kind: error.kind, detail: error.message, video: false)
+    _ = try? catalogCall { try $0.markDamaged(damage, ifStill: asset) }
   }
 }

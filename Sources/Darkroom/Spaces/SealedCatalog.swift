@@ -140,6 +140,8 @@ struct SealedCatalog: Catalog {
   func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws { throw refused("albums") }
   func setPoster(_ title: String, _ id: AssetID?) throws { throw refused("albums") }
   func setFavourite(_ ids: [AssetID], _ value: Bool) throws { throw refused("favourites") }
+  /// (A space's renders go another way: nothing is marked.)
+  func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool { false }
   func maintain() throws {}
   func check() throws -> [String] { [] }
   func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {

@@ -736,6 +736,19 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
+  public func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
+    try write { c in
+      let marked = try Self.run(
+        c, CatalogSQL.markDamaged + " RETURNING id",
+        values: CatalogSQL.markDamagedValues(damage, asset))
+      guard !marked.isEmpty else { return false }
+      if let path = try Self.location(asset.id, c) {
+        try Self.record(.changed, asset.id, path, c)
+      }
+      return true
+    }
+  }
+
   private static func requireAsset(_ id: AssetID, _ c: PostgresConnection) throws {
     guard !(try run(c, "SELECT 1 FROM asset WHERE id = ?", [id.rawValue]).isEmpty) else {
       throw CatalogError("\(id): no such asset in this library", missing: true)
