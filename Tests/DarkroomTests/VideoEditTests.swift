@@ -492,25 +492,11 @@ extension VideoEditTests {
     let started = try server.request("POST", "/api/jobs", body: Array(body))
     #expect(started.status == 202, "\(started.text)")
     let job = try #require(ServeProcess.json(started.text)["id"] as? String)
-    let fd = try server.connect()
-    defer { close(fd) }
-    server.send(
-      fd,
-      Array(
-        ("GET /api/jobs/\(job)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-          + "Authorization: Bearer \(ServedLibrary.readToken)\r\n\r\n").utf8))
-    var stream: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    func text() -> String { String(decoding: stream, as: UTF8.self) }
-    while !text().contains("event: progress"), case let n = read(fd, &buffer, buffer.count), n > 0 {
-      stream += buffer[0..<n]
-    }
-    unlink(gate)
-    while case let n = read(fd, &buffer, buffer.count), n > 0 { stream += buffer[0..<n] }
+    let all = try server.jobEvents(job) { _ in unlink(gate) }
     // Each event's data, in order: the progress events' statuses, then the end's.
     var events: [(name: String, data: [String: Any])] = []
     var name = ""
-    for line in text().split(whereSeparator: \.isNewline) {  // (chunked: "\r\n" too)
+    for line in all.split(whereSeparator: \.isNewline) {  // (chunked: "\r\n" too)
       if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
       if line.hasPrefix("data: "),
         let data = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))
@@ -522,7 +508,7 @@ extension VideoEditTests {
     let encodings = events.filter { $0.name == "progress" }.compactMap {
       (($0.data["status"] as? [String: Any])?["encoding"] as? [[String: Any]])?.first
     }
-    #expect(encodings.count >= 5, "\(text())")
+    #expect(encodings.count >= 5, "\(all)")
     #expect(
       encodings.allSatisfy { $0["id"] as? String == id && $0["file"] as? String == "clip.mov" })
     #expect(encodings.allSatisfy { $0["duration"] as? Double == 2 })
@@ -581,5 +567,10 @@ extension VideoEditTests {
     #expect(abs(probe.duration - 2.0) <= 1.0 / 30, "\(probe.duration)")
     #expect(WorkerPool.transcodeCPUSeconds(settings, base: 1) == 115_200)
     #expect(WorkerPool.transcodeCPUSeconds(settings, base: 0) == 0)
+    // Any length (0, or not a number): no limit; a huge one: the largest there is.
+    for (longest, budget) in [(0.0, 0), (.nan, 0), (.infinity, 0), (1e12, Int(Int32.max))] {
+      settings.maxSeconds = longest
+      #expect(WorkerPool.transcodeCPUSeconds(settings, base: 3600) == budget, "\(longest)")
+    }
   }
 }

@@ -166,7 +166,8 @@ public final class WorkerPool: Sendable {
   ) throws(DarkroomError) -> SentJob {
     let worker = try acquire(for: job.name, cpuSeconds: cpuSeconds)
     guard let header = try? JSONEncoder().encode(job) else {
-      release(worker)
+      // A worker of the job's own (a larger CPU limit) never joins the idle ones.
+      if cpuSeconds == nil { release(worker) } else { _ = retire(worker, kill: false) }
       throw DarkroomError(.engine, file: job.name, "cannot encode the job for a worker")
     }
     let sent =
@@ -538,10 +539,13 @@ extension WorkerPool: PixelWork {
   /// the encode of a long video as "the decoder crashed (signal 24)". Each second of the
   /// longest video the settings take may cost ``transcodeCPUPerSecond`` (an HEVC decode and
   /// an x264 encode at preset medium, 4K: about 5 here); a hung one is caught by
-  /// ``transcodeSilence`` first. 0 (no limit) stays 0.
+  /// ``transcodeSilence`` first. 0 (no limit) stays 0, and a transcode of any length
+  /// (`maxSeconds` 0 or not finite) has none.
   static func transcodeCPUSeconds(_ settings: TranscodeSettings, base: Int) -> Int {
-    guard base > 0 else { return 0 }
-    return max(base, Int((settings.maxSeconds * transcodeCPUPerSecond).rounded(.up)))
+    let longest = settings.maxSeconds
+    guard base > 0, longest > 0, longest.isFinite else { return 0 }
+    let budget = (longest * transcodeCPUPerSecond).rounded(.up)
+    return max(base, budget < Double(Int32.max) ? Int(budget) : Int(Int32.max))
   }
   static let transcodeCPUPerSecond = 16.0
 
