@@ -89,8 +89,13 @@ final class Job: Sendable {
   func events() -> AsyncStream<Event> {
     let key = nextListener.add(1, ordering: .relaxed).newValue
     return AsyncStream { continuation in
+      // Where it is, told under the lock that the job's steps are told under: nothing newer
+      // comes before it.
       let status = state.withLock { state -> Status in
-        if !state.status.finished { state.listeners[key] = continuation }
+        if !state.status.finished {
+          state.listeners[key] = continuation
+          continuation.yield(.progress(state.status, nil))
+        }
         return state.status
       }
       if status.finished {
@@ -98,7 +103,6 @@ final class Job: Sendable {
         continuation.finish()
         return
       }
-      continuation.yield(.progress(status, nil))
       // Another process runs it (a server behind the same balancer): its progress is
       // followed in the catalog, which that process writes after each item.
       let follower = fromCatalog ? Task { await self.follow(from: status, key: key) } : nil
@@ -138,26 +142,26 @@ final class Job: Sendable {
     }
   }
 
-  /// A video's encode got further: its listeners are told at each whole percent.
+  /// A video's encode got further: its listeners are told at each whole percent. (Told
+  /// under the lock, as `record` tells: encodes run on their items' threads beside the
+  /// job's, and a listener must never get an older status after a newer one.)
   func encoding(_ progress: EncodeProgress) {
     let entry = Encoding(progress)
-    let told = state.withLock { state -> (Status, [AsyncStream<Event>.Continuation])? in
+    state.withLock { state in
       var list = state.status.encoding ?? []
       if let index = list.firstIndex(where: { $0.id == entry.id && $0.file == entry.file }) {
-        guard list[index].percent != entry.percent else { return nil }
+        guard list[index].percent != entry.percent else { return }
         list[index] = entry
       } else {
         list.append(entry)
       }
       state.status.encoding = list
-      return (state.status, Array(state.listeners.values))
+      for listener in state.listeners.values { listener.yield(.progress(state.status, nil)) }
     }
-    guard let (status, listeners) = told else { return }
-    for listener in listeners { listener.yield(.progress(status, nil)) }
   }
 
   func record(_ outcome: JobOutcome, _ counts: BatchCounts) {
-    let (status, listeners) = state.withLock { state in
+    state.withLock { state in
       state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
       // Its encode, if it was a video's, is over.
@@ -170,26 +174,23 @@ final class Job: Sendable {
         failure.error = failure.error.map { ErrorMiddleware.scrub($0, library: library) }
         state.status.failures.append(failure)
       }
-      return (state.status, Array(state.listeners.values))
+      for listener in state.listeners.values { listener.yield(.progress(state.status, outcome)) }
     }
-    for listener in listeners { listener.yield(.progress(status, outcome)) }
   }
 
   func finish(_ counts: BatchCounts) {
-    let (status, listeners) = state.withLock { state in
+    let listeners = state.withLock { state in
       state.status.done = doneBefore + counts.done + counts.skipped
       state.status.failed = counts.failed
       state.status.finished = true
       state.status.encoding = nil
       state.status.state = counts.notStarted > 0 ? .stopped : .finished
-      let listeners = Array(state.listeners.values)
-      state.listeners = [:]
-      return (state.status, listeners)
+      for listener in state.listeners.values { listener.yield(.finished(state.status)) }
+      defer { state.listeners = [:] }
+      return Array(state.listeners.values)
     }
-    for listener in listeners {
-      listener.yield(.finished(status))
-      listener.finish()
-    }
+    // Ended outside the lock: ending runs each stream's onTermination, which takes it.
+    for listener in listeners { listener.finish() }
   }
 }
 
