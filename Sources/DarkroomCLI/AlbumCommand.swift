@@ -13,13 +13,13 @@ struct AlbumCommand: ParsableCommand {
     usage: "darkroom album <action> [<arguments> ...] [--clear] [<options>]",
     discussion: prose(
       """
-      darkroom album create "Best of 2024"
-      darkroom album add "Best of 2024" IMG_0001.jpg 01JD3ZQ4N8W5XK2M7P9R1T6V0B
-      darkroom album remove "Best of 2024" IMG_0001.jpg
-      darkroom album poster "Best of 2024" IMG_0042.jpg   (--clear: newest again)
-      darkroom album rename "Best of 2024" "2024"
-      darkroom album delete "2024"                          (the photos stay)
-      darkroom album list                                   (user albums and counts)
+        darkroom album create "Best of 2024"
+        darkroom album add "Best of 2024" IMG_0001.jpg 01JD3ZQ4N8W5XK2M7P9R1T6V0B
+        darkroom album remove "Best of 2024" IMG_0001.jpg
+        darkroom album poster "Best of 2024" IMG_0042.jpg   (--clear: newest again)
+        darkroom album rename "Best of 2024" "2024"
+        darkroom album delete "2024"                          (the photos stay)
+        darkroom album list                                   (user albums and counts)
 
       Items are files of the library or asset ids. An album keeps the order
       assets were added in; darkroom list --album TITLE prints them in it.

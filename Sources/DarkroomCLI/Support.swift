@@ -142,15 +142,14 @@ extension EncodeProgress {
 /// A command's discussion as prose that the help wraps at any width: the lines of each
 /// paragraph, broken in the source to keep it readable, are joined, so that the help does
 /// not break them again mid-paragraph at a narrower terminal. Lines kept as they are: those
-/// that start with a space (examples, tables), with `darkroom ` or another command (a
-/// command line of its own), with `- ` (a list), or that hold a run of three spaces (columns).
+/// that start with a space (examples, tables) or with `- ` (a list), that hold a run of
+/// three spaces (columns), or that end with a colon (a heading: "Examples:").
 func prose(_ text: String) -> String {
   var out: [String] = []
   var joining = false
   for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
     let verbatim =
-      line.first == " " || line.hasPrefix("darkroom ") || line.hasPrefix("- ")
-      || line.hasPrefix("cat ") || line.hasPrefix("find ") || line.contains("   ")
+      line.first == " " || line.hasPrefix("- ") || line.contains("   ") || line.hasSuffix(":")
     if line.isEmpty || verbatim {
       out.append(line)
       joining = false

@@ -87,8 +87,7 @@ struct NewcomerTests {
       // next of its paragraph only when the next one's first word would not fit after it.
       // (Examples, lists and columns are kept as written.)
       let verbatim = { (line: String) in
-        line.isEmpty || line.first == " " || line.hasPrefix("darkroom ") || line.hasPrefix("- ")
-          || line.hasPrefix("cat ") || line.hasPrefix("find ") || line.contains("   ")
+        line.isEmpty || line.first == " " || line.hasPrefix("- ") || line.contains("   ")
           || line.hasSuffix(":")
       }
       let top = Array(lines.prefix { !$0.hasPrefix("USAGE:") })
