@@ -696,45 +696,53 @@ int dr_detail_wide(VipsImage *in, VipsImage **out, double sigma, int kind, doubl
   int width = p_vips_image_get_width(in), height = p_vips_image_get_height(in);
   int block = (int)floor(sigma / 2);
   if (block < 1) block = 1;
-  void *pixels = NULL;
-  size_t size = 0;
-  if (dr_write_to_memory(in, &pixels, &size) != 0) return -1;
   wide_state *state = calloc(1, sizeof *state);
   int sw = (width + block - 1) / block, sh = (height + block - 1) / block;
+  size_t cells = (size_t)sw * (size_t)sh * 3;
   float *scratch = malloc(sizeof(float) * 3 * (size_t)(sw > sh ? sw : sh));
+  double *sums = calloc(cells, sizeof(double));  // exact: a block's sum fits a double
+  VipsRegion *region = p_vips_region_new(in);
   if (state) {
-    state->small = calloc((size_t)sw * (size_t)sh * 3, sizeof(float));
+    state->small = malloc(cells * sizeof(float));
     state->x0 = malloc(sizeof(int) * (size_t)width);
     state->wx = malloc(sizeof(float) * (size_t)width);
   }
-  if (!state || !state->small || !state->x0 || !state->wx || !scratch ||
-      size != (size_t)width * (size_t)height * 3) {
-    free(pixels);
+  int status = state && state->small && state->x0 && state->wx && scratch && sums && region ? 0 : -1;
+  // Each cell of the copy: the mean of its block (the last ones of a row or column hold
+  // what is left). Read a strip at a time, not copied whole: `in` is in memory already.
+  const int strip = 32;
+  for (int top = 0; top < height && status == 0; top += strip) {
+    dr_rect part = {0, top, width, top + strip <= height ? strip : height - top};
+    status = p_vips_region_prepare(region, (const VipsRect *)&part);
+    if (status != 0) break;
+    const dr_region_head *head = (const dr_region_head *)region;
+    for (int y = top; y < top + part.height; y++) {
+      double *row = sums + (size_t)(y / block) * (size_t)sw * 3;
+      const unsigned char *p = head->data + (size_t)(y - head->valid.top) * head->bpl +
+                               (size_t)(0 - head->valid.left) * 3;
+      for (int x = 0; x < width; x++, p += 3) {
+        double *cell = row + (size_t)(x / block) * 3;
+        cell[0] += p[0], cell[1] += p[1], cell[2] += p[2];
+      }
+    }
+  }
+  if (region) p_g_object_unref(region);
+  if (status != 0) {
+    free(sums);
     free(scratch);
     if (state) wide_close(NULL, state);
     return -1;
   }
-  // Each cell of the copy: the mean of its block (the last ones of a row or column hold
-  // what is left).
-  const unsigned char *source = pixels;
-  for (int y = 0; y < height; y++) {
-    float *cells = state->small + (size_t)(y / block) * (size_t)sw * 3;
-    const unsigned char *p = source + (size_t)y * (size_t)width * 3;
-    for (int x = 0; x < width; x++, p += 3) {
-      float *cell = cells + (size_t)(x / block) * 3;
-      cell[0] += p[0], cell[1] += p[1], cell[2] += p[2];
-    }
-  }
-  free(pixels);
   for (int cy = 0; cy < sh; cy++) {
     int rows = cy == sh - 1 ? height - cy * block : block;
     for (int cx = 0; cx < sw; cx++) {
       int columns = cx == sw - 1 ? width - cx * block : block;
-      float *cell = state->small + ((size_t)cy * (size_t)sw + (size_t)cx) * 3;
-      float n = (float)(rows * columns);
-      for (int c = 0; c < 3; c++) cell[c] /= n;
+      size_t at = ((size_t)cy * (size_t)sw + (size_t)cx) * 3;
+      double n = (double)rows * (double)columns;
+      for (int c = 0; c < 3; c++) state->small[at + c] = (float)(sums[at + c] / n);
     }
   }
+  free(sums);
   blur_small(state->small, sw, sh, (float)(sigma / block), scratch);
   free(scratch);
   state->small_width = sw;
