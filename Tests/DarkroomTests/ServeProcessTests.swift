@@ -157,6 +157,27 @@ final class ServeProcess: @unchecked Sendable {
     return object as? [String: Any] ?? [:]
   }
 
+  /// A job's event stream, read raw to its end: `opened` is called once its first event
+  /// (where the job is) has come, and gets the text so far; the whole text is returned.
+  func jobEvents(_ job: String, opened: (String) -> Void) throws -> String {
+    let fd = try connect()
+    defer { close(fd) }
+    send(
+      fd,
+      Array(
+        ("GET /api/jobs/\(job)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+          + "Authorization: Bearer \(ServedLibrary.readToken)\r\n\r\n").utf8))
+    var stream: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    func text() -> String { String(decoding: stream, as: UTF8.self) }
+    while !text().contains("event: progress"), case let n = read(fd, &buffer, buffer.count), n > 0 {
+      stream += buffer[0..<n]
+    }
+    opened(text())
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { stream += buffer[0..<n] }
+    return text()
+  }
+
   func send(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {

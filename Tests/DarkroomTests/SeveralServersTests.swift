@@ -186,25 +186,11 @@ struct SeveralServersTests {
 
     // A's event stream: the job where it is (running, nothing done), then, once the gate
     // opens, the steps B records, to the end.
-    let fd = try a.connect()
-    defer { close(fd) }
-    a.send(
-      fd,
-      Array(
-        ("GET /api/jobs/\(job)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-          + "Authorization: Bearer \(ServedLibrary.readToken)\r\n\r\n").utf8))
-    var stream: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    func text() -> String { String(decoding: stream, as: UTF8.self) }
-    while !text().contains("event: progress"), case let n = read(fd, &buffer, buffer.count), n > 0 {
-      stream += buffer[0..<n]
+    let all = try a.jobEvents(job) { first in
+      #expect(first.contains("\"done\":0"), "\(first)")
+      #expect(!first.contains("event: done"))
+      unlink(gate)
     }
-    let first = text()
-    #expect(first.contains("\"done\":0"), "\(first)")
-    #expect(!first.contains("event: done"))
-    unlink(gate)
-    while case let n = read(fd, &buffer, buffer.count), n > 0 { stream += buffer[0..<n] }
-    let all = text()
     let end = try #require(all.range(of: "event: done")?.upperBound, "\(all)")
     let last = all[end...]
     #expect(last.contains("\"done\":\(ids.count)"), "\(last)")
