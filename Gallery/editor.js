@@ -877,6 +877,7 @@
       status.textContent = "saving… " + encoding.encoded + " s of " + encoding.duration + " s (" + percent + "%)";
     });
     if (end.failed) throw new Error(end.failures[0]?.error || "the edit failed");
+    if (end.state !== "finished") throw new Error("the edit was stopped before it ended: nothing was changed");
   }
 
   // The editor opens on demand (`edit=1` in the address opens it at once).
