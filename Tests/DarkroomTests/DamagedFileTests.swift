@@ -404,3 +404,39 @@ struct DamagedFileBrowserTests {
     #expect(server.stop() == 0)
   }
 }
+
+extension DamagedFileTests {
+  @Test(
+    "a render's damage is one conditional write in either catalog: marked once, with a change logged; a row that no longer describes the rendered file is not marked",
+    arguments: CatalogBackend.allCases)
+  func markDamaged(backend: CatalogBackend) throws {
+    let folder = try Fixture.temporaryFolder()
+    var bad = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    let scan = try #require(bad.indices.dropLast().first { bad[$0] == 0xFF && bad[$0 + 1] == 0xDA })
+    bad[scan + 6] = 0x33
+    _ = try folder.write("bad.jpg", bad)
+    _ = try folder.write("other.jpg", try Fixture.bytes(Fixture.sample("gps.jpg")))
+    var library = try Library.create(at: folder.path)
+    library.catalogURL = try backend.newCatalogURL()
+    _ = try library.scan()
+    let asset = try #require(try library.asset(atPath: folder.file("bad.jpg")))
+    let other = try #require(try library.asset(atPath: folder.file("other.jpg")))
+    let before = try library.lastChange()
+    #expect(throws: DarkroomError.self) {
+      _ = try library.render(asset.id, RenditionSpec(.thumbnail))
+    }
+    #expect(try library.asset(asset.id).damage?.kind == .corrupt)
+    let changes = try library.changes(since: before)
+    #expect(changes.map(\.id) == [asset.id] && changes.map(\.kind) == [.changed], "\(changes)")
+    // Asked again of the same row: it has its damage, so nothing is written.
+    let damage = AssetDamage(kind: .corrupt, detail: "again", video: false)
+    #expect(try library.catalog().markDamaged(damage, ifStill: asset) == false)
+    // A row whose file changed since it was read (another hash): not marked.
+    var stale = other
+    stale.contentHash = String(repeating: "0", count: 64)
+    #expect(try library.catalog().markDamaged(damage, ifStill: stale) == false)
+    #expect(try library.asset(other.id).damage == nil)
+    #expect(try library.catalog().markDamaged(damage, ifStill: other) == true)
+    #expect(try library.asset(other.id).damage?.detail == "again")
+  }
+}
