@@ -195,8 +195,9 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
   for (int s = 0; s < state->count; s++) {
     const DrStage *stage = &state->stages[s];
     const double *k = stage->p;
+    // (The vignette goes to linear light itself, only where it darkens or lightens.)
     int wants_linear = stage->kind == DR_STAGE_LINEAR_MATRIX || stage->kind == DR_STAGE_VIBRANCE ||
-                       stage->kind == DR_STAGE_HSL || stage->kind == DR_STAGE_VIGNETTE;
+                       stage->kind == DR_STAGE_HSL;
     if (wants_linear && !linear) {
       for (int i = 0; i < 3; i++) c[i] = fresh ? decode_byte[p[i]] : decode(c[i]);
       linear = 1;
@@ -204,6 +205,7 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
       for (int i = 0; i < 3; i++) c[i] = encode(c[i]);
       linear = 0;
     }
+    int exact = fresh;  // c still holds p's bytes
     fresh = 0;
     switch (stage->kind) {
       case DR_STAGE_LINEAR_MATRIX: {
@@ -262,19 +264,17 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
         break;
       }
       case DR_STAGE_VIGNETTE: {
-        // p: amount, midpoint, feather, roundness.
+        // p: amount, midpoint, feather, roundness; then, set by `prepare`, the ellipse's
+        // half axes, 1 / its value in the corners, and 1 / the ramp's width.
         float cx = state->width * 0.5f, cy = state->height * 0.5f;
-        float half_diagonal = sqrtf(cx * cx + cy * cy);
-        float round = (float)k[3];
-        float ax = cx * (1 - round) + half_diagonal * round;
-        float ay = cy * (1 - round) + half_diagonal * round;
-        float u = (x + 0.5f - cx) / ax, v = (y + 0.5f - cy) / ay;
-        float corner = sqrtf((cx / ax) * (cx / ax) + (cy / ay) * (cy / ay));
-        float d = sqrtf(u * u + v * v) / corner;  // 0 at the centre, 1 in the corners
-        float mid = (float)k[1];
-        float width = fmaxf(0.01f, (float)k[2] * (1 - mid));
-        float t = (d - mid) / width;
+        float u = (x + 0.5f - cx) * (float)k[4], v = (y + 0.5f - cy) * (float)k[5];
+        float d = sqrtf(u * u + v * v) * (float)k[6];  // 0 at the centre, 1 in the corners
+        float t = (d - (float)k[1]) * (float)k[7];
         if (t > 0) {
+          if (!linear) {
+            for (int i = 0; i < 3; i++) c[i] = exact ? decode_byte[p[i]] : decode(c[i]);
+            linear = 1;
+          }
           if (t > 1) t = 1;
           float s = t * t * (3 - 2 * t) * (float)k[0];
           for (int i = 0; i < 3; i++) c[i] = s < 0 ? c[i] * (1 + s) : c[i] + s * (1 - c[i]);
@@ -311,6 +311,19 @@ static void run_stages(const develop_state *state, const unsigned char *p, unsig
 
 // The stages on the lattice's points (or each level, for tables), computed once per pass.
 static int prepare(develop_state *state) {
+  // A vignette's constants, once: 1 / each half axis of its ellipse, 1 / the ellipse's value
+  // in the corners, 1 / the width of its ramp.
+  for (int s = 0; s < state->count; s++) {
+    DrStage *stage = &state->stages[s];
+    if (stage->kind != DR_STAGE_VIGNETTE) continue;
+    double cx = state->width * 0.5, cy = state->height * 0.5;
+    double half_diagonal = sqrt(cx * cx + cy * cy), round = stage->p[3], mid = stage->p[1];
+    double ax = cx * (1 - round) + half_diagonal * round;
+    double ay = cy * (1 - round) + half_diagonal * round;
+    double corner = sqrt((cx / ax) * (cx / ax) + (cy / ay) * (cy / ay));
+    double width = fmax(0.01, stage->p[2] * (1 - mid));
+    stage->p[4] = 1 / ax, stage->p[5] = 1 / ay, stage->p[6] = 1 / corner, stage->p[7] = 1 / width;
+  }
   int position = 0, per_channel = 1;
   for (int s = 0; s < state->count; s++) {
     int kind = state->stages[s].kind;
