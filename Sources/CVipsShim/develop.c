@@ -777,37 +777,9 @@ int dr_shared(VipsImage *in, VipsImage **out) {
 }
 
 int dr_blur(VipsImage *in, VipsImage **out, double sigma) {
-  if (!(sigma > 0)) return -1;
-  if (sigma <= DR_BLUR_DIRECT_MAX) return p_vips_gaussblur(in, out, sigma, NULL);
-  // A wide blur is the same blur of a smaller image, enlarged: its detail is gone anyway.
-  // Shrunk so that the blur left is about 2 pixels wide.
-  double factor = floor(sigma / 2);
-  int width = p_vips_image_get_width(in), height = p_vips_image_get_height(in);
-  VipsImage *small = NULL, *blurred = NULL, *large = NULL;
-  int status = p_vips_resize(in, &small, 1 / factor, NULL);
-  if (status == 0) status = p_vips_gaussblur(small, &blurred, sigma / factor, NULL);
-  // The small blur computed once, into memory: enlarged lazily, each strip of the result
-  // would otherwise shrink its share of the whole image again (10 s for a 24 MP photo).
-  VipsImage *kept = NULL;
-  if (status == 0) {
-    kept = p_vips_image_copy_memory(blurred);
-    if (!kept) status = -1;
-  }
-  if (kept) {
-    p_g_object_unref(blurred);
-    blurred = kept;
-  }
-  if (status == 0)
-    status = p_vips_resize(blurred, &large, (double)width / p_vips_image_get_width(blurred),
-                           "vscale", (double)height / p_vips_image_get_height(blurred), "kernel",
-                           DR_KERNEL_LINEAR, NULL);
-  // The enlargement can come out a pixel off: exactly the input's size, edges repeated.
-  if (status == 0)
-    status = p_vips_embed(large, out, 0, 0, width, height, "extend", DR_EXTEND_COPY, NULL);
-  if (small) p_g_object_unref(small);
-  if (blurred) p_g_object_unref(blurred);
-  if (large) p_g_object_unref(large);
-  return status;
+  // A wider one is dr_detail_wide's, which samples a small copy inside its pass.
+  if (!(sigma > 0) || sigma > DR_BLUR_DIRECT_MAX) return -1;
+  return p_vips_gaussblur(in, out, sigma, NULL);
 }
 
 // ---------------------------------------------------------------------------------------

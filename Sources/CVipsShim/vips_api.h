@@ -44,7 +44,7 @@ enum { DR_LOG_LEVEL_WARNING = 1 << 4 };
 // VipsInterpretation, VipsBandFormat, VipsOperationRound, VipsAngle, VipsDirection values.
 enum { DR_INTERPRETATION_SRGB = 22, DR_INTERPRETATION_B_W = 1, DR_FORMAT_UCHAR = 0, DR_ROUND_RINT = 0 };
 enum { DR_CODING_NONE = 0, DR_DEMAND_STYLE_SMALLTILE = 0, DR_DEMAND_STYLE_THINSTRIP = 2 };
-enum { DR_EXTEND_COPY = 1, DR_PRECISION_FLOAT = 1, DR_KERNEL_LINEAR = 1 };
+enum { DR_PRECISION_FLOAT = 1 };
 enum { DR_ANGLE_D90 = 1, DR_ANGLE_D180 = 2, DR_ANGLE_D270 = 3 };
 enum { DR_DIRECTION_HORIZONTAL = 0, DR_DIRECTION_VERTICAL = 1 };
 
@@ -144,12 +144,9 @@ typedef double (*dr_vips_image_get_yres_fn)(const VipsImage *image);
 typedef int (*dr_vips_image_get_interpretation_fn)(const VipsImage *image);
 typedef void *(*dr_g_object_ref_fn)(void *object);
 typedef int (*dr_vips_gaussblur_fn)(VipsImage *in, VipsImage **out, double sigma, ...);
-typedef int (*dr_vips_resize_fn)(VipsImage *in, VipsImage **out, double scale, ...);
 typedef void *(*dr_vips_start_many_fn)(VipsImage *out, void *a, void *b);
 typedef int (*dr_vips_stop_many_fn)(void *seq, void *a, void *b);
 typedef int (*dr_vips_linecache_fn)(VipsImage *in, VipsImage **out, ...);
-typedef int (*dr_vips_embed_fn)(VipsImage *in, VipsImage **out, int x, int y, int width,
-                                int height, ...);
 typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char *detailed_signal,
                                                      void (*c_handler)(void), void *data,
                                                      void (*destroy_data)(void *data,
@@ -176,7 +173,7 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_image_new) X(vips_image_pipelinev) X(vips_image_init_fields) X(vips_image_generate)  \
   X(vips_start_one) X(vips_stop_one) X(vips_region_prepare) X(vips_image_get_xres)            \
   X(vips_image_get_yres) X(vips_image_get_interpretation) X(g_object_ref) X(g_signal_connect_data)  \
-  X(vips_gaussblur) X(vips_resize) X(vips_start_many) X(vips_stop_many) X(vips_embed) \
+  X(vips_gaussblur) X(vips_start_many) X(vips_stop_many) \
   X(vips_linecache) X(vips_region_new)
 
 #endif

@@ -33,9 +33,7 @@ _Static_assert(VIPS_DIRECTION_HORIZONTAL == DR_DIRECTION_HORIZONTAL &&
 _Static_assert(VIPS_CODING_NONE == DR_CODING_NONE, "VipsCoding");
 _Static_assert(VIPS_DEMAND_STYLE_THINSTRIP == DR_DEMAND_STYLE_THINSTRIP, "VipsDemandStyle");
 _Static_assert(VIPS_DEMAND_STYLE_SMALLTILE == DR_DEMAND_STYLE_SMALLTILE, "VipsDemandStyle");
-_Static_assert(VIPS_EXTEND_COPY == DR_EXTEND_COPY, "VipsExtend");
 _Static_assert(VIPS_PRECISION_FLOAT == DR_PRECISION_FLOAT, "VipsPrecision");
-_Static_assert(VIPS_KERNEL_LINEAR == DR_KERNEL_LINEAR, "VipsKernel");
 
 // The region fields the shim's own generate function reads, where libvips has them.
 #define DR_REGION_FIELD(field)                                                    \

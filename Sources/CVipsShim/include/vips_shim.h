@@ -215,10 +215,10 @@ int dr_detail_wide(VipsImage *in, VipsImage **out, double sigma, int kind, doubl
 /// `in` behind a cache of its recent lines, for an operation that reads it twice (an image
 /// and its blur): computed once for both, not once for each (and, chained, 2^n times).
 int dr_shared(VipsImage *in, VipsImage **out);
-/// The widest blur dr_blur takes directly; a wider one shrinks a copy of the whole image
-/// (which must then be read at random, not as a stream).
+/// The widest blur dr_blur takes; a wider one is dr_detail_wide's, which shrinks a copy of the
+/// whole image (which must then be read at random, not as a stream).
 #define DR_BLUR_DIRECT_MAX 4.0
-/// A Gaussian blur of any width: wide ones are computed on a smaller copy and enlarged.
+/// A Gaussian blur of `sigma` up to DR_BLUR_DIRECT_MAX (a wider one fails).
 int dr_blur(VipsImage *in, VipsImage **out, double sigma);
 /// Each output pixel (8-bit, 1 to 4 bands, of the input's size) sampled bilinearly where
 /// `homography` (row-major, from an output pixel's centre) takes it in the input.
