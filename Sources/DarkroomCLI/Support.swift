@@ -134,8 +134,7 @@ func sameFile(_ a: String, _ b: String) -> Bool {
 extension EncodeProgress {
   /// One line for a terminal: "clip.mov: 1.3 s of 2.0 s (65%)".
   var line: String {
-    let (seconds, all) = ((done * 10).rounded() / 10, (total * 10).rounded() / 10)
-    return "\(file): \(seconds) s of \(all) s (\(Int(100 * fraction))%)"
+    "\(file): \(tenths.done) s of \(tenths.total) s (\(Int(100 * fraction))%)"
   }
 }
 

@@ -35,9 +35,7 @@ final class Job: Sendable {
 
     init(_ progress: EncodeProgress) {
       (id, file) = (progress.id?.rawValue, progress.file)
-      (encoded, duration) = (
-        (progress.done * 10).rounded() / 10, (progress.total * 10).rounded() / 10
-      )
+      (encoded, duration) = progress.tenths
     }
     var percent: Int { duration > 0 ? Int(100 * min(1, encoded / duration)) : 0 }
   }

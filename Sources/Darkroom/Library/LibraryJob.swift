@@ -147,6 +147,11 @@ public struct EncodeProgress: Sendable, Equatable {
 
   /// The share encoded, 0 to 1.
   public var fraction: Double { total > 0 ? min(1, max(0, done / total)) : 0 }
+
+  /// `done` and `total` to a tenth of a second, as people are told them.
+  public var tenths: (done: Double, total: Double) {
+    ((done * 10).rounded() / 10, (total * 10).rounded() / 10)
+  }
 }
 
 /// One item's outcome, or the end of the job, as ``LibraryJob/events()`` delivers them.
