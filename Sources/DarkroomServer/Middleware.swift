@@ -93,7 +93,6 @@ struct RequestLogMiddleware: RouterMiddleware {
 /// Headers every response carries: a strict Content-Security-Policy (no inline script, no
 /// other host), no MIME sniffing, no framing, no referrer.
 struct SecurityHeadersMiddleware: RouterMiddleware {
-  static let policy = Self.policy(images: nil)
   let policy: String
 
   /// The policy, with `images` (a map's tile server) allowed as a source of images.
