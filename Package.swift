@@ -86,11 +86,14 @@ let package = Package(
     // Benchmarks/edit.sh: an edit through the Swift API, without a library or store.
     .executableTarget(
       name: "DarkroomBench", dependencies: ["Darkroom"], path: "Benchmarks/DarkroomBench"),
+    // PhotoKit's tour on the public API (Examples/Tour/main.swift): a test type-checks it
+    // from outside the package, where only `public` declarations are seen, and runs it.
+    .executableTarget(name: "DarkroomTour", dependencies: ["Darkroom"], path: "Examples/Tour"),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
     .testTarget(
       name: "DarkroomTests",
       dependencies: [
-        "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer",
+        "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer", "DarkroomTour",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
       ]),

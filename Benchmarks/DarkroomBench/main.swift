@@ -215,7 +215,7 @@ func catalogScale(files: String, rows: Int) throws {
   say("catalog-scale: \(rows) synthetic rows written in \(format(build, 1)) s")
   // A warm-up read, so that every scan finds the files in the page cache.
   let warm = try makeLibrary()
-  _ = try Library.create(at: warm).scan(warm + "/files")
+  _ = try Library.create(at: warm).scanBlocking(warm + "/files")
   func scan(startingFrom source: String?) throws -> Double {
     let library = try makeLibrary()
     let target = try Library.create(at: library).catalogPath
@@ -224,7 +224,7 @@ func catalogScale(files: String, rows: Int) throws {
     }
     var summary = ScanSummary()
     let time = try seconds {
-      summary = try Library(root: URL(fileURLWithPath: library)).scan(library + "/files")
+      summary = try Library(root: URL(fileURLWithPath: library)).scanBlocking(library + "/files")
     }
     guard summary.added == names.count else {
       fail("scan added \(summary.added) of \(names.count)", 1)

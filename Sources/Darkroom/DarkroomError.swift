@@ -4,7 +4,7 @@
 ///
 /// Darkroom's throwing functions declare `throws(DarkroomError)`, so in a `do` block whose
 /// calls all throw it, `catch` receives a `DarkroomError`. (The `async` requests of
-/// ``ImageManager``, `Codable` conformances and ``RenditionCache/withLock(source:key:_:)``
+/// `ImageManager`, `Codable` conformances and `RenditionCache.withLock(source:key:_:)`
 /// are declared untyped.) Branch on ``kind``, which is stable across releases, rather than
 /// on ``message``, whose wording may change:
 ///
@@ -35,7 +35,7 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     /// The file or the bytes in memory are empty (0 bytes).
     case empty
     /// Not an image in a format Darkroom reads (or not a regular file), a format that is not
-    /// trusted and was not allowed (see ``TrustedFormats``), or a format an edit cannot be
+    /// trusted and was not allowed (see `TrustedFormats`), or a format an edit cannot be
     /// written in.
     case unsupportedFormat = "unsupported-format"
     /// A JPEG or PNG cut short: it ends inside its header or has no end marker. (A file cut
@@ -44,9 +44,9 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     /// Damaged data: a JPEG or PNG header that makes no sense, a library's copy of an original
     /// whose SHA-256 no longer matches, or adjustment data that names no valid original.
     case corrupt
-    /// The image has more pixels than ``Renderer/maxPixels`` allows.
+    /// The image has more pixels than `Renderer.maxPixels` allows.
     case tooLarge = "too-large"
-    /// The pixel work ran longer than ``Renderer/timeLimit`` and was stopped.
+    /// The pixel work ran longer than `Renderer.timeLimit` and was stopped.
     case timedOut = "timed-out"
     /// An argument Darkroom cannot use: an unknown filter or parameter, a value out of range,
     /// a filter graph or adjustment data that is not valid (or is newer than this build reads),
@@ -55,7 +55,7 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     /// Reading or writing failed: a full disk, a read-only or missing folder, an I/O error.
     case io
     /// libvips failed (pixel data it cannot decode, say) or lacks what the work needs (a
-    /// loader, lcms, libexif; see ``LibvipsCapabilities``); also an old version of an edit that
+    /// loader, lcms, libexif; see `LibvipsCapabilities`); also an old version of an edit that
     /// no longer renders to the bytes it had.
     case engine
     /// Too much work is waiting already (a server's render queue is full): try again soon.
@@ -76,7 +76,7 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
 
   /// Ways out of an error that the caller controls.
   public enum Remedy: Sendable, Equatable, Codable {
-    /// The file's format is outside ``TrustedFormats/trusted``; ``TrustedFormats/allow(_:)``
+    /// The file's format is outside `TrustedFormats.trusted`; `TrustedFormats.allow(_:)`
     /// with this name lets it through.
     case allowFormat(String)
   }

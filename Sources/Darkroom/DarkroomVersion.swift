@@ -3,7 +3,7 @@
 /// ```swift
 /// print("darkroom", DarkroomVersion.string)
 /// ```
-public enum DarkroomVersion {
+package enum DarkroomVersion {
   /// The version number, such as `0.1.0` (semantic versioning).
-  public static let string = "0.1.0"
+  package static let string = "0.1.0"
 }

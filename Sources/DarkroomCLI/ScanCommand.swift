@@ -91,7 +91,7 @@ struct ScanCommand: ParsableCommand {
     let terminal = isatty(STDERR_FILENO) != 0
     let bar = progress == .bar || (progress == .auto && terminal)
     let lines = progress == .json
-    let summary = try library.scan(folder, options: options) { state in
+    let summary = try library.scanBlocking(folder, options: options) { state in
       if lines, let line = try? jsonText(state, pretty: false) { printError(line + "\n") }
       if bar {
         let megabytes = fixed(Double(state.bytesRead) / 1_048_576, 0)

@@ -45,7 +45,7 @@ struct API: Sendable {
       let mode = body.editMode
       let pixels = configuration.pixels
       let result = try await blocking { [library] () throws(DarkroomError) in
-        try library.edit(id, with: graph, mode: mode, settings: pixels)
+        try library.editBlocking(id, with: graph, mode: mode, settings: pixels)
       }
       var adjustment = APIAdjustment(result.adjustment)
       adjustment.asset = result.asset?.rawValue ?? id.rawValue
@@ -56,7 +56,7 @@ struct API: Sendable {
       let body = try await Self.optionalBody(RevertBody.self, request, context)
       let pixels = configuration.pixels
       let outcome = try await blocking { [library] () throws(DarkroomError) in
-        try library.revert(id, to: body?.version, settings: pixels)
+        try library.revertBlocking(id, to: body?.version, settings: pixels)
       }
       return try Self.encode(APIRevert(outcome))
     }

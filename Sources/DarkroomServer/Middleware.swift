@@ -7,14 +7,14 @@ import NIOCore
 import Prometheus
 
 /// The server's counters, in one Prometheus registry (served at `/metrics`).
-public final class ServerMetrics: Sendable {
-  public let registry = PrometheusCollectorRegistry()
+package final class ServerMetrics: Sendable {
+  package let registry = PrometheusCollectorRegistry()
   /// Cold renders started (coalesced requests count once).
-  public let renders: Counter
+  package let renders: Counter
   /// Cold renders refused because the queue was full (503).
-  public let rendersRejected: Counter
+  package let rendersRejected: Counter
   /// Cold renders running or waiting.
-  public let renderQueue: Gauge
+  package let renderQueue: Gauge
   let requestDuration: DurationHistogram
 
   /// The render queue's callbacks, counted here.
@@ -121,16 +121,16 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 }
 
 /// An error the API answers with, as JSON: `{"error": {"status", "kind", "message"}}`.
-public struct APIError: Error, Sendable {
-  public var status: HTTPResponse.Status
-  public var kind: String
-  public var message: String
+package struct APIError: Error, Sendable {
+  package var status: HTTPResponse.Status
+  package var kind: String
+  package var message: String
   /// For a file that cannot be shown, what is wrong in a sentence for people ("This
   /// photo's file is cut short"), beside `message`'s decoder's words.
-  public var problem: String?
-  public var headers: HTTPFields = [:]
+  package var problem: String?
+  package var headers: HTTPFields = [:]
 
-  public init(_ status: HTTPResponse.Status, _ kind: String, _ message: String) {
+  package init(_ status: HTTPResponse.Status, _ kind: String, _ message: String) {
     (self.status, self.kind, self.message) = (status, kind, message)
   }
 

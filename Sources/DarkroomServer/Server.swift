@@ -12,10 +12,10 @@ import ServiceLifecycle
 /// let server = try DarkroomServer(library: library, configuration: configuration)
 /// try await server.application().runService()  // until SIGINT or SIGTERM
 /// ```
-public struct DarkroomServer: Sendable {
-  public let library: Library
-  public let configuration: ServerConfiguration
-  public let metrics = ServerMetrics()
+package struct DarkroomServer: Sendable {
+  package let library: Library
+  package let configuration: ServerConfiguration
+  package let metrics = ServerMetrics()
   let sessions: Sessions
   /// Representations: 64 MiB of those served lately in memory, the disk cache, and the
   /// bounded render queue.
@@ -26,7 +26,7 @@ public struct DarkroomServer: Sendable {
   /// A server of `library`, which must have a catalog (`darkroom scan` makes it).
   ///
   /// - Throws: `notFound` when the library has no catalog.
-  public init(library: Library, configuration: ServerConfiguration) throws(DarkroomError) {
+  package init(library: Library, configuration: ServerConfiguration) throws(DarkroomError) {
     guard library.hasCatalog else {
       throw DarkroomError(
         .notFound, file: library.root.path, "has no catalog: run darkroom scan there first")
@@ -52,7 +52,7 @@ public struct DarkroomServer: Sendable {
 
   /// The routes, behind their middleware: log and metrics, security headers, JSON errors,
   /// the rate limit, then access.
-  public func router() -> Router<DarkroomRequestContext> {
+  package func router() -> Router<DarkroomRequestContext> {
     let router = Router(context: DarkroomRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestLogMiddleware(metrics: metrics))
     router.add(middleware: SecurityHeadersMiddleware(imagesFrom: configuration.mapTilesOrigin))
@@ -89,7 +89,7 @@ public struct DarkroomServer: Sendable {
   /// The application: the HTTP server, the library's watcher (which keeps the catalog, and
   /// so the change feed, up to date) and the batch jobs, stopped gracefully together.
   /// `onRunning` gets the port listened on (useful with port 0).
-  public func application(
+  package func application(
     logger: Logger = Logger(label: "darkroom"), watch: Bool = true,
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
   ) -> some ApplicationProtocol {

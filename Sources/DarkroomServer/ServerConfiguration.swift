@@ -11,68 +11,68 @@ import Darkroom
 /// configuration.port = 8080
 /// configuration.tokens = try Tokens(file: "tokens.txt")
 /// ```
-public struct ServerConfiguration: Sendable {
+package struct ServerConfiguration: Sendable {
   /// The address to listen on: loopback unless told otherwise.
-  public var host = "127.0.0.1"
-  public var port = 8080
+  package var host = "127.0.0.1"
+  package var port = 8080
   /// Who may read and who may write (bearer tokens, and the login form's).
-  public var tokens = Tokens()
+  package var tokens = Tokens()
   /// Renders at once: as many as cores.
-  public var renderSlots = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+  package var renderSlots = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   /// Cold renders waiting beyond the running ones before the server answers 503.
-  public var renderQueueBound = 64
+  package var renderQueueBound = 64
   /// Connections one client address may hold open at once (0: no limit): a new one past it
   /// is closed at once. Behind a front server every request comes from its address: raise
   /// this (or set 0) there.
-  public var maxConnectionsPerClient = 128
+  package var maxConnectionsPerClient = 128
   /// Connections open at once in all (0: no limit; the start lowers it to what the open
   /// files limit leaves room for): past it, a request is answered 503 with `Retry-After`.
-  public var maxConnections = 4096
+  package var maxConnections = 4096
   /// A connection with nothing under way for this long is closed, and so is one whose
   /// request's head has not arrived whole by then (a slow-header client).
-  public var idleTimeout: Duration = .seconds(30)
+  package var idleTimeout: Duration = .seconds(30)
   /// Requests a second per client, sustained (0: no limit), and the burst allowed above it.
-  public var rateLimit = 200.0
-  public var rateBurst = 400.0
+  package var rateLimit = 200.0
+  package var rateBurst = 400.0
   /// Failed logins a client may make at once, and how many more it earns a second (five,
   /// then one each 12 s).
-  public var failedLogins = (burst: 5.0, perSecond: 5.0 / 60)
+  package var failedLogins = (burst: 5.0, perSecond: 5.0 / 60)
   /// Failed space unlocks a session, and a client address, may make at once, and how many
   /// more each earns a second (five, then one each 12 s). A session that has not failed is
   /// never refused.
-  public var failedUnlocks = (burst: 5.0, perSecond: 5.0 / 60)
+  package var failedUnlocks = (burst: 5.0, perSecond: 5.0 / 60)
   /// What an upload may be.
-  public var uploadLimits = Upload.Limits()
+  package var uploadLimits = Upload.Limits()
   /// How representations and edits are made; with workers, decoders run in worker
   /// processes, so a file that crashes one costs one error response.
-  public var pixels = PixelSettings()
+  package var pixels = PixelSettings()
   /// Batch jobs' assets at once.
-  public var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+  package var batchJobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   /// How often the change feed looks at the change log.
-  public var changePollInterval: Duration = .milliseconds(250)
+  package var changePollInterval: Duration = .milliseconds(250)
   /// A folder of encrypted spaces (`darkroom space create`) that the gallery's sessions may
   /// unlock with a password; nil for none.
-  public var spaces: String?
+  package var spaces: String?
   /// An unlocked space is locked after this long without a request that uses it.
-  public var spaceIdle: Duration = .seconds(15 * 60)
+  package var spaceIdle: Duration = .seconds(15 * 60)
   /// Whether the server makes the gallery's thumbnails the cache lacks in the background
   /// (``Library/makeGridThumbnails(_:progress:)``): at start, newest first, then those of
   /// each new or changed photo; one render at a time, and only while no request's render
   /// waits. `darkroom serve` turns it on (`--no-background` does not).
-  public var backgroundThumbnails = false
+  package var backgroundThumbnails = false
   /// An internal location of a front server (nginx) that serves the library's rendition
   /// cache folder, such as `/_darkroom_cache/`: a rendition found in the cache is then
   /// answered with its headers and `X-Accel-Redirect` to its file there, and the front server
   /// sends the bytes. nil: the bytes are sent from here.
-  public var accelRedirect: String?
+  package var accelRedirect: String?
   /// A tile server's URL with `{z}`, `{x}` and `{y}` (`https://tile.openstreetmap.org/{z}/{x}/{y}.png`)
   /// for the gallery's map, and the credit its terms ask for: no map until it is set (the
   /// photos' positions go nowhere else). Its origin is added to the pages' `img-src`.
-  public var mapTiles: String?
-  public var mapAttribution: String?
+  package var mapTiles: String?
+  package var mapAttribution: String?
 
   /// Where the tiles come from (`https://tile.openstreetmap.org`), or nil.
-  public var mapTilesOrigin: String? {
+  package var mapTilesOrigin: String? {
     guard let mapTiles, let scheme = mapTiles.range(of: "://") else { return nil }
     let rest = mapTiles[scheme.upperBound...]
     let host = rest.prefix { $0 != "/" }
@@ -81,28 +81,28 @@ public struct ServerConfiguration: Sendable {
 
   /// Whether `url` is a tile URL the map takes: http(s), a host, `{z}`, `{x}` and `{y}`,
   /// nothing a page's attribute or a policy could be broken out of.
-  public static func isTileURL(_ url: String) -> Bool {
+  package static func isTileURL(_ url: String) -> Bool {
     (url.hasPrefix("https://") || url.hasPrefix("http://")) && url.contains("{z}")
       && url.contains("{x}") && url.contains("{y}")
       && !url.contains { $0.isWhitespace || "\"'<>;\\`".contains($0) } && url.count <= 512
   }
 
-  public init() {}
+  package init() {}
 }
 
 /// The access a token or a session gives.
-public enum Access: String, Sendable, Comparable, Codable {
+package enum Access: String, Sendable, Comparable, Codable {
   case read, write
-  public static func < (a: Access, b: Access) -> Bool { a == .read && b == .write }
+  package static func < (a: Access, b: Access) -> Bool { a == .read && b == .write }
 }
 
 /// Bearer tokens and what each may do, read from a file of lines `read TOKEN` or
 /// `write TOKEN` (`#` starts a comment). Tokens are kept as SHA-256 hashes: a lookup by
 /// hash leaks nothing through its timing about a token's characters.
-public struct Tokens: Sendable {
+package struct Tokens: Sendable {
   private var access: [String: Access] = [:]
 
-  public init() {}
+  package init() {}
 
   /// The tokens in `file`.
   ///
@@ -112,7 +112,7 @@ public struct Tokens: Sendable {
   /// - Throws: `invalidArgument` naming the file for one with group or other permission
   ///   bits, and naming the file and line for a line that is not `read TOKEN` or
   ///   `write TOKEN`, or a token shorter than 16 characters; what reading the file throws.
-  public init(file: String) throws(DarkroomError) {
+  package init(file: String) throws(DarkroomError) {
     var info = stat()
     if stat(file, &info) == 0, info.st_mode & 0o077 != 0 {
       let mode = String(info.st_mode & 0o777, radix: 8)
@@ -141,19 +141,19 @@ public struct Tokens: Sendable {
   }
 
   /// Adds a token.
-  public mutating func add(_ token: String, _ access: Access) {
+  package mutating func add(_ token: String, _ access: Access) {
     self.access[ContentHash.of(text: token).hex] = access
   }
 
   /// What `token` may do; nil for a token that is not one.
-  public func access(_ token: String) -> Access? {
+  package func access(_ token: String) -> Access? {
     access[ContentHash.of(text: token).hex]
   }
 
-  public var isEmpty: Bool { access.isEmpty }
+  package var isEmpty: Bool { access.isEmpty }
 
   /// A new random token: 32 hex digits from the system's secure generator.
-  public static func random() -> String {
+  package static func random() -> String {
     var generator = SystemRandomNumberGenerator()
     return (0..<2).map { _ in
       let text = String(generator.next() as UInt64, radix: 16)

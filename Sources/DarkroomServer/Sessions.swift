@@ -4,10 +4,10 @@ import Foundation
 
 /// A login to the gallery: what it may do, and the token its state-changing requests
 /// must carry (CSRF).
-public struct Session: Sendable {
-  public let id: String
-  public let access: Access
-  public let csrfToken: String
+package struct Session: Sendable {
+  package let id: String
+  package let access: Access
+  package let csrfToken: String
   var expires: ContinuousClock.Instant
   /// The end no use extends: ``Sessions/absoluteLifetime`` after the login.
   let ends: ContinuousClock.Instant

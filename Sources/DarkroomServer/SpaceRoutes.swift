@@ -101,7 +101,7 @@ struct SpaceRoutes: Sendable {
       let graph = try body.filterGraph()
       let (mode, pixels) = (body.editMode, configuration.pixels)
       let edited = try await blocking { () throws(DarkroomError) in
-        try library.edit(asset.id, with: graph, mode: mode, settings: pixels)
+        try library.editBlocking(asset.id, with: graph, mode: mode, settings: pixels)
         return try library.asset(asset.id)
       }
       return try API.encode(APISpaceAsset(edited))
@@ -109,7 +109,7 @@ struct SpaceRoutes: Sendable {
     api.post("assets/:id/revert") { _, context in
       let (library, asset) = try spaceAsset(context)
       let reverted = try await blocking { () throws(DarkroomError) in
-        try library.revert(asset.id)
+        try library.revertBlocking(asset.id)
         return try library.asset(asset.id)
       }
       return try API.encode(APISpaceAsset(reverted))

@@ -386,7 +386,7 @@ struct BrowserTests {
       damaged.indices.first { damaged[$0] == 0xFF && damaged[$0 + 1] == 0xDA })
     for index in (scan + 40)..<(damaged.count - 2) { damaged[index] = index % 2 == 0 ? 0x00 : 0xFF }
     _ = try served.folder.write("damaged.jpg", damaged)
-    _ = try served.library.scan()
+    _ = try served.library.scanBlocking()
     let (server, browser, base) = try Browser.loggedIn(to: served)
     let headings = "return Array.from(document.querySelectorAll('h1')).map((h) => h.textContent)"
 
@@ -464,7 +464,7 @@ struct BrowserTests {
       </rdf:RDF></x:xmpmeta>
       """
     _ = try served.folder.write("gps.jpg.xmp", Array(sidecar.utf8))
-    _ = try served.library.scan()
+    _ = try served.library.scanBlocking()
     let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg"))?.id)
     let (server, browser, base) = try Browser.loggedIn(to: served)
 
@@ -562,7 +562,7 @@ struct BrowserTests {
         ], executable: "/usr/bin/exiftool")
       #expect(run.status == 0, "\(run.stderr)")
     }
-    _ = try served.library.scan()
+    _ = try served.library.scanBlocking()
     func id(_ name: String) throws -> String {
       try #require(try served.library.asset(atPath: served.folder.file(name))).id.rawValue
     }

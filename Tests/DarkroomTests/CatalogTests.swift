@@ -43,7 +43,7 @@ struct LibraryFixture {
   func scan(_ folder: String? = nil, jobs: Int = 2) throws -> ScanSummary {
     var options = ScanOptions()
     options.jobs = jobs
-    return try library.scan(folder ?? root, options: options)
+    return try library.scanBlocking(folder ?? root, options: options)
   }
 
   func asset(_ path: String) throws -> Asset? {
@@ -204,7 +204,7 @@ struct CatalogTests {
     // --forget-offline drops the offline ones.
     var options = ScanOptions()
     options.forgetOffline = true
-    #expect(try lib.library.scan(options: options).removed == 2)
+    #expect(try lib.library.scanBlocking(options: options).removed == 2)
     #expect(try lib.paths() == ["home/4.jpg"])
   }
 

@@ -68,7 +68,7 @@ struct DamagedFileTests {
     let before = try Self.names.map { try Self.state(folder.file($0)) }
     var library = try Library.create(at: folder.path)
     library.catalogURL = try backend.newCatalogURL()
-    let summary = try library.scan()
+    let summary = try library.scanBlocking()
     #expect(
       [summary.added, summary.damaged, summary.skipped, summary.problems.count] == [4, 3, 1, 0]
         as [Int],
@@ -112,11 +112,11 @@ struct DamagedFileTests {
 
     // A rescan reads none of them again; once the file is whole, its asset (the same id)
     // says so.
-    let again = try library.scan()
+    let again = try library.scanBlocking()
     #expect([again.unchanged, again.damaged, again.added] == [5, 0, 0] as [Int], "\(again)")
     try Data(try Fixture.bytes(Fixture.sample("orientation-1.jpg"))).write(
       to: URL(fileURLWithPath: folder.file("cut.jpg")))
-    let mended = try library.scan()
+    let mended = try library.scanBlocking()
     #expect([mended.changed, mended.damaged] == [1, 0] as [Int], "\(mended)")
     let healed = try library.asset(cut.id)
     #expect(healed.damage == nil && healed.path == "cut.jpg")
@@ -131,7 +131,7 @@ struct DamagedFileTests {
     let folder = try Fixture.temporaryFolder()
     try Self.files(in: folder)
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     let cut = try #require(try library.asset(atPath: folder.file("cut.jpg")))
     let whole = try #require(try library.asset(atPath: folder.file("whole.jpg")))
     let corrupt = try #require(try library.asset(atPath: folder.file("corrupt.jpg")))
@@ -330,7 +330,7 @@ struct DamagedFileBrowserTests {
     let folder = try Fixture.temporaryFolder()
     try DamagedFileTests.files(in: folder)
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     func id(_ name: String) throws -> String {
       try #require(try library.asset(atPath: folder.file(name))).id.rawValue
     }
@@ -418,7 +418,7 @@ extension DamagedFileTests {
     _ = try folder.write("other.jpg", try Fixture.bytes(Fixture.sample("gps.jpg")))
     var library = try Library.create(at: folder.path)
     library.catalogURL = try backend.newCatalogURL()
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     let asset = try #require(try library.asset(atPath: folder.file("bad.jpg")))
     let other = try #require(try library.asset(atPath: folder.file("other.jpg")))
     let before = try library.lastChange()

@@ -22,7 +22,7 @@ struct DuplicatesPageTests {
     let folder = try Fixture.temporaryFolder()
     for n in 0..<300 { _ = try folder.write("c\(n).jpg", try Self.distinct(n)) }
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     let ids = try library.assetIDs(matching: AssetQuery(parameters: [("sort", "name")]))
     #expect(ids.count == 300)
     let groups = try library.duplicates(near: true)
@@ -33,7 +33,7 @@ struct DuplicatesPageTests {
     let pair = try Fixture.temporaryFolder()
     for n in 0..<2 { _ = try pair.write("p\(n).jpg", try Self.distinct(n)) }
     let small = try Library.create(at: pair.path)
-    _ = try small.scan()
+    _ = try small.scanBlocking()
     let both = try small.assetIDs(matching: AssetQuery())
     #expect(try small.duplicates(near: true).map(\.assets) == [both.sorted()])
     try small.keepApart(both)

@@ -60,7 +60,7 @@ struct EditorBrowserTests {
     var made = try Library.create(at: folder.path)
     made.catalogURL = nil
     let library = made
-    let scanned = try library.scan()
+    let scanned = try library.scanBlocking()
     #expect(scanned.added == 2, "\(scanned)")
     let id = try #require(try library.asset(atPath: clip)?.id)
     let motion = try #require(try library.asset(atPath: folder.file("PXL_1.MP.jpg"))?.id)

@@ -97,7 +97,7 @@ struct ExifThumbnailTests {
       _ = try folder.write("p\(index).jpg", unique)
     }
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     // While the gate file is there, the server's renders wait.
     let gate = try folder.write("gate", [])
     let server = try ServeProcess(

@@ -248,7 +248,7 @@ struct OnThisDayBrowserTests {
     let folder = try Fixture.temporaryFolder()
     try filesDated([("old.jpg", noon(2001, 6, 1))], in: folder)
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     let (server, browser, base) = try Browser.loggedIn(to: ServedLibrary(over: library, in: folder))
     // Today as the browser sees it, then photos of today in two earlier years, this year and
     // yesterday's.
@@ -266,7 +266,7 @@ struct OnThisDayBrowserTests {
         ("five.jpg", noon(year - far, month, day)),
         ("now.jpg", noon(year, month, day)), ("other.jpg", sameDay - 86_400),
       ], in: folder)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     try browser.go(base + "/")
     #expect(eventually { (try? browser.findAll(".memories li").count) == 2 })
     #expect(try browser.text(try browser.find(".memories h2")) == "On this day")
@@ -306,7 +306,7 @@ struct SlideshowBrowserTests {
       [("a.jpg", noon(2024, 5, 1)), ("b.jpg", noon(2024, 5, 2)), ("c.jpg", noon(2024, 5, 3))],
       in: folder)
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     func id(_ name: String) throws -> String {
       try #require(try library.asset(atPath: folder.file(name))).id.rawValue
     }

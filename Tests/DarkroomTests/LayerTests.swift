@@ -36,7 +36,7 @@ struct LayerTests {
     }
     var declared: [String: String] = [:]
     let declaration =
-      /(?m)^(?:public |internal |final |@\w+ )*(?:struct|class|enum|protocol|actor|typealias)\s+(\w+)/
+      /(?m)^(?:public |package |internal |final |@\w+ )*(?:struct|class|enum|protocol|actor|typealias)\s+(\w+)/
     for (path, text) in files {
       for match in text.matches(of: declaration) { declared[String(match.1)] = folder(path) }
     }
@@ -100,6 +100,31 @@ struct LayerTests {
         #expect(!text.contains(lookup), "Darkroom/\(path) looks a library up: \(lookup)")
       }
     }
+  }
+
+  @Test(
+    "the public surface is the kept list (Tests/DarkroomTests/PublicTypes.txt), at most 60 types, and no public function outside a type"
+  )
+  func publicSurface() throws {
+    let listed = try String(
+      contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
+        + "/PublicTypes.txt", encoding: .utf8
+    ).split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    let declaration =
+      /(?m)^\s*(?:@\w+ )*public (?:final |indirect )?(?:struct|class|enum|protocol|actor|typealias) (\w+)/
+    var found: [String] = []
+    for (path, text) in try Self.code(under: "Darkroom") {
+      found += text.matches(of: declaration).map { "\(path) \($0.1)" }
+      #expect(
+        text.matches(of: #/(?m)^public (?:func|let|var) /#).isEmpty,
+        "Darkroom/\(path) has a public function or value outside a type")
+    }
+    let (kept, now) = (Set(listed), Set(found))
+    #expect(
+      now.subtracting(kept).isEmpty, "public, not in the list: \(now.subtracting(kept).sorted())")
+    #expect(kept.subtracting(now).isEmpty, "listed, not public: \(kept.subtracting(now).sorted())")
+    #expect(found.count == now.count, "a type declared public twice in one file")
+    #expect(now.count <= 60, "\(now.count) public types")
   }
 
   @Test("the faces name none of the engine's inner parts")

@@ -95,7 +95,7 @@ struct LoadTests {
     let trashed = try library.trashedAssets()
     #expect(catalogued == onDisk, "\(catalogued.symmetricDifference(onDisk).prefix(10))")
     #expect(trashed.allSatisfy { FileManager.default.fileExists(atPath: library.path(of: $0)) })
-    let rescan = try library.scan()
+    let rescan = try library.scanBlocking()
     // Nothing new or gone; a moved file's row may still carry its identity from before the
     // rename (a later scan updates it, same id, same content: checked above).
     #expect(rescan.added == 0 && rescan.removed == 0, "\(rescan)")

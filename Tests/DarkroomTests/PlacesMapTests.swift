@@ -12,7 +12,7 @@ func placed(
 ) throws -> Library {
   try filesDated(spots.map { ($0.name, noon(2020, 1, 1)) }, in: folder)
   let library = try Library.create(at: folder.path)
-  _ = try library.scan()
+  _ = try library.scanBlocking()
   var changes = CatalogChanges()
   for spot in spots {
     var asset = try #require(try library.asset(atPath: folder.file(spot.name)))

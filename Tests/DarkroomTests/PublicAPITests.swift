@@ -1,5 +1,5 @@
-// Not @testable: this file sees what an app that imports Darkroom sees, and the README's
-// library section shows the same calls.
+// Not @testable; but inside the package `package` declarations are seen too: what an app
+// outside sees is checked by `tourOutside` (Examples/Tour type-checked from outside).
 import Darkroom
 import Foundation
 import Logging
@@ -21,6 +21,65 @@ struct PublicAPITests {
     }
     _ = try Library.create(at: folder.path)
     return (folder, try Library.open(at: folder.path))
+  }
+
+  /// `swiftc -typecheck source` against the modules `swift build` put beside the test
+  /// bundle (and the C modules' maps theirs need), as a package outside this one sees them.
+  static func typecheck(_ source: String) throws -> CLIResult {
+    let products = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path
+    let root = Fixture.root.path
+    var arguments = ["swiftc", "-typecheck", "-I", products + "/Modules"]
+    var maps = [root + "/.build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap"]
+    for entry in try FileManager.default.contentsOfDirectory(atPath: products)
+    where entry.hasSuffix(".build") {
+      maps.append(products + "/" + entry + "/module.modulemap")
+    }
+    for entry in try FileManager.default.contentsOfDirectory(atPath: root + "/Sources")
+    where entry.hasPrefix("C") {
+      maps.append(root + "/Sources/" + entry + "/module.modulemap")
+    }
+    for map in maps.sorted() where FileManager.default.fileExists(atPath: map) {
+      arguments += ["-Xcc", "-fmodule-map-file=" + map]
+    }
+    return try CLI.run(arguments + [source], executable: "/usr/bin/env")
+  }
+
+  @Test(
+    "PhotoKit's tour (Examples/Tour) on the public API alone: it type-checks from outside the package (where an inner part does not); run, it prints each step's result"
+  )
+  func tourOutside() throws {
+    let checked = try Self.typecheck(Fixture.root.path + "/Examples/Tour/main.swift")
+    #expect(checked.status == 0, "\(checked.stderr)")
+    // The same check refuses an inner part: it sees only what is public.
+    let folder = try TemporaryFolder()
+    let probe = try folder.write("probe.swift", Array("import Darkroom\n_ = Renderer()\n".utf8))
+    let refused = try Self.typecheck(probe)
+    #expect(refused.status != 0 && refused.stderr.contains("cannot find 'Renderer' in scope"))
+
+    let library = folder.file("library")
+    try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+    for n in [1, 3, 6, 8] {
+      try FileManager.default.copyItem(
+        atPath: Fixture.sample("orientation-\(n).jpg"), toPath: library + "/\(n).jpg")
+    }
+    let products = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path
+    let run = try CLI.run([library, folder.file("space")], executable: products + "/DarkroomTour")
+    #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+    var lines = run.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 11, "\(run.stdout)")
+    guard lines.count == 11 else { return }
+    #expect(lines[1].hasPrefix("fetch: 4 photos, newest "), "\(lines[1])")
+    // A job stopped after its first item has finished that item and at most the next (it
+    // had started): never all four.
+    #expect(["batch: stopped after 1 of 4", "batch: stopped after 2 of 4"].contains(lines[7]))
+    (lines[1], lines[7]) = ("", "")
+    #expect(
+      lines == [
+        "scan: 4 added, 0 damaged", "", "thumbnails: 4 of 256 px", "fullscreen: 600x400 jpeg",
+        "edit: version 1, 1 filter", "history: 1 version, current 1",
+        "revert: reverted, original restored byte for byte", "", "changes: inserted at [4]",
+        "space: 1 photo, thumbnail 256 px", "locked: the space is locked",
+      ], "\(run.stdout)")
   }
 
   @Test(

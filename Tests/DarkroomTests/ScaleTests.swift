@@ -28,7 +28,8 @@ struct ScaleTests {
     options.batchSize = 1
     options.jobs = 1
     let seen = Locked([ScanProgress]())
-    let first = try lib.library.scan(options: options) { state in seen.withLock { $0.append(state) }
+    let first = try lib.library.scanBlocking(options: options) { state in
+      seen.withLock { $0.append(state) }
     }
     #expect(first.added == 20)
     // Files were read before the walk had found them all: a batch is written as it fills.
@@ -50,7 +51,7 @@ struct ScaleTests {
     }
     try fm.removeItem(atPath: lib.folder.file("d"))
     try lib.add("orientation-2.jpg", as: "c/new.jpg", tag: "new")
-    let second = try lib.library.scan(options: options)
+    let second = try lib.library.scanBlocking(options: options)
     #expect(second.moved == 6 && second.added == 2 && second.removed == 0, "\(second)")
     #expect(try lib.asset("e/moved-1.jpg")?.id == ids[0])
     #expect(try lib.asset("a/moved-17.jpg")?.id == ids[16])

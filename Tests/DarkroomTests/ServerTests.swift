@@ -30,7 +30,7 @@ final class ServedLibrary: @unchecked Sendable {
     var library = try Library.create(at: folder.path)
     library.catalogURL = try backend.newCatalogURL()
     self.library = library
-    _ = try library.scan()
+    _ = try library.scanBlocking()
   }
 
   /// What a process serving it needs: `DARKROOM_CATALOG` for a catalog in PostgreSQL.

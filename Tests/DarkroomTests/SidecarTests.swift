@@ -305,7 +305,7 @@ struct SidecarTests {
         "a.jpg.xmp: date 0000-01-01T00:00:00 is not a date Darkroom reads; ignored",
       ])
     let library = try Library.create(at: folder.path)
-    #expect(try library.scan().added == 1)
+    #expect(try library.scanBlocking().added == 1)
   }
 
   @Test("scan takes a sidecar's date, and sees it change or go; the photo is never touched")
@@ -315,18 +315,18 @@ struct SidecarTests {
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     try exiftool(["-XMP-exif:DateTimeOriginal=2019:04:01 09:00:00+02:00", "a.jpg.xmp"], in: folder)
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     func date() throws -> Double? {
       try library.assets(matching: AssetQuery()).asset(at: 0).captureDate
     }
     #expect(try date() == 1_554_102_000)  // 2019-04-01T07:00:00Z
     try exiftool(["-XMP-exif:DateTimeOriginal=2020:05:05 10:00:00+02:00", "a.jpg.xmp"], in: folder)
-    #expect(try library.scan().changed == 1)
+    #expect(try library.scanBlocking().changed == 1)
     #expect(try date() == 1_588_665_600)
     try FileManager.default.removeItem(atPath: folder.file("a.jpg.xmp"))
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     #expect(try date() == 1_704_077_998.25)  // the file's own: 2023-12-31T23:59:58.25-03:00
-    let unchanged = try library.scan()
+    let unchanged = try library.scanBlocking()
     #expect(unchanged.changed == 0 && unchanged.added == 0)
     #expect(try Fixture.bytes(path) == before)
     let after = try FileManager.default.attributesOfItem(atPath: path)
@@ -545,7 +545,7 @@ struct SidecarTests {
     try FileManager.default.copyItem(
       atPath: Fixture.sample("clip.mov"), toPath: folder.file("clip.mov"))
     let library = try Library.create(at: folder.path)
-    _ = try library.scan()
+    _ = try library.scanBlocking()
     let video = try CLI.run(["meta", folder.file("clip.mov"), "--rating", "3"])
     #expect(video.status == 1)
     #expect(

@@ -100,7 +100,7 @@ struct StableIDTests {
         _ = try? library.recatalog([newcomer])
         placed.withLock { $0 = try? library.asset(atPath: newcomer)?.id }
       },
-      during: { _ = try library.scan() })
+      during: { _ = try library.scanBlocking() })
     let id = try #require(placed.withLock { $0 })
     #expect(try library.asset(atPath: newcomer)?.id == id)
     let changes = try library.changes(since: start).filter { $0.path == "Uploads/new.jpg" }

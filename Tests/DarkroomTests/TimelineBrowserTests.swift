@@ -78,7 +78,7 @@ func datedLibrary(count: Int, newest: Double, apart: Double, size: Int = 300) th
     utimensat(AT_FDCWD, path, &times, 0)
   }
   let library = try Library.create(at: folder.path)
-  _ = try library.scan()
+  _ = try library.scanBlocking()
   return ServedLibrary(over: library, in: folder)
 }
 
@@ -93,7 +93,7 @@ struct TimelineBrowserTests {
     let served = try datedLibrary(count: 60, newest: 1_623_000_000, apart: 14 * 86_400)
     try FileManager.default.copyItem(
       atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("gps.jpg"))
-    _ = try served.library.scan()
+    _ = try served.library.scanBlocking()
     let gps = try #require(try served.library.asset(atPath: served.folder.file("gps.jpg")))
     let (server, browser, base) = try Browser.loggedIn(to: served)
     try browser.go(base + "/album?ref=smart:all")
@@ -329,7 +329,7 @@ struct TimelineBrowserTests {
       atPath: served.folder.file("copy"), withIntermediateDirectories: true)
     try FileManager.default.copyItem(
       atPath: Fixture.sample("gps.jpg"), toPath: served.folder.file("copy/gps.jpg"))
-    _ = try served.library.scan()
+    _ = try served.library.scanBlocking()
     let (server, browser, base) = try Browser.loggedIn(to: served)
 
     // A drag from a month's name across the first photo of each month selects those two.

@@ -6,10 +6,10 @@
 /// ```swift
 /// let quality = AV1Quality.estimate(bytes)  // nil: not an AVIF this reader follows
 /// ```
-public enum AV1Quality {
+package enum AV1Quality {
   /// The estimate, or nil for bytes that are not an AVIF whose first frame is a shown key
   /// frame this reader follows.
-  public static func estimate(_ bytes: [UInt8]) -> Int? {
+  package static func estimate(_ bytes: [UInt8]) -> Int? {
     guard let index = baseQIndex(bytes) else { return nil }
     // libheif's aom encoder: cq-level = round((100 - Q) * 63 / 100), a quantizer of 0-63,
     // whose qindex (0-255) is about four times it (aom's quantizer_to_qindex).

@@ -44,14 +44,14 @@ extension CaptureDate {
   }
 
   /// The clock time without an offset: `2024-05-01T14:03:09.120`.
-  public var localDateTime: String {
+  package var localDateTime: String {
     var copy = self
     copy.utcOffsetMinutes = nil
     return copy.iso8601
   }
 
   /// The instant in UTC, `2024-05-01T12:03:09.120Z`; nil when the offset is not known.
-  public var instant: String? {
+  package var instant: String? {
     guard utcOffsetMinutes != nil else { return nil }
     var utc = CaptureDate(
       instant: Int64(secondsSince1970.rounded(.down)), offsetSeconds: 0, of: self)

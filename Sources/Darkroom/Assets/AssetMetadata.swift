@@ -11,103 +11,103 @@
 /// It encodes to the JSON that `darkroom info --json` prints.
 ///
 /// `AssetMetadata` is a `Sendable` value type: share it across tasks and threads freely.
-public struct AssetMetadata: Sendable, Equatable {
+package struct AssetMetadata: Sendable, Equatable {
   /// The path as given.
-  public var file: String
+  package var file: String
   /// Short format name: "jpeg", "png", "webp", "tiff", "heif", "gif", ...
-  public var format: String
+  package var format: String
   /// The size of the file (or of the bytes in memory), in bytes.
-  public var byteSize: Int
+  package var byteSize: Int
   /// Size of the stored pixels, before orientation.
-  public var width: Int
+  package var width: Int
   /// Height of the stored pixels, before orientation.
-  public var height: Int
+  package var height: Int
   /// What the file's EXIF Orientation tag says; ``OrientationTag/effective`` is the
   /// orientation renderers apply.
-  public var orientation: OrientationTag
+  package var orientation: OrientationTag
   /// Whether the pixels have an alpha (transparency) channel.
-  public var hasAlpha: Bool
+  package var hasAlpha: Bool
   /// When the photo was taken (EXIF DateTimeOriginal); nil when not recorded or invalid.
-  public var captureDate: CaptureDate?
+  package var captureDate: CaptureDate?
   /// Where the photo was taken (EXIF GPS); nil when not recorded or out of range.
-  public var location: GPSLocation?
+  package var location: GPSLocation?
   /// The camera's maker (EXIF Make), such as "Canon".
-  public var cameraMake: String?
+  package var cameraMake: String?
   /// The camera's model (EXIF Model), such as "Canon EOS 40D".
-  public var cameraModel: String?
+  package var cameraModel: String?
   /// The lens's maker (EXIF LensMake).
-  public var lensMake: String?
+  package var lensMake: String?
   /// The lens's model (EXIF LensModel).
-  public var lensModel: String?
+  package var lensModel: String?
   /// Exposure time (EXIF ExposureTime), in seconds.
-  public var exposureTime: Double?
+  package var exposureTime: Double?
   /// The aperture as an f-number (EXIF FNumber), such as 2.8.
-  public var fNumber: Double?
+  package var fNumber: Double?
   /// The ISO speed (EXIF ISOSpeedRatings).
-  public var iso: Int?
+  package var iso: Int?
   /// Focal length (EXIF FocalLength), in millimetres.
-  public var focalLength: Double?
+  package var focalLength: Double?
   /// The embedded colour profile; nil when there is none.
-  public var iccProfile: ICCProfileInfo?
+  package var iccProfile: ICCProfileInfo?
   /// How a HEIF or AVIF file codes its colour without a profile (its `nclx` box: primaries,
   /// transfer, bit depth); nil for other formats, or when it has none.
-  public var codedColour: CodedColour?
+  package var codedColour: CodedColour?
   /// What the photo shows, in words: XMP `dc:description` (its default language), else EXIF
   /// ImageDescription.
-  public var caption: String?
+  package var caption: String?
   /// XMP `xmp:Rating`: 1 to 5 stars, 0 for none, -1 for rejected.
-  public var rating: Int?
+  package var rating: Int?
   /// XMP `dc:subject`, and the last part of each Lightroom `lr:hierarchicalSubject` not
   /// among them.
-  public var keywords: [String] = []
+  package var keywords: [String] = []
   /// The people named in it: XMP region names (MWG `mwg-rs:Name`, as Lightroom, digiKam and
   /// Picasa write a face's) and Microsoft's `MPReg:PersonDisplayName`, each once.
-  public var people: [String] = []
+  package var people: [String] = []
   /// Where each of `captureDate`, `caption`, `rating` and `keywords` came from: `EXIF`,
   /// `XMP` (embedded), or a sidecar's file name (`IMG_0001.jpg.xmp`), by field.
-  public var sources: [String: String] = [:]
+  package var sources: [String: String] = [:]
   /// The nearest populated place to ``location`` (from the offline place data); nil
   /// without a position or the data.
-  public var place: Place?
+  package var place: Place?
   /// The IANA time zone at ``location``, such as `America/Denver`; nil without a position or
   /// the data. Where the camera wrote no offset, ``captureDate``'s is this zone's.
-  public var timeZone: String?
+  package var timeZone: String?
   /// The GPS receiver's date and time (GPSDateStamp, GPSTimeStamp; UTC): the capture date
   /// when nothing else gives one.
   var gpsDate: CaptureDate?
   /// Metadata that was ignored, one line each (a sidecar that is not XML, a rating of 9):
   /// the rest is read as usual.
-  public var warnings: [String] = []
+  package var warnings: [String] = []
   /// Where the JPEG thumbnail a camera embeds in the EXIF block (IFD1) is in the file: a
   /// picture to show at once, read without decoding anything (ALAssetsLibrary's thumbnail).
   /// JPEG files only; nil when there is none.
-  public var exifThumbnail: FileRange?
+  package var exifThumbnail: FileRange?
   /// Where the video of a motion photo is in the file (Google's and Samsung's: an MP4
   /// appended to the JPEG or HEIC, named by XMP; see ``MotionPhoto``); nil for a still alone.
-  public var motionVideo: FileRange?
+  package var motionVideo: FileRange?
   /// The Live Photo video beside the file: the name of a MOV of the same name in its folder
   /// (`IMG_0001.MOV` beside `IMG_0001.HEIC`; see ``MotionPhoto/companion(of:)``), read with
   /// the sidecars; nil when there is none.
-  public var liveVideo: String?
+  package var liveVideo: String?
   /// The Live Photo's content identifier in the still's Apple maker note (``AppleMakerNote``):
   /// its MOV carries the same; nil when it has none.
-  public var contentIdentifier: String?
+  package var contentIdentifier: String?
   /// The settings of an edit another program left in the file's XMP or a sidecar
   /// (Lightroom's `crs:`, darktable's history), as written; nil for none. What Darkroom
   /// renders for them: ``foreignEdit``.
-  public var foreignSettings: ForeignSettings?
+  package var foreignSettings: ForeignSettings?
   /// The file is the result of a Darkroom edit (its own XMP holds Darkroom's adjustment
   /// data): its pixels already are what it shows, so no other program's settings beside it
   /// are shown over them (``foreignEdit`` is nil).
-  public var darkroomEdited = false
+  package var darkroomEdited = false
   /// Damage seen past a whole header, such as image data cut short (`truncated`): the
   /// header is described, and decoding refuses the file unless told to accept damage
   /// (`Renderer.failOn` `.none`). nil for a file that looks whole.
-  public var damage: DarkroomError?
+  package var damage: DarkroomError?
 
   /// Make and model as a person would say them: `Canon EOS 40D`, not `Canon Canon EOS 40D`
   /// (many cameras repeat the make in the model). nil when neither is recorded.
-  public var cameraName: String? {
+  package var cameraName: String? {
     guard let model = cameraModel else { return cameraMake }
     guard let make = cameraMake else { return model }
     // "NIKON CORPORATION" + "NIKON D850": the make's first word already opens the model.
@@ -117,17 +117,17 @@ public struct AssetMetadata: Sendable, Equatable {
   }
 
   /// Size as a person sees it, with orientation applied.
-  public var displayWidth: Int { orientation.effective.swapsDimensions ? height : width }
+  package var displayWidth: Int { orientation.effective.swapsDimensions ? height : width }
   /// Height as a person sees it, with orientation applied.
-  public var displayHeight: Int { orientation.effective.swapsDimensions ? width : height }
+  package var displayHeight: Int { orientation.effective.swapsDimensions ? width : height }
 }
 
 /// Where a part of a file is: `length` bytes from `offset`.
-public struct FileRange: Sendable, Equatable, Hashable, Codable {
-  public var offset: Int
-  public var length: Int
+package struct FileRange: Sendable, Equatable, Hashable, Codable {
+  package var offset: Int
+  package var length: Int
 
-  public init(offset: Int, length: Int) {
+  package init(offset: Int, length: Int) {
     (self.offset, self.length) = (offset, length)
   }
 }
@@ -144,17 +144,17 @@ public struct FileRange: Sendable, Equatable, Hashable, Codable {
 /// ```
 ///
 /// `CaptureDate` is a `Sendable` value type.
-public struct CaptureDate: Sendable, Equatable, Codable {
+package struct CaptureDate: Sendable, Equatable, Codable {
   /// The date and time as written (EXIF DateTimeOriginal), in the camera's local time;
   /// `second` may be 60 for a leap second.
-  public var year, month, day, hour, minute, second: Int
+  package var year, month, day, hour, minute, second: Int
   /// Fractional seconds as written (SubSecTimeOriginal), e.g. "123".
-  public var subsecond: String?
+  package var subsecond: String?
   /// Offset from UTC in minutes (OffsetTimeOriginal); nil when the camera did not say.
-  public var utcOffsetMinutes: Int?
+  package var utcOffsetMinutes: Int?
 
   /// ISO 8601: `2024-05-01T14:03:09.120+02:00`, without an offset when unknown.
-  public var iso8601: String {
+  package var iso8601: String {
     func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
     var text = "\(year)-\(two(month))-\(two(day))T\(two(hour)):\(two(minute)):\(two(second))"
     if let subsecond { text += ".\(subsecond)" }
@@ -195,20 +195,20 @@ public struct CaptureDate: Sendable, Equatable, Codable {
 /// Degrees are rounded to 1e-7 (about 1 cm), which is all EXIF's rationals carry. It encodes
 /// as `{"latitude": ..., "longitude": ..., "altitude": ...}`. `GPSLocation` is a `Sendable`
 /// value type.
-public struct GPSLocation: Sendable, Equatable, Codable {
+package struct GPSLocation: Sendable, Equatable, Codable {
   /// Degrees north of the equator; negative in the south, within -90...90.
-  public var latitude: Double
+  package var latitude: Double
   /// Degrees east of Greenwich; negative in the west, within -180...180.
-  public var longitude: Double
+  package var longitude: Double
   /// Metres above sea level (negative below); nil when not recorded.
-  public var altitude: Double?
+  package var altitude: Double?
 }
 
 extension GPSLocation {
   /// Encodes `altitude` as null rather than leaving it out.
   ///
   /// - Throws: Whatever `encoder` throws.
-  public func encode(to encoder: Encoder) throws {
+  package func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(latitude, forKey: .latitude)
     try c.encode(longitude, forKey: .longitude)

@@ -6,20 +6,20 @@
 /// renderer converts them with this (see ``needsConversion``).
 ///
 /// `CodedColour` is a `Sendable` value type.
-public struct CodedColour: Sendable, Codable, Equatable {
+package struct CodedColour: Sendable, Codable, Equatable {
   /// H.273 colour primaries: 1 BT.709/sRGB, 9 BT.2020, 12 Display P3 (SMPTE EG 432-1).
-  public var primaries: Int
+  package var primaries: Int
   /// H.273 transfer characteristics: 1, 6, 14, 15 BT.709 (BT.1886), 13 sRGB, 16 PQ
   /// (SMPTE ST 2084), 18 HLG (ARIB STD-B67).
-  public var transfer: Int
+  package var transfer: Int
   /// H.273 matrix coefficients (how YCbCr was made; libheif has applied them).
-  public var matrix: Int
-  public var fullRange: Bool
+  package var matrix: Int
+  package var fullRange: Bool
   /// Bits per sample of the coded image (8, 10, 12), from `pixi`; nil when the file says not.
-  public var bitDepth: Int?
+  package var bitDepth: Int?
 
   /// The primaries' name: `BT.709`, `BT.2020`, `Display P3`, or `H.273 primaries N`.
-  public var primariesName: String {
+  package var primariesName: String {
     switch primaries {
     case 1: "BT.709"
     case 9: "BT.2020"
@@ -30,7 +30,7 @@ public struct CodedColour: Sendable, Codable, Equatable {
   }
 
   /// The transfer function's name: `sRGB`, `BT.709`, `PQ`, `HLG`, or `H.273 transfer N`.
-  public var transferName: String {
+  package var transferName: String {
     switch transfer {
     case 13: "sRGB"
     case 1, 6, 14, 15: "BT.709"
@@ -42,7 +42,7 @@ public struct CodedColour: Sendable, Codable, Equatable {
   }
 
   /// High dynamic range: PQ or HLG.
-  public var isHDR: Bool { transfer == 16 || transfer == 18 }
+  package var isHDR: Bool { transfer == 16 || transfer == 18 }
 
   /// Whether display renditions must convert the pixels (libvips shows them as sRGB): HDR,
   /// or primaries other than sRGB's that Darkroom knows (BT.2020, Display P3).
@@ -53,7 +53,7 @@ public struct CodedColour: Sendable, Codable, Equatable {
 
 extension CodedColour {
   /// The coding as `info --json` prints it: names, and the H.273 numbers they stand for.
-  public struct Printed: Encodable, Sendable {
+  package struct Printed: Encodable, Sendable {
     var primaries, transfer: String
     var bitDepth: Int?
     var cicp: [Int]
@@ -61,14 +61,14 @@ extension CodedColour {
   }
 
   /// The coding as `info --json` prints it (docs/info-json.md).
-  public var printed: Printed {
+  package var printed: Printed {
     Printed(
       primaries: primariesName, transfer: transferName, bitDepth: bitDepth,
       cicp: [primaries, transfer, matrix], fullRange: fullRange)
   }
 
   /// The coding in words, as `info` shows it: `BT.2020, HLG, 10-bit`.
-  public var summary: String {
+  package var summary: String {
     [primariesName, transferName, bitDepth.map { "\($0)-bit" }].compactMap { $0 }
       .joined(separator: ", ")
   }

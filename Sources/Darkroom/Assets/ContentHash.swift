@@ -18,12 +18,12 @@ import Crypto
 /// ```
 ///
 /// `ContentHash` is a `Sendable` value type.
-public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible {
   /// 64 lowercase hex digits.
-  public let hex: String
+  package let hex: String
 
   /// A hash from its hex form; nil unless `hex` is exactly 64 lowercase hex digits.
-  public init?(hex: String) {
+  package init?(hex: String) {
     guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
     self.hex = hex
   }
@@ -36,15 +36,15 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
   }
 
   /// The hex form, as ``hex``.
-  public var description: String { hex }
+  package var description: String { hex }
 
   /// The SHA-256 of bytes in memory.
-  public static func of(bytes: [UInt8]) -> ContentHash {
+  package static func of(bytes: [UInt8]) -> ContentHash {
     ContentHash(digest: SHA256.hash(data: bytes))
   }
 
   /// The SHA-256 of a string's UTF-8 bytes.
-  public static func of(text: String) -> ContentHash {
+  package static func of(text: String) -> ContentHash {
     of(bytes: Array(text.utf8))
   }
 
@@ -53,7 +53,7 @@ public struct ContentHash: Sendable, Hashable, Codable, CustomStringConvertible 
   /// - Throws: A ``DarkroomError`` about `path`: `notFound`, `isDirectory`, `unreadable`,
   ///   `unsupportedFormat` (not a regular file) or `empty` (0 bytes) when the file cannot be
   ///   opened, `io` when a read fails.
-  public static func of(file path: String) throws(DarkroomError) -> ContentHash {
+  package static func of(file path: String) throws(DarkroomError) -> ContentHash {
     try of(open: InputFile(path))
   }
 

@@ -6,29 +6,29 @@
 /// Lightroom's and Camera Raw's `crs:` properties, or darktable's history (each module's
 /// last entry up to `history_end`). The metadata keeps them as they are; what Darkroom renders
 /// for them is ``ForeignEdit``'s to say (``AssetMetadata/foreignEdit``).
-public struct ForeignSettings: Sendable, Codable, Hashable {
+package struct ForeignSettings: Sendable, Codable, Hashable {
   /// `lightroom` (Camera Raw settings) or `darktable`.
-  public var program: String
+  package var program: String
   /// Where they were read: `XMP` (the file's own packet) or a sidecar's name.
-  public var source: String
+  package var source: String
   /// Lightroom: each `crs:` property by name, as written (`"CropLeft": "0.1"`). darktable:
   /// each module's last entry, whether it is enabled and its parameters (`"crop": "1
   /// cdcccc3d..."`).
-  public var values: [String: String]
+  package var values: [String: String]
   /// darktable's modules used more than once (a second instance is not rendered).
-  public var instances: [String]
+  package var instances: [String]
 
   /// Camera Raw's settings namespace.
-  public static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
+  package static let crs = "http://ns.adobe.com/camera-raw-settings/1.0/"
   /// darktable's namespace.
-  public static let darktable = "http://darktable.sf.net/"
+  package static let darktable = "http://darktable.sf.net/"
 
   /// The program as people name it: `Lightroom`, `darktable`.
-  public var programName: String { program == "lightroom" ? "Lightroom" : program }
+  package var programName: String { program == "lightroom" ? "Lightroom" : program }
 
   /// 16 hex digits of the SHA-256 of their canonical JSON: names them in cache keys and
   /// versions (equal settings, equal digests).
-  public var digest: String {
+  package var digest: String {
     String(ContentHash.of(bytes: Canonical.json(self)).hex.prefix(16))
   }
 
@@ -76,7 +76,7 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
   /// The settings in the sidecars beside the file at `path` (the winning sidecar's, as
   /// ``AssetMetadata`` reads them); nil for none. What a renderer handed only the file's
   /// bytes cannot read for itself.
-  public static func besideFile(_ path: String) -> ForeignSettings? {
+  package static func besideFile(_ path: String) -> ForeignSettings? {
     var warnings: [String] = []
     var found: ForeignSettings?
     for (name, bytes) in AssetMetadata.sidecarPackets(of: path, warnings: &warnings) {
@@ -108,7 +108,7 @@ public struct ForeignSettings: Sendable, Codable, Hashable {
   /// The settings in `packet`, read from `source`: Camera Raw's if it has any, else
   /// darktable's history; nil for neither, and for a packet Darkroom wrote (an edit's own,
   /// or `adjustments --xmp`'s: the edit is Darkroom's).
-  public static func read(_ packet: XMPPacket, source: String) -> ForeignSettings? {
+  package static func read(_ packet: XMPPacket, source: String) -> ForeignSettings? {
     guard !packet.has(XMPPacket.darkroom, "AdjustmentData") else { return nil }
     let names = packet.names(in: crs)
     if !names.isEmpty {

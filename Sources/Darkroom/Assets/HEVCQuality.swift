@@ -10,7 +10,7 @@
 /// ```swift
 /// let quality = HEVCQuality.estimate(bytes)  // 52 for an iPhone photo; nil: not HEVC HEIF
 /// ```
-public enum HEVCQuality {
+package enum HEVCQuality {
   /// Slice QP minus CRF for x265's intra pictures (libheif's own files): measured with
   /// `heif-enc -q Q` for Q from 30 to 90, presets ultrafast to slow.
   static let qpOffset = -3
@@ -18,7 +18,7 @@ public enum HEVCQuality {
   /// The estimate, or nil for bytes that are not a HEIF whose primary image (or its grid's
   /// first tile) is HEVC with an intra slice this reader follows. Reads only the `meta` box
   /// and the first few bytes of that image's data.
-  public static func estimate(_ bytes: [UInt8]) -> Int? {
+  package static func estimate(_ bytes: [UInt8]) -> Int? {
     guard let qp = sliceQP(bytes) else { return nil }
     return min(100, max(1, 100 - 2 * (qp - qpOffset)))
   }

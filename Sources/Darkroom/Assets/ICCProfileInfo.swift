@@ -9,16 +9,16 @@
 /// Renditions scaled for display convert pixels in another profile to sRGB; `full`
 /// renditions that keep metadata, and edits, keep the profile. `ICCProfileInfo` is a
 /// `Sendable` value type.
-public struct ICCProfileInfo: Sendable, Equatable, Codable {
+package struct ICCProfileInfo: Sendable, Equatable, Codable {
   /// The profile's own description (`desc` tag), such as "Display P3".
-  public var description: String?
+  package var description: String?
   /// The colour space of the data it describes: "RGB", "GRAY", "CMYK", ...
-  public var colorSpace: String?
+  package var colorSpace: String?
   /// The size of the profile, in bytes.
-  public var byteSize: Int
+  package var byteSize: Int
 
   /// Creates a description of a profile from its parts.
-  public init(description: String?, colorSpace: String?, byteSize: Int) {
+  package init(description: String?, colorSpace: String?, byteSize: Int) {
     self.description = description
     self.colorSpace = colorSpace
     self.byteSize = byteSize
@@ -66,7 +66,7 @@ extension ICCProfileInfo {
   /// Encodes absent fields as null rather than leaving them out.
   ///
   /// - Throws: Whatever `encoder` throws.
-  public func encode(to encoder: Encoder) throws {
+  package func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(description, forKey: .description)
     try c.encode(colorSpace, forKey: .colorSpace)

@@ -6,7 +6,7 @@
 /// ```
 ///
 /// `ImageSource` is a `Sendable` value; bytes in memory are copied on write like any array.
-public enum ImageSource: Sendable {
+package enum ImageSource: Sendable {
   /// A file, by its path (relative paths are to the current directory).
   case file(String)
   /// Bytes in memory, with a name for messages (`-` for standard input).
@@ -14,7 +14,7 @@ public enum ImageSource: Sendable {
 
   /// The name errors and outputs use (a file's own path where an ``OpenedFiles`` alias
   /// stands for it).
-  public var name: String {
+  package var name: String {
     switch self {
     case .file(let path): OpenedFiles.name(of: path)
     case .data(_, let name): OpenedFiles.name(of: name)

@@ -9,10 +9,10 @@
 /// ```swift
 /// let quality = JPEGQuality.estimate(bytes)  // 85 for a file saved with Q=85; nil: no tables
 /// ```
-public enum JPEGQuality {
+package enum JPEGQuality {
   /// The estimate, or nil for bytes that are not a JPEG or have no 8-bit luminance table
   /// before their first scan.
-  public static func estimate(_ bytes: [UInt8]) -> Int? {
+  package static func estimate(_ bytes: [UInt8]) -> Int? {
     guard let tables = quantisationTables(bytes), let luminance = tables[0] else { return nil }
     let chrominance = tables[1]
     var best: (quality: Int, distance: Int)?

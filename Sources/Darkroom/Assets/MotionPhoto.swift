@@ -20,7 +20,7 @@
 /// if let video = metadata.motionVideo { ... }              // embedded: where in the file
 /// let pair = MotionPhoto.companion(of: "/photos/IMG_0001.HEIC")  // "/photos/IMG_0001.MOV"
 /// ```
-public enum MotionPhoto {
+package enum MotionPhoto {
   static let camera = "http://ns.google.com/photos/1.0/camera/"
   static let container = "http://ns.google.com/photos/1.0/container/"
   static let item = "http://ns.google.com/photos/1.0/container/item/"
@@ -135,12 +135,12 @@ public enum MotionPhoto {
   /// The Live Photo video beside the still at `path`: a MOV of the same name in the same
   /// folder (`IMG_0001.HEIC` and `IMG_0001.MOV`); nil when there is none, or `path` is not a
   /// HEIC or JPEG. Looks for the few names it could have, never lists the folder.
-  public static func companion(of path: String) -> String? {
+  package static func companion(of path: String) -> String? {
     sibling(of: path, from: stillExtensions, to: videoExtensions)
   }
 
   /// The still a Live Photo video at `path` belongs to (see ``companion(of:)``), or nil.
-  public static func still(of path: String) -> String? {
+  package static func still(of path: String) -> String? {
     sibling(of: path, from: videoExtensions, to: stillExtensions)
   }
 
@@ -148,14 +148,14 @@ public enum MotionPhoto {
   /// (``AssetMetadata/contentIdentifier``): the MOV beside it (``companion(of:)``) when both
   /// carry the same identifier, or neither carries one; never a MOV whose identifier differs,
   /// or one of a pair where only one says which Live Photo it belongs to.
-  public static func pairedCompanion(of path: String, identifier: String?) -> String? {
+  package static func pairedCompanion(of path: String, identifier: String?) -> String? {
     guard let video = companion(of: path) else { return nil }
     return pairs(identifier, videoIdentifier(video)) ? video : nil
   }
 
   /// The still of the Live Photo video at `path` (``still(of:)``), if the two pair as
   /// ``pairedCompanion(of:identifier:)`` says.
-  public static func pairedStill(of path: String) -> String? {
+  package static func pairedStill(of path: String) -> String? {
     guard let still = still(of: path) else { return nil }
     return pairs(stillIdentifier(still), videoIdentifier(path)) ? still : nil
   }
@@ -211,16 +211,16 @@ public enum MotionPhoto {
 extension MotionPhoto {
   /// Where the video of a live or motion photo is: a MOV of its own (a Live Photo's), or a
   /// range of the still's file (a motion photo's). `Video` is a `Sendable` value type.
-  public struct Video: Sendable, Equatable {
+  package struct Video: Sendable, Equatable {
     /// The file the video is in: the MOV, or the still itself.
-    public var path: String
+    package var path: String
     /// The video's place in ``path``; nil: the whole file.
-    public var range: FileRange?
+    package var range: FileRange?
     /// `mov` (a Live Photo's) or `mp4` (a motion photo's).
-    public var format: String
+    package var format: String
 
     /// Its media type, for HTTP.
-    public var mediaType: String { format == "mov" ? "video/quicktime" : "video/mp4" }
+    package var mediaType: String { format == "mov" ? "video/quicktime" : "video/mp4" }
   }
 
   /// The video of the live or motion photo at `path`, found as a scan finds it (its XMP, the
@@ -228,7 +228,7 @@ extension MotionPhoto {
   ///
   /// - Throws: what reading its metadata throws; `unsupportedFormat` naming `path` when it has
   ///   no video (a still alone, a video, a file of another kind).
-  public static func video(ofStill path: String) throws(DarkroomError) -> Video {
+  package static func video(ofStill path: String) throws(DarkroomError) -> Video {
     if let still = still(of: path) {
       throw DarkroomError(
         .unsupportedFormat, file: path,
@@ -245,7 +245,7 @@ extension MotionPhoto {
   ///
   /// - Throws: as ``video(ofStill:)``; `corrupt` for an embedded video that is not there;
   ///   what opening and reading throw (a Live Photo's MOV that cannot be read, say).
-  public static func videoBytes(ofStill path: String) throws(DarkroomError)
+  package static func videoBytes(ofStill path: String) throws(DarkroomError)
     -> (video: Video, bytes: [UInt8])
   {
     let video = try video(ofStill: path)

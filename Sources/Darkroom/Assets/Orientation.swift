@@ -10,7 +10,7 @@
 /// ```
 ///
 /// `Orientation` is a `Sendable` value type.
-public enum Orientation: Int, Sendable, Codable, CaseIterable {
+package enum Orientation: Int, Sendable, Codable, CaseIterable {
   /// 1, top-left: stored upright.
   case up = 1
   /// 2, top-right: stored mirrored left-right.
@@ -29,10 +29,10 @@ public enum Orientation: Int, Sendable, Codable, CaseIterable {
   case left = 8
 
   /// Whether showing the image upright swaps its width and height.
-  public var swapsDimensions: Bool { rawValue >= 5 }
+  package var swapsDimensions: Bool { rawValue >= 5 }
 
   /// What a viewer does to show the stored pixels upright, in words.
-  public var summary: String {
+  package var summary: String {
     switch self {
     case .up: "upright as stored"
     case .upMirrored: "mirror left-right"
@@ -50,7 +50,7 @@ public enum Orientation: Int, Sendable, Codable, CaseIterable {
 ///
 /// Use ``effective`` for geometry; the cases tell a missing, an invalid and an ignored tag
 /// apart for display. `OrientationTag` is a `Sendable` value type.
-public enum OrientationTag: Sendable, Equatable {
+package enum OrientationTag: Sendable, Equatable {
   /// No Orientation tag (or no EXIF at all): the pixels are taken as upright.
   case absent
   /// A tag of 1...8: renderers turn the pixels upright by it.
@@ -63,13 +63,13 @@ public enum OrientationTag: Sendable, Equatable {
   case ignored(raw: Int)
 
   /// The orientation renderers apply: `.up` unless the tag is valid.
-  public var effective: Orientation {
+  package var effective: Orientation {
     if case .valid(let orientation) = self { return orientation }
     return .up
   }
 
   /// The stored number, when there is a tag.
-  public var raw: Int? {
+  package var raw: Int? {
     switch self {
     case .absent: nil
     case .valid(let orientation): orientation.rawValue
@@ -79,7 +79,7 @@ public enum OrientationTag: Sendable, Equatable {
 
   /// The case as a word, as `darkroom info --json` prints it: `absent`, `valid`, `invalid`
   /// or `ignored`.
-  public var status: String {
+  package var status: String {
     switch self {
     case .absent: "absent"
     case .valid: "valid"

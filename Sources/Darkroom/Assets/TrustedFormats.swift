@@ -16,14 +16,14 @@ import FoundationEssentials
 /// command line. Any format can be refused (`--deny-format heif`): ``deny(_:)``.
 ///
 /// Process-wide: set it before any work starts (worker processes inherit it).
-public enum TrustedFormats {
+package enum TrustedFormats {
   /// Formats Darkroom decodes without being asked.
-  public static let trusted: Set<String> = ["jpeg", "png", "webp", "gif", "heif", "avif", "tiff"]
+  package static let trusted: Set<String> = ["jpeg", "png", "webp", "gif", "heif", "avif", "tiff"]
 
   /// Formats phones and cameras write whose decoders are young (JPEG XL): read without being
   /// asked, but only inside a sandboxed worker (a process that uses workers, and the workers
   /// themselves); a process without workers reads them only when allowed.
-  public static let trustedInWorkers: Set<String> = ["jxl", "raw"]
+  package static let trustedInWorkers: Set<String> = ["jxl", "raw"]
 
   /// Extensions of camera RAW files whose first bytes are a plain TIFF's (DNG, NEF, ARW,
   /// PEF, ...): those are told from a TIFF by their name. CR2, CR3, ORF, RW2 and RAF have
@@ -70,18 +70,18 @@ public enum TrustedFormats {
   private static let sandboxed = Locked(false)
 
   /// Formats allowed besides the trusted ones.
-  public static var allowed: Set<String> { allowedFormats.current }
+  package static var allowed: Set<String> { allowedFormats.current }
 
   /// Allows `formats` (libvips' loader names without `load`: `svg`, `pdf`, `jp2k`, ...) for
   /// this process and the workers it starts.
-  public static func allow(_ formats: [String]) { allowedFormats.add(formats) }
+  package static func allow(_ formats: [String]) { allowedFormats.add(formats) }
 
   /// Formats refused whatever else says (`--deny-format`).
-  public static var denied: Set<String> { deniedFormats.current }
+  package static var denied: Set<String> { deniedFormats.current }
 
   /// Refuses `formats` (any, trusted ones too: `heif`, `jxl`, ...) for this process and the
   /// workers it starts.
-  public static func deny(_ formats: [String]) { deniedFormats.add(formats) }
+  package static func deny(_ formats: [String]) { deniedFormats.add(formats) }
 
   /// Says that this process decodes what is outside ``trusted`` in sandboxed workers, or is
   /// one (``Containment``, ``Worker``): ``trustedInWorkers`` are then read without being asked.

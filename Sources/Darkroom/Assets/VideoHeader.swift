@@ -11,41 +11,41 @@
 /// ```
 ///
 /// `VideoHeader` is a `Sendable` value type.
-public struct VideoHeader: Sendable, Equatable {
+package struct VideoHeader: Sendable, Equatable {
   /// The container: `mp4`, `mov`, `m4v` or `3gp`, by the major brand of the `ftyp` box
   /// (`mov` also for an old QuickTime file, which has none).
-  public var format: String
+  package var format: String
   /// The length in seconds, from the movie header (`mvhd`), or from the video track's media
   /// header (`mdhd`) when the movie header gives none; 0 when neither does (a fragmented
   /// file may leave both at 0).
-  public var duration: Double
+  package var duration: Double
   /// The width of the first video track as stored, before ``rotation``.
-  public var width: Int
+  package var width: Int
   /// The height of the first video track as stored, before ``rotation``.
-  public var height: Int
+  package var height: Int
   /// How far the stored frames turn clockwise to show upright: 0, 90, 180 or 270 degrees,
   /// from the video track's matrix (0 for a matrix that is no such turn).
-  public var rotation: Int
+  package var rotation: Int
   /// When the video was made, in seconds since 1970-01-01 UTC, from the movie header; nil
   /// when the header leaves it unset.
-  public var creationDate: Double?
+  package var creationDate: Double?
   /// How the first video track codes its colour (the `nclx` of its sample entry's `colr`
   /// box: primaries, transfer; HDR when PQ or HLG); nil when it does not say.
-  public var colour: CodedColour?
+  package var colour: CodedColour?
   /// The first video track's codec, as its sample entry names it (`avc1` or `avc3` for
   /// H.264, `hvc1` or `hev1` for HEVC, `av01`, ...); nil when it cannot be read.
-  public var codec: String?
+  package var codec: String?
   /// The first sound track's codec, as its sample entry names it (`mp4a` for AAC, `lpcm`,
   /// `sowt`, `Opus`, ...); nil for a video without sound.
-  public var soundCodec: String?
+  package var soundCodec: String?
   /// Apple's `com.apple.quicktime.content.identifier` (the movie's `meta` keys): the UUID a
   /// Live Photo's MOV shares with its still (``AppleMakerNote``); nil when it has none.
-  public var contentIdentifier: String?
+  package var contentIdentifier: String?
 
   /// The width as shown, after ``rotation``.
-  public var displayWidth: Int { rotation % 180 == 0 ? width : height }
+  package var displayWidth: Int { rotation % 180 == 0 ? width : height }
   /// The height as shown, after ``rotation``.
-  public var displayHeight: Int { rotation % 180 == 0 ? height : width }
+  package var displayHeight: Int { rotation % 180 == 0 ? height : width }
 }
 
 extension VideoHeader {
@@ -54,7 +54,7 @@ extension VideoHeader {
   ///
   /// An `ftyp` box whose major brand is an image's (HEIF, AVIF, Canon CR3, JPEG 2000) or an
   /// audio file's (M4A, M4B) is not a video. Give at least the first 12 bytes.
-  public static func recognises(_ head: ArraySlice<UInt8>) -> Bool {
+  package static func recognises(_ head: ArraySlice<UInt8>) -> Bool {
     format(of: Array(head.prefix(12))) != nil
   }
 
@@ -66,7 +66,7 @@ extension VideoHeader {
   ///   for a file that is not an ISO media video, or one with no video track; `corrupt` for
   ///   a damaged header (box sizes that do not add up, boxes nested too deep or too many, a
   ///   `moov` box over 64 MiB); `io` for a failed read.
-  public static func read(path: String) throws(DarkroomError) -> VideoHeader {
+  package static func read(path: String) throws(DarkroomError) -> VideoHeader {
     try read(ByteSource(file: InputFile(path)), name: path)
   }
 
@@ -74,7 +74,7 @@ extension VideoHeader {
   /// do not (a photo, or anything else).
   ///
   /// - Throws: what ``read(path:)`` throws, for a file that looks like a video.
-  public static func describe(path: String) throws(DarkroomError) -> VideoHeader? {
+  package static func describe(path: String) throws(DarkroomError) -> VideoHeader? {
     try describe(InputFile(path), name: path)
   }
 

@@ -9,20 +9,20 @@
 /// let packet = try XMPPacket(bytes)
 /// print(packet.text(XMPPacket.xmp, "Rating") ?? "-", packet.list(XMPPacket.dc, "subject"))
 /// ```
-public struct XMPPacket: Sendable, Equatable {
+package struct XMPPacket: Sendable, Equatable {
   /// Namespaces Darkroom reads from.
-  public static let dc = "http://purl.org/dc/elements/1.1/"
-  public static let xmp = "http://ns.adobe.com/xap/1.0/"
-  public static let exif = "http://ns.adobe.com/exif/1.0/"
-  public static let tiff = "http://ns.adobe.com/tiff/1.0/"
-  public static let photoshop = "http://ns.adobe.com/photoshop/1.0/"
-  public static let lightroom = "http://ns.adobe.com/lightroom/1.0/"
+  package static let dc = "http://purl.org/dc/elements/1.1/"
+  package static let xmp = "http://ns.adobe.com/xap/1.0/"
+  package static let exif = "http://ns.adobe.com/exif/1.0/"
+  package static let tiff = "http://ns.adobe.com/tiff/1.0/"
+  package static let photoshop = "http://ns.adobe.com/photoshop/1.0/"
+  package static let lightroom = "http://ns.adobe.com/lightroom/1.0/"
   /// The Metadata Working Group's regions (faces named by Lightroom, digiKam, Picasa).
-  public static let mwgRegions = "http://www.metadataworkinggroup.com/schemas/regions/"
+  package static let mwgRegions = "http://www.metadataworkinggroup.com/schemas/regions/"
   /// Microsoft Photo's people tags (Windows Photo Gallery).
-  public static let microsoftRegion = "http://ns.microsoft.com/photo/1.2/t/Region#"
+  package static let microsoftRegion = "http://ns.microsoft.com/photo/1.2/t/Region#"
   /// Darkroom's own: the adjustment data it embeds in an edit's result and its sidecars.
-  public static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
+  package static let darkroom = "https://darkroom.dev/ns/adjustment-data/1.0/"
   static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
   static let xml = "http://www.w3.org/XML/1998/namespace"
   // Qualified names the reader compares every element and attribute with, made once.
@@ -36,7 +36,7 @@ public struct XMPPacket: Sendable, Equatable {
   static let xmlLang = xml + "lang"
 
   /// The largest packet read: a sidecar larger than this is refused, not parsed.
-  public static let maxBytes = 1 << 20
+  package static let maxBytes = 1 << 20
   static let maxDepth = 64
   /// The namespace declarations a packet may make in all (real ones make a few dozen):
   /// each element carries those in scope, so thousands of them nested would cost memory
@@ -55,7 +55,7 @@ public struct XMPPacket: Sendable, Equatable {
   /// empty (`<rdf:Description .../>`), the `/>` and the element's name as written.
   private(set) var insertion: (at: Int, selfClosing: (Range<Int>, String)?)?
 
-  public static func == (a: XMPPacket, b: XMPPacket) -> Bool {
+  package static func == (a: XMPPacket, b: XMPPacket) -> Bool {
     a.properties == b.properties && a.present == b.present
   }
 
@@ -76,15 +76,15 @@ public struct XMPPacket: Sendable, Equatable {
   }
 
   /// Why a packet is not read.
-  public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public var description: String
+  package struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package var description: String
   }
 
   /// Reads a packet.
   ///
   /// - Throws: ``Refusal`` for one too large, with a DTD or an unknown entity, nested too
   ///   deep, or not well formed.
-  public init(_ bytes: [UInt8]) throws(Refusal) {
+  package init(_ bytes: [UInt8]) throws(Refusal) {
     guard bytes.count <= Self.maxBytes else {
       throw Refusal(description: "larger than \(Self.maxBytes >> 20) MiB")
     }
@@ -101,27 +101,27 @@ public struct XMPPacket: Sendable, Equatable {
 
   /// The attributes (by qualified name) of each `namespace` element `name` that has any, in
   /// document order: `elements(container, "Item")` for a Motion Photo's directory.
-  public func elements(_ namespace: String, _ name: String) -> [[String: String]] {
+  package func elements(_ namespace: String, _ name: String) -> [[String: String]] {
     attributed[namespace + name] ?? []
   }
 
   /// Whether the packet has `namespace`'s property `name`, even with no value.
-  public func has(_ namespace: String, _ name: String) -> Bool {
+  package func has(_ namespace: String, _ name: String) -> Bool {
     present.contains(namespace + name)
   }
 
   /// The first value of `namespace`'s property `name`, if the packet has it.
-  public func text(_ namespace: String, _ name: String) -> String? {
+  package func text(_ namespace: String, _ name: String) -> String? {
     properties[namespace + name]?.first
   }
 
   /// The local names of `namespace`'s properties the packet has, values or not.
-  public func names(in namespace: String) -> [String] {
+  package func names(in namespace: String) -> [String] {
     present.filter { $0.hasPrefix(namespace) }.map { String($0.dropFirst(namespace.count)) }
   }
 
   /// Every value of `namespace`'s property `name` (empty when it has none).
-  public func list(_ namespace: String, _ name: String) -> [String] {
+  package func list(_ namespace: String, _ name: String) -> [String] {
     properties[namespace + name] ?? []
   }
 

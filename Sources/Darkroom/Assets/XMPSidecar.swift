@@ -10,19 +10,19 @@
 ///
 /// A nil field is left as it is. `MetadataEdit` is a `Sendable` value type, and encodes as
 /// the JSON the API takes (`caption`, `rating`, `keywords`, `addKeywords`, `removeKeywords`).
-public struct MetadataEdit: Sendable, Equatable, Codable {
+package struct MetadataEdit: Sendable, Equatable, Codable {
   /// The new description; "" takes the sidecar's away, so the photo's own shows again.
-  public var caption: String?
+  package var caption: String?
   /// The new rating: 1 to 5 stars, 0 for none, -1 for rejected.
-  public var rating: Int?
+  package var rating: Int?
   /// The keywords, all of them (replacing those the photo has).
-  public var keywords: [String]?
+  package var keywords: [String]?
   /// Keywords to add to those the photo has.
-  public var addKeywords: [String]?
+  package var addKeywords: [String]?
   /// Keywords to take off.
-  public var removeKeywords: [String]?
+  package var removeKeywords: [String]?
 
-  public init(
+  package init(
     caption: String? = nil, rating: Int? = nil, keywords: [String]? = nil,
     addKeywords: [String]? = nil, removeKeywords: [String]? = nil
   ) {
@@ -31,7 +31,7 @@ public struct MetadataEdit: Sendable, Equatable, Codable {
   }
 
   /// Whether the change changes nothing.
-  public var isEmpty: Bool {
+  package var isEmpty: Bool {
     caption == nil && rating == nil && keywords == nil && (addKeywords ?? []).isEmpty
       && (removeKeywords ?? []).isEmpty
   }
@@ -43,8 +43,8 @@ public struct MetadataEdit: Sendable, Equatable, Codable {
 
   /// The longest description taken, and the longest keyword, in Unicode code points (as JSON
   /// Schema counts a string's length).
-  public static let maxCaptionLength = 16_384
-  public static let maxKeywordLength = 64
+  package static let maxCaptionLength = 16_384
+  package static let maxKeywordLength = 64
 
   /// Refuses a change that cannot be written as asked.
   ///
@@ -52,7 +52,7 @@ public struct MetadataEdit: Sendable, Equatable, Codable {
   ///   over 16,384 characters, an empty keyword or one over 64, over 1,000 keywords in a list,
   ///   or a character XML cannot hold well (a control character; a tab or line break in a
   ///   keyword). The API's schema (docs/openapi.yaml `MetadataBody`) says the same.
-  public func validate() throws(DarkroomError) {
+  package func validate() throws(DarkroomError) {
     func refuse(_ message: String) -> DarkroomError { DarkroomError(.invalidArgument, message) }
     if let rating, !(-1...5).contains(rating) {
       throw refuse("rating \(rating) is not -1 (rejected), 0 (none) or 1 to 5 stars")

@@ -33,7 +33,7 @@ public struct BatchInput: Sendable, Hashable {
 /// ```
 ///
 /// Its functions keep no state: call them from any thread.
-public enum BatchInputs {
+package enum BatchInputs {
   /// Files named explicitly are always taken (a non-image among them fails in the batch,
   /// with its own error); files found in folders are taken only if they look like images,
   /// or like videos with `videos` (an edit whose filters mean the same on every frame:
@@ -42,7 +42,7 @@ public enum BatchInputs {
   /// Inputs come in argument order, each folder's files sorted by name; a path met twice is
   /// taken once. `errors` holds a ``DarkroomError`` (`notFound`, `unreadable` or `io`) for
   /// each argument that cannot be read; the other arguments are still collected.
-  public static func collect(_ arguments: [String], videos: Bool = false) -> (
+  package static func collect(_ arguments: [String], videos: Bool = false) -> (
     inputs: [BatchInput], errors: [DarkroomError]
   ) {
     var inputs: [BatchInput] = []
@@ -103,7 +103,7 @@ public enum BatchInputs {
   /// Whether a file starts like an image format Darkroom reads: a trusted one, one allowed
   /// (``TrustedFormats/allow(_:)``), or JPEG XL or a camera RAW (read in the workers, or
   /// given its line saying how to allow it). Other files in a folder (sidecars, notes, videos) are no inputs.
-  public static func looksLikeImage(_ path: String) -> Bool {
+  package static func looksLikeImage(_ path: String) -> Bool {
     guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32),
       let format = TrustedFormats.sniff(head[...], name: path), format != "video"
     else { return false }
@@ -112,7 +112,7 @@ public enum BatchInputs {
 
   /// Whether a file starts like a video Darkroom reads (ISO media: MP4, QuickTime; not an
   /// M4A's sound alone).
-  public static func looksLikeVideo(_ path: String) -> Bool {
+  package static func looksLikeVideo(_ path: String) -> Bool {
     guard let file = try? InputFile(path), let head = try? file.read(at: 0, count: 32) else {
       return false
     }
@@ -120,7 +120,7 @@ public enum BatchInputs {
   }
 
   /// Paths from a list on standard input: one a line, or NUL-separated.
-  public static func parseList(_ bytes: [UInt8], nulSeparated: Bool) -> [String] {
+  package static func parseList(_ bytes: [UInt8], nulSeparated: Bool) -> [String] {
     let separator: UInt8 = nulSeparated ? 0 : UInt8(ascii: "\n")
     return bytes.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
       .map { nulSeparated ? $0 : ($0.hasSuffix("\r") ? String($0.dropLast()) : $0) }
@@ -137,14 +137,14 @@ public enum BatchInputs {
 /// ```
 ///
 /// `Shard` is a `Sendable` value type.
-public struct Shard: Sendable, Equatable {
+package struct Shard: Sendable, Equatable {
   /// Which share, counting from 0.
-  public var index: Int
+  package var index: Int
   /// How many shares there are.
-  public var count: Int
+  package var count: Int
 
   /// Parses `i/n` with 0 <= i < n.
-  public init?(_ text: String) {
+  package init?(_ text: String) {
     let parts = text.split(separator: "/")
     guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1,
       (0..<n).contains(i)
@@ -154,7 +154,7 @@ public struct Shard: Sendable, Equatable {
   }
 
   /// Whether `input` belongs to this shard: by a hash of its relative path.
-  public func contains(_ input: BatchInput) -> Bool {
+  package func contains(_ input: BatchInput) -> Bool {
     let digest = ContentHash.of(text: input.relativePath).hex.prefix(15)
     return Int(digest, radix: 16).map { $0 % count == index } ?? false
   }

@@ -26,7 +26,7 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
   public var status: Status
   /// The file written, when there is one.
   public var output: String?
-  /// How long the work took, in milliseconds (``BatchRunner`` sets it).
+  /// How long the work took, in milliseconds (`BatchRunner` sets it).
   public var ms: Double
   /// What went wrong, for a failed file.
   public var error: String?
@@ -39,11 +39,11 @@ public struct BatchOutcome: Sendable, Codable, Equatable {
   /// The edit's adjustment data, for an edit; not in JSON.
   public var adjustment: AdjustmentData?
   /// What a revert did; not in JSON.
-  public var reverted: Editor.RevertOutcome?
+  public var reverted: RevertOutcome?
   /// What a render made (its bytes are where ``output`` says); not in JSON.
   public var rendition: RenditionSummary?
 
-  /// An outcome; ``BatchRunner/run(_:work:progress:)`` fills in ``ms``.
+  /// An outcome; `BatchRunner.run(_:work:progress:)` fills in ``ms``.
   public init(
     file: String, status: Status, output: String? = nil, ms: Double = 0, error: String? = nil,
     sourceSHA256: String? = nil, resultSHA256: String? = nil, failure: DarkroomError? = nil
@@ -121,34 +121,34 @@ public struct BatchCounts: Sendable, Codable, Equatable {
 ///
 /// A `BatchRunner` is `Sendable`: ``stop()`` may be called from any thread, such as a signal
 /// handler's queue, while ``run(_:work:progress:)`` blocks another.
-public final class BatchRunner: Sendable {
+package final class BatchRunner: Sendable {
   /// How many files run at once (at least 1).
-  public let jobs: Int
+  package let jobs: Int
   /// Whether the first failure stops the batch, as ``stop()`` does.
-  public let failFast: Bool
+  package let failFast: Bool
   private let stopped = Atomic<Bool>(false)
 
   /// A runner of `jobs` files at a time (at least 1) that, with `failFast`, stops at the
   /// first failure.
-  public init(jobs: Int, failFast: Bool = false) {
+  package init(jobs: Int, failFast: Bool = false) {
     self.jobs = max(1, jobs)
     self.failFast = failFast
   }
 
   /// Starts no more files; files already running finish (their writes are atomic).
-  public func stop() {
+  package func stop() {
     stopped.store(true, ordering: .relaxed)
   }
 
   /// Whether the batch was stopped, by ``stop()`` or by a failure with ``failFast``.
-  public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+  package var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
   /// glibc raises its mmap threshold after large blocks are freed, so later multi-megabyte
   /// buffers (a file's bytes, an encoded image) come from the heap and fragment it, and it
   /// gives threads arenas of their own: a batch's peak memory then creeps up with the number
   /// of files (1.15x from 20 to 100 files here). A fixed threshold and one arena per job keep
   /// it flat (1.03x). Call once, early, in a process that runs batches.
-  public static func keepMemoryFlat(jobs: Int) {
+  package static func keepMemoryFlat(jobs: Int) {
     Vips.tuneMalloc(arenas: max(2, jobs))
   }
 
@@ -157,7 +157,7 @@ public final class BatchRunner: Sendable {
   /// `threadsPerImage` overrides the share. The setting is process-wide.
   ///
   /// - Throws: A ``DarkroomError`` of kind `engine` when libvips cannot be loaded or started.
-  public static func shareCores(jobs: Int, threadsPerImage: Int? = nil) throws(DarkroomError) {
+  package static func shareCores(jobs: Int, threadsPerImage: Int? = nil) throws(DarkroomError) {
     let cores = ProcessorCount.value
     try Vips.setConcurrency(threadsPerImage ?? max(1, cores / max(1, jobs)))
   }
@@ -169,7 +169,7 @@ public final class BatchRunner: Sendable {
   /// outcome rather than throwing. `progress` is called once per finished file, one call at a
   /// time, in the order files finish. This call blocks its thread until the batch ends; files
   /// not started because of ``stop()`` are counted in ``BatchCounts/notStarted``.
-  public func run<Item: Sendable>(
+  package func run<Item: Sendable>(
     _ inputs: [Item], work: @escaping @Sendable (Item) -> BatchOutcome,
     progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void
   ) -> BatchCounts {

@@ -26,24 +26,24 @@ import FoundationEssentials
 ///
 /// `RenditionCache` is a `Sendable` value that names a folder and holds no open files or
 /// memory: copies, threads and processes can use the same folder at once.
-public struct RenditionCache: Sendable {
+package struct RenditionCache: Sendable {
   /// The folder that holds the cache (created when something is first written to it).
-  public let folder: URL
+  package let folder: URL
   /// Evicts least recently used entries when the total passes this many bytes.
-  public var limitBytes: Int64
+  package var limitBytes: Int64
 
   /// The default size bound: 1 GiB.
-  public static let defaultLimitBytes = CacheSettings.defaultLimitBytes
+  package static let defaultLimitBytes = CacheSettings.defaultLimitBytes
 
   /// A cache in `folder`, bounded to `limitBytes`; creates nothing yet.
-  public init(folder: URL, limitBytes: Int64 = RenditionCache.defaultLimitBytes) {
+  package init(folder: URL, limitBytes: Int64 = RenditionCache.defaultLimitBytes) {
     self.folder = folder
     self.limitBytes = limitBytes
   }
 
   /// The cache of files in no library: `$XDG_CACHE_HOME/darkroom`, else `~/.cache/darkroom`
   /// (``Library/cacheFolder(for:)`` picks a file's library's first).
-  public static var userFolder: URL {
+  package static var userFolder: URL {
     let environment = ProcessInfo.processInfo.environment
     if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
       return URL(fileURLWithPath: xdg).appendingPathComponent("darkroom")
@@ -55,23 +55,23 @@ public struct RenditionCache: Sendable {
   }
 
   /// One cached rendition. `Entry` is a `Sendable` value type.
-  public struct Entry: Sendable, Equatable {
+  package struct Entry: Sendable, Equatable {
     /// The entry's file.
-    public var path: String
+    package var path: String
     /// The spec's key: a hash of the spec, the edit state and the render version.
-    public var key: String
+    package var key: String
     /// What the entry holds, as its caller names it (a representation: `thumbnail`, ...).
-    public var kind: String
+    package var kind: String
     /// The edit state's short hash, or "original".
-    public var edit: String
+    package var edit: String
     /// The rendition's width in pixels.
-    public var width: Int
+    package var width: Int
     /// The rendition's height in pixels.
-    public var height: Int
+    package var height: Int
     /// The size of the encoded rendition, in bytes.
-    public var byteCount: Int
+    package var byteCount: Int
     /// The encoded rendition's file name extension (`jpg`, `webp`, ...).
-    public var fileExtension: String
+    package var fileExtension: String
   }
 
   // MARK: Source identity
@@ -80,7 +80,7 @@ public struct RenditionCache: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` about `path` when the file cannot be read, as
   ///   ``ContentHash/of(file:)`` throws.
-  public func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
+  package func contentHash(ofFile path: String) throws(DarkroomError) -> ContentHash {
     let identity = try FileIdentity(path: path)
     if let hash = rememberedHash(identity) { return hash }
     let hash = try ContentHash.of(file: path)
@@ -103,7 +103,7 @@ public struct RenditionCache: Sendable {
   }
 
   /// The remembered content hash of a file whose identity has not changed since, or nil.
-  public func rememberedContentHash(ofFile path: String) -> ContentHash? {
+  package func rememberedContentHash(ofFile path: String) -> ContentHash? {
     guard let identity = try? FileIdentity(path: path) else { return nil }
     return rememberedHash(identity)
   }
@@ -138,14 +138,14 @@ public struct RenditionCache: Sendable {
   }
 
   /// The cached entry for `key`, if there is a complete one; marks it recently used.
-  public func lookup(source: ContentHash, key: String) -> Entry? {
+  package func lookup(source: ContentHash, key: String) -> Entry? {
     guard let entry = entries(of: source).first(where: { $0.key == key }) else { return nil }
     touch(entry.path)
     return entry
   }
 
   /// Every complete entry of one source.
-  public func entries(of source: ContentHash) -> [Entry] {
+  package func entries(of source: ContentHash) -> [Entry] {
     let directory = assetFolder(source)
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
       return []
@@ -159,7 +159,7 @@ public struct RenditionCache: Sendable {
   }
 
   /// Reads an entry's bytes, or nil if it vanished or is not whole.
-  public func read(_ entry: Entry) -> [UInt8]? {
+  package func read(_ entry: Entry) -> [UInt8]? {
     guard let data = FileManager.default.contents(atPath: entry.path), data.count == entry.byteCount
     else { return nil }
     return Array(data)
@@ -170,7 +170,7 @@ public struct RenditionCache: Sendable {
   /// - Throws: A ``DarkroomError`` of kind `io` when the entry's folder cannot be created or
   ///   the file cannot be written.
   @discardableResult
-  public func store(
+  package func store(
     source: ContentHash, key: String, kind: String, edit: String,
     bytes: [UInt8], fileExtension: String, width: Int, height: Int
   ) throws(DarkroomError) -> Entry {
@@ -238,7 +238,7 @@ public struct RenditionCache: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` of kind `io` when the source's folder cannot be created;
   ///   otherwise what `body` throws.
-  public func withLock<T>(source: ContentHash, key: String, _ body: () throws -> T) throws -> T {
+  package func withLock<T>(source: ContentHash, key: String, _ body: () throws -> T) throws -> T {
     let lock = assetFolder(source).appendingPathComponent(".\(key).lock").path
     try makeFolder(lock)
     let fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
@@ -299,19 +299,19 @@ public struct RenditionCache: Sendable {
 
   /// What the cache holds, as `darkroom cache stats` shows it. `Stats` is a `Sendable` value
   /// type.
-  public struct Stats: Sendable, Codable, Equatable {
+  package struct Stats: Sendable, Codable, Equatable {
     /// The cache's folder.
-    public var folder: String
+    package var folder: String
     /// How many renditions it holds.
-    public var entries: Int
+    package var entries: Int
     /// Their total size, in bytes.
-    public var bytes: Int64
+    package var bytes: Int64
     /// The size bound, in bytes.
-    public var limitBytes: Int64
+    package var limitBytes: Int64
   }
 
   /// Counts the cache's entries and their size now (it lists every entry).
-  public func stats() -> Stats {
+  package func stats() -> Stats {
     let all = allEntries()
     return Stats(
       folder: folder.path, entries: all.count, bytes: all.reduce(0) { $0 + Int64($1.size) },
@@ -321,7 +321,7 @@ public struct RenditionCache: Sendable {
   /// Evicts least recently used entries until the cache is within `limit` bytes; also removes
   /// leftovers of interrupted writes. Returns the bytes that remain.
   @discardableResult
-  public func evict(to limit: Int64) -> Int64 {
+  package func evict(to limit: Int64) -> Int64 {
     var all = allEntries().sorted { $0.used < $1.used }
     var total = all.reduce(0) { $0 + Int64($1.size) }
     while total > limit, !all.isEmpty {
@@ -343,7 +343,7 @@ public struct RenditionCache: Sendable {
   /// Removes every entry, and what the cache remembers of source files.
   ///
   /// - Throws: A ``DarkroomError`` of kind `io` when a folder cannot be removed.
-  public func clear() throws(DarkroomError) {
+  package func clear() throws(DarkroomError) {
     for name in ["objects", "sources", "usage"] {
       try Folders.remove(folder.appendingPathComponent(name).path)
     }

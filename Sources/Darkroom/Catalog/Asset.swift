@@ -119,7 +119,7 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// SHA-256 of the file's bytes, 64 hex digits.
   public var contentHash: String
   public var byteSize: Int64
-  public var identity: FileIdentity
+  package var identity: FileIdentity
   public var mediaType: MediaType
   /// `jpeg`, `png`, `heif`, ..., or for videos `mp4`, `mov`, `m4v`, `3gp`.
   public var format: String
@@ -139,7 +139,7 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var latitude: Double?
   public var longitude: Double?
   public var altitude: Double?
-  /// Make and model as one name (``AssetMetadata/cameraName``).
+  /// Make and model as one name (`AssetMetadata.cameraName`).
   public var camera: String?
   public var lens: String?
   public var exposureTime: Double?
@@ -154,14 +154,14 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var isHidden: Bool
   /// When it was moved to the trash, if it is there.
   public var trashedAt: Double?
-  /// Its folder is missing or unmounted: kept, not deleted (see ``Library/scan(_:options:progress:)``).
+  /// Its folder is missing or unmounted: kept, not deleted (see `Library.scan(_:options:progress:)`).
   public var isOffline: Bool
   /// When the catalog first saw it.
   public var addedAt: Double
   /// Where it was before it went to the trash (``path`` is then in `.darkroom/trash/`).
   public var trashedFrom: String?
   /// What the photo shows, in words; its rating (1 to 5 stars, 0 none, -1 rejected); its
-  /// keywords: as ``AssetMetadata`` reads them, sidecars first.
+  /// keywords: as `AssetMetadata` reads them, sidecars first.
   public var caption: String? = nil
   public var rating: Int? = nil
   public var keywords: [String] = []
@@ -176,21 +176,21 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var country: String? = nil
   /// Where the JPEG thumbnail the camera embedded is in the file, as the scan found it
   /// (``AssetMetadata/exifThumbnail``): shown until a thumbnail is made.
-  public var exifThumbnail: FileRange? = nil
+  package var exifThumbnail: FileRange? = nil
   /// Where a motion photo's video is in the file (``AssetMetadata/motionVideo``).
-  public var motionVideo: FileRange? = nil
-  /// A Live Photo's video: the name of the MOV beside the file (``AssetMetadata/liveVideo``),
+  package var motionVideo: FileRange? = nil
+  /// A Live Photo's video: the name of the MOV beside the file (`AssetMetadata.liveVideo`),
   /// which the scan does not catalogue as an asset of its own.
   public var liveVideo: String? = nil
   /// The settings of the edit another program made of it (Lightroom's, darktable's), read
   /// from its sidecars or its own XMP by the scan, which its renditions show: the catalog's
   /// mark of an asset edited elsewhere. nil for none, for settings that change nothing
   /// Darkroom renders, and for a file Darkroom edited.
-  public var foreignSettings: ForeignSettings? = nil
+  package var foreignSettings: ForeignSettings? = nil
   /// What is wrong with its file, when the scan found it damaged (cut short, a header that
   /// makes no sense): such a file is an asset still, shown as far as it can be decoded. nil
   /// for a file that reads whole.
-  public var damage: AssetDamage? = nil
+  package var damage: AssetDamage? = nil
 
   /// Whether it has pixels to show: a whole file, or a damaged one whose header was read
   /// (one cut short, shown as far as it decodes). The catalog's SQL twin is
@@ -198,7 +198,7 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   public var isShowable: Bool { damage == nil || width > 0 }
 
   /// Its size as its representations show it, upright: the edit made elsewhere's result
-  /// (``foreignSettings``: a crop's size) when it has one, else ``displayWidth`` x
+  /// (`foreignSettings`: a crop's size) when it has one, else ``displayWidth`` x
   /// ``displayHeight``. What a grid lays the asset out by.
   public var shownSize: (width: Int, height: Int) {
     let upright = (width: displayWidth, height: displayHeight)
@@ -259,16 +259,16 @@ extension Asset {
 
 /// A place the library's photos were taken in, with how many and its newest that shows
 /// something (``Library/places(in:)``): a country, or a town with its region and country.
-public struct PlaceCount: Sendable, Codable, Equatable {
+package struct PlaceCount: Sendable, Codable, Equatable {
   /// The country's name, or the town's.
-  public var name: String
+  package var name: String
   /// A town's region (a state, a province), when it has one.
-  public var region: String?
-  public var country: String
-  public var count: Int
-  public var poster: AssetID?
+  package var region: String?
+  package var country: String
+  package var count: Int
+  package var poster: AssetID?
 
-  public init(name: String, region: String?, country: String, count: Int, poster: AssetID?) {
+  package init(name: String, region: String?, country: String, count: Int, poster: AssetID?) {
     (self.name, self.region, self.country, self.count, self.poster) =
       (name, region, country, count, poster)
   }
@@ -288,7 +288,7 @@ public struct MonthCount: Sendable, Codable, Equatable {
 extension Asset {
   /// An asset from plain values (the scan makes assets from files; this is for importers,
   /// other catalogs and benchmarks). Fields not given are empty.
-  public init(
+  package init(
     id: AssetID = .make(), path: String, contentHash: String, identity: FileIdentity,
     mediaType: MediaType, format: String, width: Int, height: Int, sortDate: Double,
     addedAt: Double

@@ -6,25 +6,25 @@
 /// short) or a placeholder that says ``problem``, listed in the Problems album
 /// (`smart:problems`, `list --damaged`) and reported by ``Library/check(searching:repair:)``.
 /// `AssetDamage` is a `Sendable` value type.
-public struct AssetDamage: Sendable, Equatable, Codable {
+package struct AssetDamage: Sendable, Equatable, Codable {
   /// What kind of damage: `truncated`, `corrupt`, `empty`, `unsupported-format` (a form of
   /// its format no decoder here reads) or `too-large` (more pixels than the library renders),
   /// as ``DarkroomError/Kind`` names them.
-  public var kind: DarkroomError.Kind
+  package var kind: DarkroomError.Kind
   /// What the reader said, for logs and `info` (decoder's words; not for a gallery's cell).
-  public var detail: String
+  package var detail: String
   /// Whether the file is a video's (the sentence names a video, not a photo).
   var isVideo = false
 
   /// The kinds of error that say something about the file itself, not about the machine
   /// reading it: a file that fails with one of them is damaged; any other failure (a worker
   /// that died, a read error, a time limit) is tried again by the next scan.
-  public static let kinds: Set<DarkroomError.Kind> = [
+  package static let kinds: Set<DarkroomError.Kind> = [
     .empty, .truncated, .corrupt, .unsupportedFormat, .tooLarge,
   ]
 
   /// The damage an error describes, or nil for an error that says nothing of the file.
-  public init?(_ error: DarkroomError, video: Bool = false) {
+  package init?(_ error: DarkroomError, video: Bool = false) {
     guard Self.kinds.contains(error.kind) else { return nil }
     (kind, detail, isVideo) = (error.kind, error.message, video)
   }
@@ -34,11 +34,11 @@ public struct AssetDamage: Sendable, Equatable, Codable {
   }
 
   /// One short sentence for people: "This photo's file is cut short".
-  public var problem: String { Self.problem(kind, video: isVideo) }
+  package var problem: String { Self.problem(kind, video: isVideo) }
 
   /// The sentence for a file that fails with `kind` (a render's error too): about a photo's
   /// or a video's file, or (nil) a file of either.
-  public static func problem(_ kind: DarkroomError.Kind, video: Bool? = false) -> String {
+  package static func problem(_ kind: DarkroomError.Kind, video: Bool? = false) -> String {
     let (noun, file) =
       switch video {
       case false?: ("photo", "This photo's file")
@@ -60,14 +60,14 @@ public struct AssetDamage: Sendable, Equatable, Codable {
   enum CodingKeys: String, CodingKey { case kind, detail, problem }
 
   /// Reads `kind` and `detail` (a photo's damage: ``Asset`` says which its file is).
-  public init(from decoder: Decoder) throws {
+  package init(from decoder: Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     kind = try container.decode(DarkroomError.Kind.self, forKey: .kind)
     detail = try container.decode(String.self, forKey: .detail)
   }
 
   /// `kind`, `detail` and `problem` (the sentence), as the API and `--json` show it.
-  public func encode(to encoder: Encoder) throws {
+  package func encode(to encoder: Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(kind, forKey: .kind)
     try container.encode(detail, forKey: .detail)

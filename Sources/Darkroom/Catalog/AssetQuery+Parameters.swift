@@ -141,13 +141,13 @@ extension AssetQuery {
     return day <= longest ? month * 100 + day : nil
   }
 
-  /// 1129 as `11-29`: what ``day(_:)`` reads.
+  /// 1129 as `11-29`: what `day(_:)` reads.
   public static func dayText(_ day: Int) -> String {
     (day / 100 < 10 ? "0" : "") + String(day / 100) + "-" + (day % 100 < 10 ? "0" : "")
       + String(day % 100)
   }
 
-  /// 201903 as `2019-03` (0 as `0000-00`): what ``month(_:)`` reads.
+  /// 201903 as `2019-03` (0 as `0000-00`): what `month(_:)` reads.
   public static func monthText(_ month: Int) -> String {
     let year = String(month / 100)
     let number = String(month % 100)

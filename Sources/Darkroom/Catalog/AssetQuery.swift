@@ -28,7 +28,7 @@ public struct AssetQuery: Sendable, Equatable {
   public var camera: String?
   /// Only edited (true) or only unedited (false) assets.
   public var edited: Bool?
-  /// Only assets whose files are damaged (true: ``Asset/damage``), or only whole ones.
+  /// Only assets whose files are damaged (true: `Asset.damage`), or only whole ones.
   public var damaged: Bool?
   /// Ratings in this range (-1 rejected, 0 none, 1 to 5 stars); assets without one drop out.
   public var rating: ClosedRange<Int>?
@@ -119,7 +119,7 @@ public enum SmartAlbum: String, Sendable, CaseIterable, Codable {
   case withLocation = "with-location"
   case recentlyAdded = "recently-added"
   case trash
-  /// Files that are damaged (``Asset/damage``): cut short, headers that make no sense.
+  /// Files that are damaged (`Asset.damage`): cut short, headers that make no sense.
   case problems
 
   public var title: String {

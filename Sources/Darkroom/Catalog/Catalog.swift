@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Every method may be called from any thread, and by several processes sharing one
 /// library: writes wait for each other rather than fail.
-public protocol Catalog: Sendable {
+package protocol Catalog: Sendable {
   /// What the catalog holds of one folder's files (photos, videos, and files it skipped).
   func entries(inFolder folder: String) throws -> [CatalogEntry]
   /// What it holds of the files with these names in one folder.
@@ -103,59 +103,59 @@ public protocol Catalog: Sendable {
 }
 
 /// One file as the catalog last saw it.
-public struct CatalogEntry: Sendable, Equatable {
-  public var name: String
-  public var identity: FileIdentity
+package struct CatalogEntry: Sendable, Equatable {
+  package var name: String
+  package var identity: FileIdentity
   /// The asset it is; nil for a file the scan skipped (no photo or video it reads).
-  public var asset: AssetID?
-  public var contentHash: String?
-  public var isOffline: Bool
+  package var asset: AssetID?
+  package var contentHash: String?
+  package var isOffline: Bool
 }
 
 /// A file the scan read and could not take, remembered so that a rescan does not read it
 /// again until it changes.
-public struct SkippedFile: Sendable, Equatable {
-  public var path: String
-  public var identity: FileIdentity
-  public var reason: String
+package struct SkippedFile: Sendable, Equatable {
+  package var path: String
+  package var identity: FileIdentity
+  package var reason: String
 
   /// The version of what the scan reads: files skipped by an older one (before it knew a
   /// format, or when a damaged file was skipped rather than catalogued) are read again.
-  public static let reader = 2
+  package static let reader = 2
 }
 
 /// One batch of a scan's findings.
-public struct CatalogChanges: Sendable {
+package struct CatalogChanges: Sendable {
   /// New assets, and assets whose row is replaced whole (same id: changed, moved).
-  public var upserts: [Asset] = []
-  public var removals: [AssetID] = []
+  package var upserts: [Asset] = []
+  package var removals: [AssetID] = []
   /// Where a removal's asset was when it was found gone: if its row is elsewhere by the
   /// commit (another writer moved it: to the trash, say), it is not removed.
-  public var removedFrom: [AssetID: String] = [:]
+  package var removedFrom: [AssetID: String] = [:]
   /// Assets whose files are out of reach (true) or back (false).
-  public var offline: [(AssetID, Bool)] = []
-  public var skipped: [SkippedFile] = []
+  package var offline: [(AssetID, Bool)] = []
+  package var skipped: [SkippedFile] = []
   /// Paths no longer skipped (gone, or now an asset).
-  public var unskipped: [String] = []
+  package var unskipped: [String] = []
 
-  public init() {}
+  package init() {}
 
-  public var isEmpty: Bool {
+  package var isEmpty: Bool {
     upserts.isEmpty && removals.isEmpty && offline.isEmpty && skipped.isEmpty
       && unskipped.isEmpty
   }
 }
 
 /// Errors of a catalog's own making (the database's own are passed on as they are).
-public struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
-  public var message: String
+package struct CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+  package var message: String
   /// The error names something the catalog does not have (an album, an asset).
-  public var isMissing = false
-  public init(_ message: String, missing: Bool = false) {
+  package var isMissing = false
+  package init(_ message: String, missing: Bool = false) {
     self.message = message
     isMissing = missing
   }
-  public var description: String { message }
+  package var description: String { message }
 }
 
 /// Wakes those waiting for the catalog to change: rung after each commit (in this process;

@@ -69,15 +69,15 @@ enum CatalogCopy {
 }
 
 /// What ``Library/copyCatalog(from:to:)`` copied.
-public struct CatalogCopyReport: Sendable, Codable, Equatable {
+package struct CatalogCopyReport: Sendable, Codable, Equatable {
   /// The catalogs, as given (a URL without its password).
-  public var from: String
-  public var to: String
+  package var from: String
+  package var to: String
   /// Rows copied, table by table, in the order they were written.
-  public var tables: [TableRows]
+  package var tables: [TableRows]
 
-  public struct TableRows: Sendable, Codable, Equatable {
-    public var table: String
-    public var rows: Int
+  package struct TableRows: Sendable, Codable, Equatable {
+    package var table: String
+    package var rows: Int
   }
 }

@@ -30,7 +30,7 @@ extension SQLiteCatalog {
 
   // MARK: Change log
 
-  public func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
+  package func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
     try pool.read { db in
       try Row.fetchAll(
         db,
@@ -46,13 +46,13 @@ extension SQLiteCatalog {
     }
   }
 
-  public func lastChange() throws -> Int64 {
+  package func lastChange() throws -> Int64 {
     try pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM change") ?? 0 }
   }
 
   // MARK: Trash
 
-  public func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
+  package func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
     try pool.write { db in
       guard let before = try Self.location(id, db),
         let left = try Int64.fetchOne(
@@ -82,7 +82,7 @@ extension SQLiteCatalog {
 
   // MARK: Duplicates
 
-  public func exactDuplicates() throws -> [[AssetID]] {
+  package func exactDuplicates() throws -> [[AssetID]] {
     try pool.read { db in
       let rows = try Row.fetchAll(
         db,
@@ -93,7 +93,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func places(in country: String?) throws -> [PlaceCount] {
+  package func places(in country: String?) throws -> [PlaceCount] {
     try pool.read { db in
       try Row.fetchAll(
         db, sql: CatalogSQL.places(inCountry: country != nil),
@@ -106,7 +106,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func positions(south: Double, west: Double, north: Double, east: Double) throws
+  package func positions(south: Double, west: Double, north: Double, east: Double) throws
     -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
   {
     try pool.read { db in
@@ -121,7 +121,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func fingerprints() throws -> [Fingerprint] {
+  package func fingerprints() throws -> [Fingerprint] {
     try pool.read { db in
       // A cursor, not an array of rows: a million rows are read one at a time.
       let rows = try Row.fetchCursor(
@@ -140,7 +140,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func save(_ fingerprints: [Fingerprint]) throws {
+  package func save(_ fingerprints: [Fingerprint]) throws {
     try pool.write { db in
       for print in fingerprints {
         guard let value = print.value, let centre = print.centre else { continue }
@@ -157,7 +157,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func distinctPairs() throws -> [(AssetID, AssetID)] {
+  package func distinctPairs() throws -> [(AssetID, AssetID)] {
     try pool.read { db in
       try Row.fetchAll(db, sql: "SELECT a, b FROM distinctPair").map {
         (AssetID(unchecked: $0[0]), AssetID(unchecked: $0[1]))
@@ -165,7 +165,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func markDistinct(_ ids: [AssetID]) throws {
+  package func markDistinct(_ ids: [AssetID]) throws {
     try pool.write { db in
       for id in ids {
         guard
@@ -186,34 +186,34 @@ extension SQLiteCatalog {
 
 /// One entry of a catalog's change log: what happened to an asset, in the order it
 /// happened, numbered so that a client that was away can ask for what it missed.
-public struct CatalogChange: Sendable, Codable, Equatable {
-  public enum Kind: String, Sendable, Codable {
+package struct CatalogChange: Sendable, Codable, Equatable {
+  package enum Kind: String, Sendable, Codable {
     case inserted, changed, removed, moved
   }
   /// Increasing, never reused (in PostgreSQL, a rolled-back write's numbers are skipped).
-  public var sequence: Int64
-  public var kind: Kind
-  public var id: AssetID
+  package var sequence: Int64
+  package var kind: Kind
+  package var id: AssetID
   /// The asset's path (relative to the root) after the change; for `removed`, before it.
-  public var path: String
+  package var path: String
   /// For `moved`, where it was.
-  public var oldPath: String?
+  package var oldPath: String?
   /// When, in seconds since 1970.
-  public var at: Double
+  package var at: Double
 }
 
 /// A photo's perceptual fingerprint, for the content it was made from (nil: not made yet):
 /// the hashes of its whole frame and of its central quarter (``PerceptualHash``).
-public struct Fingerprint: Sendable, Equatable {
-  public var id: AssetID
-  public var contentHash: String
-  public var value: UInt64?
-  public var centre: UInt64?
+package struct Fingerprint: Sendable, Equatable {
+  package var id: AssetID
+  package var contentHash: String
+  package var value: UInt64?
+  package var centre: UInt64?
   /// The photo's upright size (0 where unknown): look-alikes have the same shape.
-  public var width = 0
-  public var height = 0
+  package var width = 0
+  package var height = 0
 
-  public init(
+  package init(
     id: AssetID, contentHash: String, value: UInt64?, centre: UInt64?, width: Int = 0,
     height: Int = 0
   ) {

@@ -28,7 +28,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func saveJob(_ job: StoredJob) throws {
+  package func saveJob(_ job: StoredJob) throws {
     let ids = job.ids.map(\.rawValue).joined(separator: " ")
     try pool.write { db in
       try db.execute(
@@ -44,7 +44,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
+  package func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
     -> Bool
   {
     try pool.write { db in
@@ -55,14 +55,14 @@ extension SQLiteCatalog {
     }
   }
 
-  public func forgetJobs(endedBefore time: Double, keeping: Int) throws {
+  package func forgetJobs(endedBefore time: Double, keeping: Int) throws {
     try pool.write { db in
       try db.execute(
         sql: CatalogSQL.forgetJobs, arguments: [time, keeping])
     }
   }
 
-  public func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
+  package func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
     try pool.write { db in
       try db.cachedStatement(
         sql: """
@@ -73,7 +73,7 @@ extension SQLiteCatalog {
     }
   }
 
-  public func job(_ id: String) throws -> StoredJob? {
+  package func job(_ id: String) throws -> StoredJob? {
     try pool.read { db in
       guard
         let row = try Row.fetchOne(

@@ -9,17 +9,17 @@ import GRDB
 /// readers never wait for a writer, and every write is an `IMMEDIATE` transaction that waits
 /// up to a minute for another process's (a scan, a watcher, an edit, the server) instead of
 /// failing with `database is locked`. Foreign keys are on; the schema grows by migrations.
-public final class SQLiteCatalog: Catalog {
+package final class SQLiteCatalog: Catalog {
   let pool: DatabasePool
   /// The database file.
-  public let path: String
+  package let path: String
   /// Rung after each commit this process makes to the catalog, once something listens
   /// (``listenForCommits()``: the observation costs a call per row written).
   let commits = CommitBell()
   private let observation = Locked<AnyDatabaseCancellable?>(nil)
 
   /// Opens (or creates) the catalog at `path`, bringing its schema up to date.
-  public init(path: String) throws {
+  package init(path: String) throws {
     var configuration = Configuration()
     configuration.busyMode = .timeout(60)
     configuration.foreignKeysEnabled = true
@@ -275,11 +275,11 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Scan
 
-  public func entries(inFolder folder: String) throws -> [CatalogEntry] {
+  package func entries(inFolder folder: String) throws -> [CatalogEntry] {
     try entries(inFolder: folder, named: nil)
   }
 
-  public func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
+  package func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
     try entries(inFolder: folder, named: Optional(names))
   }
 
@@ -322,7 +322,7 @@ public final class SQLiteCatalog: Catalog {
 
   /// (SQLite's `substr` counts characters, Unicode scalars, not bytes: a prefix's length is
   /// its scalars'.)
-  public func folders(under folder: String) throws -> [String] {
+  package func folders(under folder: String) throws -> [String] {
     try pool.read { db in
       if folder.isEmpty { return try String.fetchAll(db, sql: "SELECT path FROM folder") }
       return try String.fetchAll(
@@ -331,14 +331,14 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func assets(under folder: String) throws -> [Asset] {
+  package func assets(under folder: String) throws -> [Asset] {
     if folder.isEmpty { return try fetchAssets("") }
     return try fetchAssets(
       "WHERE f.path = ? OR substr(f.path, 1, ?) = ?",
       [folder, folder.unicodeScalars.count + 1, folder + "/"])
   }
 
-  public func commit(_ changes: CatalogChanges) throws {
+  package func commit(_ changes: CatalogChanges) throws {
     guard !changes.isEmpty else { return }
     try pool.write { db in
       var folderIDs: [String: Int64] = [:]
@@ -505,16 +505,16 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Fetch
 
-  public func asset(_ id: AssetID) throws -> Asset? {
+  package func asset(_ id: AssetID) throws -> Asset? {
     try fetchAssets("WHERE a.id = ?", [id.rawValue]).first
   }
 
-  public func asset(atPath path: String) throws -> Asset? {
+  package func asset(atPath path: String) throws -> Asset? {
     let (folder, name) = Self.split(path)
     return try fetchAssets("WHERE f.path = ? AND a.name = ?", [folder, name]).first
   }
 
-  public func assets(withIDs ids: [AssetID]) throws -> [Asset] {
+  package func assets(withIDs ids: [AssetID]) throws -> [Asset] {
     var found: [Asset] = []
     // SQLite takes at most 32,766 variables a statement.
     for start in stride(from: 0, to: ids.count, by: 500) {
@@ -526,11 +526,11 @@ public final class SQLiteCatalog: Catalog {
     return found
   }
 
-  public func assets(withHash hash: String) throws -> [Asset] {
+  package func assets(withHash hash: String) throws -> [Asset] {
     try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
   }
 
-  public func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
+  package func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
     var found: Set<String> = []
     try pool.read { db in
       for start in stride(from: 0, to: hashes.count, by: 500) {
@@ -545,7 +545,7 @@ public final class SQLiteCatalog: Catalog {
     return found
   }
 
-  public func count(_ query: AssetQuery) throws -> Int {
+  package func count(_ query: AssetQuery) throws -> Int {
     if CatalogSQL.isWholeLibrary(query) {
       // The whole library, or one month of it: the counts the triggers keep.
       return try pool.read { db in
@@ -563,7 +563,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
+  package func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
     let (filter, arguments) = Self.filter(query)
     let (order, orderArguments) = Self.order(query)
     // The page is chosen on the asset table and its indexes alone (rows skipped by the
@@ -579,7 +579,7 @@ public final class SQLiteCatalog: Catalog {
       """, all)
   }
 
-  public func ids(_ query: AssetQuery) throws -> [AssetID] {
+  package func ids(_ query: AssetQuery) throws -> [AssetID] {
     let (filter, arguments) = Self.filter(query)
     let (order, orderArguments) = Self.order(query)
     var all = arguments
@@ -591,7 +591,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func months(_ query: AssetQuery) throws -> [MonthCount] {
+  package func months(_ query: AssetQuery) throws -> [MonthCount] {
     var whole = query
     whole.after = nil
     let direction = query.sort == .date ? "" : " DESC"
@@ -629,7 +629,7 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Albums
 
-  public func albums() throws -> [Album] {
+  package func albums() throws -> [Album] {
     var albums: [Album] = []
     for smart in SmartAlbum.allCases {
       var query = AssetQuery()
@@ -684,7 +684,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func createAlbum(_ title: String) throws {
+  package func createAlbum(_ title: String) throws {
     try Self.checkTitle(title)
     try pool.write { db in
       guard
@@ -697,7 +697,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func renameAlbum(_ title: String, to newTitle: String) throws {
+  package func renameAlbum(_ title: String, to newTitle: String) throws {
     try Self.checkTitle(newTitle)
     try pool.write { db in
       let id = try albumID(title, db)
@@ -713,7 +713,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func deleteAlbum(_ title: String) throws {
+  package func deleteAlbum(_ title: String) throws {
     try pool.write { db in
       try db.cachedStatement(sql: "DELETE FROM album WHERE id = ?").execute(arguments: [
         try albumID(title, db)
@@ -721,7 +721,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
+  package func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
     try pool.write { db in
       let album = try albumID(title, db)
       var position =
@@ -739,7 +739,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
+  package func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
     try pool.write { db in
       let album = try albumID(title, db)
       for id in ids {
@@ -749,7 +749,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func setPoster(_ title: String, _ id: AssetID?) throws {
+  package func setPoster(_ title: String, _ id: AssetID?) throws {
     try pool.write { db in
       let album = try albumID(title, db)
       if let id {
@@ -765,7 +765,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
+  package func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
     try pool.write { db in
       for id in ids {
         try requireAsset(id, db)
@@ -776,7 +776,7 @@ public final class SQLiteCatalog: Catalog {
     }
   }
 
-  public func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
+  package func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
     try pool.write { db in
       try db.cachedStatement(sql: CatalogSQL.markDamaged).execute(
         arguments: StatementArguments(
@@ -797,7 +797,7 @@ public final class SQLiteCatalog: Catalog {
     else { throw CatalogError("\(id): no such asset in this library", missing: true) }
   }
 
-  public func maintain() throws {
+  package func maintain() throws {
     // A full ANALYZE where SQLite finds the statistics stale: a sampled one
     // (analysis_limit) left the planner choosing a scan of the size index for "videos by
     // size" (p99 52 ms instead of 4).
@@ -806,7 +806,7 @@ public final class SQLiteCatalog: Catalog {
 
   // MARK: Check
 
-  public func check() throws -> [String] {
+  package func check() throws -> [String] {
     try pool.read { db in
       var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
       let broken = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")

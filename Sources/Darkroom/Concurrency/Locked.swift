@@ -13,11 +13,11 @@
 /// let seen = Locked(0)
 /// seen.withLock { $0 += 1 }
 /// ```
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
   private var value: Value
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-  public init(_ value: Value) {
+  package init(_ value: Value) {
     self.value = value
     mutex = .allocate(capacity: 1)
     mutex.initialize(to: pthread_mutex_t())
@@ -29,7 +29,7 @@ public final class Locked<Value>: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+  package func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)

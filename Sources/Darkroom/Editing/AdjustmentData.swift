@@ -29,7 +29,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     public var sha256: String
     /// Its size in bytes.
     public var byteSize: Int
-    /// Its format, as ``AssetMetadata/format`` names it (`jpeg`, `heif`, ...).
+    /// Its format, as `AssetMetadata.format` names it (`jpeg`, `heif`, ...).
     public var format: String
     /// Its file name when it was first edited.
     public var fileName: String
@@ -69,7 +69,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   }
 
   /// Adjustment data from its parts (``Editor`` makes it when it edits).
-  public init(
+  package init(
     graph: FilterGraph, original: Original, result: Result, version: Int, previous: String?,
     created: String, software: String = "darkroom \(DarkroomVersion.string)"
   ) {

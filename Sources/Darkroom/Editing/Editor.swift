@@ -19,17 +19,17 @@ import FoundationEssentials
 /// A file outside any ``Library`` gets one beside it on its first edit. `Editor` is a
 /// `Sendable` value type. Edits and reverts of one file, from any threads or processes, take
 /// turns under a lock for that file in its library; other files go ahead at once.
-public struct Editor: Sendable {
+package struct Editor: Sendable {
   /// The renderer edits use, with its limits.
-  public var renderer: Renderer
+  package var renderer: Renderer
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC); nil: each source's own
   /// (see ``PixelSettings/quality``).
-  public var quality: Int?
+  package var quality: Int?
   /// Encoder effort of edited HEIC and AVIF results; nil: ``ImageFormat/defaultEffort``.
-  public var effort: Int?
+  package var effort: Int?
   /// Told the seconds of a video encoded and in all as an edit of a video goes; false
   /// stops it (nothing is written).
-  public var videoProgress: (@Sendable (_ done: Double, _ total: Double) -> Bool)?
+  package var videoProgress: (@Sendable (_ done: Double, _ total: Double) -> Bool)?
   /// The store of the library a path is in (with `creating`: else the store a first edit
   /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
   /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
@@ -49,25 +49,25 @@ public struct Editor: Sendable {
     stores(path, creating)
   }
 
-  public typealias Mode = EditMode
-  public typealias RevertOutcome = Darkroom.RevertOutcome
-  public typealias EditHistory = Darkroom.EditHistory
+  package typealias Mode = EditMode
+  package typealias RevertOutcome = Darkroom.RevertOutcome
+  package typealias EditHistory = Darkroom.EditHistory
 
   /// What an edit produced. `EditResult` is a `Sendable` value type.
-  public struct EditResult: Sendable {
+  package struct EditResult: Sendable {
     /// The edit's adjustment data, as the library stores it.
-    public var adjustment: AdjustmentData
+    package var adjustment: AdjustmentData
     /// The folder of the library that keeps the original and the adjustment data (the one
     /// holding `.darkroom/`).
-    public var libraryRoot: URL
+    package var libraryRoot: URL
     /// The file already carried this edit, and was left alone (`skipIfCurrent`).
-    public var skipped = false
+    package var skipped = false
     /// The file the result is in: the file edited, the output asked for, or, for a camera
     /// RAW, its `NAME-Edit.jpg` (``rawResultPath(_:)``).
-    public var output = ""
+    package var output = ""
     /// The asset that holds the result, for an edit of a library's asset by id: the asset
     /// itself, or, for a camera RAW's, its `NAME-Edit.jpg`'s (catalogued as its own).
-    public var asset: AssetID?
+    package var asset: AssetID?
   }
 
   /// Edits `path` in place, or, with `output`, writes the edit of `path` there (the output's
@@ -88,7 +88,7 @@ public struct Editor: Sendable {
   ///   for a stored graph this build cannot render; what ``Renderer`` throws; `io` when the
   ///   store or the destination cannot be written.
   @discardableResult
-  public func edit(
+  package func edit(
     _ path: String, with graph: FilterGraph, mode: Mode = .append, writingTo output: String? = nil,
     readingFrom source: String? = nil, skipIfCurrent: Bool = false
   ) throws(DarkroomError) -> EditResult {
@@ -229,7 +229,7 @@ public struct Editor: Sendable {
 
   /// Where the edit of the camera RAW at `path` goes: `NAME-Edit.jpg` beside it (Lightroom's
   /// name for an edit of a RAW made elsewhere; `NAME.jpg` is often the camera's own JPEG).
-  public static func rawResultPath(_ path: String) -> String {
+  package static func rawResultPath(_ path: String) -> String {
     (FilePath(path).splitExtension?.base ?? path) + "-Edit." + ImageFormat.jpeg.fileExtension
   }
 
@@ -327,7 +327,7 @@ public struct Editor: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` about the source: what ``AssetMetadata/read(_:)`` and
   ///   ``Renderer`` throw; `unsupportedFormat` for a format Darkroom does not write.
-  public func preview(_ source: ImageSource, graph: FilterGraph) throws(DarkroomError) -> [UInt8] {
+  package func preview(_ source: ImageSource, graph: FilterGraph) throws(DarkroomError) -> [UInt8] {
     let metadata = try AssetMetadata.read(source)
     guard let format = ImageFormat(sourceFormat: metadata.format) else {
       throw DarkroomError(.unsupportedFormat, file: source.name, "cannot write \(metadata.format)")
@@ -357,7 +357,7 @@ public struct Editor: Sendable {
   ///   version's adjustment data is lost or damaged; `engine` when the version asked for no
   ///   longer renders to the bytes it had; `io` when the file cannot be written.
   @discardableResult
-  public func revert(_ path: String, to version: Int? = nil) throws(DarkroomError) -> RevertOutcome
+  package func revert(_ path: String, to version: Int? = nil) throws(DarkroomError) -> RevertOutcome
   {
     if let version, version < 0 {
       throw DarkroomError(
@@ -443,7 +443,7 @@ public struct Editor: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` when `path` cannot be read, or when its adjustment data in
   ///   the library is not valid JSON (`invalidArgument`).
-  public func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
+  package func adjustments(_ path: String) throws(DarkroomError) -> AdjustmentData? {
     _ = try InputFile(path)
     guard let store = store(for: path) else { return nil }
     return try store.adjustment(forResult: ContentHash.of(file: path))
@@ -452,7 +452,7 @@ public struct Editor: Sendable {
   /// Every version of `path`'s edit, oldest first (empty for a file that is not an edit).
   ///
   /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
-  public func history(_ path: String) throws(DarkroomError) -> [AdjustmentData] {
+  package func history(_ path: String) throws(DarkroomError) -> [AdjustmentData] {
     try editHistory(path).versions
   }
 
@@ -460,7 +460,7 @@ public struct Editor: Sendable {
   /// never edited).
   ///
   /// - Throws: A ``DarkroomError``, as ``adjustments(_:)`` does.
-  public func editHistory(_ path: String) throws(DarkroomError) -> EditHistory {
+  package func editHistory(_ path: String) throws(DarkroomError) -> EditHistory {
     _ = try InputFile(path)
     guard let store = store(for: path) else { return EditHistory(versions: [], current: 0) }
     return try editHistory(path, store: store)
@@ -519,7 +519,7 @@ public struct Editor: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` when `path` cannot be read, or `notFound` or `corrupt` when
   ///   the library's copy of the original is lost or damaged.
-  public func originalSource(_ path: String) throws(DarkroomError) -> ImageSource? {
+  package func originalSource(_ path: String) throws(DarkroomError) -> ImageSource? {
     _ = try InputFile(path)
     guard let store = store(for: path) else { return nil }
     guard let current = try store.adjustment(forResult: ContentHash.of(file: path)),
@@ -590,7 +590,7 @@ public enum EditMode: Sendable {
   /// New filters replace the current edit's.
   case replace
   /// The edit another program left in the original's XMP or the file's sidecars
-  /// (``AssetMetadata/foreignEdit``) replaces the current edit; the filters given are not
+  /// (`AssetMetadata.foreignEdit`) replaces the current edit; the filters given are not
   /// used (`edit --from-xmp`).
   case foreign
 }

@@ -14,7 +14,7 @@ import FoundationEssentials
 ///
 /// Any thread or process may write at once: each writer has a temporary file of its own, and
 /// the last rename wins.
-public enum AtomicFile {
+package enum AtomicFile {
   /// Writes `bytes` to `path`. With `durable`, the data and the rename reach the disk
   /// before this returns (for originals; derived files can be made again).
   ///
@@ -29,7 +29,7 @@ public enum AtomicFile {
   /// - Throws: A ``DarkroomError`` of kind `io` about `path` when the temporary file cannot be
   ///   created or written (a missing or read-only folder, a full disk) or the rename fails;
   ///   `path` is then left as it was.
-  public static func write(
+  package static func write(
     _ bytes: [UInt8], to path: String, durable: Bool = false, mode: mode_t = 0o644,
     owner: FileOwner? = nil, cloningFrom clone: String? = nil,
     faultPoint: String = "before-rename", sweep: Bool = true
@@ -155,7 +155,7 @@ public enum AtomicFile {
   /// after it (see ``linkToFreeName(_:name:in:)``), never over another file.
   ///
   /// - Returns: the path written.
-  public static func writeNew(
+  package static func writeNew(
     _ bytes: [UInt8], name: String, in folder: String, mode: mode_t = 0o644
   )
     throws(DarkroomError) -> String
@@ -212,13 +212,13 @@ public enum AtomicFile {
 /// Who owns a file: kept when Darkroom replaces a file it edits.
 ///
 /// `FileOwner` is a `Sendable` value type.
-public struct FileOwner: Sendable, Equatable {
+package struct FileOwner: Sendable, Equatable {
   /// The owner's user ID.
-  public var user: uid_t
+  package var user: uid_t
   /// The file's group ID.
-  public var group: gid_t
+  package var group: gid_t
 
-  public init(user: uid_t, group: gid_t) {
+  package init(user: uid_t, group: gid_t) {
     self.user = user
     self.group = group
   }

@@ -1,13 +1,13 @@
 import FoundationEssentials
 
 /// The `.darkroom/` folder that makes a folder a library, found as git finds its work tree.
-public enum DarkroomFolder {
+package enum DarkroomFolder {
   /// `.darkroom`.
-  public static let name = ".darkroom"
+  package static let name = ".darkroom"
 
   /// The nearest folder holding `.darkroom/`, from the folder `path` names (or, for a file,
   /// the folder it is in) upwards; nil if there is none.
-  public static func root(containing path: String) -> URL? {
+  package static func root(containing path: String) -> URL? {
     var folder = URL(fileURLWithPath: path).standardizedFileURL
     var namesFolder = false
     if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &namesFolder)

@@ -9,15 +9,15 @@
 /// The change time (`ctime`) is set by the kernel on any write or rename and cannot be set
 /// back by `touch -r` or `utimes`, so a file whose content changed never keeps its
 /// identity, even when its size and modification time were restored.
-public struct FileIdentity: Sendable, Hashable, Codable {
-  public var device: UInt64
-  public var inode: UInt64
-  public var size: Int64
+package struct FileIdentity: Sendable, Hashable, Codable {
+  package var device: UInt64
+  package var inode: UInt64
+  package var size: Int64
   /// Modification and status-change times, in nanoseconds since 1970.
-  public var modified: Int64
-  public var changed: Int64
+  package var modified: Int64
+  package var changed: Int64
 
-  public init(device: UInt64, inode: UInt64, size: Int64, modified: Int64, changed: Int64) {
+  package init(device: UInt64, inode: UInt64, size: Int64, modified: Int64, changed: Int64) {
     (self.device, self.inode, self.size, self.modified, self.changed) =
       (device, inode, size, modified, changed)
   }

@@ -4,10 +4,10 @@
 
 /// Names for files that come from elsewhere (an upload, a space's export), and as a folder
 /// listing gives them.
-public enum FileNames {
+package enum FileNames {
   /// A file name's last component, without control characters, slashes or a leading dot,
   /// at most 200 bytes; `upload` when nothing is left.
-  public static func safe(_ name: String) -> String {
+  package static func safe(_ name: String) -> String {
     let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
     var cleaned = String(
       last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))

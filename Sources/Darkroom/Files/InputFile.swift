@@ -9,11 +9,11 @@
 ///
 /// ``Library/openFile(of:)`` gives one for a catalogued asset. One task owns an `InputFile`;
 /// its descriptor is closed when it goes.
-public final class InputFile {
+package final class InputFile {
   /// The path it was opened by (for messages).
-  public let path: String
+  package let path: String
   /// Its size in bytes when it was opened.
-  public let size: Int
+  package let size: Int
   /// The open descriptor, owned by this (closed when it goes).
   let descriptor: Int32
 
@@ -67,7 +67,7 @@ public final class InputFile {
   }
 
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.
-  public func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
+  package func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
     // Read straight into uninitialised storage: zeroing it first touched every page of a
     // 50 MB RAW twice (27 ms of a worker's 100 ms header read).
     var failure: Int32 = 0
@@ -79,7 +79,7 @@ public final class InputFile {
   }
 
   /// Fills `buffer` from `offset`; returns how many bytes were read (0 at the end).
-  public func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
+  package func read(at offset: Int, into buffer: inout [UInt8]) throws(DarkroomError) -> Int {
     let (done, failure) = buffer.withUnsafeMutableBytes { fill($0, from: offset) }
     try check(failure)
     return done
@@ -134,6 +134,6 @@ public final class InputFile {
 /// - Throws: A ``DarkroomError`` about `path`: `notFound`, `isDirectory`, `unreadable`,
 ///   `unsupportedFormat` (not a regular file) or `empty` (0 bytes) when the file cannot be
 ///   opened, `io` when a read fails.
-public func readWholeFile(_ path: String) throws(DarkroomError) -> [UInt8] {
+package func readWholeFile(_ path: String) throws(DarkroomError) -> [UInt8] {
   try InputFile.readAll(path)
 }

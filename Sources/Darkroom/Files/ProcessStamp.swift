@@ -10,10 +10,10 @@ import FoundationEssentials
 /// start at the same tick).
 /// A job's record names its owner this way, so a restart can tell a job whose process died
 /// from one still running.
-public struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
-  public var pid: pid_t
-  public var started: UInt64
-  public var boot: String
+package struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
+  package var pid: pid_t
+  package var started: UInt64
+  package var boot: String
 
   /// This boot's id, read once.
   static let thisBoot =
@@ -21,7 +21,7 @@ public struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
     .filter { $0.isHexDigit }
 
   /// This process.
-  public static let current =
+  package static let current =
     ProcessStamp(pid: getpid()) ?? ProcessStamp(pid: getpid(), started: 0, boot: thisBoot)
 
   init(pid: pid_t, started: UInt64, boot: String) {
@@ -40,10 +40,10 @@ public struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// `PID:STARTED:BOOT`, as stored.
-  public var description: String { "\(pid):\(started):\(boot)" }
+  package var description: String { "\(pid):\(started):\(boot)" }
 
   /// Parses ``description``.
-  public init?(_ text: String) {
+  package init?(_ text: String) {
     let parts = text.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 3, let pid = pid_t(parts[0]), let started = UInt64(parts[1]) else {
       return nil
@@ -52,5 +52,5 @@ public struct ProcessStamp: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Whether this process still runs (a later one with the same pid does not count).
-  public var isRunning: Bool { ProcessStamp(pid: pid) == self }
+  package var isRunning: Bool { ProcessStamp(pid: pid) == self }
 }

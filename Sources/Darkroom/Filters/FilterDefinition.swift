@@ -88,7 +88,7 @@ public struct FilterInfo: Sendable {
 /// }
 /// ```
 ///
-/// Build graphs of them with ``FilterGraph/parse(spec:)`` or ``FilterNode/init(_:_:)``.
+/// Build graphs of them with `FilterGraph.parse(spec:)` or ``FilterNode/init(_:_:)``.
 /// The catalog is constant: read it from any thread.
 public enum Filters {
   static let all: [any FilterDefinition.Type] = [

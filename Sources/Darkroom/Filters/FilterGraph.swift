@@ -187,7 +187,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   ///
   /// - Throws: A ``DarkroomError`` of kind `invalidArgument` for an empty spec, an unknown
   ///   filter or parameter, too many values or a value the filter refuses; for a `.json`
-  ///   path, what ``readWholeFile(_:)`` and ``decode(json:source:)`` throw. Without
+  ///   path, what `readWholeFile(_:)` and ``decode(json:source:)`` throw. Without
   ///   `readingFiles` (specs from a network client), a path is `invalidArgument`.
   public static func parse(
     spec: String, readingFiles: Bool = true, presets: [String: FilterGraph] = [:]
@@ -233,7 +233,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
 
   /// The graph of several `--filter` arguments, in order.
   ///
-  /// - Throws: The first ``DarkroomError`` that ``parse(spec:)`` throws.
+  /// - Throws: The first ``DarkroomError`` that `parse(spec:)` throws.
   public static func parse(
     specs: [String], readingFiles: Bool = true, presets: [String: FilterGraph] = [:]
   ) throws(DarkroomError) -> FilterGraph {

@@ -166,7 +166,7 @@ public struct FilterParameter: Sendable {
 /// A filter's checked parameter values, read by its `apply`.
 ///
 /// `FilterArguments` is a `Sendable` value type.
-public struct FilterArguments: Sendable, Hashable {
+package struct FilterArguments: Sendable, Hashable {
   let values: [String: FilterValue]
 
   func number(_ name: String) -> Double? {

@@ -34,19 +34,19 @@ import FoundationEssentials
 ///
 /// `AlreadyApplied="True"` says the pixels are the edit's result already (a JPEG exported
 /// with its settings): nothing is rendered for it.
-public struct ForeignEdit: Sendable, Equatable, Codable {
+package struct ForeignEdit: Sendable, Equatable, Codable {
   /// `lightroom`: Lightroom's and Camera Raw's settings.
-  public var program: String
+  package var program: String
   /// Where the settings were read: `XMP` (the file's own packet) or a sidecar's name.
-  public var source: String
+  package var source: String
   /// What Darkroom renders for it (empty when ``alreadyApplied``).
-  public var graph: FilterGraph
+  package var graph: FilterGraph
   /// Settings rendered as they mean, approximated, and present but not rendered.
-  public var rendered: [String]
-  public var approximated: [String]
-  public var ignored: [String]
+  package var rendered: [String]
+  package var approximated: [String]
+  package var ignored: [String]
   /// The file's pixels are the edit's result already (`crs:AlreadyApplied`).
-  public var alreadyApplied: Bool
+  package var alreadyApplied: Bool
 
   /// Settings that describe rather than change: never listed as ignored.
   static let structural: Set<String> = [
@@ -224,7 +224,7 @@ public struct ForeignEdit: Sendable, Equatable, Codable {
 
 extension ForeignEdit {
   /// The edit as `info --json` prints it (docs/info-json.md).
-  public struct Printed: Encodable, Sendable {
+  package struct Printed: Encodable, Sendable {
     var program, source: String
     var alreadyApplied: Bool
     var filters: String
@@ -233,14 +233,14 @@ extension ForeignEdit {
   }
 
   /// The program as people name it: `Lightroom`, `darktable`.
-  public var programName: String {
+  package var programName: String {
     ForeignSettings(program: program, source: source, values: [:], instances: []).programName
   }
 
   /// The filters as `--filter` takes them, `|` between them (empty for none).
-  public var filters: String { graph.nodes.map(\.text).joined(separator: " | ") }
+  package var filters: String { graph.nodes.map(\.text).joined(separator: " | ") }
 
-  public var printed: Printed {
+  package var printed: Printed {
     Printed(
       program: program, source: source, alreadyApplied: alreadyApplied, filters: filters,
       graph: graph, rendered: rendered, approximated: approximated, ignored: ignored)
@@ -255,7 +255,7 @@ extension ForeignEdit {
   ///
   /// - Throws: `invalidArgument` naming `source` for a packet that is not XMP, or that has
   ///   neither.
-  public static func graph(xmp bytes: [UInt8], source: String) throws(DarkroomError)
+  package static func graph(xmp bytes: [UInt8], source: String) throws(DarkroomError)
     -> FilterGraph
   {
     let packet: XMPPacket
@@ -292,7 +292,7 @@ extension ForeignEdit {
   /// Darkroom's namespace, so that a round trip through the sidecar loses nothing. What
   /// Camera Raw has no setting for (turns, flips, presets' curves) is in Darkroom's part
   /// only.
-  public static func sidecar(
+  package static func sidecar(
     for graph: FilterGraph, adjustmentData: [UInt8], width: Int, height: Int
   ) -> [UInt8] {
     var settings: [(String, String)] = [
@@ -698,7 +698,7 @@ extension AssetMetadata {
   /// What Darkroom renders for the edit another program left (``foreignSettings``), placed on
   /// this image's upright size; nil for none, for one that changes nothing Darkroom could
   /// say, and for a file Darkroom edited (``darkroomEdited``: its pixels are its edit).
-  public var foreignEdit: ForeignEdit? {
+  package var foreignEdit: ForeignEdit? {
     guard !darkroomEdited else { return nil }
     return foreignSettings.flatMap {
       ForeignEdit(
@@ -709,7 +709,7 @@ extension AssetMetadata {
 
   /// ``foreignSettings`` when this image shows them: they make a ``foreignEdit`` that is not
   /// already applied to its pixels (as in a JPEG Lightroom exported). What the catalog keeps.
-  public var shownForeignSettings: ForeignSettings? {
+  package var shownForeignSettings: ForeignSettings? {
     guard !darkroomEdited, let settings = foreignSettings,
       settings.isShown(width: displayWidth, height: displayHeight)
     else { return nil }
@@ -722,7 +722,7 @@ extension ForeignSettings {
   /// ``ForeignEdit`` that is not already applied to the pixels. Plain cases (Lightroom's
   /// `AlreadyApplied`, a crop, grayscale) are answered without building the edit, which a
   /// scan would otherwise do for every photo edited elsewhere.
-  public func isShown(width: Int, height: Int) -> Bool {
+  package func isShown(width: Int, height: Int) -> Bool {
     if program == "lightroom" {
       if flag("AlreadyApplied") { return false }
       // A crop is rendered or reported as ignored, grayscale is a tone node: an edit either way.
@@ -735,7 +735,7 @@ extension ForeignSettings {
 extension ForeignEdit {
   /// What Darkroom renders for `settings` on an image `width` x `height` upright (its
   /// size places an angled crop): nil when they change nothing Darkroom could say.
-  public init?(
+  package init?(
     _ settings: ForeignSettings, width: Int, height: Int, raw: Bool = false,
     orientation: Orientation = .up
   ) {

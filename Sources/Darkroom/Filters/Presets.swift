@@ -8,19 +8,19 @@
 ///
 /// ``FilterGraph/parse(spec:)`` takes a preset's name as a whole spec. The presets are
 /// constants: read them from any thread.
-public enum Presets {
+package enum Presets {
   /// The names of the built-in presets, such as `chrome`, `mono`, `noir` and `sepia`.
-  public static var names: [String] { builtInJSON.map(\.name) }
+  package static var names: [String] { builtInJSON.map(\.name) }
 
   /// The built-in preset called `name`, or nil.
-  public static func named(_ name: String) -> FilterGraph? {
+  package static func named(_ name: String) -> FilterGraph? {
     guard let entry = builtInJSON.first(where: { $0.name == name.lowercased() }) else { return nil }
     return try? FilterGraph.decode(
       json: Array(entry.json.utf8), source: "Filters/\(entry.name).json")
   }
 
   /// Every built-in preset, decoded.
-  public static var all: [(name: String, graph: FilterGraph)] {
+  package static var all: [(name: String, graph: FilterGraph)] {
     builtInJSON.compactMap { entry in named(entry.name).map { (entry.name, $0) } }
   }
 }

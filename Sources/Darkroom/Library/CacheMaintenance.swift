@@ -8,18 +8,18 @@ extension CacheSettings {
 }
 
 /// What a rendition cache holds, as `darkroom cache stats` shows it.
-public typealias CacheStats = RenditionCache.Stats
+package typealias CacheStats = RenditionCache.Stats
 
 /// Looking after a rendition cache: the engine side of `darkroom cache`.
 extension Library {
   /// What the cache that a file at `path` uses holds now (it lists every entry).
-  public static func cacheStats(_ settings: CacheSettings, near path: String?) -> CacheStats {
+  package static func cacheStats(_ settings: CacheSettings, near path: String?) -> CacheStats {
     settings.cache(for: path).stats()
   }
 
   /// Evicts least recently used renditions until that cache is within its limit, and removes
   /// leftovers of interrupted writes. Returns the stats before and the bytes that remain.
-  public static func pruneCache(_ settings: CacheSettings, near path: String?)
+  package static func pruneCache(_ settings: CacheSettings, near path: String?)
     -> (before: CacheStats, remaining: Int64)
   {
     let cache = settings.cache(for: path)
@@ -31,7 +31,7 @@ extension Library {
   ///
   /// - Throws: A ``DarkroomError`` of kind `io` when a folder cannot be removed.
   @discardableResult
-  public static func clearCache(_ settings: CacheSettings, near path: String?)
+  package static func clearCache(_ settings: CacheSettings, near path: String?)
     throws(DarkroomError) -> URL
   {
     let cache = settings.cache(for: path)

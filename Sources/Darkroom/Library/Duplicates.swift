@@ -4,11 +4,11 @@ import FoundationEssentials
 
 /// A group of assets that are the same photo: identical bytes, or, with near duplicates,
 /// the same picture resized, recompressed, converted, lightly cropped or brightened.
-public struct DuplicateGroup: Sendable, Codable, Equatable {
+package struct DuplicateGroup: Sendable, Codable, Equatable {
   /// Sorted by id (the first catalogued first).
-  public var assets: [AssetID]
+  package var assets: [AssetID]
   /// All of them have the same bytes.
-  public var exact: Bool
+  package var exact: Bool
 }
 
 /// Finds pairs of 64-bit fingerprints within a Hamming distance without comparing every
@@ -147,16 +147,16 @@ struct FingerprintIndex {
 
 extension Library {
   /// The default largest Hamming distance between the fingerprints of near duplicates.
-  public static let nearDuplicateThreshold = 12
+  package static let nearDuplicateThreshold = 12
   /// How many more bits the hashes of the central quarters may differ by than the whole
   /// frames'.
-  public static let centreSlack = 2
+  package static let centreSlack = 2
   /// The smallest side, in pixels, of a photo compared for look-alikes: under it (a 1x1
   /// spacer, an icon) 64 bits of fingerprint say nothing, and a flat one matches everything.
-  public static let smallestLookAlike = 32
+  package static let smallestLookAlike = 32
   /// How far apart two look-alikes' shapes may be: their aspect ratios within 10% (a copy
   /// cropped by a few percent stays; a 12000x800 panorama and a 3:2 photo never match).
-  public static let lookAlikeAspect = 1.10
+  package static let lookAlikeAspect = 1.10
 
   /// Whether two photos' upright sizes are shapes a look-alike may have.
   static func sameShape(_ a: (width: Int, height: Int), _ b: (width: Int, height: Int)) -> Bool {
@@ -176,7 +176,7 @@ extension Library {
   ///
   /// - Throws: `io` when the catalog cannot be read or written. A photo that cannot be
   ///   decoded is left out of the near comparison (it is reported in `problems`).
-  public func duplicates(
+  package func duplicates(
     near: Bool = false, threshold: Int = Library.nearDuplicateThreshold,
     jobs: Int = ProcessorCount.value, problems: (@Sendable (DarkroomError) -> Void)? = nil
   ) throws(DarkroomError) -> [DuplicateGroup] {
@@ -254,7 +254,7 @@ extension Library {
 
   /// Remembers that these assets are not duplicates of each other: ``duplicates(near:threshold:jobs:problems:)``
   /// no longer groups them.
-  public func keepApart(_ ids: [AssetID]) throws(DarkroomError) {
+  package func keepApart(_ ids: [AssetID]) throws(DarkroomError) {
     try catalogCall { try $0.markDistinct(ids) }
   }
 

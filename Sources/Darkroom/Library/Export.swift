@@ -13,18 +13,18 @@ import FoundationEssentials
 /// Every file is checked when the export is made, so a link, a file replaced behind the
 /// catalog's back or an archive past zip's limits is an error before the first byte; a file
 /// that changes after that is left out, as one that is gone is.
-public struct ZipExport: Sendable {
+package struct ZipExport: Sendable {
   /// The assets the archive holds, in order.
-  public let assets: [Asset]
+  package let assets: [Asset]
   let library: Library
 
   /// A name for the archive: `darkroom-N.zip`.
-  public var fileName: String { "darkroom-\(assets.count).zip" }
+  package var fileName: String { "darkroom-\(assets.count).zip" }
 
   /// Writes the archive through `write`, a chunk at a time (at most 1 MiB each).
   ///
   /// - Throws: what `write` throws.
-  public func write(_ write: ([UInt8]) async throws -> Void) async throws {
+  package func write(_ write: ([UInt8]) async throws -> Void) async throws {
     var zip = ZipStream()
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     for asset in assets {
@@ -54,7 +54,7 @@ extension Library {
   /// - Throws: `notFound` for an unknown id; `tooLarge` past 65,535 files or 4 GiB (zip
   ///   without Zip64); what ``openFile(of:)`` throws for a file that is a link or is not the
   ///   catalogued one.
-  public func zipExport(of ids: [AssetID]) throws(DarkroomError) -> ZipExport {
+  package func zipExport(of ids: [AssetID]) throws(DarkroomError) -> ZipExport {
     let assets = try ids.map { id throws(DarkroomError) in try asset(id) }.filter { !$0.isOffline }
     guard assets.count <= ZipStream.maxEntries,
       assets.reduce(UInt64(0), { $0 + UInt64($1.byteSize) + 200 }) < ZipStream.maxBytes

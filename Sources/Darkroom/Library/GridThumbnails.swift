@@ -8,13 +8,13 @@ import FoundationEssentials
 extension RenditionSpec {
   /// Formats every browser shows. AVIF is left out: not every libvips has its encoder
   /// (Debian's does not), and a missing encoder is not the file's fault.
-  public static let browserFormats: [ImageFormat] = [.jpeg, .png, .webp]
+  package static let browserFormats: [ImageFormat] = [.jpeg, .png, .webp]
 
   /// This spec as a browser is sent it: a rendition of a source in a format browsers do not
   /// show (HEIC, JPEG XL, TIFF, AVIF) is WebP for a browser that takes it, else JPEG; a JPEG,
   /// PNG or WebP source keeps its format; `full`, and a spec that names its format, are left
   /// as they are. Each format is a rendition of its own, cached and tagged as any other.
-  public func shownInBrowser(sourceFormat: String, acceptsWebP: Bool) -> RenditionSpec {
+  package func shownInBrowser(sourceFormat: String, acceptsWebP: Bool) -> RenditionSpec {
     guard format == nil, representation != .full,
       !Self.browserFormats.contains(ImageFormat(sourceFormat: sourceFormat) ?? .jpeg)
     else { return self }
@@ -26,17 +26,17 @@ extension RenditionSpec {
 
 /// The thumbnails the gallery's grid shows: what it asks the server for, so that they can be
 /// made before anyone asks (``Library/makeGridThumbnails(_:progress:)``).
-public enum GridThumbnail {
+package enum GridThumbnail {
   /// The aspect-thumbnail sizes the gallery asks for (its long side, in pixels), so that a
   /// few sizes serve every screen and are cached (`gallery.js`).
-  public static let sizes = [128, 256, 384, 512, 768, 1024]
+  package static let sizes = [128, 256, 384, 512, 768, 1024]
   /// The height of the gallery's rows on a wide screen, in CSS pixels (`gallery.js`).
-  public static let rowHeight = 184.0
+  package static let rowHeight = 184.0
 
   /// The size the gallery asks for `asset` in a row `rowHeight` CSS pixels high, on a screen
   /// of `density` device pixels a CSS pixel: the smallest of ``sizes`` that covers the
   /// photo's long side (its width when wider than high).
-  public static func size(for asset: Asset, rowHeight: Double = rowHeight, density: Double)
+  package static func size(for asset: Asset, rowHeight: Double = rowHeight, density: Double)
     -> Int
   {
     // As the gallery lays it out: the shape its thumbnail shows (an edit made elsewhere's).
@@ -48,7 +48,7 @@ public enum GridThumbnail {
 
   /// What the gallery is sent for `asset` at `density`: its aspect thumbnail at ``size(for:rowHeight:density:)``,
   /// metadata stripped, in a format the browser shows.
-  public static func spec(for asset: Asset, density: Double, acceptsWebP: Bool = true)
+  package static func spec(for asset: Asset, density: Double, acceptsWebP: Bool = true)
     -> RenditionSpec
   {
     var spec = RenditionSpec(.aspectThumbnail)
@@ -59,39 +59,39 @@ public enum GridThumbnail {
 }
 
 /// How ``Library/makeGridThumbnails(_:progress:)`` works.
-public struct GridThumbnailOptions: Sendable {
+package struct GridThumbnailOptions: Sendable {
   /// Screen densities to make the gallery's thumbnails for (device pixels a CSS pixel): 2 by
   /// default, a laptop's or a phone's (a smaller size asked by another screen is made from
   /// that one, not from the original).
-  public var densities: [Double] = [2]
+  package var densities: [Double] = [2]
   /// At most this many assets looked at (nil: every one).
-  public var limit: Int?
+  package var limit: Int?
   /// Asked before each asset: true stops the pass (what is made stays; the next pass goes
   /// on from what the cache lacks).
-  public var shouldStop: @Sendable () -> Bool = { false }
+  package var shouldStop: @Sendable () -> Bool = { false }
   /// Called before each render: a server waits here while people's own requests render.
-  public var beforeRender: @Sendable () -> Void = {}
+  package var beforeRender: @Sendable () -> Void = {}
 
-  public init() {}
+  package init() {}
 }
 
 /// What a pass of ``Library/makeGridThumbnails(_:progress:)`` did.
-public struct GridThumbnailSummary: Sendable, Codable, Equatable {
+package struct GridThumbnailSummary: Sendable, Codable, Equatable {
   /// Photos looked at, newest first.
-  public var assets = 0
+  package var assets = 0
   /// Thumbnails made now, and those the cache had.
-  public var made = 0
-  public var had = 0
+  package var made = 0
+  package var had = 0
   /// Photos that could not be rendered (damaged, not allowed): `path: problem`, the first 100.
-  public var failed = 0
-  public var problems: [String] = []
+  package var failed = 0
+  package var problems: [String] = []
   /// Stopped before the end (asked to, or another pass holds the library's thumbnail lock).
-  public var stopped = false
+  package var stopped = false
   /// Another process's pass was under way: this one did nothing.
-  public var busy = false
-  public var seconds = 0.0
+  package var busy = false
+  package var seconds = 0.0
 
-  public init() {}
+  package init() {}
 }
 
 extension Library {
@@ -107,7 +107,7 @@ extension Library {
   ///
   /// - Throws: what the catalog throws. A photo that cannot be rendered is counted in
   ///   ``GridThumbnailSummary/failed``, not thrown.
-  public func makeGridThumbnails(
+  package func makeGridThumbnails(
     _ options: GridThumbnailOptions = GridThumbnailOptions(),
     progress: (@Sendable (GridThumbnailSummary) -> Void)? = nil
   ) throws(DarkroomError) -> GridThumbnailSummary {
@@ -129,7 +129,7 @@ extension Library {
 
   /// The grid's thumbnails of these assets that the cache lacks (new or changed photos, as the
   /// change log names them), under the same lock as a whole pass.
-  public func makeGridThumbnails(
+  package func makeGridThumbnails(
     of ids: [AssetID], _ options: GridThumbnailOptions = GridThumbnailOptions()
   ) throws(DarkroomError) -> GridThumbnailSummary {
     try thumbnailPass(options) { (summary) throws(DarkroomError) in
@@ -233,7 +233,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for an asset without one (or in a space), or whose file changed
   ///   since the scan (scan again); `corrupt` when the bytes there are not a JPEG's.
-  public func exifThumbnail(of asset: Asset) throws(DarkroomError) -> [UInt8] {
+  package func exifThumbnail(of asset: Asset) throws(DarkroomError) -> [UInt8] {
     guard space == nil, asset.mediaType == .photo, let range = asset.exifThumbnail else {
       throw DarkroomError(.notFound, file: asset.path, "has no embedded thumbnail")
     }

@@ -3,9 +3,9 @@ import FoundationEssentials
 
 /// The one way a representation of a library's asset is made and served, PhotoKit's
 /// `PHImageManager` for a library: renditions served lately are answered from memory, then
-/// from the library's disk cache (``RenditionCache``), and only then rendered, once per
+/// from the library's disk cache (`RenditionCache`), and only then rendered, once per
 /// rendition however many ask at the same time, through a bounded queue (at most
-/// ``Settings/renders`` at once, ``Settings/waiting`` more wait; past that a request fails
+/// `Settings.renders` at once, `Settings.waiting` more wait; past that a request fails
 /// with ``DarkroomError/Kind/busy`` instead of the queue growing without end).
 ///
 /// ```swift
@@ -21,25 +21,25 @@ public final class Images: Sendable {
   /// How an ``Images`` renders and how much it keeps.
   public struct Settings: Sendable {
     /// How cache misses are rendered: limits and workers.
-    public var pixels = PixelSettings()
+    package var pixels = PixelSettings()
     /// Bytes of renditions kept in memory (0: none).
     public var memoryBytes = 64 << 20
     /// Renders at once.
-    public var renders = ProcessorCount.value
+    package var renders = ProcessorCount.value
     /// Renders that may wait for a turn.
-    public var waiting = 64
+    package var waiting = 64
     /// Told of each render started, refused, and the queue's depth (a server's metrics).
-    public var observer = Observer()
+    package var observer = Observer()
 
     public init() {}
   }
 
   /// Callbacks for metrics; each may be called from any thread.
-  public struct Observer: Sendable {
-    public var renderStarted: @Sendable () -> Void = {}
-    public var renderRefused: @Sendable () -> Void = {}
-    public var queueDepth: @Sendable (Int) -> Void = { _ in }
-    public init() {}
+  package struct Observer: Sendable {
+    package var renderStarted: @Sendable () -> Void = {}
+    package var renderRefused: @Sendable () -> Void = {}
+    package var queueDepth: @Sendable (Int) -> Void = { _ in }
+    package init() {}
   }
 
   public let library: Library
@@ -59,12 +59,12 @@ public final class Images: Sendable {
 
   /// A validator that changes whenever the bytes of `asset`'s rendition for `spec` would:
   /// its content hash and every input of the spec (an HTTP `ETag`).
-  public static func tag(_ asset: Asset, _ spec: RenditionSpec) -> String {
+  package static func tag(_ asset: Asset, _ spec: RenditionSpec) -> String {
     Representations.tag(content: asset.contentHash, spec.showing(asset))
   }
 
   /// What memory holds under `key`: a tag, or another name it was kept as (``image(of:_:alsoKeepAs:)``).
-  public func remembered(_ key: String) -> (rendition: Rendition, tag: String)? {
+  package func remembered(_ key: String) -> (rendition: Rendition, tag: String)? {
     memory.rendition(key)
   }
 
@@ -134,12 +134,12 @@ public final class Images: Sendable {
   }
 
   /// The folder of the disk cache it serves from.
-  public var cacheFolder: URL { cache.folder }
+  package var cacheFolder: URL { cache.folder }
 
   /// Where `asset`'s rendition for `spec` is in the disk cache, relative to the cache's
   /// folder (`objects/ab/<hash>/<name>`), without reading it; nil when it is not there. What
   /// a server hands to its front server to send (nginx's `X-Accel-Redirect`).
-  public func cachedFile(of asset: Asset, _ spec: RenditionSpec) -> String? {
+  package func cachedFile(of asset: Asset, _ spec: RenditionSpec) -> String? {
     guard library.space == nil, let content = ContentHash(hex: asset.contentHash),
       let entry = cache.lookup(source: content, key: Representations.key(spec.showing(asset)))
     else { return nil }
@@ -151,7 +151,7 @@ public final class Images: Sendable {
   /// The largest rendition of `asset` in the disk cache that fits `spec`'s box, in the same
   /// representation and format, without rendering: something to show at once while the
   /// exact one renders (PhotoKit's opportunistic delivery).
-  public func cachedPreview(of asset: Asset, _ spec: RenditionSpec) -> Rendition? {
+  package func cachedPreview(of asset: Asset, _ spec: RenditionSpec) -> Rendition? {
     guard let file = try? library.openFile(of: asset, exactly: false) else { return nil }
     return try? OpenedFiles.with(file, name: library.path(of: asset)) {
       path throws(DarkroomError) in
@@ -176,14 +176,14 @@ public final class Images: Sendable {
   /// `key`.
   ///
   /// - Throws: `busy` when the queue is full; what `work` throws.
-  public func render(
+  package func render(
     _ key: String, _ work: @escaping @Sendable () throws(DarkroomError) -> Rendition
   ) async throws(DarkroomError) -> Rendition {
     try await queue.rendition(key, work)
   }
 
   /// Renders running or waiting.
-  public var queueDepth: Int { queue.depth }
+  package var queueDepth: Int { queue.depth }
 
   /// The library's shared one, made with default settings on first use.
   static func shared(_ library: Library) -> Images {
@@ -350,7 +350,7 @@ final class RenderQueue: Sendable {
 
 /// Runs blocking engine work (a render, a catalog write, an edit) on a Dispatch thread, so
 /// that the caller's threads (a server's event loops, Swift's cooperative pool) stay free.
-public func offThread<T: Sendable>(
+package func offThread<T: Sendable>(
   _ work: @escaping @Sendable () throws(DarkroomError) -> T
 ) async throws(DarkroomError) -> T {
   let result = await withCheckedContinuation {

@@ -10,9 +10,9 @@ import Synchronization
 /// ends, so that after a restart a finished job still answers and one whose process died
 /// says so and can be resumed (``Library/resumeJob(_:)``). `JobRecord` is a `Sendable` value
 /// type.
-public struct JobRecord: Sendable, Equatable {
+package struct JobRecord: Sendable, Equatable {
   /// How the job stands.
-  public enum State: String, Sendable, Codable {
+  package enum State: String, Sendable, Codable {
     /// Its process is working on it.
     case running
     /// Every item was worked on.
@@ -23,24 +23,24 @@ public struct JobRecord: Sendable, Equatable {
     case interrupted
   }
 
-  public var id: String
+  package var id: String
   /// apply, revert, trash or restore.
-  public var action: String
-  public var state: State
+  package var action: String
+  package var state: State
   /// Its assets.
-  public var total: Int
+  package var total: Int
   /// Assets it ended well (done, or already so).
-  public var done: Int
+  package var done: Int
   /// Assets it failed, with why, in the order they failed.
-  public var failures: [StoredJob.Failure]
-  public var started: Date
-  public var ended: Date?
+  package var failures: [StoredJob.Failure]
+  package var started: Date
+  package var ended: Date?
 
   /// Whether ``Library/resumeJob(_:)`` has anything to do: the job ended early.
-  public var canResume: Bool { state == .stopped || state == .interrupted }
+  package var canResume: Bool { state == .stopped || state == .interrupted }
 
   /// A new job id: 32 random hex digits.
-  public static func newID() -> String {
+  package static func newID() -> String {
     var generator = SystemRandomNumberGenerator()
     return (0..<4).map { _ in
       let hex = String(generator.next() as UInt32, radix: 16)
@@ -67,7 +67,7 @@ extension Library {
   /// The job recorded under `id`; nil for an id the catalog does not know.
   ///
   /// - Throws: what the catalog throws.
-  public func jobRecord(_ id: String) throws(DarkroomError) -> JobRecord? {
+  package func jobRecord(_ id: String) throws(DarkroomError) -> JobRecord? {
     try catalogCall({ try $0.job(id) }).map { JobRecord($0, in: self) }
   }
 
@@ -78,7 +78,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; `invalidArgument` for a job that is running or
   ///   finished.
-  public func resumeJob(_ id: String) throws(DarkroomError) -> JobRequest {
+  package func resumeJob(_ id: String) throws(DarkroomError) -> JobRequest {
     guard let stored = try catalogCall({ try $0.job(id) }) else {
       throw DarkroomError(.notFound, "no such job: \(id.prefix(64))")
     }

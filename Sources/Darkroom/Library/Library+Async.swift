@@ -34,43 +34,43 @@ extension Library {
     return library
   }
 
-  /// Brings the catalog up to date with the files (see ``scan(_:options:progress:)``).
+  /// Brings the catalog up to date with the files (see `scan(_:options:progress:)`).
   public func scan(options: ScanOptions = ScanOptions()) async throws(DarkroomError)
     -> ScanSummary
   {
-    try await offThread { () throws(DarkroomError) in try self.scan(nil, options: options) }
+    try await offThread { () throws(DarkroomError) in try self.scanBlocking(nil, options: options) }
   }
 
   /// Edits an asset in place and updates its catalog row (see
-  /// ``edit(_:with:mode:settings:)``).
+  /// `edit(_:with:mode:settings:)`).
   @discardableResult
-  public func edit(_ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append)
+  public func edit(_ id: AssetID, with graph: FilterGraph, mode: EditMode = .append)
     async throws(DarkroomError) -> AdjustmentData
   {
     try await offThread { () throws(DarkroomError) in
-      try self.edit(id, with: graph, mode: mode).adjustment
+      try self.editBlocking(id, with: graph, mode: mode).adjustment
     }
   }
 
   /// Restores an asset's original, or a version of its edit.
   @discardableResult
   public func revert(_ id: AssetID, to version: Int? = nil) async throws(DarkroomError)
-    -> Editor.RevertOutcome
+    -> RevertOutcome
   {
     try await offThread { () throws(DarkroomError) in
-      try self.revert(id, to: version)
+      try self.revertBlocking(id, to: version)
     }
   }
 
   /// An asset's edit history: every version, and which one its file is now.
-  public func history(of id: AssetID) async throws(DarkroomError) -> Editor.EditHistory {
+  public func history(of id: AssetID) async throws(DarkroomError) -> EditHistory {
     try await offThread { () throws(DarkroomError) in try self.editHistory(id) }
   }
 
   /// A job that renders `graph` as the edit of every asset `items` names (replacing their
   /// edits), `jobs` at a time. Run it with ``LibraryJob/events()`` (cancelling the task
   /// that reads them stops the job, and the last event still has the final counts) or
-  /// ``LibraryJob/run(progress:)``.
+  /// `LibraryJob.run(progress:)`.
   public func apply(_ graph: FilterGraph, to items: JobItems, jobs: Int = 1)
     throws(DarkroomError) -> LibraryJob
   {

@@ -14,11 +14,11 @@ private let markedLocations = Locked<Set<String>>([])
 
 extension Library {
   /// `.darkroom/catalog.sqlite`.
-  public var catalogPath: String { rootPath + "/" + Self.folderName + "/catalog.sqlite" }
+  package var catalogPath: String { rootPath + "/" + Self.folderName + "/catalog.sqlite" }
 
   /// Where the catalog is, for messages: its file, or its PostgreSQL URL without the
   /// password.
-  public var catalogLocation: String {
+  package var catalogLocation: String {
     catalogURL.map(PostgresCatalog.redacted) ?? catalogPath
   }
 
@@ -32,7 +32,7 @@ extension Library {
   /// in SQLite or, with ``catalogURL``, in PostgreSQL, which `.darkroom/catalog.location`
   /// then names). `DARKROOM_CATALOG` alone does not make a folder's `.darkroom/` a catalogued
   /// library: a file edited there is not put in that catalog.
-  public var hasCatalog: Bool {
+  package var hasCatalog: Bool {
     space != nil || FileManager.default.fileExists(atPath: catalogPath)
       || FileManager.default.fileExists(atPath: catalogLocationFile)
   }
@@ -49,7 +49,7 @@ extension Library {
   /// Darkroom's schema is refused otherwise.
   ///
   /// - Throws: `io` naming the catalog file when the database cannot be opened.
-  public func catalog() throws(DarkroomError) -> any Catalog {
+  package func catalog() throws(DarkroomError) -> any Catalog {
     try catalog(creating: false)
   }
 
@@ -149,7 +149,7 @@ extension Library {
   /// (`LISTEN`/`NOTIFY`); for SQLite it waits the whole time given (others' commits are
   /// seen by reading the log again). Make it before reading the log: a commit after that
   /// wakes its next wait.
-  public func catalogWaiter() -> CatalogWaiter {
+  package func catalogWaiter() -> CatalogWaiter {
     CatalogWaiter(bell: catalogURL == nil ? nil : try? commitBell())
   }
 
@@ -218,7 +218,7 @@ extension Library {
   ///
   /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
   ///   `notFound` for a missing file; what opening throws.
-  public func openFile(of asset: Asset) throws(DarkroomError) -> InputFile {
+  package func openFile(of asset: Asset) throws(DarkroomError) -> InputFile {
     try openFile(of: asset, exactly: true)
   }
 
@@ -298,14 +298,14 @@ extension Library {
   /// reached from the library's root through no symbolic link and to be a regular file.
   ///
   /// - Throws: as ``openFile(of:)`` throws for a link or a missing file.
-  public func checkedPath(of asset: Asset) throws(DarkroomError) -> String {
+  package func checkedPath(of asset: Asset) throws(DarkroomError) -> String {
     guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
     _ = try Beneath.openFile(asset.path, in: rootPath)
     return path(of: asset)
   }
 
   /// `path` relative to the root (`""` for the root itself); nil if it is outside.
-  public func relativePath(_ path: String) -> String? {
+  package func relativePath(_ path: String) -> String? {
     let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
     let top = root.path
     if absolute == top { return "" }
@@ -345,7 +345,7 @@ extension Library {
   /// its file in the library that contains `folder` (the current one by default).
   ///
   /// - Throws: `notFound` for an id that library does not know (or outside any library).
-  public static func resolve(_ item: String, from folder: String = ".") throws(DarkroomError)
+  package static func resolve(_ item: String, from folder: String = ".") throws(DarkroomError)
     -> String
   {
     guard let id = AssetID(item), !FileManager.default.fileExists(atPath: item) else { return item }
@@ -378,7 +378,7 @@ extension Library {
   /// `list --limit 100` of a million-photo library costs what it costs of a small one.
   ///
   /// - Throws: what the catalog throws.
-  public func assets(matching query: AssetQuery, offset: Int, limit: Int) throws(DarkroomError)
+  package func assets(matching query: AssetQuery, offset: Int, limit: Int) throws(DarkroomError)
     -> [Asset]
   {
     try catalogCall { try $0.assets(query, offset: max(0, offset), limit: max(0, limit)) }
@@ -401,7 +401,7 @@ extension Library {
   /// query's count reads the rows it matches, once.
   ///
   /// - Throws: what the catalog throws.
-  public func page(of query: AssetQuery, limit: Int) throws(DarkroomError) -> AssetPage {
+  package func page(of query: AssetQuery, limit: Int) throws(DarkroomError) -> AssetPage {
     let limit = max(0, limit)
     let (count, read) = try catalogCall { catalog in
       (
@@ -447,7 +447,7 @@ extension Library {
   }
 
   /// A change to the user albums or to favourites.
-  public enum AlbumEdit: Sendable {
+  package enum AlbumEdit: Sendable {
     case create(String)
     case rename(String, to: String)
     case delete(String)
@@ -461,7 +461,7 @@ extension Library {
   ///
   /// - Throws: `invalidArgument` naming what is wrong (no such album, a title taken, an
   ///   unknown asset).
-  public func edit(_ change: AlbumEdit) throws(DarkroomError) {
+  package func edit(_ change: AlbumEdit) throws(DarkroomError) {
     try catalogCall { catalog in
       switch change {
       case .create(let title): try catalog.createAlbum(title)
@@ -483,7 +483,7 @@ extension Library {
   /// The ids of what a command names: asset ids as they are, files by their asset.
   ///
   /// - Throws: `notFound` for a file the catalog does not know (scan it first).
-  public func assetIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+  package func assetIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
     if let space {
       return try items.map { item throws(DarkroomError) in try sealedID(item, in: space) }
     }
@@ -506,7 +506,7 @@ extension Library {
   /// Checks the library as `git fsck` does a repository: the store of originals (see
   /// ``LibraryCheck``) and, when there is one, the catalog (SQLite's `integrity_check` and
   /// `foreign_key_check`).
-  public func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
+  package func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
     // A space keeps no store of originals nor temporaries of a library's kind: its own
     // recovery runs with each write (and nothing here may sweep its folder).
     guard space == nil else {
@@ -563,7 +563,7 @@ extension Library {
 public final class AssetFetchResult: RandomAccessCollection, Sendable {
   public let query: AssetQuery
   /// Rows loaded per page.
-  public static let pageSize = 100
+  package static let pageSize = 100
 
   private let library: Library
   private let ids: [UInt128]
@@ -617,14 +617,14 @@ public final class AssetFetchResult: RandomAccessCollection, Sendable {
 }
 
 /// One page of a listing, keyset-paged: what the server's `/api/assets` and the gallery show.
-public struct AssetPage: Sendable {
+package struct AssetPage: Sendable {
   /// The first assets the query matches, at most the limit asked for.
-  public var assets: [Asset]
+  package var assets: [Asset]
   /// How many assets the query matches, on a first page (the query has no `after`); nil on
   /// the pages after it.
-  public var count: Int?
+  package var count: Int?
   /// The id to pass as the query's `after` for the assets that follow; nil when none do.
-  public var next: AssetID?
+  package var next: AssetID?
 }
 
 extension Library {
@@ -636,7 +636,7 @@ extension Library {
   ///
   /// - Throws: `invalidArgument` for a URL that is not PostgreSQL's; `io` for a database
   ///   that cannot be opened (the message never carries the password).
-  public static func makeCatalog(at url: String) throws(DarkroomError) -> (
+  package static func makeCatalog(at url: String) throws(DarkroomError) -> (
     made: Bool, location: String
   ) {
     guard PostgresCatalog.isURL(url) else {
@@ -663,7 +663,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for a SQLite file that is not there; `invalidArgument` for a
   ///   target that holds a catalog already; `io` for a database that cannot be opened.
-  public static func copyCatalog(from: String, to: String) throws(DarkroomError)
+  package static func copyCatalog(from: String, to: String) throws(DarkroomError)
     -> CatalogCopyReport
   {
     let isURL = PostgresCatalog.isURL
@@ -709,7 +709,7 @@ extension Library {
 }
 
 /// Waits for a catalog's next commit (``Library/catalogWaiter()``).
-public struct CatalogWaiter: Sendable {
+package struct CatalogWaiter: Sendable {
   private let bell: CommitBell?
   private var seen: UInt64
 
@@ -722,7 +722,7 @@ public struct CatalogWaiter: Sendable {
   /// after `timeout`.
   ///
   /// - Throws: `CancellationError` when the task is cancelled.
-  public mutating func wait(atMost timeout: Duration) async throws {
+  package mutating func wait(atMost timeout: Duration) async throws {
     guard let bell else { return try await Task.sleep(for: timeout) }
     await bell.wait(after: seen, atMost: timeout)
     seen = bell.count
@@ -734,18 +734,18 @@ extension Library {
   /// Where the library's photos were taken, from the places the scan found for their GPS
   /// positions (offline, GeoNames): each country with how many and a poster, most first;
   /// with `country`, its towns (with their regions). Trashed and hidden assets are left out.
-  public func places(in country: String? = nil) throws(DarkroomError) -> [PlaceCount] {
+  package func places(in country: String? = nil) throws(DarkroomError) -> [PlaceCount] {
     try catalogCall { try $0.places(in: country) }
   }
 }
 
 /// Photos near each other on a map at some zoom, as one marker: where they are on average,
 /// how many, and the newest that shows something (``Library/mapClusters(zoom:south:west:north:east:)``).
-public struct MapCluster: Sendable, Codable, Equatable {
-  public var latitude: Double
-  public var longitude: Double
-  public var count: Int
-  public var poster: AssetID?
+package struct MapCluster: Sendable, Codable, Equatable {
+  package var latitude: Double
+  package var longitude: Double
+  package var count: Int
+  package var poster: AssetID?
 }
 
 extension Library {
@@ -754,7 +754,7 @@ extension Library {
   /// to 22, web-map zoom levels) draws about 64 pixels wide: each cluster at its photos'
   /// mean position, with their count and its newest showable photo. Trashed and hidden
   /// assets are left out.
-  public func mapClusters(zoom: Int, south: Double, west: Double, north: Double, east: Double)
+  package func mapClusters(zoom: Int, south: Double, west: Double, north: Double, east: Double)
     throws(DarkroomError) -> [MapCluster]
   {
     let zoom = min(max(zoom, 0), 22)

@@ -13,8 +13,8 @@ extension Library {
   /// - Throws: `notFound` for an unknown id or an asset offline; `conflict` for one in the
   ///   trash; what the editor throws.
   @discardableResult
-  public func edit(
-    _ id: AssetID, with graph: FilterGraph, mode: Editor.Mode = .append,
+  package func editBlocking(
+    _ id: AssetID, with graph: FilterGraph, mode: EditMode = .append,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Editor.EditResult {
     let outcome = try one(.edit(graph, mode: mode), id, settings)
@@ -34,9 +34,9 @@ extension Library {
   ///
   /// - Throws: as ``edit(_:with:mode:settings:)``.
   @discardableResult
-  public func revert(
+  package func revertBlocking(
     _ id: AssetID, to version: Int? = nil, settings: PixelSettings = PixelSettings()
-  ) throws(DarkroomError) -> Editor.RevertOutcome {
+  ) throws(DarkroomError) -> RevertOutcome {
     try one(.revert(to: version), id, settings).reverted ?? .notEdited
   }
 
@@ -52,7 +52,7 @@ extension Library {
   /// Whether an edit of `graph` in `mode` can be made of a video too (every filter but
   /// `auto` means the same on each frame; a video carries no other program's edit): whether
   /// a batch over folders takes their videos (``BatchInputs/collect(_:videos:)``).
-  public static func takesVideos(_ graph: FilterGraph, mode: EditMode) -> Bool {
+  package static func takesVideos(_ graph: FilterGraph, mode: EditMode) -> Bool {
     Editor.takesVideos(graph, mode: mode)
   }
 
@@ -60,14 +60,14 @@ extension Library {
   /// that is not an edit).
   ///
   /// - Throws: what ``Editor/editHistory(_:)`` throws.
-  public static func editHistory(ofFile path: String) throws(DarkroomError) -> EditHistory {
+  package static func editHistory(ofFile path: String) throws(DarkroomError) -> EditHistory {
     try Editor().editHistory(path)
   }
 
   /// The adjustment data of an edited file, by path; nil for a file that is not an edit.
   ///
   /// - Throws: what ``Editor/adjustments(_:)`` throws.
-  public static func adjustments(ofFile path: String) throws(DarkroomError) -> AdjustmentData? {
+  package static func adjustments(ofFile path: String) throws(DarkroomError) -> AdjustmentData? {
     try Editor().adjustments(path)
   }
 
@@ -76,7 +76,7 @@ extension Library {
   /// placed on its original's upright size); nil for a file that is not an edit.
   ///
   /// - Throws: what ``Editor/adjustments(_:)`` and reading the original throw.
-  public static func lightroomSidecar(ofFile path: String) throws(DarkroomError) -> [UInt8]? {
+  package static func lightroomSidecar(ofFile path: String) throws(DarkroomError) -> [UInt8]? {
     let editor = Editor()
     guard let data = try editor.adjustments(path), let original = try editor.originalSource(path)
     else { return nil }
@@ -94,7 +94,7 @@ extension Library {
   /// - Returns: the sidecar's path; nil for a file that is not an edit.
   /// - Throws: `invalidArgument` naming the sidecar when one Darkroom did not write is there;
   ///   what reading the edit and writing throw.
-  public static func writeLightroomSidecar(ofFile path: String) throws(DarkroomError) -> String? {
+  package static func writeLightroomSidecar(ofFile path: String) throws(DarkroomError) -> String? {
     guard let bytes = try lightroomSidecar(ofFile: path) else { return nil }
     let sidecar = (FilePath(path).splitExtension?.base ?? path) + ".xmp"
     var status = stat()
@@ -112,7 +112,7 @@ extension Library {
   /// An asset's edit history: every version, and which one the file is now.
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.
-  public func editHistory(_ id: AssetID) throws(DarkroomError) -> Editor.EditHistory {
+  package func editHistory(_ id: AssetID) throws(DarkroomError) -> EditHistory {
     if let space { return try sealedHistory(id, in: space) }
     let path = path(of: try asset(id))
     return try editor(of: path).editHistory(path)
@@ -125,7 +125,7 @@ extension Library {
   /// with the resize; pixel crops are scaled); it is JPEG, encoded twice, so only a preview.
   ///
   /// - Throws: `notFound` for an unknown id; what the renderer throws.
-  public func preview(
+  package func preview(
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
@@ -147,7 +147,7 @@ extension Library {
   /// photo needs nothing. Looked at small, from the original's cached screen rendition.
   ///
   /// - Throws: `notFound` for an unknown id; what the renderer throws.
-  public func autoFilters(
+  package func autoFilters(
     _ id: AssetID, after graph: FilterGraph, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> [FilterNode] {
     try onScreen(id, graph: graph, RenditionSpec(.fullscreen), settings: settings) {
@@ -193,20 +193,20 @@ extension Library {
 
   /// The change log after `sequence`, oldest first, at most `limit` entries: what a client
   /// that saw `sequence` has missed (see ``CatalogChange``).
-  public func changes(since sequence: Int64, limit: Int = 1000) throws(DarkroomError)
+  package func changes(since sequence: Int64, limit: Int = 1000) throws(DarkroomError)
     -> [CatalogChange]
   {
     try catalogCall { try $0.changes(since: sequence, limit: limit) }
   }
 
   /// The change log's latest sequence number (0 before any change).
-  public func lastChange() throws(DarkroomError) -> Int64 {
+  package func lastChange() throws(DarkroomError) -> Int64 {
     try catalogCall { try $0.lastChange() }
   }
 
   /// Every id a query matches, in its order (no paging): what a batch over "all of these"
   /// works on.
-  public func assetIDs(matching query: AssetQuery) throws(DarkroomError) -> [AssetID] {
+  package func assetIDs(matching query: AssetQuery) throws(DarkroomError) -> [AssetID] {
     try catalogCall { try $0.ids(query) }
   }
 

@@ -19,7 +19,7 @@ extension Library {
   ///   an unknown id or an asset offline; `corrupt` naming a sidecar Darkroom cannot read (it is left as it is);
   ///   `io` when the sidecar or the catalog cannot be written.
   @discardableResult
-  public func writeMetadata(_ change: MetadataEdit, to ids: [AssetID]) throws(DarkroomError)
+  package func writeMetadata(_ change: MetadataEdit, to ids: [AssetID]) throws(DarkroomError)
     -> [Asset]
   {
     try change.validate()
@@ -50,7 +50,7 @@ extension Library {
   /// - Returns: The file's metadata as it now reads.
   /// - Throws: As ``writeMetadata(_:to:)``, and what reading the file throws.
   @discardableResult
-  public static func writeMetadata(_ change: MetadataEdit, toFile path: String)
+  package static func writeMetadata(_ change: MetadataEdit, toFile path: String)
     throws(DarkroomError) -> AssetMetadata
   {
     try change.validate()

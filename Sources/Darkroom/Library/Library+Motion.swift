@@ -6,7 +6,7 @@ extension Library {
   /// the space's row says; a Live Photo's MOV is not kept beside a sealed still.
   ///
   /// - Throws: `notFound` for an unknown id, and for an asset without a video.
-  public func motionVideo(of id: AssetID) throws(DarkroomError) -> MotionPhoto.Video {
+  package func motionVideo(of id: AssetID) throws(DarkroomError) -> MotionPhoto.Video {
     if let space {
       let sealed = try sealed(id, in: space)
       guard let range = sealed.motionVideo else { throw MotionPhoto.noVideo(sealed.name) }
@@ -21,7 +21,7 @@ extension Library {
   }
 
   /// The size of an asset's video (``motionVideo(of:)``), in bytes.
-  public func motionVideoSize(of id: AssetID) throws(DarkroomError) -> Int {
+  package func motionVideoSize(of id: AssetID) throws(DarkroomError) -> Int {
     let video = try motionVideo(of: id)
     if let range = video.range { return range.length }
     return try Beneath.openFile(video.path, in: rootPath).size
@@ -32,7 +32,7 @@ extension Library {
   /// - Throws: as ``motionVideo(of:)``; `corrupt` for an embedded video that is not where the
   ///   photo's XMP says; `invalidArgument` for a part past its end; `notFound` for a Live
   ///   Photo's MOV that is gone.
-  public func motionVideoBytes(of id: AssetID, part: Range<Int>? = nil) throws(DarkroomError)
+  package func motionVideoBytes(of id: AssetID, part: Range<Int>? = nil) throws(DarkroomError)
     -> [UInt8]
   {
     let video = try motionVideo(of: id)

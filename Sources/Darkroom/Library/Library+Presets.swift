@@ -109,12 +109,12 @@ extension Library {
 
   /// This library's presets by name, as ``FilterGraph/parse(specs:readingFiles:presets:)``
   /// takes them.
-  public func presetsByName() -> [String: FilterGraph] { Self.byName(userPresets()) }
+  package func presetsByName() -> [String: FilterGraph] { Self.byName(userPresets()) }
 
   /// `--filter` specs read as a graph, with this library's presets beside the built-in ones.
   ///
   /// - Throws: What ``FilterGraph/parse(specs:readingFiles:presets:)`` throws.
-  public func filterGraph(specs: [String], readingFiles: Bool = false) throws(DarkroomError)
+  package func filterGraph(specs: [String], readingFiles: Bool = false) throws(DarkroomError)
     -> FilterGraph
   {
     try FilterGraph.parse(specs: specs, readingFiles: readingFiles, presets: presetsByName())
@@ -122,7 +122,7 @@ extension Library {
 
   /// The presets of the library holding `path` (a file or folder), by name; none outside a
   /// library. For a command's `--filter`, before it has a library open.
-  public static func userPresets(near path: String) -> [String: FilterGraph] {
+  package static func userPresets(near path: String) -> [String: FilterGraph] {
     byName(Library.containing(path)?.userPresets() ?? [])
   }
 

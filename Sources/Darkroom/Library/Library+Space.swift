@@ -23,12 +23,26 @@ extension Library {
     Library(space: try Space.open(folder, password: password))
   }
 
+  /// A new encrypted space in `folder` (made if missing), opened with `password`, as a
+  /// library: ``add(file:move:)`` puts photos in it, and every other call works on it as on
+  /// a folder's library until ``close()`` locks it.
+  ///
+  /// - Throws: `invalidArgument` when the password is empty or already opens a space there;
+  ///   `io` when the folder cannot be written.
+  public static func create(space folder: String, password: [UInt8]) throws(DarkroomError)
+    -> Library
+  {
+    Library(space: try Space.create(at: folder, password: password))
+  }
+
   /// Locks a library over a space (its keys are zeroed; see ``Space/close()``); nothing for
   /// a folder.
   public func close() { space?.close() }
 
   /// The space's row of an asset of this library.
+  /// - Throws: "the space is locked" once it is (not that the asset is missing).
   func sealed(_ id: AssetID, in space: Space) throws(DarkroomError) -> SpaceAsset {
+    guard !space.isClosed else { throw Space.closedError(space.folder) }
     guard let asset = space.asset(id: SpaceAsset.spaceID(id)) else {
       throw DarkroomError(.notFound, file: id.rawValue, "no such asset in this space")
     }
@@ -55,7 +69,7 @@ extension Library {
   ///
   /// - Returns: the asset, and false when the space had these bytes already.
   /// - Throws: `invalidArgument` for a library that is a folder (its files are added where
-  ///   they are, by a scan); what ``Space/add(file:move:)`` throws.
+  ///   they are, by a scan); what `Space.add(file:move:)` throws.
   public func add(file path: String, move: Bool = false) throws(DarkroomError)
     -> (asset: Asset, added: Bool)
   {
@@ -83,7 +97,7 @@ extension Library {
   /// - Throws: `invalidArgument` for a folder library; `truncated` for a body that ends
   ///   before `length` bytes, `tooLarge` past it or past `limits`; what reading the header
   ///   throws (not an image); what `body` throws, as `io`.
-  public func add<Body: AsyncSequence & Sendable>(
+  package func add<Body: AsyncSequence & Sendable>(
     streaming body: Body, length: Int, name: String, limits: Upload.Limits
   ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8] {
     guard let space else { throw addsByScan }
@@ -135,7 +149,7 @@ extension Library {
   /// The size in bytes of the asset as it is now (the edit's result, or the original).
   ///
   /// - Throws: `notFound` for an unknown id; `io` for a file or object that cannot be read.
-  public func byteCount(of id: AssetID) throws(DarkroomError) -> Int {
+  package func byteCount(of id: AssetID) throws(DarkroomError) -> Int {
     if let space { return try space.currentSize(sealed(id, in: space)) }
     return Int(try openFile(of: asset(id)).size)
   }
@@ -144,7 +158,7 @@ extension Library {
   /// the chunks the range is in.
   ///
   /// - Throws: as ``byteCount(of:)``; `invalidArgument` for a range past the end.
-  public func bytes(of id: AssetID, range: Range<Int>? = nil) throws(DarkroomError) -> [UInt8] {
+  package func bytes(of id: AssetID, range: Range<Int>? = nil) throws(DarkroomError) -> [UInt8] {
     if let space {
       let asset = try sealed(id, in: space)
       guard let range else { return try space.current(asset) }
@@ -162,7 +176,7 @@ extension Library {
   /// "name-2.ext"), never over a file.
   ///
   /// - Returns: the path written.
-  /// - Throws: as ``bytes(of:range:)``; `io` when `folder` cannot be written.
+  /// - Throws: as `bytes(of:range:)`; `io` when `folder` cannot be written.
   public func export(_ id: AssetID, to folder: String) throws(DarkroomError) -> String {
     let name = try asset(id).name
     return try AtomicFile.writeNew(bytes(of: id), name: FileNames.safe(name), in: folder)
@@ -172,7 +186,7 @@ extension Library {
 
   /// An edit of a space's asset, as a job's item does it.
   func editSealed(
-    _ id: AssetID, in space: Space, _ graph: FilterGraph, _ mode: Editor.Mode,
+    _ id: AssetID, in space: Space, _ graph: FilterGraph, _ mode: EditMode,
     _ settings: PixelSettings, _ outcome: inout BatchOutcome
   ) throws(DarkroomError) {
     let asset = try sealed(id, in: space)
@@ -241,9 +255,9 @@ extension Library {
   }
 
   /// The edit history of a space's asset: a space keeps its edits up to the current one.
-  func sealedHistory(_ id: AssetID, in space: Space) throws(DarkroomError) -> Editor.EditHistory {
+  func sealedHistory(_ id: AssetID, in space: Space) throws(DarkroomError) -> EditHistory {
     let asset = try sealed(id, in: space)
-    return Editor.EditHistory(versions: try space.history(asset), current: asset.editVersion)
+    return EditHistory(versions: try space.history(asset), current: asset.editVersion)
   }
 
   /// A representation of a space's asset, cached in the space (sealed).

@@ -15,11 +15,11 @@ import Logging
 /// }
 /// ```
 ///
-/// ``Editor`` makes a library beside a file the first time it edits a file that is in none.
+/// `Editor` makes a library beside a file the first time it edits a file that is in none.
 /// `Library` is a `Sendable` value type; it names folders and holds no open files. Two
 /// libraries are equal when their roots (and spaces) are.
 ///
-/// A library is built over a storage and a ``Catalog``: a plain folder (its files, and the
+/// A library is built over a storage and a `Catalog`: a plain folder (its files, and the
 /// catalog in `.darkroom/`), or an unlocked encrypted ``Space`` (its sealed objects and
 /// sealed catalog; ``init(space:)``). Fetching, rendering, editing, reverting, the trash and
 /// jobs are the same calls on both; what only a folder has (files to scan, albums, the change
@@ -47,11 +47,11 @@ public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugS
   /// Where its catalog is kept when not in `.darkroom/catalog.sqlite`: a PostgreSQL URL
   /// (`postgresql://user:password@host/database`), shared by every server and machine that
   /// opens the library. Nil (the default unless `DARKROOM_CATALOG` is set): SQLite.
-  public var catalogURL: String?
+  package var catalogURL: String?
 
   /// `DARKROOM_CATALOG`, when set and not empty: the catalog every library of this process
   /// opens (the CLI's `--catalog` sets it, so that what a command starts uses it too).
-  public static var catalogFromEnvironment: String? {
+  package static var catalogFromEnvironment: String? {
     guard let value = getenv("DARKROOM_CATALOG").map({ String(cString: $0) }), !value.isEmpty
     else { return nil }
     return value
@@ -71,12 +71,12 @@ public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugS
   public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 
   /// The name of a library's own folder, `.darkroom`.
-  public static let folderName = DarkroomFolder.name
+  package static let folderName = DarkroomFolder.name
 
   /// The library's `.darkroom/` folder: originals, adjustment data, locks and the cache.
-  public var metadataFolder: URL { root.appendingPathComponent(Self.folderName) }
+  package var metadataFolder: URL { root.appendingPathComponent(Self.folderName) }
   /// The library's rendition cache folder, `.darkroom/cache` (see ``RenditionCache``).
-  public var cacheFolder: URL { metadataFolder.appendingPathComponent("cache") }
+  package var cacheFolder: URL { metadataFolder.appendingPathComponent("cache") }
 
   /// The library whose `.darkroom/` folder is (or would be) in `root`; creates nothing.
   public init(root: URL) {
@@ -101,7 +101,7 @@ public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugS
 
   /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`
   /// names (or, for a file, the folder it is in) upwards; nil if there is none.
-  public static func containing(_ path: String) -> Library? {
+  package static func containing(_ path: String) -> Library? {
     DarkroomFolder.root(containing: path).map(Library.init(root:))
   }
 }
@@ -109,7 +109,7 @@ public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugS
 extension Library {
   /// The rendition cache a file uses by default: its library's `.darkroom/cache`, else
   /// ``RenditionCache/userFolder`` (also for nil: standard input).
-  public static func cacheFolder(for path: String?) -> URL {
+  package static func cacheFolder(for path: String?) -> URL {
     if let path, let library = Library.containing(path) { return library.cacheFolder }
     return RenditionCache.userFolder
   }
@@ -144,7 +144,7 @@ extension Library {
 extension Editor {
   /// An editor with the default renderer, writing edited results at their source's quality
   /// (the defaults of ``PixelSettings``), of files wherever they are.
-  public init() { self.init(PixelSettings()) }
+  package init() { self.init(PixelSettings()) }
 
   /// An editor that works to `settings` on files wherever they are: each file's originals
   /// go to its library (the nearest `.darkroom/` above it), made beside the file for its

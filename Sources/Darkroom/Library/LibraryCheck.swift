@@ -23,11 +23,11 @@ import FoundationEssentials
 /// Not safe to run beside edits of the same library in other processes while repairing.
 /// A check reads and hashes every original in the store, so it takes about as long as
 /// reading them.
-public enum LibraryCheck {
+package enum LibraryCheck {
   /// One problem found, and whether it was repaired. `Finding` is a `Sendable` value type.
-  public struct Finding: Sendable, Equatable, Codable, CustomStringConvertible {
+  package struct Finding: Sendable, Equatable, Codable, CustomStringConvertible {
     /// What is wrong; the raw values appear in `darkroom check --json`.
-    public enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable {
       /// An original's bytes no longer match its hash. Not repairable here.
       case damagedOriginal = "damaged-original"
       /// Adjustment data names an original the store does not hold. Not repairable here.
@@ -48,30 +48,30 @@ public enum LibraryCheck {
     }
 
     /// What is wrong.
-    public var kind: Kind
+    package var kind: Kind
     /// The file the finding is about (a store entry or a user's file).
-    public var file: String
+    package var file: String
     /// What is wrong, in words, without the file name.
-    public var message: String
+    package var message: String
     /// Whether `repair` mended it.
-    public var repaired: Bool
+    package var repaired: Bool
 
     /// The finding in one line: `FILE: message`, with `(repaired)` when it was.
-    public var description: String { "\(file): \(message)\(repaired ? " (repaired)" : "")" }
+    package var description: String { "\(file): \(message)\(repaired ? " (repaired)" : "")" }
   }
 
   /// What a check found. `Report` is a `Sendable` value type.
-  public struct Report: Sendable, Equatable, Codable {
+  package struct Report: Sendable, Equatable, Codable {
     /// The library's root folder.
-    public var library: String
+    package var library: String
     /// How many originals the store holds.
-    public var originals: Int
+    package var originals: Int
     /// How many adjustment documents the store holds.
-    public var adjustments: Int
+    package var adjustments: Int
     /// Every problem found, repaired or not.
-    public var findings: [Finding]
+    package var findings: [Finding]
     /// Nothing is wrong, or everything wrong was repaired.
-    public var isSound: Bool { findings.allSatisfy(\.repaired) }
+    package var isSound: Bool { findings.allSatisfy(\.repaired) }
   }
 
   /// Checks `library`; with `repair`, separates shared inodes and makes read-only edits
@@ -79,7 +79,7 @@ public enum LibraryCheck {
   /// inode with its originals (the inputs of an `apply -o` by Darkroom 0.1.0).
   ///
   /// It does not throw: a file it cannot read is reported as a finding or passed over.
-  public static func run(on library: Library, searching: [String] = [], repair: Bool = false)
+  package static func run(on library: Library, searching: [String] = [], repair: Bool = false)
     -> Report
   {
     let store = library.store

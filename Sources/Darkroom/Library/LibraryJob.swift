@@ -17,14 +17,14 @@ public enum JobItems: Sendable {
 public enum JobAction: Sendable {
   /// Renders the graph as the item's edit: after its current edit's filters (`.append`) or
   /// instead of them (`.replace`).
-  case edit(FilterGraph, mode: Editor.Mode)
+  case edit(FilterGraph, mode: EditMode)
   /// Restores the original, or an earlier version of the edit.
   case revert(to: Int?)
   /// Moves the item to its library's trash.
   case trash
   /// Puts a trashed item back where it was.
   case restore
-  /// Makes a representation and hands it to ``RenderStep/deliver``.
+  /// Makes a representation and hands it to `RenderStep.deliver`.
   case render(RenderStep)
 
   /// The action's name, as the server's API spells it.
@@ -48,13 +48,13 @@ public struct RenderStep: Sendable {
   public var useCache = true
   /// The cache's folder (nil: the item's library's, else ``Library/cacheFolder(for:)``) and
   /// bound.
-  public var cache = CacheSettings()
+  package var cache = CacheSettings()
   /// The bytes of the item whose path is `-` (what a command read from standard input).
-  public var standardInput: [UInt8]?
+  package var standardInput: [UInt8]?
   /// Writes one rendition where it belongs and returns that place (nil: nowhere a path
   /// names, such as standard output). Called on the job's threads, one item at a time per
   /// thread.
-  public var deliver: @Sendable (JobItem, Rendition) throws(DarkroomError) -> String?
+  package var deliver: @Sendable (JobItem, Rendition) throws(DarkroomError) -> String?
 
   public init(
     _ spec: RenditionSpec,
@@ -76,7 +76,7 @@ public struct JobItem: Sendable {
 }
 
 /// Which worker processes do a job's pixel work.
-public enum JobWorkers: Sendable {
+package enum JobWorkers: Sendable {
   /// The editor's renderer as it is given (its workers, or this process).
   case given
   /// When the job has several items, workers of its own made like ``Containment``'s (if
@@ -97,9 +97,9 @@ public struct JobRequest: Sendable {
   public var library: Library?
   /// For an edit of files: a folder for the results (a library of its own, mirroring the
   /// files' relative paths); nil edits the files in place.
-  public var output: String?
+  package var output: String?
   /// Skip items that already carry this edit of the same source (a re-run after a stop).
-  public var skipCurrent = false
+  package var skipCurrent = false
   /// Items worked on at once.
   public var jobs = 1
   /// Keeps the job in the library's catalog under this id: its items, each one's outcome,
@@ -107,18 +107,18 @@ public struct JobRequest: Sendable {
   /// and resumed (``Library/resumeJob(_:)``). Only jobs over a library's assets (by id or
   /// query) are kept; not renders, nor edits that append (a resume could not tell whether
   /// the edit in flight at a crash landed). Jobs are kept a month, and the last thousand.
-  public var recordID: String?
+  package var recordID: String?
   /// Stop at the first failure (running items still finish).
   public var failFast = false
   /// The pixel work's limits, edit quality and workers.
-  public var settings = PixelSettings()
-  public var workers = JobWorkers.given
+  package var settings = PixelSettings()
+  package var workers = JobWorkers.given
   /// libvips threads per item in this process (default: cores divided by jobs).
-  public var vipsThreads: Int?
+  package var vipsThreads: Int?
   /// Edits also write their result's XMP sidecar for Lightroom beside it
   /// (``Library/writeLightroomSidecar(ofFile:)``); not in a space, which writes nothing in
   /// the clear.
-  public var writeXMP = false
+  package var writeXMP = false
   /// Told, as a video's edit goes, how far its encode has got (every frame in this process,
   /// every 8th from a worker); nil: not told. Called on the item's thread.
   public var videoProgress: (@Sendable (EncodeProgress) -> Void)?
@@ -177,9 +177,9 @@ public enum JobEvent: Sendable {
 /// }
 /// ```
 ///
-/// ``stop()`` starts no more items; ``abandon()`` also kills the workers of items in flight
+/// ``stop()`` starts no more items; `abandon()` also kills the workers of items in flight
 /// (their outputs were never renamed into place). Re-running an edit with
-/// ``JobRequest/skipCurrent`` skips what is done, so a stopped job resumes.
+/// `JobRequest.skipCurrent` skips what is done, so a stopped job resumes.
 public final class LibraryJob: Sendable {
   public let request: JobRequest
   private let references: [Reference]
@@ -265,7 +265,7 @@ public final class LibraryJob: Sendable {
   /// revert or render by a face is (``Library/edit(_:with:mode:settings:)`` is one).
   ///
   /// - Throws: the item's failure; what ``init(_:)`` throws.
-  public static func one(_ request: JobRequest) throws(DarkroomError) -> BatchOutcome {
+  package static func one(_ request: JobRequest) throws(DarkroomError) -> BatchOutcome {
     let outcome = Locked<BatchOutcome?>(nil)
     let job = try LibraryJob(request)
     guard job.count == 1 else {
@@ -283,7 +283,7 @@ public final class LibraryJob: Sendable {
   public func stop() { runner.stop() }
 
   /// Kills the workers of items in flight: they fail as abandoned, and no item starts after.
-  public func abandon() {
+  package func abandon() {
     runner.stop()
     pool?.abandon()
   }
@@ -294,7 +294,7 @@ public final class LibraryJob: Sendable {
   /// Runs the job to its end (or until stopped), calling `progress` after each item, on the
   /// thread that finished it, one call at a time. Returns the counts.
   @discardableResult
-  public func run(progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void = { _, _ in })
+  package func run(progress: @escaping @Sendable (BatchOutcome, BatchCounts) -> Void = { _, _ in })
     -> BatchCounts
   {
     let log = JobLog(request, ids: assetIDs)
@@ -457,7 +457,7 @@ public final class LibraryJob: Sendable {
     }
 
     private func edit(
-      _ path: String, _ graph: FilterGraph, _ mode: Editor.Mode, writingTo destination: String?,
+      _ path: String, _ graph: FilterGraph, _ mode: EditMode, writingTo destination: String?,
       reading source: String? = nil, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
       var editor = editor

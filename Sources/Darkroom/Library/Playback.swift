@@ -9,7 +9,7 @@ import FoundationEssentials
 /// frames fit in, long side by short side (a portrait video's is turned). Never scaled up.
 ///
 /// `PlaybackQuality` is a `Sendable` value type.
-public enum PlaybackQuality: String, Sendable, Codable, CaseIterable {
+package enum PlaybackQuality: String, Sendable, Codable, CaseIterable {
   /// 854x480.
   case fast
   /// 1280x720.
@@ -18,7 +18,7 @@ public enum PlaybackQuality: String, Sendable, Codable, CaseIterable {
   case high
 
   /// The box, long side by short side.
-  public var box: (long: Int, short: Int) {
+  package var box: (long: Int, short: Int) {
     switch self {
     case .fast: (854, 480)
     case .medium: (1280, 720)
@@ -32,9 +32,9 @@ public enum PlaybackQuality: String, Sendable, Codable, CaseIterable {
 /// rendition (H.264 High, yuv420p, BT.709; AAC), made once and cached.
 ///
 /// Read its bytes with ``Library/playbackBytes(_:part:)``. `Playback` is a `Sendable` value.
-public struct Playback: Sendable, Equatable {
+package struct Playback: Sendable, Equatable {
   /// Where the bytes are.
-  public enum Source: Sendable, Equatable {
+  package enum Source: Sendable, Equatable {
     /// The asset's own file.
     case asset(AssetID)
     /// The video of a live or motion photo, as it is.
@@ -43,19 +43,19 @@ public struct Playback: Sendable, Equatable {
     case rendition(path: String)
   }
 
-  public var source: Source
+  package var source: Source
   /// How many bytes it has.
-  public var byteSize: Int
+  package var byteSize: Int
   /// `video/mp4`, or the original's media type.
-  public var mediaType: String
+  package var mediaType: String
   /// The frames' size as shown.
-  public var width: Int
-  public var height: Int
+  package var width: Int
+  package var height: Int
   /// The rendition was in the cache already (for the file as it is: true).
-  public var cached: Bool
+  package var cached: Bool
 
   /// Whether it is the file as it is, not a rendition.
-  public var isOriginal: Bool {
+  package var isOriginal: Bool {
     if case .rendition = source { return false }
     return true
   }
@@ -63,7 +63,7 @@ public struct Playback: Sendable, Equatable {
 
 extension Library {
   /// The longest video a playback rendition is made of, unless the caller says otherwise.
-  public static let playbackMaxSeconds = TranscodeSettings.defaultMaxSeconds
+  package static let playbackMaxSeconds = TranscodeSettings.defaultMaxSeconds
 
   /// A version of asset `id`'s video (a photo's: its live or motion video) that every
   /// browser plays, at `quality`: the file itself when browsers play it already, else
@@ -75,7 +75,7 @@ extension Library {
   ///   made yet); `corrupt` for damage; `tooLarge` for frames over the library's pixel
   ///   limit or a video longer than `maxSeconds`; `unsupportedFormat` for a codec FFmpeg
   ///   does not decode; `io` when the cache cannot be written. Nothing partial is cached.
-  public func playback(
+  package func playback(
     of id: AssetID, quality: PlaybackQuality = .medium,
     maxSeconds: Double = Library.playbackMaxSeconds,
     progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool = { _, _ in true }
@@ -89,7 +89,7 @@ extension Library {
   /// to be made: one being made here already, or started now on a thread of its own, comes
   /// as its bytes so far (a fragmented MP4 plays from its first fragment), readable as they
   /// grow. What it leaves in the cache is the whole rendition, or nothing.
-  public func playbackStream(of id: AssetID, quality: PlaybackQuality = .medium)
+  package func playbackStream(of id: AssetID, quality: PlaybackQuality = .medium)
     throws(DarkroomError) -> PlaybackStream
   {
     let plan = try playbackPlan(of: id, quality: quality)
@@ -166,7 +166,7 @@ extension Library {
 
   /// Bytes `part` of a playback (all of it for nil), read as
   /// ``playback(of:quality:maxSeconds:progress:)`` found them: the asset's file, a photo's video, or the cached rendition.
-  public func playbackBytes(_ playback: Playback, part: Range<Int>? = nil) throws(DarkroomError)
+  package func playbackBytes(_ playback: Playback, part: Range<Int>? = nil) throws(DarkroomError)
     -> [UInt8]
   {
     switch playback.source {
@@ -226,7 +226,7 @@ extension Library {
   ///
   /// - Throws: as ``playback(of:quality:maxSeconds:progress:)``; `io` when `output`
   ///   cannot be written (it is then left as it was).
-  public static func writePlayback(
+  package static func writePlayback(
     ofFile path: String, to output: String, quality: PlaybackQuality = .medium,
     settings: PixelSettings = PixelSettings(), maxSeconds: Double = Library.playbackMaxSeconds,
     progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool = { _, _ in true }
@@ -258,14 +258,14 @@ extension Library {
 }
 
 /// A playback found at once, or one being made (``Library/playbackStream(of:quality:)``).
-public enum PlaybackStream: Sendable {
+package enum PlaybackStream: Sendable {
   case ready(Playback)
   case growing(GrowingPlayback)
 }
 
 /// A playback rendition being made: a fragmented MP4 whose bytes can be read as they are
 /// written, and which ends whole in the cache, or fails.
-public final class GrowingPlayback: Sendable {
+package final class GrowingPlayback: Sendable {
   /// The renditions being made in this process, by content and cache key.
   static let inFlight = Locked<[String: GrowingPlayback]>([:])
 
@@ -278,7 +278,7 @@ public final class GrowingPlayback: Sendable {
   private let state = Locked(State())
 
   /// Its media type.
-  public let mediaType = "video/mp4"
+  package let mediaType = "video/mp4"
 
   deinit {
     let fd = state.withLock { $0.fd }
@@ -307,13 +307,13 @@ public final class GrowingPlayback: Sendable {
   }
 
   /// What was made, once it is done (nil while it is made).
-  public var outcome: Result<Playback, DarkroomError>? { state.withLock { $0.outcome } }
+  package var outcome: Result<Playback, DarkroomError>? { state.withLock { $0.outcome } }
 
   /// Up to `count` bytes from `offset`, as soon as there are any; empty once the rendition
   /// is whole and all of it was read. Waits (a look every 40 ms) while it is made.
   ///
   /// - Throws: what making the rendition threw; `engine` when the task is cancelled.
-  public func read(from offset: Int, count: Int) async throws(DarkroomError) -> [UInt8] {
+  package func read(from offset: Int, count: Int) async throws(DarkroomError) -> [UInt8] {
     guard offset >= 0, count > 0 else { return [] }
     while true {
       let (fd, outcome) = state.withLock { ($0.fd, $0.outcome) }

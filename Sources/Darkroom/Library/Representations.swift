@@ -17,14 +17,14 @@ import Glibc
 /// asynchronous API). `Representations` is a `Sendable` value type; any number of threads
 /// and processes may use one cache at once, and concurrent requests for the same rendition
 /// render it once (the others wait for it, then read it from the cache).
-public struct Representations: Sendable {
+package struct Representations: Sendable {
   /// The renderer that makes the renditions the cache lacks.
-  public var renderer: Renderer
+  package var renderer: Renderer
   /// nil renders every time (`--no-cache`).
-  public var cache: RenditionCache?
+  package var cache: RenditionCache?
 
   /// Renditions made by `renderer` and kept in `cache` (nil: every request renders).
-  public init(renderer: Renderer = Renderer(), cache: RenditionCache?) {
+  package init(renderer: Renderer = Renderer(), cache: RenditionCache?) {
     self.renderer = renderer
     self.cache = cache
   }
@@ -54,7 +54,7 @@ public struct Representations: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` about a file that cannot be read, as
   ///   ``ContentHash/of(file:)`` throws.
-  public func contentHash(_ source: ImageSource) throws(DarkroomError) -> ContentHash {
+  package func contentHash(_ source: ImageSource) throws(DarkroomError) -> ContentHash {
     switch source {
     case .data(let bytes, _): return ContentHash.of(bytes: bytes)
     case .file(let path):
@@ -72,7 +72,7 @@ public struct Representations: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` about the source, as ``Renderer/render(_:_:)`` throws. A
   ///   cache that cannot be written is not an error: the rendition is returned uncached.
-  public func rendition(of source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
+  package func rendition(of source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
     let spec = Self.resolved(spec, for: source)
@@ -226,7 +226,7 @@ public struct Representations: Sendable {
   /// The cached rendition of a file for `spec`, without rendering anything: nil when the
   /// cache lacks it, or does not know the file's current content (it changed since it was
   /// last hashed). What a server answers from before it queues a render.
-  public func cachedRendition(ofFile path: String, _ spec: RenditionSpec) -> Rendition? {
+  package func cachedRendition(ofFile path: String, _ spec: RenditionSpec) -> Rendition? {
     guard let cache, let known = cache.rememberedContentHash(ofFile: path) else { return nil }
     return cached(cache, known, Self.key(Self.resolved(spec, for: .file(path))))
   }
@@ -236,7 +236,7 @@ public struct Representations: Sendable {
   /// one made in the background serves every smaller one in a few milliseconds instead of
   /// a decode of the original. nil when the cache holds none, or for other representations.
   /// `format` is the output's (what the spec's own render would write).
-  public func thumbnailFromLarger(ofFile path: String, _ spec: RenditionSpec, format: ImageFormat)
+  package func thumbnailFromLarger(ofFile path: String, _ spec: RenditionSpec, format: ImageFormat)
     -> Rendition?
   {
     let spec = Self.resolved(spec, for: .file(path))
@@ -266,13 +266,13 @@ public struct Representations: Sendable {
 
   /// A validator that changes whenever a rendition's bytes would: the source's content hash
   /// (hex) and every input of the spec. Used as an HTTP `ETag`.
-  public static func tag(content: String, _ spec: RenditionSpec) -> String {
+  package static func tag(content: String, _ spec: RenditionSpec) -> String {
     "\(content.prefix(16))-\(key(spec))"
   }
 
   /// The largest cached rendition of `source` in the same representation and format that
   /// is no larger than the box: something to show while the exact one renders.
-  public func cachedPreview(of source: ImageSource, _ spec: RenditionSpec) -> Rendition? {
+  package func cachedPreview(of source: ImageSource, _ spec: RenditionSpec) -> Rendition? {
     let spec = Self.resolved(spec, for: source)
     guard let cache, let content = try? contentHash(source) else { return nil }
     // The box of the spec's own representation: a fullscreen rendition fits the screen turned
@@ -338,7 +338,7 @@ extension Library {
   ///
   /// - Throws: A ``DarkroomError`` naming the source, as ``Representations`` and
   ///   ``Editor/originalSource(_:)`` throw.
-  public static func render(
+  package static func render(
     _ source: ImageSource, _ spec: RenditionSpec, fromOriginal: Bool = false,
     renderer: Renderer = Renderer(), cache: RenditionCache?
   ) throws(DarkroomError) -> Rendition {
@@ -358,7 +358,7 @@ extension Library {
   /// - Throws: `notFound` for an id the catalog does not know; what
   ///   ``render(_:_:fromOriginal:renderer:cache:)`` throws (`unsupportedFormat` for a video:
   ///   its representations are not made yet).
-  public func render(
+  package func render(
     _ id: AssetID, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
     if let space { return try renderSealed(id, in: space, spec, settings: settings) }

@@ -5,7 +5,7 @@ import FoundationEssentials
   import Glibc
 #endif
 
-/// How ``Library/scan(_:options:progress:)`` works.
+/// How `Library.scan(_:options:progress:)` works.
 public struct ScanOptions: Sendable {
   /// Files read at once (default: one per core).
   public var jobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -57,7 +57,7 @@ public struct ScanSummary: Sendable, Codable, Equatable {
   /// Live Photos' MOVs read this scan: part of their stills' assets, not assets of their own.
   public var liveVideos = 0
   /// Files read this scan that are damaged (cut short, a header that makes no sense):
-  /// catalogued with ``Asset/damage``, in the Problems album (`smart:problems`). (An empty
+  /// catalogued with `Asset.damage`, in the Problems album (`smart:problems`). (An empty
   /// file is not listed at all: most often it is one being written.)
   public var damaged = 0
   /// Files that could not be read and are not catalogued: `path: problem`, one each.
@@ -91,27 +91,27 @@ extension Library {
   /// - Throws: `notFound` or `invalidArgument` when `folder` is not in this library; `io`
   ///   when the catalog cannot be written. A file that cannot be read is a problem in the
   ///   summary, not an error.
-  public func scan(
+  package func scanBlocking(
     _ folder: String? = nil, options: ScanOptions = ScanOptions(),
     progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) -> ScanSummary {
-    try scan(
+    try scanBlocking(
       folders: [ScanRoot(folder: folder ?? root.path, recursive: options.recursive)],
       options: options, progress: progress)
   }
 
   /// A folder for ``scan(folders:options:progress:)``, with or without its subfolders.
-  public struct ScanRoot: Sendable, Hashable {
-    public var folder: String
-    public var recursive: Bool
-    public init(folder: String, recursive: Bool) {
+  package struct ScanRoot: Sendable, Hashable {
+    package var folder: String
+    package var recursive: Bool
+    package init(folder: String, recursive: Bool) {
       (self.folder, self.recursive) = (folder, recursive)
     }
   }
 
   /// Scans several folders in one pass, so that a file moved from one to another keeps its
   /// id (what ``LibraryWatcher`` does with the folders the kernel said changed).
-  public func scan(
+  package func scanBlocking(
     folders: [ScanRoot], options: ScanOptions = ScanOptions(),
     progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) -> ScanSummary {
@@ -149,7 +149,7 @@ extension Library {
   ///
   /// - Throws: `io` when the catalog cannot be written.
   @discardableResult
-  public func recatalog(_ paths: [String]) throws(DarkroomError) -> ScanSummary {
+  package func recatalog(_ paths: [String]) throws(DarkroomError) -> ScanSummary {
     let partners = paths.compactMap { MotionPhoto.companion(of: $0) ?? MotionPhoto.still(of: $0) }
     let files = Array(Set((paths + partners).compactMap(relativePath).filter { !$0.isEmpty }))
       .sorted()

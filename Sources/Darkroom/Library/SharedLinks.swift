@@ -9,27 +9,27 @@ import FoundationEssentials
 /// password (kept as its Argon2id hash) and permission to download the originals, revocable,
 /// counting its visits. The library keeps links in `.darkroom/shares.json`, and only the
 /// token's SHA-256: the file does not open anything. `SharedLink` is a `Sendable` value.
-public struct SharedLink: Sendable, Codable, Equatable {
-  /// A short public handle (12 hex digits) that names the link to its owner (to list and
+package struct SharedLink: Sendable, Codable, Equatable {
+  /// A short package handle (12 hex digits) that names the link to its owner (to list and
   /// revoke it), not to a visitor: it opens nothing.
-  public var id: String
+  package var id: String
   /// The album it shows (``AlbumRef``'s text: a title, `folder:PATH`, `smart:NAME`).
-  public var album: String
+  package var album: String
   /// When it was made, and when it stops working (nil: never), seconds since 1970.
-  public var created: Double
-  public var expires: Double?
+  package var created: Double
+  package var expires: Double?
   /// Whether a visitor may download the originals.
-  public var allowsDownload: Bool
+  package var allowsDownload: Bool
   /// How many times its page was opened.
-  public var views: Int
+  package var views: Int
   var tokenHash: String
   var passwordHash: String?
 
   /// Whether a visitor must give a password.
-  public var hasPassword: Bool { passwordHash != nil }
+  package var hasPassword: Bool { passwordHash != nil }
 
   /// Whether it has expired at `now` (seconds since 1970).
-  public func hasExpired(at now: Double = Double(AssetID.nowMilliseconds()) / 1000) -> Bool {
+  package func hasExpired(at now: Double = Double(AssetID.nowMilliseconds()) / 1000) -> Bool {
     expires.map { now >= $0 } ?? false
   }
 
@@ -40,16 +40,16 @@ public struct SharedLink: Sendable, Codable, Equatable {
   /// What a visitor who gave the password keeps (a cookie), for `token`: a digest of the
   /// token and the password's hash, which only the library holds; nil for a link without a
   /// password. It changes when the link is made again, and opens nothing once revoked.
-  public func pass(token: String) -> String? {
+  package func pass(token: String) -> String? {
     passwordHash.map { ContentHash.of(text: "darkroom-share\n" + token + "\n" + $0).hex }
   }
 }
 
 /// A new link and its token: the token is shown once (the library keeps only its hash).
-public struct NewSharedLink: Sendable, Equatable {
-  public var link: SharedLink
+package struct NewSharedLink: Sendable, Equatable {
+  package var link: SharedLink
   /// 43 characters of base64url (256 bits): the address is `/s/TOKEN`.
-  public var token: String
+  package var token: String
 }
 
 extension Library {
@@ -63,7 +63,7 @@ extension Library {
   ///   - allowsDownload: Whether a visitor may download the originals.
   /// - Throws: `notFound` for an album the library does not have; `invalidArgument` for the
   ///   trash (never shared), an expiry in the past or an empty password; `io`.
-  public func share(
+  package func share(
     album: String, expires: Double? = nil, password: String? = nil, allowsDownload: Bool = false
   ) throws(DarkroomError) -> NewSharedLink {
     guard space == nil else { throw notInSpace("shared links") }
@@ -96,7 +96,7 @@ extension Library {
   }
 
   /// The library's links, the newest first; only those of `album` when it is given.
-  public func sharedLinks(album: String? = nil) throws(DarkroomError) -> [SharedLink] {
+  package func sharedLinks(album: String? = nil) throws(DarkroomError) -> [SharedLink] {
     guard space == nil else { return [] }
     let links = try readLinks().sorted { ($0.created, $0.id) > ($1.created, $1.id) }
     guard let album else { return links }
@@ -107,7 +107,7 @@ extension Library {
   /// Revokes the link `id`: its address opens nothing from now on.
   ///
   /// - Throws: `notFound` when there is no such link.
-  public func revokeSharedLink(_ id: String) throws(DarkroomError) {
+  package func revokeSharedLink(_ id: String) throws(DarkroomError) {
     var found = false
     try changingLinks { links in
       found = links.contains { $0.id == id }
@@ -120,7 +120,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for a token no link has, a revoked link, or one that expired (the
   ///   same words for all: a visitor learns nothing of which).
-  public func sharedLink(token: String, visit: Bool = false) throws(DarkroomError)
+  package func sharedLink(token: String, visit: Bool = false) throws(DarkroomError)
     -> SharedLink
   {
     let gone = DarkroomError(.notFound, "this shared link does not exist, was revoked or expired")
@@ -144,14 +144,14 @@ extension Library {
   }
 
   /// Whether `password` is the link's.
-  public func sharedLink(_ link: SharedLink, accepts password: String) -> Bool {
+  package func sharedLink(_ link: SharedLink, accepts password: String) -> Bool {
     guard let hash = link.passwordHash else { return true }
     return Sodium.verify(password, hash: hash)
   }
 
   /// The query of what a link shows: its album, as its owner sees it (nothing trashed or
   /// hidden), newest first.
-  public func sharedQuery(_ link: SharedLink) throws(DarkroomError) -> AssetQuery {
+  package func sharedQuery(_ link: SharedLink) throws(DarkroomError) -> AssetQuery {
     var query = try AssetQuery(parameters: [("album", link.album)])
     if case .user = AlbumRef(link.album) {} else { query.sort = .dateDescending }
     return query
@@ -159,7 +159,7 @@ extension Library {
 
   /// The asset `id` when the link's album holds it; otherwise `notFound`, as for an id
   /// that does not exist (a visitor learns nothing of other assets).
-  public func sharedAsset(_ id: AssetID, of link: SharedLink) throws(DarkroomError) -> Asset {
+  package func sharedAsset(_ id: AssetID, of link: SharedLink) throws(DarkroomError) -> Asset {
     var query = try sharedQuery(link)
     query.only = id
     guard let asset = try assets(matching: query, offset: 0, limit: 1).first else {

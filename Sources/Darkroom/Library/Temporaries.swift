@@ -14,7 +14,7 @@ extension Library {
   /// returned. `darkroom serve` sweeps at start, and `check` reports them (and removes them
   /// with `--repair`); a scan removes those it sees in the folders it lists.
   @discardableResult
-  public func sweepTemporaries(removing: Bool = true) -> [String] {
+  package func sweepTemporaries(removing: Bool = true) -> [String] {
     // readdir and the entries' types, not FileManager's enumerator: only names that start
     // with a dot become strings, and nothing is stat'ed unless its type is unknown (a
     // million photos are walked in a fraction of a second, where the enumerator took 5 s

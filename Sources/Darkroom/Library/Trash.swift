@@ -5,16 +5,16 @@ import FoundationEssentials
 #endif
 
 /// What ``Library/emptyTrash(olderThan:)`` removed.
-public struct EmptiedTrash: Sendable, Codable, Equatable {
+package struct EmptiedTrash: Sendable, Codable, Equatable {
   /// Assets deleted for good, with their files.
-  public var assets: [AssetID] = []
+  package var assets: [AssetID] = []
   /// Originals and adjustment documents nothing refers to any more.
-  public var storeEntries = 0
+  package var storeEntries = 0
 }
 
 extension Library {
   /// `.darkroom/trash`: each trashed asset's file in a folder named by its id.
-  public var trashFolder: URL { metadataFolder.appendingPathComponent("trash") }
+  package var trashFolder: URL { metadataFolder.appendingPathComponent("trash") }
 
   /// Moves assets to the trash: each file (with its edit history, which the store keeps by
   /// content) into `.darkroom/trash/ID/`, out of every fetch but `smart:trash`. The catalog
@@ -105,7 +105,7 @@ extension Library {
   /// no other asset of the library refers to. Nothing else is touched.
   ///
   /// - Throws: `io` when the catalog cannot be written.
-  public func emptyTrash(olderThan age: Double? = nil) throws(DarkroomError) -> EmptiedTrash {
+  package func emptyTrash(olderThan age: Double? = nil) throws(DarkroomError) -> EmptiedTrash {
     guard space == nil else { throw notInSpace("trash folder to empty") }
     let cutoff = Double(AssetID.nowMilliseconds()) / 1000 - (age ?? 0)
     let due = try trashedAssets().filter { ($0.trashedAt ?? 0) <= cutoff }
@@ -135,7 +135,7 @@ extension Library {
   /// The trashed assets `items` name, by id or by their paths before the trash.
   ///
   /// - Throws: `notFound` naming an item that is not in the trash.
-  public func trashedIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
+  package func trashedIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
     if space != nil { return try assetIDs(items) }  // ids and names, trashed or not
     let trashed = try trashedAssets()
     var ids: [AssetID] = []

@@ -20,9 +20,9 @@ import FoundationEssentials
 ///
 /// An upload that is never finished (the client went away) leaves nothing: its temporary
 /// file is removed when the `Upload` is. One task owns an `Upload`; it is not `Sendable`.
-public final class Upload {
+package final class Upload {
   /// What a finished upload became.
-  public enum Outcome: Sendable, Equatable {
+  package enum Outcome: Sendable, Equatable {
     /// A new asset, named and catalogued.
     case added(Asset)
     /// The library already had these bytes: this asset. Nothing was stored.
@@ -30,15 +30,15 @@ public final class Upload {
   }
 
   /// What an upload may be.
-  public struct Limits: Sendable {
+  package struct Limits: Sendable {
     /// Bytes, at most (200 MiB unless set).
-    public var maxBytes: Int64 = 200 << 20
+    package var maxBytes: Int64 = 200 << 20
     /// Pixels of an image, at most, read from its header.
-    public var maxPixels = Renderer().maxPixels
-    public init() {}
+    package var maxPixels = Renderer().maxPixels
+    package init() {}
 
     /// - Throws: `tooLarge`, naming `name`, for an image over ``maxPixels``.
-    public func check(_ metadata: AssetMetadata, name: String) throws(DarkroomError) {
+    package func check(_ metadata: AssetMetadata, name: String) throws(DarkroomError) {
       guard metadata.width * metadata.height <= maxPixels else {
         throw DarkroomError(
           .tooLarge, file: name,
@@ -48,7 +48,7 @@ public final class Upload {
   }
 
   /// The folder, relative to the library's root, that uploads go to unless told otherwise.
-  public static let defaultFolder = "Uploads"
+  package static let defaultFolder = "Uploads"
 
   let library: Library
   let folder: String
@@ -60,7 +60,7 @@ public final class Upload {
   private let temporaryName: String
   private var fd: Int32
   private var hasher = SHA256()
-  private(set) public var byteCount: Int64 = 0
+  private(set) package var byteCount: Int64 = 0
   /// The temporary file is gone: linked into place, or abandoned.
   private var finished = false
 
@@ -70,7 +70,7 @@ public final class Upload {
   /// - Throws: `invalidArgument` for a folder outside the library, or one reached through a
   ///   symbolic link (an upload never writes through a link); `io` when the folder or the
   ///   temporary file cannot be made.
-  public init(
+  package init(
     into library: Library, name: String, folder: String = Upload.defaultFolder,
     limits: Limits = Limits()
   ) throws(DarkroomError) {
@@ -115,7 +115,7 @@ public final class Upload {
   ///
   /// - Throws: `tooLarge` past ``Limits/maxBytes`` (the upload is then abandoned); `io` when
   ///   the bytes cannot be written.
-  public func append(_ bytes: UnsafeRawBufferPointer) throws(DarkroomError) {
+  package func append(_ bytes: UnsafeRawBufferPointer) throws(DarkroomError) {
     byteCount += Int64(bytes.count)
     guard byteCount <= limits.maxBytes else {
       abandon()
@@ -139,7 +139,7 @@ public final class Upload {
 
   /// Removes what arrived so far (after ``finish()``, only the temporary name); the upload
   /// can no longer be finished.
-  public func abandon() {
+  package func abandon() {
     if fd >= 0 { close(fd) }
     fd = -1
     if !finished { unlinkat(folderFD, temporaryName, 0) }
@@ -153,7 +153,7 @@ public final class Upload {
   /// - Throws: `empty`, `unsupportedFormat` (neither an image nor a video, read by content),
   ///   `tooLarge` (over ``Limits/maxPixels``) or what reading its header throws, each naming
   ///   the uploaded name; `io` when it cannot be written. Nothing is left behind.
-  public func finish() throws(DarkroomError) -> Outcome {
+  package func finish() throws(DarkroomError) -> Outcome {
     guard !finished, fd >= 0 else {
       throw DarkroomError(.invalidArgument, file: name, "the upload was abandoned")
     }
@@ -220,7 +220,7 @@ public final class Upload {
   }
 
   /// A file name's last component, cleaned (see ``FileNames/safe(_:)``).
-  public static func safeName(_ name: String) -> String { FileNames.safe(name) }
+  package static func safeName(_ name: String) -> String { FileNames.safe(name) }
 
   /// A relative folder of plain components (no `..`, `.`, hidden or empty ones); nil if not.
   static func safeFolder(_ folder: String) -> String? {

@@ -16,10 +16,10 @@ import Synchronization
 /// let watcher = try LibraryWatcher(library: library)
 /// try watcher.run { change in print(change.kind, change.path) }   // until stop()
 /// ```
-public final class LibraryWatcher: Sendable {
-  public let library: Library
+package final class LibraryWatcher: Sendable {
+  package let library: Library
   /// The watched folder, relative to the library's root.
-  public let folder: String
+  package let folder: String
   private let descriptor: Int32
   private let stopped = Atomic<Bool>(false)
   /// Watch descriptors and the folders they watch; touched by `run` only.
@@ -27,14 +27,14 @@ public final class LibraryWatcher: Sendable {
 
   /// How long the folders stay quiet before they are scanned, and the longest a change
   /// waits while they keep changing.
-  public static let quiet: Duration = .milliseconds(150)
-  public static let longest: Duration = .seconds(1)
+  package static let quiet: Duration = .milliseconds(150)
+  package static let longest: Duration = .seconds(1)
 
   /// Watches `folder` (the library's root by default) and every folder under it.
   ///
   /// - Throws: `invalidArgument` for a folder outside the library; `io` when inotify cannot
   ///   be started.
-  public init(library: Library, folder: String? = nil) throws(DarkroomError) {
+  package init(library: Library, folder: String? = nil) throws(DarkroomError) {
     self.library = library
     let path = folder ?? library.root.path
     guard let relative = library.relativePath(path) else {
@@ -52,7 +52,7 @@ public final class LibraryWatcher: Sendable {
   deinit { close(descriptor) }
 
   /// Ends ``run(_:)`` within a moment (from any thread, a signal handler's queue say).
-  public func stop() { stopped.store(true, ordering: .relaxed) }
+  package func stop() { stopped.store(true, ordering: .relaxed) }
 
   /// Scans once, then watches until ``stop()``, calling `onChange` for each change, oldest
   /// first, from the change log (so changes other processes make to the library are
@@ -60,7 +60,7 @@ public final class LibraryWatcher: Sendable {
   /// changes reported.
   ///
   /// - Throws: `io` when the catalog cannot be read or written.
-  public func run(ready: () -> Void = {}, _ onChange: (CatalogChange) -> Void)
+  package func run(ready: () -> Void = {}, _ onChange: (CatalogChange) -> Void)
     throws(DarkroomError)
   {
     var sequence = try library.catalogCall { try $0.lastChange() }
@@ -73,7 +73,9 @@ public final class LibraryWatcher: Sendable {
       }
     }
     addWatches(under: folder)
-    _ = try library.scan(folders: [.init(folder: absolute(folder), recursive: true)])
+    _ = try library.scanBlocking(folders: [
+      Library.ScanRoot(folder: absolute(folder), recursive: true)
+    ])
     try report()
     ready()
 
@@ -105,7 +107,7 @@ public final class LibraryWatcher: Sendable {
         addWatches(under: folder)
         dirty = [.init(folder: absolute(folder), recursive: true)]
       }
-      _ = try library.scan(folders: Array(dirty))
+      _ = try library.scanBlocking(folders: Array(dirty))
       try report()
       (dirty, overflowed, firstEvent) = ([], false, nil)
     }

@@ -19,18 +19,18 @@ import FoundationEssentials
 /// The folder is the first of `$DARKROOM_DATA`, `~/.local/share/darkroom`,
 /// `/usr/local/share/darkroom` and `/usr/share/darkroom` that holds a file; either file may
 /// be missing (a library is then catalogued without places or zones, and `info` says so).
-public final class GeoData: Sendable {
+package final class GeoData: Sendable {
   /// Places, if `places.bin` is there and sound.
-  public let places: PlaceIndex?
+  package let places: PlaceIndex?
   /// Time zones, if `zones.bin` is there and sound.
-  public let zones: ZoneIndex?
+  package let zones: ZoneIndex?
   /// The folder read.
-  public let folder: String
+  package let folder: String
   /// Why a file that is there was not taken (damaged, another format), one line each.
-  public let problems: [String]
+  package let problems: [String]
 
   /// Reads the files in `folder`.
-  public init(folder: String) {
+  package init(folder: String) {
     self.folder = folder
     var problems: [String] = []
     func load<T>(_ name: String, _ make: (MappedFile) throws(DarkroomError) -> T) -> T? {
@@ -49,7 +49,7 @@ public final class GeoData: Sendable {
   }
 
   /// The folders searched, in order.
-  public static var searched: [String] {
+  package static var searched: [String] {
     var folders: [String] = []
     if let custom = getenv("DARKROOM_DATA") { folders.append(String(cString: custom)) }
     if let home = getenv("HOME") {
@@ -59,7 +59,7 @@ public final class GeoData: Sendable {
   }
 
   /// The data of the first folder searched that has either file; nil when none has.
-  public static let shared: GeoData? = {
+  package static let shared: GeoData? = {
     for folder in searched
     where access(folder + "/places.bin", F_OK) == 0 || access(folder + "/zones.bin", F_OK) == 0 {
       return GeoData(folder: folder)

@@ -9,17 +9,17 @@ import FoundationEssentials
 ///
 /// `Place` is a `Sendable` value type; it encodes as
 /// `{"name", "region", "country", "latitude", "longitude"}`.
-public struct Place: Sendable, Equatable, Codable {
-  public var name: String
+package struct Place: Sendable, Equatable, Codable {
+  package var name: String
   /// Empty when GeoNames gives none.
-  public var region: String
-  public var country: String
+  package var region: String
+  package var country: String
   /// Where the place is (its centre, as GeoNames has it).
-  public var latitude: Double
-  public var longitude: Double
+  package var latitude: Double
+  package var longitude: Double
 
   /// `Boulder, Colorado, United States`, leaving out what is empty.
-  public var description: String {
+  package var description: String {
     [name, region, country].filter { !$0.isEmpty }.joined(separator: ", ")
   }
 }
@@ -31,10 +31,10 @@ public struct Place: Sendable, Equatable, Codable {
 /// longitude times the cosine of the position's latitude): exact enough to tell the nearest
 /// town, and no trigonometry per candidate. A lookup takes microseconds
 /// (`Benchmarks/places.sh` measures it).
-public struct PlaceIndex: Sendable {
+package struct PlaceIndex: Sendable {
   private let file: MappedFile
   /// How many places there are.
-  public let count: Int
+  package let count: Int
   private let recordsAt: Int
   private let cellsAt: Int
   private let strings: Range<Int>
@@ -84,7 +84,7 @@ public struct PlaceIndex: Sendable {
   }
 
   /// The place nearest to a position; nil only for a position that is not one.
-  public func nearest(latitude: Double, longitude: Double) -> Place? {
+  package func nearest(latitude: Double, longitude: Double) -> Place? {
     guard let record = nearestRecord(latitude: latitude, longitude: longitude) else { return nil }
     return place(record)
   }

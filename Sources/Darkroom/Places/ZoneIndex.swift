@@ -2,10 +2,10 @@
 /// sea) as polygons with holes, found through one-degree cells. A cell inside one zone
 /// answers at once; elsewhere the cell's candidate polygons are tested, box first, then by
 /// the even-odd rule over all their rings.
-public struct ZoneIndex: Sendable {
+package struct ZoneIndex: Sendable {
   private let file: MappedFile
   /// The zones' IANA names, by index.
-  public let names: [String]
+  package let names: [String]
   private let polygonCount: Int
   private let ringCount: Int
   private let pointCount: Int
@@ -56,7 +56,7 @@ public struct ZoneIndex: Sendable {
 
   /// The zone at a position, such as `America/Denver` (at sea, `Etc/GMT+7` and the like);
   /// nil for a position that is not one, or in no polygon.
-  public func zone(latitude: Double, longitude: Double) -> String? {
+  package func zone(latitude: Double, longitude: Double) -> String? {
     guard abs(latitude) <= 90, abs(longitude) <= 180 else { return nil }
     let cell = GeoGrid.row(latitude) * GeoGrid.columns + GeoGrid.column(longitude)
     let only = Int(file.u32(onlyZoneAt + cell * 4))

@@ -15,7 +15,7 @@ extension AssetMetadata: Encodable {
   /// when the file does not say.
   ///
   /// - Throws: Whatever `encoder` throws.
-  public func encode(to encoder: Encoder) throws {
+  package func encode(to encoder: Encoder) throws {
     var c = encoder.container(keyedBy: Field.self)
     try c.encode(file, forKey: .file)
     try c.encode(format, forKey: .format)

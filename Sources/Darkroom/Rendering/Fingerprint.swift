@@ -11,7 +11,7 @@ import FoundationEssentials
 /// 32x32) each give a hash: the lowest 8x8 frequencies of their discrete cosine transform,
 /// each a bit, above their median or not. The centre's hash tells apart what the whole
 /// frame's alone does not: the same scene taken a little wider or closer.
-public enum PerceptualHash {
+package enum PerceptualHash {
   /// The side of the grey thumbnail the transform reads.
   static let side = 32
 
@@ -19,7 +19,7 @@ public enum PerceptualHash {
   ///
   /// - Throws: A ``DarkroomError`` naming the file when it cannot be read or decoded, or is
   ///   in a format ``TrustedFormats`` does not let through.
-  public static func of(path: String, failOn: FailOn = .error) throws(DarkroomError)
+  package static func of(path: String, failOn: FailOn = .error) throws(DarkroomError)
     -> (whole: UInt64, centre: UInt64)
   {
     let file = try InputFile(path)

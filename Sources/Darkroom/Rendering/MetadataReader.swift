@@ -17,7 +17,7 @@ extension AssetMetadata {
   ///   or PNG header; `unsupportedFormat` for a file that is no image Darkroom reads, or in
   ///   a format ``TrustedFormats`` does not let through; `engine` when libvips cannot read
   ///   another format's header; `io` for a failed read.
-  public static func read(path: String) throws(DarkroomError) -> AssetMetadata {
+  package static func read(path: String) throws(DarkroomError) -> AssetMetadata {
     try read(.file(path))
   }
 
@@ -31,7 +31,7 @@ extension AssetMetadata {
   ///
   /// - Throws: A ``DarkroomError`` naming the source, as ``read(path:)`` does; `empty` for
   ///   no bytes.
-  public static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
+  package static func read(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
     var metadata = try readUnplaced(source)
     metadata.locate()
     return metadata

@@ -3,7 +3,7 @@ import FoundationEssentials
 /// Processes that do pixel work instead of this one: ``WorkerPool``'s sandboxed workers.
 /// ``Renderer`` and ``AssetMetadata/read(_:)`` send work to them and know nothing else of
 /// them, so that rendering sits below the workers that run it.
-public protocol PixelWorkers: AnyObject, Sendable {
+package protocol PixelWorkers: AnyObject, Sendable {
   /// Kills the work in flight (it fails as abandoned); no work starts after.
   func abandon()
   /// Ends the processes once their work is done.

@@ -43,28 +43,28 @@ public struct Rendition: Sendable {
 /// `Renderer` is a `Sendable` value type, and one renderer may render on many threads at
 /// once. A render blocks its thread until the image is encoded, so call it off the main
 /// actor.
-public struct Renderer: Sendable {
+package struct Renderer: Sendable {
   /// The largest input, in pixels, Darkroom will decode (``PixelSettings/maxPixels``).
-  public var maxPixels: Int
+  package var maxPixels: Int
 
   /// The longest one file's pixel work may take before it is stopped (nil: no limit).
-  public var timeLimit: Duration?
+  package var timeLimit: Duration?
 
   /// How much damage the decoders accept (`--fail-on`).
-  public var failOn: FailOn
+  package var failOn: FailOn
 
   /// Worker processes to run the pixel work in, so that a decoder that crashes or hangs
   /// costs one file, not the process; nil renders in this process.
-  public var workers: (any PixelWorkers)?
+  package var workers: (any PixelWorkers)?
 
   /// Files up to this size are read into memory once and decoded from there.
-  public static let oneReadLimit = 256 << 20
+  package static let oneReadLimit = 256 << 20
 
   /// Bumped whenever a change to rendering changes output bytes; part of every cache key.
-  public static let renderVersion = 4
+  package static let renderVersion = 4
 
   /// A renderer with the defaults of ``PixelSettings``: 268 megapixels, 300 seconds a file.
-  public init() { self.init(PixelSettings()) }
+  package init() { self.init(PixelSettings()) }
 
   /// A renderer that works to `settings`.
   init(_ settings: PixelSettings) {
@@ -77,7 +77,7 @@ public struct Renderer: Sendable {
   /// The format a spec produces for a source: ``RenditionSpec/format`` when set, else the
   /// source's own format when Darkroom writes it, else PNG for a source with alpha and JPEG
   /// for one without.
-  public func outputFormat(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> ImageFormat {
+  package func outputFormat(_ spec: RenditionSpec, _ metadata: AssetMetadata) -> ImageFormat {
     if let format = spec.format { return format }
     return ImageFormat(sourceFormat: metadata.format) ?? (metadata.hasAlpha ? .png : .jpeg)
   }
@@ -113,7 +113,7 @@ public struct Renderer: Sendable {
   ///   `tooLarge` for an image over ``maxPixels``; `engine` when libvips lacks a loader, lcms or
   ///   libexif that the work needs, or fails to decode or encode; `timedOut` after
   ///   ``timeLimit``.
-  public func render(_ source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
+  package func render(_ source: ImageSource, _ spec: RenditionSpec) throws(DarkroomError)
     -> Rendition
   {
     // A file bound for a worker goes there whole: this process neither parses it nor
@@ -148,7 +148,7 @@ public struct Renderer: Sendable {
   ///
   /// - Throws: A ``DarkroomError`` about the source, as ``render(_:_:)`` does (bar reading
   ///   the metadata), and, for a file, what reading it throws (`notFound`, `io`, ...).
-  public func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
+  package func render(_ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata)
     throws(DarkroomError) -> Rendition
   {
     if let workers = given ?? Offload.workers(forFormat: metadata.format)?.workers {

@@ -51,7 +51,7 @@ public enum MetadataPolicy: String, Sendable, Codable, CaseIterable {
 /// edited version, and whose settings those are.
 ///
 /// `ForeignEditChoice` is a `Sendable` value type.
-public enum ForeignEditChoice: Sendable, Hashable, Codable {
+package enum ForeignEditChoice: Sendable, Hashable, Codable {
   /// The file's own pixels (`render --original`).
   case hidden
   /// The settings in the sidecars beside the file (read by ``Representations`` for a file it
@@ -96,7 +96,7 @@ public struct RenditionSpec: Sendable, Hashable, Codable {
   /// What metadata the output keeps.
   public var metadata = MetadataPolicy.keep
   /// Whether it shows another program's edit of the file, and whose settings.
-  public var foreignEdit = ForeignEditChoice.besideFile
+  package var foreignEdit = ForeignEditChoice.besideFile
 
   /// A spec for `representation`, with the defaults: a 1920x1080 screen, a 256x256 box,
   /// centre crop, the source's format, quality 85, and metadata kept.

@@ -79,7 +79,7 @@ public final class Space: Sendable {
   ///
   /// - Throws: `invalidArgument` when `password` already opens a space here, or no slot is
   ///   left; `io` when the folder cannot be written.
-  public static func create(
+  package static func create(
     at folder: String, password: [UInt8], otherPasswords: [[UInt8]] = [],
     kdf: KDFParameters = .standard, slots: Int = 8
   ) throws(DarkroomError) -> Space {

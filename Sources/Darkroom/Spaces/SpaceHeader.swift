@@ -1,17 +1,17 @@
 import FoundationEssentials
 
 /// How hard a password is to guess: Argon2id's passes and memory.
-public struct KDFParameters: Sendable, Equatable {
+package struct KDFParameters: Sendable, Equatable {
   /// Passes over the memory (`opslimit`).
-  public var ops: UInt64
+  package var ops: UInt64
   /// Memory in bytes (`memlimit`).
-  public var memory: Int
+  package var memory: Int
 
   /// libsodium's "moderate": 3 passes over 256 MiB, about half a second on this project's
   /// 2-core machine (docs/spaces.md has the measurements).
-  public static let standard = KDFParameters(ops: 3, memory: 256 << 20)
+  package static let standard = KDFParameters(ops: 3, memory: 256 << 20)
 
-  public init(ops: UInt64, memory: Int) {
+  package init(ops: UInt64, memory: Int) {
     self.ops = ops
     self.memory = memory
   }

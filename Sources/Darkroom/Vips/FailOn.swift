@@ -4,7 +4,7 @@
 /// complains about. `error` is the default because a truncated or corrupt photo rendered
 /// with a grey band looks like a success and spreads; minor warnings (extra bytes after the
 /// image) are common in real cameras' files and are not refused.
-public enum FailOn: String, Sendable, Codable, CaseIterable {
+package enum FailOn: String, Sendable, Codable, CaseIterable {
   /// The levels, from the most lenient to the strictest (see ``FailOn``). `FailOn` is a
   /// `Sendable` value type.
   case none, truncated, error, warning

@@ -129,16 +129,16 @@ enum Vips {
 /// ```
 ///
 /// `LibvipsCapabilities` is a `Sendable` value type.
-public struct LibvipsCapabilities: Sendable, Equatable {
+package struct LibvipsCapabilities: Sendable, Equatable {
   /// The libvips version, such as `8.14.1`.
-  public var version: String
+  package var version: String
   /// Built with lcms: embedded ICC profiles can be converted to sRGB.
-  public var colourProfiles: Bool
+  package var colourProfiles: Bool
   /// Built with libexif: EXIF orientation is read and applied.
-  public var exifOrientation: Bool
+  package var exifOrientation: Bool
   /// Darkroom's formats whose loader this libvips lacks (`heif`, `webp`, ...). Asking loads
   /// the HEIF module, which libvips otherwise loads only for a HEIF file.
-  public var missingLoaders: [String] {
+  package var missingLoaders: [String] {
     Self.loaders.map(\.format).filter { !Self.hasLoader($0) }
   }
 
@@ -161,7 +161,7 @@ public struct LibvipsCapabilities: Sendable, Equatable {
   ///
   /// - Throws: A ``DarkroomError`` of kind `engine` when libvips cannot be loaded, is older
   ///   than 8.10, or cannot start (the same error on every call).
-  public static func current() throws(DarkroomError) -> LibvipsCapabilities {
+  package static func current() throws(DarkroomError) -> LibvipsCapabilities {
     try found.get()
   }
 

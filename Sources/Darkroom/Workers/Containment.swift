@@ -20,9 +20,9 @@
 /// ```
 ///
 /// Process-wide: set it once, before work starts. The workers themselves never use it.
-public enum Containment {
+package enum Containment {
   /// Which files go to the workers.
-  public enum Scope: Sendable {
+  package enum Scope: Sendable {
     /// Formats outside ``TrustedFormats/trusted`` (and files no magic number names).
     case untrustedFormats
     /// Every file.
@@ -48,7 +48,7 @@ public enum Containment {
 
   /// Parses and decodes the files in `scope` in workers started with `configuration` (the
   /// first when one is needed), each read stopped after `timeLimit`.
-  public static func useWorkers(
+  package static func useWorkers(
     _ configuration: WorkerPool.Configuration, for scope: Scope,
     timeLimit: Duration? = .seconds(60)
   ) {
@@ -64,7 +64,7 @@ public enum Containment {
   /// Parses and decodes the files in `scope` in workers that run this program's hidden
   /// `worker` command (`/proc/self/exe worker`), `idle` of them kept ready, each with its
   /// share of the cores' libvips threads (or `vipsThreads`): what the `darkroom` command does.
-  public static func useThisProgram(
+  package static func useThisProgram(
     for scope: Scope, idle: Int = 1, vipsThreads: Int? = nil, timeLimit: Duration? = .seconds(60)
   ) {
     var configuration = WorkerPool.Configuration(executable: thisProgram())
@@ -75,7 +75,7 @@ public enum Containment {
 
   /// Starts the workers now (a server's, kept ready from the start) and returns them, to
   /// give a renderer and to shut down at the end; nil when this process said of none.
-  public static func startWorkers() -> (any PixelWorkers)? {
+  package static func startWorkers() -> (any PixelWorkers)? {
     state.withLock { state -> WorkerPool? in
       guard let configuration = state.configuration else { return nil }
       if state.pool == nil { state.pool = WorkerPool(configuration) }
@@ -84,7 +84,7 @@ public enum Containment {
   }
 
   /// The running program, by /proc/self/exe (argv[0] may be a bare name found on PATH).
-  public static func thisProgram() -> String {
+  package static func thisProgram() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard length > 0 else { return CommandLine.arguments.first ?? "darkroom" }
@@ -92,7 +92,7 @@ public enum Containment {
   }
 
   /// Uses `pool` (a server's, a batch's) for the files in `scope`.
-  public static func useWorkers(_ pool: WorkerPool, for scope: Scope, timeLimit: Duration?) {
+  package static func useWorkers(_ pool: WorkerPool, for scope: Scope, timeLimit: Duration?) {
     state.withLock { state in
       state.configuration = pool.configuration
       state.pool = pool
@@ -105,7 +105,7 @@ public enum Containment {
 
   /// Stops every worker now: reads under way fail with "abandoned", and none starts after
   /// (for a process asked to stop, once its grace is over).
-  public static func abandon() {
+  package static func abandon() {
     state.withLock { $0.pool }?.abandon()
   }
 
@@ -113,7 +113,7 @@ public enum Containment {
   static var configuration: WorkerPool.Configuration? { state.withLock { $0.configuration } }
 
   /// The time limit of a header read in a worker (nil: none).
-  public static var timeLimit: Duration? {
+  package static var timeLimit: Duration? {
     get { state.withLock { $0.timeLimit } }
     set { state.withLock { $0.timeLimit = newValue } }
   }

@@ -9,13 +9,13 @@ import FoundationEssentials
 /// until its parent closes the pipe. Started by `WorkerPool` as `<executable> <arguments>`
 /// (for the CLI, the hidden `darkroom worker`); a program that embeds Darkroom and wants
 /// workers calls `Worker.serve()` from the entry point its pool starts.
-public enum Worker {
+package enum Worker {
   /// The exit status of a worker that refused to start because it holds descriptors
   /// besides its job socket, its reply pipe and standard error.
   static let refusedDescriptors: Int32 = 3
 
   /// Enters the sandbox, then serves jobs until the input ends. Returns the exit status.
-  public static func serve() -> Int32 {
+  package static func serve() -> Int32 {
     // A descriptor of the parent's here (a listener, a client's connection, an epoll set)
     // is a way out that no sandbox rule can close: such a worker does not start.
     let inherited = openDescriptors()
@@ -234,15 +234,15 @@ func descriptorTarget(_ fd: Int32) -> String {
 }
 
 /// The ways out of the sandbox that `dr_sandbox_probe` tries, by name, for tests.
-public enum SandboxProbe {
+package enum SandboxProbe {
   /// The names, in the order of the probe's results.
-  public static let names = [
+  package static let names = [
     "socket", "process", "file", "mknod", "io_uring", "signal", "process_vm_readv", "pidfd",
     "ptrace", "read_outside",
   ]
 
   /// The probe's results by name: true for each way that worked.
-  public static func named(_ results: [Int32]) -> [String: Bool] {
+  package static func named(_ results: [Int32]) -> [String: Bool] {
     Dictionary(uniqueKeysWithValues: zip(names, results.map { $0 != 0 }))
   }
 }

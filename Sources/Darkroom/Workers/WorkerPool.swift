@@ -25,32 +25,32 @@ import FoundationEssentials
 /// ```
 ///
 /// Safe to share: any number of threads may run jobs at once; each takes its own worker.
-public final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
   /// How the pool starts and retires its workers. `Configuration` is a `Sendable` value
   /// type.
-  public struct Configuration: Sendable {
+  package struct Configuration: Sendable {
     /// The program a worker runs, and its arguments (it must call `Worker.serve()`).
-    public var executable: String
+    package var executable: String
     /// The arguments a worker is started with: `["worker"]` for the `darkroom` binary.
-    public var arguments: [String]
+    package var arguments: [String]
     /// Idle workers kept for the next job (more are started while jobs run concurrently).
-    public var idleWorkers = 8
+    package var idleWorkers = 8
     /// Jobs after which a worker is replaced.
-    public var jobsPerWorker = 200
+    package var jobsPerWorker = 200
     /// Peak resident memory (bytes) after which a worker is replaced.
-    public var memoryHighWater = 1 << 30
+    package var memoryHighWater = 1 << 30
     /// The address-space limit of each worker (0: none), against decompression bombs that
     /// get past the pixel limit.
-    public var addressSpace = 16 << 30
+    package var addressSpace = 16 << 30
     /// The CPU seconds a worker may use over its life (0: no limit), a backstop behind the
     /// time limit of each job.
-    public var cpuSeconds = 3600
+    package var cpuSeconds = 3600
     /// libvips threads per worker (nil: libvips' default, one per core). A batch of N jobs
     /// on C cores gives each worker C / N, as the in-process path does.
-    public var vipsThreads: Int?
+    package var vipsThreads: Int?
     /// Extra environment for workers. Workers start with a clean environment: only
     /// ``inheritedEnvironment`` passes from this process, and these.
-    public var environment: [String: String] = [:]
+    package var environment: [String: String] = [:]
 
     /// The variables a worker takes from its parent's environment (by name, or by prefix
     /// for those ending in `*`): the locale, libvips' settings, the formats a person allowed
@@ -58,7 +58,7 @@ public final class WorkerPool: Sendable {
     /// `DARKROOM_FFMPEG_DEBUG`, `DARKROOM_TRANSCODE_TIMES`), the allocator's and the
     /// sanitizers'. Nothing else (the catalog's URL and its password, tokens, keys, proxies)
     /// reaches one.
-    public static let inheritedEnvironment = [
+    package static let inheritedEnvironment = [
       "PATH", "LANG", "LC_*", "TMPDIR", "LD_LIBRARY_PATH", "VIPS_*", "DARKROOM_ALLOW_FORMATS",
       "DARKROOM_DENY_FORMATS", "DARKROOM_TEST_*", "DARKROOM_FFMPEG_*", "DARKROOM_TRANSCODE_TIMES",
       "MALLOC_*", "GLIBC_TUNABLES", "ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS",
@@ -87,29 +87,29 @@ public final class WorkerPool: Sendable {
 
     /// A configuration that starts `executable` with `arguments`, with the default limits
     /// and no extra environment.
-    public init(executable: String, arguments: [String] = ["worker"]) {
+    package init(executable: String, arguments: [String] = ["worker"]) {
       self.executable = executable
       self.arguments = arguments
     }
   }
 
   /// What the pool has done, for tests and reports.
-  public struct Counts: Sendable, Equatable {
+  package struct Counts: Sendable, Equatable {
     /// Workers started.
-    public var started = 0
+    package var started = 0
     /// Jobs whose worker died during the job (a crash, or an exit).
-    public var crashed = 0
+    package var crashed = 0
     /// Jobs stopped at the time limit, their worker killed.
-    public var timedOut = 0
+    package var timedOut = 0
     /// Workers retired after ``Configuration/jobsPerWorker`` jobs or past
     /// ``Configuration/memoryHighWater``.
-    public var recycled = 0
+    package var recycled = 0
     /// Worker processes alive now, busy or idle.
-    public var running = 0
+    package var running = 0
   }
 
   /// How this pool starts and retires its workers.
-  public let configuration: Configuration
+  package let configuration: Configuration
   private let state = Locked<State>(State())
 
   private struct State {
@@ -127,7 +127,7 @@ public final class WorkerPool: Sendable {
   /// Making a pool also makes this process non-dumpable (`PR_SET_DUMPABLE` 0): it holds
   /// what its workers must not see (keys of unlocked spaces, sessions, decrypted photos), and
   /// a worker running as the same user could otherwise read its memory or take its files.
-  public init(_ configuration: Configuration) {
+  package init(_ configuration: Configuration) {
     self.configuration = configuration
     signal(SIGPIPE, SIG_IGN)  // a worker that died must not take its parent with it
     _ = dr_set_not_dumpable()
@@ -136,7 +136,7 @@ public final class WorkerPool: Sendable {
   deinit { shutDown() }
 
   /// What the pool has done so far.
-  public var counts: Counts {
+  package var counts: Counts {
     state.withLock { state in
       var counts = state.counts
       counts.running = state.all.count
@@ -264,7 +264,7 @@ public final class WorkerPool: Sendable {
 
   /// Stops every worker now, busy or idle: the files they held fail with "abandoned", and
   /// no job starts after this (for a process asked to stop, once its grace is over).
-  public func abandon() {
+  package func abandon() {
     let workers = state.withLock { state -> [WorkerProcess] in
       state.abandoning = true
       return Array(state.all.values)
@@ -273,7 +273,7 @@ public final class WorkerPool: Sendable {
   }
 
   /// Closes idle workers' input (they exit) and kills any still running; waits for all.
-  public func shutDown() {
+  package func shutDown() {
     let workers = state.withLock { state -> [WorkerProcess] in
       state.closed = true
       state.idle = []

@@ -4,7 +4,7 @@ import FoundationEssentials
 extension PostgresCatalog {
   // MARK: Change log
 
-  public func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
+  package func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
     try read { c in
       try Self.run(
         c,
@@ -20,13 +20,13 @@ extension PostgresCatalog {
     }
   }
 
-  public func lastChange() throws -> Int64 {
+  package func lastChange() throws -> Int64 {
     try read { c in try Self.run(c, "SELECT coalesce(max(seq), 0) FROM change").first?.int(0) ?? 0 }
   }
 
   // MARK: Trash
 
-  public func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
+  package func move(_ id: AssetID, to path: String, trashedAt: Double?) throws {
     try write { c in
       guard let before = try Self.location(id, c),
         let left = try Self.run(c, "SELECT folderId FROM asset WHERE id = ?", [id.rawValue]).first?
@@ -52,7 +52,7 @@ extension PostgresCatalog {
 
   // MARK: Duplicates
 
-  public func exactDuplicates() throws -> [[AssetID]] {
+  package func exactDuplicates() throws -> [[AssetID]] {
     let rows = try read { c in
       try Self.run(
         c,
@@ -65,7 +65,7 @@ extension PostgresCatalog {
     return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
   }
 
-  public func places(in country: String?) throws -> [PlaceCount] {
+  package func places(in country: String?) throws -> [PlaceCount] {
     try read { c in
       try Self.run(
         c, CatalogSQL.places(inCountry: country != nil), country.map { [$0] } ?? []
@@ -77,7 +77,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func positions(south: Double, west: Double, north: Double, east: Double) throws
+  package func positions(south: Double, west: Double, north: Double, east: Double) throws
     -> [(id: AssetID, latitude: Double, longitude: Double, showable: Bool)]
   {
     try read { c in
@@ -92,7 +92,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func fingerprints() throws -> [Fingerprint] {
+  package func fingerprints() throws -> [Fingerprint] {
     try read { c in
       try Self.run(
         c,
@@ -108,7 +108,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func save(_ fingerprints: [Fingerprint]) throws {
+  package func save(_ fingerprints: [Fingerprint]) throws {
     try write { c in
       for print in fingerprints {
         guard let value = print.value, let centre = print.centre else { continue }
@@ -128,7 +128,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func distinctPairs() throws -> [(AssetID, AssetID)] {
+  package func distinctPairs() throws -> [(AssetID, AssetID)] {
     try read { c in
       try Self.run(c, "SELECT a, b FROM distinctPair").map {
         (AssetID(unchecked: $0.text(0) ?? ""), AssetID(unchecked: $0.text(1) ?? ""))
@@ -136,7 +136,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func markDistinct(_ ids: [AssetID]) throws {
+  package func markDistinct(_ ids: [AssetID]) throws {
     try write { c in
       for id in ids {
         guard !(try Self.run(c, "SELECT 1 FROM asset WHERE id = ?", [id.rawValue]).isEmpty) else {
@@ -156,7 +156,7 @@ extension PostgresCatalog {
 
   // MARK: Jobs
 
-  public func saveJob(_ job: StoredJob) throws {
+  package func saveJob(_ job: StoredJob) throws {
     let ids = job.ids.map(\.rawValue).joined(separator: " ")
     try write { c in
       try Self.run(
@@ -171,7 +171,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
+  package func claimJob(_ id: String, state: String, owner: String, by newOwner: String) throws
     -> Bool
   {
     try write { c in
@@ -183,7 +183,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func forgetJobs(endedBefore time: Double, keeping: Int) throws {
+  package func forgetJobs(endedBefore time: Double, keeping: Int) throws {
     try write { c in
       try Self.run(
         c,
@@ -191,7 +191,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
+  package func recordJobItem(_ job: String, _ id: AssetID, error: String?) throws {
     try write(announce: false) { c in
       try Self.run(
         c,
@@ -203,7 +203,7 @@ extension PostgresCatalog {
     }
   }
 
-  public func job(_ id: String) throws -> StoredJob? {
+  package func job(_ id: String) throws -> StoredJob? {
     try read { c in
       guard
         let row = try Self.run(

@@ -10,16 +10,16 @@ import FoundationEssentials
 /// numbered in commit order (a reader that has seen number n never later finds a smaller
 /// one appear). Reads take no lock. A connection the server dropped (a restart) is replaced
 /// and the call made again once, unless it may have committed.
-public final class PostgresCatalog: Catalog {
+package final class PostgresCatalog: Catalog {
   /// The URL with its password left out: what errors and logs name.
-  public let location: String
+  package let location: String
   let pool: PostgresPool
   /// Rung after each commit this process makes, and, once ``listenForCommits()`` is on,
   /// after each commit another process makes (PostgreSQL's `LISTEN`).
   let commits = CommitBell()
   private let listener = Locked<PostgresListener?>(nil)
   /// Whether this open made Darkroom's schema in the database (`creating`, where it had none).
-  public let madeSchema: Bool
+  package let madeSchema: Bool
 
   /// The advisory lock every write takes (an arbitrary key: "darkroom" in a 64-bit number).
   static let writeLock: Int64 = 0x6461_726B_726F_6F6D
@@ -39,7 +39,7 @@ public final class PostgresCatalog: Catalog {
   /// - Throws: ``PostgresError`` for a URL it cannot reach, a wrong password, a database
   ///   that is not there, one without Darkroom's schema (unless `creating`), or a migration
   ///   that fails.
-  public init(url: String, creating: Bool) throws {
+  package init(url: String, creating: Bool) throws {
     guard Self.isURL(url) else {
       throw PostgresError(
         "not a PostgreSQL URL: one starts postgresql:// (postgresql://user:password@host:5432/database)"
@@ -63,7 +63,7 @@ public final class PostgresCatalog: Catalog {
 
   /// `message` with every password that `url` carries (before and after its percent
   /// escapes are read) replaced by `***`, and `url` itself by its redacted form.
-  public static func scrubbed(_ message: String, url: String) -> String {
+  package static func scrubbed(_ message: String, url: String) -> String {
     var message = message.replacingOccurrences(of: url, with: redacted(url))
     for secret in passwords(in: url).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
       message = message.replacingOccurrences(of: secret, with: "***")
@@ -83,12 +83,12 @@ public final class PostgresCatalog: Catalog {
 
   /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`), which is how a
   /// catalog in PostgreSQL is named everywhere (libpq's `key=value` form is not taken).
-  public static func isURL(_ text: String) -> Bool {
+  package static func isURL(_ text: String) -> Bool {
     text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
   }
 
   /// `postgresql://user:secret@host/db?password=secret` as `postgresql://user@host/db`.
-  public static func redacted(_ url: String) -> String {
+  package static func redacted(_ url: String) -> String {
     guard url.contains("://") else { return url }
     let (user, query) = passwordPlaces(url)
     var kept = url
@@ -243,11 +243,11 @@ public final class PostgresCatalog: Catalog {
 
   // MARK: Scan
 
-  public func entries(inFolder folder: String) throws -> [CatalogEntry] {
+  package func entries(inFolder folder: String) throws -> [CatalogEntry] {
     try entries(inFolder: folder, named: nil)
   }
 
-  public func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
+  package func entries(inFolder folder: String, named names: [String]) throws -> [CatalogEntry] {
     try entries(inFolder: folder, named: Optional(names))
   }
 
@@ -297,7 +297,7 @@ public final class PostgresCatalog: Catalog {
       }.joined(separator: ",") + "}"
   }
 
-  public func folders(under folder: String) throws -> [String] {
+  package func folders(under folder: String) throws -> [String] {
     try read { c in
       if folder.isEmpty {
         return try Self.run(c, "SELECT path FROM folder").compactMap { $0.text(0) }
@@ -308,12 +308,12 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func assets(under folder: String) throws -> [Asset] {
+  package func assets(under folder: String) throws -> [Asset] {
     if folder.isEmpty { return try fetchAssets("") }
     return try fetchAssets("WHERE f.path = ? OR starts_with(f.path, ?)", [folder, folder + "/"])
   }
 
-  public func commit(_ changes: CatalogChanges) throws {
+  package func commit(_ changes: CatalogChanges) throws {
     guard !changes.isEmpty else { return }
     try write { c in
       var folderIDs: [String: Int64] = [:]
@@ -500,26 +500,26 @@ public final class PostgresCatalog: Catalog {
 
   // MARK: Fetch
 
-  public func asset(_ id: AssetID) throws -> Asset? {
+  package func asset(_ id: AssetID) throws -> Asset? {
     try fetchAssets("WHERE a.id = ?", [id.rawValue]).first
   }
 
-  public func asset(atPath path: String) throws -> Asset? {
+  package func asset(atPath path: String) throws -> Asset? {
     let (folder, name) = CatalogSQL.split(path)
     return try fetchAssets("WHERE f.path = ? AND a.name = ?", [folder, name]).first
   }
 
-  public func assets(withIDs ids: [AssetID]) throws -> [Asset] {
+  package func assets(withIDs ids: [AssetID]) throws -> [Asset] {
     guard !ids.isEmpty else { return [] }
     return try fetchAssets(
       "WHERE a.id = ANY(?::text[])", [Self.arrayLiteral(ids.map(\.rawValue))])
   }
 
-  public func assets(withHash hash: String) throws -> [Asset] {
+  package func assets(withHash hash: String) throws -> [Asset] {
     try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
   }
 
-  public func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
+  package func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
     guard !hashes.isEmpty else { return [] }
     return try read { c in
       Set(
@@ -530,7 +530,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func count(_ query: AssetQuery) throws -> Int {
+  package func count(_ query: AssetQuery) throws -> Int {
     if CatalogSQL.isWholeLibrary(query) {
       return try read { c in
         let rows =
@@ -551,7 +551,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
+  package func assets(_ query: AssetQuery, offset: Int, limit: Int) throws -> [Asset] {
     let (filter, values) = CatalogSQL.filter(query, Self.dialect)
     let (order, orderValues) = CatalogSQL.order(query)
     // The page's rows are taken whole from the order's index scan (PostgreSQL reads each
@@ -573,7 +573,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func ids(_ query: AssetQuery) throws -> [AssetID] {
+  package func ids(_ query: AssetQuery) throws -> [AssetID] {
     let (filter, values) = CatalogSQL.filter(query, Self.dialect)
     let (order, orderValues) = CatalogSQL.order(query)
     return try read { c in
@@ -584,7 +584,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func months(_ query: AssetQuery) throws -> [MonthCount] {
+  package func months(_ query: AssetQuery) throws -> [MonthCount] {
     var whole = query
     whole.after = nil
     let direction = query.sort == .date ? "" : " DESC"
@@ -611,7 +611,7 @@ public final class PostgresCatalog: Catalog {
 
   // MARK: Albums
 
-  public func albums() throws -> [Album] {
+  package func albums() throws -> [Album] {
     var albums: [Album] = []
     for smart in SmartAlbum.allCases {
       var query = AssetQuery()
@@ -657,7 +657,7 @@ public final class PostgresCatalog: Catalog {
     return id
   }
 
-  public func createAlbum(_ title: String) throws {
+  package func createAlbum(_ title: String) throws {
     try SQLiteCatalog.checkTitle(title)
     try write { c in
       guard try Self.run(c, "SELECT id FROM album WHERE title = ?", [title]).isEmpty else {
@@ -669,7 +669,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func renameAlbum(_ title: String, to newTitle: String) throws {
+  package func renameAlbum(_ title: String, to newTitle: String) throws {
     try SQLiteCatalog.checkTitle(newTitle)
     try write { c in
       let id = try Self.albumID(title, c)
@@ -680,12 +680,12 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func deleteAlbum(_ title: String) throws {
+  package func deleteAlbum(_ title: String) throws {
     try write { c in try Self.run(c, "DELETE FROM album WHERE id = ?", [try Self.albumID(title, c)])
     }
   }
 
-  public func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
+  package func addToAlbum(_ title: String, _ ids: [AssetID]) throws {
     try write { c in
       let album = try Self.albumID(title, c)
       var position =
@@ -702,7 +702,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
+  package func removeFromAlbum(_ title: String, _ ids: [AssetID]) throws {
     try write { c in
       let album = try Self.albumID(title, c)
       for id in ids {
@@ -712,7 +712,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func setPoster(_ title: String, _ id: AssetID?) throws {
+  package func setPoster(_ title: String, _ id: AssetID?) throws {
     try write { c in
       let album = try Self.albumID(title, c)
       if let id {
@@ -726,7 +726,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
+  package func setFavourite(_ ids: [AssetID], _ value: Bool) throws {
     try write { c in
       for id in ids {
         try Self.requireAsset(id, c)
@@ -736,7 +736,7 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
+  package func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool {
     try write { c in
       let marked = try Self.run(
         c, CatalogSQL.markDamaged + " RETURNING id",
@@ -755,14 +755,14 @@ public final class PostgresCatalog: Catalog {
     }
   }
 
-  public func maintain() throws {
+  package func maintain() throws {
     try read { c in try c.execute("ANALYZE") }
   }
 
   /// What PostgreSQL's constraints cannot hold by themselves: the month counts the trigger
   /// keeps against the rows (its foreign keys and types hold by construction; `amcheck`
   /// is the tool for its files).
-  public func check() throws -> [String] {
+  package func check() throws -> [String] {
     try read { c in
       try Self.run(
         c,

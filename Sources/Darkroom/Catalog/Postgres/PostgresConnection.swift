@@ -201,16 +201,16 @@ struct PostgresRows {
 }
 
 /// An error from PostgreSQL or from reaching it, on one line.
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
-  public var message: String
+package struct PostgresError: Error, Sendable, CustomStringConvertible {
+  package var message: String
   /// The server's SQLSTATE (23505: a unique constraint), when it sent one.
-  public var state: String?
+  package var state: String?
   /// The connection broke (or never was): the server is down, restarting or unreachable.
-  public var connectionLost: Bool
+  package var connectionLost: Bool
 
   init(_ message: String, state: String? = nil, connectionLost: Bool = false) {
     (self.message, self.state, self.connectionLost) = (message, state, connectionLost)
   }
 
-  public var description: String { message }
+  package var description: String { message }
 }
