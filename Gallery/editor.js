@@ -56,7 +56,7 @@
   const sliders = new Map();  // "filter.parameter" -> input
   const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
     vertical: 0, horizontal: 0 };
-  let extra = [];  // filters this panel has no control for (grain), kept as they are
+  let extra = [];  // filters this panel has no control for (grain, warp), kept as they are
   // Colour ranges (the hsl filter): "blue-saturation" -> value; the range the sliders show.
   // (Each swatch's colour is the stylesheet's: the page allows no inline style.)
   const hslRanges = ["red", "orange", "yellow", "green", "aqua", "blue", "purple", "magenta"];
@@ -509,7 +509,10 @@
     for (const filter of order) {
       if (written.has(filter)) list.push(...written.get(filter).split("\u0000"));
     }
-    return list.concat(extra);
+    // A warp (darktable's perspective) has no control here; it is drawn first, as it was,
+    // since the crop and the turns are of its result.
+    const warps = extra.filter((text) => text.startsWith("warp "));
+    return warps.concat(list, extra.filter((text) => !text.startsWith("warp ")));
   }
 
   // A node of a stored graph as `--filter` takes it.

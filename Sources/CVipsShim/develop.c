@@ -428,9 +428,11 @@ static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b,
 
 // A new 3-band 8-bit sRGB image of `in`'s size whose pixels `generate` computes from the
 // regions `start` makes; the image owns `state` (freed by `close`) from the first call.
-static int own_image(VipsImage *in, VipsImage **out, VipsImage *second, int hint, int bands,
-                     dr_start_fn start, dr_generate_fn generate, dr_stop_fn stop, void *a,
-                     void *state, void (*close)(VipsImage *, void *)) {
+// An image of `width` x `height` whose pixels `generate` makes from `in` (and `second`).
+static int own_image_sized(VipsImage *in, VipsImage **out, VipsImage *second, int width,
+                           int height, int hint, int bands, dr_start_fn start,
+                           dr_generate_fn generate, dr_stop_fn stop, void *a, void *state,
+                           void (*close)(VipsImage *, void *)) {
   VipsImage *image = p_vips_image_new();
   if (!image) {
     close(NULL, state);
@@ -443,7 +445,7 @@ static int own_image(VipsImage *in, VipsImage **out, VipsImage *second, int hint
     p_g_object_unref(image);
     return -1;
   }
-  p_vips_image_init_fields(image, p_vips_image_get_width(in), p_vips_image_get_height(in), bands,
+  p_vips_image_init_fields(image, width, height, bands,
                            DR_FORMAT_UCHAR, DR_CODING_NONE,
                            bands >= 3 ? DR_INTERPRETATION_SRGB : DR_INTERPRETATION_B_W,
                            p_vips_image_get_xres(in), p_vips_image_get_yres(in));
@@ -453,6 +455,15 @@ static int own_image(VipsImage *in, VipsImage **out, VipsImage *second, int hint
   }
   *out = image;
   return 0;
+}
+
+// An image of `in`'s size whose pixels `generate` makes.
+static int own_image(VipsImage *in, VipsImage **out, VipsImage *second, int hint, int bands,
+                     dr_start_fn start, dr_generate_fn generate, dr_stop_fn stop, void *a,
+                     void *state, void (*close)(VipsImage *, void *)) {
+  return own_image_sized(in, out, second, p_vips_image_get_width(in),
+                         p_vips_image_get_height(in), hint, bands, start, generate, stop, a,
+                         state, close);
 }
 
 static int is_rgb8(VipsImage *in) {
@@ -789,6 +800,7 @@ typedef struct {
   VipsImage *in;
   double h[9];  // output pixel centre -> source position
   int width, height, bands;
+  int black_outside;  // a point off the source is black (else the nearest edge pixel)
 } warp_state;
 
 static void warp_close(VipsImage *image, void *data) {
@@ -839,6 +851,11 @@ static int warp_generate(VipsRegion *out_region, void *seq, void *a, void *b, in
       warp_point(state->h, r.left + x + 0.5, r.top + y + 0.5, &sx, &sy);
       // Pixel centres are at +0.5; clamp inside the rectangle prepared.
       double fx = sx - 0.5, fy = sy - 0.5;
+      if (state->black_outside &&
+          !(fx > -1 && fx < state->width && fy > -1 && fy < state->height)) {
+        memset(q, 0, (size_t)bands);
+        continue;
+      }
       if (fx < left) fx = left;
       if (fy < top) fy = top;
       if (fx > right - 1) fx = right - 1;
@@ -865,16 +882,28 @@ static int warp_generate(VipsRegion *out_region, void *seq, void *a, void *b, in
   return 0;
 }
 
-int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]) {
+static int warp(VipsImage *in, VipsImage **out, const double homography[9], int width,
+                int height, int black_outside) {
   int bands = p_vips_image_get_bands(in);
   if (p_vips_image_get_format(in) != DR_FORMAT_UCHAR || bands < 1 || bands > 4) return -1;
+  if (width < 1 || height < 1) return -1;
   warp_state *state = calloc(1, sizeof *state);
   if (!state) return -1;
   memcpy(state->h, homography, sizeof state->h);
   state->width = p_vips_image_get_width(in);
   state->height = p_vips_image_get_height(in);
   state->bands = bands;
+  state->black_outside = black_outside;
   state->in = p_g_object_ref(in);
-  return own_image(in, out, NULL, DR_DEMAND_STYLE_SMALLTILE, bands, p_vips_start_one,
-                   warp_generate, p_vips_stop_one, in, state, warp_close);
+  return own_image_sized(in, out, NULL, width, height, DR_DEMAND_STYLE_SMALLTILE, bands,
+                         p_vips_start_one, warp_generate, p_vips_stop_one, in, state,
+                         warp_close);
+}
+
+int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]) {
+  return warp(in, out, homography, p_vips_image_get_width(in), p_vips_image_get_height(in), 0);
+}
+
+int dr_warp(VipsImage *in, VipsImage **out, const double homography[9], int width, int height) {
+  return warp(in, out, homography, width, height, 1);
 }

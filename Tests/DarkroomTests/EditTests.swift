@@ -248,11 +248,14 @@ struct EditTests {
     var text = String(decoding: json, as: UTF8.self)
     #expect(text.hasPrefix("{\"created\":"), "keys sorted")
     #expect(text.contains("\"formatVersion\":1"), "version 1's filters keep version 1")
-    text = text.replacing("\"formatVersion\":1", with: "\"formatVersion\":3")
+    // One past the newest version this build reads (3 since `warp`).
+    let (newer, current) = (AdjustmentData.currentVersion + 1, AdjustmentData.currentVersion)
+    #expect(current == 3 && FilterGraph.currentVersion == 3)
+    text = text.replacing("\"formatVersion\":1", with: "\"formatVersion\":\(newer)")
     #expect(
       throws: DarkroomError(
         .invalidArgument, file: "new.json",
-        "adjustment data version 3 is newer than this darkroom reads (2); upgrade darkroom. Nothing was changed"
+        "adjustment data version \(newer) is newer than this darkroom reads (\(current)); upgrade darkroom. Nothing was changed"
       )
     ) {
       try AdjustmentData.decode(json: Array(text.utf8), source: "new.json")
@@ -264,11 +267,11 @@ struct EditTests {
     #expect(
       error?.message.hasPrefix("not Darkroom adjustment data: format is 'com.apple.photos'") == true
     )
-    let newerGraph = #"{"format":"org.darkroom.filter-graph","version":3,"nodes":[]}"#
+    let newerGraph = #"{"format":"org.darkroom.filter-graph","version":"# + "\(newer)" + #","nodes":[]}"#
     #expect(
       throws: DarkroomError(
         .invalidArgument, file: "g.json",
-        "filter graph version 3 is newer than this darkroom reads (2); upgrade darkroom. Nothing was changed"
+        "filter graph version \(newer) is newer than this darkroom reads (\(current)); upgrade darkroom. Nothing was changed"
       )
     ) {
       try FilterGraph.decode(json: Array(newerGraph.utf8), source: "g.json")

@@ -136,6 +136,33 @@ struct EditorFilterTests {
     #expect(corner.mean < 150 * 0.6, "corner \(corner.mean)")
   }
 
+  @Test(
+    "warp to the middle quarter's corners is that crop, byte for byte (each result pixel lands on a source pixel's centre); corners past the edge show black; a mirror-image quad mirrors; three corners in a line are refused"
+  )
+  func warpIsProjective() throws {
+    let photo = try Self.image(200, 120) { x, y in [UInt8(x), UInt8(y * 2), UInt8((x + y) % 256)] }
+    let quarter =
+      "warp x1=0.25 y1=0.25 x2=0.75 y2=0.25 x3=0.75 y3=0.75 x4=0.25 y4=0.75 width=0.5 height=0.5"
+    #expect(
+      try Self.filtered(quarter, photo)
+        == Self.filtered("crop x=0.25 y=0.25 width=0.5 height=0.5", photo))
+    // The result's left quarter lies left of the photo: black there, the photo beyond.
+    let wider = try FilterGraph.parse(
+      spec: "warp x1=-0.5 y1=0 x2=1 y2=0 x3=1 y3=1 x4=-0.5 y4=1 width=1.5 height=1"
+    ).apply(to: photo)
+    #expect((wider.width, wider.height) == (300, 120))
+    #expect(try wider.pixel(x: 10, y: 60) == [0, 0, 0])
+    // Result x 150.5 (a pixel centre) is source x 50.5, the pixel (50, 60).
+    #expect(try wider.pixel(x: 150, y: 60) == [50, 120, 110])
+    // Corners swapped left for right: the photo mirrored, as `flip` mirrors it.
+    #expect(
+      try Self.filtered("warp x1=1 y1=0 x2=0 y2=0 x3=0 y3=1 x4=1 y4=1", photo)
+        == Self.filtered("flip direction=horizontal", photo))
+    #expect(throws: DarkroomError.self) {
+      try FilterGraph.parse(spec: "warp x1=0 y1=0 x2=0.5 y2=0.5 x3=1 y3=1 x4=0 y4=1")
+    }
+  }
+
   @Test("perspective makes lines converging upwards parallel within 0.5 degrees")
   func perspectiveStraightens() throws {
     // Two dark lines that a camera tilted up would see: they meet where the sides of the

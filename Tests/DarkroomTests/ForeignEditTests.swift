@@ -438,6 +438,124 @@ struct ForeignEditTests {
     #expect(oddEntry["filters"] as? String == "", "\(oddEntry)")
   }
 
+  /// darktable's `ashift` params, v5 (892 bytes, as darktable 4.2 writes them), generic
+  /// mode, as hex (darktable writes them compressed; it and Darkroom read both).
+  static func ashift(
+    rotation: Float = 0, vertical: Float = 0, horizontal: Float = 0, shear: Float = 0,
+    margins: [Float] = [0, 1, 0, 1]
+  ) -> String {
+    params([rotation, vertical, horizontal, shear, 28, 1, 100, 1]) + "00000000" + "00000000"
+      + params(margins) + String(repeating: "00000000", count: 209)
+  }
+
+  @Test(
+    "darktable's rotate and perspective (ashift, v1-v5) drawn as its map: the matrices and sizes darktable 4.2 computes (600x400: rotation 3 is 620x430, a vertical shift of 0.3 689x400), a white square moved where darktable moves it, black beyond the photo, margins cut, an EXIF-turned photo shifted as stored then turned"
+  )
+  func darktableAshift() throws {
+    // The forward maps darktable 4.2 computes for 600x400 (its float32 arithmetic, read from
+    // darktable-cli's exports, which a model of these matrices matches bit for bit).
+    func words(_ rotation: Float, _ vertical: Float, _ horizontal: Float, _ shear: Float)
+      -> [UInt32]
+    {
+      [rotation, vertical, horizontal, shear, 28, 1, 100, 1].map(\.bitPattern) + [0, 0]
+        + [0, 1, 0, 1].map { Float($0).bitPattern } + Array(repeating: 0, count: 209)
+    }
+    let cases: [([UInt32], [Double], (Int, Int))] = [
+      (
+        words(3, 0, 0, 0), [0.99863, 0.052336, 0, -0.052336, 0.99863, 31.34924, 0, 0, 1], (620, 430)
+      ),
+      (words(0, 0.3, 0, 0), [1.148885, 0.301461, 0, 0, 1.349859, 0, 0, 0.000875, 1], (689, 400)),
+      (
+        words(0, 0, -0.2, 0.05),
+        [0.818731, 0.040937, 0, -0.011458, 0.897508, 6.863161, -0.000302, -0.000015, 1],
+        (624, 441)
+      ),
+    ]
+    for (params, expected, size) in cases {
+      let p = try #require(ForeignEdit.AshiftParams(params))
+      let m = ForeignEdit.ashiftHomography(p, width: 600, height: 400)
+      let scaled = m.map { $0 / m[8] }
+      #expect(
+        zip(scaled, expected).allSatisfy { abs($0 - $1) <= 2e-5 * max(1, abs($1)) },
+        "\(scaled) \(expected)")
+      let module = try #require(
+        ForeignEdit.darktableAshift(params, width: 600, height: 400, exif: .up))
+      let node = try #require(module.nodes.first)
+      #expect(module.exact && node.op == "warp")
+      let arguments = FilterArguments(values: node.params)
+      #expect(WarpFilter.outputSize(arguments, width: 600, height: 400) == size, "\(node.text)")
+      // A grid lays such a photo out by that size (nothing decoded).
+      let shown = try #require(FilterGraph(nodes: module.nodes).outputSize(width: 600, height: 400))
+      #expect(shown == size)
+    }
+    // Older layouts read as darktable upgrades them: v1 (rotation, shifts, toggle), v4.
+    let v1 = ForeignEdit.AshiftParams([Float(3).bitPattern, 0, 0, 1])
+    #expect(v1?.rotation == 3 && v1?.right == 1 && v1?.specific == false)
+    let v4 = ForeignEdit.AshiftParams(
+      [
+        0, 0, 0, Float(0.05).bitPattern, Float(50).bitPattern, Float(1.5).bitPattern,
+        Float(100).bitPattern, Float(1).bitPattern, 1, 1, 0,
+      ]
+        + [0.1, 0.9, 0, 1].map { Float($0).bitPattern })
+    #expect(
+      v4?.shear == Double(Float(0.05)) && v4?.specific == true && v4?.left == Double(Float(0.1)))
+    #expect(
+      ForeignEdit.AshiftParams(Array(repeating: 0, count: 20)) == nil, "no layout of 80 bytes")
+    #expect(
+      ForeignEdit.AshiftParams([Float(200).bitPattern, 0, 0, 1]) == nil, "a rotation past 180")
+
+    // Pixels: grey, with a white 9x9 square centred on (150, 100), rotated 3 degrees.
+    let folder = try TemporaryFolder()
+    var bytes = [UInt8](repeating: 128, count: 600 * 400 * 3)
+    for y in 96...104 {
+      for x in 146...154 { for c in 0..<3 { bytes[(y * 600 + x) * 3 + c] = 255 } }
+    }
+    let image = try VipsImage.fromPixels(bytes, width: 600, height: 400, bands: 3)
+    let photo = try folder.write("square.png", image.encode(suffix: ".png"))
+    _ = try folder.write(
+      "square.png.xmp", Self.darktableSidecar([("ashift", 5, Self.ashift(rotation: 3))]))
+    let entry = try #require(try Self.info(photo)["foreignEdit"] as? [String: Any])
+    #expect(entry["rendered"] as? [String] == ["ashift"], "\(entry)")
+    #expect(try CLI.run(["edit", photo, "--from-xmp"]).status == 0)
+    let rotated = try pixels(photo)
+    #expect((rotated.width, rotated.height) == (620, 430))
+    // darktable's map takes (150, 100) to (155.03, 123.36); the result is drawn there.
+    #expect(try rotated.pixel(x: 155, y: 123).allSatisfy { $0 >= 250 })
+    #expect(try rotated.pixel(x: 150, y: 100).allSatisfy { abs($0 - 128) <= 1 })
+    // The corners show beyond the photo: black.
+    #expect(try rotated.pixel(x: 2, y: 2).allSatisfy { $0 == 0 })
+    #expect(try rotated.pixel(x: 617, y: 427).allSatisfy { $0 == 0 })
+
+    // A vertical shift cut to its margins: no black left; the square where darktable puts it.
+    let cut = try folder.write("cut.png", image.encode(suffix: ".png"))
+    _ = try folder.write(
+      "cut.png.xmp",
+      Self.darktableSidecar([
+        ("ashift", 5, Self.ashift(vertical: 0.3, margins: [0.1296, 0.8704, 0, 1]))
+      ]))
+    #expect(try CLI.run(["edit", cut, "--from-xmp"]).status == 0)
+    let shifted = try pixels(cut)
+    #expect((shifted.width, shifted.height) == (510, 400))
+    for (x, y) in [(1, 1), (508, 1), (1, 398), (508, 398)] {
+      #expect(try shifted.pixel(x: x, y: y).allSatisfy { abs($0 - 128) <= 1 }, "\(x),\(y)")
+    }
+
+    // Stored 600x400 and turned by its EXIF (6): darktable shifts the stored pixels, then
+    // turns them. The square's image (155.03, 123.36) in the stored result, 620x430, turned
+    // a quarter clockwise: (429 - 123.36, 155.03) of 430x620.
+    let jpeg = try image.encode(suffix: ".jpg[Q=95]")
+    let turned = try folder.write(
+      "turned.jpg",
+      ExifBuilder.jpeg(jpeg, replacingExifWith: ExifBuilder.block([ExifBuilder.short(0x0112, 6)])))
+    _ = try folder.write(
+      "turned.jpg.xmp", Self.darktableSidecar([("ashift", 5, Self.ashift(rotation: 3))]))
+    #expect(try CLI.run(["edit", turned, "--from-xmp"]).status == 0)
+    let upright = try pixels(turned)
+    #expect((upright.width, upright.height) == (430, 620))
+    #expect(try upright.pixel(x: 306, y: 155).allSatisfy { $0 >= 235 })
+    #expect(try upright.pixel(x: 427, y: 2).allSatisfy { $0 <= 8 })
+  }
+
   @Test(
     "darktable's flip on a photo its EXIF turns (orientation 6): darktable turns the stored pixels instead of the EXIF, so 0 shows them as stored, 5 (a quarter turn) is the upright photo, 2 mirrors the stored pixels; as darktable-cli 4.2 exports them"
   )

@@ -21,7 +21,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
   public static let formatIdentifier = "org.darkroom.adjustment-data"
   /// The newest document version (`formatVersion`) this build reads and writes; a document
   /// is written with its graph's ``FilterGraph/documentVersion``.
-  public static let currentVersion = 2
+  public static let currentVersion = 3
 
   /// The original an edit was rendered from. `Original` is a `Sendable` value type.
   public struct Original: Sendable, Equatable, Codable {

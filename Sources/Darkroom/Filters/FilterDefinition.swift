@@ -95,7 +95,7 @@ public enum Filters {
     NoirFilter.self, ToneFilter.self, CropFilter.self, RotateFilter.self, FlipFilter.self,
     BalanceFilter.self, LightFilter.self, VibranceFilter.self, CurveFilter.self, HSLFilter.self,
     DefinitionFilter.self, TextureFilter.self, SharpenFilter.self, DenoiseFilter.self,
-    VignetteFilter.self, GrainFilter.self, PerspectiveFilter.self, AutoFilter.self,
+    VignetteFilter.self, GrainFilter.self, PerspectiveFilter.self, WarpFilter.self, AutoFilter.self,
     TrimFilter.self,
   ]
 

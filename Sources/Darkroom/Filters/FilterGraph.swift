@@ -113,10 +113,10 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// The `format` of a graph document, `org.darkroom.filter-graph`.
   public static let formatIdentifier = "org.darkroom.filter-graph"
   /// The newest document version this build reads and writes. Version 2 added the
-  /// editor's filters (`balance` to `auto`); a graph is written with the oldest version
-  /// that has all its filters (``documentVersion``), so a graph of version 1's filters
-  /// keeps its bytes.
-  public static let currentVersion = 2
+  /// editor's filters (`balance` to `auto`), version 3 `warp`; a graph is written with the
+  /// oldest version that has all its filters (``documentVersion``), so a graph of older
+  /// filters keeps its bytes.
+  public static let currentVersion = 3
 
   /// The version this graph is written with: the newest of its filters' first versions.
   public var documentVersion: Int {
@@ -271,7 +271,9 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     var size = (width: width, height: height)
     for (filter, arguments) in steps where filter.pointwise(arguments) == nil {
       switch filter.name {
-      case FlipFilter.name: continue
+      case FlipFilter.name, PerspectiveFilter.name: continue
+      case WarpFilter.name:
+        size = WarpFilter.outputSize(arguments, width: size.width, height: size.height)
       case RotateFilter.name:
         if Int(arguments.number("angle") ?? 90) % 180 != 0 { size = (size.height, size.width) }
       case CropFilter.name:

@@ -442,7 +442,8 @@ extension ForeignEdit {
   /// darktable's edit in `settings` (its sidecar, `NAME.EXT.xmp`) on an image `width` x
   /// `height` upright: its `crop` (left, top, right and bottom edges as fractions of the
   /// upright image, little-endian floats in `params`), `exposure` and (not on a RAW)
-  /// `temperature` are rendered; `flip` is rendered as the turn from the upright image (its
+  /// `temperature` are rendered; `ashift` (rotate and perspective) is rendered as a `warp`
+  /// (DarktableAshift.swift); `flip` is rendered as the turn from the upright image (its
   /// EXIF `orientation` applied) to darktable's (the stored pixels turned its own way); its
   /// detail and effect modules (sharpen, colour balance, curves, shadows and highlights,
   /// local contrast, monochrome, vignette) as `DarktableModules.swift` reads them, in
@@ -466,6 +467,9 @@ extension ForeignEdit {
     // The size the vignette sees: turned by the flip and cut by the crop (both run first).
     var (swapped, cut) = (false, (width: 1.0, height: 1.0))
     var vignette: [UInt32]?
+    // darktable's rotate and perspective: first, on the pixels as stored.
+    var ashift: [FilterNode] = []
+    var warped = (width: 1.0, height: 1.0)
     func effect(_ operation: String, _ order: Int, _ module: DarktableModule?) {
       guard let module else {
         edit.ignored.append(operation)
@@ -539,6 +543,24 @@ extension ForeignEdit {
       case "bilat" where enabled: effect(operation, 5, darktableLocalContrast(params))
       case "monochrome" where enabled: effect(operation, 6, darktableMonochrome(params))
       case "vignette" where enabled: vignette = params
+      case "ashift" where enabled:
+        let transposes = [.leftMirrored, .right, .rightMirrored, .left].contains(orientation)
+        let stored = transposes ? (height, width) : (width, height)
+        if let module = darktableAshift(
+          params, width: stored.0, height: stored.1, exif: orientation)
+        {
+          ashift = module.nodes
+          if case .number(let w)? = module.nodes.first?.params["width"],
+            case .number(let h)? = module.nodes.first?.params["height"]
+          {
+            warped = (w, h)
+          }
+          if !module.nodes.isEmpty {
+            if raw { edit.approximated.append("ashift") } else { edit.rendered.append("ashift") }
+          }
+        } else {
+          edit.ignored.append("ashift")
+        }
       default:
         if enabled, !darktablePipeline.contains(operation), !edit.ignored.contains(operation) {
           edit.ignored.append(operation)
@@ -567,12 +589,15 @@ extension ForeignEdit {
     }
     // The vignette is placed on the image as the flip and crop left it (read after both).
     if let vignette {
-      let (w, h) = swapped ? (Double(height), Double(width)) : (Double(width), Double(height))
+      let (w, h) =
+        swapped
+        ? (Double(height) * warped.height, Double(width) * warped.width)
+        : (Double(width) * warped.width, Double(height) * warped.height)
       effect(
         "vignette", 7, darktableVignette(vignette, width: w * cut.width, height: h * cut.height))
     }
     // The flip turns the image before the crop, whose edges are of the turned image.
-    nodes = flips + nodes + temperature + exposure
+    nodes = ashift + flips + nodes + temperature + exposure
     nodes += effects.sorted { $0.order < $1.order }.flatMap(\.nodes)
     edit.graph = FilterGraph(nodes: nodes)
     guard !nodes.isEmpty || !edit.ignored.isEmpty else { return nil }

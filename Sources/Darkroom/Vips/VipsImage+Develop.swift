@@ -114,6 +114,19 @@ extension VipsImage {
     }
   }
 
+  /// A `width` x `height` image whose pixel centres `homography` maps into this one
+  /// (bilinearly sampled), black where it maps off the image.
+  func warped(by homography: [Double], width: Int, height: Int) throws(DarkroomError)
+    -> VipsImage
+  {
+    precondition(homography.count == 9, "a 3x3 homography")
+    return try derived { out in
+      homography.withUnsafeBufferPointer {
+        dr_warp(pointer, &out, $0.baseAddress, Int32(width), Int32(height))
+      }
+    }
+  }
+
   /// The colour bands alone (without alpha).
   private func colourOnly() throws(DarkroomError) -> VipsImage {
     guard hasAlpha, bands > 1 else { return self }
