@@ -220,8 +220,3 @@ extension Double {
   }
 }
 
-/// The number of cores this process may use (its CPU affinity, as in a container).
-public enum ProcessorCount {
-  /// The count, at least 1.
-  public static var value: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
-}
