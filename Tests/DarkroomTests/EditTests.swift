@@ -267,7 +267,8 @@ struct EditTests {
     #expect(
       error?.message.hasPrefix("not Darkroom adjustment data: format is 'com.apple.photos'") == true
     )
-    let newerGraph = #"{"format":"org.darkroom.filter-graph","version":"# + "\(newer)" + #","nodes":[]}"#
+    let newerGraph =
+      #"{"format":"org.darkroom.filter-graph","version":"# + "\(newer)" + #","nodes":[]}"#
     #expect(
       throws: DarkroomError(
         .invalidArgument, file: "g.json",

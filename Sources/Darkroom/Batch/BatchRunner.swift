@@ -219,4 +219,3 @@ extension Double {
     return (self * scale).rounded() / scale
   }
 }
-
