@@ -72,7 +72,9 @@ struct ApplyCommand: ParsableCommand {
 
   @Option(
     parsing: .unconditional,
-    help: ArgumentHelp("libvips threads per file (default: cores divided by jobs).", valueName: "n")
+    help: ArgumentHelp(
+      "libvips threads per file (default: the cores divided by the files at once).",
+      valueName: "n")
   )
   var vipsThreads: Int?
 

@@ -57,6 +57,18 @@ struct ContainmentTests {
     #expect(processes(marked: marker).isEmpty, "no worker left running")
   }
 
+  @Test(
+    "the cores are shared among the files a job runs at once, never among more: one file gets every core's libvips thread however many jobs are allowed"
+  )
+  func coresForTheFilesAtOnce() {
+    let cores = ProcessorCount.value
+    #expect(LibraryJob.sharing(jobs: 2 * cores, items: 1, threads: nil) == (1, cores))
+    #expect(LibraryJob.sharing(jobs: 2, items: 6, threads: nil) == (2, max(1, cores / 2)))
+    #expect(LibraryJob.sharing(jobs: 6, items: 2, threads: nil) == (2, max(1, cores / 2)))
+    #expect(LibraryJob.sharing(jobs: 4, items: 0, threads: nil) == (1, cores))
+    #expect(LibraryJob.sharing(jobs: 1, items: 9, threads: 3) == (1, 3), "--vips-threads wins")
+  }
+
   @Test("a single render that hangs its decoder ends at --timeout with one line")
   func singleFileDeadline() throws {
     let folder = try Fixture.temporaryFolder()

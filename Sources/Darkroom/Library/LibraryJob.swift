@@ -186,6 +186,16 @@ public final class LibraryJob: Sendable {
   private let runner: BatchRunner
   private let pool: WorkerPool?
 
+  /// The files a job of `items` runs at once (`jobs` at most) and each one's libvips
+  /// threads (`threads`, or the cores shared among the files at once, never among more:
+  /// one file gets every core).
+  package static func sharing(jobs: Int, items: Int, threads: Int?) -> (
+    running: Int, threads: Int
+  ) {
+    let running = max(1, min(jobs, items))
+    return (running, threads ?? max(1, ProcessorCount.value / running))
+  }
+
   /// An item before it is looked at.
   private enum Reference: Sendable {
     case file(BatchInput)
@@ -218,9 +228,11 @@ public final class LibraryJob: Sendable {
       }
     }
     let several = references.count > 1
+    let (running, threads) = Self.sharing(
+      jobs: request.jobs, items: references.count, threads: request.vipsThreads)
     if several, case .edit = request.action {
       // Only batches: single renders are faster with glibc's adaptive threshold.
-      BatchRunner.keepMemoryFlat(jobs: request.jobs)
+      BatchRunner.keepMemoryFlat(jobs: running)
     }
     var configuration: WorkerPool.Configuration?
     switch request.workers {
@@ -232,16 +244,15 @@ public final class LibraryJob: Sendable {
     if var configuration {
       if case .own = request.workers {
       } else {
-        configuration.idleWorkers = max(1, request.jobs)
-        configuration.vipsThreads =
-          request.vipsThreads ?? max(1, ProcessorCount.value / max(1, request.jobs))
+        configuration.idleWorkers = running
+        configuration.vipsThreads = threads
       }
       pool = WorkerPool(configuration)
     } else {
       if several, request.settings.workers == nil {
         // In process, libvips' threads are shared between the jobs; workers get their share
         // through their configuration (and this process may never start libvips).
-        try BatchRunner.shareCores(jobs: request.jobs, threadsPerImage: request.vipsThreads)
+        try BatchRunner.shareCores(jobs: running, threadsPerImage: threads)
       }
       pool = nil
     }
