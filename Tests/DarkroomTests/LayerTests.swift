@@ -74,6 +74,33 @@ struct LayerTests {
     }
   }
 
+  /// The engine's folders, lowest first: a folder names types of its own layer or lower
+  /// ones only (issue 57).
+  static let layers: [Set<String>] = [
+    ["Concurrency", "Documents", "Files"], ["Exif", "Places", "Assets"], ["Catalog", "Cache"],
+    ["Vips"], ["Filters"], ["Rendering"], ["Editing"], ["Batch", "Workers"], ["Spaces"],
+    ["Library"],
+  ]
+
+  @Test(
+    "the folders stand in their layers' order: Concurrency/Documents/Files < Exif/Places/Assets < Catalog/Cache < Vips < Filters < Rendering < Editing < Batch/Workers < Spaces < Library"
+  )
+  func layerOrder() throws {
+    let graph = try Self.folderGraph()
+    let folders = Set(graph.keys).union(graph.values.flatMap(\.keys))
+    let rank = Dictionary(
+      uniqueKeysWithValues: Self.layers.enumerated().flatMap { index, layer in
+        layer.map { ($0, index) }
+      })
+    #expect(folders.subtracting(rank.keys).isEmpty, "a folder with no layer: \(folders)")
+    for (from, uses) in graph {
+      for (to, names) in uses {
+        guard let a = rank[from], let b = rank[to] else { continue }
+        #expect(b <= a, "\(from) (layer \(a)) names \(to) (layer \(b)): \(names.sorted())")
+      }
+    }
+  }
+
   @Test("each C library is imported by one folder")
   func cLibraries() throws {
     // CVideo: Rendering/VideoFrame.swift and Rendering/VideoTranscode.swift.

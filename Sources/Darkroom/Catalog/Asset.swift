@@ -197,19 +197,6 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// `CatalogSQL.showable`.
   public var isShowable: Bool { damage == nil || width > 0 }
 
-  /// Its size as its representations show it, upright: the edit made elsewhere's result
-  /// (`foreignSettings`: a crop's size) when it has one, else ``displayWidth`` x
-  /// ``displayHeight``. What a grid lays the asset out by.
-  public var shownSize: (width: Int, height: Int) {
-    let upright = (width: displayWidth, height: displayHeight)
-    guard let settings = foreignSettings,
-      let edit = ForeignEdit(settings, width: upright.width, height: upright.height),
-      !edit.alreadyApplied,
-      let size = edit.graph.outputSize(width: upright.width, height: upright.height)
-    else { return upright }
-    return size
-  }
-
   /// Whether the asset is a live or motion photo: a still with a video of its own.
   public var hasMotion: Bool { motionVideo != nil || liveVideo != nil }
 
