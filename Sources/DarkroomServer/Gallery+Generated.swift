@@ -258,6 +258,7 @@ extension Gallery {
       const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
         vertical: 0, horizontal: 0 };
       let extra = [];  // filters this panel has no control for (grain, warp), kept as they are
+      let leading = [];  // those of them before every filter it controls (a warp the crop is of)
       // Colour ranges (the hsl filter): "blue-saturation" -> value; the range the sliders show.
       // (Each swatch's colour is the stylesheet's: the page allows no inline style.)
       const hslRanges = ["red", "orange", "yellow", "green", "aqua", "blue", "purple", "magenta"];
@@ -710,10 +711,9 @@ extension Gallery {
         for (const filter of order) {
           if (written.has(filter)) list.push(...written.get(filter).split("\u0000"));
         }
-        // A warp (darktable's perspective) has no control here; it is drawn first, as it was,
-        // since the crop and the turns are of its result.
-        const warps = extra.filter((text) => text.startsWith("warp "));
-        return warps.concat(list, extra.filter((text) => !text.startsWith("warp ")));
+        // Filters with no control here stay where they were: first (a warp, whose result the
+        // crop and turns are of) or after the panel's.
+        return leading.concat(list, extra);
       }
 
       // A node of a stored graph as `--filter` takes it.
@@ -733,9 +733,12 @@ extension Gallery {
         Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
           crop: null, vertical: 0, horizontal: 0 });
         extra = [];
+        leading = [];
         for (const key of Object.keys(hsl)) delete hsl[key];
         for (const [channel] of curveChannels) curves[channel] = straight();
+        let controlled = false;  // a filter the panel controls has come
         for (const node of nodes) {
+          const extras = extra.length;
           const params = node.params || {};
           if (node.op === "hsl" && !nodes.some((other) => other !== node && other.op === "hsl")) {
             for (const [name, value] of Object.entries(params)) {
@@ -772,6 +775,8 @@ extension Gallery {
             }
             if (!known) extra.push(nodeText(node));
           }
+          if (extra.length === extras) controlled = true;
+          else if (!controlled) leading.push(extra.pop());
         }
         for (const input of form.querySelectorAll("[data-geometry-value]")) {
           input.value = String(geometry[input.dataset.geometryValue]);

@@ -290,6 +290,33 @@ struct EditorBrowserTests {
   }
 
   @Test(
+    "filters the panel has no control for stay where they were: a warp before the panel's (its crop and turns are of the warp's result), grain after them"
+  )
+  func uncontrolledKeepTheirPlace() throws {
+    let served = try ServedLibrary(samples: ["gps.jpg"])
+    let id = try served.ids()[0]
+    let warp = "warp x1=0.05 y1=0 x2=0.95 y2=0.02 x3=1 y3=1 x4=0 y4=0.98"
+    try served.library.editBlocking(
+      id, with: FilterGraph.parse(specs: [warp, "tone exposure=0.2", "grain amount=0.2"]))
+    let (server, browser, base) = try Browser.loggedIn(to: served)
+    defer { withExtendedLifetime(server) {} }
+    try browser.go(base + "/asset/\(id.rawValue)?edit=1")
+    #expect(eventually(30) { (try? browser.findAll("#edit-tone-contrast").count) == 1 })
+    _ = try browser.run(
+      """
+      const i = document.getElementById('edit-tone-contrast'); i.value = '0.3';
+      i.dispatchEvent(new Event('input', { bubbles: true }));
+      """)
+    try browser.click(try browser.find("[data-act='save']"))
+    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
+    let saved = try #require(try served.library.editHistory(id).versions.last)
+    #expect(saved.graph.nodes.map(\.op) == ["warp", "tone", "grain"], "\(saved.graph.nodes)")
+    #expect(saved.graph.nodes.first?.text == (try FilterGraph.parse(spec: warp)).nodes.first?.text)
+    #expect(saved.graph.nodes[1].params["contrast"] == .number(0.3))
+    #expect(try browser.consoleErrors() == [])
+  }
+
+  @Test(
     "curves and colour ranges: a point added on the curve by the mouse and moved by the keyboard, a range's saturation and another's luminance, saved as curve and hsl; the panel shows them again after a reload"
   )
   func curvesAndRanges() throws {

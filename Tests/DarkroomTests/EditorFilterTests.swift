@@ -161,6 +161,12 @@ struct EditorFilterTests {
     #expect(throws: DarkroomError.self) {
       try FilterGraph.parse(spec: "warp x1=0 y1=0 x2=0.5 y2=0.5 x3=1 y3=1 x4=0 y4=1")
     }
+    // At most four times the photo's pixels.
+    #expect(
+      throws: DarkroomError(
+        .invalidArgument,
+        "warp's result may have at most 4 times the photo's pixels (width x height 6)")
+    ) { try FilterGraph.parse(spec: "warp width=3 height=2") }
   }
 
   @Test("perspective makes lines converging upwards parallel within 0.5 degrees")

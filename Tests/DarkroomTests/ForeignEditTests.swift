@@ -438,6 +438,15 @@ struct ForeignEditTests {
     #expect(oddEntry["filters"] as? String == "", "\(oddEntry)")
   }
 
+  /// A warp node's four corners, in order.
+  static func corners(_ node: FilterNode) throws -> [(Double, Double)] {
+    try (1...4).map { k in
+      guard case .number(let x)? = node.params["x\(k)"], case .number(let y)? = node.params["y\(k)"]
+      else { throw DarkroomError(.invalidArgument, "corner \(k) missing in \(node.text)") }
+      return (x, y)
+    }
+  }
+
   /// darktable's `ashift` params, v5 (892 bytes, as darktable 4.2 writes them), generic
   /// mode, as hex (darktable writes them compressed; it and Darkroom read both).
   static func ashift(
@@ -488,6 +497,50 @@ struct ForeignEditTests {
       let shown = try #require(FilterGraph(nodes: module.nodes).outputSize(width: 600, height: 400))
       #expect(shown == size)
     }
+    // The EXIF turn: the warp's corners are the stored result's, each where the turn puts
+    // it (for all eight orientations), and the size turned with the photo.
+    let rotation = words(3, 0.2, -0.1, 0.02)
+    let plain = try #require(
+      ForeignEdit.darktableAshift(rotation, width: 600, height: 400, exif: .up))
+    let plainCorners = try Self.corners(#require(plain.nodes.first))
+    for turn in [
+      Orientation.up, .upMirrored, .down, .downMirrored, .leftMirrored, .right,
+      .rightMirrored, .left,
+    ] {
+      let module = try #require(
+        ForeignEdit.darktableAshift(rotation, width: 600, height: 400, exif: turn))
+      let node = try #require(module.nodes.first)
+      let corners = try Self.corners(node)
+      // Each upright corner is the turned image of one stored corner.
+      let unit = [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
+      for (k, upright) in unit.enumerated() {
+        let stored = try #require(
+          unit.firstIndex { ForeignEdit.turned($0, turn) == upright }, "\(turn)")
+        let expected = ForeignEdit.turned(plainCorners[stored], turn)
+        #expect(
+          abs(corners[k].0 - expected.0) < 2e-6 && abs(corners[k].1 - expected.1) < 2e-6,
+          "\(turn) corner \(k): \(corners[k]) \(expected)")
+      }
+      let transposes = [.leftMirrored, .right, .rightMirrored, .left].contains(turn)
+      let arguments = FilterArguments(values: node.params)
+      let size = WarpFilter.outputSize(
+        arguments, width: transposes ? 400 : 600, height: transposes ? 600 : 400)
+      let flat = WarpFilter.outputSize(
+        FilterArguments(values: try #require(plain.nodes.first).params), width: 600, height: 400)
+      #expect(transposes ? (size.height, size.width) == flat : size == flat, "\(turn)")
+    }
+    // A grid lays out an EXIF-6 photo with darktable's perspective at its rendered size.
+    let packet = try XMPPacket(Self.darktableSidecar([("ashift", 5, Self.ashift(vertical: 0.3))]))
+    var asset = Asset(
+      path: "x.jpg", contentHash: "",
+      identity: FileIdentity(
+        device: 1, inode: 1, size: 1, modified: 0, changed: 0),
+      mediaType: .photo, format: "jpeg", width: 600, height: 400, sortDate: 0, addedAt: 0)
+    (asset.displayWidth, asset.displayHeight, asset.orientation) = (400, 600, 6)
+    let settings = try #require(ForeignSettings.read(packet, source: "x.jpg.xmp"))
+    asset.foreignSettings = settings
+    #expect(asset.shownSize == (400, 689), "the stored 689x400, turned a quarter")
+
     // Older layouts read as darktable upgrades them: v1 (rotation, shifts, toggle), v4.
     let v1 = ForeignEdit.AshiftParams([Float(3).bitPattern, 0, 0, 1])
     #expect(v1?.rotation == 3 && v1?.right == 1 && v1?.specific == false)
@@ -499,6 +552,16 @@ struct ForeignEditTests {
         + [0.1, 0.9, 0, 1].map { Float($0).bitPattern })
     #expect(
       v4?.shear == Double(Float(0.05)) && v4?.specific == true && v4?.left == Double(Float(0.1)))
+    let v2 = ForeignEdit.AshiftParams(
+      [Float(1).bitPattern, 0, 0] + [50, 1.5, 80, 1.2].map { Float($0).bitPattern } + [1, 0])
+    #expect(v2?.specific == true && v2?.aspect == Double(Float(1.2)) && v2?.shear == 0)
+    let v3 = ForeignEdit.AshiftParams(
+      [0, 0, 0] + [28, 1, 100, 1].map { Float($0).bitPattern } + [0, 0, 1]
+        + [0.2, 0.8, 0.1, 0.9].map { Float($0).bitPattern })
+    #expect(v3?.left == Double(Float(0.2)) && v3?.bottom == Double(Float(0.9)))
+    #expect(
+      ForeignEdit.AshiftParams([0, 0, 0] + [28, 1, 100, 1].map { Float($0).bitPattern } + [7, 0])
+        == nil, "a mode that is neither generic nor specific")
     #expect(
       ForeignEdit.AshiftParams(Array(repeating: 0, count: 20)) == nil, "no layout of 80 bytes")
     #expect(

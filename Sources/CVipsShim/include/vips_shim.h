@@ -224,7 +224,8 @@ int dr_blur(VipsImage *in, VipsImage **out, double sigma);
 /// `homography` (row-major, from an output pixel's centre) takes it in the input.
 int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]);
 /// As `dr_perspective`, into an image of `width` x `height`, black where the homography
-/// points off the input (more than half a pixel past its edge pixels' centres).
+/// points off the input (a pixel or more past its edge pixels' centres, half a pixel past
+/// its edge: darktable's rule).
 int dr_warp(VipsImage *in, VipsImage **out, const double homography[9], int width, int height);
 
 /// Asks libvips to abandon work on `image` (and pipelines reading it) as soon as it can.

@@ -304,7 +304,9 @@ extension ForeignEdit {
       return sign && value > 0 ? "+" + text : text
     }
     let crops = graph.nodes.filter { $0.op == "crop" }
-    if crops.count == 1, let crop = crops.first,
+    // A crop of a warped image has no place on the original's (Camera Raw crops that).
+    let warped = graph.nodes.prefix { $0.op != "crop" }.contains { $0.op == "warp" }
+    if crops.count == 1, !warped, let crop = crops.first,
       let corners = cropCorners(crop, width: width, height: height)
     {
       settings += [

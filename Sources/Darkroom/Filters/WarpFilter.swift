@@ -5,7 +5,8 @@
 /// top-right, bottom-right and bottom-left corners lie at (`x1`, `y1`) ... (`x4`, `y4`) of
 /// the photo, as fractions of its width and height (outside 0...1 where the result shows
 /// beyond the photo's edge, which is black), and the result is `width` x `height` times the
-/// photo's size. Being fractions, it means the same on a preview as on the full photo.
+/// photo's size (at most 4 times its pixels). Being fractions, it means the same on a
+/// preview as on the full photo.
 enum WarpFilter: FilterDefinition {
   static let name = "warp"
   static let summary = "the result drawn from any four-sided part of the photo (projective)"
@@ -19,11 +20,11 @@ enum WarpFilter: FilterDefinition {
     for (index, (corner, at)) in zip(corners, identity).enumerated() {
       list.append(
         FilterParameter(
-          "x\(index + 1)", .number(-1...2), default: .number(at.0),
+          "x\(index + 1)", .number(-64...64), default: .number(at.0),
           "where the result's \(corner) corner lies: x, a fraction of the photo's width"))
       list.append(
         FilterParameter(
-          "y\(index + 1)", .number(-1...2), default: .number(at.1),
+          "y\(index + 1)", .number(-64...64), default: .number(at.1),
           "... and y, a fraction of its height"))
     }
     list.append(
@@ -37,11 +38,22 @@ enum WarpFilter: FilterDefinition {
   }()
 
   static func validate(_ arguments: FilterArguments) throws(DarkroomError) {
+    let (w, h) = (arguments.number("width") ?? 1, arguments.number("height") ?? 1)
+    guard w * h <= maxGrowth else {
+      throw DarkroomError(
+        .invalidArgument,
+        "warp's result may have at most \(Int(maxGrowth)) times the photo's pixels (width x height \(FilterValue.number(w * h)))"
+      )
+    }
     guard homography(arguments, width: 1000, height: 1000) != nil || isIdentity(arguments) else {
       throw DarkroomError(
         .invalidArgument, "warp's corners must make a four-sided shape (no three in a line)")
     }
   }
+
+  /// How many times the photo's pixels a result may have (darktable's perspective at its
+  /// widest leaves about twice).
+  static let maxGrowth = 4.0
 
   static func apply(_ arguments: FilterArguments, to image: VipsImage) throws(DarkroomError)
     -> VipsImage
