@@ -2,13 +2,13 @@
 // package (a test type-checks this file from outside the package, where only `public`
 // declarations are seen, and runs it). Each step prints one line, `step: result`.
 //
-//   darkroom-tour LIBRARY SPACE    LIBRARY: a folder of photos; SPACE: a new folder for a space
+//   swift run DarkroomTour LIBRARY SPACE    LIBRARY: a folder of photos; SPACE: a new folder
 import Darkroom
 import Foundation
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-  print("usage: darkroom-tour LIBRARY SPACE")
+  print("usage: DarkroomTour LIBRARY SPACE (a folder of photos, and a new folder for a space)")
   exit(2)
 }
 let (root, spaceFolder) = (arguments[1], arguments[2])

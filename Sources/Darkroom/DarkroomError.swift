@@ -3,15 +3,14 @@
 /// `description` reads as one line, `FILE: problem`, which is what the CLI prints.
 ///
 /// Darkroom's throwing functions declare `throws(DarkroomError)`, so in a `do` block whose
-/// calls all throw it, `catch` receives a `DarkroomError`. (The `async` requests of
-/// `ImageManager`, `Codable` conformances and `RenditionCache.withLock(source:key:_:)`
-/// are declared untyped.) Branch on ``kind``, which is stable across releases, rather than
-/// on ``message``, whose wording may change:
+/// calls all throw it, `catch` receives a `DarkroomError`. (`Codable` conformances and the
+/// stream of ``Library/changes(of:every:)`` are declared untyped.) Branch on ``kind``, which
+/// is stable across releases, rather than on ``message``, whose wording may change:
 ///
 /// ```swift
 /// do {
-///   let metadata = try AssetMetadata.read(path: "IMG_0001.jpg")
-///   print(metadata.displayWidth, metadata.displayHeight)
+///   let screen = try await library.image(for: id, RenditionSpec(.fullscreen))
+///   print(screen.width, screen.height)
 /// } catch {
 ///   switch error.kind {
 ///   case .notFound, .isDirectory, .unreadable: print("cannot open:", error)

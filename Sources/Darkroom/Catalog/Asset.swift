@@ -193,8 +193,7 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   package var damage: AssetDamage? = nil
 
   /// Whether it has pixels to show: a whole file, or a damaged one whose header was read
-  /// (one cut short, shown as far as it decodes). The catalog's SQL twin is
-  /// `CatalogSQL.showable`.
+  /// (one cut short, shown as far as it decodes).
   public var isShowable: Bool { damage == nil || width > 0 }
 
   /// Whether the asset is a live or motion photo: a still with a video of its own.

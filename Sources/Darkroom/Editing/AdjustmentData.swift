@@ -9,10 +9,9 @@ import FoundationEssentials
 /// ``previous``.
 ///
 /// ```swift
-/// if let adjustment = try Editor().adjustments("IMG_0001.jpg") {
-///   print(adjustment.version, adjustment.graph.nodes.map(\.text))
-///   print(String(decoding: adjustment.canonicalJSON, as: UTF8.self))
-/// }
+/// let adjustment = try await library.edit(id, with: FilterGraph.parse(spec: "noir"))
+/// print(adjustment.version, adjustment.graph.nodes.map(\.text))
+/// print(String(decoding: adjustment.canonicalJSON, as: UTF8.self))
 /// ```
 ///
 /// `AdjustmentData` is a `Sendable` value type.

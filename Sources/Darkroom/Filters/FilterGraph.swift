@@ -105,7 +105,7 @@ public struct FilterNode: Sendable, Hashable, Codable {
 /// let graph = try FilterGraph.parse(specs: ["tone exposure=0.5", "crop aspect=4:5"])
 /// let json = graph.canonicalJSON  // the same bytes for the same graph
 /// let again = try FilterGraph.decode(json: json, source: "edit.json")
-/// let preview = try Editor().preview(.file("IMG_0001.jpg"), graph: again)
+/// try await library.edit(id, with: again)
 /// ```
 ///
 /// `FilterGraph` is a `Sendable` value type.

@@ -68,9 +68,9 @@ extension Library {
   }
 
   /// A job that renders `graph` as the edit of every asset `items` names (replacing their
-  /// edits), `jobs` at a time. Run it with ``LibraryJob/events()`` (cancelling the task
-  /// that reads them stops the job, and the last event still has the final counts) or
-  /// `LibraryJob.run(progress:)`.
+  /// edits), `jobs` at a time. Run it with ``LibraryJob/events()``: ``LibraryJob/stop()``,
+  /// or cancelling the task that reads them, stops the job, and the last event still has the
+  /// final counts.
   public func apply(_ graph: FilterGraph, to items: JobItems, jobs: Int = 1)
     throws(DarkroomError) -> LibraryJob
   {

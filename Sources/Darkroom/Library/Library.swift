@@ -5,21 +5,20 @@ import Logging
   import Glibc
 #endif
 
-/// A library is a folder: like a git work tree, the nearest `.darkroom/` found walking up
-/// from a file holds its originals, adjustment data and rendition cache. Moving the whole
+/// A library is a folder: like a git work tree, its `.darkroom/` holds the catalog, the
+/// originals of edited files, adjustment data and the rendition cache. Moving the whole
 /// folder moves the library with it.
 ///
 /// ```swift
-/// if let library = Library.containing("photos/2024/IMG_0001.jpg") {
-///   print(library.root.path, library.cacheFolder.path)
-/// }
+/// let library = try Library.create(at: "/home/ana/photos")  // or Library.open(at:)
+/// let scanned = try await library.scan()
+/// print(scanned.added, library.root.path)
 /// ```
 ///
-/// `Editor` makes a library beside a file the first time it edits a file that is in none.
 /// `Library` is a `Sendable` value type; it names folders and holds no open files. Two
 /// libraries are equal when their roots (and spaces) are.
 ///
-/// A library is built over a storage and a `Catalog`: a plain folder (its files, and the
+/// A library is built over a storage and a catalog: a plain folder (its files, and the
 /// catalog in `.darkroom/`), or an unlocked encrypted ``Space`` (its sealed objects and
 /// sealed catalog; ``init(space:)``). Fetching, rendering, editing, reverting, the trash and
 /// jobs are the same calls on both; what only a folder has (files to scan, albums, the change

@@ -1,8 +1,8 @@
 /// A rendered representation: encoded bytes and what they are.
 ///
 /// ```swift
-/// let rendition = try Renderer().render(.file("IMG_0001.jpg"), RenditionSpec(.fullscreen))
-/// try AtomicFile.write(rendition.bytes, to: "screen." + rendition.format.fileExtension)
+/// let rendition = try await library.image(for: id, RenditionSpec(.fullscreen))
+/// try Data(rendition.bytes).write(to: URL(fileURLWithPath: "screen." + rendition.format.fileExtension))
 /// ```
 ///
 /// `Rendition` is a `Sendable` value type.

@@ -1,7 +1,7 @@
 /// The representations of an asset, as in PhotoKit's asset model.
 ///
 /// ```swift
-/// let screen = try Renderer().render(.file("IMG_0001.jpg"), RenditionSpec(.fullscreen))
+/// let screen = try await library.image(for: id, RenditionSpec(.fullscreen))
 /// ```
 ///
 /// The raw values (`full`, `fullscreen`, `thumbnail`, `aspect-thumbnail`) are the names the
@@ -69,7 +69,7 @@ package enum ForeignEditChoice: Sendable, Hashable, Codable {
 /// spec.size = 512
 /// spec.crop = .attention
 /// spec.format = .webp
-/// let thumbnail = try Renderer().render(.file("IMG_0001.jpg"), spec)
+/// let thumbnail = try await library.image(for: id, spec)
 /// ```
 ///
 /// A spec is part of the rendition cache's key: only the fields its representation uses

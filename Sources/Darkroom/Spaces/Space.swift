@@ -8,9 +8,8 @@ import FoundationEssentials
 /// a folder that may hold other spaces (docs/spaces.md).
 ///
 /// ```swift
-/// let space = try Space.create(at: "Private", password: Array("correct horse".utf8))
-/// let library = Library(space: space)  // what is in it is reached through the library
-/// let (asset, _) = try library.add(file: "IMG_0001.jpg")
+/// let library = try Library.create(space: "Private", password: Array("correct horse".utf8))
+/// let (asset, _) = try library.add(file: "IMG_0001.jpg")  // what is in it: through the library
 /// let screen = try await library.image(for: asset.id, RenditionSpec(.fullscreen))
 /// ```
 ///
