@@ -41,7 +41,20 @@ struct PublicAPITests {
     for map in maps.sorted() where FileManager.default.fileExists(atPath: map) {
       arguments += ["-Xcc", "-fmodule-map-file=" + map]
     }
-    return try CLI.run(arguments + [source], executable: "/usr/bin/env")
+    // The system libraries' headers where pkg-config puts them (libpq's are in a folder of
+    // their own), as SwiftPM finds them; and a module cache of its own, so that nothing
+    // built before (with other flags) answers for this check.
+    let flags = try CLI.run(
+      ["pkg-config", "--cflags-only-I", "libexif", "libsodium", "libpq"], executable: "/usr/bin/env"
+    )
+    for flag in flags.stdout.split(whereSeparator: \.isWhitespace) {
+      arguments += ["-Xcc", String(flag)]
+    }
+    let cache = try TemporaryFolder()
+    arguments += ["-module-cache-path", cache.file("modules")]
+    return try withExtendedLifetime(cache) {
+      try CLI.run(arguments + [source], executable: "/usr/bin/env")
+    }
   }
 
   @Test(
