@@ -29,7 +29,7 @@ struct ServeCommand: ParsableCommand {
       --space-idle minutes without use and when the server stops.
 
       It listens on loopback; --host 0.0.0.0 opens it to your network (TLS is
-      a reverse proxy's job: see the README). Ctrl-C or SIGTERM stops it after
+      a reverse proxy's job: see docs/server.md). Ctrl-C or SIGTERM stops it after
       the requests and batch jobs under way.
 
       Examples:
@@ -98,7 +98,7 @@ struct ServeCommand: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "nginx's internal location for the rendition cache: cached renditions are sent by nginx (X-Accel-Redirect; README).",
+      "nginx's internal location for the rendition cache: cached renditions are sent by nginx (X-Accel-Redirect; docs/server.md).",
       valueName: "path"))
   var accelRedirect: String?
 
