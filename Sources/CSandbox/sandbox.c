@@ -8,6 +8,7 @@
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -289,7 +290,17 @@ int dr_sandbox_enter(const DrSandboxLimits *limits, char *error, size_t error_si
   signal(SIGXFSZ, SIG_IGN);
   limit(RLIMIT_FSIZE, 0);
   if (limits->open_files > 0) limit(RLIMIT_NOFILE, limits->open_files);
-  if (limits->cpu_seconds > 0) limit(RLIMIT_CPU, limits->cpu_seconds);
+  if (limits->cpu_seconds > 0) {
+    // At the limit the kernel sends SIGXCPU (which ends the worker, and names the cause to
+    // its parent); a second later, if it is still running, SIGKILL. The worker starts with
+    // its spawner's mask, which blocks nearly every signal: this thread takes SIGXCPU.
+    sigset_t xcpu;
+    sigemptyset(&xcpu);
+    sigaddset(&xcpu, SIGXCPU);
+    pthread_sigmask(SIG_UNBLOCK, &xcpu, NULL);
+    struct rlimit cpu = {limits->cpu_seconds, limits->cpu_seconds + 1};
+    setrlimit(RLIMIT_CPU, &cpu);
+  }
   size_t address_space = limits->address_space_bytes;
 #ifdef DR_SANITIZED
   address_space = 0;

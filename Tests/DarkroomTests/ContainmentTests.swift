@@ -69,6 +69,32 @@ struct ContainmentTests {
     #expect(LibraryJob.sharing(jobs: 1, items: 9, threads: 3) == (1, 3), "--vips-threads wins")
   }
 
+  @Test(
+    "a worker past its CPU-time limit ends with SIGXCPU, said as such (timed-out, not a crash); the pool goes on with a new worker"
+  )
+  func cpuLimitNamed() throws {
+    let folder = try TemporaryFolder()
+    let photo = try Data(contentsOf: URL(fileURLWithPath: Fixture.sample("gps.jpg")))
+    let spins = try folder.write("spins.jpg", Array(photo))
+    let plain = try folder.write("plain.jpg", Array(photo))
+    var configuration = WorkerPool.Configuration(executable: CLI.binary)
+    configuration.cpuSeconds = 1
+    configuration.environment = ["DARKROOM_TEST_DECODER_FAULT": "spin=spins"]
+    let pool = WorkerPool(configuration)
+    defer { pool.shutDown() }
+    var renderer = Renderer()
+    renderer.workers = pool
+    renderer.timeLimit = .seconds(600)
+    let error = #expect(throws: DarkroomError.self) {
+      try renderer.render(.file(spins), RenditionSpec(.thumbnail))
+    }
+    #expect(error?.kind == .timedOut, "\(String(describing: error))")
+    #expect(error?.message == "stopped at its worker's limit of CPU time (SIGXCPU)")
+    #expect(pool.counts.timedOut == 1 && pool.counts.crashed == 0)
+    let thumbnail = try renderer.render(.file(plain), RenditionSpec(.thumbnail))
+    #expect(thumbnail.width == 256)
+  }
+
   @Test("a single render that hangs its decoder ends at --timeout with one line")
   func singleFileDeadline() throws {
     let folder = try Fixture.temporaryFolder()

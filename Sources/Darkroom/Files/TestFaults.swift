@@ -4,15 +4,17 @@ import FoundationEssentials
   import Glibc
 #endif
 
-/// Test switches, never set in use: `DARKROOM_TEST_DECODER_FAULT=crash=MARK,hang=MARK` makes
-/// the renderer (in a worker, or in this process) abort, as a decoder with corrupted memory
-/// does, or hang, as one in an endless loop does, on a file whose name contains MARK.
+/// Test switches, never set in use: `DARKROOM_TEST_DECODER_FAULT=crash=MARK,hang=MARK,spin=MARK`
+/// makes the renderer (in a worker, or in this process) abort, as a decoder with corrupted
+/// memory does, hang (asleep), or spin (busy, as one in an endless loop: CPU time passes), on
+/// a file whose name contains MARK.
 struct TestFaults: Sendable {
   /// The switches of this process, read once.
   static let current = TestFaults()
 
   var crash: String?
   var hang: String?
+  var spin: String?
 
   init() {
     let spec = ProcessInfo.processInfo.environment["DARKROOM_TEST_DECODER_FAULT"] ?? ""
@@ -21,6 +23,7 @@ struct TestFaults: Sendable {
       guard pair.count == 2, !pair[1].isEmpty else { continue }
       if pair[0] == "crash" { crash = pair[1] }
       if pair[0] == "hang" { hang = pair[1] }
+      if pair[0] == "spin" { spin = pair[1] }
     }
   }
 
@@ -28,6 +31,10 @@ struct TestFaults: Sendable {
     if let crash, name.contains(crash) { abort() }
     if let hang, name.contains(hang) {
       while true { sleep(3600) }
+    }
+    if let spin, name.contains(spin) {
+      var x = 0.5
+      while x.isFinite { x = sin(x) + 1 }
     }
   }
 }

@@ -12,7 +12,8 @@ import FoundationEssentials
 /// Each worker is a process of `executable` (the `darkroom` binary: `darkroom worker`), in a
 /// sandbox (see `dr_sandbox_enter`), fed one job at a time over a pipe. A worker that dies is
 /// reaped and its file gets one error line (`the decoder crashed (signal 6)`); one that runs
-/// past the time limit is killed (`stopped after 5 s: ...`). Workers are started on first
+/// past the time limit is killed (`stopped after 5 s: ...`), and one past its CPU-time limit
+/// (`cpuSeconds`) ends with SIGXCPU, said as such. Workers are started on first
 /// need and retired after `jobsPerWorker` jobs or when their peak memory passes
 /// `memoryHighWater`, which also ends the slow growth glibc's allocator shows in long runs.
 ///
@@ -290,6 +291,11 @@ package final class WorkerPool: Sendable {
       state.withLock { $0.counts.timedOut += 1 }
       return .timedOut(file, after: limit)
     }
+    if status & 0x7f == SIGXCPU {
+      state.withLock { $0.counts.timedOut += 1 }
+      return DarkroomError(
+        .timedOut, file: file, "stopped at its worker's limit of CPU time (SIGXCPU)")
+    }
     state.withLock { $0.counts.crashed += 1 }
     if status & 0x7f == 0, (status >> 8) & 0xff == Worker.refusedDescriptors {
       return DarkroomError(
@@ -536,7 +542,7 @@ extension WorkerPool: PixelWork {
 
   /// The CPU seconds a transcoding worker may use: its work grows with the video, so the
   /// pool's limit for a worker's life (an hour, against a decoder that runs away) would end
-  /// the encode of a long video as "the decoder crashed (signal 24)". Each second of the
+  /// the encode of a long video at that limit (SIGXCPU). Each second of the
   /// longest video the settings take may cost ``transcodeCPUPerSecond`` (an HEVC decode and
   /// an x264 encode at preset medium, 4K: about 5 here); a hung one is caught by
   /// ``transcodeSilence`` first. 0 (no limit) stays 0, and a transcode of any length
