@@ -298,7 +298,8 @@ int dr_sandbox_enter(const DrSandboxLimits *limits, char *error, size_t error_si
     sigemptyset(&xcpu);
     sigaddset(&xcpu, SIGXCPU);
     pthread_sigmask(SIG_UNBLOCK, &xcpu, NULL);
-    struct rlimit cpu = {limits->cpu_seconds, limits->cpu_seconds + 1};
+    rlim_t soft = limits->cpu_seconds;
+    struct rlimit cpu = {soft, soft < RLIM_INFINITY - 1 ? soft + 1 : RLIM_INFINITY};
     setrlimit(RLIMIT_CPU, &cpu);
   }
   size_t address_space = limits->address_space_bytes;
