@@ -521,7 +521,7 @@ struct ForeignEditTests {
           abs(corners[k].0 - expected.0) < 2e-6 && abs(corners[k].1 - expected.1) < 2e-6,
           "\(turn) corner \(k): \(corners[k]) \(expected)")
       }
-      let transposes = [.leftMirrored, .right, .rightMirrored, .left].contains(turn)
+      let transposes = turn.swapsDimensions
       let arguments = FilterArguments(values: node.params)
       let size = WarpFilter.outputSize(
         arguments, width: transposes ? 400 : 600, height: transposes ? 600 : 400)

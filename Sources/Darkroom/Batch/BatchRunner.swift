@@ -152,16 +152,6 @@ package final class BatchRunner: Sendable {
     Vips.tuneMalloc(arenas: max(2, jobs))
   }
 
-  /// Sets how many threads libvips gives each image: the machine's cores shared between jobs.
-  ///
-  /// `threadsPerImage` overrides the share. The setting is process-wide.
-  ///
-  /// - Throws: A ``DarkroomError`` of kind `engine` when libvips cannot be loaded or started.
-  package static func shareCores(jobs: Int, threadsPerImage: Int? = nil) throws(DarkroomError) {
-    let cores = ProcessorCount.value
-    try Vips.setConcurrency(threadsPerImage ?? max(1, cores / max(1, jobs)))
-  }
-
   /// Runs `work` on every input, ``jobs`` at a time, and returns the counts once every file
   /// that started has finished.
   ///

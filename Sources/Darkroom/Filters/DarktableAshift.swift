@@ -98,7 +98,9 @@ extension ForeignEdit {
     let boxHeight = mapped.map(\.1).max()! - mapped.map(\.1).min()! + 1
     let outWidth = (boxWidth * (p.right - p.left)).rounded(.down)
     let outHeight = (boxHeight * (p.bottom - p.top)).rounded(.down)
-    guard outWidth >= 1, outHeight >= 1, let inverse = invert(forward) else { return nil }
+    guard outWidth >= 1, outHeight >= 1, let inverse = ColourMath.inverse(forward) else {
+      return nil
+    }
     let (cx, cy) = (outWidth / (p.right - p.left) * p.left, outHeight / (p.bottom - p.top) * p.top)
     // The result's corners (its pixels' edges), back in the stored image, as fractions.
     let edges = [(0.0, 0.0), (outWidth, 0), (outWidth, outHeight), (0, outHeight)]
@@ -118,9 +120,9 @@ extension ForeignEdit {
       }
       corners.append(turned(source[stored], exif))
     }
-    let transposes = [.leftMirrored, .right, .rightMirrored, .left].contains(exif)
     let fractions = (outWidth / w, outHeight / h)
-    let (widthFraction, heightFraction) = transposes ? (fractions.1, fractions.0) : fractions
+    let (widthFraction, heightFraction) =
+      exif.swapsDimensions ? (fractions.1, fractions.0) : fractions
     var values: [String: FilterValue] = [
       "width": .number(sixPlaces(widthFraction)), "height": .number(sixPlaces(heightFraction)),
     ]
@@ -185,35 +187,18 @@ extension ForeignEdit {
       rotate, shear, vertical.stretch, compress(vertical.compression, across: u), swap,
       horizontal.stretch, compress(horizontal.compression, across: v), stretch,
     ] {
-      m = multiply(step, m)
+      m = ColourMath.multiply(step, m)
     }
     // Moved so that the corner pixels' images start at 0.
     let corners = [(0.0, 0.0), (u - 1, 0), (0, v - 1), (u - 1, v - 1)].map { apply(m, $0) }
     let (minX, minY) = (corners.map(\.0).min() ?? 0, corners.map(\.1).min() ?? 0)
-    return multiply([1, 0, -minX, 0, 1, -minY, 0, 0, 1], m)
+    return ColourMath.multiply([1, 0, -minX, 0, 1, -minY, 0, 0, 1], m)
   }
 
-  static func multiply(_ a: [Double], _ b: [Double]) -> [Double] {
-    (0..<9).map { index in
-      let (row, column) = (index / 3, index % 3)
-      return (0..<3).reduce(0) { $0 + a[row * 3 + $1] * b[$1 * 3 + column] }
-    }
-  }
-
+  /// A point through the homography `m` (row-major 3x3), back from homogeneous form.
   static func apply(_ m: [Double], _ point: (Double, Double)) -> (Double, Double) {
     let (x, y) = point
     let z = m[6] * x + m[7] * y + m[8]
     return ((m[0] * x + m[1] * y + m[2]) / z, (m[3] * x + m[4] * y + m[5]) / z)
-  }
-
-  static func invert(_ m: [Double]) -> [Double]? {
-    let cofactors = [
-      m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
-      m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
-      m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3],
-    ]
-    let determinant = m[0] * cofactors[0] + m[1] * cofactors[3] + m[2] * cofactors[6]
-    guard determinant.isFinite, abs(determinant) > 1e-12 else { return nil }
-    return cofactors.map { $0 / determinant }
   }
 }

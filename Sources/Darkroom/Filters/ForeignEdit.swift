@@ -546,8 +546,7 @@ extension ForeignEdit {
       case "monochrome" where enabled: effect(operation, 6, darktableMonochrome(params))
       case "vignette" where enabled: vignette = params
       case "ashift" where enabled:
-        let transposes = [.leftMirrored, .right, .rightMirrored, .left].contains(orientation)
-        let stored = transposes ? (height, width) : (width, height)
+        let stored = orientation.swapsDimensions ? (height, width) : (width, height)
         if let module = darktableAshift(
           params, width: stored.0, height: stored.1, exif: orientation)
         {

@@ -193,7 +193,7 @@ public final class LibraryJob: Sendable {
     running: Int, threads: Int
   ) {
     let running = max(1, min(jobs, items))
-    return (running, threads ?? max(1, ProcessorCount.value / running))
+    return (running, threads ?? ProcessorCount.share(among: running))
   }
 
   /// An item before it is looked at.
@@ -252,7 +252,7 @@ public final class LibraryJob: Sendable {
       if several, request.settings.workers == nil {
         // In process, libvips' threads are shared between the jobs; workers get their share
         // through their configuration (and this process may never start libvips).
-        try BatchRunner.shareCores(jobs: running, threadsPerImage: threads)
+        try Vips.setConcurrency(threads)
       }
       pool = nil
     }

@@ -69,7 +69,7 @@ package enum Containment {
   ) {
     var configuration = WorkerPool.Configuration(executable: thisProgram())
     configuration.idleWorkers = max(1, idle)
-    configuration.vipsThreads = vipsThreads ?? max(1, ProcessorCount.value / max(1, idle))
+    configuration.vipsThreads = vipsThreads ?? ProcessorCount.share(among: idle)
     useWorkers(configuration, for: scope, timeLimit: timeLimit)
   }
 
