@@ -99,6 +99,8 @@ typedef struct {
   int upright_width, upright_height;
   int out_width, out_height;      // what is encoded (even sides)
   int rgb_path, wide;             // frames go through RGB (filters, HDR); 16-bit first (HDR)
+  int grey_route;                 // the filters are a table on the luma plane (grey_table)
+  unsigned char luma[256];        // that table on the limited-range levels the encoder takes
   unsigned char *rgb, *turned;
   uint16_t *deep;
   AVFrame *scaled;                // YUV at the box size, before a turn (no RGB path)
@@ -316,6 +318,16 @@ static int audio_packet(Transcode *t, AVPacket *packet) {
   }
 }
 
+// A table of full-range grey levels as one on limited-range luma (16-235, as the scaler
+// gives it and the encoder takes it), rounded as rgb_to_yuv420 rounds a grey pixel.
+static void grey_levels(const unsigned char *table, unsigned char *out) {
+  for (int y = 0; y < 256; y++) {
+    long full = lround((y - 16) * 255.0 / 219.0);
+    full = full < 0 ? 0 : full > 255 ? 255 : full;
+    out[y] = (unsigned char)lround(16 + table[full] * 219.0 / 255.0);
+  }
+}
+
 // The output's sides, and the frames' way there: the box each frame is scaled into (stored
 // orientation), upright after the turn, and what a filter makes of that.
 static int plan_sizes(Transcode *t, char *error, size_t error_size) {
@@ -335,7 +347,12 @@ static int plan_sizes(Transcode *t, char *error, size_t error_size) {
             primaries == AVCOL_PRI_BT2020 || primaries == AVCOL_PRI_SMPTE432;
   t->rgb_path = o->filtered || t->wide;
   t->out_width = t->upright_width, t->out_height = t->upright_height;
-  if (o->filtered) {
+  int grey_matrix = o->grey_matrix == 709 ? SWS_CS_ITU709 : o->grey_matrix == 601 ? SWS_CS_ITU601 : -1;
+  if (o->filtered && o->grey_table && !t->wide &&
+      dr_matrix_colourspace(p->color_space, p->height) == grey_matrix) {
+    t->grey_route = 1, t->rgb_path = 0;
+    grey_levels(o->grey_table, t->luma);
+  } else if (o->filtered) {
     int w = 0, h = 0;
     if (t->filter(t->context, NULL, t->upright_width, t->upright_height, NULL, &w, &h) != 0 ||
         w < 2 || h < 2) {
@@ -488,6 +505,20 @@ static void rgb_to_yuv420(const uint8_t *rgb, int stride, int width, int height,
   }
 }
 
+// The filters on the grey route: the luma plane through the table, chroma neutral.
+static void grey_frame(Transcode *t) {
+  double started = t->timing ? now_seconds() : 0;
+  AVFrame *f = t->picture;
+  for (int y = 0; y < t->out_height; y++) {
+    uint8_t *row = f->data[0] + (size_t)y * f->linesize[0];
+    for (int x = 0; x < t->out_width; x++) row[x] = t->luma[row[x]];
+  }
+  for (int plane = 1; plane < 3; plane++)
+    for (int y = 0; y < t->out_height / 2; y++)
+      memset(f->data[plane] + (size_t)y * f->linesize[plane], 128, t->out_width / 2);
+  if (t->timing) t->times[2] += now_seconds() - started;
+}
+
 // A decoded frame into the encoder's picture: scaled into the box, turned upright, through
 // RGB and the filter where it must, YUV 4:2:0 in limited range.
 static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error_size) {
@@ -537,6 +568,7 @@ static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error
                    o->rotation);
       }
     }
+    if (t->grey_route) grey_frame(t);
     return 0;
   }
   size_t count = (size_t)t->box_width * t->box_height;

@@ -405,7 +405,11 @@ static double spread(const AVFrame *frame) {
 }
 
 int dr_scaler_colourspace(const AVFrame *frame) {
-  switch (frame->colorspace) {
+  return dr_matrix_colourspace(frame->colorspace, frame->height);
+}
+
+int dr_matrix_colourspace(int colorspace, int height) {
+  switch (colorspace) {
     case AVCOL_SPC_BT709: return SWS_CS_ITU709;
     case AVCOL_SPC_BT2020_NCL:
     case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
@@ -413,7 +417,7 @@ int dr_scaler_colourspace(const AVFrame *frame) {
     case AVCOL_SPC_FCC: return SWS_CS_FCC;
     case AVCOL_SPC_BT470BG:
     case AVCOL_SPC_SMPTE170M: return SWS_CS_ITU601;
-    default: return frame->height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;  // as players guess
+    default: return height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;  // as players guess
   }
 }
 

@@ -95,6 +95,8 @@ void dr_av_message(int code, char *text, size_t size);
 double dr_frame_time(Video *v, const AVFrame *frame);
 /// swscale's name for the matrix `frame` is coded with, and whether its range is full.
 int dr_scaler_colourspace(const AVFrame *frame);
+/// The same for a stream's matrix (`AVColorSpace`) and its frames' height.
+int dr_matrix_colourspace(int colorspace, int height);
 int dr_full_range(const AVFrame *frame);
 
 #else

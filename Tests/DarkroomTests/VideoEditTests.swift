@@ -525,6 +525,67 @@ extension VideoEditTests {
 
 extension VideoEditTests {
   @Test(
+    "noir on a video looks as noir on the same frame as a photo on both its routes: a BT.601 clip's frames through RGB and the graph, a BT.709 clip's luma through noir's table",
+    arguments: ["bt470bg", "bt709"])
+  func noirLikeAPhoto(matrix: String) throws {
+    let folder = try Fixture.temporaryFolder()
+    let tags =
+      matrix == "bt709" ? ["bt709", "bt709", "bt709"] : ["bt470bg", "bt470bg", "smpte170m"]
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=1", "-vf",
+        "scale=out_color_matrix=\(matrix == "bt709" ? "bt709" : "bt601")", "-c:v", "libx265",
+        "-x265-params", "log-level=error", "-colorspace", tags[0], "-color_primaries", tags[1],
+        "-color_trc", tags[2], "-tag:v", "hvc1", "-pix_fmt", "yuv420p", "clip.mov",
+      ], in: folder)
+    // Coded with the matrix it is tagged with (ffmpeg codes with BT.601's unless told): its
+    // colours are inside RGB's, where a grey from the luma plane is the grey from RGB.
+    let clip = folder.file("clip.mov")
+    #expect(try Self.probe(clip).video?["color_space"] as? String == matrix)
+    let times = [0.2, 0.7]
+    let originals = try Self.frames(clip, at: times, in: folder)
+    let edit = try CLI.run(["edit", "--filter", "noir", clip])
+    #expect(edit.status == 0, "\(edit.stderr)")
+    let noir = try FilterGraph.parse(spec: "noir")
+    for (original, shown) in zip(originals, try Self.frames(clip, at: times, in: folder)) {
+      #expect(shown.width == original.width && shown.height == original.height)
+      let photo = try noir.apply(
+        to: VipsImage.fromPixels(
+          original.pixels, width: original.width, height: original.height, bands: 3)
+      ).pixels()
+      #expect(Self.colourfulness(shown.pixels) < 2)
+      // x264's loss (CRF 20) is most of what differs, pixel by pixel; the look, cell by cell,
+      // is the photo's within a level.
+      let cells = Self.cellDifference((photo, original.width, original.height), shown)
+      let mean =
+        zip(photo, shown.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) }
+        / Double(photo.count)
+      #expect(cells < 1 && mean < 3, "cells \(cells), pixels \(mean)")
+    }
+  }
+
+  @Test(
+    "a graph is a grey table only when it is a grey band of the weights asked and tables after it: noir, noir and tone's curve; not other weights, noir in part or twice, noir and a colour matrix or a crop, tone alone"
+  )
+  func greyTable() throws {
+    let curve = NoirFilter.curve(intensity: 1)
+    let noir = try FilterGraph.parse(spec: "noir")
+    #expect(noir.greyTable(weights: NoirFilter.luma) == curve)
+    #expect(noir.greyTable(weights: [0.299, 0.587, 0.114]) == nil)
+    let toned = try FilterGraph.parse(specs: ["noir", "tone contrast=0.3"])
+    let tone = ToneFilter.table(FilterArguments(values: ["contrast": .number(0.3)]))
+    #expect(toned.greyTable(weights: NoirFilter.luma) == curve.map { tone[Int($0)] })
+    #expect(tone != ToneFilter.identityTable)
+    for specs in [
+      ["noir intensity=0.5"], ["noir", "noir"], ["noir", "tone warmth=0.5"],
+      ["noir", "crop aspect=1:1"], ["tone contrast=0.3"],
+    ] {
+      let graph = try FilterGraph.parse(specs: specs)
+      #expect(graph.greyTable(weights: NoirFilter.luma) == nil, "\(specs)")
+    }
+  }
+
+  @Test(
     "a transcode runs in a worker of its own whose CPU limit grows with the longest video it takes: a pool whose workers may use 1 CPU second still encodes a clip that costs more"
   )
   func transcodeCPULimit() throws {

@@ -106,6 +106,14 @@ typedef struct {
   /// x264's threads: a fixed count gives the same bytes on every machine; 0: as many as the
   /// cores suit.
   int threads;
+  /// With `filtered`: when the filters leave every frame one grey band, weighted as the luma
+  /// of `grey_matrix` (709: ITU-R BT.709's, 601: BT.601's) and then put through this table of
+  /// 256 full-range levels, and the source's own matrix is that one and needs no tone mapping,
+  /// the frames take that route on their luma plane (the same grey, a table on the plane the
+  /// encoder takes, chroma neutral) and `filter` is not called. NULL: every frame goes
+  /// through `filter`.
+  const unsigned char *grey_table;
+  int grey_matrix;
 } DrTranscodeOptions;
 
 /// Called with an upright frame (8-bit RGB, `width` x `height`, rows packed) to filter:

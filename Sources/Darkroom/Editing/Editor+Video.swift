@@ -7,7 +7,8 @@ import FoundationEssentials
 /// Edits of videos, as PhotoKit's: the same adjustment data as a photo's, the original kept in
 /// the library's store, the result (H.264 and AAC, in the file's own container) in the file's
 /// place. Every frame goes through the graph on the same libvips route as a photo (a preset
-/// looks the same on both); `trim` keeps a part in time. Videos are streamed, never read whole.
+/// looks the same on both; a grey graph runs its table on the luma plane: ``VideoTranscode``);
+/// `trim` keeps a part in time. Videos are streamed, never read whole.
 extension Editor {
   /// The x264 constant rate factor of edited videos (a video's `result.quality`).
   static let videoQuality = 20

@@ -373,6 +373,25 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     return grey ? try result.greyToRGB(through: finalTable) : result
   }
 
+  /// The graph as one table on a grey band, when that is all it is: every step pointwise,
+  /// the first making one grey band weighted by `weights`, the rest tables (noir). The steps
+  /// are planned as ``apply(to:)`` plans them; a video whose luma is coded with `weights`
+  /// runs the table on its luma plane (``VideoTranscode``). Nil for any other graph.
+  func greyTable(weights: [Double]) -> [UInt8]? {
+    var plan = PointwisePlan()
+    for (filter, arguments) in steps {
+      guard let steps = filter.pointwise(arguments) else { return nil }
+      for step in steps { plan.append(step) }
+    }
+    guard case .grey(let first)? = plan.steps.first, first == weights else { return nil }
+    var table = (0...255).map { UInt8($0) }
+    for step in plan.steps.dropFirst() {
+      guard case .table(let next) = step else { return nil }
+      table = table.map { next[Int($0)] }
+    }
+    return table
+  }
+
   /// The graph as libvips operations on an upright 8-bit sRGB image.
   ///
   /// Pointwise filters are planned together (`PointwisePlan`); each geometric filter runs

@@ -42,7 +42,8 @@ struct TranscodeOutcome: Sendable, Hashable, Codable {
 }
 
 /// A video decoded, its frames put through a ``FilterGraph`` (the same libvips route as a
-/// photo's: a preset looks the same on both) and encoded as H.264 and AAC, by
+/// photo's: a preset looks the same on both; a graph that is a table on a grey band, as
+/// noir is, runs that table on the luma plane) and encoded as H.264 and AAC, by
 /// `dr_video_transcode` (FFmpeg, dlopen'd).
 enum VideoTranscode {
   /// Transcodes `bytes`, handing the output's bytes to `write` with the offset each goes at
@@ -62,29 +63,35 @@ enum VideoTranscode {
     let frames = FrameFilter(graph: graph, name: name, write: write, progress: progress)
     var result = DrTranscodeResult()
     var message = [CChar](repeating: 0, count: 512)
+    // A grey graph (noir) is a table on the luma of a video coded with BT.709's weights,
+    // which are noir's: no frame goes to RGB and back (see `grey_table`).
+    let grey = graph?.greyTable(weights: NoirFilter.luma)
     let status = settings.preset.withCString { preset in
       settings.container.withCString { container in
-        var options = DrTranscodeOptions(
-          box_width: Int32(clamping: settings.boxWidth),
-          box_height: Int32(clamping: settings.boxHeight),
-          max_pixels: Int64(settings.maxPixels), max_seconds: settings.maxSeconds,
-          start: settings.start, end: settings.end, rotation: Int32(clamping: settings.rotation),
-          crf: Int32(clamping: settings.crf), preset: preset, container: container,
-          fragmented: settings.fragmented ? 1 : 0, filtered: graph == nil ? 0 : 1,
-          threads: Int32(clamping: settings.threads))
-        let context = Unmanaged.passUnretained(frames).toOpaque()
-        switch bytes {
-        case .file(let file):
-          var source = DrVideoSource(fd: file.descriptor, bytes: nil, length: 0)
-          return dr_video_transcode(
-            &source, FrameFilter.output, &options, FrameFilter.filter, FrameFilter.report, context,
-            &result, &message, message.count)
-        case .memory(let data):
-          return data.withUnsafeBufferPointer { buffer in
-            var source = DrVideoSource(fd: -1, bytes: buffer.baseAddress, length: buffer.count)
+        (grey ?? []).withUnsafeBufferPointer { table in
+          var options = DrTranscodeOptions(
+            box_width: Int32(clamping: settings.boxWidth),
+            box_height: Int32(clamping: settings.boxHeight),
+            max_pixels: Int64(settings.maxPixels), max_seconds: settings.maxSeconds,
+            start: settings.start, end: settings.end, rotation: Int32(clamping: settings.rotation),
+            crf: Int32(clamping: settings.crf), preset: preset, container: container,
+            fragmented: settings.fragmented ? 1 : 0, filtered: graph == nil ? 0 : 1,
+            threads: Int32(clamping: settings.threads),
+            grey_table: grey == nil ? nil : table.baseAddress, grey_matrix: grey == nil ? 0 : 709)
+          let context = Unmanaged.passUnretained(frames).toOpaque()
+          switch bytes {
+          case .file(let file):
+            var source = DrVideoSource(fd: file.descriptor, bytes: nil, length: 0)
             return dr_video_transcode(
               &source, FrameFilter.output, &options, FrameFilter.filter, FrameFilter.report,
               context, &result, &message, message.count)
+          case .memory(let data):
+            return data.withUnsafeBufferPointer { buffer in
+              var source = DrVideoSource(fd: -1, bytes: buffer.baseAddress, length: buffer.count)
+              return dr_video_transcode(
+                &source, FrameFilter.output, &options, FrameFilter.filter, FrameFilter.report,
+                context, &result, &message, message.count)
+            }
           }
         }
       }
