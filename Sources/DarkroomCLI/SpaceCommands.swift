@@ -301,9 +301,7 @@ struct SpaceExport: ParsableCommand {
 
   func run() throws {
     let library = try Library.open(space: folder, password: password.read())
-    guard isFolder(output) else {
-      throw DarkroomError(.notFound, file: output, "is not a folder")
-    }
+    try library.makeExportFolder(output)
     try eachReportingFailures(library.named(assets)) { id in
       printLine("\(id): \(try library.export(id, to: output))")
     }

@@ -428,7 +428,9 @@ struct SpaceCommandTests {
     #expect(result.stdout.isEmpty)
   }
 
-  @Test("add --move removes the file only once it is in the space; export gives its bytes")
+  @Test(
+    "add --move removes the file only once it is in the space; export gives its bytes, into a folder it makes (not over a file in the way)"
+  )
   func addMoveExport() throws {
     let (folder, dir) = try setUp()
     let original = try Fixture.bytes(folder.file("gps.jpg"))
@@ -439,8 +441,14 @@ struct SpaceCommandTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("gps.jpg")))
     #expect(try plaintextFound(under: dir, names: ["gps.jpg"]).isEmpty)
 
-    try FileManager.default.createDirectory(
-      atPath: folder.file("out"), withIntermediateDirectories: true)
+    _ = try folder.write("in-the-way", [1, 2, 3])
+    let blocked = try CLI.run(
+      ["space", "export", "S", "-o", "in-the-way", "--password-file", "pa"], cwd: folder.url.path)
+    #expect(blocked.status == 1)
+    #expect(
+      blocked.stderr == "darkroom: in-the-way: cannot create a folder: a file is in the way\n")
+    #expect(try Fixture.bytes(folder.file("in-the-way")) == [1, 2, 3])
+    // A folder not there yet is made, as render -o DIR/ makes one.
     let exported = try CLI.run(
       ["space", "export", "S", "-o", "out", "--password-file", "pa"], cwd: folder.url.path)
     #expect(exported.status == 0, "\(exported.stderr)")

@@ -172,14 +172,22 @@ extension Library {
     return try file.read(at: range.lowerBound, count: range.count)
   }
 
-  /// Writes the asset as it is now into `folder` under its name (or the first free
-  /// "name-2.ext"), never over a file.
+  /// Writes the asset as it is now into `folder` (made, with its parents, if it is not
+  /// there) under its name (or the first free "name-2.ext"), never over a file.
   ///
   /// - Returns: the path written.
-  /// - Throws: as `bytes(of:range:)`; `io` when `folder` cannot be written.
+  /// - Throws: as `bytes(of:range:)`; `io` when `folder` cannot be made (a file in the
+  ///   way) or written.
   public func export(_ id: AssetID, to folder: String) throws(DarkroomError) -> String {
     let name = try asset(id).name
+    try makeExportFolder(folder)
     return try AtomicFile.writeNew(bytes(of: id), name: FileNames.safe(name), in: folder)
+  }
+
+  /// Makes `folder` (and its parents) for ``export(_:to:)``, before the first asset is
+  /// decrypted: a file in the way is said once, not for each asset.
+  package func makeExportFolder(_ folder: String) throws(DarkroomError) {
+    try Folders.create(folder)
   }
 
   // MARK: Editing, in the space
