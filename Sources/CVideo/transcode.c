@@ -100,6 +100,7 @@ typedef struct {
   int out_width, out_height;      // what is encoded (even sides)
   int rgb_path, wide;             // frames go through RGB (filters, HDR); 16-bit first (HDR)
   int grey_route;                 // the filters are a table on the luma plane (grey_table)
+  int grey_matrix;                // the matrix (SWS_CS_*) whose luma that table takes
   unsigned char luma[256];        // that table on the limited-range levels the encoder takes
   unsigned char *rgb, *turned;
   uint16_t *deep;
@@ -109,7 +110,7 @@ typedef struct {
   int audio_started;              // the first kept sound was placed in time
   int64_t last_pts;
   double total;
-  long long frames;
+  long long frames, grey_frames;  // encoded; of them, through the grey route
   // Where the time goes (DARKROOM_TRANSCODE_TIMES): seconds in decode, scale, filter,
   // conversion for the encoder, encode.
   int timing;
@@ -328,6 +329,30 @@ static void grey_levels(const unsigned char *table, unsigned char *out) {
   }
 }
 
+// Whether frames of `colorspace` (an AVColorSpace; unspecified: guessed from the height, as
+// players guess) carry the luma of `matrix` (SWS_CS_ITU709 or SWS_CS_ITU601) in their Y
+// plane. RGB, YCgCo and other codings do not.
+static int codes_luma(int colorspace, int height, int matrix) {
+  switch (colorspace) {
+    case AVCOL_SPC_BT709: return matrix == SWS_CS_ITU709;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M: return matrix == SWS_CS_ITU601;
+    case AVCOL_SPC_UNSPECIFIED: return dr_matrix_colourspace(colorspace, height) == matrix;
+    default: return 0;
+  }
+}
+
+// Frames leave the grey route for the RGB one (and the filters) from here on: a frame says
+// its matrix is not the one the stream said (a new parameter set part way).
+static int leave_grey_route(Transcode *t) {
+  size_t box = (size_t)t->box_width * t->box_height;
+  t->rgb = malloc(box * 3);
+  t->turned = t->options->rotation ? malloc(box * 3) : NULL;
+  if (!t->rgb || (t->options->rotation && !t->turned)) return AVERROR(ENOMEM);
+  t->grey_route = 0, t->rgb_path = 1;
+  return 0;
+}
+
 // The output's sides, and the frames' way there: the box each frame is scaled into (stored
 // orientation), upright after the turn, and what a filter makes of that.
 static int plan_sizes(Transcode *t, char *error, size_t error_size) {
@@ -347,9 +372,8 @@ static int plan_sizes(Transcode *t, char *error, size_t error_size) {
             primaries == AVCOL_PRI_BT2020 || primaries == AVCOL_PRI_SMPTE432;
   t->rgb_path = o->filtered || t->wide;
   t->out_width = t->upright_width, t->out_height = t->upright_height;
-  int grey_matrix = o->grey_matrix == 709 ? SWS_CS_ITU709 : o->grey_matrix == 601 ? SWS_CS_ITU601 : -1;
-  if (o->filtered && o->grey_table && !t->wide &&
-      dr_matrix_colourspace(p->color_space, p->height) == grey_matrix) {
+  t->grey_matrix = o->grey_matrix == 709 ? SWS_CS_ITU709 : o->grey_matrix == 601 ? SWS_CS_ITU601 : -1;
+  if (o->filtered && o->grey_table && !t->wide && codes_luma(p->color_space, p->height, t->grey_matrix)) {
     t->grey_route = 1, t->rgb_path = 0;
     grey_levels(o->grey_table, t->luma);
   } else if (o->filtered) {
@@ -524,9 +548,11 @@ static void grey_frame(Transcode *t) {
 static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error_size) {
   const DrTranscodeOptions *o = t->options;
   // A stream may change its frames' size or format part way (new parameter sets): the
-  // scaler is made again for them, within the pixel limit.
+  // scaler is made again for them, within the pixel limit; and for RGB when a frame's
+  // matrix is not the one the grey route takes.
+  int off_grey = t->grey_route && !codes_luma(frame->colorspace, frame->height, t->grey_matrix);
   if (t->to_box && (frame->width != t->from_width || frame->height != t->from_height ||
-                    frame->format != t->from_format)) {
+                    frame->format != t->from_format || off_grey)) {
     p_sws_freeContext(t->to_box);
     t->to_box = NULL;
   }
@@ -538,6 +564,10 @@ static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error
       return -1;
     }
     t->from_width = frame->width, t->from_height = frame->height, t->from_format = frame->format;
+    if (off_grey) {
+      int rc = leave_grey_route(t);
+      if (rc < 0) return fail(error, error_size, rc, "out of memory");
+    }
     enum AVPixelFormat target =
         !t->rgb_path ? AV_PIX_FMT_YUV420P : t->wide ? AV_PIX_FMT_RGB48 : AV_PIX_FMT_RGB24;
     t->to_box = p_sws_getContext(frame->width, frame->height, frame->format, t->box_width,
@@ -554,6 +584,7 @@ static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error
   int rc = p_av_frame_make_writable(t->picture);
   if (rc < 0) return fail(error, error_size, rc, "out of memory");
   if (!t->rgb_path) {
+    double began = t->timing ? now_seconds() : 0;
     AVFrame *into = o->rotation ? t->scaled : t->picture;
     if (p_sws_scale(t->to_box, (const uint8_t *const *)frame->data, frame->linesize, 0,
                     frame->height, into->data, into->linesize) <= 0) {
@@ -568,6 +599,7 @@ static int convert_frame(Transcode *t, AVFrame *frame, char *error, size_t error
                    o->rotation);
       }
     }
+    if (t->timing) t->times[1] += now_seconds() - began;
     if (t->grey_route) grey_frame(t);
     return 0;
   }
@@ -635,6 +667,7 @@ static int video_frame(Transcode *t, AVFrame *frame, char *error, size_t error_s
     return -1;
   }
   if (convert_frame(t, frame, error, error_size) != 0) return -1;
+  if (t->grey_route) t->grey_frames++;
   t->picture->pts = at;
   double started = t->timing ? now_seconds() : 0;
   int rc = p_avcodec_send_frame(t->encoder, t->picture);
@@ -786,13 +819,14 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
     goto done;
   }
   result->width = t.out_width, result->height = t.out_height;
+  result->frames = t.frames, result->grey_frames = t.grey_frames;
   rc = 0;
   if (t.timing)
     fprintf(stderr,
             "transcode: %lld frames in %.2f s: decode %.2f, scale %.2f, filter %.2f, to YUV %.2f, "
-            "encode %.2f (s, this thread)\n",
+            "encode %.2f (s, this thread); %lld through the luma table\n",
             t.frames, now_seconds() - began, t.times[0], t.times[1], t.times[2], t.times[3],
-            t.times[4]);
+            t.times[4], t.grey_frames);
 done:
   transcode_close(&t);
   return rc;

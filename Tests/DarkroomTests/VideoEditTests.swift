@@ -544,9 +544,21 @@ extension VideoEditTests {
     #expect(try Self.probe(clip).video?["color_space"] as? String == matrix)
     let times = [0.2, 0.7]
     let originals = try Self.frames(clip, at: times, in: folder)
+    let noir = try FilterGraph.parse(spec: "noir")
+    // Which route the frames take, as the transcode counts them: all through the luma table
+    // for BT.709, none for BT.601 (noir's weights are BT.709's).
+    let out = open(folder.file("routed.mov"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    defer { close(out) }
+    var settings = TranscodeSettings(maxPixels: 1 << 24)
+    (settings.preset, settings.container) = ("ultrafast", "mov")
+    let outcome = try VideoTranscode.run(
+      .file(try InputFile(clip)), name: clip, settings, graph: noir,
+      write: { offset, bytes in VideoTranscode.write(bytes, at: offset, to: out) },
+      progress: { _, _ in true })
+    #expect(outcome.frames == 30)
+    #expect(outcome.greyFrames == (matrix == "bt709" ? 30 : 0))
     let edit = try CLI.run(["edit", "--filter", "noir", clip])
     #expect(edit.status == 0, "\(edit.stderr)")
-    let noir = try FilterGraph.parse(spec: "noir")
     for (original, shown) in zip(originals, try Self.frames(clip, at: times, in: folder)) {
       #expect(shown.width == original.width && shown.height == original.height)
       let photo = try noir.apply(

@@ -132,9 +132,11 @@ typedef int (*DrTranscodeWrite)(void *context, long long offset, const unsigned 
 /// non-zero stops the transcode.
 typedef int (*DrTranscodeProgress)(void *context, double done, double total);
 
-/// What a transcode wrote: the encoded frames' size.
+/// What a transcode wrote: the encoded frames' size, how many frames it encoded, and how many
+/// of them took the grey route (`grey_table`) rather than `filter`.
 typedef struct {
   int width, height;
+  long long frames, grey_frames;
 } DrTranscodeResult;
 
 /// Decodes a video's frames and sound and writes an H.264 (High, yuv420p, BT.709) and AAC

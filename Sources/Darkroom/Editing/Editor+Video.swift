@@ -157,7 +157,7 @@ extension Editor {
       guard hash.hex == wanted.result.sha256 else {
         throw DarkroomError(
           .engine, file: path,
-          "version \(target) renders to different bytes with this build's FFmpeg and x264 than when it was made; revert to the original (version 0) instead. Nothing was changed"
+          "version \(target) renders to different bytes with this build (its route, FFmpeg or x264) than when it was made; revert to the original (version 0) instead. Nothing was changed"
         )
       }
     }

@@ -35,10 +35,14 @@ struct TranscodeSettings: Sendable, Hashable, Codable {
   static let defaultMaxSeconds = 2.0 * 3600
 }
 
-/// What a transcode wrote: its frames' size. `TranscodeOutcome` is a `Sendable` value type.
+/// What a transcode wrote: its frames' size, how many frames, and how many of them took the
+/// grey route (a grey graph's table on the luma plane). `TranscodeOutcome` is a `Sendable`
+/// value type.
 struct TranscodeOutcome: Sendable, Hashable, Codable {
   var width: Int
   var height: Int
+  var frames = 0
+  var greyFrames = 0
 }
 
 /// A video decoded, its frames put through a ``FilterGraph`` (the same libvips route as a
@@ -105,7 +109,9 @@ enum VideoTranscode {
       }
       throw DarkroomError(VideoFrame.kind(of: text), file: name, text)
     }
-    return TranscodeOutcome(width: Int(result.width), height: Int(result.height))
+    return TranscodeOutcome(
+      width: Int(result.width), height: Int(result.height), frames: Int(result.frames),
+      greyFrames: Int(result.grey_frames))
   }
 }
 
