@@ -301,8 +301,9 @@ struct SpaceExport: ParsableCommand {
 
   func run() throws {
     let library = try Library.open(space: folder, password: password.read())
+    let ids = try library.named(assets)
     try library.makeExportFolder(output)
-    try eachReportingFailures(library.named(assets)) { id in
+    try eachReportingFailures(ids) { id in
       printLine("\(id): \(try library.export(id, to: output))")
     }
   }
