@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "shim_private.h"
 #include "vips_shim.h"
 
@@ -906,4 +910,216 @@ int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]) {
 
 int dr_warp(VipsImage *in, VipsImage **out, const double homography[9], int width, int height) {
   return warp(in, out, homography, width, height, 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// A fit: the image made smaller to width x height by a separable Lanczos-3 filter (libvips'
+// default for a reduce), stretched by the reduction on each axis so that every source pixel
+// counts, pixel centres aligned ((i + 0.5) * scale - 0.5), edges extended. Weights are 2.14
+// fixed point that sum to one exactly; each pass rounds to 8 bits, as libvips' reducev and
+// reduceh do. The vertical pass runs first, over whole rows (the compiler vectorises it), so
+// the horizontal one, pixel by pixel, works on the fewer rows; an output row reads each
+// source row it needs once, and a strip is the image's whole width, so nothing is computed
+// twice.
+
+enum { FIT_SHIFT = 14 };
+
+typedef struct {
+  VipsImage *in;  // a reference: the source lives as long as the fit
+  int in_width, in_height, bands;
+  int taps_x, taps_y;  // a window's length on each axis
+  int *start_x, *start_y;  // each output's first source pixel
+  int16_t *w_x, *w_y;  // each output's weights, taps_* of them, end to end
+} fit_state;
+
+static void fit_close(VipsImage *image, void *data) {
+  (void)image;
+  fit_state *state = data;
+  if (!state) return;
+  if (state->in) p_g_object_unref(state->in);
+  free(state->start_x), free(state->start_y), free(state->w_x), free(state->w_y);
+  free(state);
+}
+
+static double lanczos3(double x) {
+  if (x == 0) return 1;
+  if (x <= -3 || x >= 3) return 0;
+  double px = 3.14159265358979323846 * x;
+  return 3 * sin(px) * sin(px / 3) / (px * px);
+}
+
+// The windows and weights of one axis: `out` outputs from `in` sources (out <= in). A tap
+// off the edge counts for the edge pixel, which the window always holds.
+static int fit_axis(int in, int out, int *taps_out, int **starts_out, int16_t **weights_out) {
+  double scale = (double)in / out, support = 3 * scale;
+  int taps = (int)ceil(2 * support) + 1;
+  if (taps > in) taps = in;
+  int *starts = malloc(sizeof *starts * (size_t)out);
+  int16_t *weights = malloc(sizeof *weights * (size_t)out * taps);
+  double *raw = malloc(sizeof *raw * (size_t)taps);
+  if (!starts || !weights || !raw) {
+    free(starts), free(weights), free(raw);
+    return -1;
+  }
+  for (int i = 0; i < out; i++) {
+    double centre = (i + 0.5) * scale - 0.5;
+    int first = (int)floor(centre - support) + 1;
+    int start = first < 0 ? 0 : first > in - taps ? in - taps : first;
+    double sum = 0;
+    for (int k = 0; k < taps; k++) raw[k] = 0;
+    for (int k = 0; k < taps; k++) {
+      int p = first + k;
+      double v = lanczos3((p - centre) / scale);
+      int c = p < 0 ? 0 : p >= in ? in - 1 : p;
+      raw[c - start] += v;
+      sum += v;
+    }
+    int16_t *w = weights + (size_t)i * taps;
+    int total = 0, largest = 0;
+    for (int k = 0; k < taps; k++) {
+      w[k] = (int16_t)lround(raw[k] / sum * (1 << FIT_SHIFT));
+      total += w[k];
+      if (w[k] > w[largest]) largest = k;
+    }
+    w[largest] += (int16_t)((1 << FIT_SHIFT) - total);  // exactly one: flat stays flat
+    starts[i] = start;
+  }
+  free(raw);
+  *taps_out = taps, *starts_out = starts, *weights_out = weights;
+  return 0;
+}
+
+static inline unsigned char fit_round(int32_t v) {
+  v >>= FIT_SHIFT;
+  return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// The vertical pass of an output row: `n` bytes of `out` from `taps` source rows starting
+// at `first`, `stride` apart, each weighted. SSE2 (every x86-64): two rows a step, their
+// bytes interleaved as 16-bit pairs for one multiply-add against the two weights, sixteen
+// bytes at a time held in registers across all the taps; elsewhere, and for a row's last
+// bytes, the same in C.
+static void fit_vertical(unsigned char *restrict out, const unsigned char *first, size_t stride,
+                         const int16_t *w, int taps, size_t n) {
+  size_t j = 0;
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (FIT_SHIFT - 1));
+  for (; j + 16 <= n; j += 16) {
+    __m128i s0 = half, s1 = half, s2 = half, s3 = half;
+    const unsigned char *p = first + j;
+    for (int k = 0; k < taps; k += 2, p += 2 * stride) {
+      const int pair = k + 1 < taps;
+      __m128i a = _mm_loadu_si128((const __m128i *)p);
+      __m128i b = pair ? _mm_loadu_si128((const __m128i *)(p + stride)) : zero;
+      __m128i wk = _mm_set1_epi32((int32_t)(uint16_t)w[k] |
+                                  (int32_t)((uint32_t)(uint16_t)(pair ? w[k + 1] : 0) << 16));
+      __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);
+      s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi8(lo, zero), wk));
+      s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi8(lo, zero), wk));
+      s2 = _mm_add_epi32(s2, _mm_madd_epi16(_mm_unpacklo_epi8(hi, zero), wk));
+      s3 = _mm_add_epi32(s3, _mm_madd_epi16(_mm_unpackhi_epi8(hi, zero), wk));
+    }
+    s0 = _mm_srai_epi32(s0, FIT_SHIFT), s1 = _mm_srai_epi32(s1, FIT_SHIFT);
+    s2 = _mm_srai_epi32(s2, FIT_SHIFT), s3 = _mm_srai_epi32(s3, FIT_SHIFT);
+    _mm_storeu_si128((__m128i *)(out + j),
+                     _mm_packus_epi16(_mm_packs_epi32(s0, s1), _mm_packs_epi32(s2, s3)));
+  }
+#endif
+  for (; j < n; j++) {
+    int32_t sum = 1 << (FIT_SHIFT - 1);
+    for (int k = 0; k < taps; k++) sum += w[k] * first[(size_t)k * stride + j];
+    out[j] = fit_round(sum);
+  }
+}
+
+// The horizontal pass of a three-band row: each output pixel from its taps of `column`
+// (which holds four readable bytes past its last pixel). SSE2: two taps a step, each tap's
+// four bytes (RGB and the next red, weighted but not kept) interleaved with the next's.
+static void fit_horizontal3(unsigned char *restrict q, const unsigned char *column, int x0,
+                            const int *start, const int16_t *weights, int taps, int width) {
+  for (int x = 0; x < width; x++, q += 3) {
+    const unsigned char *p = column + (size_t)(start[x] - x0) * 3;
+    const int16_t *w = weights + (size_t)x * taps;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    __m128i s = _mm_set1_epi32(1 << (FIT_SHIFT - 1));
+    for (int t = 0; t < taps; t += 2, p += 6) {
+      const int pair = t + 1 < taps;
+      int32_t a, b = 0;
+      memcpy(&a, p, 4);
+      if (pair) memcpy(&b, p + 3, 4);
+      __m128i ab = _mm_unpacklo_epi8(_mm_cvtsi32_si128(a), _mm_cvtsi32_si128(b));
+      __m128i wk = _mm_set1_epi32((int32_t)(uint16_t)w[t] |
+                                  (int32_t)((uint32_t)(uint16_t)(pair ? w[t + 1] : 0) << 16));
+      s = _mm_add_epi32(s, _mm_madd_epi16(_mm_unpacklo_epi8(ab, zero), wk));
+    }
+    s = _mm_srai_epi32(s, FIT_SHIFT);
+    int32_t rgb = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(s, s), zero));
+    memcpy(q, &rgb, 3);
+#else
+    int32_t s0 = 1 << (FIT_SHIFT - 1), s1 = s0, s2 = s0;
+    for (int t = 0; t < taps; t++, p += 3) s0 += w[t] * p[0], s1 += w[t] * p[1], s2 += w[t] * p[2];
+    q[0] = fit_round(s0), q[1] = fit_round(s1), q[2] = fit_round(s2);
+#endif
+  }
+}
+
+static int fit_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
+  (void)a, (void)stop;
+  const dr_region_head *out = (const dr_region_head *)out_region;
+  const fit_state *st = b;
+  const dr_rect r = out->valid;
+  const int bands = st->bands;
+  int x0 = st->start_x[r.left], x1 = st->start_x[r.left + r.width - 1] + st->taps_x;
+  int y0 = st->start_y[r.top], y1 = st->start_y[r.top + r.height - 1] + st->taps_y;
+  dr_rect need = {x0, y0, x1 - x0, y1 - y0};
+  if (p_vips_region_prepare((VipsRegion *)seq, (const VipsRect *)&need) != 0) return -1;
+  const dr_region_head *in = (const dr_region_head *)seq;
+  const size_t row = (size_t)(x1 - x0) * bands;
+  unsigned char *column = malloc(row + 4);  // a pixel's four bytes are read at once
+  if (!column) return -1;
+  memset(column + row, 0, 4);
+  for (int y = 0; y < r.height; y++) {
+    const unsigned char *first = in->data +
+                                 (size_t)(st->start_y[r.top + y] - in->valid.top) * in->bpl +
+                                 (size_t)(x0 - in->valid.left) * bands;
+    fit_vertical(column, first, in->bpl, st->w_y + (size_t)(r.top + y) * st->taps_y,
+                 st->taps_y, row);
+    unsigned char *q = out->data + (size_t)y * out->bpl;
+    if (bands == 3) {
+      fit_horizontal3(q, column, x0, st->start_x + r.left,
+                      st->w_x + (size_t)r.left * st->taps_x, st->taps_x, r.width);
+      continue;
+    }
+    for (int x = 0; x < r.width; x++, q += bands) {
+      const int16_t *wx = st->w_x + (size_t)(r.left + x) * st->taps_x;
+      const unsigned char *p = column + (size_t)(st->start_x[r.left + x] - x0) * bands;
+      for (int c = 0; c < bands; c++) {
+        int32_t s = 1 << (FIT_SHIFT - 1);
+        for (int k = 0; k < st->taps_x; k++) s += wx[k] * p[k * bands + c];
+        q[c] = fit_round(s);
+      }
+    }
+  }
+  free(column);
+  return 0;
+}
+
+int dr_fit(VipsImage *in, VipsImage **out, int width, int height) {
+  int in_width = p_vips_image_get_width(in), in_height = p_vips_image_get_height(in);
+  int bands = p_vips_image_get_bands(in);
+  if (p_vips_image_get_format(in) != DR_FORMAT_UCHAR || (bands != 1 && bands != 3) ||
+      width < 1 || height < 1 || width > in_width || height > in_height)
+    return -2;
+  fit_state *state = calloc(1, sizeof *state);
+  if (!state) return -1;
+  state->in_width = in_width, state->in_height = in_height, state->bands = bands;
+  if (fit_axis(in_width, width, &state->taps_x, &state->start_x, &state->w_x) != 0 ||
+      fit_axis(in_height, height, &state->taps_y, &state->start_y, &state->w_y) != 0) {
+    fit_close(NULL, state);
+    return -1;
+  }
+  state->in = p_g_object_ref(in);
+  return own_image_sized(in, out, NULL, width, height, DR_DEMAND_STYLE_THINSTRIP, bands,
+                         p_vips_start_one, fit_generate, p_vips_stop_one, in, state, fit_close);
 }

@@ -227,6 +227,11 @@ int dr_perspective(VipsImage *in, VipsImage **out, const double homography[9]);
 /// points off the input (a pixel or more past its edge pixels' centres, half a pixel past
 /// its edge: darktable's rule).
 int dr_warp(VipsImage *in, VipsImage **out, const double homography[9], int width, int height);
+/// `in` (8-bit, one or three bands) made smaller to `width` x `height` (neither larger than
+/// its own) by a separable Lanczos-3 filter in fixed point, as libvips' `resize` does with its
+/// default kernel, in fewer instructions. -2 (nothing done) for any other image or size; -1
+/// with libvips' error set when the image cannot be made.
+int dr_fit(VipsImage *in, VipsImage **out, int width, int height);
 
 /// Asks libvips to abandon work on `image` (and pipelines reading it) as soon as it can.
 void dr_kill(VipsImage *image);

@@ -219,7 +219,7 @@ package struct Renderer: Sendable {
               try VipsImage.openJPEG(buffer: pinned, name: name, shrink: shrink, failOn: failOn)
             case .file(let path): try VipsImage.openJPEG(path: path, shrink: shrink, failOn: failOn)
             }
-          image = try loaded.thumbnail(options)
+          image = try loaded.fittedThumbnail(options)
         } else if let (still, colour) = try avifToConvert(source, spec, metadata) {
           image = try avifStill(still, input, source.name, colour, spec, metadata, options)
           converted = true

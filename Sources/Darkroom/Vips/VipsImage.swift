@@ -263,6 +263,37 @@ extension VipsImage {
     return VipsImage(derivedFrom: self, owning: out)
   }
 
+  /// libvips' `thumbnail` of this image, with Darkroom's own reduce (`dr_fit`: Lanczos-3 as
+  /// libvips' is, in fewer instructions) where the thumbnail is only a reduce and a turn: a
+  /// fit (no crop, never larger) of an 8-bit image of one or three bands without alpha, in
+  /// its own colour. The size is libvips' (the larger of the two shrinks, each side divided
+  /// by it and rounded, the box's sides swapped for a turned image), and the turn its
+  /// `autorot`, after the result is in memory (a turn reads out of order, which a sequential
+  /// source cannot); anything else is libvips' own.
+  func fittedThumbnail(_ options: ThumbnailOptions) throws(DarkroomError) -> VipsImage {
+    let turned = orientation.swapsDimensions
+    let box = turned ? (options.height, options.width) : (options.width, options.height)
+    let shrink = max(Double(width) / Double(box.0), Double(height) / Double(box.1))
+    guard options.crop == 0, options.size == 2, options.exportProfile == nil,
+      options.autoRotate, !hasAlpha, bands == 3 || bands == 1, shrink > 1
+    else { return try thumbnail(options) }
+    let size = (Int(Double(width) / shrink + 0.5), Int(Double(height) / shrink + 0.5))
+    guard let fitted = try fitted(width: max(1, size.0), height: max(1, size.1)) else {
+      return try thumbnail(options)  // not an image dr_fit takes (16-bit, say)
+    }
+    return orientation == .up ? fitted : try fitted.inMemory().autorotated()
+  }
+
+  /// This image (8-bit, one or three bands) made smaller to `width` x `height` by `dr_fit`'s
+  /// Lanczos-3, as stored (not turned); nil for another image or a size not smaller.
+  func fitted(width: Int, height: Int) throws(DarkroomError) -> VipsImage? {
+    var out: OpaquePointer?
+    let status = dr_fit(pointer, &out, Int32(width), Int32(height))
+    if status == -2 { return nil }
+    guard status == 0, let out else { throw Vips.takeError(context: "cannot render", file: source) }
+    return VipsImage(derivedFrom: self, owning: out)
+  }
+
   /// Opens an image held in memory, lazily.
   static func open(buffer: PinnedBytes, name: String, sequential: Bool, failOn: FailOn = .error)
     throws(DarkroomError) -> VipsImage
