@@ -102,6 +102,58 @@ struct PostgresCatalogTests {
   }
 
   @Test(
+    "a commit of 300 new files (more than one statement's batch; one of them skipped before), then one of a changed, a moved and a new file, then one naming a place twice: the same rows and change log in SQLite and PostgreSQL",
+    arguments: CatalogBackend.allCases)
+  func batchedCommits(_ backend: CatalogBackend) throws {
+    let folder = try Fixture.temporaryFolder()
+    let catalog = try backend.newCatalog(in: folder)
+    let assets = (0..<300).map {
+      TimelineTests.asset($0, utc: 1e9 + Double($0), offsetMinutes: nil)
+    }
+    var skip = CatalogChanges()
+    skip.skipped = [
+      SkippedFile(path: "t/299.jpg", identity: assets[299].identity, reason: "damaged")
+    ]
+    try catalog.commit(skip)
+    #expect(try catalog.entries(inFolder: "t").map(\.asset) == [nil])
+    var first = CatalogChanges()
+    first.upserts = assets
+    try catalog.commit(first)
+    #expect(try catalog.count(AssetQuery()) == 300)
+    let inserted = try catalog.changes(since: 0, limit: 1000)
+    #expect(inserted.map(\.kind) == Array(repeating: .inserted, count: 300))
+    #expect(inserted.map(\.path) == (0..<300).map { "t/\($0).jpg" })
+    #expect(inserted.map(\.id) == assets.map(\.id))
+    #expect(try catalog.entries(inFolder: "t").allSatisfy { $0.asset != nil })
+    #expect(try catalog.asset(assets[123].id)?.path == "t/123.jpg")
+
+    var second = CatalogChanges()
+    var changed = assets[5]
+    changed.contentHash = String(repeating: "2", count: 64)
+    var moved = assets[7]
+    moved.path = "u/7.jpg"
+    second.upserts = [changed, moved, TimelineTests.asset(300, utc: 2e9, offsetMinutes: nil)]
+    try catalog.commit(second)
+    let last = try #require(inserted.last?.sequence)
+    let mixed = try catalog.changes(since: last, limit: 10)
+    #expect(mixed.map(\.kind) == [.changed, .moved, .inserted])
+    #expect(mixed.map(\.path) == ["t/5.jpg", "u/7.jpg", "t/300.jpg"])
+    #expect(try catalog.asset(assets[5].id)?.contentHash == changed.contentHash)
+    #expect(try catalog.count(AssetQuery()) == 301)
+
+    // Two new files at one place in one commit (a writer's race): the first one's row stands
+    // and the second takes its id, as row by row.
+    var twice = CatalogChanges()
+    let a = TimelineTests.asset(400, utc: 3e9, offsetMinutes: nil)
+    var b = TimelineTests.asset(401, utc: 3e9, offsetMinutes: nil)
+    b.path = a.path
+    twice.upserts = [a, b]
+    try catalog.commit(twice)
+    #expect(try catalog.count(AssetQuery()) == 302)
+    #expect(try catalog.asset(atPath: a.path)?.id == a.id)
+  }
+
+  @Test(
     "PostgreSQL stops in the middle of a commit: nothing of the batch is written, calls fail clearly while it is away and work again when it is back"
   )
   func serverRestarts() throws {

@@ -318,18 +318,31 @@ package final class PostgresCatalog: Catalog {
     try write { c in
       var folderIDs: [String: Int64] = [:]
       var left: Set<String> = []
-      for asset in changes.upserts {
-        let folderID = try Self.folderID(asset.folder, c, &folderIDs)
-        let (before, id) = try Self.place(asset, folderID: folderID, c)
-        if let before { left.insert(CatalogSQL.split(before).folder) }
-        // The same file found new by two writers at once: the first one's row stands.
-        guard let id else { continue }
-        let kind: CatalogChange.Kind =
-          if let before, before != asset.path { .moved } else {
-            before == nil && id == asset.id ? .inserted : .changed
-          }
-        try Self.write(asset, id: id, folderID: folderID, kind: kind, from: before, c)
-        FaultInjection.reached("postgres-commit-row", file: asset.path)
+      // In batches: a batch of files none of which the catalog holds in any place (a first
+      // scan's) is written by one read and one statement; any other, row by row.
+      var start = 0
+      while start < changes.upserts.count {
+        let batch = Array(changes.upserts[start..<min(start + Self.batch, changes.upserts.count)])
+        start += batch.count
+        var folders: [Int64] = []
+        for asset in batch { folders.append(try Self.folderID(asset.folder, c, &folderIDs)) }
+        if try Self.allNew(batch, folders: folders, c) {
+          for asset in batch { FaultInjection.reached("postgres-commit-row", file: asset.path) }
+          try Self.insertNew(batch, folders: folders, c)
+          continue
+        }
+        for (asset, folderID) in zip(batch, folders) {
+          let (before, id) = try Self.place(asset, folderID: folderID, c)
+          if let before { left.insert(CatalogSQL.split(before).folder) }
+          // The same file found new by two writers at once: the first one's row stands.
+          guard let id else { continue }
+          let kind: CatalogChange.Kind =
+            if let before, before != asset.path { .moved } else {
+              before == nil && id == asset.id ? .inserted : .changed
+            }
+          try Self.write(asset, id: id, folderID: folderID, kind: kind, from: before, c)
+          FaultInjection.reached("postgres-commit-row", file: asset.path)
+        }
       }
       for path in changes.unskipped {
         let (folder, name) = CatalogSQL.split(path)
@@ -406,6 +419,70 @@ package final class PostgresCatalog: Catalog {
     else { throw PostgresError("the server returned no id for a new folder") }
     known[path] = id
     return id
+  }
+
+  /// The most files a commit writes in one statement: 256 rows of 50 values, under the
+  /// protocol's 65,535 parameters.
+  static let batch = 256
+
+  /// Whether none of `batch` (more than one, ids and places each distinct) is in the
+  /// catalog, by its id or at its place: then each is a plain insert. One read.
+  private static func allNew(_ batch: [Asset], folders: [Int64], _ c: PostgresConnection) throws
+    -> Bool
+  {
+    let places = Set(zip(folders, batch).map { "\($0)/\($1.name)" })
+    guard batch.count > 1, Set(batch.map(\.id)).count == batch.count,
+      places.count == batch.count
+    else { return false }
+    let rows = Array(repeating: "(?::text, ?::bigint, ?::text)", count: batch.count)
+    let values = zip(batch, folders).flatMap { asset, folder -> [CatalogValue] in
+      [.text(asset.id.rawValue), .int(folder), .text(asset.name)]
+    }
+    return try run(
+      c,
+      """
+      SELECT 1 FROM (VALUES \(rows.joined(separator: ", "))) v(id, folder, name)
+      WHERE EXISTS (SELECT 1 FROM asset a WHERE a.id = v.id)
+        OR EXISTS (SELECT 1 FROM asset p WHERE p.folderId = v.folder AND p.name = v.name)
+      LIMIT 1
+      """, values: values
+    ).isEmpty
+  }
+
+  /// Writes the rows of `batch`, which ``allNew(_:folders:_:)`` found new (none is a skipped
+  /// file any longer), and their change-log entries in the batch's order: one statement.
+  private static func insertNew(_ batch: [Asset], folders: [Int64], _ c: PostgresConnection)
+    throws
+  {
+    let columns = CatalogSQL.writtenColumns
+    let marks = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
+    let places = Array(
+      repeating: "(?::integer, ?::bigint, ?::text, ?::text, ?::text)", count: batch.count)
+    var values: [CatalogValue] = []
+    for (index, (asset, folder)) in zip(batch, folders).enumerated() {
+      values += [.int(Int64(index)), .int(folder), .text(asset.name), .text(asset.id.rawValue)]
+      values.append(.text(asset.path))
+    }
+    for (asset, folder) in zip(batch, folders) {
+      values += [.text(asset.id.rawValue), .int(folder)] + CatalogSQL.values(of: asset)
+    }
+    values += [
+      .text(CatalogChange.Kind.inserted.rawValue),
+      .double(Double(AssetID.nowMilliseconds()) / 1000),
+    ]
+    try run(
+      c,
+      """
+      WITH v(i, folder, name, id, path) AS (VALUES \(places.joined(separator: ", "))),
+      unskipped AS (DELETE FROM skipped s USING v WHERE s.folderId = v.folder AND s.name = v.name),
+      row AS (
+        INSERT INTO asset (id, folderId, \(columns.joined(separator: ", ")))
+        VALUES \(Array(repeating: marks, count: batch.count).joined(separator: ", "))
+        RETURNING id)
+      INSERT INTO change (kind, assetId, path, oldPath, at)
+      SELECT ?::text, row.id, v.path, NULL, ?::double precision
+      FROM row JOIN v ON v.id = row.id ORDER BY v.i
+      """, values: values)
   }
 
   /// Where an asset's row is now (nil: a new asset), and the id its row is to have: its
