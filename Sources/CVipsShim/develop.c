@@ -952,8 +952,10 @@ static double lanczos3(double x) {
 // off the edge counts for the edge pixel, which the window always holds.
 static int fit_axis(int in, int out, int *taps_out, int **starts_out, int16_t **weights_out) {
   double scale = (double)in / out, support = 3 * scale;
-  int taps = (int)ceil(2 * support) + 1;
-  if (taps > in) taps = in;
+  // Every source position the kernel reaches (`full`), folded into a window of at most the
+  // image (`taps`): a tap off either edge counts for the edge pixel.
+  const int full = (int)ceil(2 * support) + 1;
+  const int taps = full < in ? full : in;
   int *starts = malloc(sizeof *starts * (size_t)out);
   int16_t *weights = malloc(sizeof *weights * (size_t)out * taps);
   double *raw = malloc(sizeof *raw * (size_t)taps);
@@ -967,7 +969,7 @@ static int fit_axis(int in, int out, int *taps_out, int **starts_out, int16_t **
     int start = first < 0 ? 0 : first > in - taps ? in - taps : first;
     double sum = 0;
     for (int k = 0; k < taps; k++) raw[k] = 0;
-    for (int k = 0; k < taps; k++) {
+    for (int k = 0; k < full; k++) {
       int p = first + k;
       double v = lanczos3((p - centre) / scale);
       int c = p < 0 ? 0 : p >= in ? in - 1 : p;
@@ -1077,7 +1079,10 @@ static int fit_generate(VipsRegion *out_region, void *seq, void *a, void *b, int
   const dr_region_head *in = (const dr_region_head *)seq;
   const size_t row = (size_t)(x1 - x0) * bands;
   unsigned char *column = malloc(row + 4);  // a pixel's four bytes are read at once
-  if (!column) return -1;
+  if (!column) {
+    p_vips_error("dr_fit", "out of memory");
+    return -1;
+  }
   memset(column + row, 0, 4);
   for (int y = 0; y < r.height; y++) {
     const unsigned char *first = in->data +
@@ -1112,14 +1117,27 @@ int dr_fit(VipsImage *in, VipsImage **out, int width, int height) {
       width < 1 || height < 1 || width > in_width || height > in_height)
     return -2;
   fit_state *state = calloc(1, sizeof *state);
-  if (!state) return -1;
-  state->in_width = in_width, state->in_height = in_height, state->bands = bands;
-  if (fit_axis(in_width, width, &state->taps_x, &state->start_x, &state->w_x) != 0 ||
+  if (state) state->in_width = in_width, state->in_height = in_height, state->bands = bands;
+  if (!state || fit_axis(in_width, width, &state->taps_x, &state->start_x, &state->w_x) != 0 ||
       fit_axis(in_height, height, &state->taps_y, &state->start_y, &state->w_y) != 0) {
     fit_close(NULL, state);
+    p_vips_error("dr_fit", "out of memory");
     return -1;
   }
   state->in = p_g_object_ref(in);
-  return own_image_sized(in, out, NULL, width, height, DR_DEMAND_STYLE_THINSTRIP, bands,
-                         p_vips_start_one, fit_generate, p_vips_stop_one, in, state, fit_close);
+  VipsImage *fitted = NULL;
+  if (own_image_sized(in, &fitted, NULL, width, height, DR_DEMAND_STYLE_THINSTRIP, bands,
+                      p_vips_start_one, fit_generate, p_vips_stop_one, in, state,
+                      fit_close) != 0)
+    return -1;
+  // A sequential source keeps only so many lines: threads that drift apart by a strip each
+  // reach back further than that through a large reduce. A line cache on the result keeps
+  // the requests in order, as libvips' reducev does.
+  if (!p_vips_image_get_typeof(in, "vips-sequential")) {
+    *out = fitted;
+    return 0;
+  }
+  int rc = p_vips_sequential(fitted, out, "tile_height", 10, NULL);
+  p_g_object_unref(fitted);
+  return rc;
 }

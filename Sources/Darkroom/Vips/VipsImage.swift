@@ -277,7 +277,10 @@ extension VipsImage {
     guard options.crop == 0, options.size == 2, options.exportProfile == nil,
       options.autoRotate, !hasAlpha, bands == 3 || bands == 1, shrink > 1
     else { return try thumbnail(options) }
-    let size = (Int(Double(width) / shrink + 0.5), Int(Double(height) / shrink + 0.5))
+    // As libvips rounds: the side over its scale's inverse (1 / (1 / shrink), which is not
+    // always shrink in doubles), the shrink no more than the side.
+    func side(_ n: Int) -> Int { Int(Double(n) / (1 / (1 / min(shrink, Double(n)))) + 0.5) }
+    let size = (side(width), side(height))
     guard let fitted = try fitted(width: max(1, size.0), height: max(1, size.1)) else {
       return try thumbnail(options)  // not an image dr_fit takes (16-bit, say)
     }
