@@ -333,22 +333,26 @@ static void grey_levels(const unsigned char *table, unsigned char *out) {
 // players guess) carry the luma of `matrix` (SWS_CS_ITU709 or SWS_CS_ITU601) in their Y
 // plane. RGB, YCgCo and other codings do not.
 static int codes_luma(int colorspace, int height, int matrix) {
-  switch (colorspace) {
-    case AVCOL_SPC_BT709: return matrix == SWS_CS_ITU709;
-    case AVCOL_SPC_BT470BG:
-    case AVCOL_SPC_SMPTE170M: return matrix == SWS_CS_ITU601;
-    case AVCOL_SPC_UNSPECIFIED: return dr_matrix_colourspace(colorspace, height) == matrix;
-    default: return 0;
-  }
+  int y_is_luma = colorspace == AVCOL_SPC_BT709 || colorspace == AVCOL_SPC_BT470BG ||
+                  colorspace == AVCOL_SPC_SMPTE170M || colorspace == AVCOL_SPC_UNSPECIFIED;
+  return y_is_luma && dr_matrix_colourspace(colorspace, height) == matrix;
+}
+
+// The buffers of the RGB route at the box's size: the frame, its turn, its 16-bit first
+// pass (HDR). 0, or AVERROR(ENOMEM).
+static int rgb_buffers(Transcode *t) {
+  size_t box = (size_t)t->box_width * t->box_height;
+  int turns = t->options->rotation != 0;
+  t->rgb = malloc(box * 3);
+  t->turned = turns ? malloc(box * 3) : NULL;
+  t->deep = t->wide ? malloc(box * 3 * sizeof *t->deep) : NULL;
+  return !t->rgb || (turns && !t->turned) || (t->wide && !t->deep) ? AVERROR(ENOMEM) : 0;
 }
 
 // Frames leave the grey route for the RGB one (and the filters) from here on: a frame says
 // its matrix is not the one the stream said (a new parameter set part way).
 static int leave_grey_route(Transcode *t) {
-  size_t box = (size_t)t->box_width * t->box_height;
-  t->rgb = malloc(box * 3);
-  t->turned = t->options->rotation ? malloc(box * 3) : NULL;
-  if (!t->rgb || (t->options->rotation && !t->turned)) return AVERROR(ENOMEM);
+  if (rgb_buffers(t) != 0) return AVERROR(ENOMEM);
   t->grey_route = 0, t->rgb_path = 1;
   return 0;
 }
@@ -386,13 +390,8 @@ static int plan_sizes(Transcode *t, char *error, size_t error_size) {
     }
     t->out_width = even(w), t->out_height = even(h);
   }
-  size_t box = (size_t)t->box_width * t->box_height;
   if (t->rgb_path) {
-    t->rgb = malloc(box * 3);
-    t->turned = o->rotation ? malloc(box * 3) : NULL;
-    t->deep = t->wide ? malloc(box * 3 * sizeof *t->deep) : NULL;
-    if (!t->rgb || (o->rotation && !t->turned) || (t->wide && !t->deep))
-      return fail(error, error_size, AVERROR(ENOMEM), "out of memory");
+    if (rgb_buffers(t) != 0) return fail(error, error_size, AVERROR(ENOMEM), "out of memory");
   } else if (o->rotation) {
     t->scaled = p_av_frame_alloc();
     if (!t->scaled) return fail(error, error_size, AVERROR(ENOMEM), "out of memory");

@@ -1034,15 +1034,16 @@ static void fit_vertical(unsigned char *restrict out, const unsigned char *first
   }
 }
 
-// The horizontal pass of a three-band row: each output pixel from its taps of `column`
-// (which holds four readable bytes past its last pixel). SSE2: two taps a step, each tap's
-// four bytes (RGB and the next red, weighted but not kept) interleaved with the next's.
+#if defined(__SSE2__)
+// The horizontal pass of a three-band row in SSE2: each output pixel from its taps of
+// `column` (which holds four readable bytes past its last pixel), two taps a step, each
+// tap's four bytes (RGB and the next red, weighted but not kept) interleaved with the next's.
+// Elsewhere, and for one band, `fit_generate`'s loop in C.
 static void fit_horizontal3(unsigned char *restrict q, const unsigned char *column, int x0,
                             const int *start, const int16_t *weights, int taps, int width) {
   for (int x = 0; x < width; x++, q += 3) {
     const unsigned char *p = column + (size_t)(start[x] - x0) * 3;
     const int16_t *w = weights + (size_t)x * taps;
-#if defined(__SSE2__)
     const __m128i zero = _mm_setzero_si128();
     __m128i s = _mm_set1_epi32(1 << (FIT_SHIFT - 1));
     for (int t = 0; t < taps; t += 2, p += 6) {
@@ -1058,13 +1059,9 @@ static void fit_horizontal3(unsigned char *restrict q, const unsigned char *colu
     s = _mm_srai_epi32(s, FIT_SHIFT);
     int32_t rgb = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(s, s), zero));
     memcpy(q, &rgb, 3);
-#else
-    int32_t s0 = 1 << (FIT_SHIFT - 1), s1 = s0, s2 = s0;
-    for (int t = 0; t < taps; t++, p += 3) s0 += w[t] * p[0], s1 += w[t] * p[1], s2 += w[t] * p[2];
-    q[0] = fit_round(s0), q[1] = fit_round(s1), q[2] = fit_round(s2);
-#endif
   }
 }
+#endif
 
 static int fit_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
   (void)a, (void)stop;
@@ -1091,11 +1088,13 @@ static int fit_generate(VipsRegion *out_region, void *seq, void *a, void *b, int
     fit_vertical(column, first, in->bpl, st->w_y + (size_t)(r.top + y) * st->taps_y,
                  st->taps_y, row);
     unsigned char *q = out->data + (size_t)y * out->bpl;
+#if defined(__SSE2__)
     if (bands == 3) {
       fit_horizontal3(q, column, x0, st->start_x + r.left,
                       st->w_x + (size_t)r.left * st->taps_x, st->taps_x, r.width);
       continue;
     }
+#endif
     for (int x = 0; x < r.width; x++, q += bands) {
       const int16_t *wx = st->w_x + (size_t)(r.left + x) * st->taps_x;
       const unsigned char *p = column + (size_t)(st->start_x[r.left + x] - x0) * bands;

@@ -421,8 +421,8 @@ package final class PostgresCatalog: Catalog {
     return id
   }
 
-  /// The most files a commit writes in one statement: 256 rows of 50 values, under the
-  /// protocol's 65,535 parameters.
+  /// The most files a commit writes in one statement: 256 rows of 57 values (the row's 52,
+  /// its place's 5), under the protocol's 65,535 parameters.
   static let batch = 256
 
   /// Whether none of `batch` (more than one, ids and places each distinct) is in the
