@@ -336,6 +336,14 @@ int dr_pipe_cloexec(int fds[2]) {
   return 0;
 }
 
+int dr_memory_file(const char *name) {
+  return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int dr_memory_file_seal(int fd) {
+  return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+}
+
 int dr_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
   return posix_spawn_file_actions_addclosefrom_np(actions, low);
 }

@@ -60,6 +60,16 @@ int dr_lower_thread_priority(void);
 /// worker's pipes must not leak into other workers), with a 1 MiB buffer where allowed.
 int dr_pipe_cloexec(int fds[2]);
 
+/// memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), which Swift's Glibc module does not
+/// offer: a file that lives in memory only, never on a disk (a space's decrypted video).
+/// Returns its descriptor, or -1 with errno.
+int dr_memory_file(const char *name);
+
+/// Seals a memory file as it is: no more writes, growth or shrinking, and no more seals,
+/// so that a worker handed it (or anything else) cannot change what its reader reads.
+/// Returns 0, or -1 with errno.
+int dr_memory_file_seal(int fd);
+
 
 /// Adds to `actions` the closing of every descriptor from `low` up, in the child, after the
 /// actions before it (posix_spawn_file_actions_addclosefrom_np, glibc 2.34): a worker starts

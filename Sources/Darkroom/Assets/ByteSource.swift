@@ -6,7 +6,8 @@ final class ByteSource {
   private var prefix: [UInt8] = []
 
   private enum Storage {
-    case file(InputFile)
+    /// Read on demand: a file, or a space's sealed object.
+    case ranges((_ offset: Int, _ count: Int) throws(DarkroomError) -> [UInt8])
     case memory([UInt8])
   }
 
@@ -21,7 +22,16 @@ final class ByteSource {
 
   init(file: InputFile) {
     count = file.size
-    storage = .file(file)
+    storage = .ranges { offset, count throws(DarkroomError) in
+      try file.read(at: offset, count: count)
+    }
+  }
+
+  /// Bytes read on demand, `count` in all: `read(offset, count)` gives those bytes (fewer
+  /// only past the end).
+  init(count: Int, read: @escaping (_ offset: Int, _ count: Int) throws(DarkroomError) -> [UInt8]) {
+    self.count = count
+    storage = .ranges(read)
   }
 
   /// Bytes `offset ..< offset + length`, or nil if the source ends first.
@@ -30,13 +40,13 @@ final class ByteSource {
     switch storage {
     case .memory(let bytes):
       return bytes[offset..<offset + length]
-    case .file(let file):
+    case .ranges(let read):
       let end = offset + length
       if end > prefix.count {
-        guard end <= Self.headerLimit else { return try read(file, offset, length) }
+        guard end <= Self.headerLimit else { return try self.read(read, offset, length) }
         // Grow the cached prefix geometrically: most headers fit in the first read.
         let target = min(count, Self.headerLimit, max(end, prefix.count * 2, 64 << 10))
-        prefix += try file.read(at: prefix.count, count: target - prefix.count)
+        prefix += try read(prefix.count, target - prefix.count)
         guard end <= prefix.count else { return nil }
       }
       return prefix[offset..<end]
@@ -44,8 +54,10 @@ final class ByteSource {
   }
 
   /// Reads a range outside the cached prefix (the end of a file) without caching it.
-  private func read(_ file: InputFile, _ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
-    let bytes = try file.read(at: offset, count: length)
+  private func read(
+    _ read: (Int, Int) throws(DarkroomError) -> [UInt8], _ offset: Int, _ length: Int
+  ) throws -> ArraySlice<UInt8>? {
+    let bytes = try read(offset, length)
     return bytes.count == length ? bytes[...] : nil
   }
 
@@ -59,8 +71,8 @@ final class ByteSource {
   /// looking at the end of a large file does not load the middle.
   func peek(_ offset: Int, _ length: Int) throws -> ArraySlice<UInt8>? {
     guard offset >= 0, length >= 0, offset + length <= count else { return nil }
-    if case .file(let file) = storage, offset + length > prefix.count {
-      return try read(file, offset, length)
+    if case .ranges(let read) = storage, offset + length > prefix.count {
+      return try self.read(read, offset, length)
     }
     return try bytes(offset, length)
   }
