@@ -160,7 +160,7 @@ package enum TrustedFormats {
     if format == "video" {
       throw DarkroomError(
         .unsupportedFormat, file: file,
-        "is a video (MP4, MOV), not a photo: Darkroom renders its poster frames and edits photos only"
+        "is a video (MP4, MOV), not a photo: this takes photos only (render and edit take videos)"
       )
     }
     guard let format else {

@@ -112,6 +112,18 @@ extension Editor {
     _ adjustment: AdjustmentData, from original: InputFile, header: VideoHeader, name: String,
     into fd: Int32, progress: @escaping @Sendable (Double, Double) -> Bool
   ) throws(DarkroomError) -> ContentHash {
+    try Self.renderVideo(
+      adjustment, from: original, header: header, name: name, into: fd, with: renderer,
+      progress: progress)
+  }
+
+  /// ``renderVideo(_:from:header:name:into:progress:)`` with `renderer` (a space's edit
+  /// renders with the space's own workers).
+  static func renderVideo(
+    _ adjustment: AdjustmentData, from original: InputFile, header: VideoHeader, name: String,
+    into fd: Int32, with renderer: Renderer,
+    progress: @escaping @Sendable (Double, Double) -> Bool
+  ) throws(DarkroomError) -> ContentHash {
     let plan = try Self.videoPlan(adjustment.graph, file: name)
     var settings = TranscodeSettings(maxPixels: 0)
     (settings.start, settings.end) = (plan.start, plan.end)

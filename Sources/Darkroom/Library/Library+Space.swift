@@ -110,7 +110,8 @@ extension Library {
     async let sealed = offThread { () throws(DarkroomError) -> (SpaceAsset, Bool) in
       defer { pipe.cancel() }
       return try space.add(streaming: pipe.read, length: length, name: name) {
-        metadata throws(DarkroomError) in try limits.check(metadata, name: name)
+        media throws(DarkroomError) in
+        try limits.check(width: media.width, height: media.height, name: name)
       }
     }
     var received = 0
@@ -200,6 +201,10 @@ extension Library {
     let asset = try sealed(id, in: space)
     guard !asset.trashed else { throw inTrash(asset) }
     var graph = graph
+    if mode == .foreign && asset.isVideo {
+      throw DarkroomError(
+        .invalidArgument, file: asset.name, "a video carries no other program's edit to render")
+    }
     if mode == .foreign {
       // A sealed original has no sidecars: its own XMP only.
       let original = try space.original(asset)

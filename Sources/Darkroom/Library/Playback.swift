@@ -41,6 +41,8 @@ package struct Playback: Sendable, Equatable {
     case motion(AssetID)
     /// A rendition in the library's cache.
     case rendition(path: String)
+    /// A rendition sealed in a space, as object `object`, of the asset `id`.
+    case sealed(AssetID, object: String)
   }
 
   package var source: Source
@@ -56,8 +58,10 @@ package struct Playback: Sendable, Equatable {
 
   /// Whether it is the file as it is, not a rendition.
   package var isOriginal: Bool {
-    if case .rendition = source { return false }
-    return true
+    switch source {
+    case .asset, .motion: true
+    case .rendition, .sealed: false
+    }
   }
 }
 
@@ -70,9 +74,12 @@ extension Library {
   /// a rendition, made now (in a sandboxed worker where videos go to workers) if the cache
   /// has none. `progress` is told the seconds encoded and in all; false stops the encode.
   ///
+  /// A space's rendition is made from its video decrypted into memory and sealed in the
+  /// space (``Space/storePlayback(_:of:memoryFile:width:height:)``): no plaintext byte of
+  /// either reaches a disk.
+  ///
   /// - Throws: A ``DarkroomError`` about the video: `notFound` for an asset or video that
-  ///   is not there (a photo without a video); `invalidArgument` for a space's video (not
-  ///   made yet); `corrupt` for damage; `tooLarge` for frames over the library's pixel
+  ///   is not there (a photo without a video); `corrupt` for damage; `tooLarge` for frames over the library's pixel
   ///   limit or a video longer than `maxSeconds`; `unsupportedFormat` for a codec FFmpeg
   ///   does not decode; `io` when the cache cannot be written. Nothing partial is cached.
   package func playback(
@@ -94,7 +101,7 @@ extension Library {
   {
     let plan = try playbackPlan(of: id, quality: quality)
     if let ready = plan.ready() { return .ready(ready) }
-    let key = plan.content.hex + "/" + plan.key
+    let key = plan.store.flightKey
     let (growing, start) = GrowingPlayback.inFlight.withLock { flights in
       if let growing = flights[key] { return (growing, false) }
       let growing = GrowingPlayback()
@@ -119,11 +126,7 @@ extension Library {
   private func playbackPlan(of id: AssetID, quality: PlaybackQuality)
     throws(DarkroomError) -> PlaybackPlan
   {
-    guard space == nil else {
-      throw DarkroomError(
-        .invalidArgument, file: id.rawValue,
-        "playback renditions are not made of a space's videos yet: play its video as it is")
-    }
+    if let space { return try sealedPlaybackPlan(of: id, quality: quality, in: space) }
     let asset = try asset(id)
     let video: VideoBytes
     let name: String
@@ -159,9 +162,42 @@ extension Library {
       size = bytes.count
     }
     return PlaybackPlan(
-      video: video, name: name, original: original, mediaType: mediaType, header: header,
-      content: content, size: size, box: Self.playbackBox(quality, header), cache: cache,
-      key: Self.playbackKey(quality))
+      video: { video }, name: name, original: original, mediaType: mediaType, header: header,
+      size: size, box: Self.playbackBox(quality, header),
+      store: .cache(cache, content: content, key: Self.playbackKey(quality)))
+  }
+
+  /// The plan of a space's video (a photo's: its motion video): its header read from the
+  /// sealed object as far as it needs; the video decrypted into memory only if an encode
+  /// needs it; the rendition kept sealed under a keyed name.
+  private func sealedPlaybackPlan(of id: AssetID, quality: PlaybackQuality, in space: Space)
+    throws(DarkroomError) -> PlaybackPlan
+  {
+    let asset = try sealed(id, in: space)
+    let header: VideoHeader
+    let video: () throws(DarkroomError) -> VideoBytes
+    let (original, mediaType, size): (Playback.Source, String, Int)
+    if asset.isVideo {
+      let object = asset.rendered ?? asset.original
+      guard let found = try space.videoHeader(object, of: asset) else {
+        throw DarkroomError(.corrupt, file: asset.name, "its encrypted object is not a video")
+      }
+      header = found
+      video = { () throws(DarkroomError) in .file(try space.decryptedFile(object, of: asset)) }
+      original = .asset(id)
+      mediaType = MotionPhoto.Video(path: asset.name, range: nil, format: header.format).mediaType
+      size = try space.currentSize(asset)
+    } else {
+      let bytes = try motionVideoBytes(of: id)
+      header = try VideoHeader.read(ByteSource(memory: bytes), name: asset.name)
+      video = { .memory(bytes) }
+      (original, mediaType, size) = (.motion(id), try motionVideo(of: id).mediaType, bytes.count)
+    }
+    return PlaybackPlan(
+      video: video, name: asset.name, original: original, mediaType: mediaType, header: header,
+      size: size, box: Self.playbackBox(quality, header),
+      store: .space(
+        space, asset, id, object: space.playbackName(asset, key: Self.playbackKey(quality))))
   }
 
   /// Bytes `part` of a playback (all of it for nil), read as
@@ -179,6 +215,11 @@ extension Library {
         throw DarkroomError(.invalidArgument, file: path, "no bytes \(range) in \(file.size)")
       }
       return try file.read(at: range.lowerBound, count: range.count)
+    case .sealed(let id, let object):
+      guard let space else {
+        throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in a space")
+      }
+      return try space.playbackBytes(object, of: try sealed(id, in: space), part: part)
     }
   }
 
@@ -219,6 +260,31 @@ extension Library {
 }
 
 extension Library {
+  /// The playback version of asset `id` (``playback(of:quality:maxSeconds:progress:)``:
+  /// made if the cache has none) written to `output`, whole and atomically, for a library
+  /// whose assets are not files (a space's). Returns what was written.
+  ///
+  /// - Throws: as ``playback(of:quality:maxSeconds:progress:)``; `io` when `output`
+  ///   cannot be written (it is then left as it was).
+  package func writePlayback(
+    of id: AssetID, to output: String, quality: PlaybackQuality = .medium,
+    maxSeconds: Double = Library.playbackMaxSeconds,
+    progress: @escaping @Sendable (_ done: Double, _ total: Double) -> Bool = { _, _ in true }
+  ) throws(DarkroomError) -> Playback {
+    let made = try playback(of: id, quality: quality, maxSeconds: maxSeconds, progress: progress)
+    try AtomicFile.writing(to: output) { fd, _ throws(DarkroomError) in
+      var offset = 0
+      while offset < made.byteSize {
+        let part = try playbackBytes(made, part: offset..<min(made.byteSize, offset + (4 << 20)))
+        guard !part.isEmpty, part.withUnsafeBytes({ AtomicFile.writeAll(fd, $0) }) else {
+          throw AtomicFile.writeError(output, errno)
+        }
+        offset += part.count
+      }
+    }
+    return made
+  }
+
   /// The playback version of the video file at `path` (see
   /// ``playback(of:quality:maxSeconds:progress:)``), written to `output` (atomically:
   /// the whole file or nothing; a video browsers play already is copied as it is), for files
@@ -340,18 +406,33 @@ package final class GrowingPlayback: Sendable {
   }
 }
 
+/// Where a playback rendition is kept.
+enum PlaybackStore {
+  /// The library's rendition cache, under the video's content hash and the quality's key.
+  case cache(RenditionCache, content: ContentHash, key: String)
+  /// A space, sealed as object `object` (a keyed name) of the asset.
+  case space(Space, SpaceAsset, AssetID, object: String)
+
+  /// What tells one rendition being made in this process from another.
+  var flightKey: String {
+    switch self {
+    case .cache(_, let content, let key): content.hex + "/" + key
+    case .space(let space, _, _, let object): space.folder + "/" + object
+    }
+  }
+}
+
 /// What a playback of one video takes (``Library/playbackStream(of:quality:)``).
 struct PlaybackPlan {
-  var video: VideoBytes
+  /// The video's bytes, opened (a space's: decrypted) when an encode needs them.
+  var video: () throws(DarkroomError) -> VideoBytes
   var name: String
   var original: Playback.Source
   var mediaType: String
   var header: VideoHeader
-  var content: ContentHash
   var size: Int
   var box: (Int, Int)
-  var cache: RenditionCache
-  var key: String
+  var store: PlaybackStore
 
   /// The playback there is without an encode: the file itself, or the cache's rendition.
   func ready() -> Playback? {
@@ -360,10 +441,19 @@ struct PlaybackPlan {
         source: original, byteSize: size, mediaType: mediaType, width: header.displayWidth,
         height: header.displayHeight, cached: true)
     }
-    return cache.lookup(source: content, key: key).map {
-      Playback(
-        source: .rendition(path: $0.path), byteSize: $0.byteCount, mediaType: "video/mp4",
-        width: $0.width, height: $0.height, cached: true)
+    switch store {
+    case .cache(let cache, let content, let key):
+      return cache.lookup(source: content, key: key).map {
+        Playback(
+          source: .rendition(path: $0.path), byteSize: $0.byteCount, mediaType: "video/mp4",
+          width: $0.width, height: $0.height, cached: true)
+      }
+    case .space(let space, let asset, let id, let object):
+      return space.cachedPlayback(object, of: asset).map {
+        Playback(
+          source: .sealed(id, object: object), byteSize: $0.byteSize, mediaType: "video/mp4",
+          width: $0.width, height: $0.height, cached: true)
+      }
     }
   }
 
@@ -374,19 +464,22 @@ struct PlaybackPlan {
     maxSeconds: Double, progress: @escaping @Sendable (Double, Double) -> Bool,
     growing: GrowingPlayback?
   ) throws(DarkroomError) -> Playback {
+    let settings = Library.playbackSettings(box: box, header, maxSeconds: maxSeconds)
+    guard case .cache(let cache, let content, let key) = store else {
+      return try makeSealed(settings, progress: progress, growing: growing)
+    }
     let made: Result<Playback, DarkroomError>
     do {
       made = try cache.withLock(source: content, key: key) {
         () -> Result<Playback, DarkroomError> in
         if let playback = ready() { return .success(playback) }
         return Result { () throws(DarkroomError) in
-          let settings = Library.playbackSettings(box: box, header, maxSeconds: maxSeconds)
           let entry = try cache.store(
             source: content, key: key, kind: "playback", edit: "original", fileExtension: "mp4"
           ) { fd throws(DarkroomError) in
             growing?.attach(fd)
             let outcome = try Renderer(PixelSettings()).transcode(
-              video, name: name, into: fd, settings, graph: nil, progress: progress)
+              try video(), name: name, into: fd, settings, graph: nil, progress: progress)
             return (outcome.width, outcome.height)
           }
           return Playback(
@@ -400,6 +493,29 @@ struct PlaybackPlan {
       throw DarkroomError(.io, file: name, "cannot cache its playback rendition: \(error)")
     }
     return try made.get()
+  }
+
+  /// Makes a space's rendition: into a file in memory (by the space's own workers, where
+  /// videos go to workers), readable through `growing` as it is written, then sealed.
+  /// Two processes may make the same one at once: each seals its own, and the last rename
+  /// stays.
+  private func makeSealed(
+    _ settings: TranscodeSettings, progress: @escaping @Sendable (Double, Double) -> Bool,
+    growing: GrowingPlayback?
+  ) throws(DarkroomError) -> Playback {
+    guard case .space(let space, let asset, let id, let object) = store else {
+      throw DarkroomError(.engine, file: name, "a library's playback is not a space's")
+    }
+    let fd = try MemoryFile.create("darkroom-playback", file: name)
+    defer { close(fd) }
+    growing?.attach(fd)
+    let outcome = try space.ownRenderer(Renderer(PixelSettings())).transcode(
+      try video(), name: name, into: fd, settings, graph: nil, progress: progress)
+    try space.storePlayback(
+      object, of: asset, memoryFile: fd, width: outcome.width, height: outcome.height)
+    return Playback(
+      source: .sealed(id, object: object), byteSize: MemoryFile.size(fd) ?? 0,
+      mediaType: "video/mp4", width: outcome.width, height: outcome.height, cached: false)
   }
 }
 

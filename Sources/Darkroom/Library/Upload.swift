@@ -39,10 +39,15 @@ package final class Upload {
 
     /// - Throws: `tooLarge`, naming `name`, for an image over ``maxPixels``.
     package func check(_ metadata: AssetMetadata, name: String) throws(DarkroomError) {
-      guard metadata.width * metadata.height <= maxPixels else {
+      try check(width: metadata.width, height: metadata.height, name: name)
+    }
+
+    /// - Throws: `tooLarge`, naming `name`, for a picture (or a video's frames) over
+    ///   ``maxPixels``.
+    package func check(width: Int, height: Int, name: String) throws(DarkroomError) {
+      guard width * height <= maxPixels else {
         throw DarkroomError(
-          .tooLarge, file: name,
-          "is \(metadata.width)x\(metadata.height): more than \(maxPixels) pixels")
+          .tooLarge, file: name, "is \(width)x\(height): more than \(maxPixels) pixels")
       }
     }
   }

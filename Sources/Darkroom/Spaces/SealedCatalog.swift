@@ -76,9 +76,12 @@ struct SealedCatalog: Catalog {
   /// ``SQLiteCatalog``'s, on the fields a space keeps.
   func matching(_ query: AssetQuery) throws -> [Asset] {
     switch query.album {
-    case nil, .smart(.all), .smart(.trash), .smart(.edited), .smart(.recentlyAdded): break
-    // A space holds photos whole (an upload that does not read is refused), none favoured.
-    case .smart(.favourites), .smart(.videos), .smart(.withLocation), .smart(.problems):
+    case nil, .smart(.all), .smart(.trash), .smart(.edited), .smart(.recentlyAdded),
+      .smart(.videos):
+      break
+    // A space holds photos and videos whole (an upload that does not read is refused),
+    // none favoured, none placed.
+    case .smart(.favourites), .smart(.withLocation), .smart(.problems):
       return []
     case .folder, .user: throw refused("folders or albums")
     }
@@ -86,7 +89,8 @@ struct SealedCatalog: Catalog {
     let recent = Double(AssetID.nowMilliseconds()) / 1000 - SmartAlbum.recentDays * 86400
     var found = try all().filter { asset in
       (asset.trashedAt != nil) == trashed
-        && (query.mediaType ?? .photo) == .photo
+        && query.mediaType.map { asset.mediaType == $0 } ?? true
+        && (query.album != .smart(.videos) || asset.mediaType == .video)
         && query.from.map { asset.sortDate >= $0 } ?? true
         && query.to.map { asset.sortDate <= $0 } ?? true
         && query.month.map { asset.month == $0 } ?? true
@@ -97,7 +101,8 @@ struct SealedCatalog: Catalog {
         && query.camera == nil && query.near == nil && query.rating == nil
         && query.keyword == nil && query.place == nil
         && query.text.map { asset.name.localizedCaseInsensitiveContains($0) } ?? true
-        && query.minDuration == nil && query.maxDuration == nil
+        && query.minDuration.map { least in asset.duration.map { $0 >= least } ?? false } ?? true
+        && query.maxDuration.map { most in asset.duration.map { $0 <= most } ?? false } ?? true
         && (query.album != .smart(.edited) || asset.adjustmentVersion > 0)
         && (query.album != .smart(.recentlyAdded) || asset.addedAt >= recent)
     }
@@ -179,9 +184,10 @@ extension SpaceAsset {
     var asset = Asset(
       id: Self.assetID(id) ?? AssetID(bits: 0), path: name, contentHash: identity,
       identity: FileIdentity(device: 0, inode: 0, size: Int64(byteSize), modified: 0, changed: 0),
-      mediaType: .photo, format: format, width: width, height: height, sortDate: added,
-      addedAt: added)
+      mediaType: isVideo ? .video : .photo, format: format, width: width, height: height,
+      sortDate: added, addedAt: added)
     asset.captureDate = nil
+    asset.duration = duration
     asset.adjustmentVersion = editVersion
     asset.trashedAt = trashed ? (trashedAt ?? added) : nil
     asset.motionVideo = motionVideo

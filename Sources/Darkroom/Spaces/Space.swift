@@ -162,17 +162,31 @@ public final class Space: Sendable {
     }?.shutDown()
   }
 
-  /// `renderer`, its workers (if it has any) replaced by this space's own: a worker that
-  /// decrypted one space's photo may be compromised by it, and must not see another's, nor
-  /// anything of the library's.
+  /// `renderer`, its workers replaced by this space's own: a worker that decrypted one
+  /// space's photo may be compromised by it, and must not see another's, nor anything of
+  /// the library's. A renderer given no workers in a process that routes work to workers
+  /// (``Containment``: the command line's, for some formats and every video) gets them
+  /// too, for every format: what it would have decoded here is decoded beside none of the
+  /// space's keys. In a process without workers, it stays as it is.
   func ownRenderer(_ renderer: Renderer) -> Renderer {
-    guard let shared = renderer.workers as? WorkerPool else { return renderer }
+    guard let configuration = Self.ownConfiguration(renderer, routed: Containment.configuration)
+    else { return renderer }
     var own = renderer
     own.workers = workers.withLock { pool in
-      if pool == nil { pool = WorkerPool(shared.configuration) }
+      if pool == nil { pool = WorkerPool(configuration) }
       return pool
     }
     return own
+  }
+
+  /// The configuration of a space's own workers for `renderer`: its pool's, or, for a
+  /// renderer given none, that of the workers the process routes work to (`routed`); nil
+  /// for none.
+  static func ownConfiguration(_ renderer: Renderer, routed: WorkerPool.Configuration?)
+    -> WorkerPool.Configuration?
+  {
+    if let shared = renderer.workers as? WorkerPool { return shared.configuration }
+    return renderer.workers == nil ? routed : nil
   }
 
   /// This space's own workers, once a render or edit has started them (for tests).
@@ -280,7 +294,7 @@ public final class Space: Sendable {
 
   /// Records `objects` as pending before they are written, so that recovery removes them
   /// if this process dies before `commit`.
-  private func stage(_ objects: [String]) throws(DarkroomError) -> [UInt8] {
+  func stage(_ objects: [String]) throws(DarkroomError) -> [UInt8] {
     let row = Sodium.random(16)
     try catalog.commit([(row, SpaceCatalog.Body(pending: objects))], key: keys.catalog)
     return row
@@ -288,7 +302,7 @@ public final class Space: Sendable {
 
   /// Commits `assets` and drops the pending row in one transaction; then removes `garbage`
   /// (objects no row needs any more), recorded as pending until they are gone.
-  private func commit(
+  func commit(
     _ assets: [SpaceAsset], pending: [UInt8]?, removing garbage: [String] = []
   ) throws(DarkroomError) {
     var rows = state.withLock { $0.rows }
@@ -315,13 +329,13 @@ public final class Space: Sendable {
   }
 
   /// Undoes a write that failed before its commit.
-  private func abandon(_ pending: [UInt8], _ objects: [String]) {
+  func abandon(_ pending: [UInt8], _ objects: [String]) {
     for name in objects { removeObject(name) }
     try? catalog.commit([(pending, nil)], key: keys.catalog)
   }
 
   /// Writes `bytes` as a new object and returns its name (the caller has staged it).
-  private func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
+  func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
     try prepare(name)
     try SpaceObject.write(bytes, name: name, to: objectPath(name), keys: keys)
   }
@@ -340,11 +354,14 @@ public final class Space: Sendable {
   {
     let file = try InputFile(path)
     let before = file.identity
-    let metadata = try AssetMetadata.read(.file(path))
+    let media = try SpaceMedia.read(
+      head: try file.read(at: 0, count: 64)[...], length: file.size, name: path,
+      read: { offset, count throws(DarkroomError) in try file.read(at: offset, count: count) },
+      image: { () throws(DarkroomError) in try AssetMetadata.read(.file(path)) })
     let result = try withWriteLock { () throws(DarkroomError) in
       try add(
         name: URL(fileURLWithPath: path).lastPathComponent, length: file.size,
-        metadata: { _ in metadata }
+        metadata: { _ in media }
       ) { offset, count throws(DarkroomError) in
         let bytes = try file.read(at: offset, count: count)
         guard bytes.count == count else {
@@ -368,9 +385,12 @@ public final class Space: Sendable {
   func add(bytes: [UInt8], name: String) throws(DarkroomError)
     -> (asset: SpaceAsset, added: Bool)
   {
-    let metadata = try AssetMetadata.read(.data(bytes, name: name))
+    let media = try SpaceMedia.read(
+      head: bytes.prefix(64), length: bytes.count, name: name,
+      read: { offset, count in Array(bytes[offset..<min(bytes.count, offset + count)]) },
+      image: { () throws(DarkroomError) in try AssetMetadata.read(.data(bytes, name: name)) })
     return try withWriteLock { () throws(DarkroomError) in
-      try add(name: name, length: bytes.count, metadata: { _ in metadata }) { offset, count in
+      try add(name: name, length: bytes.count, metadata: { _ in media }) { offset, count in
         Array(bytes[offset..<offset + count])
       }
     }
@@ -384,13 +404,29 @@ public final class Space: Sendable {
   /// a refusal, or bytes that end early, leave nothing in the space.
   func add(
     streaming next: (Int) throws(DarkroomError) -> [UInt8], length: Int, name: String,
-    check: (AssetMetadata) throws(DarkroomError) -> Void
+    check: (SpaceMedia) throws(DarkroomError) -> Void
   ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
     var head: [UInt8] = []
     return try withWriteLock { () throws(DarkroomError) in
       try add(
         name: name, length: length,
         metadata: { object throws(DarkroomError) in
+          if VideoHeader.recognises(head.prefix(64)) {
+            // A video's index may be at its end: read from the sealed object, as far as
+            // the header needs, a chunk at a time.
+            let sealed = try SpaceObjectReader(
+              path: objectPath(object), name: object, keys: keys, label: name)
+            let media = try SpaceMedia.read(
+              head: head.prefix(64), length: length, name: name,
+              read: { offset, count throws(DarkroomError) in
+                try sealed.read(offset..<min(length, offset + count))
+              },
+              image: { () throws(DarkroomError) in
+                try AssetMetadata.read(.data(head, name: name))
+              })
+            try check(media)
+            return media
+          }
           var metadata: AssetMetadata
           do throws(DarkroomError) {
             metadata = try AssetMetadata.read(.data(head, name: name))
@@ -403,8 +439,9 @@ public final class Space: Sendable {
             metadata = try AssetMetadata.read(.data(whole, name: name))
           }
           metadata.byteSize = length
-          try check(metadata)
-          return metadata
+          let media = SpaceMedia(metadata)
+          try check(media)
+          return media
         }
       ) { _, count throws(DarkroomError) in
         let bytes = try next(count)
@@ -427,7 +464,7 @@ public final class Space: Sendable {
   /// (`metadata`, given the object's name) and commits it, or leaves nothing.
   private func add(
     name: String, length: Int,
-    metadata readMetadata: (String) throws(DarkroomError) -> AssetMetadata,
+    metadata readMetadata: (String) throws(DarkroomError) -> SpaceMedia,
     read: (Int, Int) throws(DarkroomError) -> [UInt8]
   ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
     let object = Self.newName()
@@ -448,18 +485,18 @@ public final class Space: Sendable {
       abandon(pending, [object])
       return (existing, false)
     }
-    let metadata: AssetMetadata
+    let media: SpaceMedia
     do {
-      metadata = try readMetadata(object)
+      media = try readMetadata(object)
     } catch {
       abandon(pending, [object])
       throw error
     }
     let asset = SpaceAsset(
       id: Self.newName(), name: name, added: Double(AssetID.nowMilliseconds()) / 1000,
-      format: metadata.format, width: metadata.displayWidth, height: metadata.displayHeight,
+      format: media.format, width: media.width, height: media.height,
       byteSize: length, identity: identity, original: object, adjustments: nil, rendered: nil,
-      editVersion: 0, trashed: false, motionVideo: metadata.motionVideo)
+      editVersion: 0, trashed: false, motionVideo: media.motionVideo, duration: media.duration)
     try commit([asset], pending: pending)
     return (asset, true)
   }
@@ -521,9 +558,18 @@ public final class Space: Sendable {
       rendition.fromCache = true
       return rendition
     }
-    let source = try reader(shown ?? asset.original, of: asset).readAll()
-    let rendition = try ownRenderer(Renderer(settings)).render(
-      .data(source, name: asset.name), spec)
+    let renderer = ownRenderer(Renderer(settings))
+    let rendition: Rendition
+    if asset.isVideo {
+      // FFmpeg reads as far as it needs, from a file in memory (here, or in a worker).
+      let file = try decryptedFile(shown ?? asset.original, of: asset)
+      rendition = try OpenedFiles.with(file, name: asset.name) { alias throws(DarkroomError) in
+        try renderer.render(.file(alias), spec)
+      }
+    } else {
+      let source = try reader(shown ?? asset.original, of: asset).readAll()
+      rendition = try renderer.render(.data(source, name: asset.name), spec)
+    }
     guard useCache else { return rendition }
     try prepare(name)
     let stored =
@@ -548,7 +594,10 @@ public final class Space: Sendable {
     _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> SpaceAsset {
-    try withWriteLock { () throws(DarkroomError) in
+    if asset.isVideo {
+      return try editVideo(asset, graph: graph, append: append, settings: settings)
+    }
+    return try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
       let original = try self.original(asset)
       let metadata = try AssetMetadata.read(.data(original, name: asset.name))

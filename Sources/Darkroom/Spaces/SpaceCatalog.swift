@@ -35,6 +35,47 @@ struct SpaceAsset: Sendable, Codable, Equatable {
   /// Where a motion photo's video is in the original (nil for a still alone, and for assets
   /// added before spaces kept it).
   var motionVideo: FileRange? = nil
+  /// A video's length in seconds; nil for a photo (and for every asset added before spaces
+  /// took videos).
+  var duration: Double? = nil
+
+  /// Whether it is a video (MP4, MOV, M4V, 3GP).
+  var isVideo: Bool { duration != nil }
+}
+
+/// What a space keeps of an original's header beside its bytes: a photo's or a video's.
+struct SpaceMedia {
+  var format: String
+  /// The upright size in pixels.
+  var width: Int
+  var height: Int
+  var motionVideo: FileRange?
+  /// A video's length in seconds; nil for a photo.
+  var duration: Double?
+
+  init(_ metadata: AssetMetadata) {
+    (format, width, height) = (metadata.format, metadata.displayWidth, metadata.displayHeight)
+    (motionVideo, duration) = (metadata.motionVideo, nil)
+  }
+
+  init(_ video: VideoHeader) {
+    (format, width, height) = (video.format, video.displayWidth, video.displayHeight)
+    (motionVideo, duration) = (nil, max(0, video.duration))
+  }
+
+  /// The header of `length` bytes that `read(offset, count)` gives on demand (`head`, its
+  /// first bytes, already read): a video's container, read as far as it needs (its index may
+  /// be at the end), else an image's from `image()`.
+  ///
+  /// - Throws: what ``VideoHeader`` or `image` throws.
+  static func read(
+    head: ArraySlice<UInt8>, length: Int, name: String,
+    read: @escaping (Int, Int) throws(DarkroomError) -> [UInt8],
+    image: () throws(DarkroomError) -> AssetMetadata
+  ) throws(DarkroomError) -> SpaceMedia {
+    guard VideoHeader.recognises(head.prefix(64)) else { return SpaceMedia(try image()) }
+    return SpaceMedia(try VideoHeader.read(ByteSource(count: length, read: read), name: name))
+  }
 }
 
 /// A space's catalog: rows in one SQLite table that all the spaces of a folder share, each

@@ -1,0 +1,168 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A space's videos: decoded and encoded as a folder's are (FFmpeg, in the space's own
+/// workers), from and into files in memory (``MemoryFile``), so that no plaintext frame or
+/// byte reaches a disk; what is kept is sealed as every object is.
+extension Space {
+  /// One of `asset`'s objects decrypted into a sealed file in memory: what FFmpeg reads a
+  /// space's video from, here or in a worker it is handed to.
+  ///
+  /// - Throws: what reading the object throws (missing, damaged); `io` when memory runs out.
+  func decryptedFile(_ object: String, of asset: SpaceAsset) throws(DarkroomError) -> InputFile {
+    let sealed = try reader(object, of: asset)
+    return try MemoryFile.sealed(name: asset.name, length: sealed.length) {
+      offset, count throws(DarkroomError) in try sealed.read(offset..<offset + count)
+    }
+  }
+
+  /// A header of one of `asset`'s objects read as far as it needs (a chunk at a time: an
+  /// MP4's index may be at its end), or nil for an object that is no video.
+  func videoHeader(_ object: String, of asset: SpaceAsset) throws(DarkroomError) -> VideoHeader? {
+    let sealed = try reader(object, of: asset)
+    guard sealed.length > 0 else { return nil }
+    guard VideoHeader.recognises(try sealed.read(0..<min(64, sealed.length))[...]) else {
+      return nil
+    }
+    let source = ByteSource(count: sealed.length) { offset, count throws(DarkroomError) in
+      try sealed.read(offset..<min(sealed.length, offset + count))
+    }
+    return try VideoHeader.read(source, name: asset.name)
+  }
+
+  /// Seals memory file `fd` (`length` bytes, after `prefix`) as object `name`; with
+  /// `unique`, through a partial file of its own (a rendition two processes may make at
+  /// once: no catalog row names it).
+  func seal(
+    memoryFile fd: Int32, length: Int, prefix: [UInt8] = [], as name: String, label: String,
+    unique: Bool = false
+  ) throws(DarkroomError) {
+    try prepare(name)
+    let path = objectPath(name)
+    try SpaceObject.write(
+      name: name, length: prefix.count + length, to: path, keys: keys,
+      partial: unique ? path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial" : nil
+    ) { offset, count throws(DarkroomError) in
+      var out: [UInt8] = []
+      if offset < prefix.count { out += prefix[offset..<min(prefix.count, offset + count)] }
+      let wanted = count - out.count
+      if wanted > 0 {
+        out += try MemoryFile.read(
+          fd, at: max(0, offset - prefix.count), count: wanted, name: label)
+      }
+      guard out.count == count else {
+        throw DarkroomError(.truncated, file: label, "what was made shrank while it was sealed")
+      }
+      return out
+    }
+  }
+
+  // MARK: Playback renditions
+
+  /// The keyed name of the playback rendition of `asset` as it looks now (its motion video's,
+  /// for a photo) under cache key `key` (``Library/playbackKey(_:)``).
+  func playbackName(_ asset: SpaceAsset, key: String) -> String {
+    keys.name(
+      [
+        Array("playback".utf8), Array(asset.identity.utf8), Array((asset.rendered ?? "").utf8),
+        Array(key.utf8),
+      ])
+  }
+
+  /// The playback rendition kept as object `name`: its content's size and its frames' size;
+  /// nil when there is none (or it does not open: it is made again).
+  func cachedPlayback(_ name: String, of asset: SpaceAsset) -> (
+    byteSize: Int, width: Int, height: Int
+  )? {
+    guard let sealed = try? reader(name, of: asset), sealed.length > 8,
+      let sizes = try? sealed.read(0..<8)
+    else { return nil }
+    return (
+      sealed.length - 8, Int(readLittleEndian(sizes, 0, 4)), Int(readLittleEndian(sizes, 4, 4))
+    )
+  }
+
+  /// Bytes `part` of the playback rendition kept as object `name` (all of it for nil).
+  func playbackBytes(_ name: String, of asset: SpaceAsset, part: Range<Int>?)
+    throws(DarkroomError) -> [UInt8]
+  {
+    let sealed = try reader(name, of: asset)
+    let range = part ?? 0..<sealed.length - 8
+    guard range.lowerBound >= 0, range.upperBound <= sealed.length - 8 else {
+      throw DarkroomError(
+        .invalidArgument, file: asset.name, "no bytes \(range) in \(sealed.length - 8)")
+    }
+    return try sealed.read(range.lowerBound + 8..<range.upperBound + 8)
+  }
+
+  /// Keeps the playback rendition made into memory file `fd` as object `name`, its frames'
+  /// size before it.
+  func storePlayback(
+    _ name: String, of asset: SpaceAsset, memoryFile fd: Int32, width: Int, height: Int
+  ) throws(DarkroomError) {
+    guard let length = MemoryFile.size(fd) else { throw AtomicFile.writeError(asset.name, errno) }
+    let prefix = littleEndianBytes(UInt64(width), 4) + littleEndianBytes(UInt64(height), 4)
+    try seal(
+      memoryFile: fd, length: length, prefix: prefix, as: name, label: asset.name, unique: true)
+  }
+
+  // MARK: Editing
+
+  /// ``edit(_:graph:append:settings:)`` of a video: its frames through the graph as a
+  /// folder's video's are (``Editor/renderVideo(_:from:header:name:into:with:progress:)``),
+  /// from its original decrypted into memory into a file in memory, then sealed.
+  func editVideo(
+    _ asset: SpaceAsset, graph: FilterGraph, append: Bool, settings: PixelSettings
+  ) throws(DarkroomError) -> SpaceAsset {
+    try withWriteLock { () throws(DarkroomError) in
+      let asset = try self.asset(asset.id)
+      let original = try decryptedFile(asset.original, of: asset)
+      guard let header = try VideoHeader.describe(original, name: asset.name) else {
+        throw DarkroomError(.corrupt, file: asset.name, "its original is not a video")
+      }
+      var history = try self.history(asset)
+      var graph = graph
+      if append, let last = history.last {
+        graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
+      }
+      var data = AdjustmentData(
+        graph: graph,
+        original: .init(
+          sha256: asset.identity, byteSize: asset.byteSize, format: header.format,
+          fileName: asset.name),
+        result: .init(
+          sha256: "", format: Editor.videoContainer(header.format), quality: Editor.videoQuality),
+        version: asset.editVersion + 1, previous: nil, created: Editor.now())
+      let fd = try MemoryFile.create("darkroom-edit", file: asset.name)
+      defer { Glibc.close(fd) }
+      let hash = try Editor.renderVideo(
+        data, from: original, header: header, name: asset.name, into: fd,
+        with: ownRenderer(Renderer(settings)), progress: { _, _ in true })
+      data.result.sha256 = hash.hex
+      history.append(data)
+      let (adjustments, rendered) = (Self.newName(), Self.newName())
+      let pending = try stage([adjustments, rendered])
+      do throws(DarkroomError) {
+        try writeObject(adjustments, Canonical.json(history))
+        guard let length = MemoryFile.size(fd) else {
+          throw AtomicFile.writeError(asset.name, errno)
+        }
+        try seal(memoryFile: fd, length: length, as: rendered, label: asset.name)
+      } catch {
+        abandon(pending, [adjustments, rendered])
+        throw error
+      }
+      FaultInjection.point("space-edit-written")
+      var edited = asset
+      edited.adjustments = adjustments
+      edited.rendered = rendered
+      edited.editVersion = data.version
+      try commit(
+        [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
+      return edited
+    }
+  }
+}
