@@ -34,6 +34,7 @@ struct RenderCommand: ParsableCommand {
                           SDR, fitted in --delivery's box (fast 854x480,
                           medium 1280x720, high 1920x1080; never up). A
                           video browsers play already is copied as it is.
+                          With --space, made in memory and kept sealed.
 
       A photo edited in another program shows that edit, as Lightroom and Photos
       show the edited version: Lightroom's crs: settings (crop, angle, grayscale,
@@ -252,19 +253,25 @@ struct RenderCommand: ParsableCommand {
     try end.check(failed: !missing.isEmpty)
   }
 
+  /// What `--rep video` and `--rep playback` read: a space's assets by id or name, read
+  /// through its library (named ones by the reference given; all of them, for no inputs,
+  /// by id); else the files named.
+  private func targets() throws -> (
+    space: (ids: [AssetID], library: Library)?, targets: [(input: String, id: AssetID?)]
+  ) {
+    let space = try spaceOption.assets(inputs)
+    guard let ids = space?.ids else { return (nil, inputs.map { ($0, nil) }) }
+    return (
+      space,
+      ids.count == inputs.count
+        ? Array(zip(inputs, ids.map { Optional($0) })) : ids.map { ($0.rawValue, $0) }
+    )
+  }
+
   /// `--rep video`: each input's video, copied as it is (no decoding) to -o or beside it.
   private func writeVideos() throws {
     var failed = false
-    // A space's assets by id or name, read through the library; else the files named.
-    let space = try spaceOption.assets(inputs)
-    let targets: [(input: String, id: AssetID?)] =
-      if let ids = space?.ids {
-        // Named ones by the reference given; all of them (no inputs) by id.
-        ids.count == inputs.count
-          ? Array(zip(inputs, ids.map { Optional($0) })) : ids.map { ($0.rawValue, $0) }
-      } else {
-        inputs.map { ($0, nil) }
-      }
+    let (space, targets) = try targets()
     for (input, id) in targets {
       do throws(DarkroomError) {
         let (video, bytes) =
@@ -326,12 +333,20 @@ struct RenderCommand: ParsableCommand {
         DarkroomError(.invalidArgument, "--rep playback writes files: give -o FILE or DIR"))
       throw WorkFailed()
     }
-    for input in inputs {
+    let (space, targets) = try targets()
+    for (input, id) in targets {
       do throws(DarkroomError) {
-        let name = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+        let shownName =
+          if let id, let library = space?.library { try library.asset(id).name } else { input }
+        let name = URL(fileURLWithPath: shownName).deletingPathExtension().lastPathComponent
         let destination = videoDestination(of: input, named: name + ".playback.mp4")
-        let made = try Library.writePlayback(
-          ofFile: input, to: destination, quality: delivery, settings: limits.settings())
+        let made =
+          if let id, let library = space?.library {
+            try library.writePlayback(of: id, to: destination, quality: delivery)
+          } else {
+            try Library.writePlayback(
+              ofFile: input, to: destination, quality: delivery, settings: limits.settings())
+          }
         if json {
           let record = PlaybackRecord(
             input: input, output: destination, width: made.width, height: made.height,

@@ -126,25 +126,28 @@ extension Library {
 struct SpaceCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "space",
-    abstract: "Encrypted spaces: photos only a password opens.",
+    abstract: "Encrypted spaces: photos and videos only a password opens.",
     discussion: prose(
       """
-      A folder of spaces holds photos, edits, catalog and renditions encrypted
-      (Argon2id, XChaCha20-Poly1305). Each password opens its own space; the folder
+      A folder of spaces holds photos and videos, edits, catalog and renditions
+      encrypted (Argon2id, XChaCha20-Poly1305). Each password opens its own space; the folder
       does not say how many there are. Passwords are read from the terminal, or
       --password-file FILE or --password-fd N; never from an argument.
 
         darkroom space create Private
-        darkroom space add Private IMG_0001.jpg IMG_0002.jpg --move
+        darkroom space add Private IMG_0001.jpg IMG_0002.MOV --move
         darkroom space list Private
         darkroom render --space Private IMG_0001.jpg --rep fullscreen -o screen.jpg
         darkroom edit --space Private --filter noir IMG_0001.jpg
+        darkroom render --space Private IMG_0002.MOV --rep playback -o play.mp4
         darkroom space export Private -o decrypted/
         darkroom space passwd Private --rotate
         darkroom space remove Private
 
       list, render, edit, revert, apply and trash take --space DIR, with asset ids
-      or names in place of files. docs/spaces.md has the design and threat model.
+      or names in place of files. A video's poster, playback version and edits are
+      made from it decrypted into memory, never into a file. docs/spaces.md has the
+      design and threat model.
       """),
     subcommands: [
       SpaceCreate.self, SpaceAdd.self, SpaceList.self, SpaceExport.self, SpacePasswd.self,
@@ -210,13 +213,13 @@ struct SpaceCreate: ParsableCommand {
 
 struct SpaceAdd: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "add", abstract: "Encrypt photos into a space.",
+    commandName: "add", abstract: "Encrypt photos and videos into a space.",
     usage: "darkroom space add <folder> <files> ... [--move] [<options>]")
 
   @Argument(help: "The folder of spaces.")
   var folder: String
 
-  @Argument(help: "Image files.")
+  @Argument(help: "Image and video files.")
   var files: [String]
 
   @OptionGroup var password: PasswordOptions

@@ -383,15 +383,11 @@ struct API: Sendable {
       return try await motionVideo(id, request)
     }
     // `delivery` is checked whatever the representation (it is playback's alone).
-    var delivery = PlaybackQuality.medium
-    if let asked = request.query["delivery"] {
-      guard let quality = PlaybackQuality(rawValue: String(asked)) else {
-        throw APIError.badRequest("delivery takes fast, medium or high; not \(asked.prefix(64))")
-      }
-      delivery = quality
-    }
+    let delivery = try Self.delivery(request)
     if context.parameters.get("rep") == "playback" {
-      return try await Self.playback(library, id, delivery, request)
+      var headers = HTTPFields()
+      headers[.cacheControl] = "no-cache"
+      return try await Self.playback(library, id, delivery, request, headers: headers)
     }
     let asked = try Self.renditionSpec(context, request)
     let asset = try library.asset(id)
@@ -446,13 +442,13 @@ struct API: Sendable {
   /// video asset's, or a live or motion photo's. A rendition not made yet is streamed as it
   /// is made; a made one is answered with ranges as `full` is.
   static func playback(
-    _ library: Library, _ id: AssetID, _ quality: PlaybackQuality, _ request: Request
+    _ library: Library, _ id: AssetID, _ quality: PlaybackQuality, _ request: Request,
+    headers: HTTPFields
   ) async throws -> Response {
     let stream = try await blocking { () throws(DarkroomError) in
       try library.playbackStream(of: id, quality: quality)
     }
-    var headers = HTTPFields()
-    headers[.cacheControl] = "no-cache"
+    var headers = headers
     switch stream {
     case .ready(let playback):
       return try await Self.sendBytes(
@@ -477,6 +473,15 @@ struct API: Sendable {
       }
       return Response(status: .ok, headers: headers, body: body)
     }
+  }
+
+  /// The `delivery` a request asks a playback at (medium unless it says); 400 for another.
+  static func delivery(_ request: Request) throws -> PlaybackQuality {
+    guard let asked = request.query["delivery"] else { return .medium }
+    guard let quality = PlaybackQuality(rawValue: String(asked)) else {
+      throw APIError.badRequest("delivery takes fast, medium or high; not \(asked.prefix(64))")
+    }
+    return quality
   }
 
   /// The video of a live or motion photo, as it is (a Live Photo's MOV, a motion photo's

@@ -1250,7 +1250,7 @@ extension Gallery {
     .grid { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 4px; }
     .grid .month { grid-column: 1 / -1; }
     .grid .month h2 { font-size: 1rem; font-weight: 600; margin: .75rem 0 .25rem; }
-    .grid .cell a { display: block; }
+    .grid .cell a { display: block; position: relative; }
     .grid .cell img { display: block; width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; background: var(--tile); }
 
     /* The timeline: sections of justified rows, placed by the script */
@@ -3914,10 +3914,10 @@ extension Gallery {
           <button type="submit"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>Lock</button>
         </form>
       </div>
-      <ul class="grid" aria-label="Photos in the space">
+      <ul class="grid" aria-label="Photos and videos in the space">
         {{#assets}}
         <li class="cell">
-          <a href="/api/space/assets/{{id}}/fullscreen"><img src="/api/space/assets/{{id}}/thumbnail?size=200" srcset="/api/space/assets/{{id}}/thumbnail?size=200 1x, /api/space/assets/{{id}}/thumbnail?size=400 2x" width="200" height="200" alt="{{name}}" loading="lazy"></a>
+          <a href="/api/space/assets/{{id}}/{{#length}}playback{{/length}}{{^length}}fullscreen{{/length}}"><img src="/api/space/assets/{{id}}/thumbnail?size=200" srcset="/api/space/assets/{{id}}/thumbnail?size=200 1x, /api/space/assets/{{id}}/thumbnail?size=400 2x" width="200" height="200" alt="{{name}}{{#length}}, video, {{length}}{{/length}}" loading="lazy">{{#length}}<span class="video-badge" aria-hidden="true">{{length}}</span>{{/length}}</a>
         </li>
         {{/assets}}
       </ul>

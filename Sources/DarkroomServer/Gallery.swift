@@ -563,6 +563,14 @@ struct Gallery: Sendable {
   /// `1 item`, `5 items`.
   static func items(_ count: Int) -> String { count == 1 ? "1 item" : "\(count) items" }
 
+  /// A video's length as the gallery shows it, minutes and seconds: `0:07`, `12:30`
+  /// (gallery.js's `durationText`).
+  static func length(_ seconds: Double) -> String {
+    let whole = seconds.isFinite ? max(0, Int(seconds.rounded())) : 0
+    let rest = whole % 60
+    return "\(whole / 60):" + (rest < 10 ? "0" : "") + "\(rest)"
+  }
+
   /// Groups on a page of the duplicates, and photos shown of one group.
   static let duplicateGroupsPerPage = 50
   static let duplicatesShown = 50

@@ -205,7 +205,11 @@ struct SpaceRoutes: Sendable {
       values["unlocked"] = true
       values["count"] = Gallery.items(assets.count)
       values["assets"] = assets.map { asset -> [String: Any] in
-        ["id": asset.id, "name": asset.name, "version": asset.editVersion]
+        var values: [String: Any] = [
+          "id": asset.id, "name": asset.name, "version": asset.editVersion,
+        ]
+        if let duration = asset.duration { values["length"] = Gallery.length(duration) }
+        return values
       }
     } else {
       values["locked"] = true
@@ -220,8 +224,12 @@ struct SpaceRoutes: Sendable {
     -> Response
   {
     let (library, asset) = try spaceAsset(context)
+    let delivery = try API.delivery(request)
     if context.parameters.get("rep") == "video" {
       return try await API.motionVideo(library, asset.id, request, headers: Self.noStore)
+    }
+    if context.parameters.get("rep") == "playback" {
+      return try await API.playback(library, asset.id, delivery, request, headers: Self.noStore)
     }
     var spec = try API.renditionSpec(context, request).shownInBrowser(
       sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
@@ -340,6 +348,10 @@ struct APISpaceAsset: Encodable {
   var trashed: Bool
   /// Where a motion photo's video is in the original; absent for a still alone.
   var motionVideo: FileRange?
+  /// `photo` or `video`.
+  var mediaType: String
+  /// A video's length in seconds; absent for a photo.
+  var duration: Double?
 
   init(_ asset: Asset) {
     id = asset.id.rawValue
@@ -352,6 +364,8 @@ struct APISpaceAsset: Encodable {
     editVersion = asset.adjustmentVersion
     trashed = asset.trashedAt != nil
     motionVideo = asset.motionVideo
+    mediaType = asset.mediaType.rawValue
+    duration = asset.duration
   }
 }
 

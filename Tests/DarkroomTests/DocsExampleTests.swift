@@ -92,8 +92,8 @@ struct DocsExampleTests {
     }
   }
 
-  /// A library (scanned) with the photos the pages name: IMG_0001.jpg (EXIF 6) and IMG_0002.jpg,
-  /// photos/ with three more (one edited), 2024/06/IMG_0001.jpg, IMG_0001-print.jpg (the first's bytes),
+  /// A library (scanned) with the photos the pages name: IMG_0001.jpg (EXIF 6), IMG_0002.jpg
+  /// and a video, IMG_0002.MOV; photos/ with three more (one edited), 2024/06/IMG_0001.jpg, IMG_0001-print.jpg (the first's bytes),
   /// Samples/orientation-6.jpg, and passwords (pw.txt, pw2.txt) for a shared link and a space.
   static func library() throws -> TemporaryFolder {
     let folder = try Fixture.temporaryFolder()
@@ -107,7 +107,7 @@ struct DocsExampleTests {
       ("orientation-6.jpg", "IMG_0001-print.jpg"), ("gps.jpg", "photos/IMG_1001.jpg"),
       ("orientation-3.jpg", "photos/IMG_1002.jpg"), ("display-p3.jpg", "photos/IMG_1003.jpg"),
       ("orientation-8.jpg", "2024/06/IMG_0001.jpg"),
-      ("orientation-6.jpg", "Samples/orientation-6.jpg"),
+      ("orientation-6.jpg", "Samples/orientation-6.jpg"), ("clip.mov", "IMG_0002.MOV"),
     ]
     for (sample, name) in copies {
       try manager.copyItem(atPath: Fixture.sample(sample), toPath: folder.file(name))

@@ -523,6 +523,58 @@ struct ServerSpaceTests {
     }
   }
 
+  @Test(
+    "a video in a space through the API: uploaded, listed as a video, played as H.264 (streamed as it is made, then with ranges, never stored by the browser), its page's cell a link to it; a bad delivery is a 400"
+  )
+  func videoInSpace() async throws {
+    let spaces = try ServedSpaces()
+    let folder = try TemporaryFolder()
+    let clip = try Fixture.bytes(try VideoEditTests.hevcClip(in: folder))
+    try await spaces.test { client, _ in
+      let login = try await GalleryLogin.login(client)
+      #expect(
+        try await login.postForm(client, "/space/unlock", "password=alpha").status == .seeOther)
+      let added = try await login.post(
+        client, "/api/space/uploads?name=clip.mov", ByteBuffer(bytes: clip))
+      #expect(added.status == .created, "\(added.text)")
+      let asset = try #require(added.object["asset"] as? [String: Any])
+      let id = try #require(asset["id"] as? String)
+      #expect(asset["mediaType"] as? String == "video")
+      #expect(abs((asset["duration"] as? Double ?? 0) - 2) < 0.05)
+      #expect(asset["width"] as? Int == 360 && asset["height"] as? Int == 640)
+
+      let first = try await login.get(client, "/api/space/assets/\(id)/playback?delivery=fast")
+      #expect(first.status == .ok, "\(first.text)")
+      #expect(first.headers[.contentType] == "video/mp4")
+      #expect(first.headers[.cacheControl] == "no-store")
+      let played = try folder.write("played.mp4", first.bytes)
+      let probe = try VideoEditTests.probe(played)
+      #expect(probe.video?["codec_name"] as? String == "h264")
+      #expect(probe.video?["width"] as? Int == 360 && probe.video?["height"] as? Int == 640)
+      #expect(probe.audio?["codec_name"] as? String == "aac")
+      let part = try await login.get(
+        client, "/api/space/assets/\(id)/playback?delivery=fast", [.range: "bytes=0-99"])
+      #expect(part.status == .partialContent)
+      #expect(part.headers[.cacheControl] == "no-store")
+      #expect(part.bytes == Array(first.bytes.prefix(100)))
+
+      let bad = try await login.get(client, "/api/space/assets/\(id)/playback?delivery=huge")
+      #expect(bad.status == .badRequest)
+      #expect(
+        (bad.object["error"] as? [String: Any])?["message"] as? String
+          == "delivery takes fast, medium or high; not huge")
+
+      let page = try await login.get(client, "/space")
+      #expect(page.text.contains("<a href=\"/api/space/assets/\(id)/playback\">"))
+      #expect(page.text.contains("alt=\"clip.mov, video, 0:02\""))
+      #expect(page.text.contains("<span class=\"video-badge\" aria-hidden=\"true\">0:02</span>"))
+    }
+    // Nothing of the clip or what was played is under the spaces' folder unencrypted.
+    let played = try Fixture.bytes(folder.file("played.mp4"))
+    let secrets = SpaceVideoTests.needles(clip) + SpaceVideoTests.needles(played)
+    #expect(try SpaceVideoTests.holders(of: secrets, under: spaces.dir).isEmpty)
+  }
+
   @Test("every key is zeroed when the server stops")
   func shutdown() async throws {
     let spaces = try ServedSpaces()

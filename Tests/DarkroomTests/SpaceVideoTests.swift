@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// Videos in an encrypted space: taken in as photos are (a file, bytes, an upload as it
+/// arrives), their poster, playback version and edits made from the video decrypted into
+/// memory and sealed again, and no plaintext byte of any of them under the space's folder.
+/// The clips are made here by the `ffmpeg` command and read back with `ffprobe`.
+@Suite("Videos in a space", .timeLimit(.minutes(10)))
+struct SpaceVideoTests {
+  /// Pieces of `bytes` (32 bytes at its start, middle and end) that no file under a space's
+  /// folder may hold.
+  static func needles(_ bytes: [UInt8]) -> [[UInt8]] {
+    [0, bytes.count / 2, bytes.count - 32].map { Array(bytes[$0..<$0 + 32]) }
+  }
+
+  /// The files under `folder` holding any of `needles`.
+  static func holders(of needles: [[UInt8]], under folder: String) throws -> [String] {
+    try filesUnder(folder).filter { _, bytes in needles.contains { contains(bytes, $0) } }.keys
+      .sorted()
+  }
+
+  @Test(
+    "an HEVC clip in a space: a video asset, its poster, a playback version made in memory and sealed (cached, ranges, streamed), noir and a byte-exact revert, the command line's render and edit; no plaintext under the folder"
+  )
+  func videoInSpace() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try VideoEditTests.hevcClip(in: folder)  // a MOV, shown 360x640, 2 s, AAC
+    let original = try Fixture.bytes(clip)
+    let dir = folder.file("S")
+    let library = Library(
+      space: try Space.create(at: dir, password: pw("alpha"), kdf: testKDF))
+    let (asset, added) = try library.add(file: clip)
+    #expect(added && asset.mediaType == .video && asset.format == "mov")
+    #expect((asset.displayWidth, asset.displayHeight) == (360, 640))
+    #expect(abs((asset.duration ?? 0) - 2) < 0.05, "\(String(describing: asset.duration))")
+    var videos = AssetQuery()
+    videos.album = .smart(.videos)
+    #expect(Array(try library.assets(matching: videos)) == [asset.id])
+    videos = AssetQuery()
+    videos.mediaType = .photo
+    #expect(try library.assets(matching: videos).isEmpty)
+
+    // Its poster: upright (portrait), in colour.
+    let poster = try library.render(asset.id, RenditionSpec(.aspectThumbnail))
+    #expect(poster.height > poster.width)
+    #expect(VideoEditTests.colourfulness(try decode(poster).pixels()) > 100)
+
+    // A playback version: H.264 and AAC in MP4, upright, as long; made once, one new object.
+    let objectsBefore = try filesUnder(dir + "/objects").count
+    let made = try library.playback(of: asset.id, quality: .fast)
+    #expect(!made.isOriginal && !made.cached && made.mediaType == "video/mp4")
+    #expect((made.width, made.height) == (360, 640))
+    let bytes = try library.playbackBytes(made)
+    #expect(bytes.count == made.byteSize)
+    #expect(try filesUnder(dir + "/objects").count == objectsBefore + 1)
+    let written = try folder.write("fast.mp4", bytes)
+    let probe = try VideoEditTests.probe(written)
+    #expect(probe.video?["codec_name"] as? String == "h264")
+    #expect(probe.video?["width"] as? Int == 360 && probe.video?["height"] as? Int == 640)
+    #expect(probe.audio?["codec_name"] as? String == "aac")
+    #expect(abs(probe.duration - 2.0) <= 0.1, "\(probe.duration)")
+    let again = try library.playback(of: asset.id, quality: .fast)
+    #expect(again.cached && again.source == made.source && again.byteSize == made.byteSize)
+    #expect(try library.playbackBytes(again, part: 100..<300) == Array(bytes[100..<300]))
+
+    // Streamed while it is made (medium), then the same bytes from the space.
+    guard case .growing(let growing) = try library.playbackStream(of: asset.id) else {
+      Issue.record("a playback not made yet is streamed as it is made")
+      return
+    }
+    var streamed: [UInt8] = []
+    while true {
+      let piece = try await growing.read(from: streamed.count, count: 1 << 16)
+      if piece.isEmpty { break }
+      streamed += piece
+    }
+    let medium = try library.playback(of: asset.id)
+    #expect(medium.cached && !medium.isOriginal)
+    #expect(try library.playbackBytes(medium) == streamed)
+
+    // The command line's render, from another process: the same sealed rendition's bytes.
+    let passwordFile = try folder.write("password", Array("alpha".utf8))
+    let out = folder.file("out/clip.playback.mp4")
+    let render = try CLI.run(
+      [
+        "render", "--space", dir, "--password-file", passwordFile, "--rep", "playback",
+        "clip.mov", "-o", folder.path + "/out/",
+      ])
+    #expect(render.status == 0, "\(render.stderr)")
+    #expect(render.stdout == out + "\n")
+    #expect(try Fixture.bytes(out) == streamed)
+
+    // noir: every frame grey, its sound kept; the playback of the edit is made anew.
+    try library.editBlocking(asset.id, with: graph("noir"))
+    let editedBytes = try library.bytes(of: asset.id)
+    let editedFile = try folder.write("edited.mov", editedBytes)
+    let editedProbe = try VideoEditTests.probe(editedFile)
+    #expect(editedProbe.video?["codec_name"] as? String == "h264")
+    #expect(editedProbe.audio?["codec_name"] as? String == "aac")
+    for frame in try VideoEditTests.frames(editedFile, at: [0.2, 1.5], in: folder) {
+      #expect(VideoEditTests.colourfulness(frame.pixels) < 2)
+    }
+    #expect(try library.editHistory(asset.id).versions.map(\.graph) == [graph("noir")])
+    let greyPoster = try library.render(asset.id, RenditionSpec(.aspectThumbnail))
+    #expect(VideoEditTests.colourfulness(try decode(greyPoster).pixels()) < 3)
+    let editedPlayback = try library.playback(of: asset.id, quality: .fast)
+    #expect(!editedPlayback.cached && editedPlayback.source != made.source)
+    let greyFile = try folder.write("grey.mp4", try library.playbackBytes(editedPlayback))
+    for frame in try VideoEditTests.frames(greyFile, at: [1.0], in: folder) {
+      #expect(VideoEditTests.colourfulness(frame.pixels) < 3)
+    }
+
+    // Back to the original, byte for byte.
+    try library.revertBlocking(asset.id)
+    #expect(try library.bytes(of: asset.id) == original)
+
+    // The command line's edit and revert, through the same engine.
+    let edit = try CLI.run(
+      ["edit", "--space", dir, "--password-file", passwordFile, "--filter", "noir", "clip.mov"])
+    #expect(edit.status == 0, "\(edit.stderr)")
+    #expect(edit.stdout == "clip.mov: edited (version 1: noir)\n")
+    let revert = try CLI.run(
+      ["revert", "--space", dir, "--password-file", passwordFile, "clip.mov"])
+    #expect(revert.stdout == "clip.mov: restored the original\n", "\(revert.stderr)")
+    try library.space?.reload()
+    #expect(try library.bytes(of: asset.id) == original)
+
+    // Nothing under the folder holds a byte of the clip, its playback versions or its edit.
+    let secrets =
+      Self.needles(original) + Self.needles(bytes) + Self.needles(streamed)
+      + Self.needles(editedBytes)
+    #expect(try Self.holders(of: secrets, under: dir).isEmpty)
+    #expect(try plaintextFound(under: dir, names: ["clip.mov", "clip.playback"]).isEmpty)
+    library.close()
+  }
+
+  @Test(
+    "a space's video is decoded and encoded by the space's own workers, handed the decrypted video as a sealed file in memory; a renderer given no workers in a process that routes to workers gets the space's own"
+  )
+  func ownWorkers() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try VideoEditTests.hevcClip(in: folder)
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    let (asset, _) = try space.add(file: clip)
+    let shared = WorkerPool(.init(executable: CLI.binary))
+    defer { shared.shutDown() }
+    var settings = PixelSettings()
+    settings.workers = shared
+    let poster = try space.render(asset, RenditionSpec(.thumbnail), settings: settings)
+    #expect(VideoEditTests.colourfulness(try decode(poster).pixels()) > 100)
+    let edited = try space.edit(asset, graph: graph("noir"), settings: settings)
+    let file = try folder.write("edited.mov", try space.current(edited))
+    for frame in try VideoEditTests.frames(file, at: [1.0], in: folder) {
+      #expect(VideoEditTests.colourfulness(frame.pixels) < 2)
+    }
+    #expect(shared.counts.started == 0)
+    // One for the poster; one for the encode, started with its own CPU limit and retired
+    // after it.
+    let own = try #require(space.ownWorkers)
+    #expect(own.counts.started == 2)
+    space.close()
+    #expect(own.counts.running == 0)
+
+    // Which workers a space's renderer gets.
+    let routed = WorkerPool.Configuration(executable: "/usr/local/bin/darkroom")
+    #expect(Space.ownConfiguration(Renderer(), routed: routed)?.executable == routed.executable)
+    #expect(Space.ownConfiguration(Renderer(), routed: nil) == nil)
+    #expect(Space.ownConfiguration(Renderer(settings), routed: routed)?.executable == CLI.binary)
+  }
+
+  @Test(
+    "a video uploaded as it arrives whose index is at its end, past the first bytes: read from the sealed object; a cut-off video is refused and leaves nothing"
+  )
+  func uploadIndexAtEnd() async throws {
+    let folder = try Fixture.temporaryFolder()
+    // Two seconds of noise, lossless: about 13 MB, with its `moov` written last.
+    try VideoTests.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "nullsrc=size=640x360:rate=30:duration=2", "-vf",
+        "geq=lum='random(1)*255':cb=128:cr=128", "-c:v", "libx264", "-qp", "0", "noise.mp4",
+      ], in: folder)
+    let bytes = try Fixture.bytes(folder.file("noise.mp4"))
+    let index = try #require(
+      (0..<bytes.count - 4).last { Array(bytes[$0..<$0 + 4]) == Array("moov".utf8) })
+    #expect(index > Space.streamedHeaderBytes, "the index is past the first bytes read")
+    let dir = folder.file("S")
+    let library = Library(space: try Space.create(at: dir, password: pw("alpha"), kdf: testKDF))
+    defer { library.close() }
+    func pieces(_ bytes: [UInt8]) -> AsyncStream<[UInt8]> {
+      AsyncStream { continuation in
+        for start in stride(from: 0, to: bytes.count, by: 1 << 20) {
+          continuation.yield(Array(bytes[start..<min(bytes.count, start + (1 << 20))]))
+        }
+        continuation.finish()
+      }
+    }
+    let (asset, added) = try await library.add(
+      streaming: pieces(bytes), length: bytes.count, name: "noise.mp4", limits: Upload.Limits())
+    #expect(added && asset.mediaType == .video && asset.format == "mp4")
+    #expect((asset.width, asset.height) == (640, 360))
+    #expect(abs((asset.duration ?? 0) - 2) < 0.05)
+    #expect(try library.bytes(of: asset.id) == bytes)
+
+    // Cut before its index: refused with the video's name, and nothing is left.
+    let objects = try filesUnder(dir + "/objects").count
+    let cut = Array(bytes[..<index])
+    await #expect {
+      _ = try await library.add(
+        streaming: pieces(cut), length: cut.count, name: "cut.mp4", limits: Upload.Limits())
+    } throws: { error in
+      (error as? DarkroomError)?.file == "cut.mp4"
+    }
+    #expect(try filesUnder(dir + "/objects").count == objects)
+    #expect(Array(try library.assets(matching: AssetQuery())) == [asset.id])
+  }
+}
