@@ -8,7 +8,8 @@ import CSandbox
 /// decrypted video and what is made of it before it is sealed again. A video is read by
 /// FFmpeg through a file descriptor, handed to a sandboxed worker the way a library's file
 /// is, and written by the transcoder at offsets; a memory file is all of that without a
-/// byte of plaintext reaching a disk (its pages can go to swap, as any memory's can).
+/// byte of plaintext reaching a disk (its pages can go to swap, as any memory's can). It
+/// stands beside the workers it is handed to (CSandbox, which makes it, is theirs).
 enum MemoryFile {
   /// A new, empty memory file, open for reading and writing (closed on exec); the caller
   /// owns the descriptor. `name` shows only in `/proc/PID/fd`.
@@ -38,7 +39,12 @@ enum MemoryFile {
     var offset = 0
     while offset < length {
       var bytes = try read(offset, min(copyBytes, length - offset))
-      defer { Sodium.wipe(&bytes) }
+      // Plaintext: zeroed once it is in the file, where the compiler cannot leave it out.
+      defer {
+        bytes.withUnsafeMutableBytes {
+          if let base = $0.baseAddress { explicit_bzero(base, $0.count) }
+        }
+      }
       guard !bytes.isEmpty, bytes.withUnsafeBytes({ AtomicFile.writeAll(fd, $0) }) else {
         throw AtomicFile.writeError(name, errno)
       }
