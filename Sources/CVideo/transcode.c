@@ -718,7 +718,9 @@ int dr_video_transcode(const DrVideoSource *source, DrTranscodeWrite write,
   t.timing = getenv("DARKROOM_TRANSCODE_TIMES") != NULL;
   double began = now_seconds();
   int rc = -1;
-  if (dr_open_video(&t.in, source, options->max_pixels, error, error_size) != 0) goto done;
+  if (dr_open_video(&t.in, source, options->max_pixels, FF_THREAD_FRAME | FF_THREAD_SLICE, error,
+                    error_size) != 0)
+    goto done;
   AVStream *stream = t.in.format->streams[t.in.stream];
   double base = av_q2d(stream->time_base);
   double duration = stream->duration != AV_NOPTS_VALUE

@@ -73,22 +73,28 @@ int dr_read_bytes(void *opaque, uint8_t *buffer, int size);
 int64_t dr_seek_bytes(void *opaque, int64_t offset, int whence);
 
 // One open video: its container, decoder and the packets and frames in flight. Every
-// FFmpeg object is made by dr_open_video and freed by dr_close_video, nowhere else.
+// FFmpeg object is made by dr_open_video (the decoder by open_decoder, which
+// dr_video_threads_frames also calls to replace it) and freed by dr_close_video, nowhere else.
 typedef struct {
   Reader reader;
   AVIOContext *io;
   AVFormatContext *format;
   AVCodecContext *codec;
+  const AVCodec *decoder;
+  int thread_type;  // the decoder's FF_THREAD_* flags
   AVPacket *packet;
   AVFrame *frame, *best;
   int stream;
   int drained;      // the demuxer is at its end and the decoder was told
   int bad_packets;  // packets the decoder refused (damage), up to a bound
   int64_t packets;  // packets read, up to a bound
+  int decoded;      // frames the decoder gave back
 } Video;
 
-int dr_open_video(Video *v, const DrVideoSource *source, long long max_pixels, char *error,
-                  size_t error_size);
+/// Opens `source`'s video stream, its decoder threaded as `thread_type` says (FF_THREAD_FRAME
+/// and/or FF_THREAD_SLICE).
+int dr_open_video(Video *v, const DrVideoSource *source, long long max_pixels, int thread_type,
+                  char *error, size_t error_size);
 void dr_close_video(Video *v);
 void dr_av_message(int code, char *text, size_t size);
 /// When `frame` is shown, in seconds from the stream's start.

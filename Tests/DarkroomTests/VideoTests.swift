@@ -94,6 +94,37 @@ struct VideoTests {
   }
 
   @Test(
+    "a poster past a fade: the first frame, then the keyframe at the fade's end sought to through B-frames' reorder delay, each decoded alone (two frames in all); without a keyframe there, decoding goes on to it",
+    arguments: [true, false])
+  func fadePosterDecodes(keyframeAtEnd: Bool) throws {
+    let folder = try Fixture.temporaryFolder()
+    let picture = try Self.quadrantPicture(in: folder)
+    // B-frames (x264's default three): a frame's decoding time runs two frames ahead of its
+    // presentation time, which is what a seek by the index's decoding time missed.
+    try Self.ffmpeg(
+      [
+        "-f", "lavfi", "-i", "color=c=black:s=640x360:r=30:d=1", "-loop", "1", "-framerate", "30",
+        "-t", "2", "-i", picture, "-filter_complex",
+        "[0:v][1:v]concat=n=2:v=1,format=yuv420p[v]", "-map", "[v]", "-c:v", "libx264",
+        "-preset", "veryfast", "-bf", "3", "-sc_threshold", "0", "-g", "300",
+      ] + (keyframeAtEnd ? ["-force_key_frames", "0,1"] : []) + ["fade.mp4"], in: folder)
+    let file = try InputFile(folder.file("fade.mp4"))
+    let frame = try VideoFrame.decode(
+      .file(file), name: "fade.mp4", box: (320, 180), maxPixels: 1 << 30)
+    #expect(abs(frame.time - 1.0) < 0.001, "\(frame.time)")
+    #expect(frame.spread > 10)
+    #expect(frame.pixels[0] > 150 && frame.pixels[1] < 80, "the red quadrant's corner")
+    if keyframeAtEnd {
+      #expect(frame.framesLookedAt == 2 && frame.framesDecoded == 2, "\(frame)")
+    } else {
+      // 0 s (alone), then on from the start to 0.5 s and 1 s: more than a second's frames
+      // that anything refers to, fewer than all 31 (B-frames nothing refers to are skipped).
+      #expect(frame.framesLookedAt == 3, "\(frame.framesLookedAt)")
+      #expect(frame.framesDecoded > 2 && frame.framesDecoded < 31, "\(frame.framesDecoded)")
+    }
+  }
+
+  @Test(
     "a portrait clip whose first second is black: fullscreen and thumbnail upright (as ffmpeg shows it) and not black, at 0, 90, 180 and 270 degrees"
   )
   func rotations() throws {

@@ -42,6 +42,9 @@ typedef struct {
   /// frames were looked at before it was chosen.
   double spread;
   int frames_looked_at;
+  /// How many frames the decoder gave back on the way (a look at the first frame or at a
+  /// keyframe sought to decodes that frame alone).
+  int frames_decoded;
   /// What the stream says of its colour: DR_TRANSFER_*, FFmpeg's AVColorPrimaries value, and
   /// bits per sample.
   int transfer, primaries, bit_depth;

@@ -27,6 +27,9 @@ struct VideoFrame {
   /// The frame's spread of brightness (0-255) and how many frames were looked at.
   var spread: Double
   var framesLookedAt: Int
+  /// How many frames were decoded on the way (a look at the first frame, or at a keyframe
+  /// sought to, decodes that frame alone).
+  var framesDecoded: Int
   /// `sdr`, `pq` or `hlg`: the stream's transfer function.
   var transfer: String
 
@@ -58,7 +61,7 @@ struct VideoFrame {
     return VideoFrame(
       pixels: pixels, width: Int(frame.width),
       height: Int(frame.height), time: frame.time, spread: frame.spread,
-      framesLookedAt: Int(frame.frames_looked_at),
+      framesLookedAt: Int(frame.frames_looked_at), framesDecoded: Int(frame.frames_decoded),
       transfer: ["sdr", "pq", "hlg"][Int(max(0, min(2, frame.transfer)))])
   }
 
