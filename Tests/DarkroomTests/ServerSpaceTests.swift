@@ -558,6 +558,17 @@ struct ServerSpaceTests {
       #expect(part.headers[.cacheControl] == "no-store")
       #expect(part.bytes == Array(first.bytes.prefix(100)))
 
+      // A video cut short: refused with the file's name and what is wrong, nothing kept.
+      let cut = try await login.post(
+        client, "/api/space/uploads?name=cut.mov",
+        ByteBuffer(bytes: Array(clip.prefix(clip.count / 2))))
+      #expect(cut.status == .unprocessableContent, "\(cut.text)")
+      #expect(
+        ((cut.object["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("cut.mov: ")
+          == true, "\(cut.text)")
+      let listed = try await login.get(client, "/api/space/assets")
+      #expect((listed.object["assets"] as? [[String: Any]])?.count == 1)
+
       let bad = try await login.get(client, "/api/space/assets/\(id)/playback?delivery=huge")
       #expect(bad.status == .badRequest)
       #expect(

@@ -170,6 +170,69 @@ struct SpaceVideoTests {
     #expect(Space.ownConfiguration(Renderer(settings), routed: routed)?.executable == CLI.binary)
   }
 
+  @Test("a memory file, once sealed, cannot be written, grown or shrunk by anyone it is handed to")
+  func memoryFileSealed() throws {
+    let file = try MemoryFile.sealed(name: "clip.mov", length: 10 << 20) { offset, count in
+      (offset..<offset + count).map { UInt8(truncatingIfNeeded: $0 / 7) }
+    }
+    #expect(file.size == 10 << 20)
+    #expect(
+      try file.read(at: 5 << 20, count: 4)
+        == (5 << 20..<(5 << 20) + 4).map {
+          UInt8(truncatingIfNeeded: $0 / 7)
+        })
+    let byte: [UInt8] = [1]
+    let wrote = byte.withUnsafeBytes { pwrite(file.descriptor, $0.baseAddress, 1, 0) }
+    #expect(wrote == -1 && errno == EPERM)
+    #expect(ftruncate(file.descriptor, 0) == -1 && errno == EPERM)
+    #expect(ftruncate(file.descriptor, 20 << 20) == -1 && errno == EPERM)
+    // In memory, named in no folder.
+    let target = try FileManager.default.destinationOfSymbolicLink(
+      atPath: "/proc/self/fd/\(file.descriptor)")
+    #expect(target.hasPrefix("/memfd:darkroom-decrypted"), "\(target)")
+  }
+
+  @Test(
+    "locking a space while its video's playback version is made stops the encode and seals nothing; its keys are zeroed when the work has ended, not under it"
+  )
+  func lockDuringEncode() throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try VideoEditTests.hevcClip(in: folder)
+    let dir = folder.file("S")
+    let space = try Space.create(at: dir, password: pw("alpha"), kdf: testKDF)
+    let library = Library(space: space)
+    let (asset, _) = try library.add(file: clip)
+    let before = try filesUnder(dir).keys.sorted()
+    let reports = Locked(0)
+    #expect {
+      _ = try library.playback(of: asset.id, quality: .fast) { _, _ in
+        reports.withLock { $0 += 1 }
+        space.close()
+        return true
+      }
+    } throws: { error in
+      (error as? DarkroomError)?.message == "stopped: asked to stop before the encode ended"
+    }
+    #expect(reports.withLock { $0 } == 1)
+    #expect(try filesUnder(dir).keys.sorted() == before, "nothing sealed, nothing partial")
+    #expect(space.keys.space.isWiped && space.keys.objects.isWiped)
+
+    // The keys are kept while work that holds them runs, and zeroed when it ends.
+    let other = try Space.create(
+      at: folder.file("T"), password: pw("beta"), kdf: testKDF)
+    try other.using { () throws(DarkroomError) in
+      other.close()
+      #expect(!other.keys.objects.isWiped && !other.keys.catalog.isWiped)
+      #expect(other.isClosed)
+    }
+    #expect(other.keys.objects.isWiped && other.keys.catalog.isWiped)
+    #expect {
+      try other.using { () throws(DarkroomError) in }
+    } throws: { error in
+      (error as? DarkroomError)?.message == "the space is locked"
+    }
+  }
+
   @Test(
     "a video uploaded as it arrives whose index is at its end, past the first bytes: read from the sealed object; a cut-off video is refused and leaves nothing"
   )

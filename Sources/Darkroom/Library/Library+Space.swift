@@ -209,7 +209,7 @@ extension Library {
       // A sealed original has no sidecars: its own XMP only.
       let original = try space.original(asset)
       graph = try Editor.foreignGraph(
-        AssetMetadata.read(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
+        space.readMetadata(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
     }
     let edited = try space.edit(asset, graph: graph, append: mode == .append, settings: settings)
     outcome.version = edited.editVersion

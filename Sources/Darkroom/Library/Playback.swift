@@ -122,7 +122,7 @@ extension Library {
   }
 
   /// What a playback of asset `id` takes: its video (a photo's live or motion video), header,
-  /// content hash and cache key.
+  /// and where its rendition is kept (the cache, by content hash and key; or the space).
   private func playbackPlan(of id: AssetID, quality: PlaybackQuality)
     throws(DarkroomError) -> PlaybackPlan
   {
@@ -197,11 +197,15 @@ extension Library {
       video: video, name: asset.name, original: original, mediaType: mediaType, header: header,
       size: size, box: Self.playbackBox(quality, header),
       store: .space(
-        space, asset, id, object: space.playbackName(asset, key: Self.playbackKey(quality))))
+        space, asset, id,
+        object: space.playbackName(
+          asset, shown: asset.isVideo ? asset.rendered : nil, key: Self.playbackKey(quality))))
   }
 
   /// Bytes `part` of a playback (all of it for nil), read as
-  /// ``playback(of:quality:maxSeconds:progress:)`` found them: the asset's file, a photo's video, or the cached rendition.
+  /// ``playback(of:quality:maxSeconds:progress:)`` found them: the asset's file, a photo's
+  /// video, the cached rendition, or a space's sealed one (decrypting only the chunks `part`
+  /// is in).
   package func playbackBytes(_ playback: Playback, part: Range<Int>? = nil) throws(DarkroomError)
     -> [UInt8]
   {
@@ -332,12 +336,13 @@ package enum PlaybackStream: Sendable {
 /// A playback rendition being made: a fragmented MP4 whose bytes can be read as they are
 /// written, and which ends whole in the cache, or fails.
 package final class GrowingPlayback: Sendable {
-  /// The renditions being made in this process, by content and cache key.
+  /// The renditions being made in this process, by ``PlaybackStore/flightKey``.
   static let inFlight = Locked<[String: GrowingPlayback]>([:])
 
   private struct State {
-    /// A duplicate of the rendition's temporary file's descriptor (the same file after its
-    /// rename too), once it is open.
+    /// A duplicate (closed on exec) of the descriptor of the file the rendition is written
+    /// to: the cache's temporary file (the same file after its rename too), or a space's
+    /// memory file, once it is open.
     var fd: Int32 = -1
     var outcome: Result<Playback, DarkroomError>?
   }
@@ -353,7 +358,7 @@ package final class GrowingPlayback: Sendable {
 
   /// The rendition's file is open: its bytes can be read through a duplicate of `fd`.
   func attach(_ fd: Int32) {
-    let copy = dup(fd)
+    let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
     state.withLock { $0.fd = copy }
   }
 
@@ -509,8 +514,10 @@ struct PlaybackPlan {
     let fd = try MemoryFile.create("darkroom-playback", file: name)
     defer { close(fd) }
     growing?.attach(fd)
+    // A lock stops the encode at its next report (the space's workers end with it).
     let outcome = try space.ownRenderer(Renderer(PixelSettings())).transcode(
-      try video(), name: name, into: fd, settings, graph: nil, progress: progress)
+      try video(), name: name, into: fd, settings, graph: nil,
+      progress: { done, total in progress(done, total) && !space.isClosed })
     try space.storePlayback(
       object, of: asset, memoryFile: fd, width: outcome.width, height: outcome.height)
     return Playback(

@@ -13,9 +13,11 @@ extension Space {
   ///
   /// - Throws: what reading the object throws (missing, damaged); `io` when memory runs out.
   func decryptedFile(_ object: String, of asset: SpaceAsset) throws(DarkroomError) -> InputFile {
-    let sealed = try reader(object, of: asset)
-    return try MemoryFile.sealed(name: asset.name, length: sealed.length) {
-      offset, count throws(DarkroomError) in try sealed.read(offset..<offset + count)
+    try using { () throws(DarkroomError) in
+      let sealed = try reader(object, of: asset)
+      return try MemoryFile.sealed(name: asset.name, length: sealed.length) {
+        offset, count throws(DarkroomError) in try sealed.read(offset..<offset + count)
+      }
     }
   }
 
@@ -40,6 +42,16 @@ extension Space {
     memoryFile fd: Int32, length: Int, prefix: [UInt8] = [], as name: String, label: String,
     unique: Bool = false
   ) throws(DarkroomError) {
+    try using { () throws(DarkroomError) in
+      try sealKept(
+        memoryFile: fd, length: length, prefix: prefix, as: name, label: label, unique: unique)
+    }
+  }
+
+  private func sealKept(
+    memoryFile fd: Int32, length: Int, prefix: [UInt8], as name: String, label: String,
+    unique: Bool
+  ) throws(DarkroomError) {
     try prepare(name)
     let path = objectPath(name)
     try SpaceObject.write(
@@ -62,12 +74,13 @@ extension Space {
 
   // MARK: Playback renditions
 
-  /// The keyed name of the playback rendition of `asset` as it looks now (its motion video's,
-  /// for a photo) under cache key `key` (``Library/playbackKey(_:)``).
-  func playbackName(_ asset: SpaceAsset, key: String) -> String {
+  /// The keyed name of the playback rendition of `asset`'s video as `shown` (its edit's
+  /// result; nil for its original, and for a photo's motion video, which an edit of the
+  /// photo leaves as it is) under cache key `key` (``Library/playbackKey(_:)``).
+  func playbackName(_ asset: SpaceAsset, shown: String?, key: String) -> String {
     keys.name(
       [
-        Array("playback".utf8), Array(asset.identity.utf8), Array((asset.rendered ?? "").utf8),
+        Array("playback".utf8), Array(asset.identity.utf8), Array((shown ?? "").utf8),
         Array(key.utf8),
       ])
   }
@@ -117,51 +130,62 @@ extension Space {
   func editVideo(
     _ asset: SpaceAsset, graph: FilterGraph, append: Bool, settings: PixelSettings
   ) throws(DarkroomError) -> SpaceAsset {
-    try withWriteLock { () throws(DarkroomError) in
-      let asset = try self.asset(asset.id)
-      let original = try decryptedFile(asset.original, of: asset)
-      guard let header = try VideoHeader.describe(original, name: asset.name) else {
-        throw DarkroomError(.corrupt, file: asset.name, "its original is not a video")
+    // The encode runs outside the folder's write lock (minutes, for a long video, when every
+    // space of the folder would wait); its result is committed under it if the asset's edit
+    // is still the one it started from.
+    try reload()
+    let asset = try self.asset(asset.id)
+    let original = try decryptedFile(asset.original, of: asset)
+    guard let header = try VideoHeader.describe(original, name: asset.name) else {
+      throw DarkroomError(.corrupt, file: asset.name, "its original is not a video")
+    }
+    var history = try self.history(asset)
+    var graph = graph
+    if append, let last = history.last {
+      graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
+    }
+    var data = AdjustmentData(
+      graph: graph,
+      original: .init(
+        sha256: asset.identity, byteSize: asset.byteSize, format: header.format,
+        fileName: asset.name),
+      result: .init(
+        sha256: "", format: Editor.videoContainer(header.format), quality: Editor.videoQuality),
+      version: asset.editVersion + 1, previous: nil, created: Editor.now())
+    let fd = try MemoryFile.create("darkroom-edit", file: asset.name)
+    defer { Glibc.close(fd) }
+    // A lock stops the encode at its next progress report.
+    let hash = try Editor.renderVideo(
+      data, from: original, header: header, name: asset.name, into: fd,
+      with: ownRenderer(Renderer(settings)), progress: { [self] _, _ in !isClosed })
+    data.result.sha256 = hash.hex
+    history.append(data)
+    guard let length = MemoryFile.size(fd) else { throw AtomicFile.writeError(asset.name, errno) }
+    return try withWriteLock { () throws(DarkroomError) in
+      let current = try self.asset(asset.id)
+      guard current.editVersion == asset.editVersion, current.adjustments == asset.adjustments
+      else {
+        throw DarkroomError(
+          .conflict, file: asset.name,
+          "was edited meanwhile (by another process): nothing was changed; edit it again")
       }
-      var history = try self.history(asset)
-      var graph = graph
-      if append, let last = history.last {
-        graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
-      }
-      var data = AdjustmentData(
-        graph: graph,
-        original: .init(
-          sha256: asset.identity, byteSize: asset.byteSize, format: header.format,
-          fileName: asset.name),
-        result: .init(
-          sha256: "", format: Editor.videoContainer(header.format), quality: Editor.videoQuality),
-        version: asset.editVersion + 1, previous: nil, created: Editor.now())
-      let fd = try MemoryFile.create("darkroom-edit", file: asset.name)
-      defer { Glibc.close(fd) }
-      let hash = try Editor.renderVideo(
-        data, from: original, header: header, name: asset.name, into: fd,
-        with: ownRenderer(Renderer(settings)), progress: { _, _ in true })
-      data.result.sha256 = hash.hex
-      history.append(data)
       let (adjustments, rendered) = (Self.newName(), Self.newName())
       let pending = try stage([adjustments, rendered])
       do throws(DarkroomError) {
         try writeObject(adjustments, Canonical.json(history))
-        guard let length = MemoryFile.size(fd) else {
-          throw AtomicFile.writeError(asset.name, errno)
-        }
         try seal(memoryFile: fd, length: length, as: rendered, label: asset.name)
       } catch {
         abandon(pending, [adjustments, rendered])
         throw error
       }
       FaultInjection.point("space-edit-written")
-      var edited = asset
+      var edited = current
       edited.adjustments = adjustments
       edited.rendered = rendered
       edited.editVersion = data.version
       try commit(
-        [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
+        [edited], pending: pending,
+        removing: [current.adjustments, current.rendered].compactMap { $0 })
       return edited
     }
   }

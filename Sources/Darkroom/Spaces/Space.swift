@@ -32,6 +32,9 @@ public final class Space: Sendable {
   /// The workers that have seen this space's decrypted bytes: its own, started like the
   /// renderer's shared ones, never used for anything else and ended when it closes.
   private let workers = Locked<WorkerPool?>(nil)
+  /// Work under way that seals or decrypts with the keys (``using(_:)``), and whether the
+  /// space was locked meanwhile: its keys are zeroed when the last of it ends.
+  private let keeping = Locked<(users: Int, locked: Bool)>((0, false))
 
   struct State {
     var assets: [String: SpaceAsset] = [:]
@@ -154,12 +157,38 @@ public final class Space: Sendable {
   /// Locks the space: its keys are zeroed and its index forgotten now, whoever still holds
   /// it (a server's request under way then fails, and nothing can be written with it).
   public func close() {
+    let idle = keeping.withLock { keeping in
+      keeping.locked = true
+      return keeping.users == 0
+    }
     state.withLock { $0 = State(closed: true) }
-    keys.wipe()
+    // Work under way stops at its next step (its worker ends now, an encode asks
+    // ``isClosed``) and writes nothing; the keys are zeroed when it has ended, never under
+    // it: a seal with a zeroed key would be readable by anyone.
+    if idle { keys.wipe() }
     workers.withLock { pool in
       defer { pool = nil }
       return pool
     }?.shutDown()
+  }
+
+  /// Runs `body`, which seals or decrypts with the space's keys, keeping them: a lock while
+  /// it runs zeroes them when it ends.
+  ///
+  /// - Throws: "the space is locked" when it is; what `body` throws.
+  func using<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    try keeping.withLock { keeping throws(DarkroomError) in
+      guard !keeping.locked else { throw Self.closedError(folder) }
+      keeping.users += 1
+    }
+    defer {
+      let last = keeping.withLock { keeping in
+        keeping.users -= 1
+        return keeping.locked && keeping.users == 0
+      }
+      if last { keys.wipe() }
+    }
+    return try body()
   }
 
   /// `renderer`, its workers replaced by this space's own: a worker that decrypted one
@@ -173,10 +202,23 @@ public final class Space: Sendable {
     else { return renderer }
     var own = renderer
     own.workers = workers.withLock { pool in
-      if pool == nil { pool = WorkerPool(configuration) }
+      // None is started for a locked space (its work fails on its keys; no pool outlives it).
+      if pool == nil && !isClosed { pool = WorkerPool(configuration) }
       return pool
     }
     return own
+  }
+
+  /// `AssetMetadata.read(source)` by this space's own workers where the process decodes in
+  /// workers (never the library's: a header read is handed the whole decrypted photo), else
+  /// here.
+  func readMetadata(_ source: ImageSource) throws(DarkroomError) -> AssetMetadata {
+    guard let pool = ownRenderer(Renderer()).workers as? WorkerPool else {
+      return try AssetMetadata.read(source)
+    }
+    var metadata = try pool.metadata(source, limit: Containment.timeLimit)
+    metadata.locate()
+    return metadata
   }
 
   /// The configuration of a space's own workers for `renderer`: its pool's, or, for a
@@ -263,6 +305,12 @@ public final class Space: Sendable {
   /// Runs `body` holding the folder's write lock, after recovering what a killed writer of
   /// this space left and reading the catalog afresh.
   func withWriteLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError) -> T {
+    try using { () throws(DarkroomError) in try withFolderLock(body) }
+  }
+
+  private func withFolderLock<T>(_ body: () throws(DarkroomError) -> T) throws(DarkroomError)
+    -> T
+  {
     let path = folder + "/lock"
     let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw AtomicFile.writeError(path, errno) }
@@ -357,7 +405,7 @@ public final class Space: Sendable {
     let media = try SpaceMedia.read(
       head: try file.read(at: 0, count: 64)[...], length: file.size, name: path,
       read: { offset, count throws(DarkroomError) in try file.read(at: offset, count: count) },
-      image: { () throws(DarkroomError) in try AssetMetadata.read(.file(path)) })
+      image: { () throws(DarkroomError) in try readMetadata(.file(path)) })
     let result = try withWriteLock { () throws(DarkroomError) in
       try add(
         name: URL(fileURLWithPath: path).lastPathComponent, length: file.size,
@@ -388,7 +436,7 @@ public final class Space: Sendable {
     let media = try SpaceMedia.read(
       head: bytes.prefix(64), length: bytes.count, name: name,
       read: { offset, count in Array(bytes[offset..<min(bytes.count, offset + count)]) },
-      image: { () throws(DarkroomError) in try AssetMetadata.read(.data(bytes, name: name)) })
+      image: { () throws(DarkroomError) in try readMetadata(.data(bytes, name: name)) })
     return try withWriteLock { () throws(DarkroomError) in
       try add(name: name, length: bytes.count, metadata: { _ in media }) { offset, count in
         Array(bytes[offset..<offset + count])
@@ -416,27 +464,23 @@ public final class Space: Sendable {
             // the header needs, a chunk at a time.
             let sealed = try SpaceObjectReader(
               path: objectPath(object), name: object, keys: keys, label: name)
-            let media = try SpaceMedia.read(
-              head: head.prefix(64), length: length, name: name,
-              read: { offset, count throws(DarkroomError) in
-                try sealed.read(offset..<min(length, offset + count))
-              },
-              image: { () throws(DarkroomError) in
-                try AssetMetadata.read(.data(head, name: name))
-              })
+            let source = ByteSource(count: length) { offset, count throws(DarkroomError) in
+              try sealed.read(offset..<min(length, offset + count))
+            }
+            let media = SpaceMedia(try VideoHeader.read(source, name: name))
             try check(media)
             return media
           }
           var metadata: AssetMetadata
           do throws(DarkroomError) {
-            metadata = try AssetMetadata.read(.data(head, name: name))
+            metadata = try readMetadata(.data(head, name: name))
           } catch  where head.count < length && error.kind != .unsupportedFormat {
             // An image whose header lies past the first bytes: read from all of it. (What
             // is no image at all is refused from its first bytes, never decrypted whole.)
             let whole = try SpaceObjectReader(
               path: objectPath(object), name: object, keys: keys, label: name
             ).readAll()
-            metadata = try AssetMetadata.read(.data(whole, name: name))
+            metadata = try readMetadata(.data(whole, name: name))
           }
           metadata.byteSize = length
           let media = SpaceMedia(metadata)
@@ -535,6 +579,16 @@ public final class Space: Sendable {
     _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
     cached useCache: Bool = true, fromOriginal: Bool = false
   ) throws(DarkroomError) -> Rendition {
+    try using { () throws(DarkroomError) in
+      try renderKept(
+        asset, spec, settings: settings, cached: useCache, fromOriginal: fromOriginal)
+    }
+  }
+
+  private func renderKept(
+    _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings,
+    cached useCache: Bool, fromOriginal: Bool
+  ) throws(DarkroomError) -> Rendition {
     var spec = spec
     if fromOriginal { spec.foreignEdit = .hidden }
     let shown = fromOriginal ? nil : asset.rendered
@@ -600,7 +654,7 @@ public final class Space: Sendable {
     return try withWriteLock { () throws(DarkroomError) in
       let asset = try self.asset(asset.id)
       let original = try self.original(asset)
-      let metadata = try AssetMetadata.read(.data(original, name: asset.name))
+      let metadata = try readMetadata(.data(original, name: asset.name))
       let format = ImageFormat(sourceFormat: metadata.format) ?? .jpeg
       var history = try self.history(asset)
       var graph = graph
