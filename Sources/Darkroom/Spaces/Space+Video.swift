@@ -56,7 +56,7 @@ extension Space {
     let path = objectPath(name)
     try SpaceObject.write(
       name: name, length: prefix.count + length, to: path, keys: keys,
-      partial: unique ? path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial" : nil
+      partial: unique ? Self.uniquePartial(path) : nil
     ) { offset, count throws(DarkroomError) in
       var out: [UInt8] = []
       if offset < prefix.count { out += prefix[offset..<min(prefix.count, offset + count)] }

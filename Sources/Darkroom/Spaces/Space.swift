@@ -334,6 +334,12 @@ public final class Space: Sendable {
     unlink(path + ".partial")
   }
 
+  /// A partial file's path of its own for an object at `path` that processes may write at
+  /// once (a rendition: no catalog row names it, and the last rename stays).
+  static func uniquePartial(_ path: String) -> String {
+    path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
+  }
+
   func prepare(_ name: String) throws(DarkroomError) {
     try Self.makeFolder(folder + "/objects/" + name.prefix(2))
   }
@@ -447,9 +453,11 @@ public final class Space: Sendable {
   /// Encrypts an upload into the space as it arrives, `length` bytes that `next(count)`
   /// gives in order (fewer than asked only at their end): sealed chunk by chunk, so that no
   /// more than a batch of chunks and the first ``streamedHeaderBytes`` are in memory at once.
-  /// Its header is read from those first bytes (from the sealed object, decrypted, in the
-  /// rare image whose header lies beyond them; bytes no format claims are refused unread) and checked by `check` before it is committed;
-  /// a refusal, or bytes that end early, leave nothing in the space.
+  /// Its header is read from those first bytes (a video's from the sealed object, a chunk at
+  /// a time as its header needs; an image's from the sealed object decrypted, in the rare
+  /// image whose header lies beyond them; bytes no format claims are refused unread) and
+  /// checked by `check` before it is committed; a refusal, or bytes that end early, leave
+  /// nothing in the space.
   func add(
     streaming next: (Int) throws(DarkroomError) -> [UInt8], length: Int, name: String,
     check: (SpaceMedia) throws(DarkroomError) -> Void
@@ -632,7 +640,7 @@ public final class Space: Sendable {
     // Renditions can be made again: a unique partial name, and no catalog row.
     try SpaceObject.write(
       name: name, length: stored.count, to: path, keys: keys,
-      partial: path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
+      partial: Self.uniquePartial(path)
     ) { offset, count in Array(stored[offset..<offset + count]) }
     return rendition
   }
