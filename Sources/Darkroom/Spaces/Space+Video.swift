@@ -169,24 +169,9 @@ extension Space {
           .conflict, file: asset.name,
           "was edited meanwhile (by another process): nothing was changed; edit it again")
       }
-      let (adjustments, rendered) = (Self.newName(), Self.newName())
-      let pending = try stage([adjustments, rendered])
-      do throws(DarkroomError) {
-        try writeObject(adjustments, Canonical.json(history))
+      return try commitEdit(current, history: history) { rendered throws(DarkroomError) in
         try seal(memoryFile: fd, length: length, as: rendered, label: asset.name)
-      } catch {
-        abandon(pending, [adjustments, rendered])
-        throw error
       }
-      FaultInjection.point("space-edit-written")
-      var edited = current
-      edited.adjustments = adjustments
-      edited.rendered = rendered
-      edited.editVersion = data.version
-      try commit(
-        [edited], pending: pending,
-        removing: [current.adjustments, current.rendered].compactMap { $0 })
-      return edited
     }
   }
 }

@@ -686,25 +686,37 @@ public final class Space: Sendable {
         .data(original, name: asset.name), metadata: metadata,
         recipe: data.recipe(for: asset.name, original: metadata))
       history.append(data)
-      let document = Canonical.json(history)
-      let (adjustments, rendered) = (Self.newName(), Self.newName())
-      let pending = try stage([adjustments, rendered])
-      do throws(DarkroomError) {
-        try writeObject(adjustments, document)
+      return try commitEdit(asset, history: history) { rendered throws(DarkroomError) in
         try writeObject(rendered, result)
-      } catch {
-        abandon(pending, [adjustments, rendered])
-        throw error
       }
-      FaultInjection.point("space-edit-written")
-      var edited = asset
-      edited.adjustments = adjustments
-      edited.rendered = rendered
-      edited.editVersion = data.version
-      try commit(
-        [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
-      return edited
     }
+  }
+
+  /// Commits a new edit of `asset` (held under the write lock): its adjustment data,
+  /// `history` (the new version last), and its result, which `writeResult` writes as the
+  /// object it is given, are new objects; the previous edit's are removed once the catalog
+  /// names the new ones. A failure leaves the asset as it was.
+  func commitEdit(
+    _ asset: SpaceAsset, history: [AdjustmentData],
+    writeResult: (String) throws(DarkroomError) -> Void
+  ) throws(DarkroomError) -> SpaceAsset {
+    let (adjustments, rendered) = (Self.newName(), Self.newName())
+    let pending = try stage([adjustments, rendered])
+    do throws(DarkroomError) {
+      try writeObject(adjustments, Canonical.json(history))
+      try writeResult(rendered)
+    } catch {
+      abandon(pending, [adjustments, rendered])
+      throw error
+    }
+    FaultInjection.point("space-edit-written")
+    var edited = asset
+    edited.adjustments = adjustments
+    edited.rendered = rendered
+    edited.editVersion = history.last?.version ?? asset.editVersion
+    try commit(
+      [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
+    return edited
   }
 
   /// The asset's edits, oldest first (empty for an unedited asset).
