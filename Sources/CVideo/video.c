@@ -563,7 +563,9 @@ static int64_t seek_timestamp(AVStream *stream, int index) {
   int count = p_avformat_index_get_entries_count(stream);
   for (int i = index + 1; entry && i < count; i++) {
     const AVIndexEntry *e = p_avformat_index_get_entry(stream, i);
-    if (e && (e->flags & AVINDEX_KEYFRAME)) return entry->timestamp + (e->timestamp - entry->timestamp) / 2;
+    if (e && (e->flags & AVINDEX_KEYFRAME)) {
+      return entry->timestamp + (e->timestamp - entry->timestamp) / 2;
+    }
   }
   return entry ? entry->timestamp + (int64_t)(0.5 / av_q2d(stream->time_base)) : 0;
 }
@@ -575,10 +577,10 @@ int dr_video_frame(const DrVideoSource *source, const DrVideoOptions *options, D
   Video v;
   memset(&v, 0, sizeof v);
   // A look at the first frame, or at a keyframe sought to (a fade's end), decodes that frame
-  // alone (one_frame), with its slices in parallel (a 4K HEVC frame's rows: 167 ms against
-  // 182 for its poster). Frames go in parallel only when decoding goes on through a stretch
-  // without a keyframe (restart), where they decode a second of frames 20% sooner than
-  // slices alone (H.264 from x264 has one slice a frame).
+  // alone (one_frame), with its slices in parallel (a 4K HEVC frame's rows; Benchmarks/README,
+  // video.sh, has what each change saved). Frames go in parallel only when decoding goes on
+  // through a stretch without a keyframe (restart), where they decode a second of frames 20%
+  // sooner than slices alone (H.264 from x264 has one slice a frame).
   if (dr_open_video(&v, source, options->max_pixels, FF_THREAD_SLICE, error, error_size) != 0) {
     dr_close_video(&v);
     return -1;

@@ -458,8 +458,29 @@ struct API: Sendable {
       }
     case .growing(let growing):
       // Being made: its bytes as they are written (a fragmented MP4 plays from its first
-      // fragment), whole, with no length and no ranges until it is in the cache.
+      // fragment), whole, with no length; a range (a player's seek) as soon as its bytes are
+      // written, its size `*` until the rendition is whole.
       headers[.contentType] = growing.mediaType
+      switch request.headers[.range].map(Self.growingRange) ?? .fromStart {
+      case .fromStart: break
+      case .part(let start, let end):
+        let (bytes, total) = try await growing.part(from: start, through: end)
+        guard !bytes.isEmpty else { throw unsatisfiable(total ?? start) }
+        headers[.contentRange] =
+          "bytes \(start)-\(start + bytes.count - 1)/\(total.map(String.init) ?? "*")"
+        headers[.contentLength] = String(bytes.count)
+        return Response(
+          status: .partialContent, headers: headers,
+          body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+      case .atTheEnd:
+        // A suffix needs the size: answered once the rendition is whole.
+        let made = try await growing.whole()
+        return try await Self.sendBytes(
+          count: made.byteSize, contentType: made.mediaType, request, headers: headers
+        ) { [library] part throws(DarkroomError) in
+          try library.playbackBytes(made, part: part)
+        }
+      }
       // Its first bytes, or its failure (a damaged video's 422), before the response starts.
       let first = try await growing.read(from: 0, count: 1 << 20)
       let body = ResponseBody { writer in
@@ -701,6 +722,30 @@ struct API: Sendable {
     case .heic: "image/heic"
     case .tiff: "image/tiff"
     }
+  }
+
+  /// A range of a rendition still being made, whose size is not known yet.
+  enum GrowingRange: Equatable {
+    /// The whole, from its start (`bytes=0-`, no range, or one not understood).
+    case fromStart
+    /// `bytes=A-B`, or `bytes=A-` (A > 0: a player's seek).
+    case part(start: Int, end: Int?)
+    /// `bytes=-N`: its last N bytes.
+    case atTheEnd
+  }
+
+  /// One `bytes=` range of a rendition still being made (several ranges, or a form not
+  /// understood, are answered with the whole).
+  static func growingRange(_ header: String) -> GrowingRange {
+    guard header.hasPrefix("bytes="), !header.contains(",") else { return .fromStart }
+    let parts = header.dropFirst(6).split(
+      separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2 else { return .fromStart }
+    if parts[0].isEmpty { return parts[1].isEmpty ? .fromStart : .atTheEnd }
+    guard let start = Int(parts[0]), start >= 0 else { return .fromStart }
+    if parts[1].isEmpty { return start == 0 ? .fromStart : .part(start: start, end: nil) }
+    guard let end = Int(parts[1]), end >= start else { return .fromStart }
+    return .part(start: start, end: end)
   }
 
   enum ByteRange: Equatable {

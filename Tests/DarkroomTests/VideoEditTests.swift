@@ -646,4 +646,49 @@ extension VideoEditTests {
       #expect(WorkerPool.transcodeCPUSeconds(settings, base: 3600) == budget, "\(longest)")
     }
   }
+
+  @Test(
+    "a range of a playback still being made: its bytes as soon as they are written, its size once it is whole; a seek's open range gets what is written; a range past the end none; the Range header read as a player sends it"
+  )
+  func growingRanges() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = folder.file("growing.mp4")
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    defer { close(fd) }
+    let all = (0..<2000).map { UInt8(truncatingIfNeeded: $0 * 7 + $0 / 251) }
+    func append(_ range: Range<Int>) {
+      let written = all[range].withUnsafeBytes {
+        pwrite(fd, $0.baseAddress, $0.count, off_t(range.lowerBound))
+      }
+      #expect(written == range.count)
+    }
+    let growing = GrowingPlayback()
+    growing.attach(fd)
+    append(0..<1000)
+    // Bytes 900...1099: the first hundred are written, the rest come after it asks.
+    async let asked = growing.part(from: 900, through: 1099)
+    append(1000..<2000)
+    let (bytes, total) = try await asked
+    #expect(bytes == Array(all[900...1099]) && total == nil)
+    let seek = try await growing.part(from: 1500, through: nil)
+    #expect(seek.bytes == Array(all[1500..<2000]) && seek.total == nil)
+
+    let made = Playback(
+      source: .rendition(path: path), byteSize: 2000, mediaType: "video/mp4", width: 64,
+      height: 36, cached: false)
+    growing.finish(.success(made))
+    let last = try await growing.part(from: 1990, through: 2100)
+    #expect(last.bytes == Array(all[1990..<2000]) && last.total == 2000)
+    let past = try await growing.part(from: 2000, through: nil)
+    #expect(past.bytes.isEmpty && past.total == 2000)
+    #expect(try await growing.whole() == made)
+
+    #expect(API.growingRange("bytes=0-") == .fromStart)
+    #expect(API.growingRange("bytes=100-199") == .part(start: 100, end: 199))
+    #expect(API.growingRange("bytes=4096-") == .part(start: 4096, end: nil))
+    #expect(API.growingRange("bytes=-500") == .atTheEnd)
+    #expect(API.growingRange("bytes=0-1,5-9") == .fromStart)
+    #expect(API.growingRange("bytes=9-5") == .fromStart)
+    #expect(API.growingRange("items=0-5") == .fromStart)
+  }
 }

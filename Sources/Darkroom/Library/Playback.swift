@@ -411,6 +411,46 @@ package final class GrowingPlayback: Sendable {
   }
 }
 
+extension GrowingPlayback {
+  /// Bytes `start...end` of the rendition as soon as they are written (for no `end`: what
+  /// is written from `start` when there is any, up to `most` bytes): fewer only where the
+  /// rendition ends first, none past its end. With them, its size once it is whole (nil
+  /// while it is made).
+  ///
+  /// - Throws: what making the rendition threw; `engine` when the task is cancelled.
+  package func part(from start: Int, through end: Int?, most: Int = 1 << 20)
+    async throws(DarkroomError) -> (bytes: [UInt8], total: Int?)
+  {
+    let wanted = end.map { $0 + 1 - start } ?? most
+    var bytes = try await read(from: start, count: wanted)
+    while end != nil, !bytes.isEmpty, bytes.count < wanted {
+      let piece = try await read(from: start + bytes.count, count: wanted - bytes.count)
+      if piece.isEmpty { break }
+      bytes += piece
+    }
+    guard case .success(let made) = outcome else { return (bytes, nil) }
+    return (bytes, made.byteSize)
+  }
+
+  /// The rendition, once it is whole (a look every 40 ms).
+  ///
+  /// - Throws: what making it threw; `engine` when the task is cancelled.
+  package func whole() async throws(DarkroomError) -> Playback {
+    while true {
+      switch outcome {
+      case .success(let made): return made
+      case .failure(let error): throw error
+      case nil:
+        do {
+          try await Task.sleep(for: .milliseconds(40))
+        } catch {
+          throw DarkroomError(.engine, "stopped: the reader of a playback rendition went away")
+        }
+      }
+    }
+  }
+}
+
 /// Where a playback rendition is kept.
 enum PlaybackStore {
   /// The library's rendition cache, under the video's content hash and the quality's key.
