@@ -162,7 +162,8 @@ extension Library {
       size = bytes.count
     }
     return PlaybackPlan(
-      video: { video }, name: name, original: original, mediaType: mediaType, header: header,
+      withVideo: { encode throws(DarkroomError) in try encode(video) }, name: name,
+      original: original, mediaType: mediaType, header: header,
       size: size, box: Self.playbackBox(quality, header),
       store: .cache(cache, content: content, key: Self.playbackKey(quality)))
   }
@@ -175,7 +176,7 @@ extension Library {
   {
     let asset = try sealed(id, in: space)
     let header: VideoHeader
-    let video: () throws(DarkroomError) -> VideoBytes
+    let withVideo: PlaybackPlan.WithVideo
     let (original, mediaType, size): (Playback.Source, String, Int)
     if asset.isVideo {
       let object = asset.rendered ?? asset.original
@@ -183,18 +184,23 @@ extension Library {
         throw DarkroomError(.corrupt, file: asset.name, "its encrypted object is not a video")
       }
       header = found
-      video = { () throws(DarkroomError) in .file(try space.decryptedFile(object, of: asset)) }
+      withVideo = { encode throws(DarkroomError) in
+        try space.withDecryptedFile(object, of: asset) { file throws(DarkroomError) in
+          try encode(.file(file))
+        }
+      }
       original = .asset(id)
       mediaType = MotionPhoto.Video(path: asset.name, range: nil, format: header.format).mediaType
       size = try space.currentSize(asset)
     } else {
       let bytes = try motionVideoBytes(of: id)
       header = try VideoHeader.read(ByteSource(memory: bytes), name: asset.name)
-      video = { .memory(bytes) }
+      withVideo = { encode throws(DarkroomError) in try encode(.memory(bytes)) }
       (original, mediaType, size) = (.motion(id), try motionVideo(of: id).mediaType, bytes.count)
     }
     return PlaybackPlan(
-      video: video, name: asset.name, original: original, mediaType: mediaType, header: header,
+      withVideo: withVideo, name: asset.name, original: original, mediaType: mediaType,
+      header: header,
       size: size, box: Self.playbackBox(quality, header),
       store: .space(
         space, asset, id,
@@ -469,8 +475,11 @@ enum PlaybackStore {
 
 /// What a playback of one video takes (``Library/playbackStream(of:quality:)``).
 struct PlaybackPlan {
-  /// The video's bytes, opened (a space's: decrypted) when an encode needs them.
-  var video: () throws(DarkroomError) -> VideoBytes
+  /// Runs an encode with the video's bytes, opened (a space's: decrypted) for it only.
+  typealias WithVideo = (
+    _ encode: (VideoBytes) throws(DarkroomError) -> TranscodeOutcome
+  ) throws(DarkroomError) -> TranscodeOutcome
+  var withVideo: WithVideo
   var name: String
   var original: Playback.Source
   var mediaType: String
@@ -523,8 +532,10 @@ struct PlaybackPlan {
             source: content, key: key, kind: "playback", edit: "original", fileExtension: "mp4"
           ) { fd throws(DarkroomError) in
             growing?.attach(fd)
-            let outcome = try Renderer(PixelSettings()).transcode(
-              try video(), name: name, into: fd, settings, graph: nil, progress: progress)
+            let outcome = try withVideo { video throws(DarkroomError) in
+              try Renderer(PixelSettings()).transcode(
+                video, name: name, into: fd, settings, graph: nil, progress: progress)
+            }
             return (outcome.width, outcome.height)
           }
           return Playback(
@@ -555,9 +566,11 @@ struct PlaybackPlan {
     defer { close(fd) }
     growing?.attach(fd)
     // A lock stops the encode at its next report (the space's workers end with it).
-    let outcome = try space.ownRenderer(Renderer(PixelSettings())).transcode(
-      try video(), name: name, into: fd, settings, graph: nil,
-      progress: { done, total in progress(done, total) && !space.isClosed })
+    let outcome = try withVideo { video throws(DarkroomError) in
+      try space.ownRenderer(Renderer(PixelSettings())).transcode(
+        video, name: name, into: fd, settings, graph: nil,
+        progress: { done, total in progress(done, total) && !space.isClosed })
+    }
     try space.storePlayback(
       object, of: asset, memoryFile: fd, width: outcome.width, height: outcome.height)
     return Playback(

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -8,11 +9,32 @@ import FoundationEssentials
 /// workers), from and into files in memory (``MemoryFile``), so that no plaintext frame or
 /// byte reaches a disk; what is kept is sealed as every object is.
 extension Space {
-  /// One of `asset`'s objects decrypted into a sealed file in memory: what FFmpeg reads a
-  /// space's video from, here or in a worker it is handed to.
+  /// How many videos this process holds decrypted in memory at once: a video takes its
+  /// size in memory while it is read, and a gallery asks for a page of posters together; the
+  /// workers decode two or so at a time anyway.
+  static let decryptedAtOnce = DispatchSemaphore(value: 2)
+
+  /// Runs `body` with one of `asset`'s objects decrypted into a sealed file in memory (what
+  /// FFmpeg reads a space's video from, here or in a worker it is handed to), after waiting
+  /// for a turn among ``decryptedAtOnce``. The file is gone when `body` returns.
+  ///
+  /// - Throws: what reading the object throws (missing, damaged); `io` when memory runs out;
+  ///   what `body` throws.
+  func withDecryptedFile<T>(
+    _ object: String, of asset: SpaceAsset, _ body: (InputFile) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    Self.decryptedAtOnce.wait()
+    defer { Self.decryptedAtOnce.signal() }
+    return try body(try decryptedFile(object, of: asset))
+  }
+
+  /// One of `asset`'s objects decrypted into a sealed file in memory (use
+  /// ``withDecryptedFile(_:of:_:)``, which bounds how many are held at once).
   ///
   /// - Throws: what reading the object throws (missing, damaged); `io` when memory runs out.
-  func decryptedFile(_ object: String, of asset: SpaceAsset) throws(DarkroomError) -> InputFile {
+  private func decryptedFile(_ object: String, of asset: SpaceAsset) throws(DarkroomError)
+    -> InputFile
+  {
     try using { () throws(DarkroomError) in
       let sealed = try reader(object, of: asset)
       return try MemoryFile.sealed(name: asset.name, length: sealed.length) {
@@ -135,7 +157,16 @@ extension Space {
     // is still the one it started from.
     try reload()
     let asset = try self.asset(asset.id)
-    let original = try decryptedFile(asset.original, of: asset)
+    return try withDecryptedFile(asset.original, of: asset) { original throws(DarkroomError) in
+      try editVideo(asset, original: original, graph: graph, append: append, settings: settings)
+    }
+  }
+
+  /// ``editVideo(_:graph:append:settings:)`` of `asset`, its original decrypted as `original`.
+  private func editVideo(
+    _ asset: SpaceAsset, original: InputFile, graph: FilterGraph, append: Bool,
+    settings: PixelSettings
+  ) throws(DarkroomError) -> SpaceAsset {
     guard let header = try VideoHeader.describe(original, name: asset.name) else {
       throw DarkroomError(.corrupt, file: asset.name, "its original is not a video")
     }

@@ -624,9 +624,11 @@ public final class Space: Sendable {
     let rendition: Rendition
     if asset.isVideo {
       // FFmpeg reads as far as it needs, from a file in memory (here, or in a worker).
-      let file = try decryptedFile(shown ?? asset.original, of: asset)
-      rendition = try OpenedFiles.with(file, name: asset.name) { alias throws(DarkroomError) in
-        try renderer.render(.file(alias), spec)
+      rendition = try withDecryptedFile(shown ?? asset.original, of: asset) {
+        file throws(DarkroomError) in
+        try OpenedFiles.with(file, name: asset.name) { alias throws(DarkroomError) in
+          try renderer.render(.file(alias), spec)
+        }
       }
     } else {
       let source = try reader(shown ?? asset.original, of: asset).readAll()
