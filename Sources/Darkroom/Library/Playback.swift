@@ -79,9 +79,11 @@ extension Library {
   /// either reaches a disk.
   ///
   /// - Throws: A ``DarkroomError`` about the video: `notFound` for an asset or video that
-  ///   is not there (a photo without a video); `corrupt` for damage; `tooLarge` for frames over the library's pixel
-  ///   limit or a video longer than `maxSeconds`; `unsupportedFormat` for a codec FFmpeg
-  ///   does not decode; `io` when the cache cannot be written. Nothing partial is cached.
+  ///   is not there (a photo without a video); `corrupt` for damage; `tooLarge` for frames
+  ///   over the library's pixel limit or a video longer than `maxSeconds`;
+  ///   `unsupportedFormat` for a codec FFmpeg does not decode; `io` when the cache cannot be
+  ///   written; "the space is locked" for a space's that is, and `engine` ("stopped") when
+  ///   it is locked while its rendition is made. Nothing partial is cached.
   package func playback(
     of id: AssetID, quality: PlaybackQuality = .medium,
     maxSeconds: Double = Library.playbackMaxSeconds,
