@@ -193,6 +193,40 @@ struct SpaceVideoTests {
   }
 
   @Test(
+    "a rendition sealed by two makers keeps the first (a reader never reads across a replacement); one that does not open is replaced"
+  )
+  func renditionKeepsFirst() throws {
+    let folder = try Fixture.temporaryFolder()
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    let name = Space.newName()
+    try space.prepare(name)
+    let path = space.objectPath(name)
+    func seal(_ byte: UInt8) throws {
+      try SpaceObject.write(
+        name: name, length: 100_000, to: path, keys: space.keys,
+        partial: Space.uniquePartial(path), keepingFirst: true
+      ) { _, count in [UInt8](repeating: byte, count: count) }
+    }
+    func content() throws -> [UInt8] {
+      try SpaceObjectReader(path: path, name: name, keys: space.keys, label: "r").readAll()
+    }
+    try seal(1)
+    try seal(2)
+    #expect(try content() == [UInt8](repeating: 1, count: 100_000))
+    // A damaged one (its header's nonce changed) does not open: the next maker's replaces it.
+    var damaged = try Fixture.bytes(path)
+    damaged[3] ^= 0xFF
+    try Data(damaged).write(to: URL(fileURLWithPath: path))
+    #expect((try? content()) == nil)
+    try seal(3)
+    #expect(try content() == [UInt8](repeating: 3, count: 100_000))
+    // No partial file is left by either maker.
+    let left = try FileManager.default.contentsOfDirectory(
+      atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    #expect(left == [name])
+  }
+
+  @Test(
     "locking a space while its video's playback version is made stops the encode and seals nothing; its keys are zeroed when the work has ended, not under it"
   )
   func lockDuringEncode() throws {

@@ -555,7 +555,7 @@ struct PlaybackPlan {
 
   /// Makes a space's rendition: into a file in memory (by the space's own workers, where
   /// videos go to workers), readable through `growing` as it is written, then sealed.
-  /// Two processes may make the same one at once: each seals its own, and the last rename
+  /// Two processes may make the same one at once: each seals its own, and the first sealed
   /// stays.
   private func makeSealed(
     _ settings: TranscodeSettings, progress: @escaping @Sendable (Double, Double) -> Bool,
@@ -575,9 +575,13 @@ struct PlaybackPlan {
     }
     try space.storePlayback(
       object, of: asset, memoryFile: fd, width: outcome.width, height: outcome.height)
+    // Another process's, if it was sealed first (the first made is kept).
+    guard let kept = space.cachedPlayback(object, of: asset) else {
+      throw DarkroomError(.io, file: name, "its playback rendition was sealed but cannot be read")
+    }
     return Playback(
-      source: .sealed(id, object: object), byteSize: MemoryFile.size(fd) ?? 0,
-      mediaType: "video/mp4", width: outcome.width, height: outcome.height, cached: false)
+      source: .sealed(id, object: object), byteSize: kept.byteSize, mediaType: "video/mp4",
+      width: kept.width, height: kept.height, cached: false)
   }
 }
 

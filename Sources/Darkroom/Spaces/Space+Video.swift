@@ -58,8 +58,9 @@ extension Space {
   }
 
   /// Seals memory file `fd` (`length` bytes, after `prefix`) as object `name`; with
-  /// `unique`, through a partial file of its own (a rendition two processes may make at
-  /// once: no catalog row names it).
+  /// `unique`, through a partial file of its own, the first made kept (a rendition two
+  /// processes may make at once: no catalog row names it, and a response reads it a chunk at
+  /// a time).
   func seal(
     memoryFile fd: Int32, length: Int, prefix: [UInt8] = [], as name: String, label: String,
     unique: Bool = false
@@ -78,7 +79,7 @@ extension Space {
     let path = objectPath(name)
     try SpaceObject.write(
       name: name, length: prefix.count + length, to: path, keys: keys,
-      partial: unique ? Self.uniquePartial(path) : nil
+      partial: unique ? Self.uniquePartial(path) : nil, keepingFirst: unique
     ) { offset, count throws(DarkroomError) in
       var out: [UInt8] = []
       if offset < prefix.count { out += prefix[offset..<min(prefix.count, offset + count)] }

@@ -335,7 +335,7 @@ public final class Space: Sendable {
   }
 
   /// A partial file's path of its own for an object at `path` that processes may write at
-  /// once (a rendition: no catalog row names it, and the last rename stays).
+  /// once (a rendition: no catalog row names it, and the first made stays).
   static func uniquePartial(_ path: String) -> String {
     path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
   }
@@ -639,10 +639,10 @@ public final class Space: Sendable {
     let stored =
       littleEndianBytes(UInt64(rendition.width), 4) + littleEndianBytes(UInt64(rendition.height), 4)
       + rendition.bytes
-    // Renditions can be made again: a unique partial name, and no catalog row.
+    // Renditions can be made again: a unique partial name, no catalog row, the first kept.
     try SpaceObject.write(
       name: name, length: stored.count, to: path, keys: keys,
-      partial: Self.uniquePartial(path)
+      partial: Self.uniquePartial(path), keepingFirst: true
     ) { offset, count in Array(stored[offset..<offset + count]) }
     return rendition
   }

@@ -95,8 +95,13 @@ enum SpaceObject {
   /// (`path.partial` unless given),
   /// which is synced and then renamed; a process killed before the rename leaves only that
   /// partial file (ciphertext), which the space's recovery removes.
+  ///
+  /// With `keepingFirst` (a rendition, which processes may make at once and readers read a
+  /// chunk at a time), an object of that name that opens is kept and this one dropped, so a
+  /// reader never reads across a replacement; one that does not open is replaced.
   static func write(
     name: String, length: Int, to path: String, keys: SpaceKeys, partial: String? = nil,
+    keepingFirst: Bool = false,
     alongside: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
     read: (_ offset: Int, _ count: Int) throws(DarkroomError) -> [UInt8]
   ) throws(DarkroomError) {
@@ -192,6 +197,24 @@ enum SpaceObject {
     }
     close(fd)
     closed = true
+    if keepingFirst {
+      if link(partial, path) == 0 {
+        unlink(partial)
+        AtomicFile.syncFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        return
+      }
+      let code = errno
+      if code == EEXIST,
+        (try? SpaceObjectReader(path: path, name: name, keys: keys, label: name)) != nil
+      {
+        unlink(partial)
+        return
+      }
+      guard code == EEXIST else {
+        unlink(partial)
+        throw AtomicFile.writeError(path, code)
+      }
+    }
     guard rename(partial, path) == 0 else {
       let code = errno
       unlink(partial)
