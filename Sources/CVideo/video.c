@@ -335,6 +335,29 @@ int dr_open_video(Video *v, const DrVideoSource *source, long long max_pixels, i
 
 enum { MAX_BAD_PACKETS = 64, MAX_PACKETS = 20000 };
 
+// Reads the next packet and sends it to the decoder if it is the video stream's; at the
+// container's end, drains the decoder. 1 when a packet of the stream was sent, 0 when none
+// was, AVERROR_EOF past MAX_PACKETS, or the AVERROR of a bad packet past MAX_BAD_PACKETS.
+static int feed(Video *v) {
+  if (++v->packets > MAX_PACKETS) return AVERROR_EOF;
+  if (p_av_read_frame(v->format, v->packet) < 0) {
+    p_avcodec_send_packet(v->codec, NULL);
+    v->drained = 1;
+    return 0;
+  }
+  int sent = 0;
+  if (v->packet->stream_index == v->stream) {
+    int rc = p_avcodec_send_packet(v->codec, v->packet);
+    if (rc < 0 && rc != AVERROR(EAGAIN) && ++v->bad_packets > MAX_BAD_PACKETS) {
+      p_av_packet_unref(v->packet);
+      return rc;
+    }
+    sent = rc >= 0;
+  }
+  p_av_packet_unref(v->packet);
+  return sent;
+}
+
 // The next decoded frame of the stream into v->frame: 0, or an AVERROR (AVERROR_EOF at
 // the end).
 static int next_frame(Video *v) {
@@ -347,21 +370,8 @@ static int next_frame(Video *v) {
     }
     if (rc != AVERROR(EAGAIN)) return rc;
     if (v->drained) return AVERROR_EOF;
-    if (++v->packets > MAX_PACKETS) return AVERROR_EOF;
-    rc = p_av_read_frame(v->format, v->packet);
-    if (rc < 0) {
-      p_avcodec_send_packet(v->codec, NULL);
-      v->drained = 1;
-      continue;
-    }
-    if (v->packet->stream_index == v->stream) {
-      rc = p_avcodec_send_packet(v->codec, v->packet);
-      if (rc < 0 && rc != AVERROR(EAGAIN) && ++v->bad_packets > MAX_BAD_PACKETS) {
-        p_av_packet_unref(v->packet);
-        return rc;
-      }
-    }
-    p_av_packet_unref(v->packet);
+    rc = feed(v);
+    if (rc < 0) return rc;
   }
 }
 
@@ -515,23 +525,12 @@ static const double content_spread = 10.0;  // of 255: a fade, a black or white 
 // AVERROR.
 static int one_frame(Video *v) {
   while (!v->drained) {
-    if (++v->packets > MAX_PACKETS) return AVERROR_EOF;
-    int rc = p_av_read_frame(v->format, v->packet);
-    if (rc < 0) {
+    int rc = feed(v);
+    if (rc < 0) return rc;
+    if (rc == 1) {
       p_avcodec_send_packet(v->codec, NULL);
       v->drained = 1;
-      break;
     }
-    if (v->packet->stream_index == v->stream) {
-      rc = p_avcodec_send_packet(v->codec, v->packet);
-      p_av_packet_unref(v->packet);
-      if (rc < 0 && ++v->bad_packets > MAX_BAD_PACKETS) return rc;
-      if (rc < 0) continue;
-      p_avcodec_send_packet(v->codec, NULL);
-      v->drained = 1;
-      break;
-    }
-    p_av_packet_unref(v->packet);
   }
   p_av_frame_unref(v->frame);
   int rc = p_avcodec_receive_frame(v->codec, v->frame);
