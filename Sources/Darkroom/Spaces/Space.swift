@@ -348,7 +348,7 @@ public final class Space: Sendable {
 
   /// Records `objects` as pending before they are written, so that recovery removes them
   /// if this process dies before `commit`.
-  func stage(_ objects: [String]) throws(DarkroomError) -> [UInt8] {
+  private func stage(_ objects: [String]) throws(DarkroomError) -> [UInt8] {
     let row = Sodium.random(16)
     try catalog.commit([(row, SpaceCatalog.Body(pending: objects))], key: keys.catalog)
     return row
@@ -356,7 +356,7 @@ public final class Space: Sendable {
 
   /// Commits `assets` and drops the pending row in one transaction; then removes `garbage`
   /// (objects no row needs any more), recorded as pending until they are gone.
-  func commit(
+  private func commit(
     _ assets: [SpaceAsset], pending: [UInt8]?, removing garbage: [String] = []
   ) throws(DarkroomError) {
     var rows = state.withLock { $0.rows }
@@ -383,13 +383,13 @@ public final class Space: Sendable {
   }
 
   /// Undoes a write that failed before its commit.
-  func abandon(_ pending: [UInt8], _ objects: [String]) {
+  private func abandon(_ pending: [UInt8], _ objects: [String]) {
     for name in objects { removeObject(name) }
     try? catalog.commit([(pending, nil)], key: keys.catalog)
   }
 
   /// Writes `bytes` as a new object and returns its name (the caller has staged it).
-  func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
+  private func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
     try prepare(name)
     try SpaceObject.write(bytes, name: name, to: objectPath(name), keys: keys)
   }
