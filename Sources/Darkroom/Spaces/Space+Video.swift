@@ -57,41 +57,30 @@ extension Space {
     return try VideoHeader.read(source, name: asset.name)
   }
 
-  /// Seals memory file `fd` (`length` bytes, after `prefix`) as object `name`; with
-  /// `unique`, through a partial file of its own, the first made kept (a rendition two
-  /// processes may make at once: no catalog row names it, and a response reads it a chunk at
-  /// a time).
+  /// Seals memory file `fd` (all of it, after `prefix`) as object `name`; with `unique`,
+  /// through a partial file of its own, the first made kept (a rendition two processes may
+  /// make at once: no catalog row names it, and a response reads it a chunk at a time).
   func seal(
-    memoryFile fd: Int32, length: Int, prefix: [UInt8] = [], as name: String, label: String,
+    memoryFile fd: Int32, prefix: [UInt8] = [], as name: String, label: String,
     unique: Bool = false
   ) throws(DarkroomError) {
     try using { () throws(DarkroomError) in
-      try sealKept(
-        memoryFile: fd, length: length, prefix: prefix, as: name, label: label, unique: unique)
-    }
-  }
-
-  private func sealKept(
-    memoryFile fd: Int32, length: Int, prefix: [UInt8], as name: String, label: String,
-    unique: Bool
-  ) throws(DarkroomError) {
-    try prepare(name)
-    let path = objectPath(name)
-    try SpaceObject.write(
-      name: name, length: prefix.count + length, to: path, keys: keys,
-      partial: unique ? Self.uniquePartial(path) : nil, keepingFirst: unique
-    ) { offset, count throws(DarkroomError) in
-      var out: [UInt8] = []
-      if offset < prefix.count { out += prefix[offset..<min(prefix.count, offset + count)] }
-      let wanted = count - out.count
-      if wanted > 0 {
-        out += try MemoryFile.read(
-          fd, at: max(0, offset - prefix.count), count: wanted, name: label)
+      let made = try InputFile(descriptor: fcntl(fd, F_DUPFD_CLOEXEC, 0), path: label)
+      try prepare(name)
+      let path = objectPath(name)
+      try SpaceObject.write(
+        name: name, length: prefix.count + made.size, to: path, keys: keys,
+        partial: unique ? Self.uniquePartial(path) : nil, keepingFirst: unique
+      ) { offset, count throws(DarkroomError) in
+        var out: [UInt8] = []
+        if offset < prefix.count { out += prefix[offset..<min(prefix.count, offset + count)] }
+        let wanted = count - out.count
+        if wanted > 0 { out += try made.read(at: max(0, offset - prefix.count), count: wanted) }
+        guard out.count == count else {
+          throw DarkroomError(.truncated, file: label, "what was made shrank while it was sealed")
+        }
+        return out
       }
-      guard out.count == count else {
-        throw DarkroomError(.truncated, file: label, "what was made shrank while it was sealed")
-      }
-      return out
     }
   }
 
@@ -139,10 +128,8 @@ extension Space {
   func storePlayback(
     _ name: String, of asset: SpaceAsset, memoryFile fd: Int32, width: Int, height: Int
   ) throws(DarkroomError) {
-    guard let length = MemoryFile.size(fd) else { throw AtomicFile.writeError(asset.name, errno) }
     let prefix = littleEndianBytes(UInt64(width), 4) + littleEndianBytes(UInt64(height), 4)
-    try seal(
-      memoryFile: fd, length: length, prefix: prefix, as: name, label: asset.name, unique: true)
+    try seal(memoryFile: fd, prefix: prefix, as: name, label: asset.name, unique: true)
   }
 
   // MARK: Editing
@@ -192,7 +179,6 @@ extension Space {
       with: ownRenderer(Renderer(settings)), progress: { [self] _, _ in !isClosed })
     data.result.sha256 = hash.hex
     history.append(data)
-    guard let length = MemoryFile.size(fd) else { throw AtomicFile.writeError(asset.name, errno) }
     return try withWriteLock { () throws(DarkroomError) in
       let current = try self.asset(asset.id)
       guard current.editVersion == asset.editVersion, current.adjustments == asset.adjustments
@@ -202,7 +188,7 @@ extension Space {
           "was edited meanwhile (by another process): nothing was changed; edit it again")
       }
       return try commitEdit(current, history: history) { rendered throws(DarkroomError) in
-        try seal(memoryFile: fd, length: length, as: rendered, label: asset.name)
+        try seal(memoryFile: fd, as: rendered, label: asset.name)
       }
     }
   }

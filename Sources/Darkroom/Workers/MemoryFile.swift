@@ -57,32 +57,4 @@ enum MemoryFile {
 
   /// How much is decrypted and written at a time: 4 MiB, 64 of a space object's chunks.
   static let copyBytes = 4 << 20
-
-  /// `count` bytes of file `fd` from `offset`: fewer only where the file ends first.
-  static func read(_ fd: Int32, at offset: Int, count: Int, name: String) throws(DarkroomError)
-    -> [UInt8]
-  {
-    var out = [UInt8](repeating: 0, count: count)
-    var done = 0
-    while done < count {
-      let n = out.withUnsafeMutableBytes {
-        pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done))
-      }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else {
-        if n == 0 { break }
-        throw DarkroomError(
-          .io, file: name, "cannot read a file in memory: \(String(cString: strerror(errno)))")
-      }
-      done += n
-    }
-    return done == count ? out : Array(out.prefix(done))
-  }
-
-  /// The size of open file `fd`; nil when it cannot be told.
-  static func size(_ fd: Int32) -> Int? {
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { return nil }
-    return Int(info.st_size)
-  }
 }
