@@ -51,10 +51,7 @@ extension Space {
     guard VideoHeader.recognises(try sealed.read(0..<min(64, sealed.length))[...]) else {
       return nil
     }
-    let source = ByteSource(count: sealed.length) { offset, count throws(DarkroomError) in
-      try sealed.read(offset..<min(sealed.length, offset + count))
-    }
-    return try VideoHeader.read(source, name: asset.name)
+    return try VideoHeader.read(sealed.source, name: asset.name)
   }
 
   /// Seals memory file `fd` (all of it, after `prefix`) as object `name`; with `unique`,

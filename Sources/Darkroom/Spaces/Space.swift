@@ -409,8 +409,7 @@ public final class Space: Sendable {
     let file = try InputFile(path)
     let before = file.identity
     let media = try SpaceMedia.read(
-      head: try file.read(at: 0, count: 64)[...], length: file.size, name: path,
-      read: { offset, count throws(DarkroomError) in try file.read(at: offset, count: count) },
+      head: try file.read(at: 0, count: 64)[...], source: ByteSource(file: file), name: path,
       image: { () throws(DarkroomError) in try readMetadata(.file(path)) })
     let result = try withWriteLock { () throws(DarkroomError) in
       try add(
@@ -440,8 +439,7 @@ public final class Space: Sendable {
     -> (asset: SpaceAsset, added: Bool)
   {
     let media = try SpaceMedia.read(
-      head: bytes.prefix(64), length: bytes.count, name: name,
-      read: { offset, count in Array(bytes[offset..<min(bytes.count, offset + count)]) },
+      head: bytes.prefix(64), source: ByteSource(memory: bytes), name: name,
       image: { () throws(DarkroomError) in try readMetadata(.data(bytes, name: name)) })
     return try withWriteLock { () throws(DarkroomError) in
       try add(name: name, length: bytes.count, metadata: { _ in media }) { offset, count in
@@ -467,31 +465,21 @@ public final class Space: Sendable {
       try add(
         name: name, length: length,
         metadata: { object throws(DarkroomError) in
-          if VideoHeader.recognises(head.prefix(64)) {
-            // A video's index may be at its end: read from the sealed object, as far as
-            // the header needs, a chunk at a time.
-            let sealed = try SpaceObjectReader(
-              path: objectPath(object), name: object, keys: keys, label: name)
-            let source = ByteSource(count: length) { offset, count throws(DarkroomError) in
-              try sealed.read(offset..<min(length, offset + count))
+          // A video's index may be at its end: read from the sealed object, as far as its
+          // header needs, a chunk at a time.
+          let sealed = try SpaceObjectReader(
+            path: objectPath(object), name: object, keys: keys, label: name)
+          let media = try SpaceMedia.read(head: head.prefix(64), source: sealed.source, name: name)
+          {
+            () throws(DarkroomError) in
+            do throws(DarkroomError) {
+              return try readMetadata(.data(head, name: name))
+            } catch  where head.count < length && error.kind != .unsupportedFormat {
+              // An image whose header lies past the first bytes: read from all of it. (What
+              // is no image at all is refused from its first bytes, never decrypted whole.)
+              return try readMetadata(.data(sealed.readAll(), name: name))
             }
-            let media = SpaceMedia(try VideoHeader.read(source, name: name))
-            try check(media)
-            return media
           }
-          var metadata: AssetMetadata
-          do throws(DarkroomError) {
-            metadata = try readMetadata(.data(head, name: name))
-          } catch  where head.count < length && error.kind != .unsupportedFormat {
-            // An image whose header lies past the first bytes: read from all of it. (What
-            // is no image at all is refused from its first bytes, never decrypted whole.)
-            let whole = try SpaceObjectReader(
-              path: objectPath(object), name: object, keys: keys, label: name
-            ).readAll()
-            metadata = try readMetadata(.data(whole, name: name))
-          }
-          metadata.byteSize = length
-          let media = SpaceMedia(metadata)
           try check(media)
           return media
         }

@@ -63,18 +63,16 @@ struct SpaceMedia {
     (motionVideo, duration) = (nil, max(0, video.duration))
   }
 
-  /// The header of `length` bytes that `read(offset, count)` gives on demand (`head`, its
-  /// first bytes, already read): a video's container, read as far as it needs (its index may
-  /// be at the end), else an image's from `image()`.
+  /// The header of `source` (`head`, its first bytes, already read): a video's container,
+  /// read as far as it needs (its index may be at the end), else an image's from `image()`.
   ///
   /// - Throws: what ``VideoHeader`` or `image` throws.
   static func read(
-    head: ArraySlice<UInt8>, length: Int, name: String,
-    read: @escaping (Int, Int) throws(DarkroomError) -> [UInt8],
+    head: ArraySlice<UInt8>, source: ByteSource, name: String,
     image: () throws(DarkroomError) -> AssetMetadata
   ) throws(DarkroomError) -> SpaceMedia {
     guard VideoHeader.recognises(head.prefix(64)) else { return SpaceMedia(try image()) }
-    return SpaceMedia(try VideoHeader.read(ByteSource(count: length, read: read), name: name))
+    return SpaceMedia(try VideoHeader.read(source, name: name))
   }
 }
 

@@ -332,4 +332,12 @@ final class SpaceObjectReader {
   }
 
   func readAll() throws(DarkroomError) -> [UInt8] { try read(0..<length) }
+
+  /// The content read on demand: a header parser's reads open only the chunks they reach
+  /// (an MP4's index may be at its end).
+  var source: ByteSource {
+    ByteSource(count: length) { offset, count throws(DarkroomError) in
+      try self.read(offset..<min(self.length, offset + count))
+    }
+  }
 }
