@@ -18,6 +18,19 @@ extension Editor {
   /// The container an edit of a video in `format` is written in: its own (`mov`), else MP4.
   static func videoContainer(_ format: String) -> String { format == "mov" ? "mov" : "mp4" }
 
+  /// The adjustment data of version `version` of a video's edit, `graph` on `original`:
+  /// its result H.264 at ``videoQuality`` in the original's own container (its hash is set
+  /// once it is rendered).
+  static func videoAdjustment(
+    _ graph: FilterGraph, original: AdjustmentData.Original, version: Int, previous: String?
+  ) -> AdjustmentData {
+    AdjustmentData(
+      graph: graph, original: original,
+      result: .init(
+        sha256: "", format: videoContainer(original.format), quality: videoQuality),
+      version: version, previous: previous, created: now())
+  }
+
   /// Whether an edit of `graph` in `mode` can be made of a video too: every filter but
   /// `auto` (which looks at one photo) means the same on each frame, and a video carries no
   /// other program's edit. What a batch over folders asks (``Library/takesVideos(_:mode:)``)
@@ -79,15 +92,12 @@ extension Editor {
     FaultInjection.point("after-original")
     let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes
     let fullGraph = FilterGraph(nodes: nodes)
-    var adjustment = AdjustmentData(
-      graph: fullGraph,
+    var adjustment = Self.videoAdjustment(
+      fullGraph,
       original: .init(
         sha256: originalHash.hex, byteSize: original.size, format: header.format,
         fileName: previous?.original.fileName ?? FilePath(path).name),
-      result: .init(
-        sha256: "", format: Self.videoContainer(header.format), quality: Self.videoQuality),
-      version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
-      created: Self.now())
+      version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256)
     if output != nil {
       try Folders.create(FilePath(destination).parent.isEmpty ? "." : FilePath(destination).parent)
     }

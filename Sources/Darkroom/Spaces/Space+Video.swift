@@ -160,14 +160,12 @@ extension Space {
     if append, let last = history.last {
       graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
     }
-    var data = AdjustmentData(
-      graph: graph,
+    var data = Editor.videoAdjustment(
+      graph,
       original: .init(
         sha256: asset.identity, byteSize: asset.byteSize, format: header.format,
         fileName: asset.name),
-      result: .init(
-        sha256: "", format: Editor.videoContainer(header.format), quality: Editor.videoQuality),
-      version: asset.editVersion + 1, previous: nil, created: Editor.now())
+      version: asset.editVersion + 1, previous: nil)
     let fd = try MemoryFile.create("darkroom-edit", file: asset.name)
     defer { Glibc.close(fd) }
     // A lock stops the encode at its next progress report.
