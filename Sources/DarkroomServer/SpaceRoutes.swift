@@ -283,8 +283,7 @@ struct SpaceRoutes: Sendable {
     }
     let upload = bytes
     let (asset, added) = try await blocking { () throws(DarkroomError) in
-      try limits.check(AssetMetadata.read(.data(upload, name: safe)), name: safe)
-      return try library.add(bytes: upload, name: safe)
+      try library.add(bytes: upload, name: safe, limits: limits)
     }
     return try API.encode(
       APISpaceUpload(status: added ? "added" : "duplicate", asset: APISpaceAsset(asset)),

@@ -333,7 +333,7 @@ struct ServerSpaceTests {
   }
 
   @Test(
-    "a space's upload is sealed as it arrives: a 40 MB photo raises the server's peak memory by a few MB, not its size; cut short or refused, it leaves nothing"
+    "a space's upload is sealed as it arrives: a 40 MB photo raises the server's peak memory by a few MB, not its size; cut short or refused, it leaves nothing; a video sent chunked is added"
   )
   func uploadStreams() throws {
     let spaces = try ServedSpaces()
@@ -408,8 +408,24 @@ struct ServerSpaceTests {
       "POST /api/space/uploads?name=text.jpg HTTP/1.1\r\n" + session,
       body: Array(repeating: UInt8(ascii: "x"), count: 6 << 20))
     #expect(refused.status == 422, "\(refused.text.prefix(300))")
-    #expect(server.stop() == 0)
     #expect(try objects() == sealed, "no object left by the cut or the refused upload")
+
+    // A video sent without Content-Length (chunked): held in memory, read once, added.
+    let clip = try Fixture.bytes(try VideoEditTests.hevcClip(in: folder))
+    let chunked = try server.connect()
+    server.send(
+      chunked,
+      Array(
+        ("POST /api/space/uploads?name=clip.mov HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+          + session + "Transfer-Encoding: chunked\r\n\r\n"
+          + String(clip.count, radix: 16) + "\r\n").utf8) + clip + Array("\r\n0\r\n\r\n".utf8))
+    var answer: [UInt8] = []
+    while case let n = read(chunked, &buffer, buffer.count), n > 0 { answer += buffer[0..<n] }
+    close(chunked)
+    let text = String(decoding: answer, as: UTF8.self)
+    #expect(text.hasPrefix("HTTP/1.1 201"), "\(text.prefix(300))")
+    #expect(text.contains("\"mediaType\":\"video\""), "\(text.prefix(600))")
+    #expect(server.stop() == 0)
   }
 
   /// The peak resident memory of process `pid`, in KiB (VmHWM).

@@ -78,7 +78,7 @@ extension Library {
     return (asset.asset, added)
   }
 
-  /// Encrypts image bytes (an upload, held in memory) into the library's space.
+  /// Encrypts image or video bytes (an upload, held in memory) into the library's space.
   ///
   /// - Throws: as ``add(file:move:)``.
   public func add(bytes: [UInt8], name: String) throws(DarkroomError)
@@ -86,6 +86,21 @@ extension Library {
   {
     guard let space else { throw addsByScan }
     let (asset, added) = try space.add(bytes: bytes, name: name)
+    return (asset.asset, added)
+  }
+
+  /// As ``add(bytes:name:)``, refusing a picture (or a video's frames) over `limits`, its
+  /// header read once, by the space's own workers.
+  ///
+  /// - Throws: `tooLarge` past the limits; as ``add(file:move:)``.
+  package func add(bytes: [UInt8], name: String, limits: Upload.Limits) throws(DarkroomError)
+    -> (asset: Asset, added: Bool)
+  {
+    guard let space else { throw addsByScan }
+    let (asset, added) = try space.add(bytes: bytes, name: name) {
+      media throws(DarkroomError) in
+      try limits.check(width: media.width, height: media.height, name: name)
+    }
     return (asset.asset, added)
   }
 

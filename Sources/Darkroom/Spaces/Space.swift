@@ -434,13 +434,15 @@ public final class Space: Sendable {
     return result
   }
 
-  /// Encrypts image bytes (an upload) into the space; see ``add(file:move:)``.
-  func add(bytes: [UInt8], name: String) throws(DarkroomError)
-    -> (asset: SpaceAsset, added: Bool)
-  {
+  /// Encrypts image or video bytes (an upload) into the space, once `check` accepts their
+  /// header; see ``add(file:move:)``.
+  func add(
+    bytes: [UInt8], name: String, check: (SpaceMedia) throws(DarkroomError) -> Void = { _ in }
+  ) throws(DarkroomError) -> (asset: SpaceAsset, added: Bool) {
     let media = try SpaceMedia.read(
       head: bytes.prefix(64), source: ByteSource(memory: bytes), name: name,
       image: { () throws(DarkroomError) in try readMetadata(.data(bytes, name: name)) })
+    try check(media)
     return try withWriteLock { () throws(DarkroomError) in
       try add(name: name, length: bytes.count, metadata: { _ in media }) { offset, count in
         Array(bytes[offset..<offset + count])
