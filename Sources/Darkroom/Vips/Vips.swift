@@ -94,7 +94,10 @@ enum Vips {
       guard dr_attribution_begin() != 0 else { return try body() }
       let first = Result<T, DarkroomError> { () throws(DarkroomError) in try body() }
       let alone = dr_attribution_end() != 0
-      guard case .failure(let error) = first, error.kind == .engine, !alone else {
+      // Whatever its kind: the kind is read from the message, which another thread's lines
+      // can change (libheif's "bad seek" made a damaged JPEG's `corrupt` message name two
+      // causes, and was not run again when only `engine` ones were).
+      guard case .failure(let error) = first, error.kind != .timedOut, !alone else {
         return try first.get()
       }
       dr_attribution_exclusive_begin()
