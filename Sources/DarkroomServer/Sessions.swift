@@ -227,63 +227,19 @@ struct SessionStore: Sendable {
     return SessionStore(folder: folder, key: key)
   }
 
-  /// Refuses `path` unless it is a folder (or a file) of this user's with no group or other
-  /// permission, and no link.
   private static func privateEntry(_ path: String, directory: Bool) throws(DarkroomError) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else {
-      throw DarkroomError(.io, file: path, String(cString: strerror(errno)))
-    }
-    let kind = info.st_mode & S_IFMT
-    let mode = String(info.st_mode & 0o7777, radix: 8)
-    let what = directory ? "the gallery's sessions folder" : "the gallery's session key"
-    if kind != (directory ? S_IFDIR : S_IFREG) {
-      throw DarkroomError(
-        .invalidArgument, file: path,
-        "refused as \(what): it is not a \(directory ? "folder" : "file") (a link or another kind)")
-    }
-    if info.st_uid != geteuid() {
-      throw DarkroomError(
-        .invalidArgument, file: path,
-        "refused as \(what): it belongs to uid \(info.st_uid), not to this server's uid \(geteuid())"
-      )
-    }
-    if info.st_mode & 0o077 != 0 || (!directory && info.st_nlink != 1) {
-      let links = directory || info.st_nlink == 1 ? "" : ", \(info.st_nlink) links"
-      let remedy =
-        directory
-        ? "make it this user's alone (chmod 700)"
-        : "remove it, and the server makes another (every session ends)"
-      throw DarkroomError(
-        .invalidArgument, file: path,
-        "refused as \(what): others may use it (mode \(mode)\(links)): \(remedy)")
-    }
+    try PrivateKeyFile.checkPrivate(
+      path, directory: directory,
+      what: directory ? "the gallery's sessions folder" : "the gallery's session key",
+      remedy: keyRemedy)
   }
 
-  /// The library's session key, made on first use (written whole, then linked into place, so
-  /// that two servers starting at once agree on one); nil where it cannot be written.
+  private static let keyRemedy = "the server makes another (every session ends)"
+
+  /// The library's session key, made on first use; nil where it cannot be written.
   private static func sessionKey(_ path: String) throws(DarkroomError) -> SymmetricKey? {
-    if access(path, F_OK) != 0 {
-      var bytes = [UInt8](repeating: 0, count: 32)
-      var generator = SystemRandomNumberGenerator()
-      for index in bytes.indices { bytes[index] = generator.next() }
-      let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-      guard
-        let temporary = try? AtomicFile.writeNew(
-          bytes, name: ".session.key", in: folder, mode: 0o600)
-      else { return nil }
-      link(temporary, path)  // EEXIST: another server's came first, and is the one
-      unlink(temporary)
-    }
-    try privateEntry(path, directory: false)
-    let bytes = try readWholeFile(path)
-    guard bytes.count == 32 else {
-      throw DarkroomError(
-        .invalidArgument, file: path,
-        "refused as the gallery's session key: \(bytes.count) bytes, not 32: remove it, and the server makes another (every session ends)"
-      )
-    }
-    return SymmetricKey(data: bytes)
+    try PrivateKeyFile.open(path, what: "the gallery's session key", remedy: keyRemedy)
+      .map { SymmetricKey(data: $0) }
   }
 
   /// The label of `token` in session ids and file names: 16 hex digits of its SHA-256.
