@@ -127,6 +127,13 @@ function icon(name) {
   svg.append(use);
   return svg;
 }
+// An asset's rendition: the version names its bytes; where the server signs addresses
+// (serve --signed-renditions), the signature lets a front server or CDN answer it.
+function assetURL(asset, rep, size) {
+  const signature = asset.signed && asset.signed[rep];
+  return "/api/assets/" + asset.id + "/" + rep + "?" + (size ? "size=" + size + "&" : "")
+    + "v=" + asset.version + (signature ? "&e=" + asset.signed.expires + "&sig=" + signature : "");
+}
 const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
 
 // ---- Images: four requests at once; those still waiting forgotten when their row leaves ---
@@ -283,18 +290,16 @@ function makeViewer() {
     const need = Math.max(innerWidth, innerHeight) * (window.devicePixelRatio || 1);
     return [1024, 1600, 2048, 2560].find((size) => size >= need) || 2560;
   };
-  const url = (asset, rep, size) => "/api/assets/" + asset.id + "/" + rep
-    + "?" + (size ? "size=" + size + "&" : "") + "v=" + asset.version;
   // A video as this browser plays it: the file itself where the browser plays HEVC (Safari),
   // else the server's playback version (H.264, the file itself when it is that already), at
   // the size the screen shows and the connection carries.
   const playsHEVC = clip.canPlayType('video/mp4; codecs="hvc1.1.6.L93.B0"') !== "";
   function playable(asset, rep) {
-    if (playsHEVC) return url(asset, rep);
+    if (playsHEVC) return assetURL(asset, rep);
     const long = Math.max(screen.width, screen.height) * (window.devicePixelRatio || 1);
     const slow = /(^|-)(2g|3g)$/.test(navigator.connection?.effectiveType || "");
     const delivery = slow ? "fast" : long >= 1600 ? "high" : "medium";
-    return url(asset, "playback") + "&delivery=" + delivery;
+    return assetURL(asset, "playback") + "&delivery=" + delivery;
   }
 
   function apply() {
@@ -306,7 +311,7 @@ function makeViewer() {
     if (!sharp && current && img.naturalWidth && shownWidth > img.naturalWidth * 1.05) {
       sharp = true;
       const asset = current;
-      const better = browserShows(asset.format) ? url(asset, "full") : url(asset, "fullscreen", 4096);
+      const better = browserShows(asset.format) ? assetURL(asset, "full") : assetURL(asset, "fullscreen", 4096);
       const loading = new Image();
       loading.onload = () => {
         if (current !== asset) return;
@@ -488,7 +493,7 @@ function makeViewer() {
         toggle.setAttribute("aria-pressed", on ? "true" : "false");
         toggle.textContent = on ? "Show edit" : "Show original";
         sharp = true; // the screen's rendition of the one asked for, not the full one
-        img.src = url(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
+        img.src = assetURL(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
       });
       mark.append(toggle);
       row("Edited in", mark);
@@ -514,7 +519,7 @@ function makeViewer() {
     control("live").hidden = !motion;
     if (motion) live.src = playable(asset, "video");
     if (video) {
-      clip.poster = url(asset, "fullscreen", screenSize());
+      clip.poster = assetURL(asset, "fullscreen", screenSize());
       clip.src = playable(asset, "full");
       img.removeAttribute("src");
     } else {
@@ -522,12 +527,12 @@ function makeViewer() {
       clip.removeAttribute("src");
       img.alt = asset.path + (asset.damage ? ": " + asset.damage.problem : "");
       img.dataset.rep = "fullscreen";
-      if (blank) img.removeAttribute("src"); else img.src = url(asset, "fullscreen", screenSize());
+      if (blank) img.removeAttribute("src"); else img.src = assetURL(asset, "fullscreen", screenSize());
     }
     box.querySelector(".name").textContent = asset.path.split("/").pop();
     showFavourite(asset);
     // The file itself, not the edit another program made and this shows.
-    control("download").href = url(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
+    control("download").href = assetURL(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
     control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
     // In the trash a photo is neither edited nor moved to the trash again; a damaged file
     // is not edited.
@@ -538,7 +543,7 @@ function makeViewer() {
     // The neighbours, loaded before they are asked for.
     for (const direction of [-1, 1]) {
       source.neighbour(asset, direction).then((next) => {
-        if (next && current === asset) new Image().src = url(next, "fullscreen", screenSize());
+        if (next && current === asset) new Image().src = assetURL(next, "fullscreen", screenSize());
       }).catch(() => {});
     }
   }
@@ -810,7 +815,7 @@ function albumPage(main) {
       const img = document.createElement("img");
       img.alt = "";
       img.loading = "lazy";
-      img.src = "/api/assets/" + assets[0].id + "/thumbnail?size=256&v=" + assets[0].version;
+      img.src = assetURL(assets[0], "thumbnail", 256);
       watchBroken(img);
       const label = document.createElement("span");
       label.className = "name";
@@ -1255,7 +1260,7 @@ function albumPage(main) {
       tile.title = asset.damage.detail;
       link.append(tile);
     } else {
-      images.want(img, "/api/assets/" + asset.id + "/aspect-thumbnail?size=" + size + "&v=" + asset.version);
+      images.want(img, assetURL(asset, "aspect-thumbnail", size));
       link.append(img);
     }
     if (asset.damage) {

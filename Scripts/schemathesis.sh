@@ -100,7 +100,7 @@ printf 'schemathesis\n' >"$work/space-password"
 
 # 4. The server, on a free port, without the rate limit (Schemathesis is one busy client).
 "$darkroom" serve "$library" --port 0 --token-file "$work/tokens" --rate-limit 0 \
-  --spaces "$work/spaces" \
+  --spaces "$work/spaces" --signed-renditions \
   >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 port=""

@@ -102,6 +102,19 @@ struct ServeCommand: ParsableCommand {
       valueName: "path"))
   var accelRedirect: String?
 
+  @Flag(
+    help: ArgumentHelp(
+      "Hand out signed rendition addresses that need no login (docs/server.md).",
+      discussion:
+        "The listings' thumbnails and fullscreen images carry an HMAC under the library's .darkroom/signing.key, so that nginx or a CDN can check them and serve its copy without asking darkroom."
+    ))
+  var signedRenditions = false
+
+  @Option(
+    help: ArgumentHelp(
+      "How long a signed address lives at least (rounded up to the hour).", valueName: "hours"))
+  var signedLifetime = 24
+
   @Option(
     help: ArgumentHelp(
       "A tile server for the gallery's map, {z}/{x}/{y} in its URL (no map without one), such as https://tile.openstreetmap.org/{z}/{x}/{y}.png.",
@@ -130,6 +143,9 @@ struct ServeCommand: ParsableCommand {
       throw ValidationError(
         "--accel-redirect takes an nginx location path that starts and ends with /, such as /_darkroom_cache/"
       )
+    }
+    guard (1...8760).contains(signedLifetime) else {
+      throw ValidationError("--signed-lifetime takes 1 to 8760 hours")
     }
     guard rateLimit >= 0 else { throw ValidationError("--rate-limit takes 0 or more") }
     guard (1...1440).contains(spaceIdle) else {
@@ -172,6 +188,7 @@ struct ServeCommand: ParsableCommand {
     configuration.spaceIdle = .seconds(spaceIdle * 60)
     configuration.backgroundThumbnails = !noBackground && !backgroundTurnedOff
     configuration.accelRedirect = accelRedirect
+    configuration.signedRenditions = signedRenditions ? signedLifetime * 3600 : nil
     configuration.mapTiles = mapTiles
     configuration.mapAttribution =
       mapAttribution

@@ -10,6 +10,8 @@ struct API: Sendable {
   let configuration: ServerConfiguration
   let images: Images
   let jobs: Jobs
+  /// With `--signed-renditions`: listings carry each asset's signed addresses.
+  let signing: SignedAddresses?
   /// Versioned URLs answered by `X-Accel-Redirect` before, with their cache file.
   let redirected = RedirectMemory()
 
@@ -29,7 +31,7 @@ struct API: Sendable {
     api.get("assets/:id") { _, context in
       let id = try Self.assetID(context)
       let asset = try await blocking { [library] () throws(DarkroomError) in try library.asset(id) }
-      return try Self.encode(APIAsset(asset))
+      return try Self.encode(APIAsset(asset, signed: signing?.signatures(asset)))
     }
     api.get("assets/:id/history") { _, context in
       let id = try Self.assetID(context)
@@ -111,7 +113,16 @@ struct API: Sendable {
       return try Self.encode(APIAsset(asset))
     }
     api.get("assets/:id/:rep") { request, context in
-      try await representation(request, context)
+      var response = try await representation(request, context)
+      // A signed address is kept no longer than it lives (a CDN's copy would outlive it).
+      if response.headers[.cacheControl]?.hasSuffix("immutable") == true,
+        SignedAddresses.isSigned(request), let expires = request.uri.queryParameters["e"],
+        let seconds = Int(expires)
+      {
+        let left = max(0, min(31_536_000, seconds - Int(Date().timeIntervalSince1970)))
+        response.headers[.cacheControl] = "public, max-age=\(left), immutable"
+      }
+      return response
     }
     api.get("albums") { _, _ in
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }
@@ -279,7 +290,7 @@ struct API: Sendable {
       let assets = try await blocking { [library] () throws(DarkroomError) in
         try library.trashedAssets()
       }
-      return try Self.encode(APIAssets(assets: assets.map(APIAsset.init), count: assets.count))
+      return try Self.encode(APIAssets(assets: assets.map { APIAsset($0) }, count: assets.count))
     }
     api.post("trash/empty") { _, _ in
       let emptied = try await blocking { [library] () throws(DarkroomError) in
@@ -330,10 +341,12 @@ struct API: Sendable {
     }
     let query = try AssetQuery(parameters: try Self.queryParameters(request, also: ["limit"]))
     let pageSize = limit
-    let page = try await blocking { [library] () throws(DarkroomError) -> APIAssets in
+    let page = try await blocking { [library, signing] () throws(DarkroomError) -> APIAssets in
       let page = try library.page(of: query, limit: pageSize)
+      let now = Date().timeIntervalSince1970
       return APIAssets(
-        assets: page.assets.map(APIAsset.init), count: page.count, next: page.next?.rawValue)
+        assets: page.assets.map { APIAsset($0, signed: signing?.signatures($0, now: now)) },
+        count: page.count, next: page.next?.rawValue)
     }
     return try Self.encode(page)
   }
@@ -393,7 +406,7 @@ struct API: Sendable {
     let asset = try library.asset(id)
     let spec = asked.shownInBrowser(sourceFormat: asset.format, acceptsWebP: webP)
     let tag = "\"" + Images.tag(asset, spec) + "\""
-    let immutable = request.query["v"].map { $0 == APIAsset.version(asset) } == true
+    let immutable = request.query["v"].map { $0 == asset.version } == true
     if Self.notModified(request, tag) {
       return Self.representationResponse(nil, tag: tag, immutable: immutable, request)
     }
@@ -535,7 +548,7 @@ struct API: Sendable {
       let asset = try library.asset(id)
       return (asset, try library.exifThumbnail(of: asset))
     }
-    let version = APIAsset.version(asset)
+    let version = asset.version
     let tag = "\"\(version)-exif\""
     let immutable = request.query["v"].map { String($0) == version } == true
     return Self.representationResponse(

@@ -7,31 +7,28 @@ import Foundation
 /// carries to be cached for good. No server path: files are named relative to the library.
 struct APIAsset: Encodable, Sendable {
   var asset: Asset
+  /// Its renditions' signatures, where the server hands them out (`--signed-renditions`).
+  var signed: APISignatures?
 
-  init(_ asset: Asset) { self.asset = asset }
+  init(_ asset: Asset, signed: APISignatures? = nil) { (self.asset, self.signed) = (asset, signed) }
 
   /// The version of the asset `id` (nil: none, or one the catalog no longer has).
   static func version(of id: AssetID?, in library: Library) -> String? {
-    id.flatMap { (try? library.asset($0)).map(version) }
-  }
-
-  static func version(_ asset: Asset) -> String {
-    let content = asset.contentHash.prefix(12)
-    guard let settings = asset.foreignSettings else { return String(content) }
-    return content + "-" + settings.digest.prefix(8)
+    id.flatMap { (try? library.asset($0))?.version }
   }
 
   func encode(to encoder: Encoder) throws {
     try asset.encode(to: encoder)
     var container = encoder.container(keyedBy: Key.self)
-    try container.encode(Self.version(asset), forKey: .version)
+    try container.encode(asset.version, forKey: .version)
+    try container.encodeIfPresent(signed, forKey: .signed)
     if asset.foreignSettings != nil {
       let shown = asset.shownSize
       try container.encode(shown.width, forKey: .shownWidth)
       try container.encode(shown.height, forKey: .shownHeight)
     }
   }
-  enum Key: String, CodingKey { case version, shownWidth, shownHeight }
+  enum Key: String, CodingKey { case version, signed, shownWidth, shownHeight }
 }
 
 /// A page of assets: `next` is the `after` of the next page (absent on the last).

@@ -6,10 +6,12 @@ import Hummingbird
 /// redirect to the login form); a read-only one that would change something, 403. A
 /// cookie-authenticated request that changes something must carry the session's CSRF token
 /// (header `X-CSRF-Token` or form field `csrf`), and an `Origin`, when sent, must be this
-/// server's own.
+/// server's own. A request with a signature (`sig`, ``SignedAddresses``) is let in by it
+/// alone, to read the one rendition it names; a wrong, foreign or expired one is 403.
 struct AccessMiddleware: RouterMiddleware {
   let tokens: Tokens
   let sessions: Sessions
+  let signing: SignedAddresses?
   static let cookieName = "darkroom_session"
 
   /// Paths anyone may fetch: the login form, health, the gallery's script and style, and a
@@ -35,6 +37,16 @@ struct AccessMiddleware: RouterMiddleware {
       throw APIError(.forbidden, "forbidden", "a request from another site (Origin: \(origin))")
     }
     if Self.isPublic(path) { return try await next(request, context) }
+    if SignedAddresses.isSigned(request) {
+      guard let signing else {
+        throw APIError(
+          .forbidden, "signature",
+          "this server takes no signed addresses (darkroom serve --signed-renditions)")
+      }
+      try signing.check(request)
+      context.access = .read
+      return try await next(request, context)
+    }
 
     if let authorization = request.headers[.authorization] {
       guard authorization.hasPrefix("Bearer "),

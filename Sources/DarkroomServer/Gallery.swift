@@ -356,7 +356,7 @@ struct Gallery: Sendable {
     var month = ""
     values["assets"] = assets.map { asset -> [String: Any] in
       var cell: [String: Any] = [
-        "id": asset.id.rawValue, "version": APIAsset.version(asset),
+        "id": asset.id.rawValue, "version": asset.version,
         "name": asset.name,
       ]
       let its = Self.month(of: asset)
@@ -450,7 +450,7 @@ struct Gallery: Sendable {
     }
     var values = common(context, title: asset.name)
     values["id"] = asset.id.rawValue
-    values["version"] = APIAsset.version(asset)
+    values["version"] = asset.version
     values["name"] = asset.name
     values["width"] = asset.displayWidth
     values["height"] = asset.displayHeight
@@ -534,7 +534,7 @@ struct Gallery: Sendable {
         "more": shown.more > 0 ? "\(shown.more)" : false,
         "assets": shown.group.enumerated().map { position, asset -> [String: Any] in
           [
-            "id": asset.id.rawValue, "version": APIAsset.version(asset), "path": asset.path,
+            "id": asset.id.rawValue, "version": asset.version, "path": asset.path,
             "name": asset.name, "keep": position == 0,
             "size": "\(asset.displayWidth) × \(asset.displayHeight)",
             "bytes": ByteCountFormatter.string(fromByteCount: asset.byteSize, countStyle: .file),

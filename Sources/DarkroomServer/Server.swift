@@ -22,6 +22,8 @@ package struct DarkroomServer: Sendable {
   let images: Images
   let jobs: Jobs
   let gallery: Gallery
+  /// With `--signed-renditions`: the signer of the listings' rendition addresses.
+  let signing: SignedAddresses?
 
   /// A server of `library`, which must have a catalog (`darkroom scan` makes it).
   ///
@@ -33,6 +35,11 @@ package struct DarkroomServer: Sendable {
     }
     self.library = library
     self.configuration = configuration
+    if let lifetime = configuration.signedRenditions {
+      signing = SignedAddresses(signer: try library.renditionSigner(), lifetime: lifetime)
+    } else {
+      signing = nil
+    }
     sessions = Sessions(
       spaceIdle: configuration.spaceIdle,
       store: try SessionStore.open(library: library))
@@ -60,7 +67,9 @@ package struct DarkroomServer: Sendable {
     router.add(
       middleware: RateLimitMiddleware(
         limiter: RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)))
-    router.add(middleware: AccessMiddleware(tokens: configuration.tokens, sessions: sessions))
+    router.add(
+      middleware: AccessMiddleware(
+        tokens: configuration.tokens, sessions: sessions, signing: signing))
     let methods = MethodNotAllowedMiddleware.Table()
     router.add(middleware: MethodNotAllowedMiddleware(table: methods))
     router.get("healthz") { _, _ in "ok\n" }
@@ -70,7 +79,8 @@ package struct DarkroomServer: Sendable {
         body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     API(
-      library: library, configuration: configuration, images: images, jobs: jobs
+      library: library, configuration: configuration, images: images, jobs: jobs,
+      signing: signing
     ).add(to: router)
     gallery.add(to: router)
     SharedRoutes(

@@ -65,6 +65,10 @@ package struct ServerConfiguration: Sendable {
   /// answered with its headers and `X-Accel-Redirect` to its file there, and the front server
   /// sends the bytes. nil: the bytes are sent from here.
   package var accelRedirect: String?
+  /// How long a signed rendition address lives, in seconds, when the API's listings hand
+  /// them out (``RenditionSigner``): a front server or a CDN may check and serve those
+  /// without asking this one. nil: none are handed out, and a signed address is refused.
+  package var signedRenditions: Int?
   /// A tile server's URL with `{z}`, `{x}` and `{y}` (`https://tile.openstreetmap.org/{z}/{x}/{y}.png`)
   /// for the gallery's map, and the credit its terms ask for: no map until it is set (the
   /// photos' positions go nowhere else). Its origin is added to the pages' `img-src`.

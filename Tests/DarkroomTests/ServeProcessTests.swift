@@ -65,6 +65,11 @@ final class ServeProcess: @unchecked Sendable {
 
   /// A connected socket to the server, from loopback address `source` (another client).
   func connect(from source: String = "127.0.0.1") throws -> Int32 {
+    try Self.connect(port: port, from: source)
+  }
+
+  /// A connected socket to `port` on loopback, from loopback address `source`.
+  static func connect(port: Int, from source: String = "127.0.0.1") throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var local = sockaddr_in()
     local.sin_family = sa_family_t(AF_INET)
@@ -113,7 +118,14 @@ final class ServeProcess: @unchecked Sendable {
   func exchange(_ head: String, body: [UInt8] = [], from source: String = "127.0.0.1") throws -> (
     status: Int, text: String
   ) {
-    let fd = try connect(from: source)
+    try Self.exchange(port: port, head, body: body, from: source)
+  }
+
+  /// ``exchange(_:body:from:)`` with any server on loopback's `port`.
+  static func exchange(
+    port: Int, _ head: String, body: [UInt8] = [], from source: String = "127.0.0.1"
+  ) throws -> (status: Int, text: String) {
+    let fd = try connect(port: port, from: source)
     defer { close(fd) }
     let text =
       head + "Host: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
@@ -178,7 +190,9 @@ final class ServeProcess: @unchecked Sendable {
     return text()
   }
 
-  func send(_ fd: Int32, _ bytes: [UInt8]) {
+  func send(_ fd: Int32, _ bytes: [UInt8]) { Self.send(fd, bytes) }
+
+  static func send(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
       let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

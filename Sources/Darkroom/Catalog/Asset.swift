@@ -199,6 +199,15 @@ public struct Asset: Sendable, Codable, Equatable, Identifiable {
   /// Whether the asset is a live or motion photo: a still with a video of its own.
   public var hasMotion: Bool { motionVideo != nil || liveVideo != nil }
 
+  /// Names what its renditions show: 12 hex digits of its content's hash, then 8 of the
+  /// settings of an edit made elsewhere when it has one. A URL with it (`v=`) names bytes that
+  /// never change, and a signed one (``RenditionSigner``) is signed for it.
+  package var version: String {
+    let content = contentHash.prefix(12)
+    guard let settings = foreignSettings else { return String(content) }
+    return content + "-" + settings.digest.prefix(8)
+  }
+
   /// The file's name, the last part of ``path``.
   public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
   /// The folder the file is in, relative to the root (`""` for the root itself).

@@ -1,0 +1,393 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// `serve --signed-renditions`: the listings hand out signed addresses of the grid's and the
+/// viewer's renditions; darkroom, and nginx through docs/nginx/darkroom-signed.js, let such an
+/// address in without a login, and refuse a wrong, foreign, other-representation or expired
+/// one with 403.
+@Suite(.serialized)
+struct SignedRenditionTests {
+  /// One GET or other request on a connection of its own: status, head and body bytes.
+  static func fetch(
+    port: Int, _ path: String, method: String = "GET", token: String? = nil,
+    accept: String = "image/webp,image/*"
+  ) throws -> (status: Int, head: String, bytes: [UInt8]) {
+    let fd = try ServeProcess.connect(port: port)
+    defer { close(fd) }
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+    head += "Accept: \(accept)\r\n"
+    if let token { head += "Authorization: Bearer \(token)\r\n" }
+    ServeProcess.send(fd, Array((head + "Content-Length: 0\r\n\r\n").utf8))
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
+    let end = Array("\r\n\r\n".utf8)
+    guard
+      let split = (0..<max(0, response.count - 3)).first(where: {
+        Array(response[$0..<$0 + 4]) == end
+      })
+    else { return (0, "", []) }
+    let text = String(decoding: response.prefix(split), as: UTF8.self)
+    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (status, text, Array(response[(split + 4)...]))
+  }
+
+  static func header(_ name: String, in head: String) -> String? {
+    for line in head.split(separator: "\r\n") {
+      let parts = line.split(separator: ":", maxSplits: 1)
+      if parts.count == 2, parts[0].lowercased() == name.lowercased() {
+        return parts[1].trimmingCharacters(in: .whitespaces)
+      }
+    }
+    return nil
+  }
+
+  static func message(_ bytes: [UInt8]) -> String? {
+    let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+    return (object?["error"] as? [String: Any])?["message"] as? String
+  }
+
+  /// The documented signature, worked out here from the key's bytes with swift-crypto (not
+  /// by the engine's signer): HMAC-SHA256 over the five lines, first 16 bytes, base64url.
+  static func signature(
+    key: [UInt8], _ id: String, _ rep: String, _ version: String, _ expires: Int
+  )
+    -> String
+  {
+    let message = "darkroom-rendition-1\n\(id)\n\(rep)\n\(version)\n\(expires)"
+    let code = HMAC<SHA256>.authenticationCode(
+      for: Array(message.utf8), using: SymmetricKey(data: key))
+    return Data(Array(code).prefix(16)).base64EncodedString()
+      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+      .replacingOccurrences(of: "=", with: "")
+  }
+
+  /// The listing's assets (id, version, signed) as read with the read token.
+  static func listed(_ server: ServeProcess) throws -> [[String: Any]] {
+    let list = try server.request("GET", "/api/assets", token: ServedLibrary.readToken)
+    #expect(list.status == 200)
+    return ServeProcess.json(list.text)["assets"] as? [[String: Any]] ?? []
+  }
+
+  @Test("a signed address opens its one rendition without a login; any other is 403")
+  func darkroomChecks() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
+    defer { _ = server.stop() }
+    let keyPath = served.root + "/.darkroom/signing.key"
+    var info = stat()
+    #expect(lstat(keyPath, &info) == 0)
+    #expect(info.st_mode & 0o7777 == 0o600)
+    let key = try Fixture.bytes(keyPath)
+    #expect(key.count == 32)
+
+    let assets = try Self.listed(server)
+    #expect(assets.count == 2)
+    let now = Int(Date().timeIntervalSince1970)
+    var addresses: [String: (version: String, expires: Int, signed: [String: String])] = [:]
+    for asset in assets {
+      let id = try #require(asset["id"] as? String)
+      let version = try #require(asset["version"] as? String)
+      let signed = try #require(asset["signed"] as? [String: Any])
+      let expires = try #require(signed["expires"] as? Int)
+      // A day and up to an hour more, ending on a whole hour.
+      #expect(expires % 3600 == 0)
+      #expect(expires > now + 86_400 - 5 && expires <= now + 86_400 + 3600 + 5)
+      var signatures: [String: String] = [:]
+      for rep in ["thumbnail", "aspect-thumbnail", "fullscreen"] {
+        let signature = try #require(signed[rep] as? String)
+        #expect(signature == Self.signature(key: key, id, rep, version, expires))
+        signatures[rep] = signature
+      }
+      #expect(Set(signed.keys) == ["expires", "thumbnail", "aspect-thumbnail", "fullscreen"])
+      addresses[id] = (version, expires, signatures)
+    }
+    let ids = addresses.keys.sorted()
+    let (a, b) = (ids[0], ids[1])
+    func address(
+      _ id: String, _ rep: String, signedAs other: String? = nil, rep signedRep: String? = nil
+    )
+      -> String
+    {
+      let (version, expires, _) = addresses[id]!
+      let signature = addresses[other ?? id]!.signed[signedRep ?? rep]!
+      return "/api/assets/\(id)/\(rep)?size=64&v=\(version)&e=\(expires)&sig=\(signature)"
+    }
+
+    // No login: the same bytes as a logged-in reader's, kept no longer than it lives.
+    let signed = try Self.fetch(port: server.port, address(a, "thumbnail"))
+    #expect(signed.status == 200, "\(signed.head)")
+    let (version, expires, _) = addresses[a]!
+    let plain = try Self.fetch(
+      port: server.port, "/api/assets/\(a)/thumbnail?size=64&v=\(version)",
+      token: ServedLibrary.readToken)
+    #expect(plain.status == 200)
+    #expect(!signed.bytes.isEmpty && signed.bytes == plain.bytes)
+    let cacheControl = try #require(Self.header("Cache-Control", in: signed.head))
+    #expect(cacheControl.hasPrefix("public, max-age=") && cacheControl.hasSuffix(", immutable"))
+    let maxAge = Int(cacheControl.dropFirst(16).prefix { $0.isNumber }) ?? -1
+    #expect(maxAge > 86_000 && maxAge <= expires - now)
+    #expect(Self.header("Cache-Control", in: plain.head) == "public, max-age=31536000, immutable")
+    for rep in ["aspect-thumbnail", "fullscreen"] {
+      #expect(try Self.fetch(port: server.port, address(a, rep)).status == 200)
+    }
+
+    let notThis = "the signature is not this library's for this asset, version and representation"
+    func refused(_ path: String, _ message: String, method: String = "GET") throws {
+      let answer = try Self.fetch(port: server.port, path, method: method)
+      #expect(answer.status == 403, "\(path): \(answer.head)")
+      #expect(Self.message(answer.bytes) == message, "\(path)")
+      #expect(Self.header("Content-Type", in: answer.head) == "application/json; charset=utf-8")
+    }
+    // Another asset's signature, another representation's, a changed byte, another version.
+    try refused(address(a, "thumbnail", signedAs: b), notThis)
+    try refused(address(a, "fullscreen", rep: "thumbnail"), notThis)
+    var flipped = Array(addresses[a]!.signed["thumbnail"]!)
+    flipped[3] = flipped[3] == "A" ? "B" : "A"
+    try refused(
+      "/api/assets/\(a)/thumbnail?size=64&v=\(version)&e=\(expires)&sig=\(String(flipped))", notThis
+    )
+    try refused(
+      address(a, "thumbnail").replacingOccurrences(of: "v=\(version)", with: "v=0\(version)"),
+      notThis)
+    // A later expiry than the one signed.
+    try refused(
+      address(a, "thumbnail").replacingOccurrences(of: "e=\(expires)", with: "e=\(expires + 3600)"),
+      notThis)
+    // Past its expiry, signed with the right key.
+    let past = now - 60
+    let stale = Self.signature(key: key, a, "thumbnail", version, past)
+    let when = Date(timeIntervalSince1970: Double(past)).ISO8601Format()
+    try refused(
+      "/api/assets/\(a)/thumbnail?size=64&v=\(version)&e=\(past)&sig=\(stale)",
+      "the signed address expired at \(when)")
+    // What a signature never opens.
+    try refused(
+      "/api/assets/\(a)/full?v=\(version)&e=\(expires)&sig=\(Self.signature(key: key, a, "full", version, expires))",
+      "a signed address names only a thumbnail, aspect-thumbnail or fullscreen")
+    try refused(
+      "/api/assets/\(a)/history?v=\(version)&e=\(expires)&sig=x",
+      "a signed address names only a thumbnail, aspect-thumbnail or fullscreen")
+    try refused("/api/assets?sig=x", "a signed address is an asset's rendition: /api/assets/ID/REP")
+    try refused("/api/assets/\(a)/thumbnail?sig=x", "a signed address has v, e and sig")
+    try refused(
+      address(a, "thumbnail"), "a signed address only reads (GET or HEAD)", method: "POST")
+    // No signature and no login: as before.
+    #expect(try Self.fetch(port: server.port, "/api/assets/\(a)/thumbnail?size=64").status == 401)
+    #expect(server.stop() == 0)
+    #expect(try Fixture.bytes(keyPath) == key)  // the key outlives the server
+
+    // A server that hands out none takes none, and lists none.
+    let unsigned = try ServeProcess(served.root)
+    defer { _ = unsigned.stop() }
+    #expect(try Self.listed(unsigned).allSatisfy { $0["signed"] == nil })
+    let answer = try Self.fetch(port: unsigned.port, address(a, "thumbnail"))
+    #expect(answer.status == 403)
+    #expect(
+      Self.message(answer.bytes)
+        == "this server takes no signed addresses (darkroom serve --signed-renditions)")
+  }
+
+  @Test("a signing key that others may read is refused, and the server does not start")
+  func keyOthersMayRead() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let keyPath = served.root + "/.darkroom/signing.key"
+    #expect(FileManager.default.createFile(atPath: keyPath, contents: Data(count: 32)))
+    chmod(keyPath, 0o644)
+    let before = try Fixture.bytes(keyPath)
+    let result = try CLI.run(["serve", served.root, "--port", "0", "--signed-renditions"])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr
+        == "darkroom: \(keyPath): refused as the key that signs renditions' addresses: others may use it (mode 644): remove it, and the server makes another (every signed address handed out stops working)\n"
+    )
+    #expect(try Fixture.bytes(keyPath) == before)
+    var info = stat()
+    #expect(lstat(keyPath, &info) == 0 && info.st_mode & 0o7777 == 0o644)
+  }
+
+  /// nginx with docs/server.md's block for signed addresses, in front of darkroom at
+  /// `upstream`; `key` is copied for it, as the page says.
+  final class Nginx: @unchecked Sendable {
+    let folder: TemporaryFolder
+    let process = Process()
+    let port: Int
+
+    static var available: Bool {
+      FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx")
+        && FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_js_module.so")
+    }
+
+    init(upstream: Int, key: String) throws {
+      folder = try TemporaryFolder()
+      port = try Self.freePort()
+      let script = Fixture.root.appendingPathComponent("docs/nginx/darkroom-signed.js").path
+      let copy = folder.file("signing.key")
+      try FileManager.default.copyItem(atPath: key, toPath: copy)
+      let root = folder.path
+      let (http, location) = try Self.documentedBlock(
+        script: script, cache: root + "/cache", key: copy)
+      let config = """
+        load_module /usr/lib/nginx/modules/ngx_http_js_module.so;
+        daemon off;
+        master_process off;
+        pid \(root)/nginx.pid;
+        error_log \(root)/error.log;
+        events { worker_connections 64; }
+        http {
+          access_log off;
+          client_body_temp_path \(root)/body;
+          proxy_temp_path \(root)/proxy;
+          fastcgi_temp_path \(root)/fastcgi;
+          uwsgi_temp_path \(root)/uwsgi;
+          scgi_temp_path \(root)/scgi;
+          upstream darkroom { server 127.0.0.1:\(upstream); }
+          \(http)
+          server {
+            listen 127.0.0.1:\(port);
+            location / {
+              proxy_pass http://darkroom;
+              proxy_set_header Host $host;
+            }
+            \(location)
+          }
+        }
+        """
+      try config.write(toFile: folder.file("nginx.conf"), atomically: true, encoding: .utf8)
+      process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+      process.arguments = ["-p", root, "-c", folder.file("nginx.conf"), "-e", root + "/error.log"]
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let port = port
+      let up = eventually(20) {
+        guard let fd = try? ServeProcess.connect(port: port) else { return false }
+        close(fd)
+        return true
+      }
+      if !up {
+        let log = (try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? ""
+        throw DarkroomError(.engine, "nginx did not start: \(log)")
+      }
+    }
+
+    /// docs/server.md's block for signed addresses, as written there but for three paths
+    /// (the script's, the cache's, the key's copy): its lines for `http { }`, and its
+    /// `location`.
+    static func documentedBlock(script: String, cache: String, key: String) throws -> (
+      http: String, location: String
+    ) {
+      let page = try String(
+        contentsOf: Fixture.root.appendingPathComponent("docs/server.md"), encoding: .utf8)
+      guard let section = page.range(of: "## Signed addresses"),
+        let open = page.range(of: "```nginx\n", range: section.upperBound..<page.endIndex),
+        let close = page.range(of: "```", range: open.upperBound..<page.endIndex)
+      else {
+        throw DarkroomError(.notFound, "docs/server.md has no nginx block for signed addresses")
+      }
+      var block = String(page[open.upperBound..<close.lowerBound])
+      for (written, here) in [
+        ("/etc/nginx/darkroom-signed.js", script), ("/var/cache/nginx/darkroom-signed", cache),
+        ("/etc/nginx/darkroom-signing.key", key),
+      ] {
+        guard block.contains(written) else {
+          throw DarkroomError(.notFound, "docs/server.md's block no longer names \(written)")
+        }
+        block = block.replacingOccurrences(of: written, with: here)
+      }
+      guard let split = block.range(of: "# in server { }") else {
+        throw DarkroomError(.notFound, "docs/server.md's block has no '# in server { }'")
+      }
+      return (String(block[..<split.lowerBound]), String(block[split.lowerBound...]))
+    }
+
+    static func freePort() throws -> Int {
+      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      defer { close(fd) }
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+      let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+      }
+      guard bound else { throw DarkroomError(.io, "no free port") }
+      return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Kills it: nginx without a master process keeps the signal mask it was started with,
+    /// in which the test runner's threads block SIGTERM, so only SIGKILL reaches it.
+    func stop() {
+      if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+      }
+    }
+
+    deinit { stop() }
+  }
+
+  @Test(
+    "nginx checks a signed address itself and answers it from its cache, darkroom stopped",
+    .enabled(if: Nginx.available, "needs nginx and its njs module (.ci/run installs them)"))
+  func nginxChecks() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
+    defer { _ = server.stop() }
+    let nginx = try Nginx(upstream: server.port, key: served.root + "/.darkroom/signing.key")
+    defer { nginx.stop() }
+    let key = try Fixture.bytes(served.root + "/.darkroom/signing.key")
+
+    let assets = try Self.listed(server)
+    let first = try #require(assets.first)
+    let other = try #require(assets.last)
+    let (id, version) = (first["id"] as! String, first["version"] as! String)
+    let signed = first["signed"] as! [String: Any]
+    let expires = signed["expires"] as! Int
+    let good =
+      "/api/assets/\(id)/thumbnail?size=64&v=\(version)&e=\(expires)&sig=\(signed["thumbnail"] as! String)"
+    let foreign =
+      "/api/assets/\(id)/thumbnail?size=64&v=\(version)&e=\(expires)&sig=\((other["signed"] as! [String: Any])["thumbnail"] as! String)"
+    let otherRep =
+      "/api/assets/\(id)/fullscreen?size=64&v=\(version)&e=\(expires)&sig=\(signed["thumbnail"] as! String)"
+    let past = Int(Date().timeIntervalSince1970) - 60
+    let expired =
+      "/api/assets/\(id)/thumbnail?size=64&v=\(version)&e=\(past)&sig=\(Self.signature(key: key, id, "thumbnail", version, past))"
+
+    let direct = try Self.fetch(port: server.port, good)
+    #expect(direct.status == 200)
+    let miss = try Self.fetch(port: nginx.port, good)
+    #expect(miss.status == 200, "\(miss.head)")
+    #expect(Self.header("X-Cache-Status", in: miss.head) == "MISS")
+    #expect(miss.bytes == direct.bytes)
+    let hit = try Self.fetch(port: nginx.port, good)
+    #expect(Self.header("X-Cache-Status", in: hit.head) == "HIT")
+    // Unsigned, without a login: darkroom's own 401, passed through and not kept.
+    let unsigned = try Self.fetch(
+      port: nginx.port, "/api/assets/\(id)/thumbnail?size=64&v=\(version)")
+    #expect(unsigned.status == 401)
+
+    // darkroom stopped: nginx answers the signed address from its cache, and refuses the
+    // others itself (a request it let through would find no darkroom: 502).
+    #expect(server.stop() == 0)
+    let alone = try Self.fetch(port: nginx.port, good)
+    #expect(alone.status == 200)
+    #expect(alone.bytes == direct.bytes)
+    #expect(Self.header("X-Cache-Status", in: alone.head) == "HIT")
+    for path in [
+      foreign, otherRep, expired,
+      good.replacingOccurrences(of: "e=\(expires)", with: "e=\(expires + 3600)"),
+    ] {
+      let answer = try Self.fetch(port: nginx.port, path)
+      #expect(answer.status == 403, "\(path): \(answer.head)")
+      #expect(
+        Self.message(answer.bytes) == "not a signed address of this library, or one that expired")
+    }
+    #expect(try Self.fetch(port: nginx.port, good, method: "POST").status == 403)
+  }
+}
