@@ -223,8 +223,20 @@ extension Library {
     try AtomicFile.write(bytes, to: sharesFile, durable: durable, mode: 0o600)
   }
 
+  /// `bytes` in base64url without padding (RFC 4648, section 5).
   static func base64url(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count * 4 + 2) / 3)
+    var index = 0
+    while index < bytes.count {
+      let count = min(3, bytes.count - index)
+      var group = UInt32(bytes[index]) << 16
+      if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+      if count > 2 { group |= UInt32(bytes[index + 2]) }
+      for digit in 0...count { out.append(alphabet[Int(group >> (18 - 6 * digit)) & 63]) }
+      index += 3
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 }
