@@ -113,16 +113,8 @@ struct API: Sendable {
       return try Self.encode(APIAsset(asset))
     }
     api.get("assets/:id/:rep") { request, context in
-      var response = try await representation(request, context)
-      // A signed address is kept no longer than it lives (a CDN's copy would outlive it).
-      if response.headers[.cacheControl]?.hasSuffix("immutable") == true,
-        SignedAddresses.isSigned(request), let expires = request.uri.queryParameters["e"],
-        let seconds = Int(expires)
-      {
-        let left = max(0, min(31_536_000, seconds - Int(Date().timeIntervalSince1970)))
-        response.headers[.cacheControl] = "public, max-age=\(left), immutable"
-      }
-      return response
+      let response = try await representation(request, context)
+      return SignedAddresses.isSigned(request) ? SignedAddresses.kept(response, request) : response
     }
     api.get("albums") { _, _ in
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }

@@ -277,6 +277,7 @@ extension HTTPField.Name {
   static let lastEventID = Self("Last-Event-ID")!
   static let forwardedProto = Self("X-Forwarded-Proto")!
   static let accelRedirect = Self("X-Accel-Redirect")!
+  static let accelExpires = Self("X-Accel-Expires")!
 }
 
 /// A known path asked with a method it does not take: 405 with `Allow`, as HTTP says (the

@@ -22,7 +22,36 @@ struct SignedAddresses: Sendable {
   }
 
   /// Whether `request` carries a signature (`sig`): such a request is let in by it alone.
-  static func isSigned(_ request: Request) -> Bool { request.uri.queryParameters["sig"] != nil }
+  static func isSigned(_ request: Request) -> Bool {
+    // Most requests have no `sig=` anywhere: no parse of their query.
+    guard let query = request.uri.query, query.contains("sig=") else { return false }
+    return request.query["sig"] != nil
+  }
+
+  /// How long a front server (nginx) may keep a signed answer, at most: it keeps what this
+  /// server checked, under its whole address, and answers repeats without asking.
+  static let frontCacheSeconds = 60
+
+  /// `response` to a signed request as caches may keep it: a browser or CDN no longer than
+  /// the address lives (`max-age`), nginx at most ``frontCacheSeconds`` and never past that
+  /// (`X-Accel-Expires`, which nginx reads and does not pass on; 0 for an answer not to be
+  /// kept, such as an old version's address answered with the new pixels).
+  static func kept(
+    _ response: Response, _ request: Request, now: Double = Date().timeIntervalSince1970
+  ) -> Response {
+    var response = response
+    guard response.status == .ok || response.status == .notModified else { return response }
+    guard response.headers[.cacheControl]?.hasSuffix("immutable") == true,
+      let expires = request.query["e"].flatMap({ Int($0) })
+    else {
+      response.headers[.accelExpires] = "0"
+      return response
+    }
+    let left = max(0, min(31_536_000, expires - Int(now)))
+    response.headers[.cacheControl] = "public, max-age=\(left), immutable"
+    response.headers[.accelExpires] = String(min(left, frontCacheSeconds))
+    return response
+  }
 
   /// Checks a signed request: a GET or HEAD of `/api/assets/ID/REP` with `v`, `e` and `sig`
   /// that this library signed, not yet expired.
@@ -37,7 +66,7 @@ struct SignedAddresses: Sendable {
     guard parts.count == 5, parts[1] == "api", parts[2] == "assets",
       let id = AssetID(String(parts[3]))
     else { throw refuse("a signed address is an asset's rendition: /api/assets/ID/REP") }
-    let query = request.uri.queryParameters
+    let query = request.query
     guard let version = query["v"], let expires = query["e"], let signature = query["sig"] else {
       throw refuse("a signed address has v, e and sig")
     }

@@ -191,6 +191,19 @@ struct SignedRenditionTests {
         == "this server takes no signed addresses (darkroom serve --signed-renditions)")
   }
 
+  @Test("base64url (signatures, shared links' tokens) is Foundation's base64 with - _ and no =")
+  func base64url() {
+    var generator = SystemRandomNumberGenerator()
+    for count in 0...40 {
+      let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      let expected = Data(bytes).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+      #expect(Library.base64url(bytes) == expected, "\(bytes)")
+    }
+    #expect(Library.base64url([0xFB, 0xFF]) == "-_8")
+  }
+
   @Test("a signing key that others may read is refused, and the server does not start")
   func keyOthersMayRead() throws {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
@@ -210,7 +223,7 @@ struct SignedRenditionTests {
   }
 
   /// nginx with docs/server.md's block for signed addresses, in front of darkroom at
-  /// `upstream`; `key` is copied for it, as the page says.
+  /// `upstream`; `key` (the library's key file) is written for it in hex, as the page says.
   final class Nginx: @unchecked Sendable {
     let folder: TemporaryFolder
     let process = Process()
@@ -221,17 +234,29 @@ struct SignedRenditionTests {
         && FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_js_module.so")
     }
 
-    init(upstream: Int, key: String) throws {
+    /// With `checks`, the block that checks signatures in nginx (njs); else the one that
+    /// keeps what darkroom checked.
+    init(upstream: Int, key: String, checks: Bool) throws {
       folder = try TemporaryFolder()
       port = try Self.freePort()
       let script = Fixture.root.appendingPathComponent("docs/nginx/darkroom-signed.js").path
-      let copy = folder.file("signing.key")
-      try FileManager.default.copyItem(atPath: key, toPath: copy)
+      // The key in hex, as docs/server.md's od line writes it for nginx.
+      let hex = try Fixture.bytes(key).map { String(format: "%02x", $0) }.joined()
+      let snippet = try folder.write(
+        "darkroom-signing-key.conf", Array("set $darkroom_signing_key \(hex);\n".utf8))
       let root = folder.path
-      let (http, location) = try Self.documentedBlock(
-        script: script, cache: root + "/cache", key: copy)
+      let cache = ("/var/cache/nginx/darkroom-signed", root + "/cache")
+      let (http, location) =
+        checks
+        ? try Self.documentedBlock(
+          1,
+          [
+            cache, ("/etc/nginx/darkroom-signed.js", script),
+            ("/etc/nginx/darkroom-signing-key.conf", snippet),
+          ])
+        : try Self.documentedBlock(0, [cache])
       let config = """
-        load_module /usr/lib/nginx/modules/ngx_http_js_module.so;
+        \(checks ? "load_module /usr/lib/nginx/modules/ngx_http_js_module.so;" : "")
         daemon off;
         master_process off;
         pid \(root)/nginx.pid;
@@ -274,29 +299,34 @@ struct SignedRenditionTests {
       }
     }
 
-    /// docs/server.md's block for signed addresses, as written there but for three paths
-    /// (the script's, the cache's, the key's copy): its lines for `http { }`, and its
-    /// `location`.
-    static func documentedBlock(script: String, cache: String, key: String) throws -> (
+    /// docs/server.md's nginx block `index` (0: nginx keeps what darkroom checked; 1: nginx
+    /// checks with njs) for signed addresses, as written there but for the paths `here`
+    /// gives (written there, used here): its lines for `http { }`, and its `location`.
+    static func documentedBlock(_ index: Int, _ here: [(String, String)]) throws -> (
       http: String, location: String
     ) {
       let page = try String(
         contentsOf: Fixture.root.appendingPathComponent("docs/server.md"), encoding: .utf8)
-      guard let section = page.range(of: "## Signed addresses"),
-        let open = page.range(of: "```nginx\n", range: section.upperBound..<page.endIndex),
-        let close = page.range(of: "```", range: open.upperBound..<page.endIndex)
-      else {
-        throw DarkroomError(.notFound, "docs/server.md has no nginx block for signed addresses")
+      guard let section = page.range(of: "## Signed addresses") else {
+        throw DarkroomError(.notFound, "docs/server.md has no section on signed addresses")
       }
-      var block = String(page[open.upperBound..<close.lowerBound])
-      for (written, here) in [
-        ("/etc/nginx/darkroom-signed.js", script), ("/var/cache/nginx/darkroom-signed", cache),
-        ("/etc/nginx/darkroom-signing.key", key),
-      ] {
+      var from = section.upperBound
+      var blocks: [String] = []
+      while let open = page.range(of: "```nginx\n", range: from..<page.endIndex),
+        let close = page.range(of: "```", range: open.upperBound..<page.endIndex)
+      {
+        blocks.append(String(page[open.upperBound..<close.lowerBound]))
+        from = close.upperBound
+      }
+      guard index < blocks.count else {
+        throw DarkroomError(.notFound, "docs/server.md has \(blocks.count) nginx blocks there")
+      }
+      var block = blocks[index]
+      for (written, path) in here {
         guard block.contains(written) else {
-          throw DarkroomError(.notFound, "docs/server.md's block no longer names \(written)")
+          throw DarkroomError(.notFound, "docs/server.md's block \(index) does not name \(written)")
         }
-        block = block.replacingOccurrences(of: written, with: here)
+        block = block.replacingOccurrences(of: written, with: path)
       }
       guard let split = block.range(of: "# in server { }") else {
         throw DarkroomError(.notFound, "docs/server.md's block has no '# in server { }'")
@@ -333,13 +363,68 @@ struct SignedRenditionTests {
   }
 
   @Test(
+    "plain nginx keeps the signed answers darkroom checked, a minute at most, and no other",
+    .enabled(if: Nginx.available, "needs nginx (.ci/run installs it)"))
+  func nginxKeeps() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
+    defer { _ = server.stop() }
+    let nginx = try Nginx(
+      upstream: server.port, key: served.root + "/.darkroom/signing.key", checks: false)
+    defer { nginx.stop() }
+    let assets = try Self.listed(server)
+    let first = try #require(assets.first)
+    let other = try #require(assets.last)
+    let (id, version) = (first["id"] as! String, first["version"] as! String)
+    let signed = first["signed"] as! [String: Any]
+    let expires = signed["expires"] as! Int
+    let address = "/api/assets/\(id)/thumbnail?size=64&v=\(version)&e=\(expires)&sig="
+    let good = address + (signed["thumbnail"] as! String)
+    let forged = address + ((other["signed"] as! [String: Any])["thumbnail"] as! String)
+
+    // darkroom tells nginx how long it may keep the answer: a minute (less than the
+    // address's life), and nginx does not pass that on.
+    let direct = try Self.fetch(port: server.port, good)
+    #expect(direct.status == 200)
+    #expect(Self.header("X-Accel-Expires", in: direct.head) == "60")
+    let miss = try Self.fetch(port: nginx.port, good)
+    #expect(miss.status == 200, "\(miss.head)")
+    #expect(Self.header("X-Cache-Status", in: miss.head) == "MISS")
+    #expect(Self.header("X-Accel-Expires", in: miss.head) == nil)
+    #expect(miss.bytes == direct.bytes)
+    #expect(Self.header("X-Cache-Status", in: try Self.fetch(port: nginx.port, good).head) == "HIT")
+    // A forged address reaches darkroom, is refused, and is not kept (twice: 403 each time).
+    for _ in 0..<2 {
+      let answer = try Self.fetch(port: nginx.port, forged)
+      #expect(answer.status == 403)
+      #expect(Self.header("X-Cache-Status", in: answer.head) == "MISS")
+      #expect(Self.header("X-Accel-Expires", in: answer.head) == nil)
+    }
+    // Unsigned: bypasses the cache; darkroom's 401.
+    let unsigned = try Self.fetch(
+      port: nginx.port, "/api/assets/\(id)/thumbnail?size=64&v=\(version)")
+    #expect(unsigned.status == 401)
+    #expect(Self.header("X-Cache-Status", in: unsigned.head) == "BYPASS")
+
+    // darkroom stopped: what it checked is answered by nginx alone; the forgery, never kept,
+    // finds no darkroom (502), so nginx never answered it from its cache.
+    #expect(server.stop() == 0)
+    let alone = try Self.fetch(port: nginx.port, good)
+    #expect(alone.status == 200)
+    #expect(alone.bytes == direct.bytes)
+    #expect(Self.header("X-Cache-Status", in: alone.head) == "HIT")
+    #expect(try Self.fetch(port: nginx.port, forged).status == 502)
+  }
+
+  @Test(
     "nginx checks a signed address itself and answers it from its cache, darkroom stopped",
     .enabled(if: Nginx.available, "needs nginx and its njs module (.ci/run installs them)"))
   func nginxChecks() throws {
     let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
     let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
     defer { _ = server.stop() }
-    let nginx = try Nginx(upstream: server.port, key: served.root + "/.darkroom/signing.key")
+    let nginx = try Nginx(
+      upstream: server.port, key: served.root + "/.darkroom/signing.key", checks: true)
     defer { nginx.stop() }
     let key = try Fixture.bytes(served.root + "/.darkroom/signing.key")
 

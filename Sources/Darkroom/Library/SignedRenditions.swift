@@ -28,7 +28,9 @@ import FoundationEssentials
 /// page loaded twice within a step gets the same addresses, which browsers and caches keep.
 /// `docs/nginx/darkroom-signed.js` is the same check written for nginx's njs.
 package struct RenditionSigner: Sendable {
-  private let key: SymmetricKey
+  /// The HMAC with its key already set up (its padded blocks hashed), copied for each
+  /// signature.
+  private let keyed: HMAC<SHA256>
 
   /// The representations a signature may name: those the gallery shows from the cache.
   package static let representations: [Representation] = [
@@ -38,16 +40,19 @@ package struct RenditionSigner: Sendable {
   package static let keyName = "signing.key"
   static let scheme = "darkroom-rendition-1"
 
-  package init(key: [UInt8]) { self.key = SymmetricKey(data: key) }
+  package init(key: [UInt8]) { keyed = HMAC<SHA256>(key: SymmetricKey(data: key)) }
 
   /// The signature of `representation` of `asset` at `version`, valid until `expires`
   /// (seconds since 1970).
   package func signature(
     id: AssetID, version: String, representation: Representation, expires: Int
   ) -> String {
-    let message = [Self.scheme, id.rawValue, representation.rawValue, version, String(expires)]
-      .joined(separator: "\n")
-    let code = HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: key)
+    let message =
+      Self.scheme + "\n" + id.rawValue + "\n" + representation.rawValue + "\n"
+      + version + "\n" + String(expires)
+    var hmac = keyed
+    hmac.update(data: Array(message.utf8))
+    let code = hmac.finalize()
     return Library.base64url(Array(code.prefix(16)))
   }
 
