@@ -54,7 +54,8 @@ signed_block() {  # N: the Nth nginx block of the section, its paths made this r
       -e "s|proxy_cache darkroom_signed;|proxy_cache darkroom_signed$1;|" \
       -e "s|/etc/nginx/darkroom-signing-key.conf|$WORK/accel-signing-key.conf|" \
       -e "s|http://darkroom;|http://darkroom_signed;|" \
-      -e "s|\\\$darkroom_unsigned|\\\$darkroom_unsigned$1|g"
+      -e "s|\\\$darkroom_unsigned|\\\$darkroom_unsigned$1|g" \
+      -e "s|\\\$darkroom_unmarked|\\\$darkroom_unmarked$1|g"
 }
 KEEPS=$(signed_block 0)
 CHECKS=$(signed_block 1)

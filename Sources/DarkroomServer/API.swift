@@ -114,7 +114,7 @@ struct API: Sendable {
     }
     api.get("assets/:id/:rep") { request, context in
       let response = try await representation(request, context)
-      return SignedAddresses.isSigned(request) ? SignedAddresses.kept(response, request) : response
+      return context.bySignature ? SignedAddresses.kept(response, request) : response
     }
     api.get("albums") { _, _ in
       let albums = try await blocking { [library] () throws(DarkroomError) in try library.albums() }

@@ -38,14 +38,24 @@ struct AccessMiddleware: RouterMiddleware {
     }
     if Self.isPublic(path) { return try await next(request, context) }
     if SignedAddresses.isSigned(request) {
-      guard let signing else {
-        throw APIError(
-          .forbidden, "signature",
-          "this server takes no signed addresses (darkroom serve --signed-renditions)")
+      do {
+        guard let signing else {
+          throw APIError(
+            .forbidden, "signature",
+            "this server takes no signed addresses (darkroom serve --signed-renditions)")
+        }
+        try signing.check(request)
+        context.access = .read
+        context.bySignature = true
+        return try await next(request, context)
+      } catch let error as APIError where error.kind == "signature" {
+        // A page left open past its addresses' expiry (or a new key) still shows its
+        // images to whoever is logged in; anyone else gets the signature's 403.
+        let credentials =
+          request.headers[.authorization] != nil
+          || Self.cookie(Self.cookieName, in: request).flatMap { sessions.session($0) } != nil
+        if !credentials { throw error }
       }
-      try signing.check(request)
-      context.access = .read
-      return try await next(request, context)
     }
 
     if let authorization = request.headers[.authorization] {

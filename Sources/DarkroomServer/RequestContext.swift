@@ -11,6 +11,9 @@ package struct DarkroomRequestContext: RequestContext {
   package var access: Access?
   /// The session of a request authenticated by the gallery's cookie (nil for a token).
   package var session: Session?
+  /// Whether a signed address let it in (``SignedAddresses``), not a token or a session: only
+  /// such an answer is marked for a front server to keep.
+  package var bySignature = false
 
   package init(source: ApplicationRequestContextSource) {
     coreContext = .init(source: source)

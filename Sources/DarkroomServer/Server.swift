@@ -36,7 +36,8 @@ package struct DarkroomServer: Sendable {
     self.library = library
     self.configuration = configuration
     if let lifetime = configuration.signedRenditions {
-      signing = SignedAddresses(signer: try library.renditionSigner(), lifetime: lifetime)
+      signing = SignedAddresses(
+        library: library, signer: try library.renditionSigner(), lifetime: lifetime)
     } else {
       signing = nil
     }

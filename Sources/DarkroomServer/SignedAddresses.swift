@@ -5,6 +5,7 @@ import Hummingbird
 /// `serve --signed-renditions`: the listings' assets carry signatures of their grid and viewer
 /// renditions (``RenditionSigner``), and a request that carries one needs no login.
 struct SignedAddresses: Sendable {
+  let library: Library
   let signer: RenditionSigner
   /// How long an address handed out lives at least, in seconds.
   let lifetime: Int
@@ -48,7 +49,10 @@ struct SignedAddresses: Sendable {
       return response
     }
     let left = max(0, min(31_536_000, expires - Int(now)))
-    response.headers[.cacheControl] = "public, max-age=\(left), immutable"
+    // A front server may answer with these headers for up to a minute more: a browser's
+    // copy still ends by the expiry.
+    let browser = left > frontCacheSeconds ? left - frontCacheSeconds : 0
+    response.headers[.cacheControl] = "public, max-age=\(browser), immutable"
     response.headers[.accelExpires] = String(min(left, frontCacheSeconds))
     return response
   }
@@ -70,6 +74,16 @@ struct SignedAddresses: Sendable {
     guard let version = query["v"], let expires = query["e"], let signature = query["sig"] else {
       throw refuse("a signed address has v, e and sig")
     }
+    // Each name once, and only those a rendition reads: every other variation would be a
+    // new entry in every cache in front, for the same picture.
+    var seen: Set<Substring> = []
+    for (name, _) in query {
+      guard Self.parameters.contains(name), seen.insert(name).inserted else {
+        throw refuse(
+          "a signed address takes v, e, sig, size, format and original, each once; not \(name.prefix(32))"
+        )
+      }
+    }
     do {
       try signer.check(
         id: id, version: String(version), representation: String(parts[4]),
@@ -77,7 +91,13 @@ struct SignedAddresses: Sendable {
     } catch {
       throw refuse(error.message)
     }
+    // A photo trashed or gone is no longer shown to an address signed before.
+    guard let asset = try? library.asset(id), asset.trashedAt == nil else {
+      throw APIError.notFound("no such asset: it is in the trash or gone")
+    }
   }
+
+  static let parameters: Set<Substring> = ["v", "e", "sig", "size", "format", "original"]
 }
 
 /// An asset's signed addresses in the API (`signed`): the expiry (`e=`) and, by

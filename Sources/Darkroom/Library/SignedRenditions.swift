@@ -80,7 +80,10 @@ package struct RenditionSigner: Sendable {
       throw DarkroomError(
         .invalidArgument, "a signed address names only a thumbnail, aspect-thumbnail or fullscreen")
     }
-    guard expires.utf8.count <= 12, let seconds = Int(expires), seconds >= 0 else {
+    // Digits as the signer writes them (no sign, no leading zero): the text is what is signed.
+    guard expires.utf8.count <= 12, let seconds = Int(expires), seconds >= 0,
+      String(seconds) == expires
+    else {
       throw DarkroomError(.invalidArgument, "the signed address's expiry (e) is not a time")
     }
     guard Double(seconds) > now else {
