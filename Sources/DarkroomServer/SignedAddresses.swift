@@ -9,6 +9,16 @@ struct SignedAddresses: Sendable {
   let signer: RenditionSigner
   /// How long an address handed out lives at least, in seconds.
   let lifetime: Int
+  /// When each asset was last found in the library and not in the trash: looked up again
+  /// after ``liveFor`` seconds (a catalog read cost three quarters of a cached thumbnail's
+  /// time), so a photo trashed stops answering within that (a front server keeps an answer
+  /// a minute more).
+  private let seenLive = Locked<[AssetID: Double]>([:])
+  static let liveFor = 10.0
+
+  init(library: Library, signer: RenditionSigner, lifetime: Int) {
+    (self.library, self.signer, self.lifetime) = (library, signer, lifetime)
+  }
 
   /// The signatures of `asset`'s signable renditions, valid from now for ``lifetime``.
   func signatures(_ asset: Asset, now: Double = Date().timeIntervalSince1970) -> APISignatures {
@@ -92,8 +102,14 @@ struct SignedAddresses: Sendable {
       throw refuse(error.message)
     }
     // A photo trashed or gone is no longer shown to an address signed before.
+    if let seen = seenLive.withLock({ $0[id] }), now - seen < Self.liveFor { return }
     guard let asset = try? library.asset(id), asset.trashedAt == nil else {
+      seenLive.withLock { $0[id] = nil }
       throw APIError.notFound("no such asset: it is in the trash or gone")
+    }
+    seenLive.withLock { seen in
+      if seen.count >= 100_000 { seen.removeAll(keepingCapacity: true) }
+      seen[id] = now
     }
   }
 
