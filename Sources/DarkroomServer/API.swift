@@ -561,6 +561,12 @@ struct API: Sendable {
     }
     var spec = RenditionSpec(representation)
     let query = request.query
+    // A signed address's expiry (read by the signature's check): seconds, in digits.
+    if let text = query["e"],
+      !(1...12).contains(text.utf8.count) || !text.utf8.allSatisfy({ (48...57).contains($0) })
+    {
+      throw APIError.badRequest("e takes seconds since 1970, in digits; not \(text.prefix(32))")
+    }
     if let text = query["size"] {
       guard let size = Int(text), (16...4096).contains(size) else {
         throw APIError.badRequest("size takes 16 to 4096; not \(text.prefix(32))")

@@ -48,9 +48,12 @@ struct AccessMiddleware: RouterMiddleware {
         context.access = .read
         context.bySignature = true
         return try await next(request, context)
-      } catch let error as APIError where error.kind == "signature" {
+      } catch let error as APIError
+        where error.kind == "signature" && SignedAddresses.isWellFormed(request)
+      {
         // A page left open past its addresses' expiry (or a new key) still shows its
-        // images to whoever is logged in; anyone else gets the signature's 403.
+        // images to whoever is logged in; anyone else, or an address no server would hand
+        // out, gets the signature's 403.
         let credentials =
           request.headers[.authorization] != nil
           || Self.cookie(Self.cookieName, in: request).flatMap { sessions.session($0) } != nil

@@ -114,6 +114,31 @@ struct SignedAddresses: Sendable {
   }
 
   static let parameters: Set<Substring> = ["v", "e", "sig", "size", "format", "original"]
+
+  /// Whether `request` has a signed address's form (a signable representation; `v`; `e` in
+  /// digits; `sig` of 22 base64url characters; no other parameter, none twice), whatever
+  /// its signature is worth: only such a one falls back to a login when it fails.
+  static func isWellFormed(_ request: Request) -> Bool {
+    let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 5, parts[1] == "api", parts[2] == "assets",
+      let rep = Representation(rawValue: String(parts[4])),
+      RenditionSigner.representations.contains(rep)
+    else { return false }
+    let query = request.query
+    var seen: Set<Substring> = []
+    for (name, _) in query where !parameters.contains(name) || !seen.insert(name).inserted {
+      return false
+    }
+    guard query["v"] != nil, let expires = query["e"], let signature = query["sig"],
+      (1...12).contains(expires.utf8.count), expires.utf8.allSatisfy({ (48...57).contains($0) }),
+      signature.utf8.count == 22,
+      signature.utf8.allSatisfy({ byte in
+        (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+          || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+      })
+    else { return false }
+    return true
+  }
 }
 
 /// An asset's signed addresses in the API (`signed`): the expiry (`e=`) and, by

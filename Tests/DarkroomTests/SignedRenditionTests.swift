@@ -192,6 +192,12 @@ struct SignedRenditionTests {
     #expect(withLogin.status == 200)
     #expect(withLogin.bytes == plain.bytes)
     #expect(Self.header("X-Accel-Expires", in: withLogin.head) == nil)
+    // An address no server hands out (an empty signature) is refused even with a login.
+    let malformed = try Self.fetch(
+      port: server.port, "/api/assets/\(a)/thumbnail?v=\(version)&e=\(expires)&sig=",
+      token: ServedLibrary.readToken)
+    #expect(malformed.status == 403)
+    #expect(Self.message(malformed.bytes) == notThis)
     #expect(Self.header("X-Accel-Expires", in: signed.head) == "60")
     // A photo in the trash: its addresses are 404. (One not asked for since; the server
     // looks an asset up again at most every SignedAddresses.liveFor seconds.)
