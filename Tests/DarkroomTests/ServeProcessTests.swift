@@ -147,6 +147,13 @@ final class ServeProcess: @unchecked Sendable {
       "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
       + "Authorization: Bearer \(token)\r\n\r\n"
     send(fd, Array(head.utf8))
+    let (status, _, bytes) = Self.readResponse(fd)
+    return (status, bytes)
+  }
+
+  /// A response read from `fd` until the server closes: its status, its head (the status
+  /// line and headers) and its body's bytes; (0, "", []) for one without a whole head.
+  static func readResponse(_ fd: Int32) -> (status: Int, head: String, bytes: [UInt8]) {
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
@@ -155,10 +162,10 @@ final class ServeProcess: @unchecked Sendable {
       let split = (0..<max(0, response.count - 3)).first(where: {
         Array(response[$0..<$0 + 4]) == end
       })
-    else { return (0, []) }
-    let line = String(decoding: response.prefix(split), as: UTF8.self)
-    let status = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    return (status, Array(response[(split + 4)...]))
+    else { return (0, "", []) }
+    let head = String(decoding: response.prefix(split), as: UTF8.self)
+    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (status, head, Array(response[(split + 4)...]))
   }
 
   /// A response's JSON body as a dictionary (empty when it is none).

@@ -21,18 +21,7 @@ struct SignedRenditionTests {
     head += "Accept: \(accept)\r\n"
     if let token { head += "Authorization: Bearer \(token)\r\n" }
     ServeProcess.send(fd, Array((head + "Content-Length: 0\r\n\r\n").utf8))
-    var response: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while case let n = read(fd, &buffer, buffer.count), n > 0 { response += buffer[0..<n] }
-    let end = Array("\r\n\r\n".utf8)
-    guard
-      let split = (0..<max(0, response.count - 3)).first(where: {
-        Array(response[$0..<$0 + 4]) == end
-      })
-    else { return (0, "", []) }
-    let text = String(decoding: response.prefix(split), as: UTF8.self)
-    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-    return (status, text, Array(response[(split + 4)...]))
+    return ServeProcess.readResponse(fd)
   }
 
   static func header(_ name: String, in head: String) -> String? {
@@ -270,7 +259,7 @@ struct SignedRenditionTests {
     /// keeps what darkroom checked.
     init(upstream: Int, key: String, checks: Bool) throws {
       folder = try TemporaryFolder()
-      port = try Self.freePort()
+      port = try Browser.freePort()
       let script = Fixture.root.appendingPathComponent("docs/nginx/darkroom-signed.js").path
       // The key in hex, as docs/server.md's od line writes it for nginx.
       let hex = try Fixture.bytes(key).map { String(format: "%02x", $0) }.joined()
@@ -366,22 +355,6 @@ struct SignedRenditionTests {
       return (String(block[..<split.lowerBound]), String(block[split.lowerBound...]))
     }
 
-    static func freePort() throws -> Int {
-      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      defer { close(fd) }
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
-      }
-      guard bound else { throw DarkroomError(.io, "no free port") }
-      return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Kills it: nginx without a master process keeps the signal mask it was started with,
     /// in which the test runner's threads block SIGTERM, so only SIGKILL reaches it.
     func stop() {
@@ -394,16 +367,22 @@ struct SignedRenditionTests {
     deinit { stop() }
   }
 
+  /// Two photos served with `--signed-renditions`, behind nginx with docs/server.md's block
+  /// (`checks`: the njs one).
+  static func behindNginx(checks: Bool) throws -> (ServedLibrary, ServeProcess, Nginx) {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
+    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
+    let nginx = try Nginx(
+      upstream: server.port, key: served.root + "/.darkroom/signing.key", checks: checks)
+    return (served, server, nginx)
+  }
+
   @Test(
     "plain nginx keeps the signed answers darkroom checked, a minute at most, and no other",
     .enabled(if: Nginx.available, "needs nginx (.ci/run installs it)"))
   func nginxKeeps() throws {
-    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
-    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
-    defer { _ = server.stop() }
-    let nginx = try Nginx(
-      upstream: server.port, key: served.root + "/.darkroom/signing.key", checks: false)
-    defer { nginx.stop() }
+    let (served, server, nginx) = try Self.behindNginx(checks: false)
+    defer { _ = (served, server.stop(), nginx.stop()) }
     let assets = try Self.listed(server)
     let first = try #require(assets.first)
     let other = try #require(assets.last)
@@ -458,12 +437,8 @@ struct SignedRenditionTests {
     "nginx checks a signed address itself and answers it from its cache, darkroom stopped",
     .enabled(if: Nginx.hasNJS, "needs nginx and its njs module (.ci/run installs them)"))
   func nginxChecks() throws {
-    let served = try ServedLibrary(samples: ["orientation-1.jpg", "gps.jpg"])
-    let server = try ServeProcess(served.root, arguments: ["--signed-renditions"])
-    defer { _ = server.stop() }
-    let nginx = try Nginx(
-      upstream: server.port, key: served.root + "/.darkroom/signing.key", checks: true)
-    defer { nginx.stop() }
+    let (served, server, nginx) = try Self.behindNginx(checks: true)
+    defer { _ = (served, server.stop(), nginx.stop()) }
     let key = try Fixture.bytes(served.root + "/.darkroom/signing.key")
 
     let assets = try Self.listed(server)

@@ -22,7 +22,7 @@ import FoundationEssentials
 /// `/api/assets/ID/thumbnail?size=256&v=VERSION&e=EXPIRY&sig=SIGNATURE`. The size and format
 /// are not signed: whoever holds a signature for an asset's thumbnail may ask for any size
 /// of it, as a logged-in reader may. A signature names one version: after an edit the
-/// address still answers until it expires, with the current pixels, marked not to be kept.
+/// address still answers until it expires (docs/server.md says with which pixels).
 ///
 /// Expiries are rounded up to a whole step (an hour, or the lifetime when shorter), so that a
 /// page loaded twice within a step gets the same addresses, which browsers and caches keep.
