@@ -1,3 +1,4 @@
+import Darkroom
 import Foundation
 import Hummingbird
 
@@ -153,16 +154,5 @@ struct AccessMiddleware: RouterMiddleware {
       guard let name = FormQuery.decode(parts[0]) else { return nil }
       return (name, parts.count > 1 ? FormQuery.decode(parts[1]) ?? "" : "")
     }
-  }
-}
-
-/// Comparisons of secrets.
-enum Secrets {
-  /// Whether `a` and `b` are the same, in a time that depends on their lengths only, not on
-  /// where they first differ.
-  static func equal(_ a: String, _ b: String) -> Bool {
-    let (x, y) = (Array(a.utf8), Array(b.utf8))
-    guard x.count == y.count else { return false }
-    return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
   }
 }

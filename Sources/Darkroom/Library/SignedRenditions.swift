@@ -94,8 +94,7 @@ package struct RenditionSigner: Sendable {
     }
     let expected = self.signature(
       id: id, version: version, representation: rep, expires: seconds)
-    let (a, b) = (Array(expected.utf8), Array(signature.utf8))
-    guard a.count == b.count, zip(a, b).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+    guard Secrets.equal(expected, signature) else {
       throw DarkroomError(
         .invalidArgument,
         "the signature is not this library's for this asset, version and representation")
