@@ -88,6 +88,7 @@ typedef int (*dr_vips_icc_transform_fn)(VipsImage *in, VipsImage **out,
                                         const char *output_profile, ...);
 typedef int (*dr_vips_getpoint_fn)(VipsImage *in, double **vector, int *n, int x, int y, ...);
 typedef void (*dr_vips_concurrency_set_fn)(int concurrency);
+typedef int (*dr_vips_concurrency_get_fn)(void);
 typedef void (*dr_vips_cache_set_max_fn)(int max);
 typedef void (*dr_vips_image_set_kill_fn)(VipsImage *image, int kill);
 typedef int (*dr_vips_autorot_fn)(VipsImage *in, VipsImage **out, ...);
@@ -165,7 +166,7 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_image_get_bands) X(vips_image_hasalpha) X(vips_image_get_typeof)                   \
   X(vips_image_get_blob) X(vips_image_get_string) X(vips_image_set_int) X(vips_image_remove) \
   X(vips_image_get_fields) X(vips_copy) X(vips_icc_transform) X(vips_getpoint)              \
-  X(vips_concurrency_set) X(vips_object_map) X(g_log_set_handler) X(vips_autorot)           \
+  X(vips_concurrency_set) X(vips_concurrency_get) X(vips_object_map) X(g_log_set_handler) X(vips_autorot)           \
   X(vips_colourspace) X(vips_image_new_matrix_from_array) X(vips_image_new_from_memory_copy) X(vips_image_new_from_memory) \
   X(vips_recomb) X(vips_maplut) X(vips_round) X(vips_cast) X(vips_extract_area)             \
   X(vips_extract_band) X(vips_bandjoin2) X(vips_rot) X(vips_flip) X(vips_rotate)            \

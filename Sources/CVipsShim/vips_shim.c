@@ -506,6 +506,7 @@ int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y) {
 }
 
 void dr_concurrency_set(int threads) { p_vips_concurrency_set(threads); }
+int dr_concurrency_get(void) { return p_vips_concurrency_get(); }
 
 static void *count_image(void *object, void *a, void *b) {
   (void)b;

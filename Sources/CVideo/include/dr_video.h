@@ -74,6 +74,42 @@ typedef struct {
 int dr_av1_still(const unsigned char *bytes, size_t length, const DrVideoOptions *options,
                  const DrCodedColour *colour, DrVideoFrame *out, char *error, size_t error_size);
 
+/// One tile of a HEIC's grid (or its one picture): an HEVC picture as a HEIF item holds it.
+typedef struct {
+  /// The item's `hvcC` record (the box's payload): its parameter sets and NAL length size.
+  const unsigned char *config;
+  size_t config_length;
+  /// The item's data: length-prefixed NAL units of one picture.
+  const unsigned char *data;
+  size_t length;
+  /// Where the tile's top-left pixel goes on the canvas.
+  int x, y;
+} DrHEVCTile;
+
+/// A picture made of HEVC tiles, decoded onto a canvas (`dr_hevc_grid`).
+typedef struct {
+  const DrHEVCTile *tiles;
+  int tile_count;
+  /// Every tile's size (a grid's tiles share one); the last row and column are cut off.
+  int tile_width, tile_height;
+  /// The canvas: `width` x `height` x `bands` bytes, row after row.
+  int width, height;
+  /// 3: 8-bit RGB from the tiles' YUV; 1: their luma as it is (an alpha plane).
+  int bands;
+  /// The container's `nclx` matrix (H.273) and range; -1 for the bitstream's own.
+  int matrix, full_range;
+  /// Threads to decode tiles on at once (each tile on one).
+  int threads;
+  /// Skip deblocking and SAO: for a picture that will be shown much smaller.
+  int skip_loop_filter;
+} DrHEVCGrid;
+
+/// Decodes each tile with FFmpeg's HEVC decoder, on up to `threads` threads, into its place
+/// on `canvas` (the caller's; every byte of it is written when this succeeds). 0 on success;
+/// -1 with a message in `error` ("damaged image: tile N ..." for a tile that does not decode
+/// or is smaller than its place; FFmpeg that cannot be loaded).
+int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, size_t error_size);
+
 /// Converts pixels coded as ITU-T H.273 says (16-bit RGB, full range) to 8-bit sRGB: linear
 /// light relative to diffuse white (203 cd/m2 for PQ and HLG, ITU-R BT.2408; HLG through its
 /// BT.2100 OOTF for a 1000 cd/m2 display), primaries converted to BT.709 (from BT.2020, 9, or

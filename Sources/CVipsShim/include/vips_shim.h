@@ -132,6 +132,8 @@ int dr_icc_transform(VipsImage *in, VipsImage **out, const char *profile);
 int dr_getpoint(VipsImage *in, double **values, int *count, int x, int y);
 
 void dr_concurrency_set(int threads);
+/// How many worker threads libvips uses per pipeline.
+int dr_concurrency_get(void);
 
 // Pixel operations for filter graphs. Each returns 0 and a new reference in *out, or -1.
 int dr_autorot(VipsImage *in, VipsImage **out);

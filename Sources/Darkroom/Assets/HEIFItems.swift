@@ -10,8 +10,9 @@ struct HEIFItems {
   let primary: Int
   /// Item types by id (`iinf`): `hvc1`, `av01`, `grid`, `Exif`, ...
   let types: [Int: String]
-  /// Each item's extents in the file (`iloc`, construction method 0); an item whose data is
-  /// elsewhere (`idat`, other items) has none.
+  /// Each item's extents in the file (`iloc`): construction method 0 (offsets in the file)
+  /// and 1 (offsets in the `meta` box's `idat`, where a phone keeps a grid's description);
+  /// an item made of other items' data (method 2) has none.
   let extents: [Int: [Range<Int>]]
   private let iprp: Range<Int>?
   private let iref: Range<Int>?
@@ -21,7 +22,7 @@ struct HEIFItems {
     let boxes = ISOBoxes.children(in: bytes, range: meta.lowerBound + 4..<meta.upperBound)
     guard let pitm = boxes["pitm"], let primary = ISOBoxes.itemID(bytes, pitm, at: 4),
       let types = boxes["iinf"].map({ Self.itemTypes(bytes, $0) }),
-      let extents = boxes["iloc"].flatMap({ Self.itemExtents(bytes, $0) })
+      let extents = boxes["iloc"].flatMap({ Self.itemExtents(bytes, $0, idat: boxes["idat"]) })
     else { return nil }
     self.bytes = bytes
     self.primary = primary.value
@@ -115,8 +116,11 @@ struct HEIFItems {
     return types
   }
 
-  /// Each item's extents, from `iloc` (versions 0-2, offsets in the file).
-  private static func itemExtents(_ bytes: [UInt8], _ iloc: Range<Int>) -> [Int: [Range<Int>]]? {
+  /// Each item's extents, from `iloc` (versions 0-2), as ranges of the file: offsets in the
+  /// file, or in `idat`'s payload (construction method 1), which they must lie within.
+  private static func itemExtents(_ bytes: [UInt8], _ iloc: Range<Int>, idat: Range<Int>?)
+    -> [Int: [Range<Int>]]?
+  {
     var reader = ISOBoxes.Reader(bytes: bytes, at: iloc.lowerBound, end: iloc.upperBound)
     guard let version = reader.read(1), version <= 2, reader.skip(3),
       let sizes = reader.read(1), let more = reader.read(1),
@@ -148,8 +152,15 @@ struct HEIFItems {
         }
         ranges.append(start..<start + length)
       }
-      // Method 0 is offsets in the file; the others (in `idat`, or by item) are not read.
+      // Method 0 is offsets in the file, 1 in idat; 2 (by item) is not read.
       if method == 0, !ranges.isEmpty { extents[id] = ranges }
+      if method == 1, !ranges.isEmpty, let idat,
+        ranges.allSatisfy({ $0.upperBound <= idat.count })
+      {
+        extents[id] = ranges.map {
+          idat.lowerBound + $0.lowerBound..<idat.lowerBound + $0.upperBound
+        }
+      }
     }
     return extents
   }

@@ -14,20 +14,9 @@
 /// in their order, as libheif applies them; the EXIF orientation is not (HEIF's transforms are
 /// the properties, as libvips and libheif have it).
 struct AVIFStill {
-  /// A transformative property of the primary item.
-  enum Transform: Equatable {
-    /// `irot`: quarter turns anticlockwise (0-3).
-    case rotate(anticlockwise: Int)
-    /// `imir`: left and right swapped (mode 1), or top and bottom (mode 0). HEIF's second
-    /// edition calls the field `mode`; the first called it `axis`, which read the other way
-    /// round. libheif 1.15 and avifenc agree on this reading (checked: an `--imir 0` AVIF is
-    /// turned upside down by both).
-    case mirror(leftRight: Bool)
-  }
-
   /// The AV1 item's data: its OBUs, the sequence header first.
   let data: [UInt8]
-  let transforms: [Transform]
+  let transforms: [HEIFTransform]
 
   /// The primary image of an AVIF in `bytes`, or nil when it is not one this reads (above).
   init?(_ bytes: [UInt8]) {
@@ -35,30 +24,16 @@ struct AVIFStill {
       !items.references("auxl").contains(where: { $0.to.contains(items.primary) }),
       let data = items.data(of: items.primary)
     else { return nil }
-    var transforms: [Transform] = []
-    for property in items.properties(of: items.primary) {
-      switch property.type {
-      case "clap", "a1op", "lsel": return nil
-      case "irot":
-        guard let angle = property.payload.first else { return nil }
-        transforms.append(.rotate(anticlockwise: Int(angle & 3)))
-      case "imir":
-        guard let axis = property.payload.first else { return nil }
-        transforms.append(.mirror(leftRight: axis & 1 == 1))
-      default: continue
-      }
-    }
+    let properties = items.properties(of: items.primary)
+    guard !properties.contains(where: { $0.type == "a1op" || $0.type == "lsel" }),
+      let transforms = HEIFTransform.list(properties, clap: false)
+    else { return nil }
     self.data = data
     self.transforms = transforms
   }
 
   /// Whether the transforms turn the image a quarter (its sides swap when shown).
-  var swapsSides: Bool {
-    transforms.reduce(false) { swapped, transform in
-      if case .rotate(let turns) = transform, turns % 2 == 1 { return !swapped }
-      return swapped
-    }
-  }
+  var swapsSides: Bool { HEIFTransform.swapsSides(transforms) }
 
   /// The image scaled to fit `box` (stored orientation, never up), converted from `colour`
   /// to 8-bit sRGB, then transformed: 3 bands, no metadata.
@@ -70,16 +45,8 @@ struct AVIFStill {
   ) throws(DarkroomError) -> VipsImage {
     let frame = try VideoFrame.decodeAV1Still(
       data, name: name, box: box, colour: colour, maxPixels: maxPixels)
-    var image = try VipsImage.fromPixels(
+    let image = try VipsImage.fromPixels(
       frame.pixels, width: frame.width, height: frame.height, bands: 3)
-    for transform in transforms {
-      switch transform {
-      case .rotate(let turns) where turns > 0:
-        image = try image.rotated(quarterTurns: 4 - turns)
-      case .rotate: continue
-      case .mirror(let leftRight): image = try image.flipped(vertically: !leftRight)
-      }
-    }
-    return image
+    return try HEIFTransform.apply(transforms, to: image)
   }
 }

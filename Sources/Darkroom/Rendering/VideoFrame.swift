@@ -90,6 +90,63 @@ struct VideoFrame {
     return (pixels, Int(frame.width), Int(frame.height))
   }
 
+  /// A HEIC's tiles (``HEVCStill``) decoded onto one canvas by `dr_hevc_grid`, on up to
+  /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane).
+  static func decodeHEVCGrid(
+    _ picture: HEVCStill.Picture, bands: Int, name: String, matrix: Int?, fullRange: Bool?,
+    threads: Int,
+    skipLoopFilter: Bool
+  ) throws(DarkroomError) -> [UInt8] {
+    let count = picture.width * picture.height * bands
+    var message = [CChar](repeating: 0, count: 512)
+    var status: Int32 = -1
+    // Every byte is written when the decode succeeds: the tiles cover the canvas.
+    let canvas = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+      status = Self.withTiles(picture) { tiles in
+        var grid = DrHEVCGrid(
+          tiles: tiles.baseAddress, tile_count: Int32(tiles.count),
+          tile_width: Int32(picture.tileWidth), tile_height: Int32(picture.tileHeight),
+          width: Int32(picture.width), height: Int32(picture.height), bands: Int32(bands),
+          matrix: Int32(matrix ?? -1), full_range: fullRange.map { $0 ? 1 : 0 } ?? -1,
+          threads: Int32(clamping: threads), skip_loop_filter: skipLoopFilter ? 1 : 0)
+        return dr_hevc_grid(&grid, buffer.baseAddress, &message, message.count)
+      }
+      initialized = status == 0 ? count : 0
+    }
+    guard status == 0 else {
+      let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+      throw DarkroomError(Self.kind(of: text), file: name, text)
+    }
+    return canvas
+  }
+
+  /// The C descriptions of `picture`'s tiles, valid while `body` runs.
+  private static func withTiles(
+    _ picture: HEVCStill.Picture, _ body: (UnsafeBufferPointer<DrHEVCTile>) -> Int32
+  ) -> Int32 {
+    let configs = picture.configs.flatMap { $0 }
+    var configStarts: [Int] = []
+    var at = 0
+    for config in picture.configs {
+      configStarts.append(at)
+      at += config.count
+    }
+    return configs.withUnsafeBufferPointer { config in
+      picture.data.withUnsafeBufferPointer { data in
+        let described = picture.tiles.enumerated().map { index, tile in
+          DrHEVCTile(
+            config: config.baseAddress.map { $0 + configStarts[tile.config] },
+            config_length: picture.configs[tile.config].count,
+            data: data.baseAddress.map { $0 + tile.data.lowerBound },
+            length: tile.data.count,
+            x: Int32(index % picture.columns * picture.tileWidth),
+            y: Int32(index / picture.columns * picture.tileHeight))
+        }
+        return described.withUnsafeBufferPointer(body)
+      }
+    }
+  }
+
   /// Runs `call`, a `CVideo` decode that fills a frame (or a message), and takes the frame's
   /// 8-bit RGB pixels, whose C buffer is freed here; a failure is thrown about `name` as its
   /// message says (``kind(of:)``).

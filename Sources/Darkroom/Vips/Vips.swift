@@ -119,6 +119,10 @@ enum Vips {
     try start()
     dr_concurrency_set(Int32(threads))
   }
+
+  /// How many threads libvips uses per pipeline: this process's share of the cores (a
+  /// worker's, in a pool), which a decoder that runs its own threads takes too.
+  static var concurrency: Int { Int(dr_concurrency_get()) }
 }
 
 /// What the libvips found on this machine can do. Darkroom needs version 8.10 or later,

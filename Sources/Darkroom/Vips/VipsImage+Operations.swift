@@ -108,6 +108,11 @@ extension VipsImage {
     bytes.withUnsafeBytes { dr_set_blob(pointer, name, $0.baseAddress, $0.count) }
   }
 
+  /// This image with `other`'s bands after its own (an alpha plane joined to colour).
+  func joined(_ other: VipsImage) throws(DarkroomError) -> VipsImage {
+    try derived { dr_bandjoin(pointer, other.pointer, &$0) }
+  }
+
   /// Applies `body` to the colour bands and joins the alpha band back.
   func onColourBands(_ body: (VipsImage) throws(DarkroomError) -> VipsImage)
     throws(DarkroomError) -> VipsImage

@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+/// HEICs decoded by FFmpeg's HEVC decoder, tile by tile (``HEVCStill``), against libheif's
+/// decode of the same files (through libvips): the same size, upright, and SSIM >= 0.995.
+/// The HEICs are made here by Scripts/make-heic.py (x265 through ffmpeg) as a phone lays
+/// them out, since Debian's heif-enc writes no grids: tiles cut at the right and bottom,
+/// the grid's description in `idat`, and each transform HEIF has.
+@Suite("HEIC through FFmpeg", .timeLimit(.minutes(5)))
+struct HEVCStillTests {
+  /// Writes `name`.heic from `source` with make-heic.py's `options`.
+  static func heic(
+    _ name: String, from source: String = Fixture.sample("orientation-1.jpg"),
+    _ options: [String], in folder: TemporaryFolder
+  ) throws -> String {
+    let path = folder.file("\(name).heic")
+    let made = try CLI.run(
+      [
+        Fixture.root.appendingPathComponent("Scripts/make-heic.py").path,
+        source, path,
+      ] + options,
+      executable: "/usr/bin/python3")
+    try #require(made.status == 0, "\(made.stderr)")
+    return path
+  }
+
+  /// libheif's decode of `path` through libvips (its transforms applied), as 8-bit sRGB.
+  static func libheif(_ path: String, in folder: TemporaryFolder) throws -> VipsImage {
+    let png = folder.file(URL(fileURLWithPath: path).lastPathComponent + ".libheif.png")
+    let copy = try CLI.run(["colourspace", path, png, "srgb"], executable: "/usr/bin/vips")
+    try #require(copy.status == 0, "\(copy.stderr)")
+    return try pixels(png)
+  }
+
+  /// FFmpeg's decode of `path` (nil: HEVCStill does not take the file).
+  static func ffmpeg(_ path: String, skipLoopFilter: Bool = false) throws -> VipsImage? {
+    try HEVCStill(Fixture.bytes(path))?.decode(
+      name: path, maxPixels: 1 << 28, threads: 3, skipLoopFilter: skipLoopFilter)
+  }
+
+  /// The mean structural similarity of two images' band `band` (luma, Rec. 601's weights,
+  /// when `band` is nil): an 11-tap Gaussian window of sigma 1.5, as Wang et al. define it.
+  static func ssim(_ a: VipsImage, _ b: VipsImage, band: Int? = nil) throws -> Double {
+    #expect(a.width == b.width && a.height == b.height)
+    func plane(_ image: VipsImage) throws -> [Double] {
+      let bytes = try image.pixels()
+      let bands = image.bands
+      return (0..<image.width * image.height).map { i in
+        if let band { return Double(bytes[i * bands + band]) }
+        return 0.299 * Double(bytes[i * bands]) + 0.587 * Double(bytes[i * bands + 1])
+          + 0.114 * Double(bytes[i * bands + 2])
+      }
+    }
+    let (x, y) = (try plane(a), try plane(b))
+    let (width, height) = (a.width, a.height)
+    let kernel = (-5...5).map { exp(-Double($0 * $0) / (2 * 1.5 * 1.5)) }
+    let total = kernel.reduce(0, +)
+    func blur(_ values: [Double]) -> [Double] {
+      // Valid region only: (width - 10) x (height - 10).
+      var rows = [Double](repeating: 0, count: (width - 10) * height)
+      for row in 0..<height {
+        for column in 0..<width - 10 {
+          var sum = 0.0
+          for k in 0..<11 { sum += kernel[k] * values[row * width + column + k] }
+          rows[row * (width - 10) + column] = sum / total
+        }
+      }
+      var out = [Double](repeating: 0, count: (width - 10) * (height - 10))
+      for row in 0..<height - 10 {
+        for column in 0..<width - 10 {
+          var sum = 0.0
+          for k in 0..<11 { sum += kernel[k] * rows[(row + k) * (width - 10) + column] }
+          out[row * (width - 10) + column] = sum / total
+        }
+      }
+      return out
+    }
+    let (mx, my) = (blur(x), blur(y))
+    let (xx, yy, xy) = (
+      blur(x.map { $0 * $0 }), blur(y.map { $0 * $0 }), blur(zip(x, y).map { $0 * $1 })
+    )
+    let (c1, c2) = (0.01 * 255 * 0.01 * 255, 0.03 * 255 * 0.03 * 255)
+    var sum = 0.0
+    for i in 0..<mx.count {
+      let (vx, vy, cov) = (xx[i] - mx[i] * mx[i], yy[i] - my[i] * my[i], xy[i] - mx[i] * my[i])
+      sum +=
+        ((2 * mx[i] * my[i] + c1) * (2 * cov + c2))
+        / ((mx[i] * mx[i] + my[i] * my[i] + c1) * (vx + vy + c2))
+    }
+    return sum / Double(mx.count)
+  }
+
+  @Test(
+    "grids cut at the edges, turned, mirrored and cropped match libheif's decode",
+    arguments: [
+      ("grid", ["--tile", "256"]),
+      ("single", ["--single"]),
+      ("turned", ["--tile", "256", "--rotate", "1"]),
+      ("half-turned mirrored", ["--tile", "128", "--rotate", "2", "--mirror", "0"]),
+      (
+        "cropped turned mirrored",
+        ["--tile", "256", "--clap", "401", "301", "--rotate", "3", "--mirror", "1"]
+      ),
+      ("cropped", ["--tile", "192", "--clap", "333", "222"]),
+      ("10-bit", ["--tile", "256", "--depth", "10"]),
+      ("limited range, no nclx", ["--tile", "256", "--limited", "--no-nclx"]),
+    ])
+  func matchesLibheif(name: String, options: [String]) throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try Self.heic(name.replacingOccurrences(of: " ", with: "-"), options, in: folder)
+    let reference = try Self.libheif(path, in: folder)
+    let decoded = try #require(try Self.ffmpeg(path), "HEVCStill takes \(name)")
+    #expect((decoded.width, decoded.height) == (reference.width, reference.height))
+    #expect(decoded.bands == 3)
+    let similarity = try Self.ssim(decoded, reference)
+    #expect(similarity >= 0.995, "\(name): SSIM \(similarity)")
+    // Upright as libheif shows it, not merely similar in texture: the red corner patch of
+    // the sample (top left before the transforms) is where libheif puts it.
+    let reds = try [
+      (0, 0), (decoded.width - 1, 0), (0, decoded.height - 1),
+      (decoded.width - 1, decoded.height - 1),
+    ].map { corner in
+      (try decoded.pixel(x: corner.0, y: corner.1), try reference.pixel(x: corner.0, y: corner.1))
+    }
+    for (ours, theirs) in reds {
+      #expect(zip(ours, theirs).allSatisfy { abs($0 - $1) <= 24 }, "\(name): \(ours) \(theirs)")
+    }
+  }
+
+  @Test("an alpha plane, itself a grid, joins the colour (8 and 10 bits)", arguments: [8, 10])
+  func alpha(depth: Int) throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try Self.heic(
+      "alpha\(depth)", from: Fixture.sample("alpha.png"),
+      ["--tile", "128", "--alpha", "--depth", "\(depth)"], in: folder)
+    let reference = try Self.libheif(path, in: folder)
+    let decoded = try #require(try Self.ffmpeg(path))
+    #expect(decoded.bands == 4 && reference.bands == 4)
+    #expect(try Self.ssim(decoded, reference, band: 3) >= 0.995)
+    #expect(try Self.ssim(decoded, reference) >= 0.995)
+    // The sample's corners are transparent, its middle opaque.
+    #expect(try decoded.pixel(x: 2, y: 2)[3] <= 8)
+    #expect(try decoded.pixel(x: 300, y: 200)[3] >= 247)
+  }
+
+  @Test("a phone-sized thumbnail skips the loop filters and stays within SSIM 0.995")
+  func loopFilterSkipped() throws {
+    let folder = try Fixture.temporaryFolder()
+    let big = folder.file("big.png")
+    let resize = try CLI.run(
+      ["resize", Fixture.sample("orientation-1.jpg"), big, "4"], executable: "/usr/bin/vips")
+    try #require(resize.status == 0)
+    let path = try Self.heic("big", from: big, ["--crf", "30"], in: folder)
+    let options = VipsImage.ThumbnailOptions(width: 256, height: 256)
+    let skipped = try #require(try Self.ffmpeg(path, skipLoopFilter: true)).thumbnail(options)
+    let filtered = try #require(try Self.ffmpeg(path)).thumbnail(options)
+    let reference = try Self.libheif(path, in: folder).thumbnail(options)
+    #expect(try skipped.pixels() != filtered.pixels(), "the filters were skipped")
+    #expect(try Self.ssim(skipped, reference) >= 0.995)
+  }
+
+  @Test("renditions take this decoder; a thumbnail item that covers the size is used instead")
+  func route() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try Self.heic("route", ["--tile", "256", "--thumbnail", "160"], in: folder)
+    let renderer = Renderer()
+    var spec = RenditionSpec(.fullscreen)
+    spec.format = .png
+    let shown = try pixels(folder.write("shown.png", renderer.render(.file(path), spec).bytes))
+    let decoded = try #require(try Self.ffmpeg(path))
+    #expect(try shown.pixels() == decoded.pixels(), "the fullscreen is FFmpeg's decode")
+    #expect(try shown.pixels() != Self.libheif(path, in: folder).pixels())
+    // A 64-pixel thumbnail is drawn from the 160-pixel thumbnail item, as vipsthumbnail does.
+    var small = RenditionSpec(.aspectThumbnail)
+    small.size = 64
+    small.format = .png
+    let thumbnail = try pixels(folder.write("small.png", renderer.render(.file(path), small).bytes))
+    let vipsthumbnail = try VipsImage.thumbnail(
+      path: path, VipsImage.ThumbnailOptions(width: 64, height: 64))
+    #expect(try thumbnail.pixels() == vipsthumbnail.pixels())
+  }
+
+  @Test("a tile that does not decode is named, the command fails, and nothing is written")
+  func damagedTile() throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try Self.heic("damaged", ["--tile", "256"], in: folder)
+    var bytes = try Fixture.bytes(path)
+    // The first tile's first NAL unit says it is longer than the file.
+    let mdat = try #require(ISOBoxes.topLevel("mdat", in: bytes))
+    bytes.replaceSubrange(mdat.lowerBound..<mdat.lowerBound + 4, with: [0x7F, 0xFF, 0xFF, 0xF0])
+    let damaged = try folder.write("damaged.heic", bytes)
+    let output = folder.file("out.jpg")
+    let result = try CLI.run(["render", damaged, "--rep", "fullscreen", "--no-cache", "-o", output])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr.contains("\(damaged): damaged image: tile 1 cannot be decoded"),
+      "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: output))
+    #expect(try Fixture.bytes(damaged) == bytes, "the file is left as it was")
+  }
+}
