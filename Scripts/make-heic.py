@@ -9,7 +9,7 @@ measured against libheif on grids; this writes them from any picture ffmpeg read
 
     make-heic.py INPUT OUTPUT [--tile 512] [--crf 22] [--depth 8|10] [--clap W H]
                  [--rotate 0-3] [--mirror 0|1] [--alpha] [--thumbnail 320]
-                 [--limited] [--no-nclx] [--single]
+                 [--limited] [--no-nclx] [--icc PROFILE] [--single]
 
 Only the standard library and the ffmpeg command are used. The layout follows ISO/IEC
 23008-12 (HEIF) and ISO/IEC 14496-15 (hvcC); the grid's own data is in `idat`, as an
@@ -133,6 +133,8 @@ def main():
     parser.add_argument("--limited", action="store_true", help="limited-range YUV")
     parser.add_argument("--no-nclx", action="store_true",
                         help="no colr box: the bitstream's VUI says the colour")
+    parser.add_argument("--icc", help="an ICC profile for a colr box of type prof (as an "
+                        "iPhone writes Display P3), instead of nclx")
     parser.add_argument("--single", action="store_true", help="one picture, no grid")
     args = parser.parse_args()
 
@@ -213,8 +215,12 @@ def main():
         transforms.append(prop(box("irot", bytes([args.rotate]))) | 0x80)
     if args.mirror is not None:
         transforms.append(prop(box("imir", bytes([args.mirror]))) | 0x80)
-    nclx = [] if args.no_nclx else [prop(box("colr", b"nclx" + struct.pack(
-        ">HHHB", 1, 13, 6, 0 if args.limited else 0x80)))]
+    if args.icc:
+        with open(args.icc, "rb") as profile:
+            nclx = [prop(box("colr", b"prof" + profile.read()))]
+    else:
+        nclx = [] if args.no_nclx else [prop(box("colr", b"nclx" + struct.pack(
+            ">HHHB", 1, 13, 6, 0 if args.limited else 0x80)))]
     primary = add_image(*images[0], 1, args.depth, nclx + transforms)
     if args.alpha:
         urn = prop(full_box("auxC", 0, 0, b"urn:mpeg:hevc:2015:auxid:1\x00"))

@@ -182,6 +182,28 @@ struct HEVCStillTests {
     #expect(try thumbnail.pixels() == vipsthumbnail.pixels())
   }
 
+  @Test("a Display P3 profile (colr prof, as an iPhone writes) is converted to sRGB")
+  func displayP3() throws {
+    let folder = try Fixture.temporaryFolder()
+    let source = Fixture.sample("display-p3.jpg")
+    let profile = try #require(try pixels(source).blob(named: "icc-profile-data"))
+    let icc = try folder.write("p3.icc", profile)
+    let path = try Self.heic("p3", from: source, ["--tile", "256", "--icc", icc], in: folder)
+    var spec = RenditionSpec(.fullscreen)
+    spec.format = .png
+    let shown = try pixels(folder.write("shown.png", Renderer().render(.file(path), spec).bytes))
+    let reference = try Self.libheif(path, in: folder).iccTransform(to: "srgb")
+    #expect(try shown.pixels() != Self.libheif(path, in: folder).pixels(), "FFmpeg's decode")
+    #expect(try Self.ssim(shown, reference) >= 0.995)
+    // The sample's saturated red is P3's: shown converted, it is sRGB's red, not P3's
+    // numbers read as sRGB (which the unconverted decode has).
+    let red = try VideoTests.patch(shown, 10, 10)
+    let expected = try VideoTests.patch(reference, 10, 10)
+    let unconverted = try VideoTests.patch(Self.libheif(path, in: folder), 10, 10)
+    #expect(VideoTests.near(red, expected, within: 4), "\(red) \(expected)")
+    #expect(!VideoTests.near(unconverted, expected, within: 8), "\(unconverted) \(expected)")
+  }
+
   @Test("a tile that does not decode is named, the command fails, and nothing is written")
   func damagedTile() throws {
     let folder = try Fixture.temporaryFolder()
