@@ -49,6 +49,11 @@ make_apply_inputs() {
   for i in $(seq -w 1 100); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
 }
 
+# ssim A.png REF.png: ffmpeg's SSIM over all planes.
+ssim() {
+  ffmpeg -nostats -i "$1" -i "$2" -lavfi ssim -f null - 2>&1 | sed -n 's/.*All:\([0-9.]*\).*/\1/p'
+}
+
 # median_ms NAME: the median of a hyperfine JSON export, in milliseconds.
 median_ms() {
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f" % (r["median"]*1000))' "$1"

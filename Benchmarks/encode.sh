@@ -37,10 +37,6 @@ fi
 [ -f "$E/source.heic" ] || heif-enc -q 50 "$PHOTO" -o "$E/source.heic" >/dev/null
 [ -f "$E/source.avif" ] || vips copy "$PHOTO" "$E/source.avif[Q=50,compression=av1]"
 
-# ssim A.png REF.png: ffmpeg's SSIM over all planes.
-ssim() {
-  ffmpeg -nostats -i "$1" -i "$2" -lavfi ssim -f null - 2>&1 | sed -n 's/.*All:\([0-9.]*\).*/\1/p'
-}
 # decoded FILE: a PNG of its pixels, beside it.
 decoded() { vips copy "$1" "${1%.*}.png" 2>/dev/null && echo "${1%.*}.png"; }
 
