@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A phone's HEICs to grid thumbnails (issue 58): 40 iPhone-sized HEICs (4032x3024 as 48
-# tiles of 512x512, 2.3 MB, with a 320x240 thumbnail item, as an iPhone lays one out; made by
+# tiles of 512x512, 3.0 MB, with a 320x240 thumbnail item, as an iPhone lays one out; made by
 # Scripts/make-heic.py from libheif's public examples/example.heic, scaled up, with grain so
 # that it codes like a photo; each copy with a byte of its ftyp changed), to 256-pixel square
 # thumbnails: `darkroom render --rep thumbnail --size 256` (FFmpeg's HEVC decoder, tiles on

@@ -1,7 +1,8 @@
 // A HEIC's picture decoded by FFmpeg's HEVC decoder: the tiles of a grid (a phone writes 48
 // of 512x512 for 12 megapixels) are independent pictures, decoded here side by side on
 // several threads, each converted to 8-bit RGB (or grey, for an alpha plane) straight into
-// its place on the canvas. libheif decodes them one after another through libde265.
+// its place on the canvas. (libheif 1.15 decodes them through libde265, a few at once, and
+// converts the whole picture after.)
 #include "video_private.h"
 
 #include <limits.h>
@@ -65,9 +66,9 @@ static int open_tile_decoder(Decoder *d, const DrHEVCTile *tile, const DrHEVCGri
   d->codec->extradata_size = (int)tile->config_length;
   d->codec->thread_count = 1;  // the tiles are the parallel work
   d->codec->flags |= AV_CODEC_FLAG_LOW_DELAY;
-  // Deblocking and SAO smooth edges of a few pixels, which a picture shown at a quarter of
-  // its size or less cannot show; skipping them saves a fifth of the decode.
-  if (grid->skip_loop_filter) d->codec->skip_loop_filter = AVDISCARD_ALL;
+  // A tile's parameter sets may claim any size: FFmpeg refuses a picture past this (the
+  // tile's own size and a coding block's padding) before it allocates one.
+  d->codec->max_pixels = (int64_t)(grid->tile_width + 64) * (grid->tile_height + 64);
   int rc = p_avcodec_open2(d->codec, decoder, NULL);
   if (rc < 0) return rc;
   d->config = tile->config;
@@ -156,6 +157,11 @@ static void *work(void *argument) {
       fail(s, message);
       break;
     }
+    if (d.frame->decode_error_flags) {  // FFmpeg concealed damage: not the photo's pixels
+      snprintf(message, sizeof message, "damaged image: tile %d's data has errors", index + 1);
+      fail(s, message);
+      break;
+    }
     // The part of the canvas the tile covers (the last row and column are cut off).
     int width = grid->width - tile->x, height = grid->height - tile->y;
     if (width > grid->tile_width) width = grid->tile_width;
@@ -182,7 +188,8 @@ static void *work(void *argument) {
 int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, size_t error_size) {
   if (dr_video_load(error, error_size) != 0) return -1;
   if (grid->width <= 0 || grid->height <= 0 || grid->tile_count <= 0 ||
-      (grid->bands != 1 && grid->bands != 3)) {
+      grid->tile_width <= 0 || grid->tile_height <= 0 || grid->tile_width > 65536 ||
+      grid->tile_height > 65536 || (grid->bands != 1 && grid->bands != 3)) {
     dr_say(error, error_size, "damaged image: its grid is empty");
     return -1;
   }

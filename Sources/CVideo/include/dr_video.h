@@ -100,14 +100,13 @@ typedef struct {
   int matrix, full_range;
   /// Threads to decode tiles on at once (each tile on one).
   int threads;
-  /// Skip deblocking and SAO: for a picture that will be shown much smaller.
-  int skip_loop_filter;
 } DrHEVCGrid;
 
 /// Decodes each tile with FFmpeg's HEVC decoder, on up to `threads` threads, into its place
 /// on `canvas` (the caller's; every byte of it is written when this succeeds). 0 on success;
-/// -1 with a message in `error` ("damaged image: tile N ..." for a tile that does not decode
-/// or is smaller than its place; FFmpeg that cannot be loaded).
+/// -1 with a message in `error` ("damaged image: tile N ..." for a tile that does not decode,
+/// decodes with errors FFmpeg concealed, is smaller than its place or codes a picture larger
+/// than a tile; FFmpeg that cannot be loaded).
 int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, size_t error_size);
 
 /// Converts pixels coded as ITU-T H.273 says (16-bit RGB, full range) to 8-bit sRGB: linear

@@ -14,7 +14,7 @@ struct HEIFItems {
   /// and 1 (offsets in the `meta` box's `idat`, where a phone keeps a grid's description);
   /// an item made of other items' data (method 2) has none.
   let extents: [Int: [Range<Int>]]
-  private let iprp: Range<Int>?
+  private let associations: [Int: [(type: String, payload: Range<Int>)]]
   private let iref: Range<Int>?
 
   init?(_ bytes: [UInt8]) {
@@ -28,7 +28,7 @@ struct HEIFItems {
     self.primary = primary.value
     self.types = types
     self.extents = extents
-    self.iprp = boxes["iprp"]
+    self.associations = Self.associations(bytes, boxes["iprp"])
     self.iref = boxes["iref"]
   }
 
@@ -41,29 +41,40 @@ struct HEIFItems {
   }
 
   /// The properties associated with `item` (through `ipma`), in the order listed: the order
-  /// transformative properties (`clap`, `irot`, `imir`) are applied in.
+  /// transformative properties (`clap`, `irot`, `imir`) are applied in. Only an item's first
+  /// `ipma` entry counts, as libheif reads it (a second entry is never seen by libheif, so
+  /// it must not be by Darkroom either).
   func properties(of item: Int) -> [(type: String, payload: ArraySlice<UInt8>)] {
-    guard let iprp else { return [] }
+    associations[item]?.map { ($0.type, bytes[$0.payload]) } ?? []
+  }
+
+  /// Each item's properties (its first `ipma` entry), parsed once.
+  private static func associations(_ bytes: [UInt8], _ iprp: Range<Int>?)
+    -> [Int: [(type: String, payload: Range<Int>)]]
+  {
+    guard let iprp else { return [:] }
     let children = ISOBoxes.childList(in: bytes, range: iprp)
     guard let ipco = children.first(where: { $0.type == "ipco" })?.payload,
       let ipma = children.first(where: { $0.type == "ipma" })?.payload
-    else { return [] }
+    else { return [:] }
     let properties = ISOBoxes.childList(in: bytes, range: ipco)
     var reader = ISOBoxes.Reader(bytes: bytes, at: ipma.lowerBound, end: ipma.upperBound)
     guard let version = reader.read(1), reader.skip(2), let flags = reader.read(1),
       let entries = reader.read(4)
-    else { return [] }
-    var found: [(type: String, payload: ArraySlice<UInt8>)] = []
-    for _ in 0..<min(entries, 4096) {
+    else { return [:] }
+    var found: [Int: [(type: String, payload: Range<Int>)]] = [:]
+    for _ in 0..<min(entries, 1 << 16) {
       guard let id = reader.read(version < 1 ? 2 : 4), let count = reader.read(1) else {
         return found
       }
+      var listed: [(type: String, payload: Range<Int>)] = []
       for _ in 0..<count {
         guard let value = reader.read(flags & 1 == 1 ? 2 : 1) else { return found }
         let index = value & (flags & 1 == 1 ? 0x7FFF : 0x7F)
-        guard id == item, index >= 1, index <= properties.count else { continue }
-        found.append((properties[index - 1].type, bytes[properties[index - 1].payload]))
+        guard index >= 1, index <= properties.count else { continue }
+        listed.append((properties[index - 1].type, properties[index - 1].payload))
       }
+      if found[id] == nil { found[id] = listed }
     }
     return found
   }
@@ -140,6 +151,8 @@ struct HEIFItems {
       }
       guard reader.skip(2), let base = reader.read(baseSize), let count = reader.read(2)
       else { return nil }
+      // More extents than libheif takes (32) make no item: each would copy up to the file.
+      let taken = count <= 32
       var ranges: [Range<Int>] = []
       for _ in 0..<count {
         guard reader.skip(indexSize), let offset = reader.read(offsetSize),
@@ -153,6 +166,7 @@ struct HEIFItems {
         ranges.append(start..<start + length)
       }
       // Method 0 is offsets in the file, 1 in idat; 2 (by item) is not read.
+      guard taken, extents[id] == nil else { continue }
       if method == 0, !ranges.isEmpty { extents[id] = ranges }
       if method == 1, !ranges.isEmpty, let idat,
         ranges.allSatisfy({ $0.upperBound <= idat.count })

@@ -332,10 +332,8 @@ package struct Renderer: Sendable {
     let box = box(spec, metadata)
     let cover = spec.representation == .thumbnail
     let shrink = Self.shrink(from: (metadata.width, metadata.height), to: box, cover: cover)
-    // Deblocking smooths a few pixels: invisible in a picture shown at a quarter or less.
     var image = try still.decode(
-      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency),
-      skipLoopFilter: shrink >= 4)
+      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency))
     if shrink > 1 {
       // As libvips sizes a thumbnail: each side over the shrink, rounded.
       let size = (

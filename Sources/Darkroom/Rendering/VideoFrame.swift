@@ -94,8 +94,7 @@ struct VideoFrame {
   /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane).
   static func decodeHEVCGrid(
     _ picture: HEVCStill.Picture, bands: Int, name: String, matrix: Int?, fullRange: Bool?,
-    threads: Int,
-    skipLoopFilter: Bool
+    threads: Int
   ) throws(DarkroomError) -> [UInt8] {
     let count = picture.width * picture.height * bands
     var message = [CChar](repeating: 0, count: 512)
@@ -108,7 +107,7 @@ struct VideoFrame {
           tile_width: Int32(picture.tileWidth), tile_height: Int32(picture.tileHeight),
           width: Int32(picture.width), height: Int32(picture.height), bands: Int32(bands),
           matrix: Int32(matrix ?? -1), full_range: fullRange.map { $0 ? 1 : 0 } ?? -1,
-          threads: Int32(clamping: threads), skip_loop_filter: skipLoopFilter ? 1 : 0)
+          threads: Int32(clamping: threads))
         return dr_hevc_grid(&grid, buffer.baseAddress, &message, message.count)
       }
       initialized = status == 0 ? count : 0
