@@ -75,34 +75,56 @@ static int open_tile_decoder(Decoder *d, const DrHEVCTile *tile, const DrHEVCGri
   return 0;
 }
 
-// Converts the visible part of a decoded tile into the canvas at (x, y).
+// One sample of plane 0 (luma) at (x, y), whatever its depth, scaled to 8 bits.
+static int luma8(const AVFrame *frame, int depth, int x, int y) {
+  const uint8_t *line = frame->data[0] + (size_t)y * frame->linesize[0];
+  if (depth <= 8) return line[x];
+  int shift = depth - 8, value = (((const uint16_t *)line)[x] + (1 << (shift - 1))) >> shift;
+  return value > 255 ? 255 : value;
+}
+
+// Converts the visible part of a decoded tile (`width` x `height` from its top left) into
+// the canvas at the tile's place; with grid->halve, each 2x2 block to one pixel (swscale's
+// exact area average, tiles of even sides keeping blocks inside a tile) at half the place.
 static int place(const AVFrame *frame, const DrHEVCGrid *grid, const DrHEVCTile *tile,
                  int width, int height, unsigned char *canvas) {
-  size_t stride = (size_t)grid->width * grid->bands;
-  unsigned char *at = canvas + (size_t)tile->y * stride + (size_t)tile->x * grid->bands;
+  const int halve = grid->halve != 0;
+  const int canvas_w = halve ? (grid->width + 1) / 2 : grid->width;
+  const int canvas_h = halve ? (grid->height + 1) / 2 : grid->height;
+  // A visible part of odd size takes its block's other pixel from the tile's padding.
+  int source_w = width, source_h = height;
+  if (halve && (source_w & 1) && source_w < frame->width) source_w++;
+  if (halve && (source_h & 1) && source_h < frame->height) source_h++;
+  const int out_x = halve ? tile->x / 2 : tile->x, out_y = halve ? tile->y / 2 : tile->y;
+  const int out_w = halve ? (source_w + 1) / 2 : source_w;
+  const int out_h = halve ? (source_h + 1) / 2 : source_h;
+  if (out_x + out_w > canvas_w || out_y + out_h > canvas_h) return -1;
+  size_t stride = (size_t)canvas_w * grid->bands;
+  unsigned char *at = canvas + (size_t)out_y * stride + (size_t)out_x * grid->bands;
   const AVPixFmtDescriptor *descriptor = p_av_pix_fmt_desc_get(frame->format);
   if (!descriptor) return -1;
-  if (grid->bands == 1) {  // an alpha plane: its luma, as it is
+  if (grid->bands == 1) {  // an alpha plane: its luma, as it is (averaged when halved)
     int depth = descriptor->comp[0].depth;
-    for (int row = 0; row < height; row++) {
-      const uint8_t *line = frame->data[0] + (size_t)row * frame->linesize[0];
+    for (int row = 0; row < out_h; row++) {
       unsigned char *out = at + (size_t)row * stride;
-      if (depth <= 8) {
-        memcpy(out, line, (size_t)width);
-      } else {
-        const uint16_t *wide = (const uint16_t *)line;
-        int shift = depth - 8, half = 1 << (shift - 1);
-        for (int i = 0; i < width; i++) {
-          int value = (wide[i] + half) >> shift;
-          out[i] = (unsigned char)(value > 255 ? 255 : value);
+      for (int i = 0; i < out_w; i++) {
+        if (!halve) {
+          out[i] = (unsigned char)luma8(frame, depth, i, row);
+          continue;
         }
+        int x = 2 * i, y = 2 * row, x1 = x + 1 < source_w ? x + 1 : x;
+        int y1 = y + 1 < source_h ? y + 1 : y;
+        int sum = luma8(frame, depth, x, y) + luma8(frame, depth, x1, y) +
+                  luma8(frame, depth, x, y1) + luma8(frame, depth, x1, y1);
+        out[i] = (unsigned char)((sum + 2) / 4);
       }
     }
     return 0;
   }
-  struct SwsContext *scaler =
-      p_sws_getContext(width, height, frame->format, width, height, AV_PIX_FMT_RGB24,
-                       SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+  struct SwsContext *scaler = p_sws_getContext(
+      source_w, source_h, frame->format, out_w, out_h, AV_PIX_FMT_RGB24,
+      (halve ? SWS_AREA : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL,
+      NULL);
   if (!scaler) return -1;
   int matrix = grid->matrix >= 0 ? grid->matrix : frame->colorspace;
   int full = grid->full_range >= 0 ? grid->full_range : dr_full_range(frame);
@@ -114,10 +136,10 @@ static int place(const AVFrame *frame, const DrHEVCGrid *grid, const DrHEVCTile 
                              p_sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
   unsigned char *planes[4] = {at, NULL, NULL, NULL};
   int strides[4] = {(int)stride, 0, 0, 0};
-  int rows = p_sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0, height,
-                         planes, strides);
+  int rows = p_sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0,
+                         source_h, planes, strides);
   p_sws_freeContext(scaler);
-  return rows == height ? 0 : -1;
+  return rows == out_h ? 0 : -1;
 }
 
 static void *work(void *argument) {
@@ -189,7 +211,8 @@ int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, siz
   if (dr_video_load(error, error_size) != 0) return -1;
   if (grid->width <= 0 || grid->height <= 0 || grid->tile_count <= 0 ||
       grid->tile_width <= 0 || grid->tile_height <= 0 || grid->tile_width > 65536 ||
-      grid->tile_height > 65536 || (grid->bands != 1 && grid->bands != 3)) {
+      grid->tile_height > 65536 || (grid->bands != 1 && grid->bands != 3) ||
+      (grid->halve && ((grid->tile_width | grid->tile_height) & 1))) {
     dr_say(error, error_size, "damaged image: its grid is empty");
     return -1;
   }

@@ -217,6 +217,60 @@ struct HEVCStillTests {
     #expect(HEVCStill(Array(bytes.prefix(bytes.count / 2))) == nil)
   }
 
+  @Test("halved as it is converted: each 2x2 block averaged, no seam where tiles meet")
+  func halved() throws {
+    let folder = try Fixture.temporaryFolder()
+    // 600x400 in tiles of 128: a cut column of 88 and a cut row of 16. Blurred, so that
+    // no sharp colour edge (where 4:2:0's chroma makes the two ways differ) lies along a
+    // tile's edge.
+    let blurred = folder.file("blurred.png")
+    let blur = try CLI.run(
+      ["gaussblur", Fixture.sample("alpha.png"), blurred, "4"], executable: "/usr/bin/vips")
+    try #require(blur.status == 0, "\(blur.stderr)")
+    let path = try Self.heic("halved", from: blurred, ["--tile", "128", "--alpha"], in: folder)
+    let still = try #require(HEVCStill(Fixture.bytes(path)))
+    #expect(still.halves)
+    let half = try still.decode(name: path, maxPixels: 1 << 28, threads: 2, halve: true)
+    #expect((half.width, half.height, half.bands) == (300, 200, 4))
+    // Against the full decode averaged in RGB by libvips' shrink: the same but for rounding
+    // (the full decode interpolates 4:2:0's chroma across blocks), and it would differ all
+    // along a tile's edge if a block straddled two tiles.
+    let full = try folder.write(
+      "full.png",
+      still.decode(name: path, maxPixels: 1 << 28, threads: 2).encode(suffix: ".png"))
+    let shrunk = folder.file("shrunk.png")
+    let shrink = try CLI.run(["shrink", full, shrunk, "2", "2"], executable: "/usr/bin/vips")
+    try #require(shrink.status == 0, "\(shrink.stderr)")
+    let (ours, theirs) = (try half.pixels(), try pixels(shrunk).pixels())
+    try #require(ours.count == theirs.count && ours.count == 300 * 200 * 4)
+    func difference(_ x: Int, _ y: Int, _ band: Int) -> Int {
+      abs(Int(ours[(y * 300 + x) * 4 + band]) - Int(theirs[(y * 300 + x) * 4 + band]))
+    }
+    let alpha = (0..<200).flatMap { y in (0..<300).map { x in difference(x, y, 3) } }
+    #expect(alpha.max() ?? 0 <= 1)
+    func mean(_ points: [(Int, Int)]) -> Double {
+      let total = points.reduce(0.0) { sum, point in
+        sum + Double((0..<3).map { difference(point.0, point.1, $0) }.reduce(0, +)) / 3
+      }
+      return total / Double(points.count)
+    }
+    let everywhere = mean((0..<200).flatMap { y in (0..<300).map { x in (x, y) } })
+    #expect(everywhere < 0.6)
+    // The columns and rows where tiles meet (64, 128, ... in the half) are no worse.
+    for x in [63, 64, 127, 128, 191, 192, 255, 256] {
+      let line = mean((0..<200).map { (x, $0) })
+      #expect(line <= 2 * everywhere + 0.5, "column \(x): \(line) against \(everywhere)")
+    }
+    for y in [63, 64, 127, 128, 191, 192] {
+      let line = mean((0..<300).map { ($0, y) })
+      #expect(line <= 2 * everywhere + 0.5, "row \(y): \(line) against \(everywhere)")
+    }
+    // A clean aperture's edges are whole pixels of the full picture: not halved.
+    let cropped = try Self.heic(
+      "cropped-half", ["--tile", "128", "--clap", "301", "201"], in: folder)
+    #expect(try #require(HEVCStill(Fixture.bytes(cropped))).halves == false)
+  }
+
   @Test("renditions take this decoder; a thumbnail item that covers the size is used instead")
   func route() async throws {
     let folder = try Fixture.temporaryFolder()

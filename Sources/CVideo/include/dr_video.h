@@ -92,7 +92,8 @@ typedef struct {
   int tile_count;
   /// Every tile's size (a grid's tiles share one); the last row and column are cut off.
   int tile_width, tile_height;
-  /// The canvas: `width` x `height` x `bands` bytes, row after row.
+  /// The picture's size; the canvas is `width` x `height` x `bands` bytes, row after row
+  /// (halved, `halve`).
   int width, height;
   /// 3: 8-bit RGB from the tiles' YUV; 1: their luma as it is (an alpha plane).
   int bands;
@@ -100,6 +101,10 @@ typedef struct {
   int matrix, full_range;
   /// Threads to decode tiles on at once (each tile on one).
   int threads;
+  /// 1: the canvas is half the picture's size (each side rounded up), each 2x2 block
+  /// averaged, for a picture that will be shown at a quarter of its size or less. The
+  /// tiles' sides must be even.
+  int halve;
 } DrHEVCGrid;
 
 /// Decodes each tile with FFmpeg's HEVC decoder, on up to `threads` threads, into its place

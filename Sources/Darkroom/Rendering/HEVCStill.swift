@@ -188,14 +188,26 @@ struct HEVCStill {
     return (width, height)
   }
 
+  /// Whether ``decode(name:maxPixels:threads:halve:)`` can halve the picture: its tiles'
+  /// sides are even (a 2x2 block never straddles two) and it has no clean aperture (whose
+  /// edges are whole pixels of the full picture).
+  var halves: Bool {
+    picture.tileWidth % 2 == 0 && picture.tileHeight % 2 == 0
+      && (alpha.map { $0.tileWidth % 2 == 0 && $0.tileHeight % 2 == 0 } ?? true)
+      && !transforms.contains { if case .crop = $0 { true } else { false } }
+  }
+
   /// The picture decoded, transformed as the file says: 3 bands of 8-bit RGB, 4 with alpha;
-  /// no metadata.
+  /// no metadata. With `halve` (taken when ``halves``), at half its size, each side rounded
+  /// up: each 2x2 block averaged as it is converted, for a picture shown at a quarter of its
+  /// size or less.
   ///
   /// - Throws: A ``DarkroomError`` about `name`: `corrupt` for a tile that does not decode,
   ///   `tooLarge` for a picture over `maxPixels`, `engine` when FFmpeg cannot be loaded.
-  func decode(name: String, maxPixels: Int, threads: Int)
+  func decode(name: String, maxPixels: Int, threads: Int, halve: Bool = false)
     throws(DarkroomError) -> VipsImage
   {
+    let halve = halve && halves
     let pixels = picture.width.multipliedReportingOverflow(by: picture.height)
     guard !pixels.overflow, pixels.partialValue <= maxPixels else {
       throw DarkroomError(
@@ -203,14 +215,16 @@ struct HEVCStill {
         "image is \(picture.width)x\(picture.height), over the limit of \(maxPixels) pixels")
     }
     let colour = try VideoFrame.decodeHEVCGrid(
-      picture, bands: 3, name: name, matrix: matrix, fullRange: fullRange, threads: threads)
+      picture, bands: 3, name: name, matrix: matrix, fullRange: fullRange, threads: threads,
+      halve: halve)
     var image = try VipsImage.fromPixels(
-      colour, width: picture.width, height: picture.height, bands: 3)
+      colour.pixels, width: colour.width, height: colour.height, bands: 3)
     if let alpha {
       let plane = try VideoFrame.decodeHEVCGrid(
-        alpha, bands: 1, name: name, matrix: nil, fullRange: nil, threads: threads)
+        alpha, bands: 1, name: name, matrix: nil, fullRange: nil, threads: threads,
+        halve: halve)
       image = try image.joined(
-        VipsImage.fromPixels(plane, width: alpha.width, height: alpha.height, bands: 1))
+        VipsImage.fromPixels(plane.pixels, width: plane.width, height: plane.height, bands: 1))
     }
     return try HEIFTransform.apply(transforms, to: image)
   }

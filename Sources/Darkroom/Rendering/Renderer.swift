@@ -332,13 +332,16 @@ package struct Renderer: Sendable {
     let box = box(spec, metadata)
     let cover = spec.representation == .thumbnail
     let shrink = Self.shrink(from: (metadata.width, metadata.height), to: box, cover: cover)
+    // A picture shown at a quarter or less is converted at half its size (a 2x2 average,
+    // as libvips' own shrink does before its reduce).
     var image = try still.decode(
-      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency))
+      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency), halve: shrink >= 4)
     if shrink > 1 {
-      // As libvips sizes a thumbnail: each side over the shrink, rounded.
+      // As libvips sizes a thumbnail: each side over the shrink, rounded (the picture's
+      // sides, whether or not it was decoded at half of them).
       let size = (
-        max(1, Int((Double(image.width) / shrink).rounded())),
-        max(1, Int((Double(image.height) / shrink).rounded()))
+        max(1, Int((Double(metadata.width) / shrink).rounded())),
+        max(1, Int((Double(metadata.height) / shrink).rounded()))
       )
       image = try image.fitted(width: size.0, height: size.1) ?? image
     }

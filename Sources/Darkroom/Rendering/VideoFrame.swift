@@ -91,12 +91,15 @@ struct VideoFrame {
   }
 
   /// A HEIC's tiles (``HEVCStill``) decoded onto one canvas by `dr_hevc_grid`, on up to
-  /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane).
+  /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane), at
+  /// the picture's size or (`halve`) half of it, each side rounded up.
   static func decodeHEVCGrid(
     _ picture: HEVCStill.Picture, bands: Int, name: String, matrix: Int?, fullRange: Bool?,
-    threads: Int
-  ) throws(DarkroomError) -> [UInt8] {
-    let count = picture.width * picture.height * bands
+    threads: Int, halve: Bool
+  ) throws(DarkroomError) -> (pixels: [UInt8], width: Int, height: Int) {
+    let width = halve ? (picture.width + 1) / 2 : picture.width
+    let height = halve ? (picture.height + 1) / 2 : picture.height
+    let count = width * height * bands
     var message = [CChar](repeating: 0, count: 512)
     var status: Int32 = -1
     // Every byte is written when the decode succeeds: the tiles cover the canvas.
@@ -107,7 +110,7 @@ struct VideoFrame {
           tile_width: Int32(picture.tileWidth), tile_height: Int32(picture.tileHeight),
           width: Int32(picture.width), height: Int32(picture.height), bands: Int32(bands),
           matrix: Int32(matrix ?? -1), full_range: fullRange.map { $0 ? 1 : 0 } ?? -1,
-          threads: Int32(clamping: threads))
+          threads: Int32(clamping: threads), halve: halve ? 1 : 0)
         return dr_hevc_grid(&grid, buffer.baseAddress, &message, message.count)
       }
       initialized = status == 0 ? count : 0
@@ -116,7 +119,7 @@ struct VideoFrame {
       let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
       throw DarkroomError(Self.kind(of: text), file: name, text)
     }
-    return canvas
+    return (canvas, width, height)
   }
 
   /// The C descriptions of `picture`'s tiles, valid while `body` runs.
