@@ -6,8 +6,9 @@ set -euo pipefail
 # chromium and chromium-driver are for the tests only: the gallery's browser tests drive them;
 # exiftool (libimage-exiftool-perl) and exiv2 write the sidecars and tags the metadata tests read;
 # libvips-tools' vips makes the JPEG XL file a gallery test uploads.
-# FFmpeg's libraries decode videos' poster frames (the -dev packages for their headers); the
-# ffmpeg command makes the videos the tests read, libavif-bin's avifenc their HDR photos.
+# FFmpeg's libraries decode videos' poster frames and HEICs' tiles (the -dev packages for
+# their headers); the ffmpeg command makes the videos the tests read (and, through x265,
+# Scripts/make-heic.py their HEIC grids), libavif-bin's avifenc their HDR photos.
 # libheif-dev's header lets Darkroom write HEIC through libheif (x265's preset chosen);
 # libheif-examples' heif-enc makes the tests' HEICs.
 # libraw-dev: LibRaw's header (camera RAW files; the library is loaded when a RAW is read);
