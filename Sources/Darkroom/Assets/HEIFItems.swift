@@ -107,6 +107,12 @@ struct HEIFItems {
     return found
   }
 
+  /// The items a derived image (a `grid`) is made of, in order (its `dimg` reference);
+  /// nil when it names none.
+  func parts(of item: Int) -> [Int]? {
+    references("dimg").first { $0.from == item }?.to
+  }
+
   /// Item types by id, from `iinf` (its `infe` entries of version 2 or 3).
   private static func itemTypes(_ bytes: [UInt8], _ iinf: Range<Int>) -> [Int: String] {
     guard iinf.count >= 6 else { return [:] }

@@ -40,8 +40,7 @@ package enum HEVCQuality {
     guard let items = HEIFItems(bytes) else { return nil }
     var item = items.primary
     if items.types[item] == "grid" {
-      guard let tile = items.references("dimg").first(where: { $0.from == item })?.to.first
-      else { return nil }
+      guard let tile = items.parts(of: item)?.first else { return nil }
       item = tile
     }
     guard items.types[item] == type, let config = items.property(property, of: item),

@@ -20,4 +20,14 @@ package enum ImageSource: Sendable {
     case .data(_, let name): OpenedFiles.name(of: name)
     }
   }
+
+  /// The whole image's bytes: the memory's, or the file read.
+  ///
+  /// - Throws: What reading the file throws (`notFound`, `io`, ...).
+  func bytes() throws(DarkroomError) -> [UInt8] {
+    switch self {
+    case .data(let data, _): data
+    case .file(let path): try InputFile.readAll(path)
+    }
+  }
 }

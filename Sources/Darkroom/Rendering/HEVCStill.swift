@@ -112,22 +112,17 @@ struct HEVCStill {
   private static func colour(_ item: Int, in items: HEIFItems)
     -> (matrix: Int?, fullRange: Bool?)?
   {
-    let pictures =
-      items.types[item] == "grid"
-      ? items.references("dimg").first(where: { $0.from == item })?.to ?? [] : [item]
+    let pictures = items.types[item] == "grid" ? items.parts(of: item) ?? [] : [item]
     var found: [(matrix: Int?, fullRange: Bool?)] = []
     for picture in Set(pictures) {
-      let nclx = items.properties(of: picture).first { property in
-        property.type == "colr" && property.payload.count >= 11
-          && Array(property.payload.prefix(4)) == Array("nclx".utf8)
-      }
-      guard let payload = nclx.map({ Array($0.payload) }) else {
+      let nclx = items.properties(of: picture).lazy.filter { $0.type == "colr" }
+        .compactMap { CodedColour.nclx($0.payload) }.first
+      guard let nclx else {
         found.append((nil, nil))
         continue
       }
-      let matrix = Int(payload[8]) << 8 | Int(payload[9])
-      guard [1, 2, 4, 5, 6, 7, 9, 10].contains(matrix) else { return nil }
-      found.append((matrix, payload[10] & 0x80 != 0))
+      guard [1, 2, 4, 5, 6, 7, 9, 10].contains(nclx.matrix) else { return nil }
+      found.append((nclx.matrix, nclx.fullRange))
     }
     guard let first = found.first,
       found.allSatisfy({ $0.matrix == first.matrix && $0.fullRange == first.fullRange })
@@ -149,7 +144,7 @@ struct HEVCStill {
       return picture.add(item, in: items, allowing: known.union(["auxC"])) ? picture : nil
     case "grid":
       guard let descriptor = items.data(of: item), descriptor.count >= 8, descriptor[0] == 0,
-        let parts = items.references("dimg").first(where: { $0.from == item })?.to,
+        let parts = items.parts(of: item),
         Set(parts).count == parts.count, let first = parts.first,
         let size = size(of: first, in: items)
       else { return nil }

@@ -27,12 +27,7 @@ extension Renderer {
     _ source: ImageSource, _ metadata: AssetMetadata, needed: (width: Int, height: Int),
     full: Bool, preview: Bool = true
   ) throws(DarkroomError) -> VipsImage {
-    let bytes: [UInt8]
-    switch source {
-    case .data(let data, _): bytes = data
-    case .file(let path): bytes = try InputFile.readAll(path)
-    }
-    let raw = RawFile(bytes: bytes, name: source.name)
+    let raw = try RawFile(bytes: source.bytes(), name: source.name)
     let upright = (width: metadata.displayWidth, height: metadata.displayHeight)
     if !full, preview,
       let shown = try previewCovering(raw, needed, upright, metadata.orientation.effective)

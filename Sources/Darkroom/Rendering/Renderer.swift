@@ -176,12 +176,8 @@ package struct Renderer: Sendable {
     if spec.representation == .full, !strip, spec.metadata == .keep,
       ImageFormat(sourceFormat: metadata.format) == format
     {
-      let bytes: [UInt8]
-      switch source {
-      case .data(let data, _): bytes = data
-      case .file(let path): bytes = try InputFile.readAll(path)
-      }
-      return Rendition(bytes: bytes, format: format, width: metadata.width, height: metadata.height)
+      return try Rendition(
+        bytes: source.bytes(), format: format, width: metadata.width, height: metadata.height)
     }
 
     let needsSRGB = metadata.iccProfile.map { !Self.isSRGB($0) } ?? false
@@ -258,12 +254,7 @@ package struct Renderer: Sendable {
     guard spec.representation != .full, metadata.format == "avif",
       metadata.iccProfile == nil, let colour = metadata.codedColour, colour.needsConversion
     else { return nil }
-    let bytes: [UInt8]
-    switch source {
-    case .data(let data, _): bytes = data
-    case .file(let path): bytes = try InputFile.readAll(path)
-    }
-    return AVIFStill(bytes).map { ($0, colour) }
+    return try AVIFStill(source.bytes()).map { ($0, colour) }
   }
 
   /// A display rendition's image of an AVIF still: decoded by dav1d straight to the size
@@ -286,12 +277,19 @@ package struct Renderer: Sendable {
       fitted.exportProfile = nil
       image = try image.thumbnail(fitted)
     }
-    // The file's metadata, from libvips' header (nothing decoded), as its loader gives it.
+    try copyMetadata(["exif-data", "xmp-data"], from: input, to: image)
+    return image
+  }
+
+  /// Sets `fields` of `image` (a picture Darkroom decoded itself) to the file's, from
+  /// libvips' header (nothing decoded), as its loader gives them.
+  private func copyMetadata(_ fields: [String], from input: Input, to image: VipsImage)
+    throws(DarkroomError)
+  {
     let header = try open(input, sequential: true)
-    for field in ["exif-data", "xmp-data"] {
+    for field in fields {
       if let blob = header.blob(named: field) { image.setBlob(field, blob) }
     }
-    return image
   }
 
   /// The HEIC still of a display rendition that FFmpeg decodes (see ``HEVCStill``); nil for
@@ -304,12 +302,7 @@ package struct Renderer: Sendable {
     guard spec.representation != .full, metadata.format == "heif",
       metadata.codedColour?.needsConversion != true
     else { return nil }
-    let bytes: [UInt8]
-    switch source {
-    case .data(let data, _): bytes = data
-    case .file(let path): bytes = try InputFile.readAll(path)
-    }
-    guard let still = HEVCStill(bytes) else { return nil }
+    guard let still = try HEVCStill(source.bytes()) else { return nil }
     if let thumbnail = still.thumbnailSize,
       Self.shrink(
         from: thumbnail, to: box(spec, metadata), cover: spec.representation == .thumbnail)
@@ -345,11 +338,7 @@ package struct Renderer: Sendable {
       )
       image = try image.fitted(width: size.0, height: size.1) ?? image
     }
-    // The file's metadata, from libvips' header (nothing decoded), as its loader gives it.
-    let header = try open(input, sequential: true)
-    for field in ["exif-data", "xmp-data", "icc-profile-data"] {
-      if let blob = header.blob(named: field) { image.setBlob(field, blob) }
-    }
+    try copyMetadata(["exif-data", "xmp-data", "icc-profile-data"], from: input, to: image)
     // HEIF's turns are its properties, applied above; libvips would turn by the EXIF too.
     var upright = options
     upright.autoRotate = false
