@@ -562,9 +562,7 @@ struct API: Sendable {
     var spec = RenditionSpec(representation)
     let query = request.query
     // A signed address's expiry (read by the signature's check): seconds, in digits.
-    if let text = query["e"],
-      !(1...12).contains(text.utf8.count) || !text.utf8.allSatisfy({ (48...57).contains($0) })
-    {
+    if let text = query["e"], !SignedAddresses.isExpiry(text) {
       throw APIError.badRequest("e takes seconds since 1970, in digits; not \(text.prefix(32))")
     }
     if let text = query["size"] {

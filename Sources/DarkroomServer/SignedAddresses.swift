@@ -76,27 +76,21 @@ struct SignedAddresses: Sendable {
     guard request.method == .get || request.method == .head else {
       throw refuse("a signed address only reads (GET or HEAD)")
     }
-    let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 5, parts[1] == "api", parts[2] == "assets",
-      let id = AssetID(String(parts[3]))
-    else { throw refuse("a signed address is an asset's rendition: /api/assets/ID/REP") }
+    guard let path = Self.renditionPath(request), let id = AssetID(String(path.id)) else {
+      throw refuse("a signed address is an asset's rendition: /api/assets/ID/REP")
+    }
     let query = request.query
     guard let version = query["v"], let expires = query["e"], let signature = query["sig"] else {
       throw refuse("a signed address has v, e and sig")
     }
-    // Each name once, and only those a rendition reads: every other variation would be a
-    // new entry in every cache in front, for the same picture.
-    var seen: Set<Substring> = []
-    for (name, _) in query {
-      guard Self.parameters.contains(name), seen.insert(name).inserted else {
-        throw refuse(
-          "a signed address takes v, e, sig, size, format and original, each once; not \(name.prefix(32))"
-        )
-      }
+    if let name = Self.strayParameter(query) {
+      throw refuse(
+        "a signed address takes v, e, sig, size, format and original, each once; not \(name.prefix(32))"
+      )
     }
     do {
       try signer.check(
-        id: id, version: String(version), representation: String(parts[4]),
+        id: id, version: String(version), representation: String(path.representation),
         expires: String(expires), signature: String(signature), now: now)
     } catch {
       throw refuse(error.message)
@@ -115,23 +109,43 @@ struct SignedAddresses: Sendable {
 
   static let parameters: Set<Substring> = ["v", "e", "sig", "size", "format", "original"]
 
+  /// The asset id and representation of a rendition's path, `/api/assets/ID/REP`.
+  private static func renditionPath(_ request: Request) -> (
+    id: Substring, representation: Substring
+  )? {
+    let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 5, parts[1] == "api", parts[2] == "assets" else { return nil }
+    return (parts[3], parts[4])
+  }
+
+  /// The first parameter a signed address may not have: one a rendition does not read, or
+  /// one given twice (every such variation would be a new entry in every cache in front, for
+  /// the same picture); nil when there is none.
+  private static func strayParameter(_ query: FormQuery) -> Substring? {
+    var seen: Set<Substring> = []
+    for (name, _) in query where !parameters.contains(name) || !seen.insert(name).inserted {
+      return name
+    }
+    return nil
+  }
+
+  /// Whether `text` is an expiry as a signed address writes it: seconds since 1970, 1 to 12
+  /// digits.
+  static func isExpiry(_ text: Substring) -> Bool {
+    (1...12).contains(text.utf8.count) && text.utf8.allSatisfy { (48...57).contains($0) }
+  }
+
   /// Whether `request` has a signed address's form (a signable representation; `v`; `e` in
   /// digits; `sig` of 22 base64url characters; no other parameter, none twice), whatever
   /// its signature is worth: only such a one falls back to a login when it fails.
   static func isWellFormed(_ request: Request) -> Bool {
-    let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 5, parts[1] == "api", parts[2] == "assets",
-      let rep = Representation(rawValue: String(parts[4])),
+    guard let path = renditionPath(request),
+      let rep = Representation(rawValue: String(path.representation)),
       RenditionSigner.representations.contains(rep)
     else { return false }
     let query = request.query
-    var seen: Set<Substring> = []
-    for (name, _) in query where !parameters.contains(name) || !seen.insert(name).inserted {
-      return false
-    }
-    guard query["v"] != nil, let expires = query["e"], let signature = query["sig"],
-      (1...12).contains(expires.utf8.count), expires.utf8.allSatisfy({ (48...57).contains($0) }),
-      signature.utf8.count == 22,
+    guard strayParameter(query) == nil, query["v"] != nil, let expires = query["e"],
+      isExpiry(expires), let signature = query["sig"], signature.utf8.count == 22,
       signature.utf8.allSatisfy({ byte in
         (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
           || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
