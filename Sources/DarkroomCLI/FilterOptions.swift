@@ -34,8 +34,13 @@ struct FilterOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
     help: ArgumentHelp(
-      "Encoder effort of HEIC and AVIF results, 0 (fastest) to 9 (smallest files; default 0).",
-      discussion: "HEIC: x265's presets, ultrafast (0) to placebo (9); AVIF: aom's speeds."))
+      "Encoder effort of HEIC and AVIF results, 0 (fastest) to 9 (smallest files).",
+      discussion: """
+        HEIC: x265's presets, ultrafast (0) to placebo (9); AVIF: aom's speeds (9 minus the \
+        effort). Unless given, the effort follows the photo's size: a phone's 12 megapixels \
+        are written at 3 (AVIF) or 0 (HEIC), smaller photos at more, larger at less \
+        (docs/command-line.md has the table).
+        """))
   var effort: Int?
 
   func validate() throws {

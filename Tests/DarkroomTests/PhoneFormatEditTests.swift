@@ -2,9 +2,9 @@ import Darkroom
 import Foundation
 import Testing
 
-/// Edits of HEIC and AVIF photos: written with the encoders' fastest settings by default
-/// (``ImageFormat/defaultEffort``), at a HEIC source's own quality (``HEVCQuality``), with
-/// `--effort` kept in the adjustment data. The HEICs are written by libheif's `heif-enc`
+/// Edits of HEIC and AVIF photos: written with the encoder setting measured for their size
+/// (``ImageFormat/editEffort(pixels:)``), at a HEIC source's own quality (``HEVCQuality``),
+/// with `--effort` kept in the adjustment data. The HEICs are written by libheif's `heif-enc`
 /// with x265's presets, as libheif's users (and libvips) write them.
 @Suite("HEIC and AVIF edits", .timeLimit(.minutes(5)))
 struct PhoneFormatEditTests {
@@ -61,7 +61,7 @@ struct PhoneFormatEditTests {
   }
 
   @Test(
-    "a HEIC edit is written at its source's quality with x265's fastest preset, keeps EXIF and adjustment data, and keeps --effort; every door writes the same"
+    "a HEIC edit is written at its source's quality with the preset for its size (slow under 4 megapixels), keeps EXIF and adjustment data, and keeps --effort; every door writes the same"
   )
   func edits() async throws {
     let folder = try TemporaryFolder()
@@ -71,7 +71,7 @@ struct PhoneFormatEditTests {
     #expect(edited.status == 0, "\(edited.stderr)")
     let data = try #require(try Editor().adjustments(path))
     #expect(data.result.quality == 50)
-    #expect(data.result.effort == 0)
+    #expect(data.result.effort == 6, "1200x800: x265's slow, libheif's own preset")
     let after = try Fixture.bytes(path)
     #expect(HEVCQuality.estimate(after) == 50)
     let ratio = Double(after.count) / Double(before)
@@ -95,7 +95,7 @@ struct PhoneFormatEditTests {
     #expect(tags.stdout == "1\nDarkroom\nHEIF Sample\n600x400\n", "\(tags.stdout)")
     let xmp = try CLI.run(["-b", "-XMP", turned], executable: "/usr/bin/exiftool")
     #expect(xmp.stdout.contains("darkroom:AdjustmentData"))
-    #expect(try Editor().adjustments(turned)?.result.effort == 0)
+    #expect(try Editor().adjustments(turned)?.result.effort == 6)
 
     // A re-run skips what is current: at the effort it would write now.
     let batch = folder.file("batch")
@@ -106,7 +106,7 @@ struct PhoneFormatEditTests {
     #expect(try Editor().adjustments(rerun)?.result.effort == 2)
     let again = try CLI.run(["apply", batch, "--filter", "noir", "--progress", "none"])
     #expect(again.status == 0, "\(again.stderr)")
-    #expect(try Editor().adjustments(rerun)?.result.effort == 0, "re-encoded at the default")
+    #expect(try Editor().adjustments(rerun)?.result.effort == 6, "re-encoded at the default")
     let third = try CLI.run(["apply", batch, "--filter", "noir", "--progress", "json"])
     #expect(third.stdout.contains("\"skipped\""), "now current: \(third.stdout)")
 
@@ -116,7 +116,7 @@ struct PhoneFormatEditTests {
     _ = try await library.scan()
     let id = try #require(try library.asset(atPath: fresh)?.id)
     let byID = try await library.edit(id, with: try FilterGraph.parse(spec: "noir")).result
-    #expect(byID.quality == 50 && byID.effort == 0)
+    #expect(byID.quality == 50 && byID.effort == 6)
     let space = Library(
       space: try Space.create(
         at: folder.file("S"), password: Array("pw".utf8),
@@ -124,12 +124,12 @@ struct PhoneFormatEditTests {
     let (asset, _) = try space.add(
       file: try heic(50, preset: "slow", in: folder, name: "sealed.heic"))
     let sealed = try await space.edit(asset.id, with: try FilterGraph.parse(spec: "noir")).result
-    #expect(sealed.quality == 50 && sealed.effort == 0)
+    #expect(sealed.quality == 50 && sealed.effort == 6)
     space.close()
   }
 
   @Test(
-    "an AVIF's quality is read back from its first frame header within a point (libvips at efforts 0 and 4); an edit is written at it, with aom's fastest speed unless --effort says otherwise"
+    "an AVIF's quality is read back from its first frame header within a point (libvips at efforts 0 and 4); an edit is written at it, at the effort for its size unless --effort says otherwise"
   )
   func avif() throws {
     let folder = try TemporaryFolder()
@@ -166,13 +166,71 @@ struct PhoneFormatEditTests {
     let before = try Fixture.bytes(avif).count
     let copy = try folder.write("b.avif", Fixture.bytes(avif))
     #expect(try CLI.run(["edit", avif, "--filter", "tone exposure=0.15"]).status == 0)
-    #expect(try CLI.run(["edit", copy, "--filter", "noir", "--effort", "4"]).status == 0)
-    let fast = try #require(try Editor().adjustments(avif))
-    #expect(fast.result.effort == 0 && fast.result.format == "avif" && fast.result.quality == own)
+    #expect(try CLI.run(["edit", copy, "--filter", "noir", "--effort", "0"]).status == 0)
+    let edit = try #require(try Editor().adjustments(avif))
+    #expect(edit.result.effort == 4, "1200x800: aom's speed 5, libvips' default")
+    #expect(edit.result.format == "avif" && edit.result.quality == own)
     let after = try Fixture.bytes(avif).count
     let ratio = Double(after) / Double(before)
     #expect(ratio >= 0.5 && ratio <= 1.5, "\(before) -> \(after) bytes")
-    #expect(try Editor().adjustments(copy)?.result.effort == 4)
+    #expect(try Editor().adjustments(copy)?.result.effort == 0)
     #expect(try Fixture.bytes(avif) != Fixture.bytes(copy))
+  }
+
+  @Test(
+    "an edit's effort follows its size as measured (Benchmarks/encoder_rd.sh), and is the encoder setting it names: the pixels of the edit are heif-enc's at aom's speed or x265's preset for the same edited pixels"
+  )
+  func effortBySize() throws {
+    // The steps: the larger the photo, the faster the setting; no effort for other formats.
+    let sizes = [(1200, 800), (2592, 1944), (3456, 2764), (4032, 3024), (4896, 3264), (6000, 4000)]
+    #expect(sizes.map { ImageFormat.avif.editEffort(pixels: $0.0 * $0.1) } == [4, 3, 3, 3, 2, 0])
+    #expect(sizes.map { ImageFormat.heic.editEffort(pixels: $0.0 * $0.1) } == [6, 2, 1, 0, 0, 0])
+    #expect(ImageFormat.jpeg.editEffort(pixels: 1200 * 800) == nil)
+    #expect(ImageFormat.heic.takesEffort && !ImageFormat.png.takesEffort)
+
+    let folder = try TemporaryFolder()
+    let scene = try scene(in: folder)
+    for (format, effort, setting) in [
+      (ImageFormat.avif, 2, "speed=7"), (.avif, 4, "speed=5"), (.heic, 2, "preset=veryfast"),
+    ] {
+      let name = "\(format.rawValue)-\(effort)"
+      let source = folder.file("\(name).\(format.fileExtension)")
+      let made = try CLI.run(
+        (format == .avif ? ["-A"] : []) + ["-q", "60", scene, "-o", source],
+        executable: "/usr/bin/heif-enc")
+      #expect(made.status == 0, "\(made.stderr)")
+      // The lossless edit: the source's decoded pixels, edited as a PNG.
+      let reference = folder.file("\(name).png")
+      let copied = try CLI.run(["copy", source, reference], executable: "/usr/bin/vips")
+      #expect(copied.status == 0, "\(copied.stderr)")
+      #expect(try CLI.run(["edit", reference, "--filter", "noir"]).status == 0)
+      // The edit at the effort its size gives (AVIF's 4) or one asked for.
+      let asked = format == .avif && effort == 4 ? [] : ["--effort", String(effort)]
+      let edited = try CLI.run(["edit", source, "--filter", "noir"] + asked)
+      #expect(edited.status == 0, "\(edited.stderr)")
+      let data = try #require(try Editor().adjustments(source))
+      #expect(data.result.effort == effort)
+      // heif-enc (libheif, as Darkroom and libvips use it) at the setting the effort names.
+      let theirs = folder.file("\(name)-heif-enc.\(format.fileExtension)")
+      let encoded = try CLI.run(
+        (format == .avif ? ["-A"] : [])
+          + ["-q", String(data.result.quality), "-p", setting, reference, "-o", theirs],
+        executable: "/usr/bin/heif-enc")
+      #expect(encoded.status == 0, "\(encoded.stderr)")
+      // Their pixels, as libvips' vips command decodes them (libheif), byte for byte.
+      var decoded: [[UInt8]] = []
+      for file in [source, theirs] {
+        let raw = file + ".raw"
+        let saved = try CLI.run(["rawsave", file, raw], executable: "/usr/bin/vips")
+        #expect(saved.status == 0, "\(saved.stderr)")
+        decoded.append(try Fixture.bytes(raw))
+      }
+      #expect(decoded[0].count == 1200 * 800 * 3)
+      // Compared outside #expect, which would print both 2.9 MB arrays on a failure.
+      let differing = zip(decoded[0], decoded[1]).count { $0 != $1 }
+      #expect(
+        decoded[0].count == decoded[1].count && differing == 0,
+        "\(name): the edit is heif-enc's \(setting) at Q\(data.result.quality)")
+    }
   }
 }

@@ -25,7 +25,8 @@ package struct Editor: Sendable {
   /// Encoder quality of edited results (JPEG, WebP, AVIF, HEIC); nil: each source's own
   /// (see ``PixelSettings/quality``).
   package var quality: Int?
-  /// Encoder effort of edited HEIC and AVIF results; nil: ``ImageFormat/defaultEffort``.
+  /// Encoder effort of edited HEIC and AVIF results; nil: each format's
+  /// ``ImageFormat/editEffort``.
   package var effort: Int?
   /// Told the seconds of a video encoded and in all as an edit of a video goes; false
   /// stops it (nothing is written).
@@ -184,8 +185,7 @@ package struct Editor: Sendable {
           sha256: originalHash.hex, byteSize: originalBytes.count, format: metadata.format,
           fileName: previous?.original.fileName ?? FilePath(path).name),
         result: Self.plannedResult(
-          format, original: originalBytes, sourceFormat: metadata.format,
-          asked: (quality, effort)),
+          format, original: originalBytes, metadata: metadata, asked: (quality, effort)),
         version: (previous?.version ?? 0) + 1, previous: previous?.result.sha256,
         created: Self.now())
       let rendered = try renderer.renderEdit(
@@ -263,42 +263,43 @@ package struct Editor: Sendable {
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes,
-      data.result.quality == quality ?? Self.ownQuality(of: data.original, in: store),
-      data.result.effort == resultEffort(format: data.result.format)
+      let own = Self.ownSettings(of: data.original, in: store),
+      data.result.quality == quality ?? own.quality,
+      data.result.effort
+        == ImageFormat(rawValue: data.result.format).flatMap({
+          Self.effort(effort, for: $0, pixels: own.pixels)
+        })
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
   }
 
-  /// The effort a result in `format` (an ``ImageFormat`` raw value) is written at: nil for
-  /// a format without efforts.
-  private func resultEffort(format: String) -> Int? {
-    ImageFormat(rawValue: format).flatMap { Self.effort(effort, for: $0) }
+  /// The effort an edit of `pixels` pixels in `format` is written at: `asked`, else the
+  /// format's for its size (``ImageFormat/editEffort(pixels:)``); nil for a format without
+  /// efforts.
+  static func effort(_ asked: Int?, for format: ImageFormat, pixels: Int) -> Int? {
+    format.editEffort(pixels: pixels).map { asked ?? $0 }
   }
 
-  /// The effort an edit in `format` is written at: `asked`, else
-  /// ``ImageFormat/defaultEffort``; nil for a format without efforts.
-  static func effort(_ asked: Int?, for format: ImageFormat) -> Int? {
-    format.takesEffort ? asked ?? ImageFormat.defaultEffort : nil
-  }
-
-  /// What an edit of `original` (in `sourceFormat`) will be written as, before its hash is
-  /// known: the format, and the quality and effort (those `asked`, else the defaults) that
-  /// every door (an editor, a space) writes.
+  /// What an edit of `original` (whose header is `metadata`) will be written as, before its
+  /// hash is known: the format, and the quality and effort (those `asked`, else the
+  /// original's own quality and the effort for its size) that every door (an editor, a
+  /// space) writes.
   static func plannedResult(
-    _ format: ImageFormat, original: [UInt8], sourceFormat: String,
+    _ format: ImageFormat, original: [UInt8], metadata: AssetMetadata,
     asked: (quality: Int?, effort: Int?)
   ) -> AdjustmentData.Result {
     .init(
       sha256: "", format: format.rawValue,
-      quality: quality(asked.quality, of: original, format: sourceFormat),
-      effort: effort(asked.effort, for: format))
+      quality: quality(asked.quality, of: original, format: metadata.format),
+      effort: effort(asked.effort, for: format, pixels: metadata.width * metadata.height))
   }
 
-  /// The quality an edit of the stored original `original` is written at when none is
-  /// asked for (its header is read again: an edit written at another quality is not current).
-  private static func ownQuality(of original: AdjustmentData.Original, in store: OriginalStore)
-    -> Int?
+  /// The quality and size an edit of the stored original `original` is written at when
+  /// none is asked for (its header is read again: an edit written at another quality or
+  /// effort is not current).
+  private static func ownSettings(of original: AdjustmentData.Original, in store: OriginalStore)
+    -> (quality: Int, pixels: Int)?
   {
     guard let hash = ContentHash(hex: original.sha256),
       let file = try? InputFile(store.originalPath(hash)),
@@ -307,7 +308,13 @@ package struct Editor: Sendable {
         at: 0,
         count: min(file.size, ["heif", "avif"].contains(original.format) ? 256 << 20 : 1 << 20))
     else { return nil }
-    return quality(nil, of: head, format: original.format)
+    // The size matters only to the formats whose effort follows it.
+    let pixels =
+      ["heif", "avif"].contains(original.format)
+      ? (try? AssetMetadata.read(.data(head, name: original.fileName))).map { $0.width * $0.height }
+      : 0
+    guard let pixels else { return nil }
+    return (quality(nil, of: head, format: original.format), pixels)
   }
 
   /// The quality an edit of `original` is written at: `asked`, else the original's own (a
@@ -338,7 +345,7 @@ package struct Editor: Sendable {
         sha256: "", byteSize: metadata.byteSize, format: metadata.format, fileName: source.name),
       result: .init(
         sha256: "", format: format.rawValue, quality: quality ?? PixelSettings.defaultQuality,
-        effort: resultEffort(format: format.rawValue)),
+        effort: Self.effort(effort, for: format, pixels: metadata.width * metadata.height)),
       version: 1,
       previous: nil, created: Self.now())
     return try renderer.renderEdit(

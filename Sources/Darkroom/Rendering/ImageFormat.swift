@@ -59,17 +59,41 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
 
   /// Whether `effort` changes how this format is encoded: HEIC's and AVIF's encoders trade
   /// time for bytes; the others have nothing to trade here.
-  public var takesEffort: Bool { self == .heic || self == .avif }
+  public var takesEffort: Bool { Self.editEfforts[self] != nil }
 
-  /// The encoder effort HEIC and AVIF are written with unless one is asked for: 0, the
-  /// fastest, so that an edit of a phone's 12-megapixel photo takes seconds, not a minute.
-  /// The price, measured by `Benchmarks/encode.sh` (a noir edit of a grainy 12-megapixel
-  /// photo, SSIM against the lossless edit): x265's `ultrafast` at quality 50 encodes in
-  /// 1.7 s where libheif's default preset (`slow`) takes 11.6 s, with 16% fewer bytes but an
-  /// SSIM of 0.965 against 0.988 (at equal bytes, 0.011 lower); aom's fastest speed at Q92 in
-  /// a ninth of the time of libvips' default effort (4), with 28% more bytes and an SSIM of
-  /// 0.9945 against 0.9954. `--effort` buys the rest back.
-  public static let defaultEffort = 0
+  /// The encoder effort renditions in HEIC or AVIF are written with: 0, the fastest. A
+  /// rendition can be made again at any time, and is asked for while someone waits.
+  public static let renditionEffort = 0
+
+  /// The encoder effort an edit of `pixels` pixels in this format is written with unless
+  /// one is asked for (`--effort`); nil for a format without efforts. The larger the picture,
+  /// the faster the setting:
+  ///
+  /// | pixels | AVIF: effort (aom's speed) | HEIC: effort (x265's preset) |
+  /// |---|---|---|
+  /// | up to 4 M | 4 (5, libvips' default) | 6 (`slow`, libheif's default) |
+  /// | up to 5 M | 4 (5) | 2 (`veryfast`) |
+  /// | up to 8.5 M | 3 (6) | 2 |
+  /// | up to 10 M | 3 (6) | 1 (`superfast`) |
+  /// | up to 13 M (a phone's 12 M) | 3 (6) | 0 (`ultrafast`) |
+  /// | up to 20 M | 2 (7) | 0 |
+  /// | more | 0 (9) | 0 |
+  ///
+  /// Chosen by rate and distortion measured on three real 12-megapixel photos and their noir
+  /// edits (`Benchmarks/encoder_rd.sh`; its table in Benchmarks/README): at each size, the
+  /// setting whose SSIM at the same bytes comes closest to libvips' default's among those
+  /// that encode in 3 s or less on two cores at the qualities phones write (45 to 65).
+  /// aom's speed 8 is never chosen: it measured worse per byte than 9.
+  public func editEffort(pixels: Int) -> Int? {
+    Self.editEfforts[self]?.first { pixels <= $0.upTo }?.effort
+  }
+
+  /// The efforts of edits by their size (see ``editEffort(pixels:)``): for each format that
+  /// takes efforts, the first step whose `upTo` (pixels) the edit does not exceed.
+  static let editEfforts: [ImageFormat: [(upTo: Int, effort: Int)]] = [
+    .avif: [(5_000_000, 4), (13_000_000, 3), (20_000_000, 2), (.max, 0)],
+    .heic: [(4_000_000, 6), (8_500_000, 2), (10_000_000, 1), (.max, 0)],
+  ]
 
   /// The efforts `--effort` takes: 0 (fastest) to 9 (slowest, smallest file), as libvips
   /// counts them. For HEIC they name x265's presets, `ultrafast` to `placebo`.

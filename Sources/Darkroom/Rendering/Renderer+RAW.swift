@@ -65,7 +65,7 @@ extension Renderer {
     let encoded = try Watchdog.shared.guarding(output, limit: timeLimit) {
       () throws(DarkroomError) in
       try output.encode(
-        format, quality: spec.quality, effort: ImageFormat.defaultEffort,
+        format, quality: spec.quality, effort: ImageFormat.renditionEffort,
         strip: spec.metadata == .strip)
     }
     return Rendition(bytes: encoded, format: format, width: output.width, height: output.height)

@@ -36,7 +36,7 @@ extension Renderer {
       }
       let format = spec.format ?? .jpeg
       let encoded = try image.encode(
-        format, quality: spec.quality, effort: ImageFormat.defaultEffort, strip: true)
+        format, quality: spec.quality, effort: ImageFormat.renditionEffort, strip: true)
       return Rendition(bytes: encoded, format: format, width: image.width, height: image.height)
     }
   }

@@ -237,7 +237,7 @@ package struct Renderer: Sendable {
       let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) {
         () throws(DarkroomError) in
         try output.encode(
-          format, quality: spec.quality, effort: ImageFormat.defaultEffort, strip: strip)
+          format, quality: spec.quality, effort: ImageFormat.renditionEffort, strip: strip)
       }
       return Rendition(bytes: bytes, format: format, width: output.width, height: output.height)
     }

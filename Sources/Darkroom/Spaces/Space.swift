@@ -671,7 +671,7 @@ public final class Space: Sendable {
           sha256: asset.identity, byteSize: asset.byteSize, format: asset.format,
           fileName: asset.name),
         result: Editor.plannedResult(
-          format, original: original, sourceFormat: metadata.format,
+          format, original: original, metadata: metadata,
           asked: (settings.quality, settings.effort)),
         version: asset.editVersion + 1, previous: nil, created: Editor.now())
       let result = try renderer.renderEdit(
