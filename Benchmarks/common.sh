@@ -49,6 +49,41 @@ make_apply_inputs() {
   for i in $(seq -w 1 100); do [ -f "$IN/p$i.jpg" ] || cp "$SRC" "$IN/p$i.jpg"; done
 }
 
+# real_photos DIR: three real 12-megapixel photos (4032x3024, a phone's size) as PNGs in DIR,
+# each beside a noir edit of it (NAME-noir.png, by $DARKROOM): kleiber.png, a crop of a
+# 20-megapixel photo of a nuthatch on bark (lomiri-wallpapers-20.04's Kleiber_by_Lukas_Baubkus.jpg);
+# boats.png and cups.png, 2x2 mosaics of KDE's 2560x1600 photo wallpapers
+# (plasma-workspace-wallpapers: EveningGlow, OneStandsOut, Path, FallenLeaf; BytheWater,
+# ColorfulCups, Grey, Kite), cropped. The Debian packages are downloaded, not installed.
+real_photos() {
+  local dir="$1" debs="$1/debs"
+  [ -f "$dir/cups-noir.png" ] && return
+  mkdir -p "$debs"
+  (cd "$debs" && apt-get download -q lomiri-wallpapers-20.04 plasma-workspace-wallpapers >&2)
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/x"; done
+  local wallpapers="$debs/x/usr/share/wallpapers"
+  vips extract_area "$debs/x/usr/share/backgrounds/Kleiber_by_Lukas_Baubkus.jpg" \
+    "$dir/kleiber.png" 1400 200 4032 3024
+  mosaic() {  # NAME WALLPAPER x4
+    local name="$1"
+    shift
+    vips arrayjoin "$(for w in "$@"; do printf '%s ' "$wallpapers/$w/contents/images/2560x1600.jpg"; done)" \
+      "$dir/mosaic.v" --across 2
+    vips extract_area "$dir/mosaic.v" "$dir/$name.png" 544 88 4032 3024
+    rm -f "$dir/mosaic.v"
+  }
+  mosaic boats EveningGlow OneStandsOut Path FallenLeaf
+  mosaic cups BytheWater ColorfulCups Grey Kite
+  for name in kleiber boats cups; do
+    mkdir -p "$dir/noir"
+    cp "$dir/$name.png" "$dir/noir/$name.png"
+    "$DARKROOM" edit "$dir/noir/$name.png" --filter noir >/dev/null
+    mv "$dir/noir/$name.png" "$dir/$name-noir.png"
+    rm -rf "$dir/noir"
+  done
+  rm -rf "$debs"
+}
+
 # ssim A.png REF.png: ffmpeg's SSIM over all planes.
 ssim() {
   ffmpeg -nostats -i "$1" -i "$2" -lavfi ssim -f null - 2>&1 | sed -n 's/.*All:\([0-9.]*\).*/\1/p'
