@@ -43,7 +43,7 @@ public struct AdjustmentData: Sendable, Equatable, Codable {
     /// The encoder quality it was written at.
     public var quality: Int
     /// The encoder effort it was written at, 0 (fastest) to 9 (HEIC and AVIF; see
-    /// ``ImageFormat/editEffort``); nil for other formats, and for edits made before
+    /// ``ImageFormat/editEffort(pixels:)``); nil for other formats, and for edits made before
     /// efforts were kept (libvips' default then, which they render with again).
     public var effort: Int?
   }

@@ -26,7 +26,7 @@ package struct Editor: Sendable {
   /// (see ``PixelSettings/quality``).
   package var quality: Int?
   /// Encoder effort of edited HEIC and AVIF results; nil: each format's
-  /// ``ImageFormat/editEffort``.
+  /// ``ImageFormat/editEffort(pixels:)``.
   package var effort: Int?
   /// Told the seconds of a video encoded and in all as an edit of a video goes; false
   /// stops it (nothing is written).

@@ -65,9 +65,9 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
   /// rendition can be made again at any time, and is asked for while someone waits.
   public static let renditionEffort = 0
 
-  /// The encoder effort an edit of `pixels` pixels in this format is written with unless
-  /// one is asked for (`--effort`); nil for a format without efforts. The larger the picture,
-  /// the faster the setting:
+  /// The encoder effort an edit in this format of a photo of `pixels` pixels (its
+  /// original's, before any crop) is written with unless one is asked for (`--effort`); nil
+  /// for a format without efforts. The larger the photo, the faster the setting:
   ///
   /// | pixels | AVIF: effort (aom's speed) | HEIC: effort (x265's preset) |
   /// |---|---|---|

@@ -28,7 +28,7 @@ package struct PixelSettings: Sendable {
   package var quality: Int?
 
   /// Encoder effort of edited HEIC and AVIF results, 0 (fastest) to 9 (smallest files); nil:
-  /// each format's ``ImageFormat/editEffort``.
+  /// each format's ``ImageFormat/editEffort(pixels:)``.
   package var effort: Int?
 
   /// The quality of edits of sources whose own cannot be read (all but JPEG, HEIC and AVIF).
