@@ -76,6 +76,51 @@ final class ReadCounter: @unchecked Sendable {
 @Suite("The catalog: scan, ids, albums, fetch", .serialized, .timeLimit(.minutes(10)))
 struct CatalogTests {
   @Test(
+    "a first scan builds the indexes it does not read after its rows: gone while it runs, back with the same definitions when it ends; a scan killed halfway leaves them to the next open; a later scan keeps them row by row"
+  )
+  func firstScanDefersIndexes() throws {
+    let deferred = Set(SQLiteCatalog.indexesBuiltAfterFirstScan)
+    // What a new catalog has, as SQLite keeps the definitions.
+    let fresh = try TemporaryFolder()
+    let schema = try SQLiteCatalog(path: fresh.file("new.sqlite")).indexes()
+    #expect(deferred.isSubset(of: Set(schema.keys)) && schema.count > deferred.count)
+
+    let lib = try LibraryFixture()
+    for i in 0..<5 { try lib.add("orientation-1.jpg", as: "p/\(i).jpg", tag: "\(i)") }
+    let library = lib.library
+    var options = ScanOptions()
+    options.batchSize = 1
+    options.jobs = 1
+    // Seen from the scan's progress, through the catalog the scan writes to.
+    let seen = Locked<[Set<String>]>([])
+    let summary = try library.scanBlocking(lib.root, options: options) { _ in
+      if let catalog = try? library.catalog() as? SQLiteCatalog,
+        let names = try? catalog.indexes().keys
+      {
+        seen.withLock { $0.append(Set(names)) }
+      }
+    }
+    #expect(summary.added == 5)
+    let during = seen.withLock { $0 }
+    #expect(!during.isEmpty && during.allSatisfy { $0.isDisjoint(with: deferred) })
+    let catalog = try #require(try library.catalog() as? SQLiteCatalog)
+    #expect(try catalog.indexes() == schema)
+    #expect(try lib.paths().count == 5, "listed by date, through the index built after")
+
+    // A later scan of a catalog that holds assets keeps every index.
+    #expect(try catalog.deferIndexes() == false)
+    try lib.add("orientation-1.jpg", as: "p/5.jpg", tag: "5")
+    #expect(try lib.scan().added == 1)
+    #expect(try catalog.indexes() == schema)
+
+    // A first scan killed after dropping them: the next open builds them again.
+    let killed = try TemporaryFolder()
+    let path = killed.file("killed.sqlite")
+    #expect(try SQLiteCatalog(path: path).deferIndexes() == true)
+    #expect(try SQLiteCatalog(path: path).indexes() == schema)
+  }
+
+  @Test(
     "A rescan opens no unchanged file; a changed one is read once, keeps its id, gets a new hash",
     arguments: CatalogBackend.allCases)
   func incrementalScan(_ backend: CatalogBackend) throws {

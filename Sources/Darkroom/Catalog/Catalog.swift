@@ -57,6 +57,14 @@ package protocol Catalog: Sendable {
   /// Keeps the database's statistics fresh for its query planner (after a scan).
   func maintain() throws
 
+  /// Before a scan: when the catalog holds no asset yet (a first scan), drops the indexes
+  /// that are cheaper built after the rows than kept row by row, remembering them; true when
+  /// it did. ``restoreIndexes()`` builds them again: after the scan, and when the catalog is
+  /// opened (after a scan that was killed).
+  func deferIndexes() throws -> Bool
+  /// Builds the indexes ``deferIndexes()`` dropped, if any.
+  func restoreIndexes() throws
+
   /// Problems the database finds in itself (empty when sound).
   func check() throws -> [String]
 

@@ -126,7 +126,21 @@ extension Library {
       roots.append((top, root.recursive))
     }
     var scanner = try Scanner(library: self, roots: roots, options: options, progress: progress)
-    try scanner.run()
+    // A first scan builds the indexes it does not read after its rows (deferIndexes).
+    let deferred: Bool
+    do {
+      deferred = try catalogCall { try $0.deferIndexes() }
+    } catch {
+      logger.notice("\(error): the first scan keeps its indexes row by row")
+      deferred = false
+    }
+    do {
+      try scanner.run()
+    } catch {
+      if deferred { try? catalogCall { try $0.restoreIndexes() } }
+      throw error
+    }
+    if deferred { try catalogCall { try $0.restoreIndexes() } }
     if scanner.summary.added + scanner.summary.removed > 0 {
       do {
         try catalogCall { try $0.maintain() }

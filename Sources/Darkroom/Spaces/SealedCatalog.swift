@@ -148,6 +148,8 @@ struct SealedCatalog: Catalog {
   /// (A space's renders go another way: nothing is marked.)
   func markDamaged(_ damage: AssetDamage, ifStill asset: Asset) throws -> Bool { false }
   func maintain() throws {}
+  func deferIndexes() throws -> Bool { false }
+  func restoreIndexes() throws {}
   func check() throws -> [String] { [] }
   func changes(since sequence: Int64, limit: Int) throws -> [CatalogChange] {
     throw refused("change log")

@@ -839,6 +839,10 @@ package final class PostgresCatalog: Catalog {
     try read { c in try c.execute("ANALYZE") }
   }
 
+  /// (A first scan into PostgreSQL keeps its indexes row by row: not measured there.)
+  package func deferIndexes() throws -> Bool { false }
+  package func restoreIndexes() throws {}
+
   /// What PostgreSQL's constraints cannot hold by themselves: the month counts the trigger
   /// keeps against the rows (its foreign keys and types hold by construction; `amcheck`
   /// is the tool for its files).
