@@ -105,7 +105,8 @@ struct CatalogTests {
     #expect(!during.isEmpty && during.allSatisfy { $0.isDisjoint(with: deferred) })
     let catalog = try #require(try library.catalog() as? SQLiteCatalog)
     #expect(try catalog.indexes() == schema)
-    #expect(try lib.paths().count == 5, "listed by date, through the index built after")
+    #expect(try lib.paths().count == 5, "listed by date")
+    #expect(try catalog.deferredIndexes().isEmpty)
 
     // A later scan of a catalog that holds assets keeps every index.
     #expect(try catalog.deferIndexes() == false)
@@ -113,11 +114,36 @@ struct CatalogTests {
     #expect(try lib.scan().added == 1)
     #expect(try catalog.indexes() == schema)
 
-    // A first scan killed after dropping them: the next open builds them again.
+    // A first scan killed after dropping them: `catalog check` says so, and the next open
+    // builds them again.
     let killed = try TemporaryFolder()
     let path = killed.file("killed.sqlite")
-    #expect(try SQLiteCatalog(path: path).deferIndexes() == true)
-    #expect(try SQLiteCatalog(path: path).indexes() == schema)
+    let first = try SQLiteCatalog(path: path)
+    #expect(try first.deferIndexes() == true)
+    #expect(try first.deferredIndexes() == deferred.sorted())
+    #expect(Set(try first.indexes().keys).isDisjoint(with: deferred))
+    #expect(
+      try first.check() == [
+        "indexes a first scan left to build are not built: asset_name, asset_size,"
+          + " asset_type_date, asset_visible_date, asset_visible_month"
+          + " (the next open or scan builds them)"
+      ])
+    let reopened = try SQLiteCatalog(path: path)
+    #expect(try reopened.indexes() == schema)
+    #expect(try reopened.deferredIndexes().isEmpty && first.check().isEmpty)
+
+    // What the table says is run only as the index it names: another statement is refused.
+    #expect(try reopened.deferIndexes() == true)
+    try reopened.pool.write { db in
+      try db.execute(
+        sql:
+          "UPDATE deferredIndex SET sql = 'CREATE INDEX asset_size ON asset(byteSize); DROP TABLE album'"
+          + " WHERE name = 'asset_size'")
+    }
+    #expect(throws: CatalogError.self) { try reopened.restoreIndexes() }
+    #expect(try reopened.deferredIndexes().count == deferred.count, "nothing built")
+    // Nothing run: the album table is still there to read.
+    #expect(throws: Never.self) { _ = try reopened.albums() }
   }
 
   @Test(

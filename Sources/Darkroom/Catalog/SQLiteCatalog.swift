@@ -31,9 +31,14 @@ package final class SQLiteCatalog: Catalog {
     }
     self.path = path
     pool = try DatabasePool(path: path, configuration: configuration)
+    // A first scan that was killed left its indexes to be built (deferIndexes): they are
+    // built before any later migration, which may expect them. Best effort: a catalog whose
+    // indexes cannot be built now (a busy writer, a full disk) still opens, answers
+    // correctly without them, and says so in `catalog check`; the next open or scan builds
+    // them.
+    try Self.migrator.migrate(pool, upTo: "v11 deferred indexes")
+    try? restoreIndexes()
     try Self.migrator.migrate(pool)
-    // A first scan that was killed left its indexes to be built (deferIndexes).
-    try restoreIndexes()
   }
 
   /// Starts ringing ``commits`` after each commit (once; what a fetch observer asks first).
@@ -272,8 +277,20 @@ package final class SQLiteCatalog: Catalog {
     }
   }
 
+  /// The indexes ``deferIndexes()`` dropped that are not built yet.
+  package func deferredIndexes() throws -> [String] {
+    try pool.read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM deferredIndex ORDER BY name")
+    }
+  }
+
   package func deferIndexes() throws -> Bool {
-    try pool.write { db in
+    // Read first: a scan of a catalog that holds assets takes no write lock for this.
+    let empty = try pool.read { db in
+      try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM asset)")
+    }
+    guard empty == true else { return false }
+    return try pool.write { db in
       guard try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM asset)") == true
       else { return false }
       let names = Self.indexesBuiltAfterFirstScan
@@ -300,10 +317,17 @@ package final class SQLiteCatalog: Catalog {
       let deferred = try Row.fetchAll(db, sql: "SELECT name, sql FROM deferredIndex")
       for row in deferred {
         let (name, sql): (String, String) = (row["name"], row["sql"])
+        // Only the indexes a scan defers, and only an index of `asset`, one statement: the
+        // table is in a file anyone may hand over (`catalog copy`), and is run, not read.
+        guard Self.indexesBuiltAfterFirstScan.contains(name),
+          sql.hasPrefix("CREATE INDEX \(name) ON asset"), !sql.contains(";")
+        else {
+          throw CatalogError("the catalog's deferred index \(name) is not one Darkroom defers")
+        }
         let present = try Bool.fetchOne(
           db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?)",
           arguments: [name])
-        if present != true { try db.execute(sql: sql) }
+        if present != true { try db.makeStatement(sql: sql).execute() }
       }
       if !deferred.isEmpty { try db.execute(sql: "DELETE FROM deferredIndex") }
     }
@@ -879,6 +903,12 @@ package final class SQLiteCatalog: Catalog {
       let broken = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
       problems += broken.map { row in
         "a row of \(row[0] as String) refers to a missing \(row[2] as String)"
+      }
+      let waiting = try String.fetchAll(db, sql: "SELECT name FROM deferredIndex ORDER BY name")
+      if !waiting.isEmpty {
+        problems.append(
+          "indexes a first scan left to build are not built: \(waiting.joined(separator: ", "))"
+            + " (the next open or scan builds them)")
       }
       return problems
     }

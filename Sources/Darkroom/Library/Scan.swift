@@ -127,20 +127,28 @@ extension Library {
     }
     var scanner = try Scanner(library: self, roots: roots, options: options, progress: progress)
     // A first scan builds the indexes it does not read after its rows (deferIndexes).
-    let deferred: Bool
+    // Every scan builds whatever is left to build, also one a killed first scan left to a
+    // process that was already running; a failure to build them fails no scan (the rows are
+    // in, queries answer without them, and the next open or scan builds them).
     do {
-      deferred = try catalogCall { try $0.deferIndexes() }
+      _ = try catalogCall { try $0.deferIndexes() }
     } catch {
-      logger.notice("\(error): the first scan keeps its indexes row by row")
-      deferred = false
+      logger.notice("\(error): this scan keeps the catalog's indexes row by row")
+    }
+    func restoreIndexes() {
+      do {
+        try catalogCall { try $0.restoreIndexes() }
+      } catch {
+        logger.warning("\(error): the catalog's deferred indexes are left to the next scan")
+      }
     }
     do {
       try scanner.run()
     } catch {
-      if deferred { try? catalogCall { try $0.restoreIndexes() } }
+      restoreIndexes()
       throw error
     }
-    if deferred { try catalogCall { try $0.restoreIndexes() } }
+    restoreIndexes()  // before the planner's statistics are refreshed (maintain)
     if scanner.summary.added + scanner.summary.removed > 0 {
       do {
         try catalogCall { try $0.maintain() }
