@@ -263,12 +263,10 @@ package struct Editor: Sendable {
       let hash = try? ContentHash.of(file: destination),
       let data = try? store.adjustment(forResult: hash),
       data.graph.nodes == graph.nodes,
-      let own = Self.ownSettings(of: data.original, in: store),
+      let format = ImageFormat(rawValue: data.result.format),
+      let own = Self.ownSettings(of: data.original, in: store, sized: format.takesEffort),
       data.result.quality == quality ?? own.quality,
-      data.result.effort
-        == ImageFormat(rawValue: data.result.format).flatMap({
-          Self.effort(effort, for: $0, pixels: own.pixels)
-        })
+      data.result.effort == Self.effort(effort, for: format, pixels: own.pixels)
     else { return nil }
     guard output != nil else { return data }
     return (try? ContentHash.of(file: path))?.hex == data.original.sha256 ? data : nil
@@ -295,12 +293,12 @@ package struct Editor: Sendable {
       effort: effort(asked.effort, for: format, pixels: metadata.width * metadata.height))
   }
 
-  /// The quality and size an edit of the stored original `original` is written at when
-  /// none is asked for (its header is read again: an edit written at another quality or
-  /// effort is not current).
-  private static func ownSettings(of original: AdjustmentData.Original, in store: OriginalStore)
-    -> (quality: Int, pixels: Int)?
-  {
+  /// The quality an edit of the stored original `original` is written at when none is
+  /// asked for, and (`sized`: for a result whose effort follows it) the original's size (its
+  /// header is read again: an edit written at another quality or effort is not current).
+  private static func ownSettings(
+    of original: AdjustmentData.Original, in store: OriginalStore, sized: Bool
+  ) -> (quality: Int, pixels: Int)? {
     guard let hash = ContentHash(hex: original.sha256),
       let file = try? InputFile(store.originalPath(hash)),
       // A JPEG's tables are in its first bytes; a HEIC's first slice may be anywhere.
@@ -308,9 +306,8 @@ package struct Editor: Sendable {
         at: 0,
         count: min(file.size, ["heif", "avif"].contains(original.format) ? 256 << 20 : 1 << 20))
     else { return nil }
-    // The size matters only to the formats whose effort follows it.
     let pixels =
-      ["heif", "avif"].contains(original.format)
+      sized
       ? (try? AssetMetadata.read(.data(head, name: original.fileName))).map { $0.width * $0.height }
       : 0
     guard let pixels else { return nil }
