@@ -898,20 +898,21 @@ package final class SQLiteCatalog: Catalog {
   // MARK: Check
 
   package func check() throws -> [String] {
-    try pool.read { db in
+    var problems = try pool.read { db in
       var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
       let broken = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
       problems += broken.map { row in
         "a row of \(row[0] as String) refers to a missing \(row[2] as String)"
       }
-      let waiting = try String.fetchAll(db, sql: "SELECT name FROM deferredIndex ORDER BY name")
-      if !waiting.isEmpty {
-        problems.append(
-          "indexes a first scan left to build are not built: \(waiting.joined(separator: ", "))"
-            + " (the next open or scan builds them)")
-      }
       return problems
     }
+    let waiting = try deferredIndexes()
+    if !waiting.isEmpty {
+      problems.append(
+        "indexes a first scan left to build are not built: \(waiting.joined(separator: ", "))"
+          + " (the next open or scan builds them)")
+    }
+    return problems
   }
 }
 
