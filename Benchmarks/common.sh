@@ -84,6 +84,26 @@ real_photos() {
   rm -rf "$debs"
 }
 
+# auto_photos DIR: twelve real photos as PNGs in DIR, 2048 pixels on the long side, from the
+# wallpapers of lomiri-wallpapers-20.04 (Kleiber, a nuthatch on bark) and
+# plasma-workspace-wallpapers (the eleven of its wallpapers that are photos, not drawings):
+# skies, water, a forest, fog, a blue hour, a black-and-white building, leaves, cups.
+auto_photos() {
+  local dir="$1" debs="$1/debs"
+  [ -f "$dir/summer_1am.png" ] && return
+  mkdir -p "$debs"
+  (cd "$debs" && apt-get download -q lomiri-wallpapers-20.04 plasma-workspace-wallpapers >&2)
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/x"; done
+  vips thumbnail "$debs/x/usr/share/backgrounds/Kleiber_by_Lukas_Baubkus.jpg" "$dir/Kleiber.png" 2048
+  local name
+  for name in BytheWater ColdRipple ColorfulCups DarkestHour EveningGlow FallenLeaf Grey Kite \
+    OneStandsOut Path summer_1am; do
+    vips thumbnail "$debs/x/usr/share/wallpapers/$name/contents/images/2560x1600.jpg" \
+      "$dir/$name.png" 2048
+  done
+  rm -rf "$debs"
+}
+
 # ssim A.png REF.png: ffmpeg's SSIM over all planes.
 ssim() {
   ffmpeg -nostats -i "$1" -i "$2" -lavfi ssim -f null - 2>&1 | sed -n 's/.*All:\([0-9.]*\).*/\1/p'

@@ -4,11 +4,13 @@
   import Darwin
 #endif
 
-/// Auto: looks at the photo (its average colour, its histogram, what is clipped) when an
-/// edit is made, and writes the filters it chose, with their explicit values, in its place
-/// in the adjustment data: `balance`, `tone exposure`, `light whites blacks`, `vibrance`.
-/// A replay, a batch or a later edit is then exact, and a user can adjust from there. A
-/// photo that needs nothing gets nothing: each correction has a dead zone.
+/// Auto: looks at the photo (its near-neutral surfaces, its histogram, what is clipped) when
+/// an edit is made, and writes the filters it chose, with their explicit values, in its
+/// place in the adjustment data: `balance`, `tone exposure`, `light whites blacks`,
+/// `vibrance`. A replay, a batch or a later edit is then exact, and a user can adjust from
+/// there. A photo that needs nothing gets nothing: each correction has a dead zone, and a
+/// photo's own colour (a blue sky, a forest, a sunset) is not taken for a cast of the light.
+/// Benchmarks/auto.sh measures it on real photos.
 enum AutoFilter: FilterDefinition {
   static let name = "auto"
   static let summary = "chooses white balance, exposure, black and white points and vibrance"
@@ -34,20 +36,13 @@ enum AutoFilter: FilterDefinition {
     var linear = (0..<count).map { i in
       (0..<3).map { ColourMath.decode(Double(rgb[3 * i + $0]) / 255) }
     }
-    // Blown whites (every channel clipped) have lost their colour; a pixel with one channel
-    // clipped still leans the way the light does, and counts.
-    let unclipped = (0..<count).filter { i in
-      !(0..<3).allSatisfy { rgb[3 * i + $0] >= 250 } && luminance(linear[i]) > 0.003
-    }
     var nodes: [FilterNode] = []
 
-    // White balance by grey world: the average of what is neither blown nor black,
-    // corrected beyond a dead zone (a scene may be a little warm or green by nature).
-    if !unclipped.isEmpty {
-      var mean = [0.0, 0.0, 0.0]
-      for i in unclipped { for c in 0..<3 { mean[c] += linear[i][c] } }
-      let cast = ColourMath.chromaticity(ofLinear: mean)
-      let offset = (u: cast.u - ColourMath.d65.u, v: cast.v - ColourMath.d65.v)
+    // White balance from the photo's own greys: the densest cluster of near-neutral
+    // colours (a white wall, clouds, stone, grey shadows under a cast), not the average of
+    // everything, which a blue sky, a forest or a sunset pulls to its own colour.
+    if let white = neutralCluster(rgb: rgb, linear: linear) {
+      let offset = (u: white.u - ColourMath.d65.u, v: white.v - ColourMath.d65.v)
       let distance = (offset.u * offset.u + offset.v * offset.v).squareRoot()
       // None of a cast under 0.005 in uv (a scene's own leaning), all of one over 0.01,
       // and a ramp between.
@@ -68,37 +63,61 @@ enum AutoFilter: FilterDefinition {
       }
     }
 
-    // Exposure: the median luminance towards mid-grey (18%), beyond 0.7 stops.
+    // Exposure, up when the highlights leave headroom unused (the 99th percentile of
+    // luminance under 80%) and the median is under mid-grey (18%), by the smaller of the
+    // two: a dark scene whose highlights reach white (a forest, a night) is left as it is.
+    // Down, by at most 2 stops, when the median is over mid-grey and a twentieth of the
+    // photo is blown (every channel clipped; a bright snowy or misty photo with a channel
+    // clipped here and there is left as it is).
     let sorted = linear.map(luminance).sorted()
     let median = max(1e-4, sorted[sorted.count / 2])
-    let stops = log2(0.18 / median)
-    let deadStops = 0.7
-    if abs(stops) > deadStops {
-      let exposure =
-        (min(3, max(-3, (abs(stops) - deadStops) * (stops < 0 ? -1 : 1))) * strength * 100)
-        .rounded() / 100
-      if exposure != 0 {
-        nodes.append(try FilterNode(ToneFilter.name, ["exposure": .number(exposure)]))
-        let gain = pow(2, exposure)
-        linear = linear.map { $0.map { min(1, $0 * gain) } }
-      }
+    let highlight = max(1e-4, sorted[Int(Double(sorted.count - 1) * 0.99)])
+    let clipped =
+      Double((0..<count).filter { i in (0..<3).allSatisfy { rgb[3 * i + $0] >= 250 } }.count)
+      / Double(count)
+    var stops = 0.0
+    let up = min(log2(0.8 / highlight), log2(0.18 / median))
+    let down = log2(0.18 / median)
+    if up > 0 {
+      stops = up
+    } else if down < 0 && clipped > 0.05 {
+      stops = max(-2, down)
+    }
+    // None under half a stop, all of it over 0.8, and a ramp between.
+    let ramp = min(1, max(0, (abs(stops) - 0.5) / 0.3))
+    let exposure = (min(3, max(-3, stops)) * ramp * strength * 100).rounded() / 100
+    if exposure != 0 {
+      nodes.append(try FilterNode(ToneFilter.name, ["exposure": .number(exposure)]))
+      let gain = pow(2, exposure)
+      linear = linear.map { $0.map { min(1, $0 * gain) } }
     }
 
-    // Black and white points: the 2nd and 98th percentiles of the encoded luminance moved
-    // near the ends when the tones span less than 85% of the range.
+    // Black and white points: when the 2nd to 98th percentiles of the encoded luminance
+    // span less than 80% of the range, the levels that stretch them to 85%, the room left
+    // shared between the ends as it was (a misty photo stays light, a night dark).
     let encoded = linear.map { ColourMath.encode(min(1, max(0, luminance($0)))) }.sorted()
     let low = encoded[Int(Double(encoded.count - 1) * 0.02)]
     let high = encoded[Int(Double(encoded.count - 1) * 0.98)]
-    if high - low < 0.85 {
+    let span = high - low
+    if span < 0.8 && span > 0.01 {
+      let target = span + (0.85 - span) * strength
+      let below = low * (1 - target) / (1 - span)
+      let width = span / target
+      // The black point stays under half of the darkest channel's 1st percentile (a level
+      // near a coloured shadow's weakest channel empties it and turns the shadow's hue),
+      // and the white point clips no more than the brightest 2%: the stretch may fall
+      // short of 85%.
+      let floor =
+        (0..<3).map { c in
+          linear.map { ColourMath.encode(min(1, max(0, $0[c]))) }.sorted()[(count - 1) / 100]
+        }.min() ?? 0
+      let black = min(0.5, max(-0.5, min(floor / 2, low - below * width)))
+      let white = min(1.5, max(0.5, black + width, high))
       var params: [String: FilterValue] = [:]
-      if high < 0.94 {
-        let whites = min(1, max(0, (1 - (high + 0.02)) / 0.5)) * strength
-        params["whites"] = .number((whites * 1000).rounded() / 1000)
-      }
-      if low > 0.06 {
-        let blacks = -min(1, max(0, (low - 0.02) / 0.5)) * strength
-        params["blacks"] = .number((blacks * 1000).rounded() / 1000)
-      }
+      let whites = ((2 * (1 - white)) * 1000).rounded() / 1000
+      let blacks = ((-2 * black) * 1000).rounded() / 1000
+      if whites != 0 { params["whites"] = .number(whites) }
+      if blacks != 0 { params["blacks"] = .number(blacks) }
       if !params.isEmpty { nodes.append(try FilterNode(LightFilter.name, params)) }
     }
 
@@ -108,13 +127,103 @@ enum AutoFilter: FilterDefinition {
       return (lab[1] * lab[1] + lab[2] * lab[2]).squareRoot()
     }.sorted()
     let dull = chroma[chroma.count / 2]
-    if dull < 0.03 {
+    // A black-and-white photo (its 95th percentile of chroma under 0.01) has no colour to
+    // bring out.
+    let monochrome = chroma[Int(Double(chroma.count - 1) * 0.95)] < 0.01
+    if dull < 0.03 && !monochrome {
       let amount = (min(0.3, (0.03 - dull) * 10) * strength * 100).rounded() / 100
       if amount > 0 {
         nodes.append(try FilterNode(VibranceFilter.name, ["amount": .number(amount)]))
       }
     }
     return nodes
+  }
+
+  /// The white of the photo's near-neutral surfaces, as a light's chromaticity (CIE 1960
+  /// uv), or nil when it shows none that Auto can trust.
+  ///
+  /// The pixels neither dark (noise) nor blown (every channel clipped; a white with one
+  /// channel clipped still leans the way the light does) are counted, each weighted by the
+  /// square root of its luminance, in a histogram of chromaticity inside an ellipse about
+  /// D65, long along the daylight locus (0.05 towards warm and cool light, 0.028 across,
+  /// towards green and magenta), smoothed by a Gaussian of 1.5 bins. Its highest peak is
+  /// the white when it lies in the ellipse's inner 60% (a peak further out is the edge of
+  /// a coloured scene's spread, not a grey under a cast), at least 5% of the weight lies
+  /// within 0.01 of it (the white is their weighted mean), and that white leans the way
+  /// the photo's average colour does, within 60 degrees and at least half as far: a cast
+  /// of the light moves both, while a surface that only looks grey (the wood of a pier in
+  /// a blue scene, a blue sky under warm light) leans apart.
+  static func neutralCluster(rgb: [UInt8], linear: [[Double]]) -> (u: Double, v: Double)? {
+    let along = (u: 0.830, v: 0.558)  // the locus's direction at D65, towards warm
+    let (long, short, step) = (0.05, 0.028, 0.0025)
+    let half = Int((long / step).rounded(.up))
+    let side = 2 * half + 1
+    func radius(_ du: Double, _ dv: Double) -> Double {
+      let a = (du * along.u + dv * along.v) / long
+      let b = (dv * along.u - du * along.v) / short
+      return (a * a + b * b).squareRoot()
+    }
+    var points: [(du: Double, dv: Double, weight: Double)] = []
+    var total = 0.0
+    var mean = [0.0, 0.0, 0.0]
+    var histogram = [Double](repeating: 0, count: side * side)
+    for (i, colour) in linear.enumerated() {
+      for k in 0..<3 { mean[k] += colour[k] }
+      let y = luminance(colour)
+      guard y > 0.02, (0..<3).contains(where: { rgb[3 * i + $0] < 250 }) else { continue }
+      let weight = y.squareRoot()
+      total += weight
+      let uv = ColourMath.chromaticity(ofLinear: colour)
+      let (du, dv) = (uv.u - ColourMath.d65.u, uv.v - ColourMath.d65.v)
+      guard radius(du, dv) <= 1 else { continue }
+      points.append((du, dv, weight))
+      histogram[(Int((du / step).rounded()) + half) * side + Int((dv / step).rounded()) + half] +=
+        weight
+    }
+    let average = ColourMath.chromaticity(ofLinear: mean)
+    let leaning = (u: average.u - ColourMath.d65.u, v: average.v - ColourMath.d65.v)
+    guard total > 0, !points.isEmpty else { return nil }
+
+    let kernel = (-4...4).map { exp(-0.5 * pow(Double($0) / 1.5, 2)) }
+    let norm = kernel.reduce(0, +)
+    func smooth(_ h: [Double], _ index: (Int, Int) -> Int) -> [Double] {
+      var out = [Double](repeating: 0, count: h.count)
+      for a in 0..<side {
+        for b in 0..<side {
+          var sum = 0.0
+          for (k, w) in kernel.enumerated() where b + k - 4 >= 0 && b + k - 4 < side {
+            sum += w * h[index(a, b + k - 4)]
+          }
+          out[index(a, b)] = sum / norm
+        }
+      }
+      return out
+    }
+    let smoothed = smooth(smooth(histogram) { $0 * side + $1 }) { $1 * side + $0 }
+    var peak = (du: 0.0, dv: 0.0, value: 0.0)
+    for x in 0..<side {
+      for z in 0..<side where smoothed[x * side + z] > peak.value {
+        let (du, dv) = (Double(x - half) * step, Double(z - half) * step)
+        if radius(du, dv) <= 1 { peak = (du, dv, smoothed[x * side + z]) }
+      }
+    }
+    guard peak.value > 0, radius(peak.du, peak.dv) <= 0.6 else { return nil }
+    var near = (du: 0.0, dv: 0.0, weight: 0.0)
+    for p in points where pow(p.du - peak.du, 2) + pow(p.dv - peak.dv, 2) < 0.0001 {
+      near = (near.du + p.du * p.weight, near.dv + p.dv * p.weight, near.weight + p.weight)
+    }
+    guard near.weight >= 0.05 * total else { return nil }
+    let white = (du: near.du / near.weight, dv: near.dv / near.weight)
+    let size = (white.du * white.du + white.dv * white.dv).squareRoot()
+    let far = (leaning.u * leaning.u + leaning.v * leaning.v).squareRoot()
+    // A white within the dead zone needs no direction; any other leans with the average,
+    // which leans at least half as far.
+    guard
+      size < 0.005
+        || (far >= size / 2
+          && (white.du * leaning.u + white.dv * leaning.v) / (size * far) > 0.5)
+    else { return nil }
+    return (ColourMath.d65.u + white.du, ColourMath.d65.v + white.dv)
   }
 
   private static func luminance(_ c: [Double]) -> Double {
