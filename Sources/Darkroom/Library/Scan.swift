@@ -363,22 +363,26 @@ private struct Scanner {
     // one asset); a MOV whose still came or went is read again too (it becomes part of that
     // asset, or an asset of its own).
     var videos = Set<String>()
-    for (name, identity) in files
-    where Self.isLiveVideoName(name) && byName[name]?.identity != identity {
-      videos.insert(Self.stem(name))
-    }
-    let present = Set(files.map(\.0))
-    for entry in entries where Self.isLiveVideoName(entry.name) && !present.contains(entry.name) {
-      videos.insert(Self.stem(entry.name))
-    }
     // A catalogued MOV that is an asset though its still is here now, or is not one though
     // its still is gone.
     var repaired = Set<String>()
-    for (name, _) in files where Self.isLiveVideoName(name) {
-      guard let entry = byName[name] else { continue }
-      let stem = Self.stem(name)
-      let paired = MotionPhoto.stillExtensions.contains { present.contains(stem + "." + $0) }
-      if paired == (entry.asset != nil) { repaired.insert(name) }
+    if files.contains(where: { Self.isLiveVideoName($0.0) })
+      || entries.contains(where: { Self.isLiveVideoName($0.name) })
+    {
+      for (name, identity) in files
+      where Self.isLiveVideoName(name) && byName[name]?.identity != identity {
+        videos.insert(Self.stem(name))
+      }
+      let present = Set(files.map(\.0))
+      for entry in entries where Self.isLiveVideoName(entry.name) && !present.contains(entry.name) {
+        videos.insert(Self.stem(entry.name))
+      }
+      for (name, _) in files where Self.isLiveVideoName(name) {
+        guard let entry = byName[name] else { continue }
+        let stem = Self.stem(name)
+        let paired = MotionPhoto.stillExtensions.contains { present.contains(stem + "." + $0) }
+        if paired == (entry.asset != nil) { repaired.insert(name) }
+      }
     }
     func videoChanged(_ name: String) -> Bool {
       if Self.isLiveVideoName(name) { return repaired.contains(name) }
