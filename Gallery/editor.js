@@ -800,6 +800,9 @@
     const asset = await (await api("GET", "/api/assets/" + id)).json();
     if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
     photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+    // The caption's size is the saved file's (a crop or a turn changed it).
+    const size = document.querySelector("figure figcaption .size");
+    if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
   }
 
   history.addEventListener("click", async (event) => {

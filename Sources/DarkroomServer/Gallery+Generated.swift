@@ -145,7 +145,7 @@ extension Gallery {
       <figure>
         {{#shown}}<img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">{{/shown}}
         {{^shown}}<p class="broken" role="img" aria-label="{{name}}: {{problem}}">{{problem}}</p>{{/shown}}
-        <figcaption>{{name}}{{#shown}} · {{width}}×{{height}}{{/shown}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
+        <figcaption>{{name}}{{#shown}} · <span class="size">{{width}}×{{height}}</span>{{/shown}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
         {{#problem}}<p class="damage" role="note"><strong>{{problem}}</strong>{{#shown}}: shown as far as it can be read{{/shown}}. <span class="detail">{{detail}}</span></p>{{/problem}}
         {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
         {{#where}}<p class="place">{{where}}{{#map}} · <a href="{{map}}" rel="noopener noreferrer">{{coordinates}}</a>{{/map}}{{#timeZone}} · {{timeZone}}{{/timeZone}}</p>{{/where}}
@@ -1001,6 +1001,9 @@ extension Gallery {
         const asset = await (await api("GET", "/api/assets/" + id)).json();
         if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
         photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+        // The caption's size is the saved file's (a crop or a turn changed it).
+        const size = document.querySelector("figure figcaption .size");
+        if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
       }
 
       history.addEventListener("click", async (event) => {

@@ -254,6 +254,11 @@ struct EditorBrowserTests {
     }
     #expect(abs(width - 0.75) < 0.03 && abs(x - 0.02) < 0.011, "\(crop.params)")
     #expect(try ContentHash.of(file: path) != original)
+    // The caption says the saved file's size without a reload (it said the original's).
+    let asset = try served.library.asset(id)
+    let size = "\(asset.displayWidth)×\(asset.displayHeight)"
+    #expect(eventually(30) { (try? browser.text(browser.find("figcaption .size"))) == size })
+    #expect(size != "600×400", "the crop changed the size")
     try browser.screenshot("editor-saved")
 
     // At a phone's width the panel goes under the photo, its controls as large as a finger.
