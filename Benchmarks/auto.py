@@ -1,5 +1,6 @@
-"""Auto on real photos (issue 54): each photo as shot and in five damaged versions (two stops
-under, one and a half over, a warm, a cool and a green cast, each made in linear light), edited
+"""Auto on real photos (issue 54): each photo as shot and in six damaged versions (two stops
+under, one and a half over, a warm, a cool, a green and a tungsten cast, each made in linear
+light), edited
 with `darkroom edit --filter auto`, and measured as the issue asks:
 
 - under and over: the 2nd-98th percentile of the encoded luminance spans at least 80% of the
@@ -29,7 +30,9 @@ VERSIONS = {
     "warm": ("cast", (1.25, 1.0, 0.72)),
     "cool": ("cast", (0.8, 0.97, 1.25)),
     "green": ("cast", (0.88, 1.1, 0.9)),
+    "tungsten": ("cast", (1.55, 1.0, 0.5)),
 }
+CASTS = ["warm", "cool", "green", "tungsten"]
 D65 = np.array([0.19784, 0.46832])  # u', v'
 RGB_TO_XYZ = np.array(
     [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]
@@ -54,6 +57,8 @@ def read(path, scratch):
             end += 1
         fields.append(data[pos:end])
         pos = end
+    if fields[0] != b"P6" or fields[3] != b"255":
+        sys.exit(f"{path}: not 8-bit RGB ({fields[0].decode()}, maxval {fields[3].decode()})")
     width, height = int(fields[1]), int(fields[2])
     pixels = np.frombuffer(data, np.uint8, width * height * 3, pos + 1)
     return pixels.reshape(height, width, 3)
@@ -189,7 +194,7 @@ def main():
     missed = []
     rows = []
     print("photo          as shot: dE00   under and over: span (the photo's) -> after   "
-          "warm, cool, green: the cast added -> left (fall), grey world -> after")
+          "warm, cool, green, tungsten: the cast added -> left (fall), grey world -> after")
     for name, rgb in photos.items():
         after = {v: read(os.path.join(edits, f"{name}-{v}.png"), scratch) for v in ["shot", *VERSIONS]}
         de = float(ciede2000(lab(rgb), lab(after["shot"])).mean())
@@ -204,7 +209,7 @@ def main():
             cells.append(f"{s0:.2f} ({row['photo_span']:.2f}) -> {s1:.2f}")
             if s1 < 0.8:
                 missed.append(f"{name} {version}: span {s1:.2f}")
-        for version in ["warm", "cool", "green"]:
+        for version in CASTS:
             damaged_version = before[os.path.join(edits, f"{name}-{version}.png")]
             added, left = shift(damaged_version, rgb), shift(after[version], after["shot"])
             fall = 1 - left / added
@@ -226,7 +231,7 @@ def main():
             print(f"  {row['photo']}-{version}: {text}")
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    total = len(rows) * 6
+    total = len(rows) * (3 + len(CASTS))
     print()
     print(f"goals met: {total - len(missed)} of {total}")
     for line in missed:

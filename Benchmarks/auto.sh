@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Auto on real photos (issue 54): twelve photos from Debian's wallpaper packages (downloaded, not
-# installed), each as shot and made two stops under, one and a half over, and cast warm, cool
-# and green in linear light, edited with `darkroom edit --filter auto`; prints the issue's three
-# measures per photo (the luminance span, the grey-world cast's fall, the change to a photo that
-# needed nothing) and what Auto chose. Exits 1 when a goal is missed. See Benchmarks/README.
+# Auto on real photos (issue 54): twelve photos from Debian's wallpaper packages (downloaded,
+# not installed), each as shot and made two stops under, one and a half over, and cast warm,
+# cool, green and tungsten in linear light, edited with `darkroom edit --filter auto`; prints
+# the issue's three measures per photo (the luminance span, the cast's fall, the change to a
+# photo that needed nothing) and what Auto chose. Exits 1 when a goal is missed. See
+# Benchmarks/README.
 # Usage: Benchmarks/auto.sh   (AUTO_SKIP_BUILD=1 uses the release build as it is)
 source "$(dirname "$0")/common.sh"
 "$ROOT/Scripts/install-deps.sh" libvips-tools

@@ -78,9 +78,10 @@ enum AutoFilter: FilterDefinition {
     var stops = 0.0
     let up = min(log2(0.8 / highlight), log2(0.18 / median))
     let down = log2(0.18 / median)
-    if up > 0 {
+    // (An image all but black has no highlights to read, one all but blown no midtones.)
+    if up > 0 && highlight > 0.002 {
       stops = up
-    } else if down < 0 && clipped > 0.05 {
+    } else if down < 0 && clipped > 0.05 && clipped < 0.9 {
       stops = max(-2, down)
     }
     // None under half a stop, all of it over 0.8, and a ramp between.
@@ -100,18 +101,21 @@ enum AutoFilter: FilterDefinition {
     let high = encoded[Int(Double(encoded.count - 1) * 0.98)]
     let span = high - low
     if span < 0.8 && span > 0.01 {
-      let target = span + (0.85 - span) * strength
+      // All of the stretch under a span of 0.75, none at 0.8, and a ramp between.
+      let ramp = min(1, (0.8 - span) / 0.05)
+      let target = span + (0.85 - span) * strength * ramp
       let below = low * (1 - target) / (1 - span)
       let width = span / target
+      let planned = low - below * width
       // The black point stays under half of the darkest channel's 1st percentile (a level
-      // near a coloured shadow's weakest channel empties it and turns the shadow's hue),
-      // and the white point clips no more than the brightest 2%: the stretch may fall
-      // short of 85%.
+      // near a coloured shadow's weakest channel empties it and turns the shadow's hue);
+      // the white point takes the rest of the stretch, down to the 98th percentile (the
+      // brightest 2% may clip), and the stretch falls short of 85% only past that.
       let floor =
         (0..<3).map { c in
           linear.map { ColourMath.encode(min(1, max(0, $0[c]))) }.sorted()[(count - 1) / 100]
         }.min() ?? 0
-      let black = min(0.5, max(-0.5, min(floor / 2, low - below * width)))
+      let black = min(0.5, max(-0.5, min(floor / 2, planned)))
       let white = min(1.5, max(0.5, black + width, high))
       var params: [String: FilterValue] = [:]
       let whites = ((2 * (1 - white)) * 1000).rounded() / 1000
@@ -153,8 +157,13 @@ enum AutoFilter: FilterDefinition {
   /// the photo's average colour does, within 60 degrees and at least half as far: a cast
   /// of the light moves both, while a surface that only looks grey (the wood of a pier in
   /// a blue scene, a blue sky under warm light) leans apart.
+  ///
+  /// So Auto corrects casts up to about 0.03 in uv along the axis (a photo taken under
+  /// 4300 K light with a daylight setting, or a cool one of about 11,000 K) and 0.017
+  /// across; a stronger cast (tungsten at 3000 K) is left for `balance` by hand.
   static func neutralCluster(rgb: [UInt8], linear: [[Double]]) -> (u: Double, v: Double)? {
-    let along = (u: 0.830, v: 0.558)  // the locus's direction at D65, towards warm
+    // From D65 towards the locus's 3000 K: the axis of the casts of warm and cool light.
+    let along = (u: 0.830, v: 0.558)
     let (long, short, step) = (0.05, 0.028, 0.0025)
     let half = Int((long / step).rounded(.up))
     let side = 2 * half + 1
