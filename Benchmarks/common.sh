@@ -55,12 +55,18 @@ make_apply_inputs() {
 # boats.png and cups.png, 2x2 mosaics of KDE's 2560x1600 photo wallpapers
 # (plasma-workspace-wallpapers: EveningGlow, OneStandsOut, Path, FallenLeaf; BytheWater,
 # ColorfulCups, Grey, Kite), cropped. The Debian packages are downloaded, not installed.
+# wallpapers DEBS: downloads Debian's lomiri-wallpapers-20.04 and plasma-workspace-wallpapers
+# into DEBS and unpacks them into DEBS/x (not installed).
+wallpapers() {
+  mkdir -p "$1"
+  (cd "$1" && apt-get download -q lomiri-wallpapers-20.04 plasma-workspace-wallpapers >&2)
+  for deb in "$1"/*.deb; do dpkg-deb -x "$deb" "$1/x"; done
+}
+
 real_photos() {
   local dir="$1" debs="$1/debs"
   [ -f "$dir/cups-noir.png" ] && return
-  mkdir -p "$debs"
-  (cd "$debs" && apt-get download -q lomiri-wallpapers-20.04 plasma-workspace-wallpapers >&2)
-  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/x"; done
+  wallpapers "$debs"
   local wallpapers="$debs/x/usr/share/wallpapers"
   vips extract_area "$debs/x/usr/share/backgrounds/Kleiber_by_Lukas_Baubkus.jpg" \
     "$dir/kleiber.png" 1400 200 4032 3024
@@ -91,9 +97,7 @@ real_photos() {
 auto_photos() {
   local dir="$1" debs="$1/debs"
   [ -f "$dir/summer_1am.png" ] && return
-  mkdir -p "$debs"
-  (cd "$debs" && apt-get download -q lomiri-wallpapers-20.04 plasma-workspace-wallpapers >&2)
-  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/x"; done
+  wallpapers "$debs"
   vips thumbnail "$debs/x/usr/share/backgrounds/Kleiber_by_Lukas_Baubkus.jpg" "$dir/Kleiber.png" 2048
   local name
   for name in BytheWater ColdRipple ColorfulCups DarkestHour EveningGlow FallenLeaf Grey Kite \
