@@ -637,9 +637,14 @@ package final class SQLiteCatalog: Catalog {
     try fetchAssets("WHERE a.hash = ? ORDER BY a.id", [hash])
   }
 
+  /// Read on the writer's connection, not a reader's: a scan asks this of each batch before
+  /// it commits the batch's rows, whose hashes go into the same pages of `asset_hash`. The
+  /// writer's page cache keeps those pages from batch to batch; a reader's is emptied by
+  /// every commit (SQLite drops a connection's cache when another one has changed the
+  /// database), so each batch read the index's pages from the file twice.
   package func cataloguedContents(_ hashes: [String]) throws -> Set<String> {
     var found: Set<String> = []
-    try pool.read { db in
+    try pool.writeWithoutTransaction { db in
       for start in stride(from: 0, to: hashes.count, by: 500) {
         let chunk = hashes[start..<min(hashes.count, start + 500)]
         let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
