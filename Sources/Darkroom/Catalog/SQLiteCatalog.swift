@@ -6,7 +6,8 @@ import GRDB
 #endif
 
 /// The embedded ``Catalog``: SQLite through GRDB, in WAL mode with a `DatabasePool`, so
-/// readers never wait for a writer, and every write is an `IMMEDIATE` transaction that waits
+/// readers never wait for a writer (but ``cataloguedContents(_:)``, a scan's question asked
+/// on the writer's connection), and every write is an `IMMEDIATE` transaction that waits
 /// up to a minute for another process's (a scan, a watcher, an edit, the server) instead of
 /// failing with `database is locked`. Foreign keys are on; the schema grows by migrations.
 package final class SQLiteCatalog: Catalog {
