@@ -73,7 +73,7 @@ enum AutoFilter: FilterDefinition {
     let median = max(1e-4, sorted[sorted.count / 2])
     let highlight = max(1e-4, sorted[Int(Double(sorted.count - 1) * 0.99)])
     let clipped =
-      Double((0..<count).filter { i in (0..<3).allSatisfy { rgb[3 * i + $0] >= 250 } }.count)
+      Double((0..<count).filter { isBlown(rgb, $0) }.count)
       / Double(count)
     var stops = 0.0
     let up = min(log2(0.8 / highlight), log2(0.18 / median))
@@ -179,7 +179,7 @@ enum AutoFilter: FilterDefinition {
     for (i, colour) in linear.enumerated() {
       for k in 0..<3 { mean[k] += colour[k] }
       let y = luminance(colour)
-      guard y > 0.02, (0..<3).contains(where: { rgb[3 * i + $0] < 250 }) else { continue }
+      guard y > 0.02, !isBlown(rgb, i) else { continue }
       let weight = y.squareRoot()
       total += weight
       let uv = ColourMath.chromaticity(ofLinear: colour)
@@ -233,6 +233,12 @@ enum AutoFilter: FilterDefinition {
           && (white.du * leaning.u + white.dv * leaning.v) / (size * far) > 0.5)
     else { return nil }
     return (ColourMath.d65.u + white.du, ColourMath.d65.v + white.dv)
+  }
+
+  /// Whether pixel `i` is blown: every channel clipped (a white with one channel clipped
+  /// still leans the way the light does).
+  private static func isBlown(_ rgb: [UInt8], _ i: Int) -> Bool {
+    (0..<3).allSatisfy { rgb[3 * i + $0] >= 250 }
   }
 
   private static func luminance(_ c: [Double]) -> Double {
