@@ -2,6 +2,519 @@
 
 extension Gallery {
   static let files: [String: String] = [
+    "album.js": ####"""
+    // An album's page (the library's timeline, a folder, a smart album, the trash): the
+    // timeline, the viewer over it, selection with batch jobs, albums and shared links, upload,
+    // "On this day", and the catalog's changes followed live.
+
+    import { api, csrf, followJob } from "./api.js";
+    import { watchBroken } from "./images.js";
+    import { Selection } from "./selection.js";
+    import { Timeline } from "./timeline.js";
+    import { Viewer } from "./viewer.js";
+    import { assetURL, localDate } from "./words.js";
+
+    const verbs = { apply: "Applying", revert: "Reverting", trash: "Moving to trash", restore: "Restoring" };
+
+    export class AlbumPage {
+      constructor(main) {
+        this.main = main;
+        this.ref = decodeURIComponent(main.dataset.ref);
+        this.notice = main.querySelector(".notice");
+        // The page's search and filters: what the timeline shows, and what "all" means to a job.
+        this.filters = {};
+        try { this.filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
+        this.byDate = ["date", "-date"].includes(main.dataset.sort);
+        this.items = Number(main.dataset.count);
+        this.trashed = main.dataset.trash === "true";
+        this.viewing = null; // the photo the viewer shows: its month is never forgotten
+        this.retry = null;
+        this.viewer = new Viewer();
+        this.timeline = new Timeline(main, { ref: this.ref, filters: this.filters, byDate: this.byDate, page: this });
+        this.selection = new Selection(main, this.timeline, this);
+        const progress = main.querySelector(".progress");
+        this.progress = { box: progress, bar: progress.querySelector("progress"),
+          text: progress.querySelector(".progress-text"), failures: progress.querySelector(".failures") };
+        this.wireSearch();
+        this.wireActions();
+        this.wireUpload();
+        this.followChanges();
+        this.start();
+      }
+
+      // ---- What the timeline and the selection ask of the page ---------------------------------
+
+      paint(cell) { this.selection?.paint(cell); }
+      held() { return [this.selection?.anchor, this.viewing]; }
+      viewerOpen() { return this.viewer.isOpen(); }
+      total() { return this.items; }
+      loaded() { this.notice.hidden = true; }
+      failed(error, again) { this.showNotice(error.offline ? "The server cannot be reached." : error.message, again); }
+      open(id, push = true) { this.openViewer(id, push); }
+      trash() { this.runJob("trash"); }
+      counted(data) {
+        this.setTotal(data.count);
+        // Nothing to show: say why, rather than an empty page.
+        let empty = this.main.querySelector(".empty-state");
+        if (data.count === 0 && !empty && !this.main.querySelector(".subfolders")) {
+          empty = document.createElement("p");
+          empty.className = "empty-state";
+          empty.textContent = Object.keys(this.filters).some((name) => name !== "sort")
+            ? "Nothing matches this search." : this.trashed ? "The trash is empty."
+              : "No photos here yet: drop some on this page, or use Upload.";
+          this.timeline.container.before(empty);
+        } else if (data.count > 0 && empty) {
+          empty.remove();
+        }
+      }
+      setTotal(count) {
+        this.items = Math.max(0, count);
+        this.main.dataset.count = String(this.items);
+        // (Written only when it changes: it is read aloud.)
+        // (A folder's own folders are counted by the page: they do not change here.)
+        const folders = this.main.querySelectorAll(".subfolders li").length;
+        const text = this.items + (this.items === 1 ? " item" : " items")
+          + (folders ? " and " + folders + (folders === 1 ? " folder" : " folders") : "");
+        const summary = this.main.querySelector(".summary");
+        if (summary.textContent !== text) summary.textContent = text;
+      }
+      showNotice(text, again) {
+        this.notice.querySelector("span").textContent = text;
+        this.notice.hidden = false;
+        this.retry = again;
+      }
+
+      // ---- Starting: the search form, the timeline, where the address says to be ----------------
+
+      wireSearch() {
+        // The address says only what was asked: empty fields and the album's own order left out.
+        const search = this.main.querySelector(".search");
+        search.addEventListener("submit", () => {
+          for (const field of search.elements) {
+            if (!field.name || field.type === "hidden") continue;
+            const unchecked = field.type === "checkbox" && !field.checked;
+            if (field.value === "" || unchecked || field.value === field.dataset.default) field.disabled = true;
+          }
+        });
+        addEventListener("pageshow", () => { for (const field of search.elements) field.disabled = false; });
+        history.scrollRestoration = "manual";
+        this.notice.querySelector("button").addEventListener("click", () => { this.notice.hidden = true; this.retry?.(); });
+      }
+      start() {
+        const timeline = this.timeline;
+        timeline.measure();
+        this.selection.repaint();
+        timeline.scrubber.style.top = Math.max(8, timeline.containerTop()) + "px";
+        timeline.reload().then(() => {
+          const at = new URLSearchParams(location.search).get("at");
+          if (this.main.dataset.open) this.reopenViewer(this.main.dataset.open).catch(() => {});
+          else if (at && this.byDate) timeline.jump(at);
+          else this.showMemories().catch(() => {});
+          timeline.schedule();
+        }).catch((error) => this.failed(error, () => location.reload()));
+      }
+      async refresh(changed = null) {
+        try { await this.timeline.reload(changed); } catch (error) { this.showNotice(error.message, () => this.refresh()); }
+      }
+      // Live: the catalog's changes (another window, a scan, an upload) update the counts and
+      // the months on the screen, a moment after the last one. (At most one refresh a second: a
+      // scan's thousands of changes do not hold it back.)
+      followChanges() {
+        let waiting = null, changedIDs = new Set();
+        const feed = new EventSource("/api/changes");
+        feed.addEventListener("change", (event) => {
+          try { changedIDs.add(JSON.parse(event.data).id); } catch (_) { /* counts still checked */ }
+          if (waiting) return;
+          waiting = setTimeout(() => {
+            const ids = changedIDs;
+            waiting = null;
+            changedIDs = new Set();
+            this.refresh(ids);
+          }, 1000);
+        });
+        addEventListener("pagehide", () => feed.close());
+      }
+
+      // On this day: photos taken on today's date (the reader's) in earlier years, a card a year
+      // above the timeline of everything; each leads to that day's photos of that year.
+      async showMemories() {
+        if (this.ref !== "smart:all" || Object.keys(this.filters).some((name) => name !== "sort")) return;
+        const now = new Date();
+        const day = String(now.getMonth() + 1).padStart(2, "0") + "-" + String(now.getDate()).padStart(2, "0");
+        const response = await fetch("/api/assets?day=" + day + "&to=" + (now.getFullYear() - 1) + "-12-31&sort=-date&limit=200",
+          { credentials: "same-origin" });
+        if (!response.ok) return;
+        const years = new Map();
+        for (const asset of (await response.json()).assets) {
+          const year = localDate(asset).getUTCFullYear();
+          if (!years.has(year)) years.set(year, []);
+          years.get(year).push(asset);
+        }
+        if (!years.size || this.main.querySelector(".memories")) return;
+        const section = document.createElement("section");
+        section.className = "memories";
+        section.setAttribute("aria-labelledby", "memories-title");
+        const heading = document.createElement("h2");
+        heading.id = "memories-title";
+        heading.textContent = "On this day";
+        const list = document.createElement("ul");
+        for (const [year, assets] of years) {
+          const ago = now.getFullYear() - year;
+          const link = document.createElement("a");
+          link.href = "/album?ref=smart%3Aall&day=" + day + "&from=" + year + "-01-01&to=" + year + "-12-31";
+          const img = document.createElement("img");
+          img.alt = "";
+          img.loading = "lazy";
+          img.src = assetURL(assets[0], "thumbnail", 256);
+          watchBroken(img);
+          const label = document.createElement("span");
+          label.className = "name";
+          label.textContent = ago === 1 ? "A year ago" : ago + " years ago";
+          const detail = document.createElement("span");
+          detail.className = "count";
+          detail.textContent = year + " · " + assets.length + (assets.length === 1 ? " item" : " items");
+          link.append(img, label, detail);
+          const item = document.createElement("li");
+          item.append(link);
+          list.append(item);
+        }
+        section.append(heading, list);
+        this.timeline.container.before(section);
+        this.timeline.scrubber.style.top = Math.max(8, this.timeline.containerTop()) + "px";
+        this.timeline.schedule();
+      }
+
+      // ---- The viewer ------------------------------------------------------------------------
+
+      openViewer(id, push = true) {
+        const asset = this.timeline.asset(id);
+        if (!asset) return;
+        this.viewing = id;
+        const timeline = this.timeline;
+        this.viewer.open(asset, {
+          ref: this.ref, trash: this.trashed,
+          neighbour: (asset, direction) => timeline.neighbour(asset, direction),
+          removed: () => this.refresh(),
+          moved: (asset) => { timeline.active = this.viewing = asset.id; },
+          closed: (asset) => { this.viewing = null; if (asset) timeline.bring(asset.id, true); },
+          reopen: (id) => { if (timeline.locate(id)) this.openViewer(id, false); else return false; },
+        }, push);
+      }
+      // The viewer's address reloaded: the album's own address under it (Back and Escape return
+      // there), the photo's month read, the viewer open on it.
+      async reopenViewer(id) {
+        const timeline = this.timeline;
+        history.replaceState(null, "", this.ref === "smart:all" ? "/" : "/album?ref=" + encodeURIComponent(this.ref));
+        if (!timeline.locate(id)) {
+          const asset = await (await api("GET", "/api/assets/" + encodeURIComponent(id))).json();
+          const date = localDate(asset);
+          const key = this.byDate ? date.getUTCFullYear() + "-" + String(date.getUTCMonth() + 1).padStart(2, "0") : null;
+          if (key) timeline.jump(key);
+          for (const s of timeline.sections) {
+            if (key && s.key !== key) continue;
+            await timeline.loadAll(s);
+            if (timeline.locate(id)) break;
+          }
+        }
+        if (timeline.locate(id)) this.openViewer(id);
+      }
+      // A slideshow from the first of what the page shows, in its order.
+      async startSlideshow() {
+        const first = this.timeline.sections[0];
+        if (!first) return;
+        if (!first.assets.length) await this.timeline.load(first);
+        if (!first.assets.length) return;
+        this.openViewer(first.assets[0].id);
+        this.viewer.play(true);
+      }
+
+      // ---- Jobs: progress from the job's events; the timeline follows from the catalog's changes
+
+      target() { return this.selection.target(this.ref, this.filters); }
+      say(text) {
+        this.progress.box.hidden = false;
+        this.progress.failures.textContent = "";
+        this.progress.text.textContent = text;
+      }
+      async runJob(action) {
+        if (this.selection.count() === 0) return;
+        const body = Object.assign({ action }, this.target());
+        if (action === "apply") body.filters = [this.main.querySelector("#preset").value];
+        const { bar, text, failures } = this.progress;
+        this.say(verbs[action] + "…");
+        let job;
+        try {
+          job = await (await api("POST", "/api/jobs", body)).json();
+        } catch (error) {
+          text.textContent = error.message;
+          return;
+        }
+        const show = (status) => {
+          bar.max = Math.max(1, status.total);
+          bar.value = status.done + status.failed;
+          text.textContent = verbs[action] + " " + (status.done + status.failed) + "/" + status.total
+            + (status.failed ? " (" + status.failed + " failed)" : "");
+        };
+        const status = await followJob(job, show);
+        show(status);
+        text.textContent += status.failed ? "" : " · done";
+        for (const failure of status.failures) {
+          const item = document.createElement("li");
+          item.textContent = failure.id + ": " + failure.error;
+          failures.append(item);
+        }
+        if (action === "trash" || action === "restore") this.selection.clear();
+        await this.refresh();
+      }
+      // Emptying the trash deletes files for good: asked first, and said how many went.
+      async emptyTrash() {
+        if (!confirm("Delete the " + this.items + " photos in the trash for good? This cannot be undone.")) return;
+        this.say("");
+        try {
+          const emptied = await (await api("POST", "/api/trash/empty")).json();
+          this.progress.text.textContent = "Emptied: " + emptied.assets.length + " deleted for good";
+          this.selection.clear();
+          await this.refresh();
+        } catch (error) {
+          this.progress.text.textContent = error.message;
+        }
+      }
+      download() {
+        if (this.selection.count() === 0) return;
+        const form = document.createElement("form");
+        form.method = "post";
+        form.action = "/api/download";
+        const fields = { csrf };
+        const t = this.target();
+        if (t.ids) fields.ids = t.ids.join(",");
+        else Object.assign(fields, t.query, t.except.length ? { except: t.except.join(",") } : {});
+        for (const [name, value] of Object.entries(fields)) {
+          const input = document.createElement("input");
+          input.type = "hidden"; input.name = name; input.value = value;
+          form.append(input);
+        }
+        document.body.append(form);
+        form.submit();
+        form.remove();
+      }
+
+      // ---- Albums: add the selection to a new or existing one; rename this one; take out of it;
+      // share it.
+
+      // The dialog opens at once; the albums there are listed when they arrive.
+      addToAlbum() {
+        if (this.selection.count() === 0) return;
+        const dialog = this.main.querySelector(".album-dialog");
+        dialog.querySelector(".dialog-error").textContent = "";
+        const titles = dialog.querySelector("#album-titles");
+        titles.textContent = "";
+        const existing = api("GET", "/api/albums").then((r) => r.json())
+          .then((data) => data.albums.filter((a) => a.kind === "user").map((a) => a.title))
+          .catch(() => []); // a new one can still be made
+        existing.then((list) => {
+          for (const title of list) {
+            const option = document.createElement("option");
+            option.value = title;
+            titles.append(option);
+          }
+        });
+        dialog.showModal();
+        dialog.querySelector("input").focus();
+        dialog.onsubmit = async (event) => {
+          event.preventDefault();
+          const title = dialog.querySelector("input").value.trim();
+          if (!title) return;
+          try {
+            if (!(await existing).includes(title)) await api("POST", "/api/albums", { op: "create", title });
+            await api("POST", "/api/albums", Object.assign({ op: "add", title }, this.target()));
+            dialog.close();
+            this.say("");
+            const link = document.createElement("a");
+            link.href = "/album?ref=" + encodeURIComponent(title);
+            link.textContent = title;
+            this.progress.text.append("Added " + this.selection.count() + " to ", link);
+            this.selection.clear();
+          } catch (error) {
+            dialog.querySelector(".dialog-error").textContent = error.message;
+          }
+        };
+      }
+      async renameAlbum() {
+        const title = prompt("A new title for " + this.ref, this.ref);
+        if (!title || title === this.ref) return;
+        try {
+          await api("POST", "/api/albums", { op: "rename", title: this.ref, newTitle: title });
+          location.href = "/album?ref=" + encodeURIComponent(title);
+        } catch (error) {
+          this.showNotice(error.message, null);
+        }
+      }
+      // A user album deleted, once confirmed: its photos stay in the library (and in others).
+      async deleteAlbum() {
+        if (!confirm("Delete the album " + this.ref + "? Its photos stay in the library.")) return;
+        try {
+          await api("POST", "/api/albums", { op: "delete", title: this.ref });
+          location.href = "/albums";
+        } catch (error) {
+          this.showNotice(error.message, null);
+        }
+      }
+      async removeFromAlbum() {
+        try {
+          await api("POST", "/api/albums", Object.assign({ op: "remove", title: this.ref }, this.target()));
+          this.selection.clear();
+          await this.refresh();
+        } catch (error) {
+          this.showNotice(error.message, null);
+        }
+      }
+      // Links that show this album to whoever has them: made (the link shown once), listed with
+      // their visits, revoked.
+      async listShares(dialog) {
+        const list = dialog.querySelector(".share-links");
+        list.textContent = "";
+        const { links } = await (await api("GET", "/api/shares?album=" + encodeURIComponent(this.ref))).json();
+        if (!links.length) {
+          const none = document.createElement("li");
+          none.textContent = "None yet.";
+          list.append(none);
+        }
+        for (const link of links) {
+          const item = document.createElement("li");
+          const notes = [link.views + (link.views === 1 ? " visit" : " visits"),
+            link.expires ? "until " + link.expires.slice(0, 10) : "no end",
+            link.password ? "password" : "", link.download ? "downloads" : ""].filter(Boolean);
+          item.textContent = "Made " + link.created.slice(0, 10) + " · " + notes.join(" · ") + " ";
+          const revoke = document.createElement("button");
+          revoke.type = "button";
+          revoke.className = "danger";
+          revoke.textContent = "Revoke";
+          revoke.setAttribute("aria-label", "Revoke the link made " + link.created.slice(0, 10));
+          revoke.addEventListener("click", async () => {
+            try {
+              await api("DELETE", "/api/shares/" + link.id);
+              await this.listShares(dialog);
+            } catch (error) {
+              dialog.querySelector(".dialog-error").textContent = error.message;
+            }
+          });
+          item.append(revoke);
+          list.append(item);
+        }
+      }
+      shareAlbum() {
+        const dialog = this.main.querySelector(".share-dialog");
+        const form = dialog.querySelector("form");
+        const problem = (error) => { dialog.querySelector(".dialog-error").textContent = error.message; };
+        form.reset();
+        dialog.querySelector(".share-made").hidden = true;
+        dialog.querySelector(".dialog-error").textContent = "";
+        dialog.showModal();
+        this.listShares(dialog).catch(problem);
+        form.onsubmit = async (event) => {
+          event.preventDefault();
+          const body = { album: this.ref, download: form.elements.download.checked };
+          if (form.elements.days.value) body.days = Number(form.elements.days.value);
+          if (form.elements.password.value) body.password = form.elements.password.value;
+          try {
+            const made = await (await api("POST", "/api/shares", body)).json();
+            const url = dialog.querySelector(".share-url");
+            url.value = location.origin + made.url;
+            dialog.querySelector(".share-made").hidden = false;
+            url.focus();
+            url.select();
+            await this.listShares(dialog);
+          } catch (error) {
+            problem(error);
+          }
+        };
+      }
+
+      // The selection's toolbar and the album's own actions.
+      wireActions() {
+        const main = this.main;
+        const dialog = main.querySelector(".album-dialog");
+        dialog.querySelector('[data-act="cancel"]').addEventListener("click", () => dialog.close());
+        const shareDialog = main.querySelector(".share-dialog");
+        shareDialog?.querySelector('[data-act="close-share"]').addEventListener("click", () => shareDialog.close());
+        main.querySelector(".toolbar").addEventListener("click", (event) => {
+          const act = event.target.closest("button")?.dataset.act;
+          if (!act) return;
+          if (act === "clear") this.selection.clear();
+          else if (act === "download") this.download();
+          else if (act === "album") this.addToAlbum();
+          else if (act === "unalbum") this.removeFromAlbum();
+          else this.runJob(act);
+        });
+        const actions = main.querySelector(".album-actions");
+        for (const element of actions.children) element.hidden = false;
+        actions.addEventListener("click", (event) => {
+          const act = event.target.closest("button")?.dataset.act;
+          if (act === "select-all") this.selection.selectAll();
+          if (act === "slideshow") this.startSlideshow();
+          else if (act === "rename") this.renameAlbum();
+          else if (act === "share") this.shareAlbum();
+          else if (act === "delete-album") this.deleteAlbum();
+          else if (act === "upload") main.querySelector("#files").click();
+          else if (act === "empty") this.emptyTrash();
+        });
+      }
+
+      // ---- Upload: a file picker, or files dropped anywhere on the page; each with its progress
+
+      upload(file) {
+        this.main.querySelector(".upload").hidden = false;
+        const item = document.createElement("li");
+        const meter = document.createElement("progress");
+        meter.max = 1; meter.value = 0;
+        const label = document.createElement("span");
+        label.textContent = file.name;
+        item.append(label, " ", meter);
+        this.main.querySelector(".uploads").append(item);
+        return new Promise((resolve) => {
+          const request = new XMLHttpRequest();
+          request.open("POST", "/api/uploads?name=" + encodeURIComponent(file.name));
+          request.setRequestHeader("X-CSRF-Token", csrf);
+          request.upload.addEventListener("progress", (event) => {
+            if (event.lengthComputable) meter.value = event.loaded / event.total;
+          });
+          request.addEventListener("load", () => {
+            let text = request.status + "";
+            try {
+              const body = JSON.parse(request.responseText);
+              text = body.error ? body.error.message : body.status;
+              // The server's message names the file too: said once.
+              const colon = text.indexOf(": ");
+              if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
+            } catch (_) { /* not JSON */ }
+            meter.value = 1;
+            label.textContent = file.name + ": " + text;
+            item.classList.add(request.status < 300 ? "ok" : "failed");
+            resolve();
+          });
+          request.addEventListener("error", () => { label.textContent = file.name + ": the server cannot be reached"; resolve(); });
+          request.send(file);
+        });
+      }
+      wireUpload() {
+        const picker = this.main.querySelector("#files");
+        picker.addEventListener("change", async (event) => {
+          for (const file of event.target.files) await this.upload(file);
+          picker.value = "";
+          await this.refresh();
+        });
+        if (this.trashed) return;
+        document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });
+        document.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
+        document.addEventListener("drop", async (event) => {
+          event.preventDefault();
+          document.body.classList.remove("dragging");
+          for (const file of event.dataTransfer.files) await this.upload(file);
+          await this.refresh();
+        });
+      }
+    }
+    """####,
     "album.mustache": ####"""
     {{> head}}
     <main id="main" tabindex="-1" class="album{{#problems}} problems{{/problems}}" data-ref="{{ref}}" data-count="{{count}}" data-trash="{{trash}}" data-filters="{{filters}}" data-sort="{{sort}}" data-user="{{user}}" data-open="{{open}}">
@@ -134,6 +647,132 @@ extension Gallery {
     </main>
     {{> foot}}
     """####,
+    "api.js": ####"""
+    // The server's API as the gallery calls it: JSON with the page's CSRF token, errors as the
+    // server's own words, and a job followed to its end by its event stream.
+
+    export const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+
+    export async function api(method, url, body) {
+      const headers = { "X-CSRF-Token": csrf };
+      if (body !== undefined) headers["Content-Type"] = "application/json";
+      let response;
+      try {
+        response = await fetch(url, {
+          method, headers, credentials: "same-origin",
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (_) {
+        const error = new Error("The server cannot be reached");
+        error.offline = true;
+        throw error;
+      }
+      if (!response.ok) {
+        let message = response.status + " " + response.statusText;
+        try { message = (await response.json()).error.message; } catch (_) { /* not JSON */ }
+        throw new Error(message);
+      }
+      return response;
+    }
+
+    // Waits for a job to end (its event stream's "done"), calling `progress` on the way.
+    export function followJob(job, progress) {
+      return new Promise((resolve) => {
+        const events = new EventSource("/api/jobs/" + job.id + "/events");
+        events.addEventListener("progress", (event) => progress(JSON.parse(event.data).status));
+        events.addEventListener("done", (event) => {
+          events.close();
+          resolve(JSON.parse(event.data));
+        });
+      });
+    }
+
+    // A job of the given body started and followed; its failures thrown as one error.
+    export async function runToEnd(body) {
+      const job = await (await api("POST", "/api/jobs", body)).json();
+      const done = await followJob(job, () => {});
+      if (done.failed) throw new Error(done.failures.map((f) => f.error).join("; "));
+      return done;
+    }
+    """####,
+    "asset.js": ####"""
+    // A photo's own page: arrow keys to its neighbours, Escape back to the album, favourite and
+    // stars in one press, the original of an edit made elsewhere. (Its editor is editor.js.)
+
+    import { api } from "./api.js";
+
+    export function assetPage(main) {
+      document.addEventListener("keydown", (event) => {
+        // The editor's controls (a curve's points, the colour swatches) take the arrow keys.
+        if (event.defaultPrevented || event.target.closest("input, select, textarea, .editor")) return;
+        const rel = event.key === "ArrowLeft" ? "prev" : event.key === "ArrowRight" ? "next" : null;
+        const link = rel && document.querySelector('a[rel="' + rel + '"]');
+        if (link) location.href = link.href;
+        if (event.key === "Escape") {
+          const back = document.querySelector("a.back");
+          if (back) location.href = back.href;
+        }
+      });
+      const id = main.dataset.id;
+      // A favourite in one press, kept by the catalog (the page says so again after a reload).
+      const star = main.querySelector(".favourite");
+      star.hidden = false;
+      star.addEventListener("click", async () => {
+        const on = star.getAttribute("aria-pressed") !== "true";
+        try {
+          const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
+          star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+          star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
+        } catch (error) {
+          star.textContent = error.message;
+        }
+      });
+      // Stars in one press, written to the photo's sidecar (the same stars again clears them).
+      const rating = main.querySelector(".rating");
+      rating.addEventListener("click", async (event) => {
+        const button = event.target.closest("button[data-stars]");
+        if (!button) return;
+        const stars = Number(button.dataset.stars);
+        const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
+        try {
+          const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
+          const now = asset.rating ?? 0;
+          rating.dataset.rating = String(now);
+          rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));
+          for (const each of rating.querySelectorAll("button[data-stars]")) {
+            const on = Number(each.dataset.stars) <= now;
+            each.setAttribute("aria-pressed", on ? "true" : "false");
+            each.textContent = on ? "★" : "☆";
+          }
+          rating.querySelector(".rejected")?.remove();
+        } catch (error) {
+          rating.setAttribute("aria-label", error.message);
+        }
+      });
+      const photo = main.querySelector(".photo");
+      // A damaged file of which nothing decodes has its sentence in the photo's place.
+      if (!photo) return;
+      // The photo stays in place (a preview may load into it later); a notice stands in for it.
+      const notice = document.createElement("p");
+      notice.className = "broken";
+      notice.textContent = "This photo cannot be shown.";
+      notice.hidden = true;
+      photo.after(notice);
+      const failed = (on) => { photo.hidden = on; notice.hidden = !on; };
+      photo.addEventListener("error", () => failed(true));
+      photo.addEventListener("load", () => failed(false));
+      if (photo.complete && photo.naturalWidth === 0) failed(true);
+      // An edit another program made: the photo's own pixels on one press, the edit on another.
+      const original = main.querySelector(".show-original");
+      original?.addEventListener("click", (event) => {
+        event.preventDefault();
+        const on = original.getAttribute("aria-pressed") !== "true";
+        original.setAttribute("aria-pressed", on ? "true" : "false");
+        original.textContent = on ? "Show the edit" : "Show the original";
+        photo.src = on ? original.href : original.dataset.edited;
+      });
+    }
+    """####,
     "asset.mustache": ####"""
     {{> head}}
     <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}"{{#problem}} data-damaged="true"{{/problem}}>
@@ -161,8 +800,39 @@ extension Gallery {
       </figure>
       <form class="editor" hidden aria-label="Edit"></form>
     </main>
-    <script src="/static/editor.js?v={{assetVersion}}" defer></script>
+    <script type="module" src="/static/{{assetVersion}}/editor.js"></script>
     {{> foot}}
+    """####,
+    "duplicates.js": ####"""
+    // Duplicates: keep one of each group, the rest to the trash.
+
+    import { runToEnd } from "./api.js";
+
+    export function duplicatesPage(main) {
+      const summary = main.querySelector(".summary");
+      main.addEventListener("click", async (event) => {
+        const button = event.target.closest('button[data-act="resolve"]');
+        if (!button) return;
+        const group = button.closest(".duplicate-group");
+        const keep = group.querySelector("input[type=radio]:checked")?.value;
+        const ids = [...group.querySelectorAll("input[type=radio]")].map((input) => input.value).filter((id) => id !== keep);
+        const status = group.querySelector(".status");
+        button.disabled = true;
+        status.textContent = "Moving " + ids.length + " to the trash…";
+        try {
+          await runToEnd({ action: "trash", ids });
+          group.remove();
+          const left = main.querySelectorAll(".duplicate-group").length;
+          const pages = main.querySelector(".pager");
+          summary.textContent = left === 0 ? (pages ? "No duplicates left on this page." : "No duplicates left.")
+            : left + (left === 1 ? " group" : " groups") + (pages ? " on this page" : "");
+        } catch (error) {
+          status.textContent = error.message;
+          button.disabled = false;
+        }
+      });
+      for (const button of main.querySelectorAll('button[data-act="resolve"]')) button.hidden = false;
+    }
     """####,
     "duplicates.mustache": ####"""
     {{> head}}
@@ -201,753 +871,810 @@ extension Gallery {
     "editor.js": ####"""
     // The viewer's editor: every tool of the filter graph, grouped as Photos groups them (Light,
     // Color, Black & White, Detail, Vignette; crop, straighten, rotate, flip and perspective
-    // over the photo; a video's trim), built from the filters' own declarations (GET /api/filters). The preview
-    // is the server's: the graph applied to the original's cached screen rendition. Loaded on
-    // the asset page only, after gallery.js (whose `api` it uses).
-    "use strict";
+    // over the photo; a video's trim), built from the filters' own declarations (GET
+    // /api/filters). The preview is the server's: the graph applied to the original's cached
+    // screen rendition. A module of its own, loaded by the asset page only.
 
-    (() => {
-      const main = document.querySelector("main.viewer");
-      if (!main) return;
-      // A damaged file is shown as far as it decodes, not edited.
-      if (main.dataset.damaged) return;
-      const id = main.dataset.id;
-      const form = main.querySelector(".editor");
-      const photo = main.querySelector(".photo");
-      const figure = main.querySelector("figure");
-      const opener = main.querySelector(".open-editor");
-      const shown = photo.src;
+    import { api, followJob } from "./api.js";
+    import { icon } from "./words.js";
 
-      // The sliders, by group: [filter, parameter, label]. A filter is written when one of its
-      // leading parameters is away from where it changes nothing.
-      const groups = [
-        ["Light", [
-          ["tone", "exposure", "Exposure"], ["light", "brilliance", "Brilliance"],
-          ["tone", "highlights", "Highlights"], ["tone", "shadows", "Shadows"],
-          ["tone", "contrast", "Contrast"], ["tone", "brightness", "Brightness"],
-          ["light", "blacks", "Black point"], ["light", "whites", "White point"],
-        ]],
-        ["Color", [
-          ["tone", "saturation", "Saturation"], ["vibrance", "amount", "Vibrance"],
-          ["balance", "temperature", "Temperature"], ["balance", "tint", "Tint"],
-          ["tone", "warmth", "Warmth"],
-        ]],
-        ["Black & White", [["noir", "intensity", "Intensity"]]],
-        ["Detail", [
-          ["sharpen", "amount", "Sharpness"], ["definition", "amount", "Definition"],
-          ["texture", "amount", "Texture"], ["denoise", "luminance", "Noise reduction"],
-          ["denoise", "colour", "Colour noise"],
-        ]],
-        ["Vignette", [
-          ["vignette", "amount", "Strength"], ["vignette", "midpoint", "Radius"],
-          ["vignette", "feather", "Softness"],
-        ]],
-      ];
-      // Where each slider changes nothing; secondary ones (a vignette's radius) never lead.
-      const neutral = { "balance.temperature": 6500, "vignette.midpoint": 0.5, "vignette.feather": 0.5 };
-      const secondary = new Set(["vignette.midpoint", "vignette.feather"]);
-      // Sliders whose range is the asset's, not the filter's: [min, max, step].
-      const span = {};
-      // The order filters are written in: geometry first (a crop is of the turned image), then
-      // light and colour, detail, and what depends on the frame last.
-      const order = ["trim", "perspective", "rotate", "flip", "crop", "balance", "tone", "light",
-        "curve", "vibrance", "hsl", "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
+    // The asset page's photo and its editor: none for a damaged file, which is shown as far as
+    // it decodes, not edited. (The module's own scope holds the editor's state: one a page.)
+    const main = document.querySelector("main.viewer:not([data-damaged])");
+    const id = main?.dataset.id;
+    const form = main?.querySelector(".editor");
+    const photo = main?.querySelector(".photo");
+    const figure = main?.querySelector("figure");
+    const opener = main?.querySelector(".open-editor");
+    const shown = photo?.src;
 
-      let catalog = null;
-      const sliders = new Map();  // "filter.parameter" -> input
-      const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
-        vertical: 0, horizontal: 0 };
-      let extra = [];  // filters this panel has no control for (grain, warp), kept as they are
-      let leading = [];  // those of them before every filter it controls (a warp the crop is of)
-      // Colour ranges (the hsl filter): "blue-saturation" -> value; the range the sliders show.
-      // (Each swatch's colour is the stylesheet's: the page allows no inline style.)
-      const hslRanges = ["red", "orange", "yellow", "green", "aqua", "blue", "purple", "magenta"];
-      const hsl = {};
-      let showHSL = () => {};
-      // Curves (the curve filter): each channel's points [x, y], x rising, 0 to 1.
-      const curveChannels = [["rgb", "RGB"], ["red", "Red"], ["green", "Green"], ["blue", "Blue"]];
-      const straight = () => [[0, 0], [1, 1]];
-      const curves = { rgb: straight(), red: straight(), green: straight(), blue: straight() };
-      let drawCurve = () => {};
-      let cropping = false;
-      let isVideo = false;
+    // The sliders, by group: [filter, parameter, label]. A filter is written when one of its
+    // leading parameters is away from where it changes nothing.
+    const groups = [
+      ["Light", [
+        ["tone", "exposure", "Exposure"], ["light", "brilliance", "Brilliance"],
+        ["tone", "highlights", "Highlights"], ["tone", "shadows", "Shadows"],
+        ["tone", "contrast", "Contrast"], ["tone", "brightness", "Brightness"],
+        ["light", "blacks", "Black point"], ["light", "whites", "White point"],
+      ]],
+      ["Color", [
+        ["tone", "saturation", "Saturation"], ["vibrance", "amount", "Vibrance"],
+        ["balance", "temperature", "Temperature"], ["balance", "tint", "Tint"],
+        ["tone", "warmth", "Warmth"],
+      ]],
+      ["Black & White", [["noir", "intensity", "Intensity"]]],
+      ["Detail", [
+        ["sharpen", "amount", "Sharpness"], ["definition", "amount", "Definition"],
+        ["texture", "amount", "Texture"], ["denoise", "luminance", "Noise reduction"],
+        ["denoise", "colour", "Colour noise"],
+      ]],
+      ["Vignette", [
+        ["vignette", "amount", "Strength"], ["vignette", "midpoint", "Radius"],
+        ["vignette", "feather", "Softness"],
+      ]],
+    ];
+    // Where each slider changes nothing; secondary ones (a vignette's radius) never lead.
+    const neutral = { "balance.temperature": 6500, "vignette.midpoint": 0.5, "vignette.feather": 0.5 };
+    const secondary = new Set(["vignette.midpoint", "vignette.feather"]);
+    // Sliders whose range is the asset's, not the filter's: [min, max, step].
+    const span = {};
+    // The order filters are written in: geometry first (a crop is of the turned image), then
+    // light and colour, detail, and what depends on the frame last.
+    const order = ["trim", "perspective", "rotate", "flip", "crop", "balance", "tone", "light",
+      "curve", "vibrance", "hsl", "noir", "definition", "texture", "denoise", "sharpen", "vignette"];
 
-      const element = (tag, attributes = {}, ...children) => {
-        const node = document.createElement(tag);
-        for (const [name, value] of Object.entries(attributes)) {
-          if (name === "text") node.textContent = value;
-          else node.setAttribute(name, value);
+    let catalog = null;
+    const sliders = new Map();  // "filter.parameter" -> input
+    const geometry = { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0, crop: null,
+      vertical: 0, horizontal: 0 };
+    let extra = [];  // filters this panel has no control for (grain, warp), kept as they are
+    let leading = [];  // those of them before every filter it controls (a warp the crop is of)
+    // Colour ranges (the hsl filter): "blue-saturation" -> value; the range the sliders show.
+    // (Each swatch's colour is the stylesheet's: the page allows no inline style.)
+    const hslRanges = ["red", "orange", "yellow", "green", "aqua", "blue", "purple", "magenta"];
+    const hsl = {};
+    let showHSL = () => {};
+    // Curves (the curve filter): each channel's points [x, y], x rising, 0 to 1.
+    const curveChannels = [["rgb", "RGB"], ["red", "Red"], ["green", "Green"], ["blue", "Blue"]];
+    const straight = () => [[0, 0], [1, 1]];
+    const curves = { rgb: straight(), red: straight(), green: straight(), blue: straight() };
+    let drawCurve = () => {};
+    let cropping = false;
+    let isVideo = false;
+
+    const element = (tag, attributes = {}, ...children) => {
+      const node = document.createElement(tag);
+      for (const [name, value] of Object.entries(attributes)) {
+        if (name === "text") node.textContent = value;
+        else node.setAttribute(name, value);
+      }
+      node.append(...children);
+      return node;
+    };
+    const status = element("span", { class: "status", role: "status", "aria-live": "polite" });
+    const history = element("ol", { class: "history" });
+
+    async function build() {
+      catalog = (await (await api("GET", "/api/filters")).json()).filters;
+      const parameter = (filter, name) =>
+        catalog.find((f) => f.name === filter)?.parameters.find((p) => p.name === name);
+      form.textContent = "";
+      const top = element("div", { class: "actions" },
+        element("button", { type: "button", "data-act": "auto" }, icon("auto"), "Auto"),
+        element("button", { type: "button", "data-act": "before", "aria-label": "Hold to see the original",
+          title: "Hold to see the original" }, icon("compare"), "Compare"),
+        element("button", { type: "button", "data-act": "revert" }, icon("revert"), "Revert"),
+        element("button", { type: "button", "data-act": "save", text: "Save" }),
+        status);
+      form.append(top, geometryGroup());
+      // A video's part in time: from start to end, in seconds (the end at its length: all).
+      const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
+      const shownGroups = [...groups];
+      isVideo = asset.mediaType === "video";
+      if (isVideo && asset.duration > 0) {
+        neutral["trim.end"] = Math.round(asset.duration * 10) / 10;
+        span["trim.start"] = span["trim.end"] = [0, neutral["trim.end"], 0.1];
+        shownGroups.unshift(["Trim", [["trim", "start", "Start (s)"], ["trim", "end", "End (s)"]]]);
+      }
+      for (const [title, entries] of shownGroups) {
+        const body = element("div", { class: "sliders" });
+        for (const [filter, name, label] of entries) {
+          const p = parameter(filter, name);
+          if (!p) continue;
+          const key = filter + "." + name;
+          const width = p.max - p.min;
+          const [min, max, step] = span[key] ?? [p.min, p.max, width > 100 ? 50 : width > 4 ? 0.05 : 0.01];
+          const input = element("input", { id: "edit-" + filter + "-" + name, type: "range",
+            min: String(min), max: String(max), step: String(step),
+            value: String(neutral[key] ?? 0), "data-key": key });
+          input.title = p.doc;
+          sliders.set(key, input);
+          body.append(...row(input, label, neutral[key] ?? 0));
         }
-        node.append(...children);
+        form.append(group(title, body, () => {
+          for (const [filter, name] of entries) resetSlider(filter + "." + name);
+        }));
+        if (title === "Black & White" && asset.mediaType !== "video") form.append(curvesGroup(), hslGroup());
+      }
+      form.append(element("h3", { text: "History" }), history);
+    }
+
+    // A slider's row: its name, the track (filled from where it changes nothing to its value),
+    // the value beside it, and its own reset, shown once it is moved. The track and the value
+    // follow every "input" event; a value set without one is shown by `paintAll`.
+    function row(input, label, rest, reset = () => {
+      input.value = String(rest);
+      input.dispatchEvent(new Event("input"));
+    }) {
+      const output = element("output", { for: input.id, text: input.value });
+      const button = element("button", { type: "button", class: "slider-reset", "aria-label": "Reset " + label,
+        title: "Reset " + label }, icon("reset"));
+      input.dataset.rest = String(rest);
+      input.addEventListener("input", () => paint(input));
+      button.addEventListener("click", () => { reset(); paint(input); changed(); });
+      paint(input, output, button);
+      return [element("label", { for: input.id, text: label }), input, output, button];
+    }
+    function paint(input, output = input.nextElementSibling, button = output?.nextElementSibling) {
+      const min = Number(input.min), max = Number(input.max), value = Number(input.value);
+      const at = (v) => ((Math.min(max, Math.max(min, v)) - min) / (max - min || 1)) * 100 + "%";
+      const rest = Number(input.dataset.rest ?? 0);
+      input.style.setProperty("--from", at(Math.min(rest, value)));
+      input.style.setProperty("--to", at(Math.max(rest, value)));
+      if (output) output.value = input.value;
+      button?.classList.toggle("moved", value !== rest);
+    }
+    const paintAll = () => { for (const input of form.querySelectorAll(".sliders input[type=range]")) paint(input); };
+
+    // A group: a heading with its reset, then its controls.
+    function group(title, body, reset) {
+      const resetButton = element("button", { type: "button", class: "reset", text: "Reset",
+        "aria-label": "Reset " + title });
+      resetButton.addEventListener("click", () => { reset(); changed(); });
+      return element("section", { class: "group", "aria-label": title },
+        element("div", { class: "group-head" }, element("h3", { text: title }), resetButton), body);
+    }
+
+    function resetSlider(key) {
+      const input = sliders.get(key);
+      if (!input) return;
+      input.value = String(neutral[key] ?? 0);
+      input.dispatchEvent(new Event("input"));
+    }
+
+    // Colour ranges: a swatch for each of the hsl filter's eight ranges, and the chosen one's
+    // hue, saturation and luminance.
+    function hslGroup() {
+      const body = element("div", { class: "hsl" });
+      const swatches = element("div", { class: "swatches", role: "radiogroup",
+        "aria-label": "Colour range" });
+      for (const name of hslRanges) {
+        swatches.append(element("button", { type: "button", role: "radio", "data-range": name,
+          "aria-label": name, title: name }));
+      }
+      let range = "red", showing = false;
+      const rows = element("div", { class: "sliders" });
+      const inputs = [];
+      for (const [part, label] of [["hue", "Hue"], ["saturation", "Saturation"], ["luminance", "Luminance"]]) {
+        const input = element("input", { id: "edit-hsl-" + part, type: "range", min: "-1", max: "1",
+          step: "0.01", value: "0" });
+        input.addEventListener("input", () => {
+          if (!showing) hsl[range + "-" + part] = Number(input.value);
+        });
+        const parts = row(input, label, 0, () => {
+          delete hsl[range + "-" + part];
+          showHSL();
+        });
+        inputs.push([part, input]);
+        rows.append(...parts);
+      }
+      showHSL = () => {
+        showing = true;
+        for (const swatch of swatches.children) {
+          swatch.setAttribute("aria-checked", String(swatch.dataset.range === range));
+          swatch.classList.toggle("changed", ["hue", "saturation", "luminance"]
+            .some((part) => (hsl[swatch.dataset.range + "-" + part] ?? 0) !== 0));
+        }
+        for (const [part, input] of inputs) {
+          input.value = String(hsl[range + "-" + part] ?? 0);
+          paint(input);
+        }
+        showing = false;
+      };
+      swatches.addEventListener("click", (event) => {
+        const swatch = event.target.closest("[data-range]");
+        if (!swatch) return;
+        range = swatch.dataset.range;
+        showHSL();
+      });
+      rows.addEventListener("input", () => showHSL());
+      body.append(swatches, rows);
+      showHSL();
+      return group("Color ranges", body, () => {
+        for (const key of Object.keys(hsl)) delete hsl[key];
+        showHSL();
+      });
+    }
+
+    // Curves: a channel, and its curve through points over the square of input (across) and
+    // output (up). Drag a point; press on the curve's square to add one there; Delete (or a
+    // double click) removes one; a focused point moves by the arrow keys.
+    function curvesGroup() {
+      const svgNS = "http://www.w3.org/2000/svg";
+      const make = (tag, attributes) => {
+        const node = document.createElementNS(svgNS, tag);
+        for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
         return node;
       };
-      const status = element("span", { class: "status", role: "status", "aria-live": "polite" });
-      const history = element("ol", { class: "history" });
-
-      async function build() {
-        catalog = (await (await api("GET", "/api/filters")).json()).filters;
-        const parameter = (filter, name) =>
-          catalog.find((f) => f.name === filter)?.parameters.find((p) => p.name === name);
-        form.textContent = "";
-        const top = element("div", { class: "actions" },
-          element("button", { type: "button", "data-act": "auto" }, icon("auto"), "Auto"),
-          element("button", { type: "button", "data-act": "before", "aria-label": "Hold to see the original",
-            title: "Hold to see the original" }, icon("compare"), "Compare"),
-          element("button", { type: "button", "data-act": "revert" }, icon("revert"), "Revert"),
-          element("button", { type: "button", "data-act": "save", text: "Save" }),
-          status);
-        form.append(top, geometryGroup());
-        // A video's part in time: from start to end, in seconds (the end at its length: all).
-        const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
-        const shownGroups = [...groups];
-        isVideo = asset.mediaType === "video";
-        if (isVideo && asset.duration > 0) {
-          neutral["trim.end"] = Math.round(asset.duration * 10) / 10;
-          span["trim.start"] = span["trim.end"] = [0, neutral["trim.end"], 0.1];
-          shownGroups.unshift(["Trim", [["trim", "start", "Start (s)"], ["trim", "end", "End (s)"]]]);
-        }
-        for (const [title, entries] of shownGroups) {
-          const body = element("div", { class: "sliders" });
-          for (const [filter, name, label] of entries) {
-            const p = parameter(filter, name);
-            if (!p) continue;
-            const key = filter + "." + name;
-            const width = p.max - p.min;
-            const [min, max, step] = span[key] ?? [p.min, p.max, width > 100 ? 50 : width > 4 ? 0.05 : 0.01];
-            const input = element("input", { id: "edit-" + filter + "-" + name, type: "range",
-              min: String(min), max: String(max), step: String(step),
-              value: String(neutral[key] ?? 0), "data-key": key });
-            input.title = p.doc;
-            sliders.set(key, input);
-            body.append(...row(input, label, neutral[key] ?? 0));
-          }
-          form.append(group(title, body, () => {
-            for (const [filter, name] of entries) resetSlider(filter + "." + name);
-          }));
-          if (title === "Black & White" && asset.mediaType !== "video") form.append(curvesGroup(), hslGroup());
-        }
-        form.append(element("h3", { text: "History" }), history);
+      const select = element("select", { id: "edit-curve-channel", "aria-label": "Curve channel" });
+      for (const [value, text] of curveChannels) select.append(element("option", { value, text }));
+      const svg = make("svg", { viewBox: "-4 -4 108 108", class: "curve", role: "group",
+        "aria-label": "Curve: drag a point, press the square to add one, Delete removes one" });
+      for (const at of [25, 50, 75]) {
+        svg.append(make("line", { x1: at, y1: 0, x2: at, y2: 100, class: "grid" }),
+          make("line", { x1: 0, y1: at, x2: 100, y2: at, class: "grid" }));
       }
-
-      // A slider's row: its name, the track (filled from where it changes nothing to its value),
-      // the value beside it, and its own reset, shown once it is moved. The track and the value
-      // follow every "input" event; a value set without one is shown by `paintAll`.
-      function row(input, label, rest, reset = () => {
-        input.value = String(rest);
-        input.dispatchEvent(new Event("input"));
-      }) {
-        const output = element("output", { for: input.id, text: input.value });
-        const button = element("button", { type: "button", class: "slider-reset", "aria-label": "Reset " + label,
-          title: "Reset " + label }, icon("reset"));
-        input.dataset.rest = String(rest);
-        input.addEventListener("input", () => paint(input));
-        button.addEventListener("click", () => { reset(); paint(input); changed(); });
-        paint(input, output, button);
-        return [element("label", { for: input.id, text: label }), input, output, button];
-      }
-      function paint(input, output = input.nextElementSibling, button = output?.nextElementSibling) {
-        const min = Number(input.min), max = Number(input.max), value = Number(input.value);
-        const at = (v) => ((Math.min(max, Math.max(min, v)) - min) / (max - min || 1)) * 100 + "%";
-        const rest = Number(input.dataset.rest ?? 0);
-        input.style.setProperty("--from", at(Math.min(rest, value)));
-        input.style.setProperty("--to", at(Math.max(rest, value)));
-        if (output) output.value = input.value;
-        button?.classList.toggle("moved", value !== rest);
-      }
-      const paintAll = () => { for (const input of form.querySelectorAll(".sliders input[type=range]")) paint(input); };
-
-      // A group: a heading with its reset, then its controls.
-      function group(title, body, reset) {
-        const resetButton = element("button", { type: "button", class: "reset", text: "Reset",
-          "aria-label": "Reset " + title });
-        resetButton.addEventListener("click", () => { reset(); changed(); });
-        return element("section", { class: "group", "aria-label": title },
-          element("div", { class: "group-head" }, element("h3", { text: title }), resetButton), body);
-      }
-
-      function resetSlider(key) {
-        const input = sliders.get(key);
-        if (!input) return;
-        input.value = String(neutral[key] ?? 0);
-        input.dispatchEvent(new Event("input"));
-      }
-
-      // Colour ranges: a swatch for each of the hsl filter's eight ranges, and the chosen one's
-      // hue, saturation and luminance.
-      function hslGroup() {
-        const body = element("div", { class: "hsl" });
-        const swatches = element("div", { class: "swatches", role: "radiogroup",
-          "aria-label": "Colour range" });
-        for (const name of hslRanges) {
-          swatches.append(element("button", { type: "button", role: "radio", "data-range": name,
-            "aria-label": name, title: name }));
-        }
-        let range = "red", showing = false;
-        const rows = element("div", { class: "sliders" });
-        const inputs = [];
-        for (const [part, label] of [["hue", "Hue"], ["saturation", "Saturation"], ["luminance", "Luminance"]]) {
-          const input = element("input", { id: "edit-hsl-" + part, type: "range", min: "-1", max: "1",
-            step: "0.01", value: "0" });
-          input.addEventListener("input", () => {
-            if (!showing) hsl[range + "-" + part] = Number(input.value);
-          });
-          const parts = row(input, label, 0, () => {
-            delete hsl[range + "-" + part];
-            showHSL();
-          });
-          inputs.push([part, input]);
-          rows.append(...parts);
-        }
-        showHSL = () => {
-          showing = true;
-          for (const swatch of swatches.children) {
-            swatch.setAttribute("aria-checked", String(swatch.dataset.range === range));
-            swatch.classList.toggle("changed", ["hue", "saturation", "luminance"]
-              .some((part) => (hsl[swatch.dataset.range + "-" + part] ?? 0) !== 0));
-          }
-          for (const [part, input] of inputs) {
-            input.value = String(hsl[range + "-" + part] ?? 0);
-            paint(input);
-          }
-          showing = false;
-        };
-        swatches.addEventListener("click", (event) => {
-          const swatch = event.target.closest("[data-range]");
-          if (!swatch) return;
-          range = swatch.dataset.range;
-          showHSL();
+      svg.append(make("rect", { x: 0, y: 0, width: 100, height: 100, class: "frame" }),
+        make("line", { x1: 0, y1: 100, x2: 100, y2: 0, class: "grid" }));
+      const path = make("path", { class: "line" });
+      const dots = make("g", {});
+      svg.append(path, dots);
+      const points = () => curves[select.value];
+      const toSquare = (event) => {
+        const box = svg.getBoundingClientRect();
+        const x = ((event.clientX - box.left) / box.width) * 108 - 4;
+        const y = ((event.clientY - box.top) / box.height) * 108 - 4;
+        return [Math.min(1, Math.max(0, x / 100)), Math.min(1, Math.max(0, 1 - y / 100))];
+      };
+      // A point moved within its neighbours (x rising by at least 0.01).
+      const place = (index, x, y) => {
+        const list = points();
+        const low = index > 0 ? list[index - 1][0] + 0.01 : 0;
+        const high = index < list.length - 1 ? list[index + 1][0] - 0.01 : 1;
+        // Between neighbours closer than that (a curve written elsewhere), x stays.
+        const across = low <= high ? Math.round(Math.min(high, Math.max(low, x)) * 1000) / 1000
+          : list[index][0];
+        list[index] = [across, Math.round(Math.min(1, Math.max(0, y)) * 1000) / 1000];
+      };
+      let dragging = null, focusAfter = null;
+      drawCurve = () => {
+        const list = points();
+        const ys = monotone(list, 65);
+        path.setAttribute("class", "line " + select.value);
+        path.setAttribute("d", ys.map((y, i) => (i ? "L" : "M") + (i * 100 / 64).toFixed(2) + " " +
+          (100 - y * 100).toFixed(2)).join(" "));
+        dots.textContent = "";
+        list.forEach(([x, y], index) => {
+          const dot = make("circle", { cx: x * 100, cy: 100 - y * 100, r: 3.5, class: "point",
+            tabindex: "0", role: "slider", "data-index": String(index),
+            "aria-label": "Point " + (index + 1) + " of " + list.length,
+            "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(Math.round(y * 100)),
+            "aria-valuetext": "in " + Math.round(x * 100) + "%, out " + Math.round(y * 100) + "%" });
+          dots.append(dot);
         });
-        rows.addEventListener("input", () => showHSL());
-        body.append(swatches, rows);
-        showHSL();
-        return group("Color ranges", body, () => {
-          for (const key of Object.keys(hsl)) delete hsl[key];
-          showHSL();
-        });
-      }
-
-      // Curves: a channel, and its curve through points over the square of input (across) and
-      // output (up). Drag a point; press on the curve's square to add one there; Delete (or a
-      // double click) removes one; a focused point moves by the arrow keys.
-      function curvesGroup() {
-        const svgNS = "http://www.w3.org/2000/svg";
-        const make = (tag, attributes) => {
-          const node = document.createElementNS(svgNS, tag);
-          for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-          return node;
-        };
-        const select = element("select", { id: "edit-curve-channel", "aria-label": "Curve channel" });
-        for (const [value, text] of curveChannels) select.append(element("option", { value, text }));
-        const svg = make("svg", { viewBox: "-4 -4 108 108", class: "curve", role: "group",
-          "aria-label": "Curve: drag a point, press the square to add one, Delete removes one" });
-        for (const at of [25, 50, 75]) {
-          svg.append(make("line", { x1: at, y1: 0, x2: at, y2: 100, class: "grid" }),
-            make("line", { x1: 0, y1: at, x2: 100, y2: at, class: "grid" }));
+        if (focusAfter !== null) {
+          dots.children[focusAfter]?.focus();
+          focusAfter = null;
         }
-        svg.append(make("rect", { x: 0, y: 0, width: 100, height: 100, class: "frame" }),
-          make("line", { x1: 0, y1: 100, x2: 100, y2: 0, class: "grid" }));
-        const path = make("path", { class: "line" });
-        const dots = make("g", {});
-        svg.append(path, dots);
-        const points = () => curves[select.value];
-        const toSquare = (event) => {
-          const box = svg.getBoundingClientRect();
-          const x = ((event.clientX - box.left) / box.width) * 108 - 4;
-          const y = ((event.clientY - box.top) / box.height) * 108 - 4;
-          return [Math.min(1, Math.max(0, x / 100)), Math.min(1, Math.max(0, 1 - y / 100))];
-        };
-        // A point moved within its neighbours (x rising by at least 0.01).
-        const place = (index, x, y) => {
+      };
+      const remove = (index) => {
+        const list = points();
+        if (index <= 0 || index >= list.length - 1) return;  // the ends stay
+        list.splice(index, 1);
+        drawCurve();
+        changed();
+      };
+      svg.addEventListener("pointerdown", (event) => {
+        event.preventDefault();
+        const dot = event.target.closest("circle.point");
+        let index;
+        if (dot) {
+          index = Number(dot.dataset.index);
+        } else {
+          const [x] = toSquare(event);
           const list = points();
-          const low = index > 0 ? list[index - 1][0] + 0.01 : 0;
-          const high = index < list.length - 1 ? list[index + 1][0] - 0.01 : 1;
-          // Between neighbours closer than that (a curve written elsewhere), x stays.
-          const across = low <= high ? Math.round(Math.min(high, Math.max(low, x)) * 1000) / 1000
-            : list[index][0];
-          list[index] = [across, Math.round(Math.min(1, Math.max(0, y)) * 1000) / 1000];
-        };
-        let dragging = null, focusAfter = null;
-        drawCurve = () => {
-          const list = points();
-          const ys = monotone(list, 65);
-          path.setAttribute("class", "line " + select.value);
-          path.setAttribute("d", ys.map((y, i) => (i ? "L" : "M") + (i * 100 / 64).toFixed(2) + " " +
-            (100 - y * 100).toFixed(2)).join(" "));
-          dots.textContent = "";
-          list.forEach(([x, y], index) => {
-            const dot = make("circle", { cx: x * 100, cy: 100 - y * 100, r: 3.5, class: "point",
-              tabindex: "0", role: "slider", "data-index": String(index),
-              "aria-label": "Point " + (index + 1) + " of " + list.length,
-              "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(Math.round(y * 100)),
-              "aria-valuetext": "in " + Math.round(x * 100) + "%, out " + Math.round(y * 100) + "%" });
-            dots.append(dot);
-          });
-          if (focusAfter !== null) {
-            dots.children[focusAfter]?.focus();
-            focusAfter = null;
-          }
-        };
-        const remove = (index) => {
-          const list = points();
-          if (index <= 0 || index >= list.length - 1) return;  // the ends stay
-          list.splice(index, 1);
-          drawCurve();
-          changed();
-        };
-        svg.addEventListener("pointerdown", (event) => {
+          if (list.length >= 16) return;
+          index = list.findIndex(([px]) => px > x);
+          if (index <= 0) return;  // not beside the ends' own places
+          if (x - list[index - 1][0] < 0.02 || list[index][0] - x < 0.02) return;
+          list.splice(index, 0, [x, monotone(list, 1001)[Math.round(x * 1000)]]);
+        }
+        dragging = index;
+        svg.setPointerCapture(event.pointerId);
+        focusAfter = index;
+        drawCurve();
+      });
+      svg.addEventListener("pointermove", (event) => {
+        if (dragging === null) return;
+        const [x, y] = toSquare(event);
+        place(dragging, x, y);
+        drawCurve();
+      });
+      const stop = () => {
+        if (dragging === null) return;
+        dragging = null;
+        changed();
+      };
+      svg.addEventListener("pointerup", stop);
+      svg.addEventListener("pointercancel", stop);
+      svg.addEventListener("dblclick", (event) => {
+        const dot = event.target.closest("circle.point");
+        if (dot) remove(Number(dot.dataset.index));
+      });
+      svg.addEventListener("keydown", (event) => {
+        const dot = event.target.closest("circle.point");
+        if (!dot) return;
+        const index = Number(dot.dataset.index);
+        const [x, y] = points()[index];
+        const step = event.shiftKey ? 0.05 : 0.01;
+        const moves = { ArrowUp: [0, step], ArrowDown: [0, -step], ArrowLeft: [-step, 0],
+          ArrowRight: [step, 0] };
+        if (event.key === "Delete" || event.key === "Backspace") {
           event.preventDefault();
-          const dot = event.target.closest("circle.point");
-          let index;
-          if (dot) {
-            index = Number(dot.dataset.index);
-          } else {
-            const [x] = toSquare(event);
-            const list = points();
-            if (list.length >= 16) return;
-            index = list.findIndex(([px]) => px > x);
-            if (index <= 0) return;  // not beside the ends' own places
-            if (x - list[index - 1][0] < 0.02 || list[index][0] - x < 0.02) return;
-            list.splice(index, 0, [x, monotone(list, 1001)[Math.round(x * 1000)]]);
-          }
-          dragging = index;
-          svg.setPointerCapture(event.pointerId);
+          if (index > 0 && index < points().length - 1) focusAfter = index - 1;
+          remove(index);
+        } else if (moves[event.key]) {
+          event.preventDefault();
+          event.stopPropagation();
+          place(index, x + moves[event.key][0], y + moves[event.key][1]);
           focusAfter = index;
           drawCurve();
-        });
-        svg.addEventListener("pointermove", (event) => {
-          if (dragging === null) return;
-          const [x, y] = toSquare(event);
-          place(dragging, x, y);
-          drawCurve();
-        });
-        const stop = () => {
-          if (dragging === null) return;
-          dragging = null;
           changed();
-        };
-        svg.addEventListener("pointerup", stop);
-        svg.addEventListener("pointercancel", stop);
-        svg.addEventListener("dblclick", (event) => {
-          const dot = event.target.closest("circle.point");
-          if (dot) remove(Number(dot.dataset.index));
-        });
-        svg.addEventListener("keydown", (event) => {
-          const dot = event.target.closest("circle.point");
-          if (!dot) return;
-          const index = Number(dot.dataset.index);
-          const [x, y] = points()[index];
-          const step = event.shiftKey ? 0.05 : 0.01;
-          const moves = { ArrowUp: [0, step], ArrowDown: [0, -step], ArrowLeft: [-step, 0],
-            ArrowRight: [step, 0] };
-          if (event.key === "Delete" || event.key === "Backspace") {
-            event.preventDefault();
-            if (index > 0 && index < points().length - 1) focusAfter = index - 1;
-            remove(index);
-          } else if (moves[event.key]) {
-            event.preventDefault();
-            event.stopPropagation();
-            place(index, x + moves[event.key][0], y + moves[event.key][1]);
-            focusAfter = index;
-            drawCurve();
-            changed();
-          }
-        });
-        select.addEventListener("change", () => drawCurve());
-        const body = element("div", { class: "curves" }, select, svg);
-        drawCurve();
-        return group("Curves", body, () => {
-          for (const [channel] of curveChannels) curves[channel] = straight();
-          drawCurve();
-        });
-      }
-
-      // A curve through points, monotone between them (Fritsch and Carlson's cubic, as the
-      // server's curve filter draws it), flat beyond the ends: `samples` values over 0 to 1.
-      function monotone(list, samples) {
-        const n = list.length;
-        const slopes = [];
-        for (let i = 0; i < n - 1; i++) slopes.push((list[i + 1][1] - list[i][1]) / (list[i + 1][0] - list[i][0]));
-        const tangents = new Array(n).fill(0);
-        tangents[0] = slopes[0];
-        tangents[n - 1] = slopes[n - 2];
-        for (let i = 1; i < n - 1; i++) {
-          tangents[i] = slopes[i - 1] * slopes[i] <= 0 ? 0 : (slopes[i - 1] + slopes[i]) / 2;
         }
-        for (let i = 0; i < n - 1; i++) {
-          if (slopes[i] === 0) { tangents[i] = tangents[i + 1] = 0; continue; }
-          const a = tangents[i] / slopes[i], b = tangents[i + 1] / slopes[i], h = a * a + b * b;
-          if (h > 9) {
-            const t = 3 / Math.sqrt(h);
-            tangents[i] = t * a * slopes[i];
-            tangents[i + 1] = t * b * slopes[i];
-          }
-        }
-        const out = [];
-        let segment = 0;
-        for (let index = 0; index < samples; index++) {
-          const x = index / (samples - 1);
-          if (x <= list[0][0]) { out.push(list[0][1]); continue; }
-          if (x >= list[n - 1][0]) { out.push(list[n - 1][1]); continue; }
-          while (x > list[segment + 1][0]) segment++;
-          const [x0, y0] = list[segment], [x1, y1] = list[segment + 1];
-          const h = x1 - x0, t = (x - x0) / h, t2 = t * t, t3 = t2 * t;
-          const y = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * tangents[segment] +
-            (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * tangents[segment + 1];
-          out.push(Math.min(1, Math.max(0, y)));
-        }
-        return out;
-      }
-
-      function geometryGroup() {
-        const body = element("div", { class: "geometry" });
-        const button = (act, name, label, text) =>
-          element("button", { type: "button", "data-geometry": act, "aria-label": label, title: label },
-            icon(name), ...(text ? [text] : []));
-        const tools = element("div", { class: "tools" },
-          button("left", "rotate-left", "Rotate left"), button("right", "rotate-right", "Rotate right"),
-          button("flip-h", "flip-h", "Flip horizontally"), button("flip-v", "flip-v", "Flip vertically"),
-          button("crop", "crop", "Crop with handles", "Crop"));
-        const aspect = element("select", { id: "edit-aspect", "aria-label": "Aspect" });
-        for (const [value, text] of [["", "Free"], ["1:1", "Square"], ["4:5", "4:5"], ["3:2", "3:2"],
-          ["4:3", "4:3"], ["16:9", "16:9"], ["5:4", "5:4"], ["2:3", "2:3"], ["9:16", "9:16"]]) {
-          aspect.append(element("option", { value, text }));
-        }
-        const dial = (key, label, min, max, step) => {
-          const input = element("input", { id: "edit-" + key, type: "range", min: String(min),
-            max: String(max), step: String(step), value: "0", "data-geometry-value": key });
-          input.addEventListener("input", () => {
-            geometry[key] = Number(input.value);
-          });
-          return row(input, label, 0);
-        };
-        const rows = element("div", { class: "sliders" },
-          element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"), element("span"),
-          ...dial("angle", "Straighten", -45, 45, 0.1),
-          ...dial("vertical", "Vertical", -1, 1, 0.01),
-          ...dial("horizontal", "Horizontal", -1, 1, 0.01));
-        aspect.addEventListener("change", () => {
-          geometry.aspect = aspect.value;
-          if (geometry.crop && geometry.aspect) geometry.crop = fitAspect(geometry.crop);
-          drawFrame();
-        });
-        tools.addEventListener("click", (event) => {
-          const act = event.target.closest("button")?.dataset.geometry;
-          if (!act) return;
-          if (act === "left" || act === "right") {
-            geometry.turns = (geometry.turns + (act === "right" ? 1 : 3)) % 4;
-            geometry.crop = null;  // a crop is of the turned image: it starts again
-          } else if (act === "flip-h") {
-            geometry.flipH = !geometry.flipH;
-          } else if (act === "flip-v") {
-            geometry.flipV = !geometry.flipV;
-          } else if (act === "crop") {
-            setCropping(!cropping);
-            return;
-          }
-          changed();
-        });
-        body.append(tools, rows);
-        return group("Crop & straighten", body, () => {
-          Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
-            crop: null, vertical: 0, horizontal: 0 });
-          aspect.value = "";
-          for (const input of body.querySelectorAll("input[type=range]")) {
-            input.value = "0";
-            input.dispatchEvent(new Event("input"));
-          }
-        });
-      }
-
-      // ---- The graph, both ways ----------------------------------------------------------------
-
-      const number = (value) => String(Math.round(value * 10000) / 10000);
-
-      // The filters the panel shows, written as `--filter` takes them.
-      function filters({ withCrop = true } = {}) {
-        const byFilter = new Map();
-        for (const [key, input] of sliders) {
-          const [filter, name] = key.split(".");
-          if (!byFilter.has(filter)) byFilter.set(filter, { lead: false, params: [] });
-          const entry = byFilter.get(filter);
-          const value = Number(input.value);
-          if (!secondary.has(key) && value !== (neutral[key] ?? 0)) entry.lead = true;
-          entry.params.push(name + "=" + number(value));
-        }
-        const written = new Map();
-        for (const [filter, entry] of byFilter) {
-          if (entry.lead) written.set(filter, filter + " " + entry.params.join(" "));
-        }
-        const bent = curveChannels.map(([channel]) => channel).filter((channel) =>
-          curves[channel].some(([x, y]) => x !== y));
-        if (bent.length) {
-          const exact = (value) => String(Math.round(value * 1e6) / 1e6);
-          written.set("curve", "curve " + bent.map((channel) => channel + "=" +
-            curves[channel].map(([x, y]) => exact(x) + ":" + exact(y)).join(",")).join(" "));
-        }
-        const ranges = Object.entries(hsl).filter(([, value]) => value !== 0).sort();
-        if (ranges.length) {
-          written.set("hsl", "hsl " + ranges.map(([name, value]) => name + "=" + number(value)).join(" "));
-        }
-        if (geometry.vertical || geometry.horizontal) {
-          written.set("perspective", "perspective vertical=" + number(geometry.vertical) +
-            " horizontal=" + number(geometry.horizontal));
-        }
-        if (geometry.turns) written.set("rotate", "rotate angle=" + 90 * geometry.turns);
-        const flips = [];
-        if (geometry.flipH) flips.push("flip direction=horizontal");
-        if (geometry.flipV) flips.push("flip direction=vertical");
-        if (flips.length) written.set("flip", flips.join("\u0000"));
-        const angle = geometry.angle ? " angle=" + number(geometry.angle) : "";
-        if (withCrop && geometry.crop) {
-          const c = geometry.crop;
-          written.set("crop", "crop x=" + number(c.x) + " y=" + number(c.y) + " width=" +
-            number(c.width) + " height=" + number(c.height) + angle);
-        } else if (withCrop && geometry.aspect) {
-          written.set("crop", "crop aspect=" + geometry.aspect + angle);
-        } else if (geometry.angle) {
-          written.set("crop", "crop" + angle);
-        }
-        const list = [];
-        for (const filter of order) {
-          if (written.has(filter)) list.push(...written.get(filter).split("\u0000"));
-        }
-        // Filters with no control here stay where they were: first (a warp, whose result the
-        // crop and turns are of) or after the panel's.
-        return leading.concat(list, extra);
-      }
-
-      // A node of a stored graph as `--filter` takes it.
-      const nodeText = (node) => [node.op, ...Object.entries(node.params || {})
-        .filter(([, value]) => value !== null && value !== undefined)
-        .map(([name, value]) => name + "=" + value)].join(" ");
-
-      // The panel set from a graph (the current version's).
-      function setFrom(nodes) {
-        settingUp = true;
-        try { setPanel(nodes); } finally { settingUp = false; }
-        drawFrame();
-      }
-
-      function setPanel(nodes) {
-        for (const key of sliders.keys()) resetSlider(key);
-        Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
-          crop: null, vertical: 0, horizontal: 0 });
-        extra = [];
-        leading = [];
-        for (const key of Object.keys(hsl)) delete hsl[key];
-        for (const [channel] of curveChannels) curves[channel] = straight();
-        let controlled = false;  // a filter the panel controls has come
-        for (const node of nodes) {
-          const extras = extra.length;
-          const params = node.params || {};
-          if (node.op === "hsl" && !nodes.some((other) => other !== node && other.op === "hsl")) {
-            for (const [name, value] of Object.entries(params)) {
-              if (value !== null && value !== undefined && Number(value) !== 0) hsl[name] = Number(value);
-            }
-          } else if (node.op === "curve" && !nodes.some((other) => other !== node && other.op === "curve")) {
-            for (const [channel] of curveChannels) {
-              if (typeof params[channel] === "string") {
-                curves[channel] = params[channel].split(",").map((pair) => pair.split(":").map(Number));
-              }
-            }
-          } else if (node.op === "rotate") geometry.turns = (geometry.turns + Number(params.angle ?? 90) / 90) % 4;
-          else if (node.op === "flip") {
-            if ((params.direction ?? "horizontal") === "horizontal") geometry.flipH = !geometry.flipH;
-            else geometry.flipV = !geometry.flipV;
-          } else if (node.op === "perspective") {
-            geometry.vertical = Number(params.vertical ?? 0);
-            geometry.horizontal = Number(params.horizontal ?? 0);
-          } else if (node.op === "crop" && (params.unit ?? "fraction") === "fraction") {
-            geometry.angle = Number(params.angle ?? 0);
-            geometry.aspect = params.aspect ?? "";
-            geometry.crop = params.x !== undefined && params.x !== null
-              ? { x: Number(params.x), y: Number(params.y), width: Number(params.width), height: Number(params.height) }
-              : null;
-          } else {
-            let known = false;
-            for (const [name, value] of Object.entries(params)) {
-              const input = sliders.get(node.op + "." + name);
-              if (input) { input.value = String(value); input.dispatchEvent(new Event("input")); known = true; }
-            }
-            if (node.op === "noir" && !("intensity" in params)) {
-              sliders.get("noir.intensity").value = "1";
-              known = true;
-            }
-            if (!known) extra.push(nodeText(node));
-          }
-          if (extra.length === extras) controlled = true;
-          else if (!controlled) leading.push(extra.pop());
-        }
-        for (const input of form.querySelectorAll("[data-geometry-value]")) {
-          input.value = String(geometry[input.dataset.geometryValue]);
-          input.dispatchEvent(new Event("input"));
-        }
-        const aspect = form.querySelector("#edit-aspect");
-        if (aspect) aspect.value = geometry.aspect;
-        showHSL();
-        drawCurve();
-        paintAll();
-      }
-
-      // Filters written as text ("tone exposure=0.3") back as nodes.
-      const parseText = (text) => {
-        const [op, ...words] = text.split(/\s+/);
-        const params = {};
-        for (const word of words) {
-          const [name, value] = word.split("=");
-          params[name] = value !== undefined && value !== "" && !Number.isNaN(Number(value)) ? Number(value) : value;
-        }
-        return { op, params };
-      };
-
-      // ---- Preview ------------------------------------------------------------------------------
-
-      let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
-      const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
-      async function render(list) {
-        const response = await api("POST", "/api/assets/" + id + "/preview", {
-          filters: list.length ? list : ["tone"], size: previewSize(),
-        });
-        return URL.createObjectURL(await response.blob());
-      }
-      async function preview() {
-        const mine = ++generation;
-        try {
-          rendering = render(filters({ withCrop: !cropping }));
-          const url = await rendering;
-          if (mine !== generation) { URL.revokeObjectURL(url); return; }
-          if (shownURL) URL.revokeObjectURL(shownURL);
-          shownURL = url;
-          photo.src = url;
-        } catch (error) {
-          if (mine === generation) status.textContent = error.message;
-        }
-      }
-      // Before the file changes (a save, a revert): no preview waits to start, and the one under
-      // way is over, its picture dropped. A preview read while the file is swapped would find a
-      // file the catalog does not know yet, and be refused.
-      async function settle() {
-        clearTimeout(timer);
-        generation++;
-        await rendering?.catch(() => {});
-      }
-      // Set while the panel is set from a version: its sliders' events are not a change.
-      let settingUp = false;
-      function changed() {
-        if (settingUp) return;
-        clearTimeout(timer);
-        timer = setTimeout(preview, 120);
-        drawFrame();
-      }
-      form.addEventListener("input", changed);
-
-      // Press and hold: the original, until released.
-      async function holdOriginal(on) {
-        if (on) {
-          if (!originalURL) originalURL = await render([]);
-          photo.src = originalURL;
-          status.textContent = "the original";
-        } else {
-          photo.src = shownURL || shown;
-          status.textContent = "";
-        }
-      }
-
-      // ---- The crop frame -------------------------------------------------------------------------
-
-      const frame = element("div", { class: "crop-frame", tabindex: "0", hidden: "",
-        "aria-label": "Crop frame: arrow keys move it" });
-      const corners = ["nw", "ne", "se", "sw"].map((corner) => {
-        const handle = element("button", { type: "button", class: "handle " + corner,
-          "data-corner": corner, "aria-label": "Crop corner " + corner + ": arrow keys move it" });
-        frame.append(handle);
-        return handle;
       });
-      // The frame lives in a box over the photo's pixels that clips its shade to them.
-      const area = element("div", { class: "crop-area", hidden: "" }, frame);
-      figure.style.position = "relative";
-      figure.append(area);
+      select.addEventListener("change", () => drawCurve());
+      const body = element("div", { class: "curves" }, select, svg);
+      drawCurve();
+      return group("Curves", body, () => {
+        for (const [channel] of curveChannels) curves[channel] = straight();
+        drawCurve();
+      });
+    }
 
-      // Where the photo's pixels are on the page (the image keeps its aspect in its box).
-      function imageBox() {
-        const box = photo.getBoundingClientRect();
-        const outer = figure.getBoundingClientRect();
-        const ratio = photo.naturalWidth / photo.naturalHeight || 1;
-        let width = box.width, height = box.width / ratio;
-        if (height > box.height) { height = box.height; width = height * ratio; }
-        return { left: box.left - outer.left + (box.width - width) / 2,
-          top: box.top - outer.top + (box.height - height) / 2, width, height, ratio };
+    // A curve through points, monotone between them (Fritsch and Carlson's cubic, as the
+    // server's curve filter draws it), flat beyond the ends: `samples` values over 0 to 1.
+    function monotone(list, samples) {
+      const n = list.length;
+      const slopes = [];
+      for (let i = 0; i < n - 1; i++) slopes.push((list[i + 1][1] - list[i][1]) / (list[i + 1][0] - list[i][0]));
+      const tangents = new Array(n).fill(0);
+      tangents[0] = slopes[0];
+      tangents[n - 1] = slopes[n - 2];
+      for (let i = 1; i < n - 1; i++) {
+        tangents[i] = slopes[i - 1] * slopes[i] <= 0 ? 0 : (slopes[i - 1] + slopes[i]) / 2;
       }
-
-      function fitAspect(c) {
-        const [w, h] = geometry.aspect.split(":").map(Number);
-        if (!w || !h) return c;
-        const box = imageBox();
-        // A rectangle of the image's fractions whose pixels have the shape w:h.
-        let width = c.width, height = width * box.ratio * h / w;
-        if (height > 1) { height = 1; width = height * w / (h * box.ratio); }
-        const x = Math.min(Math.max(0, c.x), 1 - width), y = Math.min(Math.max(0, c.y), 1 - height);
-        return { x, y, width, height };
-      }
-
-      function drawFrame() {
-        area.hidden = frame.hidden = !cropping;
-        if (!cropping) return;
-        const box = imageBox();
-        Object.assign(area.style, {
-          left: box.left + "px", top: box.top + "px", width: box.width + "px", height: box.height + "px",
-        });
-        const c = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
-        Object.assign(frame.style, {
-          left: c.x * box.width + "px", top: c.y * box.height + "px",
-          width: c.width * box.width + "px", height: c.height * box.height + "px",
-        });
-      }
-
-      function setCropping(on) {
-        cropping = on;
-        const toggle = form.querySelector('[data-geometry="crop"]');
-        toggle?.setAttribute("aria-pressed", on ? "true" : "false");
-        if (toggle) toggle.textContent = on ? "Done" : "Crop";
-        if (on && !geometry.crop) {
-          geometry.crop = geometry.aspect ? fitAspect({ x: 0, y: 0, width: 1, height: 1 })
-            : { x: 0, y: 0, width: 1, height: 1 };
+      for (let i = 0; i < n - 1; i++) {
+        if (slopes[i] === 0) { tangents[i] = tangents[i + 1] = 0; continue; }
+        const a = tangents[i] / slopes[i], b = tangents[i + 1] / slopes[i], h = a * a + b * b;
+        if (h > 9) {
+          const t = 3 / Math.sqrt(h);
+          tangents[i] = t * a * slopes[i];
+          tangents[i + 1] = t * b * slopes[i];
         }
-        if (!on && geometry.crop && geometry.crop.width > 0.999 && geometry.crop.height > 0.999) {
-          geometry.crop = null;  // the whole image: no crop
+      }
+      const out = [];
+      let segment = 0;
+      for (let index = 0; index < samples; index++) {
+        const x = index / (samples - 1);
+        if (x <= list[0][0]) { out.push(list[0][1]); continue; }
+        if (x >= list[n - 1][0]) { out.push(list[n - 1][1]); continue; }
+        while (x > list[segment + 1][0]) segment++;
+        const [x0, y0] = list[segment], [x1, y1] = list[segment + 1];
+        const h = x1 - x0, t = (x - x0) / h, t2 = t * t, t3 = t2 * t;
+        const y = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * tangents[segment] +
+          (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * tangents[segment + 1];
+        out.push(Math.min(1, Math.max(0, y)));
+      }
+      return out;
+    }
+
+    function geometryGroup() {
+      const body = element("div", { class: "geometry" });
+      const button = (act, name, label, text) =>
+        element("button", { type: "button", "data-geometry": act, "aria-label": label, title: label },
+          icon(name), ...(text ? [text] : []));
+      const tools = element("div", { class: "tools" },
+        button("left", "rotate-left", "Rotate left"), button("right", "rotate-right", "Rotate right"),
+        button("flip-h", "flip-h", "Flip horizontally"), button("flip-v", "flip-v", "Flip vertically"),
+        button("crop", "crop", "Crop with handles", "Crop"));
+      const aspect = element("select", { id: "edit-aspect", "aria-label": "Aspect" });
+      for (const [value, text] of [["", "Free"], ["1:1", "Square"], ["4:5", "4:5"], ["3:2", "3:2"],
+        ["4:3", "4:3"], ["16:9", "16:9"], ["5:4", "5:4"], ["2:3", "2:3"], ["9:16", "9:16"]]) {
+        aspect.append(element("option", { value, text }));
+      }
+      const dial = (key, label, min, max, step) => {
+        const input = element("input", { id: "edit-" + key, type: "range", min: String(min),
+          max: String(max), step: String(step), value: "0", "data-geometry-value": key });
+        input.addEventListener("input", () => {
+          geometry[key] = Number(input.value);
+        });
+        return row(input, label, 0);
+      };
+      const rows = element("div", { class: "sliders" },
+        element("label", { for: "edit-aspect", text: "Aspect" }), aspect, element("span"), element("span"),
+        ...dial("angle", "Straighten", -45, 45, 0.1),
+        ...dial("vertical", "Vertical", -1, 1, 0.01),
+        ...dial("horizontal", "Horizontal", -1, 1, 0.01));
+      aspect.addEventListener("change", () => {
+        geometry.aspect = aspect.value;
+        if (geometry.crop && geometry.aspect) geometry.crop = fitAspect(geometry.crop);
+        drawFrame();
+      });
+      tools.addEventListener("click", (event) => {
+        const act = event.target.closest("button")?.dataset.geometry;
+        if (!act) return;
+        if (act === "left" || act === "right") {
+          geometry.turns = (geometry.turns + (act === "right" ? 1 : 3)) % 4;
+          geometry.crop = null;  // a crop is of the turned image: it starts again
+        } else if (act === "flip-h") {
+          geometry.flipH = !geometry.flipH;
+        } else if (act === "flip-v") {
+          geometry.flipV = !geometry.flipV;
+        } else if (act === "crop") {
+          setCropping(!cropping);
+          return;
         }
         changed();
-        if (on) frame.focus();
-      }
-      photo.addEventListener("load", drawFrame);
-      window.addEventListener("resize", drawFrame);
-
-      // Moves a corner (or, with none, the whole frame) by dx, dy in fractions of the image.
-      function adjust(corner, dx, dy) {
-        let { x, y, width, height } = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
-        const min = 0.05;
-        if (!corner) {
-          x = Math.min(Math.max(0, x + dx), 1 - width);
-          y = Math.min(Math.max(0, y + dy), 1 - height);
-        } else {
-          let left = x, top = y, right = x + width, bottom = y + height;
-          if (corner.includes("w")) left = Math.min(Math.max(0, left + dx), right - min);
-          if (corner.includes("e")) right = Math.max(Math.min(1, right + dx), left + min);
-          if (corner.includes("n")) top = Math.min(Math.max(0, top + dy), bottom - min);
-          if (corner.includes("s")) bottom = Math.max(Math.min(1, bottom + dy), top + min);
-          x = left; y = top; width = right - left; height = bottom - top;
-          if (geometry.aspect) {
-            const fitted = fitAspect({ x, y, width, height });
-            // Keep the corner opposite the one dragged where it was.
-            if (corner.includes("w")) fitted.x = Math.max(0, right - fitted.width);
-            if (corner.includes("n")) fitted.y = Math.max(0, bottom - fitted.height);
-            ({ x, y, width, height } = fitted);
-          }
+      });
+      body.append(tools, rows);
+      return group("Crop & straighten", body, () => {
+        Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
+          crop: null, vertical: 0, horizontal: 0 });
+        aspect.value = "";
+        for (const input of body.querySelectorAll("input[type=range]")) {
+          input.value = "0";
+          input.dispatchEvent(new Event("input"));
         }
-        geometry.crop = { x, y, width, height };
-        drawFrame();
-      }
+      });
+    }
 
+    // ---- The graph, both ways ----------------------------------------------------------------
+
+    const number = (value) => String(Math.round(value * 10000) / 10000);
+
+    // The filters the panel shows, written as `--filter` takes them.
+    function filters({ withCrop = true } = {}) {
+      const byFilter = new Map();
+      for (const [key, input] of sliders) {
+        const [filter, name] = key.split(".");
+        if (!byFilter.has(filter)) byFilter.set(filter, { lead: false, params: [] });
+        const entry = byFilter.get(filter);
+        const value = Number(input.value);
+        if (!secondary.has(key) && value !== (neutral[key] ?? 0)) entry.lead = true;
+        entry.params.push(name + "=" + number(value));
+      }
+      const written = new Map();
+      for (const [filter, entry] of byFilter) {
+        if (entry.lead) written.set(filter, filter + " " + entry.params.join(" "));
+      }
+      const bent = curveChannels.map(([channel]) => channel).filter((channel) =>
+        curves[channel].some(([x, y]) => x !== y));
+      if (bent.length) {
+        const exact = (value) => String(Math.round(value * 1e6) / 1e6);
+        written.set("curve", "curve " + bent.map((channel) => channel + "=" +
+          curves[channel].map(([x, y]) => exact(x) + ":" + exact(y)).join(",")).join(" "));
+      }
+      const ranges = Object.entries(hsl).filter(([, value]) => value !== 0).sort();
+      if (ranges.length) {
+        written.set("hsl", "hsl " + ranges.map(([name, value]) => name + "=" + number(value)).join(" "));
+      }
+      if (geometry.vertical || geometry.horizontal) {
+        written.set("perspective", "perspective vertical=" + number(geometry.vertical) +
+          " horizontal=" + number(geometry.horizontal));
+      }
+      if (geometry.turns) written.set("rotate", "rotate angle=" + 90 * geometry.turns);
+      const flips = [];
+      if (geometry.flipH) flips.push("flip direction=horizontal");
+      if (geometry.flipV) flips.push("flip direction=vertical");
+      if (flips.length) written.set("flip", flips.join("\u0000"));
+      const angle = geometry.angle ? " angle=" + number(geometry.angle) : "";
+      if (withCrop && geometry.crop) {
+        const c = geometry.crop;
+        written.set("crop", "crop x=" + number(c.x) + " y=" + number(c.y) + " width=" +
+          number(c.width) + " height=" + number(c.height) + angle);
+      } else if (withCrop && geometry.aspect) {
+        written.set("crop", "crop aspect=" + geometry.aspect + angle);
+      } else if (geometry.angle) {
+        written.set("crop", "crop" + angle);
+      }
+      const list = [];
+      for (const filter of order) {
+        if (written.has(filter)) list.push(...written.get(filter).split("\u0000"));
+      }
+      // Filters with no control here stay where they were: first (a warp, whose result the
+      // crop and turns are of) or after the panel's.
+      return leading.concat(list, extra);
+    }
+
+    // A node of a stored graph as `--filter` takes it.
+    const nodeText = (node) => [node.op, ...Object.entries(node.params || {})
+      .filter(([, value]) => value !== null && value !== undefined)
+      .map(([name, value]) => name + "=" + value)].join(" ");
+
+    // The panel set from a graph (the current version's).
+    function setFrom(nodes) {
+      settingUp = true;
+      try { setPanel(nodes); } finally { settingUp = false; }
+      drawFrame();
+    }
+
+    function setPanel(nodes) {
+      for (const key of sliders.keys()) resetSlider(key);
+      Object.assign(geometry, { turns: 0, flipH: false, flipV: false, aspect: "", angle: 0,
+        crop: null, vertical: 0, horizontal: 0 });
+      extra = [];
+      leading = [];
+      for (const key of Object.keys(hsl)) delete hsl[key];
+      for (const [channel] of curveChannels) curves[channel] = straight();
+      let controlled = false;  // a filter the panel controls has come
+      for (const node of nodes) {
+        const extras = extra.length;
+        const params = node.params || {};
+        if (node.op === "hsl" && !nodes.some((other) => other !== node && other.op === "hsl")) {
+          for (const [name, value] of Object.entries(params)) {
+            if (value !== null && value !== undefined && Number(value) !== 0) hsl[name] = Number(value);
+          }
+        } else if (node.op === "curve" && !nodes.some((other) => other !== node && other.op === "curve")) {
+          for (const [channel] of curveChannels) {
+            if (typeof params[channel] === "string") {
+              curves[channel] = params[channel].split(",").map((pair) => pair.split(":").map(Number));
+            }
+          }
+        } else if (node.op === "rotate") geometry.turns = (geometry.turns + Number(params.angle ?? 90) / 90) % 4;
+        else if (node.op === "flip") {
+          if ((params.direction ?? "horizontal") === "horizontal") geometry.flipH = !geometry.flipH;
+          else geometry.flipV = !geometry.flipV;
+        } else if (node.op === "perspective") {
+          geometry.vertical = Number(params.vertical ?? 0);
+          geometry.horizontal = Number(params.horizontal ?? 0);
+        } else if (node.op === "crop" && (params.unit ?? "fraction") === "fraction") {
+          geometry.angle = Number(params.angle ?? 0);
+          geometry.aspect = params.aspect ?? "";
+          geometry.crop = params.x !== undefined && params.x !== null
+            ? { x: Number(params.x), y: Number(params.y), width: Number(params.width), height: Number(params.height) }
+            : null;
+        } else {
+          let known = false;
+          for (const [name, value] of Object.entries(params)) {
+            const input = sliders.get(node.op + "." + name);
+            if (input) { input.value = String(value); input.dispatchEvent(new Event("input")); known = true; }
+          }
+          if (node.op === "noir" && !("intensity" in params)) {
+            sliders.get("noir.intensity").value = "1";
+            known = true;
+          }
+          if (!known) extra.push(nodeText(node));
+        }
+        if (extra.length === extras) controlled = true;
+        else if (!controlled) leading.push(extra.pop());
+      }
+      for (const input of form.querySelectorAll("[data-geometry-value]")) {
+        input.value = String(geometry[input.dataset.geometryValue]);
+        input.dispatchEvent(new Event("input"));
+      }
+      const aspect = form.querySelector("#edit-aspect");
+      if (aspect) aspect.value = geometry.aspect;
+      showHSL();
+      drawCurve();
+      paintAll();
+    }
+
+    // Filters written as text ("tone exposure=0.3") back as nodes.
+    const parseText = (text) => {
+      const [op, ...words] = text.split(/\s+/);
+      const params = {};
+      for (const word of words) {
+        const [name, value] = word.split("=");
+        params[name] = value !== undefined && value !== "" && !Number.isNaN(Number(value)) ? Number(value) : value;
+      }
+      return { op, params };
+    };
+
+    // ---- Preview ------------------------------------------------------------------------------
+
+    let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
+    const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
+    async function render(list) {
+      const response = await api("POST", "/api/assets/" + id + "/preview", {
+        filters: list.length ? list : ["tone"], size: previewSize(),
+      });
+      return URL.createObjectURL(await response.blob());
+    }
+    async function preview() {
+      const mine = ++generation;
+      try {
+        rendering = render(filters({ withCrop: !cropping }));
+        const url = await rendering;
+        if (mine !== generation) { URL.revokeObjectURL(url); return; }
+        if (shownURL) URL.revokeObjectURL(shownURL);
+        shownURL = url;
+        photo.src = url;
+      } catch (error) {
+        if (mine === generation) status.textContent = error.message;
+      }
+    }
+    // Before the file changes (a save, a revert): no preview waits to start, and the one under
+    // way is over, its picture dropped. A preview read while the file is swapped would find a
+    // file the catalog does not know yet, and be refused.
+    async function settle() {
+      clearTimeout(timer);
+      generation++;
+      await rendering?.catch(() => {});
+    }
+    // Set while the panel is set from a version: its sliders' events are not a change.
+    let settingUp = false;
+    function changed() {
+      if (settingUp) return;
+      clearTimeout(timer);
+      timer = setTimeout(preview, 120);
+      drawFrame();
+    }
+
+    // Press and hold: the original, until released.
+    async function holdOriginal(on) {
+      if (on) {
+        if (!originalURL) originalURL = await render([]);
+        photo.src = originalURL;
+        status.textContent = "the original";
+      } else {
+        photo.src = shownURL || shown;
+        status.textContent = "";
+      }
+    }
+
+    // ---- The crop frame -------------------------------------------------------------------------
+
+    const frame = element("div", { class: "crop-frame", tabindex: "0", hidden: "",
+      "aria-label": "Crop frame: arrow keys move it" });
+    const corners = ["nw", "ne", "se", "sw"].map((corner) => {
+      const handle = element("button", { type: "button", class: "handle " + corner,
+        "data-corner": corner, "aria-label": "Crop corner " + corner + ": arrow keys move it" });
+      frame.append(handle);
+      return handle;
+    });
+    // The frame lives in a box over the photo's pixels that clips its shade to them.
+    const area = element("div", { class: "crop-area", hidden: "" }, frame);
+
+    // Where the photo's pixels are on the page (the image keeps its aspect in its box).
+    function imageBox() {
+      const box = photo.getBoundingClientRect();
+      const outer = figure.getBoundingClientRect();
+      const ratio = photo.naturalWidth / photo.naturalHeight || 1;
+      let width = box.width, height = box.width / ratio;
+      if (height > box.height) { height = box.height; width = height * ratio; }
+      return { left: box.left - outer.left + (box.width - width) / 2,
+        top: box.top - outer.top + (box.height - height) / 2, width, height, ratio };
+    }
+
+    function fitAspect(c) {
+      const [w, h] = geometry.aspect.split(":").map(Number);
+      if (!w || !h) return c;
+      const box = imageBox();
+      // A rectangle of the image's fractions whose pixels have the shape w:h.
+      let width = c.width, height = width * box.ratio * h / w;
+      if (height > 1) { height = 1; width = height * w / (h * box.ratio); }
+      const x = Math.min(Math.max(0, c.x), 1 - width), y = Math.min(Math.max(0, c.y), 1 - height);
+      return { x, y, width, height };
+    }
+
+    function drawFrame() {
+      area.hidden = frame.hidden = !cropping;
+      if (!cropping) return;
+      const box = imageBox();
+      Object.assign(area.style, {
+        left: box.left + "px", top: box.top + "px", width: box.width + "px", height: box.height + "px",
+      });
+      const c = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
+      Object.assign(frame.style, {
+        left: c.x * box.width + "px", top: c.y * box.height + "px",
+        width: c.width * box.width + "px", height: c.height * box.height + "px",
+      });
+    }
+
+    function setCropping(on) {
+      cropping = on;
+      const toggle = form.querySelector('[data-geometry="crop"]');
+      toggle?.setAttribute("aria-pressed", on ? "true" : "false");
+      if (toggle) toggle.textContent = on ? "Done" : "Crop";
+      if (on && !geometry.crop) {
+        geometry.crop = geometry.aspect ? fitAspect({ x: 0, y: 0, width: 1, height: 1 })
+          : { x: 0, y: 0, width: 1, height: 1 };
+      }
+      if (!on && geometry.crop && geometry.crop.width > 0.999 && geometry.crop.height > 0.999) {
+        geometry.crop = null;  // the whole image: no crop
+      }
+      changed();
+      if (on) frame.focus();
+    }
+
+    // Moves a corner (or, with none, the whole frame) by dx, dy in fractions of the image.
+    function adjust(corner, dx, dy) {
+      let { x, y, width, height } = geometry.crop || { x: 0, y: 0, width: 1, height: 1 };
+      const min = 0.05;
+      if (!corner) {
+        x = Math.min(Math.max(0, x + dx), 1 - width);
+        y = Math.min(Math.max(0, y + dy), 1 - height);
+      } else {
+        let left = x, top = y, right = x + width, bottom = y + height;
+        if (corner.includes("w")) left = Math.min(Math.max(0, left + dx), right - min);
+        if (corner.includes("e")) right = Math.max(Math.min(1, right + dx), left + min);
+        if (corner.includes("n")) top = Math.min(Math.max(0, top + dy), bottom - min);
+        if (corner.includes("s")) bottom = Math.max(Math.min(1, bottom + dy), top + min);
+        x = left; y = top; width = right - left; height = bottom - top;
+        if (geometry.aspect) {
+          const fitted = fitAspect({ x, y, width, height });
+          // Keep the corner opposite the one dragged where it was.
+          if (corner.includes("w")) fitted.x = Math.max(0, right - fitted.width);
+          if (corner.includes("n")) fitted.y = Math.max(0, bottom - fitted.height);
+          ({ x, y, width, height } = fitted);
+        }
+      }
+      geometry.crop = { x, y, width, height };
+      drawFrame();
+    }
+
+    // ---- History, save, revert, auto --------------------------------------------------------------
+
+    async function loadHistory() {
+      history.textContent = "";
+      try {
+        const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
+        const entry = (version, text) => {
+          const button = element("button", { type: "button", "data-version": String(version),
+            "aria-current": version === data.current ? "true" : "false",
+            text: text + (version === data.current ? " (current)" : "") });
+          history.append(element("li", {}, button));
+        };
+        entry(0, "Original");
+        for (const version of data.versions) entry(version.version, "v" + version.version + ": " + version.filters.join(" | "));
+        const current = data.versions.find((v) => v.version === data.current);
+        setFrom(current?.graph?.nodes || []);
+      } catch (error) {
+        status.textContent = error.message;
+      }
+    }
+
+    async function reloadPhoto() {
+      const asset = await (await api("GET", "/api/assets/" + id)).json();
+      if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
+      photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+      // The caption's size is the saved file's (a crop or a turn changed it).
+      const size = document.querySelector("figure figcaption .size");
+      if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
+    }
+
+    // A video's edit is an encode that takes a while: it runs as a job, whose events say how
+    // far it has got ("saving… 1.3 s of 2.0 s (65%)").
+    async function saveVideo(list) {
+      const job = await (await api("POST", "/api/jobs", { action: "apply", filters: list, ids: [id] })).json();
+      const end = await followJob(job, (state) => {
+        const encoding = state.encoding?.[0];
+        if (!encoding) return;
+        const percent = Math.floor(100 * Math.min(1, encoding.encoded / (encoding.duration || 1)));
+        status.textContent = "saving… " + encoding.encoded + " s of " + encoding.duration + " s (" + percent + "%)";
+      });
+      if (end.failed) throw new Error(end.failures[0]?.error || "the edit failed");
+      if (end.state !== "finished") throw new Error("the edit was stopped before it ended: nothing was changed");
+    }
+
+    // The editor opens on demand (`edit=1` in the address opens it at once).
+    let built = null;
+    async function openEditor() {
+      form.hidden = false;
+      opener.hidden = true;
+      main.classList.add("editing");
+      built = built || build();
+      try {
+        await built;
+        await loadHistory();
+      } catch (error) {
+        form.prepend(element("p", { class: "status", text: error.message }));
+      }
+    }
+
+    // The crop frame's pointer and keys: a corner drags (or, away from the corners, the whole
+    // frame moves); arrows move by 1% (5% with Shift); Enter or Escape ends the crop.
+    function wireFrame() {
       let drag = null;
       frame.addEventListener("pointerdown", (event) => {
         const box = imageBox();
@@ -975,37 +1702,11 @@ extension Gallery {
         changed();
         event.preventDefault();
       });
+    }
 
-      // ---- History, save, revert, auto --------------------------------------------------------------
-
-      async function loadHistory() {
-        history.textContent = "";
-        try {
-          const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
-          const entry = (version, text) => {
-            const button = element("button", { type: "button", "data-version": String(version),
-              "aria-current": version === data.current ? "true" : "false",
-              text: text + (version === data.current ? " (current)" : "") });
-            history.append(element("li", {}, button));
-          };
-          entry(0, "Original");
-          for (const version of data.versions) entry(version.version, "v" + version.version + ": " + version.filters.join(" | "));
-          const current = data.versions.find((v) => v.version === data.current);
-          setFrom(current?.graph?.nodes || []);
-        } catch (error) {
-          status.textContent = error.message;
-        }
-      }
-
-      async function reloadPhoto() {
-        const asset = await (await api("GET", "/api/assets/" + id)).json();
-        if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
-        photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
-        // The caption's size is the saved file's (a crop or a turn changed it).
-        const size = document.querySelector("figure figcaption .size");
-        if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
-      }
-
+    // Going back to a version from the history; the press-and-hold to see the original; Auto,
+    // Save and Revert.
+    function wireActions() {
       history.addEventListener("click", async (event) => {
         const button = event.target.closest("button[data-version]");
         if (!button || button.getAttribute("aria-current") === "true") return;
@@ -1077,39 +1778,20 @@ extension Gallery {
           status.textContent = error.message;
         }
       });
+    }
 
-      // A video's edit is an encode that takes a while: it runs as a job, whose events say how
-      // far it has got ("saving… 1.3 s of 2.0 s (65%)").
-      async function saveVideo(list) {
-        const job = await (await api("POST", "/api/jobs", { action: "apply", filters: list, ids: [id] })).json();
-        const end = await followJob(job, (state) => {
-          const encoding = state.encoding?.[0];
-          if (!encoding) return;
-          const percent = Math.floor(100 * Math.min(1, encoding.encoded / (encoding.duration || 1)));
-          status.textContent = "saving… " + encoding.encoded + " s of " + encoding.duration + " s (" + percent + "%)";
-        });
-        if (end.failed) throw new Error(end.failures[0]?.error || "the edit failed");
-        if (end.state !== "finished") throw new Error("the edit was stopped before it ended: nothing was changed");
-      }
-
-      // The editor opens on demand (`edit=1` in the address opens it at once).
-      let built = null;
-      async function openEditor() {
-        form.hidden = false;
-        opener.hidden = true;
-        main.classList.add("editing");
-        built = built || build();
-        try {
-          await built;
-          await loadHistory();
-        } catch (error) {
-          form.prepend(element("p", { class: "status", text: error.message }));
-        }
-      }
+    if (main) {
+      form.addEventListener("input", changed);
+      figure.style.position = "relative";
+      figure.append(area);
+      photo.addEventListener("load", drawFrame);
+      window.addEventListener("resize", drawFrame);
+      wireFrame();
+      wireActions();
       opener.hidden = false;
       opener.addEventListener("click", openEditor);
       if (new URLSearchParams(location.search).get("edit") === "1") openEditor();
-    })();
+    }
     """####,
     "error.mustache": ####"""
     {{> head}}
@@ -1549,2195 +2231,28 @@ extension Gallery {
     "gallery.js": ####"""
     // Darkroom's gallery: a timeline (months of justified rows, only the visible rows in the
     // page), a viewer over it, selection with batch jobs, albums, upload, the editor and the
-    // duplicates page. Pages work without this file; it adds what needs a script. No inline
-    // script (strict CSP), no build step.
-    "use strict";
+    // duplicates page. Pages work without scripts; these add what needs one. Native ES modules
+    // served as they are written (no build step), under a path that names their version; no
+    // inline script (strict CSP). This one starts the page's own module:
+    // album.js (with timeline.js, selection.js, viewer.js), asset.js (and editor.js), map.js,
+    // duplicates.js; api.js, images.js and words.js are shared.
 
-    const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
-    const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-      "September", "October", "November", "December"];
-    const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+    import { AlbumPage } from "./album.js";
+    import { assetPage } from "./asset.js";
+    import { duplicatesPage } from "./duplicates.js";
+    import { watchBroken } from "./images.js";
+    import { mapPage } from "./map.js";
 
-    // A picture the server could not make (a damaged file, a format it cannot read) becomes a
-    // tile that says so, instead of the browser's broken-image icon.
-    function showBroken(img) {
-      if (!img.isConnected) return;
-      const tile = document.createElement("span");
-      tile.className = "broken";
-      tile.setAttribute("role", "img");
-      tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
-      tile.textContent = "Cannot be shown";
-      tile.dataset.src = img.getAttribute("src") || "";
-      img.replaceWith(tile);
-    }
-    // A thumbnail that did not come: asked once more for the server's words. A busy server
-    // (503) is asked again after the wait it names, up to five times; anything else becomes a
-    // tile that says what the server said ("damaged JPEG data", "not among the trusted formats").
-    function explainBroken(img) {
-      const url = img.getAttribute("src");
-      if (!url) return;
-      fetch(url, { credentials: "same-origin" }).then(async (response) => {
-        if (response.ok && (img.tries = (img.tries || 0) + 1) <= 5) { img.src = url; return; }
-        if (response.status === 503 && (img.tries = (img.tries || 0) + 1) <= 5) {
-          const wait = Math.min(10, Number(response.headers.get("Retry-After")) || 1);
-          setTimeout(() => { if (img.isConnected) images.want(img, url); }, wait * 1000);
-          return;
-        }
-        const error = (await response.json().catch(() => null))?.error;
-        showBroken(img);
-        const tile = document.querySelector('.broken[data-src="' + CSS.escape(url) + '"]');
-        if (!error?.message || !tile) return;
-        // A sentence for people ("This file is cut short"); the decoder's own words, which
-        // start with the file's name, only on hover.
-        const colon = error.message.indexOf(": ");
-        tile.textContent = error.problem || "Cannot be shown: " + (colon > 0 ? error.message.slice(colon + 2) : error.message);
-        tile.title = error.message;
-      }).catch(() => showBroken(img));
-    }
-    function watchBroken(img) {
-      img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
-      // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
-      // complete, so only a real failure matches.
-      if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) showBroken(img);
-    }
+    const pages = { album: (main) => new AlbumPage(main), asset: assetPage, duplicates: duplicatesPage, map: mapPage };
 
-    async function api(method, url, body) {
-      const headers = { "X-CSRF-Token": csrf };
-      if (body !== undefined) headers["Content-Type"] = "application/json";
-      let response;
-      try {
-        response = await fetch(url, {
-          method, headers, credentials: "same-origin",
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-      } catch (_) {
-        const error = new Error("The server cannot be reached");
-        error.offline = true;
-        throw error;
-      }
-      if (!response.ok) {
-        let message = response.status + " " + response.statusText;
-        try { message = (await response.json()).error.message; } catch (_) { /* not JSON */ }
-        throw new Error(message);
-      }
-      return response;
-    }
-
-    // Waits for a job to end (its event stream's "done"), calling `progress` on the way.
-    function followJob(job, progress) {
-      return new Promise((resolve) => {
-        const events = new EventSource("/api/jobs/" + job.id + "/events");
-        events.addEventListener("progress", (event) => progress(JSON.parse(event.data).status));
-        events.addEventListener("done", (event) => {
-          events.close();
-          resolve(JSON.parse(event.data));
-        });
-      });
-    }
-
-    // ---- Dates and words -------------------------------------------------------------------
-
-    // Seconds since 1970 on the clock where the photo was taken (its offset; none: as UTC).
-    const localSeconds = (asset) => asset.sortDate + (asset.captureOffsetMinutes || 0) * 60;
-    const localDate = (asset) => new Date(localSeconds(asset) * 1000);
-    function monthLabel(key) {
-      if (key === "0000-00") return "Undated";
-      const [year, month] = key.split("-").map(Number);
-      return MONTHS[month - 1] + " " + year;
-    }
-    function dayLabel(asset) {
-      const date = localDate(asset);
-      return DAYS[date.getUTCDay()].slice(0, 3) + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()].slice(0, 3);
-    }
-    function offsetText(minutes) {
-      const sign = minutes < 0 ? "−" : "+";
-      const whole = Math.abs(minutes);
-      return "UTC" + sign + String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
-    }
-    function bytesText(bytes) {
-      if (bytes >= 1e9) return (bytes / 1e9).toFixed(1) + " GB";
-      if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
-      return Math.max(1, Math.round(bytes / 1e3)) + " KB";
-    }
-    function durationText(seconds) {
-      const whole = Math.round(seconds || 0);
-      return Math.floor(whole / 60) + ":" + String(whole % 60).padStart(2, "0");
-    }
-    // Formats every browser shows as they are; anything else is asked for as a rendition.
-    // An icon of the page's set (icons.mustache), for a control that also says its name (its
-    // text, or its aria-label).
-    const ICON = (name) => '<svg class="icon" aria-hidden="true"><use href="#i-' + name + '"/></svg>';
-    function icon(name) {
-      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-      svg.setAttribute("class", "icon");
-      svg.setAttribute("aria-hidden", "true");
-      const use = document.createElementNS("http://www.w3.org/2000/svg", "use");
-      use.setAttribute("href", "#i-" + name);
-      svg.append(use);
-      return svg;
-    }
-    // An asset's rendition: the version names its bytes; where the server signs addresses
-    // (serve --signed-renditions), the signature lets a front server or CDN answer it.
-    function assetURL(asset, rep, size) {
-      const signature = asset.signed && asset.signed[rep];
-      return "/api/assets/" + asset.id + "/" + rep + "?" + (size ? "size=" + size + "&" : "")
-        + "v=" + asset.version + (signature ? "&e=" + asset.signed.expires + "&sig=" + signature : "");
-    }
-    const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
-
-    // ---- Images: four requests at once; those still waiting forgotten when their row leaves ---
-    // (A browser opens six connections to a server over HTTP/1.1: four for thumbnails leave two
-    // for the page's lists and the placeholders, which are answered at once.)
-
-    const images = {
-      limit: 4, active: 0, queue: [],
-      want(img, url) {
-        img.dataset.want = url;
-        this.queue.push(img);
-        // After the caller has put the image in the page (one not in it is never loaded).
-        if (!this.soon) this.soon = Promise.resolve().then(() => { this.soon = null; this.pump(); });
-      },
-      pump() {
-        while (this.active < this.limit && this.queue.length) {
-          // Those on the screen first: after a jump, rows laid out before the page settled, or
-          // kept a screen away for a scroll, wait for the photos the reader is looking at.
-          const first = this.queue.findIndex((each) => each.isConnected && each.dataset.want && onScreen(each));
-          const img = this.queue.splice(Math.max(0, first), 1)[0];
-          if (!img.isConnected || !img.dataset.want) continue;
-          this.active += 1;
-          img.dataset.loading = "true";
-          const done = () => {
-            if (!img.dataset.loading) return;
-            delete img.dataset.loading;
-            this.active -= 1;
-            this.pump();
-          };
-          img.addEventListener("load", done, { once: true });
-          img.addEventListener("error", done, { once: true });
-          img.src = img.dataset.want;
-        }
-        if (this.idle && !this.busy()) this.idle();
-      },
-      // Whether thumbnails are still to come (what waits for them asks again at `idle`).
-      busy() {
-        return this.active > 0 || this.queue.some((img) => img.isConnected && img.dataset.want);
-      },
-      // An image leaving the page: a load still waiting is forgotten. One under way is left to
-      // finish (its rendition is cached for the next time): cancelling it in the browser would
-      // not stop the server's render, and the server would soon have more to make than this
-      // page's four, and answer 503.
-      drop(img) {
-        delete img.dataset.want;
-        const waiting = this.queue.indexOf(img);
-        if (waiting >= 0) this.queue.splice(waiting, 1);
-      },
-    };
-
-    // A thumbnail not there after a moment (not made yet: the server renders it now) is shown
-    // meanwhile by the small JPEG the camera embedded, read by the server without decoding
-    // anything; it goes when the real one has come. Turned as the photo is shown (EXIF
-    // orientation), which the embedded one does not say itself.
-    const TURNS = {
-      2: "scaleX(-1)", 3: "rotate(180deg)", 4: "scaleY(-1)", 5: "scaleX(-1) rotate(90deg)",
-      6: "rotate(90deg)", 7: "rotate(90deg) scaleX(-1)", 8: "rotate(-90deg)",
-    };
-    function onScreen(element) {
-      const box = (element.closest(".cell") || element).getBoundingClientRect();
-      return box.bottom > 0 && box.top < innerHeight;
-    }
-    function placeholderUnless(img, asset, width, height) {
-      setTimeout(function check() {
-        if (!img.isConnected || img.naturalWidth > 0) return;
-        // Only on the screen: one a screen away is asked for when it comes, if still missing.
-        if (!onScreen(img)) { setTimeout(check, 150); return; }
-        const ph = document.createElement("img");
-        ph.className = "placeholder";
-        ph.alt = "";
-        ph.setAttribute("aria-hidden", "true");
-        ph.draggable = false;
-        const turned = asset.orientation >= 5 && asset.orientation <= 8;
-        ph.style.width = (turned ? height : width) + "px";
-        ph.style.height = (turned ? width : height) + "px";
-        ph.style.transform = "translate(-50%, -50%) " + (TURNS[asset.orientation] || "");
-        ph.addEventListener("error", () => ph.remove());
-        ph.src = "/api/assets/" + asset.id + "/exif-thumbnail?v=" + asset.version;
-        img.classList.add("shown");
-        img.before(ph);
-        const gone = () => ph.remove();
-        img.addEventListener("load", gone, { once: true });
-        img.addEventListener("error", gone, { once: true });
-      }, 150);
-    }
-
-    // ---- The viewer: full window on dark, over the timeline ---------------------------------
-
-    // The name people know a program that edited a photo by (`foreignSettings.program`).
-    const programName = (program) => program === "lightroom" ? "Lightroom" : program;
-
-    // A favourite's mark on its cell (a heart in the corner, and said in the picture's name),
-    // wherever the cell is: set when the cell is made and when the viewer changes it.
-    function markFavourite(cell, on) {
-      const link = cell.querySelector("a");
-      const img = cell.querySelector("img");
-      let mark = cell.querySelector(".fav-badge");
-      if (on && !mark) {
-        mark = document.createElement("span");
-        mark.className = "fav-badge";
-        mark.setAttribute("aria-hidden", "true");
-        mark.append(icon("star"));
-        link.append(mark);
-      } else if (!on && mark) {
-        mark.remove();
-      }
-      if (img) img.alt = img.alt.replace(/, favourite$/, "") + (on ? ", favourite" : "");
-    }
-
-    function makeViewer() {
-      const box = document.createElement("div");
-      box.className = "lightbox";
-      box.hidden = true;
-      box.setAttribute("role", "dialog");
-      box.setAttribute("aria-modal", "true");
-      box.setAttribute("aria-label", "Photo viewer");
-      box.innerHTML = [
-        '<div class="stage"><img class="shown" alt="" draggable="false">',
-        '<video class="clip" controls preload="metadata" hidden></video>',
-        '<video class="live" muted playsinline preload="none" hidden></video>',
-        '<p class="problem" hidden>This photo cannot be shown.</p></div>',
-        '<div class="controls">',
-        '<button type="button" data-v="close" aria-label="Close (Escape)">' + ICON("close") + '</button>',
-        '<span class="name"></span><span class="spacer"></span>',
-        '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
-        '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">' + ICON("star") + '</button>',
-        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">' + ICON("info") + '</button>',
-        '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">' + ICON("play") + '</button>',
-        '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">' + ICON("trash") + '</button>',
-        '<a data-v="download" aria-label="Download the original" download>' + ICON("download") + '</a>',
-        '<a data-v="edit">' + ICON("edit") + '<span>Edit</span></a></div>',
-        '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">' + ICON("prev") + '</button>',
-        '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">' + ICON("next") + '</button>',
-        '<aside class="info" aria-label="Info" hidden><h2>Info</h2>',
-        '<form class="notes" aria-label="Rating, description and keywords">',
-        '<div class="stars" role="group" aria-label="Rating">',
-        [1, 2, 3, 4, 5].map((n) => '<button type="button" data-stars="' + n + '" aria-pressed="false" aria-label="' + n + ' of 5 stars">☆</button>').join(""),
-        '</div>',
-        '<label>Description <textarea name="caption" rows="2" placeholder="Add a description"></textarea></label>',
-        '<label>Keywords <input name="keywords" placeholder="Add keywords, separated by commas" autocomplete="off"></label>',
-        '<p class="notes-status" role="status" aria-live="polite"></p></form><dl></dl></aside>',
-      ].join("");
-      document.body.append(box);
-      const stage = box.querySelector(".stage");
-      const img = box.querySelector(".shown");
-      const clip = box.querySelector(".clip");
-      const live = box.querySelector(".live");
-      const problem = box.querySelector(".problem");
-      const info = box.querySelector(".info");
-      const control = (name) => box.querySelector('[data-v="' + name + '"]');
-      let current = null, source = null, returnFocus = null, zoom = { scale: 1, x: 0, y: 0 }, sharp = false;
-
-      const screenSize = () => {
-        const need = Math.max(innerWidth, innerHeight) * (window.devicePixelRatio || 1);
-        return [1024, 1600, 2048, 2560].find((size) => size >= need) || 2560;
-      };
-      // A video as this browser plays it: the file itself where the browser plays HEVC (Safari),
-      // else the server's playback version (H.264, the file itself when it is that already), at
-      // the size the screen shows and the connection carries.
-      const playsHEVC = clip.canPlayType('video/mp4; codecs="hvc1.1.6.L93.B0"') !== "";
-      function playable(asset, rep) {
-        if (playsHEVC) return assetURL(asset, rep);
-        const long = Math.max(screen.width, screen.height) * (window.devicePixelRatio || 1);
-        const slow = /(^|-)(2g|3g)$/.test(navigator.connection?.effectiveType || "");
-        const delivery = slow ? "fast" : long >= 1600 ? "high" : "medium";
-        return assetURL(asset, "playback") + "&delivery=" + delivery;
-      }
-
-      function apply() {
-        img.style.transform = "translate(" + zoom.x + "px, " + zoom.y + "px) scale(" + zoom.scale + ")";
-        box.classList.toggle("zoomed", zoom.scale > 1);
-        // Past the screen's rendition, the photo's own pixels: the file when every browser
-        // shows its format, else the largest rendition.
-        const shownWidth = img.clientWidth * zoom.scale * (window.devicePixelRatio || 1);
-        if (!sharp && current && img.naturalWidth && shownWidth > img.naturalWidth * 1.05) {
-          sharp = true;
-          const asset = current;
-          const better = browserShows(asset.format) ? assetURL(asset, "full") : assetURL(asset, "fullscreen", 4096);
-          const loading = new Image();
-          loading.onload = () => {
-            if (current !== asset) return;
-            img.src = better;
-            img.dataset.rep = browserShows(asset.format) ? "full" : "fullscreen-4096";
-          };
-          loading.src = better;
-        }
-      }
-      function zoomTo(scale, cx, cy) {
-        const next = Math.min(8, Math.max(1, scale));
-        if (next === 1) { zoom = { scale: 1, x: 0, y: 0 }; apply(); return; }
-        const rect = stage.getBoundingClientRect();
-        const ox = rect.left + rect.width / 2, oy = rect.top + rect.height / 2;
-        const k = next / zoom.scale;
-        zoom = { scale: next, x: (cx - ox) - (cx - ox - zoom.x) * k, y: (cy - oy) - (cy - oy - zoom.y) * k };
-        apply();
-      }
-      stage.addEventListener("wheel", (event) => {
-        event.preventDefault();
-        zoomTo(zoom.scale * Math.exp(-event.deltaY * 0.002), event.clientX, event.clientY);
-      }, { passive: false });
-      stage.addEventListener("dblclick", (event) => {
-        zoomTo(zoom.scale > 1 ? 1 : 2.5, event.clientX, event.clientY);
-      });
-      // Pointers: one drags a zoomed photo or swipes to the next; two pinch.
-      const pointers = new Map();
-      let gesture = null;
-      stage.addEventListener("pointerdown", (event) => {
-        if (event.target === clip) return;
-        stage.setPointerCapture(event.pointerId);
-        pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
-        const list = [...pointers.values()];
-        gesture = list.length === 2
-          ? { pinch: Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y), scale: zoom.scale }
-          : { start: { x: event.clientX, y: event.clientY }, from: { x: zoom.x, y: zoom.y } };
-      });
-      stage.addEventListener("pointermove", (event) => {
-        if (!pointers.has(event.pointerId) || !gesture) return;
-        pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
-        const list = [...pointers.values()];
-        if (gesture.pinch && list.length === 2) {
-          const distance = Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y);
-          zoomTo(gesture.scale * distance / gesture.pinch, (list[0].x + list[1].x) / 2, (list[0].y + list[1].y) / 2);
-        } else if (gesture.start && zoom.scale > 1) {
-          zoom.x = gesture.from.x + event.clientX - gesture.start.x;
-          zoom.y = gesture.from.y + event.clientY - gesture.start.y;
-          apply();
-        }
-      });
-      const lift = (event) => {
-        if (!pointers.delete(event.pointerId)) return;
-        if (gesture?.start && zoom.scale === 1 && pointers.size === 0) {
-          const dx = event.clientX - gesture.start.x, dy = event.clientY - gesture.start.y;
-          if (Math.abs(dx) > 60 && Math.abs(dy) < 80) step(dx < 0 ? 1 : -1);
-          else if (dy > 120 && Math.abs(dx) < 80) close();
-        }
-        gesture = pointers.size ? gesture : null;
-      };
-      stage.addEventListener("pointerup", lift);
-      stage.addEventListener("pointercancel", lift);
-
-      const notes = info.querySelector(".notes");
-      const notesStatus = info.querySelector(".notes-status");
-      function showStars(asset) {
-        const rating = asset.rating || 0;
-        for (const star of notes.querySelectorAll("button[data-stars]")) {
-          const on = Number(star.dataset.stars) <= rating;
-          star.setAttribute("aria-pressed", on ? "true" : "false");
-          star.textContent = on ? "★" : "☆";
-        }
-        notes.querySelector(".stars").setAttribute("aria-label", "Rating: " + (rating > 0 ? rating + " of 5 stars" : rating < 0 ? "rejected" : "none"));
-      }
-      // One change at a time, to the asset shown when it was made; the list keeps what the
-      // catalog says after it.
-      async function saveNotes(change) {
-        const asset = current;
-        notesStatus.textContent = "Saving…";
-        try {
-          const changed = await (await api("PATCH", "/api/assets/" + asset.id + "/metadata", change)).json();
-          for (const key of ["caption", "rating", "keywords"]) asset[key] = changed[key];
-          if (current === asset) {
-            showStars(asset);
-            notesStatus.textContent = "Saved to " + asset.path.split("/").pop() + ".xmp";
-          }
-        } catch (error) {
-          if (current === asset) notesStatus.textContent = error.message;
-        }
-      }
-      notes.addEventListener("submit", (event) => event.preventDefault());
-      notes.addEventListener("click", (event) => {
-        const star = event.target.closest("button[data-stars]");
-        if (!star || !current) return;
-        const stars = Number(star.dataset.stars);
-        saveNotes({ rating: (current.rating || 0) === stars ? 0 : stars });
-      });
-      notes.elements.caption.addEventListener("change", () => saveNotes({ caption: notes.elements.caption.value.trim() }));
-      notes.elements.keywords.addEventListener("change", () => saveNotes({
-        keywords: notes.elements.keywords.value.split(",").map((k) => k.trim()).filter(Boolean),
-      }));
-      // Enter in the description saves it (Shift+Enter: a new line).
-      notes.elements.caption.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); event.target.blur(); }
-      });
-
-      function fillInfo(asset) {
-        const list = info.querySelector("dl");
-        list.textContent = "";
-        const row = (term, value) => {
-          if (value === undefined || value === null || value === "") return;
-          const dt = document.createElement("dt");
-          dt.textContent = term;
-          const dd = document.createElement("dd");
-          if (value instanceof Node) dd.append(value); else dd.textContent = value;
-          list.append(dt, dd);
-        };
-        const date = localDate(asset);
-        const zone = asset.captureOffsetMinutes === undefined || asset.captureOffsetMinutes === null
-          ? "" : " (" + offsetText(asset.captureOffsetMinutes) + (asset.timeZone ? ", " + asset.timeZone : "") + ")";
-        row("Taken", DAYS[date.getUTCDay()] + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()] + " "
-          + date.getUTCFullYear() + ", " + String(date.getUTCHours()).padStart(2, "0") + ":"
-          + String(date.getUTCMinutes()).padStart(2, "0") + zone);
-        if (asset.damage) row("Problem", asset.damage.problem + (asset.displayWidth ? ": shown as far as it can be read" : "") + " (" + asset.damage.detail + ")");
-        row("Camera", asset.camera);
-        row("Lens", asset.lens);
-        const exposure = [];
-        if (asset.exposureTime) exposure.push(asset.exposureTime < 1 ? "1/" + Math.round(1 / asset.exposureTime) + " s" : asset.exposureTime + " s");
-        if (asset.fNumber) exposure.push("f/" + asset.fNumber);
-        if (asset.iso) exposure.push("ISO " + asset.iso);
-        if (asset.focalLength) exposure.push(asset.focalLength + " mm");
-        row("Exposure", exposure.join(" · "));
-        row("Size", asset.displayWidth ? asset.displayWidth + " × " + asset.displayHeight + " · "
-          + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize)
-          : bytesText(asset.byteSize));
-        if (asset.duration) row("Length", durationText(asset.duration));
-        row("File", asset.path);
-        const place = [asset.place, asset.region, asset.country].filter(Boolean).join(", ");
-        if (place || asset.latitude !== undefined && asset.latitude !== null) {
-          const where = document.createElement("span");
-          where.textContent = place ? place + " " : "";
-          if (asset.latitude !== undefined && asset.latitude !== null) {
-            const lat = asset.latitude.toFixed(5), lon = asset.longitude.toFixed(5);
-            const link = document.createElement("a");
-            link.href = "https://www.openstreetmap.org/?mlat=" + lat + "&mlon=" + lon + "#map=14/" + lat + "/" + lon;
-            link.rel = "noopener noreferrer";
-            link.textContent = lat + ", " + lon;
-            where.append(link);
-          }
-          row("Place", where);
-        }
-        // A photo's rating, description and keywords are edited above the list (written to its
-        // sidecar, as `darkroom meta` writes them); a video's, and the trash's, only shown.
-        const editable = asset.mediaType !== "video" && !source.trash;
-        notes.hidden = !editable;
-        notesStatus.textContent = "";
-        if (editable) {
-          showStars(asset);
-          notes.elements.caption.value = asset.caption || "";
-          notes.elements.keywords.value = (asset.keywords || []).join(", ");
-        } else {
-          row("Description", asset.caption);
-          if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
-          row("Keywords", (asset.keywords || []).join(", "));
-        }
-        row("People", (asset.people || []).join(", "));
-        // An edit another program made (shown, as it would show it): one press shows the
-        // photo's own pixels, another the edit again.
-        const elsewhere = asset.foreignSettings;
-        if (elsewhere && asset.mediaType !== "video") {
-          const mark = document.createElement("span");
-          mark.textContent = programName(elsewhere.program) + " (" + elsewhere.source + ") ";
-          const toggle = document.createElement("button");
-          toggle.type = "button";
-          toggle.className = "original";
-          toggle.setAttribute("aria-pressed", "false");
-          toggle.textContent = "Show original";
-          toggle.addEventListener("click", () => {
-            const on = toggle.getAttribute("aria-pressed") !== "true";
-            toggle.setAttribute("aria-pressed", on ? "true" : "false");
-            toggle.textContent = on ? "Show edit" : "Show original";
-            sharp = true; // the screen's rendition of the one asked for, not the full one
-            img.src = assetURL(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
-          });
-          mark.append(toggle);
-          row("Edited in", mark);
-        }
-      }
-
-      function show(asset) {
-        current = asset;
-        sharp = false;
-        zoom = { scale: 1, x: 0, y: 0 };
-        apply();
-        // A damaged file: shown as far as it decodes, or (nothing decodes) its sentence alone.
-        const blank = Boolean(asset.damage) && !asset.displayWidth;
-        problem.textContent = blank ? asset.damage.problem + "." : "This photo cannot be shown.";
-        problem.hidden = !blank;
-        const video = asset.mediaType === "video" && !blank;
-        clip.hidden = !video;
-        img.hidden = video || blank;
-        clip.pause();
-        stopLive();
-        live.removeAttribute("src");
-        const motion = !video && !!(asset.motionVideo || asset.liveVideo);
-        control("live").hidden = !motion;
-        if (motion) live.src = playable(asset, "video");
-        if (video) {
-          clip.poster = assetURL(asset, "fullscreen", screenSize());
-          clip.src = playable(asset, "full");
-          img.removeAttribute("src");
-        } else {
-          clip.removeAttribute("poster");
-          clip.removeAttribute("src");
-          img.alt = asset.path + (asset.damage ? ": " + asset.damage.problem : "");
-          img.dataset.rep = "fullscreen";
-          if (blank) img.removeAttribute("src"); else img.src = assetURL(asset, "fullscreen", screenSize());
-        }
-        box.querySelector(".name").textContent = asset.path.split("/").pop();
-        showFavourite(asset);
-        // The file itself, not the edit another program made and this shows.
-        control("download").href = assetURL(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
-        control("edit").href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&edit=1";
-        // In the trash a photo is neither edited nor moved to the trash again; a damaged file
-        // is not edited.
-        control("trash").hidden = Boolean(source.trash);
-        control("edit").hidden = Boolean(source.trash) || Boolean(asset.damage);
-        fillInfo(asset);
-        if (playing) nextSlide();
-        // The neighbours, loaded before they are asked for.
-        for (const direction of [-1, 1]) {
-          source.neighbour(asset, direction).then((next) => {
-            if (next && current === asset) new Image().src = assetURL(next, "fullscreen", screenSize());
-          }).catch(() => {});
-        }
-      }
-      img.addEventListener("error", () => { if (img.getAttribute("src")) { problem.hidden = false; img.hidden = true; } });
-      // A live or motion photo plays its video while the pointer is over the photo, a finger
-      // holds it, or its LIVE button is pressed; then the still again, as Photos does.
-      function playLive() {
-        if (!current || !live.getAttribute("src") || zoom.scale !== 1 || !live.hidden) return;
-        // In the photo's place and at its size (a phone's video is smaller than its still).
-        live.style.width = img.clientWidth + "px";
-        live.style.height = img.clientHeight + "px";
-        live.hidden = false;
-        img.hidden = true;
-        control("live").setAttribute("aria-pressed", "true");
-        live.currentTime = 0;
-        live.play().catch(() => stopLive());
-      }
-      function stopLive() {
-        if (live.hidden) return;
-        live.pause();
-        live.hidden = true;
-        img.hidden = false;
-        control("live").setAttribute("aria-pressed", "false");
-      }
-      live.addEventListener("ended", stopLive);
-      live.addEventListener("error", stopLive);
-      img.addEventListener("pointerenter", (event) => { if (event.pointerType === "mouse") playLive(); });
-      live.addEventListener("pointerleave", (event) => { if (event.pointerType === "mouse") stopLive(); });
-      // A finger held still for a moment (not a swipe to the next photo) plays it until lifted.
-      let hold = null;
-      img.addEventListener("pointerdown", (event) => {
-        if (event.pointerType === "mouse") return;
-        const at = { x: event.clientX, y: event.clientY };
-        clearTimeout(hold?.timer);
-        hold = { at, timer: setTimeout(playLive, 250) };
-      });
-      for (const element of [img, live]) {
-        element.addEventListener("pointermove", (event) => {
-          if (hold && Math.hypot(event.clientX - hold.at.x, event.clientY - hold.at.y) > 10) clearTimeout(hold.timer);
-        });
-        for (const type of ["pointerup", "pointercancel"]) {
-          element.addEventListener(type, (event) => {
-            if (event.pointerType === "mouse") return;
-            clearTimeout(hold?.timer);
-            hold = null;
-            stopLive();
-          });
-        }
-      }
-      img.addEventListener("load", () => { img.hidden = false; problem.hidden = true; apply(); });
-
-      // The slideshow: the next photo every few seconds, once the one shown has loaded (a
-      // video: once it has played); it stops at the end, when the viewer closes, or when asked.
-      const SLIDE_MS = 4000;
-      let playing = false, slideTimer = null;
-      function play(on) {
-        playing = on;
-        clearTimeout(slideTimer);
-        control("play").setAttribute("aria-pressed", on ? "true" : "false");
-        control("play").innerHTML = ICON(on ? "pause" : "play");
-        box.classList.toggle("playing", on);
-        if (on) nextSlide();
-      }
-      function nextSlide() {
-        clearTimeout(slideTimer);
-        if (!playing || box.hidden || !current) return;
-        const asset = current;
-        const video = asset.mediaType === "video" && !clip.hidden;
-        const go = async () => {
-          if (!playing || current !== asset) return;
-          const next = await source.neighbour(asset, 1);
-          if (!playing || current !== asset) return;
-          if (!next) { play(false); return; }
-          await step(1);
-        };
-        if (video) {
-          clip.play().catch(() => {});
-          clip.addEventListener("ended", go, { once: true });
-        } else if (img.complete && img.naturalWidth) {
-          slideTimer = setTimeout(go, SLIDE_MS);
-        } else {
-          img.addEventListener("load", () => { slideTimer = setTimeout(go, SLIDE_MS); }, { once: true });
-          img.addEventListener("error", () => { slideTimer = setTimeout(go, SLIDE_MS); }, { once: true });
-        }
-      }
-
-      async function step(direction) {
-        if (!current) return;
-        const next = await source.neighbour(current, direction);
-        if (!next || box.hidden) return;
-        show(next);
-        history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
-        source.moved?.(next);
-      }
-      // (`push`: false when the address is already the photo's, as after Forward.)
-      function open(asset, from, push = true) {
-        source = from;
-        returnFocus = document.activeElement;
-        box.hidden = false;
-        document.body.classList.add("viewing");
-        show(asset);
-        if (push) history.pushState({ viewer: asset.id }, "", "/asset/" + asset.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
-        control("close").focus();
-      }
-      // Closed by Escape, the button or a swipe down: back to the album's address, the page
-      // where it was.
-      function close() {
-        if (box.hidden) return;
-        if (history.state?.viewer) history.back(); else hide();
-      }
-      function hide() {
-        play(false);
-        box.hidden = true;
-        document.body.classList.remove("viewing");
-        clip.pause();
-        clip.removeAttribute("src");
-        stopLive();
-        live.removeAttribute("src");
-        const asset = current;
-        current = null;
-        source?.closed?.(asset, returnFocus);
-      }
-      addEventListener("popstate", () => {
-        if (!box.hidden && !history.state?.viewer) hide();
-        // Forward to a photo the viewer showed: shown again (or, if the page no longer has it,
-        // the address goes back to the album's).
-        else if (box.hidden && history.state?.viewer && source) {
-          if (source.reopen(history.state.viewer) === false) history.back();
-        }
-      });
-
-      box.addEventListener("click", async (event) => {
-        const name = event.target.closest("[data-v]")?.dataset.v;
-        if (name === "close") close();
-        else if (name === "prev") step(-1);
-        else if (name === "next") step(1);
-        else if (name === "info") toggleInfo();
-        else if (name === "favourite") favourite();
-        else if (name === "trash") trash();
-        else if (name === "live") { if (live.hidden) playLive(); else stopLive(); }
-        else if (name === "play") play(!playing);
-      });
-      function showFavourite(asset) {
-        const star = control("favourite");
-        star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-      }
-      function toggleInfo() {
-        info.hidden = !info.hidden;
-        control("info").setAttribute("aria-pressed", info.hidden ? "false" : "true");
-        box.classList.toggle("with-info", !info.hidden);
-      }
-      async function favourite() {
-        const asset = current;
-        const star = control("favourite");
-        try {
-          const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
-          asset.isFavourite = changed.isFavourite;
-          if (current === asset) showFavourite(asset);
-          const cell = document.querySelector('.cell[data-id="' + CSS.escape(asset.id) + '"]');
-          if (cell) markFavourite(cell, asset.isFavourite);
-        } catch (error) {
-          star.title = error.message;
-        }
-      }
-      // To the trash (a job of one, as the selection's are); the next photo (or the one before)
-      // takes its place, and the album follows from the catalog's change.
-      async function trash() {
-        const asset = current;
-        const button = control("trash");
-        if (!asset || source.trash || button.disabled) return;
-        button.disabled = true;
-        try {
-          const next = (await source.neighbour(asset, 1)) || (await source.neighbour(asset, -1));
-          const job = await (await api("POST", "/api/jobs", { action: "trash", ids: [asset.id] })).json();
-          const done = await followJob(job, () => {});
-          if (done.failed) throw new Error(done.failures.map((f) => f.error).join("; "));
-          button.title = "";
-          source.removed?.(asset);
-          if (current !== asset) return;
-          if (!next) { close(); return; }
-          show(next);
-          history.replaceState({ viewer: next.id }, "", "/asset/" + next.id + "?ref=" + encodeURIComponent(source.ref) + "&view=1");
-          source.moved?.(next);
-        } catch (error) {
-          button.title = error.message;
-          box.querySelector(".name").textContent = error.message;
-        } finally {
-          button.disabled = false;
-        }
-      }
-      document.addEventListener("keydown", (event) => {
-        if (box.hidden || event.target.closest("input, select, textarea")) return;
-        if (event.key === "Escape") { event.preventDefault(); close(); }
-        else if (event.key === "Delete") { event.preventDefault(); trash(); }
-        else if (event.key === "ArrowLeft") { event.preventDefault(); step(-1); }
-        else if (event.key === "ArrowRight") { event.preventDefault(); step(1); }
-        else if (event.key === "i") toggleInfo();
-        else if (event.key === " ") { event.preventDefault(); play(!playing); }
-        else if (event.key === "+" || event.key === "=") zoomTo(zoom.scale * 1.5, innerWidth / 2, innerHeight / 2);
-        else if (event.key === "-") zoomTo(zoom.scale / 1.5, innerWidth / 2, innerHeight / 2);
-        else if (event.key === "0") zoomTo(1, 0, 0);
-        else return;
-        event.stopPropagation();
-      }, true);
-      // Focus stays in the viewer while it is open.
-      box.addEventListener("keydown", (event) => {
-        if (event.key !== "Tab") return;
-        const stops = [...box.querySelectorAll("button, a[href], input, textarea, video:not([hidden])")].filter((e) => !e.hidden && e.offsetParent !== null);
-        if (!stops.length) return;
-        const first = stops[0], last = stops[stops.length - 1];
-        if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
-        else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
-      });
-      return { open, isOpen: () => !box.hidden, play };
-    }
-
-    // ---- An album: the timeline, selection, jobs, albums, upload --------------------------------
-
-    function albumPage(main) {
-      const ref = decodeURIComponent(main.dataset.ref);
-      const toolbar = main.querySelector(".toolbar");
-      const countLabel = main.querySelector(".selection-count");
-      const notice = main.querySelector(".notice");
-      // The page's search and filters: what the timeline shows, and what "all" means to a job.
-      let filters = {};
-      try { filters = JSON.parse(main.dataset.filters || "{}"); } catch (_) { /* none */ }
-      const byDate = ["date", "-date"].includes(main.dataset.sort);
-      let total = Number(main.dataset.count);
-      const viewer = makeViewer();
-      // The address says only what was asked: empty fields and the album's own order left out.
-      const search = main.querySelector(".search");
-      search.addEventListener("submit", () => {
-        for (const field of search.elements) {
-          if (!field.name || field.type === "hidden") continue;
-          const unchecked = field.type === "checkbox" && !field.checked;
-          if (field.value === "" || unchecked || field.value === field.dataset.default) field.disabled = true;
-        }
-      });
-      addEventListener("pageshow", () => { for (const field of search.elements) field.disabled = false; });
-      history.scrollRestoration = "manual";
-
-      // On this day: photos taken on today's date (the reader's) in earlier years, a card a year
-      // above the timeline of everything; each leads to that day's photos of that year.
-      async function showMemories() {
-        if (ref !== "smart:all" || Object.keys(filters).some((name) => name !== "sort")) return;
-        const now = new Date();
-        const day = String(now.getMonth() + 1).padStart(2, "0") + "-" + String(now.getDate()).padStart(2, "0");
-        const response = await fetch("/api/assets?day=" + day + "&to=" + (now.getFullYear() - 1) + "-12-31&sort=-date&limit=200",
-          { credentials: "same-origin" });
-        if (!response.ok) return;
-        const years = new Map();
-        for (const asset of (await response.json()).assets) {
-          const year = localDate(asset).getUTCFullYear();
-          if (!years.has(year)) years.set(year, []);
-          years.get(year).push(asset);
-        }
-        if (!years.size || main.querySelector(".memories")) return;
-        const section = document.createElement("section");
-        section.className = "memories";
-        section.setAttribute("aria-labelledby", "memories-title");
-        const heading = document.createElement("h2");
-        heading.id = "memories-title";
-        heading.textContent = "On this day";
-        const list = document.createElement("ul");
-        for (const [year, assets] of years) {
-          const ago = now.getFullYear() - year;
-          const link = document.createElement("a");
-          link.href = "/album?ref=smart%3Aall&day=" + day + "&from=" + year + "-01-01&to=" + year + "-12-31";
-          const img = document.createElement("img");
-          img.alt = "";
-          img.loading = "lazy";
-          img.src = assetURL(assets[0], "thumbnail", 256);
-          watchBroken(img);
-          const label = document.createElement("span");
-          label.className = "name";
-          label.textContent = ago === 1 ? "A year ago" : ago + " years ago";
-          const detail = document.createElement("span");
-          detail.className = "count";
-          detail.textContent = year + " · " + assets.length + (assets.length === 1 ? " item" : " items");
-          link.append(img, label, detail);
-          const item = document.createElement("li");
-          item.append(link);
-          list.append(item);
-        }
-        section.append(heading, list);
-        container.before(section);
-        scrubber.style.top = Math.max(8, containerTop()) + "px";
-        schedule();
-      }
-
-      function setTotal(count) {
-        total = Math.max(0, count);
-        main.dataset.count = String(total);
-        // (Written only when it changes: it is read aloud.)
-        // (A folder's own folders are counted by the page: they do not change here.)
-        const folders = main.querySelectorAll(".subfolders li").length;
-        const text = total + (total === 1 ? " item" : " items")
-          + (folders ? " and " + folders + (folders === 1 ? " folder" : " folders") : "");
-        const summary = main.querySelector(".summary");
-        if (summary.textContent !== text) summary.textContent = text;
-      }
-      let retry = null;
-      function showNotice(text, again) {
-        notice.querySelector("span").textContent = text;
-        notice.hidden = false;
-        retry = again;
-      }
-      notice.querySelector("button").addEventListener("click", () => { notice.hidden = true; retry?.(); });
-
-      // The timeline: sections (a month each, or the whole album in its own order), laid out
-      // as justified rows; only the rows near the screen are in the page.
-      const GAP = 4, MONTH = 44, DAY = 30, AFTER = 12;
-      const container = document.createElement("div");
-      container.className = "timeline";
-      container.setAttribute("role", "grid");
-      container.setAttribute("aria-label", "Photos");
-      container.setAttribute("aria-multiselectable", "true");
-      // The sections are placed on a plane inside it, in the layout's own pixels. A browser lays
-      // out at most about 33 million pixels (Chrome; Firefox 17 million), less than a million
-      // photos take: past LIMIT the page scrolls through LIMIT pixels and the plane moves by
-      // `scale` layout pixels for each of them, shifted under the screen as it scrolls; and the
-      // sections on it are placed from `base`, a round place near the screen, so that no
-      // element's own position passes the browser's limit either.
-      const plane = document.createElement("div");
-      plane.className = "plane";
-      container.append(plane);
-      const LIMIT = 15e6;
-      let scale = 1;
-      main.querySelector(".grid").replaceWith(container);
-      main.querySelector(".more")?.remove();
-      const scrubber = document.createElement("nav");
-      scrubber.className = "scrubber";
-      scrubber.setAttribute("aria-label", "Months");
-      if (byDate) main.append(scrubber);
-      let sections = [], width = 0, rowHeight = 180, version = 0;
-      const shown = new Map(); // section key -> { element, version, rows: Map(index -> element) }
-      let active = null; // the id of the cell that takes the keyboard's focus
-
-      const containerTop = () => container.getBoundingClientRect().top + scrollY;
-      // Where the screen's top is on the plane, and a scroll that puts a place of the plane there.
-      function planeY(p = scrollY - containerTop()) {
-        return p > 0 ? p * scale : p;
-      }
-      function scrollToPlane(y) { scrollTo(0, containerTop() + (y > 0 ? y / scale : y)); }
-      let shifted = 0, base = 0;
-      function shift() {
-        const p = scrollY - containerTop();
-        const rebase = scale === 1 ? 0 : Math.max(0, Math.floor(planeY(p) / 4e6) * 4e6);
-        if (rebase !== base) {
-          base = rebase;
-          for (const s of sections) {
-            const entry = shown.get(s.key);
-            if (entry) entry.element.style.top = s.top - base + "px";
-          }
-        }
-        const by = p > 0 && scale !== 1 ? p - p * scale + base : 0;
-        if (by === shifted) return;
-        shifted = by;
-        plane.style.transform = by ? "translateY(" + by + "px)" : "";
-      }
-      // As the thumbnail shows it: an edit made elsewhere (a crop) has its own shape.
-      const aspect = (a) => {
-        const [w, h] = a.shownWidth ? [a.shownWidth, a.shownHeight] : [a.displayWidth, a.displayHeight];
-        return w > 0 && h > 0 ? Math.min(3, Math.max(0.5, w / h)) : 1;
-      };
-      function measure() {
-        width = container.clientWidth;
-        rowHeight = innerWidth < 700 ? 112 : 184;
-      }
-      function estimate(count) {
-        const perRow = Math.max(1, (width + GAP) / (rowHeight * 1.35 + GAP));
-        return Math.ceil(count / perRow) * (rowHeight + GAP + (byDate ? DAY / 2 : 0));
-      }
-      // Justified rows: each photo keeps its shape, a row fills the width at about the target
-      // height. A new day starts a new row when the row is nearly full (it is stretched to the
-      // width), else it goes on in the same row under its own label.
-      function layout(s) {
-        const blocks = [];
-        let y = s.label ? MONTH : 0, row = [], labels = [], sum = 0, day = null;
-        const flush = (last) => {
-          if (!row.length) return;
-          const space = width - GAP * (row.length - 1);
-          const height = last ? Math.min(rowHeight, space / sum) : space / sum;
-          let x = 0;
-          const items = row.map((i) => {
-            const w = aspect(s.assets[i]) * height;
-            const item = { i, left: x, width: w };
-            x += w + GAP;
-            return item;
-          });
-          const band = labels.length ? DAY : 0;
-          const placed = labels.map((label, n) => {
-            const at = items[row.indexOf(label.i)];
-            const next = labels[n + 1] ? items[row.indexOf(labels[n + 1].i)].left : width;
-            return { text: label.text, left: at.left, width: next - at.left - GAP };
-          });
-          blocks.push({ top: y, band, height, items, labels: placed });
-          y += band + height + GAP;
-          row = []; labels = []; sum = 0;
-        };
-        s.assets.forEach((asset, i) => {
-          if (byDate) {
-            const its = Math.floor(localSeconds(asset) / 86400);
-            if (its !== day) {
-              if (sum * rowHeight + GAP * row.length >= width * 0.8) flush(false);
-              day = its;
-              labels.push({ i, text: dayLabel(asset) });
-            }
-          }
-          row.push(i);
-          sum += aspect(asset);
-          if (sum * rowHeight + GAP * (row.length - 1) >= width) flush(false);
-        });
-        flush(true);
-        s.loaded = y;
-        s.blocks = blocks;
-        s.height = y + estimate(Math.max(0, s.count - s.assets.length)) + AFTER;
-        s.version = ++version;
-      }
-      function estimateSection(s) {
-        s.blocks = [];
-        s.loaded = s.label ? MONTH : 0;
-        s.height = s.loaded + estimate(s.count) + AFTER;
-        s.version = ++version;
-      }
-      function place() {
-        let y = 0;
-        for (const s of sections) { s.top = y; y += s.height; }
-        const high = Math.max(innerHeight, 1);
-        scale = y > LIMIT ? (y - high) / (LIMIT - high) : 1;
-        container.style.height = Math.min(y, LIMIT) + "px";
-        shift();
-        placeScrubber(y);
-      }
-      // Where the screen's top is: the section there and how far into it. Kept as sections
-      // above it change height, so nothing moves under the reader's eyes.
-      function anchor() {
-        const y = planeY();
-        if (y <= 0) return null;
-        // (Half a pixel of slack: a jump lands on a section's first pixel, give or take rounding.)
-        const s = sections.find((s) => s.top + s.height > y + 0.5);
-        return s ? { s, offset: y - s.top } : null;
-      }
-      function keep(mark) {
-        if (!mark || !sections.includes(mark.s)) return;
-        const want = mark.s.top + mark.offset;
-        if (Math.abs(want - planeY()) >= 1) scrollToPlane(want);
-      }
-      function relayout(changed) {
-        const mark = anchor();
-        for (const s of changed) layout(s);
-        place();
-        keep(mark);
-        schedule();
-      }
-
-      function makeSection(key, count) {
-        const s = { key, label: byDate ? monthLabel(key) : "", count, assets: [], next: null, done: false, pending: null, reload: false };
-        estimateSection(s);
-        return s;
-      }
-      const query = (more) => new URLSearchParams(Object.assign({ album: ref }, filters, more));
-      // The months again (after a job, an upload, the change feed): a section is read again
-      // only when its count changed or it holds an asset that changed (`changed`: ids; null:
-      // every loaded section); until then it stays on the screen as it was.
-      let timelineRound = 0;
-      async function loadTimeline(changed = null) {
-        const round = ++timelineRound;
-        const data = await (await api("GET", "/api/timeline?" + query())).json();
-        if (round !== timelineRound) return; // a later call's answer is the one that counts
-        const old = new Map(sections.map((s) => [s.key, s]));
-        const mark = anchor();
-        const list = byDate ? data.months : [{ month: "all", count: data.count }];
-        sections = list.filter((m) => m.count > 0).map((m) => {
-          const s = old.get(m.month);
-          if (!s) return makeSection(m.month, m.count);
-          const touched = changed === null || s.count !== m.count || s.assets.some((a) => changed.has(a.id));
-          s.count = m.count;
-          if (touched && s.assets.length) {
-            s.reload = true;
-            s.round = (s.round || 0) + 1;
-          } else if (!s.assets.length) {
-            estimateSection(s);
-          }
-          return s;
-        });
-        for (const [key, entry] of shown) {
-          if (!sections.some((s) => s.key === key)) { removeRows(entry); entry.element.remove(); shown.delete(key); }
-        }
-        for (const s of sections) if (s.assets.length) layout(s);
-        place();
-        keep(mark);
-        setTotal(data.count);
-        // Nothing to show: say why, rather than an empty page.
-        let empty = main.querySelector(".empty-state");
-        if (data.count === 0 && !empty && !main.querySelector(".subfolders")) {
-          empty = document.createElement("p");
-          empty.className = "empty-state";
-          empty.textContent = Object.keys(filters).some((name) => name !== "sort")
-            ? "Nothing matches this search." : main.dataset.trash === "true" ? "The trash is empty."
-              : "No photos here yet: drop some on this page, or use Upload.";
-          container.before(empty);
-        } else if (data.count > 0 && empty) {
-          empty.remove();
-        }
-        schedule();
-      }
-      // The next page of a section (or, to be read again, as many as it showed, from its
-      // start); a call while one is under way waits for that one.
-      function load(s) {
-        if (s.pending) return s.pending;
-        s.pending = (async () => {
-          const fresh = s.reload, round = s.round;
-          try {
-            const more = { limit: String(fresh ? Math.min(1000, Math.max(500, s.assets.length)) : 500) };
-            if (byDate) more.month = s.key;
-            if (s.next && !fresh) more.after = s.next;
-            const page = await (await api("GET", "/api/assets?" + query(more))).json();
-            if (!sections.includes(s)) return;
-            if (fresh) {
-              s.assets = page.assets;
-              // Asked again meanwhile: read again once more.
-              if (s.round === round) s.reload = false;
-            } else {
-              s.assets.push(...page.assets);
-            }
-            s.next = page.next || null;
-            s.done = !page.next;
-            if (s.done) s.count = s.assets.length;
-            notice.hidden = true;
-            relayout([s]);
-          } catch (error) {
-            s.failed = true;
-            showNotice(error.offline ? "The server cannot be reached." : error.message, () => {
-              for (const each of sections) each.failed = false;
-              schedule();
-            });
-          } finally {
-            s.pending = null;
-          }
-        })();
-        return s.pending;
-      }
-      // A section read to its end (a step back into a month lands on its last photo).
-      async function loadAll(s) {
-        while (!s.done && !s.failed && sections.includes(s)) await load(s);
-      }
-      // Drawing: what is within a screen of the viewport, nothing else.
-      let scheduled = false;
-      function schedule() {
-        if (scheduled) return;
-        scheduled = true;
-        requestAnimationFrame(render);
-      }
-      images.idle = schedule;
-      function removeRow(row) {
-        for (const img of row.querySelectorAll("img")) images.drop(img);
-        row.remove();
-      }
-      function removeRows(entry) {
-        for (const row of entry.rows.values()) removeRow(row);
-        entry.rows.clear();
-      }
-      function render() {
-        scheduled = false;
-        // A cell with the keyboard's focus that is drawn again keeps it.
-        const focused = document.activeElement?.classList?.contains("cell") ? document.activeElement.dataset.id : null;
-        if (container.clientWidth !== width) {
-          const mark = anchor();
-          measure();
-          for (const s of sections) (s.assets.length ? layout : estimateSection)(s);
-          place();
-          keep(mark);
-        }
-        shift();
-        const here = planeY();
-        const top = here - innerHeight, bottom = here + 2 * innerHeight;
-        const visible = new Set();
-        const waiting = [];
-        for (const s of sections) {
-          if (s.top + s.height < top || s.top > bottom) continue;
-          visible.add(s.key);
-          if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) {
-            // A section wholly above the screen waits for the thumbnails on it (asked for
-            // below, as its rows are made): after a jump, the month above would otherwise be
-            // read from its start, page after page, to reach its end just above, while the
-            // photos the reader jumped to are still coming. (Within a pixel: a scroll lands on
-            // whole pixels.)
-            if (s.top + s.height <= here + 1) waiting.push(s); else load(s);
-          }
-          let entry = shown.get(s.key);
-          if (!entry) {
-            const element = document.createElement("div");
-            element.className = "section";
-            if (s.label) {
-              const heading = document.createElement("h2");
-              heading.textContent = s.label;
-              element.append(heading);
-            }
-            entry = { element, version: s.version, rows: new Map() };
-            shown.set(s.key, entry);
-            plane.append(element);
-          }
-          entry.element.style.top = s.top - base + "px";
-          entry.element.style.height = s.height + "px";
-          if (entry.version !== s.version) { removeRows(entry); entry.version = s.version; }
-          s.blocks.forEach((block, index) => {
-            const near = s.top + block.top + block.band + block.height >= top && s.top + block.top <= bottom;
-            const row = entry.rows.get(index);
-            if (near && !row) {
-              const made = makeRow(s, block);
-              entry.rows.set(index, made);
-              entry.element.append(made);
-            } else if (!near && row) {
-              removeRow(row);
-              entry.rows.delete(index);
-            }
-          });
-        }
-        // Nor while a page of a month on the screen is still coming: its rows, and so its
-        // thumbnails, are not there yet to be waited for.
-        const reading = sections.some((s) => visible.has(s.key) && !waiting.includes(s) && s.pending);
-        if (!images.busy() && !reading) waiting.forEach(load);
-        for (const [key, entry] of shown) {
-          if (visible.has(key)) continue;
-          removeRows(entry);
-          entry.element.remove();
-          shown.delete(key);
-        }
-        forget(top, bottom);
-        roving();
-        if (focused && !document.activeElement?.classList?.contains("cell")) {
-          container.querySelector('.cell[data-id="' + focused + '"]')?.focus({ preventScroll: true });
-        }
-        position();
-      }
-      // The page keeps the assets of at most about 5,000 photos: past that, the sections
-      // farthest from the screen forget theirs (keeping their height) and load them again when
-      // they come back, so ten years scrolled hold no more memory than one.
-      function forget(top, bottom) {
-        let loaded = 0;
-        for (const s of sections) loaded += s.assets.length;
-        main.dataset.loaded = String(loaded);
-        if (loaded <= 5000) return;
-        // Never the months of the photo the viewer or the keyboard is on, or of a range's start.
-        const held = new Set([active, selection.anchor, viewing].filter(Boolean));
-        const far = sections.filter((s) => s.assets.length && !s.pending && (s.top + s.height < top || s.top > bottom)
-          && !s.assets.some((a) => held.has(a.id)))
-          .sort((a, b) => distance(b, top, bottom) - distance(a, top, bottom));
-        for (const s of far) {
-          if (loaded <= 4000) break;
-          loaded -= s.assets.length;
-          s.assets = []; s.blocks = []; s.next = null; s.done = false; s.reload = false;
-          s.loaded = s.label ? MONTH : 0;
-          s.version = ++version;
-        }
-        main.dataset.loaded = String(loaded);
-      }
-      const distance = (s, top, bottom) => s.top > bottom ? s.top - bottom : top - (s.top + s.height);
-      function makeRow(s, block) {
-        const row = document.createElement("div");
-        row.className = "row";
-        row.setAttribute("role", "row");
-        row.style.top = block.top + "px";
-        row.style.height = block.band + block.height + "px";
-        for (const label of block.labels) {
-          const text = document.createElement("span");
-          text.className = "day";
-          text.setAttribute("role", "rowheader");
-          text.style.left = label.left + "px";
-          text.style.maxWidth = label.width + "px";
-          text.textContent = label.text;
-          row.append(text);
-        }
-        for (const item of block.items) {
-          const cell = makeCell(s, item, block.height);
-          cell.style.top = block.band + "px";
-          cell.style.height = block.height + "px";
-          row.append(cell);
-        }
-        return row;
-      }
-      function makeCell(s, item, height) {
-        const asset = s.assets[item.i];
-        const cell = document.createElement("div");
-        cell.className = "cell";
-        cell.setAttribute("role", "gridcell");
-        cell.tabIndex = -1;
-        cell.dataset.id = asset.id;
-        cell.dataset.section = s.key;
-        cell.dataset.index = String(item.i);
-        cell.style.left = item.left + "px";
-        cell.style.width = item.width + "px";
-        const link = document.createElement("a");
-        link.href = "/asset/" + asset.id + "?ref=" + encodeURIComponent(ref);
-        link.tabIndex = -1;
-        link.draggable = false;
-        const name = asset.path.split("/").pop();
-        const video = asset.mediaType === "video";
-        const img = document.createElement("img");
-        img.alt = video ? name + ": video, " + durationText(asset.duration) : name;
-        img.draggable = false;
-        img.decoding = "async";
-        img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
-        const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
-        const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
-        if (asset.damage && !asset.displayWidth) {
-          // Nothing of it decodes: a tile that says what is wrong, in words.
-          const tile = document.createElement("span");
-          tile.className = "broken";
-          tile.setAttribute("role", "img");
-          tile.setAttribute("aria-label", name + ": " + asset.damage.problem);
-          tile.textContent = asset.damage.problem;
-          tile.title = asset.damage.detail;
-          link.append(tile);
-        } else {
-          images.want(img, assetURL(asset, "aspect-thumbnail", size));
-          link.append(img);
-        }
-        if (asset.damage) {
-          // Shown as far as it decodes (the top of a photo cut short), and marked.
-          cell.classList.add("damaged");
-          img.alt = name + ": " + asset.damage.problem;
-          if (asset.displayWidth) {
-            const badge = document.createElement("span");
-            badge.className = "damage-badge";
-            badge.title = asset.damage.problem;
-            badge.setAttribute("aria-hidden", "true");
-            const why = document.createElement("span");
-            why.className = "why";
-            why.textContent = " " + asset.damage.problem;
-            badge.append("⚠", why);
-            link.append(badge);
-          }
-        }
-        if (video && !(asset.damage && !asset.displayWidth)) {
-          // A video's poster is its representative frame; the badge says what it is and how long.
-          const badge = document.createElement("span");
-          badge.className = "video-badge";
-          badge.setAttribute("aria-hidden", "true");
-          badge.textContent = "▶ " + durationText(asset.duration);
-          link.append(badge);
-        } else {
-          if (asset.motionVideo || asset.liveVideo) {
-            // A live or motion photo: its still, marked; the viewer plays it.
-            const badge = document.createElement("span");
-            badge.className = "video-badge live-badge";
-            badge.setAttribute("aria-hidden", "true");
-            badge.textContent = "LIVE";
-            link.append(badge);
-            img.alt = name + ": live photo";
-          }
-          // (Not for one edited elsewhere: the camera's thumbnail is of the unedited photo.)
-          if (asset.exifThumbnail && !asset.foreignSettings) placeholderUnless(img, asset, item.width, height);
-        }
-        const check = document.createElement("button");
-        check.type = "button";
-        check.className = "check";
-        check.tabIndex = -1;
-        check.setAttribute("aria-label", "Select " + name);
-        check.textContent = "✓";
-        cell.append(link, check);
-        if (asset.isFavourite) markFavourite(cell, true);
-        paint(cell);
-        return cell;
-      }
-      addEventListener("scroll", () => { if (scale !== 1) shift(); schedule(); }, { passive: true });
-      addEventListener("resize", schedule);
-
-      // The address says where the reader is (`at=2019-03`): a reload or Back lands there.
-      let lastAt = null;
-      function position() {
-        if (!byDate || viewer.isOpen()) return;
-        const mark = anchor();
-        const at = mark ? mark.s.key : null;
-        if (at === lastAt) return;
-        lastAt = at;
-        const address = new URL(location.href);
-        if (at) address.searchParams.set("at", at); else address.searchParams.delete("at");
-        history.replaceState(history.state, "", address);
-        for (const tick of scrubber.querySelectorAll("a[data-month]")) {
-          tick.classList.toggle("here", tick.dataset.month === at);
-        }
-      }
-      function jump(key) {
-        // The newest month at or before `key` (the oldest after it, sorted oldest first).
-        const descending = filters.sort !== "date";
-        const s = sections.find((s) => descending ? s.key <= key : s.key >= key) || sections[sections.length - 1];
-        if (!s) return;
-        if (s === sections[0]) scrollTo(0, 0); else scrollToPlane(s.top);
-        if (!s.done && !s.pending) load(s);
-        schedule();
-      }
-
-      // The scrubber: a mark for each month, a label for each year; a press or a drag jumps.
-      function placeScrubber(height) {
-        if (!byDate) return;
-        scrubber.textContent = "";
-        const track = Math.max(1, scrubber.clientHeight || innerHeight - 80);
-        const years = new Map(); // year -> { tick, top, count }
-        for (const s of sections) {
-          const top = s.top / Math.max(1, height) * track;
-          const tick = document.createElement("a");
-          tick.href = "/album?" + new URLSearchParams(Object.assign({ ref }, filters, { at: s.key }));
-          tick.dataset.month = s.key;
-          tick.setAttribute("aria-label", s.label);
-          tick.title = s.label + " · " + s.count;
-          tick.style.top = top + "px";
-          tick.tabIndex = -1;
-          if (s.key === lastAt) tick.classList.add("here");
-          scrubber.append(tick);
-          const year = s.key.slice(0, 4);
-          const entry = years.get(year);
-          if (entry) entry.count += s.count; else years.set(year, { tick, top, count: s.count, year });
-        }
-        // A label for each year there is room for, the years with the most photos first.
-        const placed = [];
-        for (const entry of [...years.values()].sort((a, b) => b.count - a.count)) {
-          if (placed.some((top) => Math.abs(top - entry.top) < 16)) continue;
-          placed.push(entry.top);
-          entry.tick.classList.add("year");
-          entry.tick.removeAttribute("tabindex");
-          entry.tick.textContent = entry.year === "0000" ? "?" : entry.year;
-        }
-      }
-      scrubber.addEventListener("click", (event) => {
-        const tick = event.target.closest("a[data-month]");
-        if (!tick) return;
-        event.preventDefault();
-        jump(tick.dataset.month);
-      });
-      let dragging = false;
-      const scrubTo = (event) => {
-        const rect = scrubber.getBoundingClientRect();
-        const fraction = Math.min(1, Math.max(0, (event.clientY - rect.top) / rect.height));
-        scrollTo(0, containerTop() + fraction * container.clientHeight);
-      };
-      scrubber.addEventListener("pointerdown", (event) => {
-        if (event.target.closest("a")) return;
-        dragging = true;
-        scrubber.setPointerCapture(event.pointerId);
-        scrubTo(event);
-      });
-      scrubber.addEventListener("pointermove", (event) => { if (dragging) scrubTo(event); });
-      scrubber.addEventListener("pointerup", () => { dragging = false; });
-
-      // Positions: a cell's section and index; the neighbours of an asset, loading as needed.
-      const sectionOf = (key) => sections.find((s) => s.key === key);
-      function locate(id) {
-        for (const s of sections) {
-          const i = s.assets.findIndex((a) => a.id === id);
-          if (i >= 0) return { s, i };
-        }
-        return null;
-      }
-      async function neighbour(asset, direction) {
-        const at = locate(asset.id);
-        if (!at) return null;
-        let { s, i } = at;
-        i += direction;
-        while (true) {
-          if (i >= 0 && i < s.assets.length) return s.assets[i];
-          if (direction > 0 && !s.done) {
-            await load(s);
-            if (i < s.assets.length) continue;
-            if (!s.done) return null;
-          }
-          const next = sections[sections.indexOf(s) + direction];
-          if (!next) return null;
-          if (direction > 0 && !next.assets.length) await load(next);
-          if (direction < 0) await loadAll(next);
-          if (!next.assets.length) return null;
-          s = next;
-          i = direction > 0 ? 0 : s.assets.length - 1;
-        }
-      }
-      function bring(id, focus) {
-        const at = locate(id);
-        if (!at) return;
-        const block = at.s.blocks.find((b) => b.items.some((item) => item.i === at.i));
-        if (block) {
-          const y = at.s.top + block.top, here = planeY();
-          if (y < here + 60 || y + block.band + block.height > here + innerHeight) scrollToPlane(y - innerHeight / 3);
-        }
-        active = id;
-        render();
-        const cell = container.querySelector('.cell[data-id="' + id + '"]');
-        if (focus && cell) cell.focus({ preventScroll: true });
-      }
-
-      // Selection: "all" is a query less exceptions, never a list of every id.
-      const selection = { all: false, ids: new Set(), except: new Set(), anchor: null };
-      const isSelected = (id) => selection.all ? !selection.except.has(id) : selection.ids.has(id);
-      const selectedCount = () => selection.all ? total - selection.except.size : selection.ids.size;
-      function paint(cell) {
-        const on = isSelected(cell.dataset.id);
-        cell.classList.toggle("selected", on);
-        cell.setAttribute("aria-selected", on ? "true" : "false");
-      }
-      function repaint() {
-        for (const cell of container.querySelectorAll(".cell")) paint(cell);
-        const count = selectedCount();
-        countLabel.textContent = count + " selected";
-        toolbar.hidden = count === 0;
-        document.body.classList.toggle("selecting", count > 0);
-      }
-      function set(id, on) {
-        if (selection.all) { on ? selection.except.delete(id) : selection.except.add(id); }
-        else { on ? selection.ids.add(id) : selection.ids.delete(id); }
-      }
-      function clear() {
-        selection.all = false; selection.ids.clear(); selection.except.clear(); selection.anchor = null;
-        repaint();
-      }
-      function selectAll() {
-        selection.all = true; selection.ids.clear(); selection.except.clear();
-        repaint();
-      }
-      async function choose(id, range) {
-        const from = range && selection.anchor ? locate(selection.anchor) : null;
-        if (from && locate(id)) {
-          // Every photo from the range's start to here in the timeline's order, the months
-          // between read first.
-          const a = sections.indexOf(from.s), b = sections.indexOf(locate(id).s);
-          for (let si = Math.min(a, b); si <= Math.max(a, b); si++) await loadAll(sections[si]);
-          const start = locate(selection.anchor), end = locate(id);
-          if (start && end) {
-            const order = (p) => [sections.indexOf(p.s), p.i];
-            let [x, y] = [order(start), order(end)];
-            if (x[0] > y[0] || x[0] === y[0] && x[1] > y[1]) [x, y] = [y, x];
-            for (let si = x[0]; si <= y[0]; si++) {
-              const list = sections[si].assets;
-              const first = si === x[0] ? x[1] : 0, last = si === y[0] ? y[1] : list.length - 1;
-              for (let i = first; i <= last; i++) set(list[i].id, true);
-            }
-          }
-        } else {
-          set(id, !isSelected(id));
-          selection.anchor = id;
-        }
-        repaint();
-      }
-
-      // A click opens the viewer; the check mark (or a click while choosing, or with shift,
-      // ctrl or cmd) selects; a long press selects on a touch screen.
-      let pressed = null, longPressed = false;
-      container.addEventListener("click", (event) => {
-        const cell = event.target.closest(".cell");
-        if (!cell) return;
-        event.preventDefault();
-        if (longPressed) { longPressed = false; return; }
-        active = cell.dataset.id;
-        if (event.target.closest(".check") || event.shiftKey || event.ctrlKey || event.metaKey || selectedCount() > 0) {
-          choose(cell.dataset.id, event.shiftKey);
-          return;
-        }
-        openViewer(cell.dataset.id);
-      });
-      container.addEventListener("pointerdown", (event) => {
-        const cell = event.target.closest(".cell");
-        if (!cell || event.pointerType === "mouse") return;
-        pressed = { x: event.clientX, y: event.clientY, timer: setTimeout(() => {
-          longPressed = true;
-          choose(cell.dataset.id, false);
-        }, 500) };
-      });
-      const release = (event) => {
-        if (!pressed) return;
-        if (event.type !== "pointermove" || Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > 10) {
-          clearTimeout(pressed.timer);
-          pressed = null;
-        }
-      };
-      container.addEventListener("pointermove", release);
-      container.addEventListener("pointerup", release);
-      container.addEventListener("pointercancel", release);
-      container.addEventListener("contextmenu", (event) => { if (event.target.closest(".cell") && event.pointerType !== "mouse") event.preventDefault(); });
-
-      // A drag that starts outside a photo (a label, a margin, the end of a row) draws a band;
-      // every photo it crosses is selected, those off the screen too (the layout knows them).
-      let band = null;
-      container.addEventListener("pointerdown", (event) => {
-        if (event.pointerType !== "mouse" || event.button !== 0 || event.target.closest(".cell")) return;
-        const box = plane.getBoundingClientRect();
-        band = { x: event.clientX - box.left, y: event.clientY - box.top + base, element: null, moved: false };
-        container.setPointerCapture(event.pointerId);
-      });
-      container.addEventListener("pointermove", (event) => {
-        if (!band) return;
-        const box = plane.getBoundingClientRect();
-        const x = event.clientX - box.left, y = event.clientY - box.top + base;
-        if (!band.moved && Math.hypot(x - band.x, y - band.y) < 6) return;
-        band.moved = true;
-        if (!band.element) {
-          band.element = document.createElement("div");
-          band.element.className = "band";
-          plane.append(band.element);
-        }
-        const [left, right] = [Math.min(x, band.x), Math.max(x, band.x)];
-        const [top, bottom] = [Math.min(y, band.y), Math.max(y, band.y)];
-        Object.assign(band.element.style, { left: left + "px", top: top - base + "px", width: right - left + "px", height: bottom - top + "px" });
-        for (const s of sections) {
-          if (s.top + s.height < top || s.top > bottom) continue;
-          for (const block of s.blocks) {
-            const rowTop = s.top + block.top + block.band;
-            if (rowTop + block.height < top || rowTop > bottom) continue;
-            for (const item of block.items) {
-              if (item.left + item.width >= left && item.left <= right) set(s.assets[item.i].id, true);
-            }
-          }
-        }
-        repaint();
-      });
-      const endBand = () => {
-        if (!band) return;
-        band.element?.remove();
-        band = null;
-      };
-      container.addEventListener("pointerup", endBand);
-      container.addEventListener("pointercancel", endBand);
-
-      // The keyboard: Tab comes into the grid at one cell; arrows move; Enter opens; Space selects.
-      function roving() {
-        const cells = container.querySelectorAll(".cell");
-        let found = false;
-        for (const cell of cells) {
-          const on = cell.dataset.id === active;
-          cell.tabIndex = on ? 0 : -1;
-          found ||= on;
-        }
-        if (!found && cells.length) {
-          // The first cell on the screen takes the focus.
-          const first = [...cells].find((cell) => cell.getBoundingClientRect().bottom > 0) || cells[0];
-          first.tabIndex = 0;
-        }
-      }
-      async function move(id, key) {
-        const at = locate(id);
-        if (!at) return null;
-        if (key === "ArrowLeft" || key === "ArrowRight") {
-          return (await neighbour(at.s.assets[at.i], key === "ArrowRight" ? 1 : -1))?.id ?? null;
-        }
-        // Up and down: the row above or below (the next month's first, or the last month's
-        // last, read first), the photo nearest in the middle.
-        const blocks = at.s.blocks;
-        const here = blocks.findIndex((b) => b.items.some((item) => item.i === at.i));
-        const down = key === "ArrowDown";
-        let s = at.s, target = blocks[here + (down ? 1 : -1)];
-        if (!target) {
-          s = sections[sections.indexOf(at.s) + (down ? 1 : -1)];
-          if (!s) return null;
-          if (down && !s.assets.length) await load(s);
-          if (!down) await loadAll(s);
-          target = down ? s.blocks[0] : s.blocks[s.blocks.length - 1];
-          if (!target) return null;
-        }
-        const mine = blocks[here].items.find((item) => item.i === at.i);
-        const middle = mine.left + mine.width / 2;
-        let best = target.items[0];
-        for (const item of target.items) {
-          if (Math.abs(item.left + item.width / 2 - middle) < Math.abs(best.left + best.width / 2 - middle)) best = item;
-        }
-        return s.assets[best.i].id;
-      }
-      container.addEventListener("keydown", (event) => {
-        const cell = event.target.closest(".cell");
-        if (!cell) return;
-        const id = cell.dataset.id;
-        if (event.key.startsWith("Arrow")) {
-          event.preventDefault();
-          move(id, event.key).then(async (next) => {
-            if (!next) return;
-            if (event.shiftKey) await choose(next, true);
-            bring(next, true);
-          });
-        } else if (event.key === "Enter") {
-          event.preventDefault();
-          openViewer(id);
-        } else if (event.key === " ") {
-          event.preventDefault();
-          choose(id, event.shiftKey);
-        } else if (event.key === "Home" || event.key === "End") {
-          event.preventDefault();
-          const s = event.key === "Home" ? sections[0] : sections[sections.length - 1];
-          if (!s) return;
-          scrollTo(0, event.key === "Home" ? 0 : document.body.scrollHeight);
-          (s.assets.length ? Promise.resolve() : load(s)).then(() => {
-            const asset = event.key === "Home" ? s.assets[0] : s.assets[s.assets.length - 1];
-            if (asset) bring(asset.id, true);
-          });
-        }
-      });
-      document.addEventListener("keydown", (event) => {
-        if (viewer.isOpen() || event.target.closest("input, select, textarea, dialog")) return;
-        if (event.key === "Escape") clear();
-        if (event.key === "Delete" && selectedCount() > 0 && main.dataset.trash !== "true") {
-          event.preventDefault();
-          runJob("trash");
-        }
-        if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); selectAll(); }
-      });
-
-      // A slideshow from the first of what the page shows, in its order.
-      async function startSlideshow() {
-        const first = sections[0];
-        if (!first) return;
-        if (!first.assets.length) await load(first);
-        if (!first.assets.length) return;
-        openViewer(first.assets[0].id);
-        viewer.play(true);
-      }
-
-      // The viewer's address reloaded: the album's own address under it (Back and Escape return
-      // there), the photo's month read, the viewer open on it.
-      async function reopenViewer(id) {
-        history.replaceState(null, "", ref === "smart:all" ? "/" : "/album?ref=" + encodeURIComponent(ref));
-        if (!locate(id)) {
-          const asset = await (await api("GET", "/api/assets/" + encodeURIComponent(id))).json();
-          const date = localDate(asset);
-          const key = byDate ? date.getUTCFullYear() + "-" + String(date.getUTCMonth() + 1).padStart(2, "0") : null;
-          if (key) jump(key);
-          for (const s of sections) {
-            if (key && s.key !== key) continue;
-            await loadAll(s);
-            if (locate(id)) break;
-          }
-        }
-        if (locate(id)) openViewer(id);
-      }
-
-      let viewing = null; // the photo the viewer shows: its month is never forgotten
-      function openViewer(id, push = true) {
-        const at = locate(id);
-        if (!at) return;
-        viewing = id;
-        viewer.open(at.s.assets[at.i], {
-          ref, neighbour, trash: main.dataset.trash === "true",
-          removed: () => refresh(),
-          moved: (asset) => { active = viewing = asset.id; },
-          closed: (asset) => { viewing = null; if (asset) bring(asset.id, true); },
-          reopen: (id) => { if (locate(id)) openViewer(id, false); else return false; },
-        }, push);
-      }
-
-      function target() {
-        if (selection.all) return { query: Object.assign({ album: ref }, filters), except: Array.from(selection.except) };
-        return { ids: Array.from(selection.ids) };
-      }
-
-      // Jobs: progress from the job's events; the timeline follows from the catalog's changes.
-      const progress = main.querySelector(".progress");
-      const bar = progress.querySelector("progress");
-      const progressText = progress.querySelector(".progress-text");
-      const failures = progress.querySelector(".failures");
-      const verbs = { apply: "Applying", revert: "Reverting", trash: "Moving to trash", restore: "Restoring" };
-      async function runJob(action) {
-        if (selectedCount() === 0) return;
-        const body = Object.assign({ action }, target());
-        if (action === "apply") body.filters = [main.querySelector("#preset").value];
-        progress.hidden = false;
-        failures.textContent = "";
-        progressText.textContent = verbs[action] + "…";
-        let job;
-        try {
-          job = await (await api("POST", "/api/jobs", body)).json();
-        } catch (error) {
-          progressText.textContent = error.message;
-          return;
-        }
-        const show = (status) => {
-          bar.max = Math.max(1, status.total);
-          bar.value = status.done + status.failed;
-          progressText.textContent = verbs[action] + " " + (status.done + status.failed) + "/" + status.total
-            + (status.failed ? " (" + status.failed + " failed)" : "");
-        };
-        const status = await followJob(job, show);
-        show(status);
-        progressText.textContent += status.failed ? "" : " · done";
-        for (const failure of status.failures) {
-          const item = document.createElement("li");
-          item.textContent = failure.id + ": " + failure.error;
-          failures.append(item);
-        }
-        if (action === "trash" || action === "restore") clear();
-        await refresh();
-      }
-      async function refresh(changed = null) {
-        try { await loadTimeline(changed); } catch (error) { showNotice(error.message, () => refresh()); }
-      }
-
-      // Emptying the trash deletes files for good: asked first, and said how many went.
-      async function emptyTrash() {
-        if (!confirm("Delete the " + total + " photos in the trash for good? This cannot be undone.")) return;
-        progress.hidden = false;
-        failures.textContent = "";
-        try {
-          const emptied = await (await api("POST", "/api/trash/empty")).json();
-          progressText.textContent = "Emptied: " + emptied.assets.length + " deleted for good";
-          clear();
-          await refresh();
-        } catch (error) {
-          progressText.textContent = error.message;
-        }
-      }
-
-      function download() {
-        if (selectedCount() === 0) return;
-        const form = document.createElement("form");
-        form.method = "post";
-        form.action = "/api/download";
-        const fields = { csrf };
-        const t = target();
-        if (t.ids) fields.ids = t.ids.join(",");
-        else Object.assign(fields, t.query, t.except.length ? { except: t.except.join(",") } : {});
-        for (const [name, value] of Object.entries(fields)) {
-          const input = document.createElement("input");
-          input.type = "hidden"; input.name = name; input.value = value;
-          form.append(input);
-        }
-        document.body.append(form);
-        form.submit();
-        form.remove();
-      }
-
-      // Albums: add the selection to a new or existing one; rename this one; take out of it.
-      const dialog = main.querySelector(".album-dialog");
-      const dialogError = dialog.querySelector(".dialog-error");
-      // The dialog opens at once; the albums there are listed when they arrive.
-      function addToAlbum() {
-        if (selectedCount() === 0) return;
-        dialogError.textContent = "";
-        const titles = dialog.querySelector("#album-titles");
-        titles.textContent = "";
-        const existing = api("GET", "/api/albums").then((r) => r.json())
-          .then((data) => data.albums.filter((a) => a.kind === "user").map((a) => a.title))
-          .catch(() => []); // a new one can still be made
-        existing.then((list) => {
-          for (const title of list) {
-            const option = document.createElement("option");
-            option.value = title;
-            titles.append(option);
-          }
-        });
-        dialog.showModal();
-        dialog.querySelector("input").focus();
-        dialog.onsubmit = async (event) => {
-          event.preventDefault();
-          const title = dialog.querySelector("input").value.trim();
-          if (!title) return;
-          try {
-            if (!(await existing).includes(title)) await api("POST", "/api/albums", { op: "create", title });
-            await api("POST", "/api/albums", Object.assign({ op: "add", title }, target()));
-            dialog.close();
-            progress.hidden = false;
-            failures.textContent = "";
-            progressText.textContent = "";
-            const link = document.createElement("a");
-            link.href = "/album?ref=" + encodeURIComponent(title);
-            link.textContent = title;
-            progressText.append("Added " + selectedCount() + " to ", link);
-            clear();
-          } catch (error) {
-            dialogError.textContent = error.message;
-          }
-        };
-      }
-      dialog.querySelector('[data-act="cancel"]').addEventListener("click", () => dialog.close());
-      // Links that show this album to whoever has them: made (the link shown once), listed with
-      // their visits, revoked.
-      const shareDialog = main.querySelector(".share-dialog");
-      async function listShares() {
-        const list = shareDialog.querySelector(".share-links");
-        list.textContent = "";
-        const { links } = await (await api("GET", "/api/shares?album=" + encodeURIComponent(ref))).json();
-        if (!links.length) {
-          const none = document.createElement("li");
-          none.textContent = "None yet.";
-          list.append(none);
-        }
-        for (const link of links) {
-          const item = document.createElement("li");
-          const notes = [link.views + (link.views === 1 ? " visit" : " visits"),
-            link.expires ? "until " + link.expires.slice(0, 10) : "no end",
-            link.password ? "password" : "", link.download ? "downloads" : ""].filter(Boolean);
-          item.textContent = "Made " + link.created.slice(0, 10) + " · " + notes.join(" · ") + " ";
-          const revoke = document.createElement("button");
-          revoke.type = "button";
-          revoke.className = "danger";
-          revoke.textContent = "Revoke";
-          revoke.setAttribute("aria-label", "Revoke the link made " + link.created.slice(0, 10));
-          revoke.addEventListener("click", async () => {
-            try {
-              await api("DELETE", "/api/shares/" + link.id);
-              await listShares();
-            } catch (error) {
-              shareDialog.querySelector(".dialog-error").textContent = error.message;
-            }
-          });
-          item.append(revoke);
-          list.append(item);
-        }
-      }
-      function shareAlbum() {
-        const form = shareDialog.querySelector("form");
-        form.reset();
-        shareDialog.querySelector(".share-made").hidden = true;
-        shareDialog.querySelector(".dialog-error").textContent = "";
-        shareDialog.showModal();
-        listShares().catch((error) => { shareDialog.querySelector(".dialog-error").textContent = error.message; });
-        form.onsubmit = async (event) => {
-          event.preventDefault();
-          const body = { album: ref, download: form.elements.download.checked };
-          if (form.elements.days.value) body.days = Number(form.elements.days.value);
-          if (form.elements.password.value) body.password = form.elements.password.value;
-          try {
-            const made = await (await api("POST", "/api/shares", body)).json();
-            const url = shareDialog.querySelector(".share-url");
-            url.value = location.origin + made.url;
-            shareDialog.querySelector(".share-made").hidden = false;
-            url.focus();
-            url.select();
-            await listShares();
-          } catch (error) {
-            shareDialog.querySelector(".dialog-error").textContent = error.message;
-          }
-        };
-      }
-      shareDialog?.querySelector('[data-act="close-share"]').addEventListener("click", () => shareDialog.close());
-
-      async function renameAlbum() {
-        const title = prompt("A new title for " + ref, ref);
-        if (!title || title === ref) return;
-        try {
-          await api("POST", "/api/albums", { op: "rename", title: ref, newTitle: title });
-          location.href = "/album?ref=" + encodeURIComponent(title);
-        } catch (error) {
-          showNotice(error.message, null);
-        }
-      }
-      // A user album deleted, once confirmed: its photos stay in the library (and in others).
-      async function deleteAlbum() {
-        if (!confirm("Delete the album " + ref + "? Its photos stay in the library.")) return;
-        try {
-          await api("POST", "/api/albums", { op: "delete", title: ref });
-          location.href = "/albums";
-        } catch (error) {
-          showNotice(error.message, null);
-        }
-      }
-      async function removeFromAlbum() {
-        try {
-          await api("POST", "/api/albums", Object.assign({ op: "remove", title: ref }, target()));
-          clear();
-          await refresh();
-        } catch (error) {
-          showNotice(error.message, null);
-        }
-      }
-
-      toolbar.addEventListener("click", (event) => {
-        const act = event.target.closest("button")?.dataset.act;
-        if (!act) return;
-        if (act === "clear") clear();
-        else if (act === "download") download();
-        else if (act === "album") addToAlbum();
-        else if (act === "unalbum") removeFromAlbum();
-        else runJob(act);
-      });
-      const actions = main.querySelector(".album-actions");
-      for (const element of actions.children) element.hidden = false;
-      actions.addEventListener("click", (event) => {
-        const act = event.target.closest("button")?.dataset.act;
-        if (act === "select-all") selectAll();
-        if (act === "slideshow") startSlideshow();
-        else if (act === "rename") renameAlbum();
-        else if (act === "share") shareAlbum();
-        else if (act === "delete-album") deleteAlbum();
-        else if (act === "upload") picker.click();
-        else if (act === "empty") emptyTrash();
-      });
-
-      // Upload: a file picker, or files dropped anywhere on the page; each with its progress.
-      const uploadBox = main.querySelector(".upload");
-      const uploads = main.querySelector(".uploads");
-      function upload(file) {
-        uploadBox.hidden = false;
-        const item = document.createElement("li");
-        const meter = document.createElement("progress");
-        meter.max = 1; meter.value = 0;
-        const label = document.createElement("span");
-        label.textContent = file.name;
-        item.append(label, " ", meter);
-        uploads.append(item);
-        return new Promise((resolve) => {
-          const request = new XMLHttpRequest();
-          request.open("POST", "/api/uploads?name=" + encodeURIComponent(file.name));
-          request.setRequestHeader("X-CSRF-Token", csrf);
-          request.upload.addEventListener("progress", (event) => {
-            if (event.lengthComputable) meter.value = event.loaded / event.total;
-          });
-          request.addEventListener("load", () => {
-            let text = request.status + "";
-            try {
-              const body = JSON.parse(request.responseText);
-              text = body.error ? body.error.message : body.status;
-              // The server's message names the file too: said once.
-              const colon = text.indexOf(": ");
-              if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
-            } catch (_) { /* not JSON */ }
-            meter.value = 1;
-            label.textContent = file.name + ": " + text;
-            item.classList.add(request.status < 300 ? "ok" : "failed");
-            resolve();
-          });
-          request.addEventListener("error", () => { label.textContent = file.name + ": the server cannot be reached"; resolve(); });
-          request.send(file);
-        });
-      }
-      const picker = main.querySelector("#files");
-      picker.addEventListener("change", async (event) => {
-        for (const file of event.target.files) await upload(file);
-        picker.value = "";
-        await refresh();
-      });
-      if (main.dataset.trash !== "true") {
-        document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });
-        document.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
-        document.addEventListener("drop", async (event) => {
-          event.preventDefault();
-          document.body.classList.remove("dragging");
-          for (const file of event.dataTransfer.files) await upload(file);
-          await refresh();
-        });
-      }
-
-      // Live: the catalog's changes (another window, a scan, an upload) update the counts and
-      // the months on the screen, a moment after the last one.
-      // (At most one refresh a second: a scan's thousands of changes do not hold it back.)
-      let waiting = null, changedIDs = new Set();
-      const feed = new EventSource("/api/changes");
-      feed.addEventListener("change", (event) => {
-        try { changedIDs.add(JSON.parse(event.data).id); } catch (_) { /* counts still checked */ }
-        if (waiting) return;
-        waiting = setTimeout(() => {
-          const ids = changedIDs;
-          waiting = null;
-          changedIDs = new Set();
-          refresh(ids);
-        }, 1000);
-      });
-      addEventListener("pagehide", () => feed.close());
-
-      measure();
-      repaint();
-      scrubber.style.top = Math.max(8, containerTop()) + "px";
-      loadTimeline().then(() => {
-        const at = new URLSearchParams(location.search).get("at");
-        if (main.dataset.open) reopenViewer(main.dataset.open).catch(() => {});
-        else if (at && byDate) jump(at);
-        else showMemories().catch(() => {});
-        schedule();
-      }).catch((error) => showNotice(error.offline ? "The server cannot be reached." : error.message, () => location.reload()));
-    }
-
-    // ---- A photo's own page: arrow keys, stars, favourite, and the editor ----------------------
-
-    function assetPage(main) {
-      document.addEventListener("keydown", (event) => {
-        // The editor's controls (a curve's points, the colour swatches) take the arrow keys.
-        if (event.defaultPrevented || event.target.closest("input, select, textarea, .editor")) return;
-        const rel = event.key === "ArrowLeft" ? "prev" : event.key === "ArrowRight" ? "next" : null;
-        const link = rel && document.querySelector('a[rel="' + rel + '"]');
-        if (link) location.href = link.href;
-        if (event.key === "Escape") {
-          const back = document.querySelector("a.back");
-          if (back) location.href = back.href;
-        }
-      });
-      const id = main.dataset.id;
-      // A favourite in one press, kept by the catalog (the page says so again after a reload).
-      const star = main.querySelector(".favourite");
-      star.hidden = false;
-      star.addEventListener("click", async () => {
-        const on = star.getAttribute("aria-pressed") !== "true";
-        try {
-          const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
-          star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
-          star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
-        } catch (error) {
-          star.textContent = error.message;
-        }
-      });
-      // Stars in one press, written to the photo's sidecar (the same stars again clears them).
-      const rating = main.querySelector(".rating");
-      rating.addEventListener("click", async (event) => {
-        const button = event.target.closest("button[data-stars]");
-        if (!button) return;
-        const stars = Number(button.dataset.stars);
-        const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
-        try {
-          const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
-          const now = asset.rating ?? 0;
-          rating.dataset.rating = String(now);
-          rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));
-          for (const each of rating.querySelectorAll("button[data-stars]")) {
-            const on = Number(each.dataset.stars) <= now;
-            each.setAttribute("aria-pressed", on ? "true" : "false");
-            each.textContent = on ? "★" : "☆";
-          }
-          rating.querySelector(".rejected")?.remove();
-        } catch (error) {
-          rating.setAttribute("aria-label", error.message);
-        }
-      });
-      const photo = main.querySelector(".photo");
-      // A damaged file of which nothing decodes has its sentence in the photo's place.
-      if (!photo) return;
-      // The photo stays in place (a preview may load into it later); a notice stands in for it.
-      const notice = document.createElement("p");
-      notice.className = "broken";
-      notice.textContent = "This photo cannot be shown.";
-      notice.hidden = true;
-      photo.after(notice);
-      const failed = (on) => { photo.hidden = on; notice.hidden = !on; };
-      photo.addEventListener("error", () => failed(true));
-      photo.addEventListener("load", () => failed(false));
-      if (photo.complete && photo.naturalWidth === 0) failed(true);
-      // An edit another program made: the photo's own pixels on one press, the edit on another.
-      const original = main.querySelector(".show-original");
-      original?.addEventListener("click", (event) => {
-        event.preventDefault();
-        const on = original.getAttribute("aria-pressed") !== "true";
-        original.setAttribute("aria-pressed", on ? "true" : "false");
-        original.textContent = on ? "Show the edit" : "Show the original";
-        photo.src = on ? original.href : original.dataset.edited;
-      });
-      // The editor is editor.js's (loaded on this page only).
-    }
-
-    // ---- The map: the photos with a position, gathered into markers by where they are ----------
-
-    function mapPage(main) {
-      const element = main.querySelector("#map");
-      if (!element || !window.L) return;
-      const status = main.querySelector(".map-status");
-      const map = L.map(element, { worldCopyJump: true }).setView([20, 0], 2);
-      L.tileLayer(element.dataset.tiles, { maxZoom: 18, attribution: element.dataset.attribution || "" }).addTo(map);
-      const markers = L.layerGroup().addTo(map);
-      let round = 0, fitted = false;
-      async function refresh() {
-        const here = ++round;
-        const b = map.getBounds();
-        const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
-        const wide = b.getEast() - b.getWest() >= 360;
-        const params = new URLSearchParams({
-          zoom: String(map.getZoom()),
-          south: String(clamp(b.getSouth(), -90, 90)), north: String(clamp(b.getNorth(), -90, 90)),
-          west: String(wide ? -180 : L.Util.wrapNum(b.getWest(), [-180, 180], true)),
-          east: String(wide ? 180 : L.Util.wrapNum(b.getEast(), [-180, 180], true)),
-        });
-        try {
-          const { clusters } = await (await api("GET", "/api/map?" + params)).json();
-          if (here !== round) return;
-          markers.clearLayers();
-          for (const cluster of clusters) {
-            const icon = document.createElement("div");
-            if (cluster.poster) {
-              const img = document.createElement("img");
-              img.alt = "";
-              img.src = "/api/assets/" + cluster.poster + "/thumbnail?size=128&v=" + cluster.version;
-              icon.append(img);
-            }
-            const count = document.createElement("span");
-            count.className = "n";
-            count.textContent = String(cluster.count);
-            icon.append(count);
-            const marker = L.marker([cluster.latitude, cluster.longitude], {
-              icon: L.divIcon({ className: "map-cluster", html: icon, iconSize: [52, 52] }),
-              title: cluster.count === 1 ? "1 photo" : cluster.count + " photos",
-              keyboard: true,
-            });
-            // A cluster opens up; one photo opens.
-            marker.on("click", () => {
-              if (cluster.count > 1 && map.getZoom() < 18) map.setView([cluster.latitude, cluster.longitude], map.getZoom() + 2);
-              else if (cluster.poster) location.href = "/asset/" + cluster.poster;
-            });
-            markers.addLayer(marker);
-          }
-          const total = clusters.reduce((sum, c) => sum + c.count, 0);
-          status.textContent = total === 1 ? "1 photo here" : total + " photos here";
-          if (!fitted && clusters.length) {
-            fitted = true;
-            map.fitBounds(L.latLngBounds(clusters.map((c) => [c.latitude, c.longitude])).pad(0.2), { maxZoom: 12 });
-          }
-        } catch (error) {
-          status.textContent = error.message;
-        }
-      }
-      map.on("moveend", refresh);
-      refresh();
-    }
-
-    // ---- Duplicates: keep one of each group, the rest to the trash ----------------------------
-
-    function duplicatesPage(main) {
-      const summary = main.querySelector(".summary");
-      main.addEventListener("click", async (event) => {
-        const button = event.target.closest('button[data-act="resolve"]');
-        if (!button) return;
-        const group = button.closest(".duplicate-group");
-        const keep = group.querySelector("input[type=radio]:checked")?.value;
-        const ids = [...group.querySelectorAll("input[type=radio]")].map((input) => input.value).filter((id) => id !== keep);
-        const status = group.querySelector(".status");
-        button.disabled = true;
-        status.textContent = "Moving " + ids.length + " to the trash…";
-        try {
-          const job = await (await api("POST", "/api/jobs", { action: "trash", ids })).json();
-          const done = await followJob(job, () => {});
-          if (done.failed) {
-            status.textContent = done.failures.map((f) => f.error).join("; ");
-            button.disabled = false;
-            return;
-          }
-          group.remove();
-          const left = main.querySelectorAll(".duplicate-group").length;
-          const pages = main.querySelector(".pager");
-          summary.textContent = left === 0 ? (pages ? "No duplicates left on this page." : "No duplicates left.")
-            : left + (left === 1 ? " group" : " groups") + (pages ? " on this page" : "");
-        } catch (error) {
-          status.textContent = error.message;
-          button.disabled = false;
-        }
-      });
-      for (const button of main.querySelectorAll('button[data-act="resolve"]')) button.hidden = false;
-    }
-
-    document.addEventListener("DOMContentLoaded", () => {
+    function start() {
       const main = document.querySelector("main");
       for (const img of document.querySelectorAll(".grid img, .albums img, .duplicate-group img")) watchBroken(img);
-      const page = document.body.dataset.page;
-      if (page === "album") albumPage(main);
-      if (page === "asset") assetPage(main);
-      if (page === "duplicates") duplicatesPage(main);
-      if (page === "map") mapPage(main);
-    });
+      pages[document.body.dataset.page]?.(main);
+    }
+    // (A module runs after the page is parsed, before DOMContentLoaded; Leaflet, a classic
+    // deferred script after this one on the map's page, has run by then.)
+    document.addEventListener("DOMContentLoaded", start);
     """####,
     "head.mustache": ####"""
     <!doctype html>
@@ -3749,7 +2264,7 @@ extension Gallery {
     <title>{{title}} · Darkroom</title>
     <link rel="icon" href="/static/favicon.svg?v={{assetVersion}}" type="image/svg+xml">
     <link rel="stylesheet" href="/static/gallery.css?v={{assetVersion}}">
-    <script src="/static/gallery.js?v={{assetVersion}}" defer></script>
+    <script type="module" src="/static/{{assetVersion}}/gallery.js"></script>
     </head>
     <body data-page="{{page}}">
     {{> icons}}
@@ -3807,6 +2322,157 @@ extension Gallery {
     <symbol id="i-reset" viewBox="0 0 24 24"><path d="M5 12a7 7 0 1 0 2-4.9M5 4v4h4"/></symbol>
     </defs></svg>
     """####,
+    "images.js": ####"""
+    // Thumbnails: at most four asked for at once (those on the screen first), the camera's own
+    // small JPEG shown while one is made, and a tile in words for one that cannot be shown.
+
+    import { icon } from "./words.js";
+
+    // A picture the server could not make (a damaged file, a format it cannot read) becomes a
+    // tile that says so, instead of the browser's broken-image icon.
+    export function showBroken(img) {
+      if (!img.isConnected) return;
+      const tile = document.createElement("span");
+      tile.className = "broken";
+      tile.setAttribute("role", "img");
+      tile.setAttribute("aria-label", (img.alt ? img.alt + ": " : "") + "cannot be shown");
+      tile.textContent = "Cannot be shown";
+      tile.dataset.src = img.getAttribute("src") || "";
+      img.replaceWith(tile);
+    }
+    // A thumbnail that did not come: asked once more for the server's words. A busy server
+    // (503) is asked again after the wait it names, up to five times; anything else becomes a
+    // tile that says what the server said ("damaged JPEG data", "not among the trusted formats").
+    export function explainBroken(img) {
+      const url = img.getAttribute("src");
+      if (!url) return;
+      fetch(url, { credentials: "same-origin" }).then(async (response) => {
+        if (response.ok && (img.tries = (img.tries || 0) + 1) <= 5) { img.src = url; return; }
+        if (response.status === 503 && (img.tries = (img.tries || 0) + 1) <= 5) {
+          const wait = Math.min(10, Number(response.headers.get("Retry-After")) || 1);
+          setTimeout(() => { if (img.isConnected) images.want(img, url); }, wait * 1000);
+          return;
+        }
+        const error = (await response.json().catch(() => null))?.error;
+        showBroken(img);
+        const tile = document.querySelector('.broken[data-src="' + CSS.escape(url) + '"]');
+        if (!error?.message || !tile) return;
+        // A sentence for people ("This file is cut short"); the decoder's own words, which
+        // start with the file's name, only on hover.
+        const colon = error.message.indexOf(": ");
+        tile.textContent = error.problem || "Cannot be shown: " + (colon > 0 ? error.message.slice(colon + 2) : error.message);
+        tile.title = error.message;
+      }).catch(() => showBroken(img));
+    }
+    export function watchBroken(img) {
+      img.addEventListener("error", () => { if (img.getAttribute("src")) showBroken(img); });
+      // Failed before this script ran (it is deferred): a lazy image not yet asked for is not
+      // complete, so only a real failure matches.
+      if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) showBroken(img);
+    }
+
+    // Four requests at once; those still waiting forgotten when their row leaves. (A browser
+    // opens six connections to a server over HTTP/1.1: four for thumbnails leave two for the
+    // page's lists and the placeholders, which are answered at once.)
+
+    export const images = {
+      limit: 4, active: 0, queue: [],
+      want(img, url) {
+        img.dataset.want = url;
+        this.queue.push(img);
+        // After the caller has put the image in the page (one not in it is never loaded).
+        if (!this.soon) this.soon = Promise.resolve().then(() => { this.soon = null; this.pump(); });
+      },
+      pump() {
+        while (this.active < this.limit && this.queue.length) {
+          // Those on the screen first: after a jump, rows laid out before the page settled, or
+          // kept a screen away for a scroll, wait for the photos the reader is looking at.
+          const first = this.queue.findIndex((each) => each.isConnected && each.dataset.want && onScreen(each));
+          const img = this.queue.splice(Math.max(0, first), 1)[0];
+          if (!img.isConnected || !img.dataset.want) continue;
+          this.active += 1;
+          img.dataset.loading = "true";
+          const done = () => {
+            if (!img.dataset.loading) return;
+            delete img.dataset.loading;
+            this.active -= 1;
+            this.pump();
+          };
+          img.addEventListener("load", done, { once: true });
+          img.addEventListener("error", done, { once: true });
+          img.src = img.dataset.want;
+        }
+        if (this.idle && !this.busy()) this.idle();
+      },
+      // Whether thumbnails are still to come (what waits for them asks again at `idle`).
+      busy() {
+        return this.active > 0 || this.queue.some((img) => img.isConnected && img.dataset.want);
+      },
+      // An image leaving the page: a load still waiting is forgotten. One under way is left to
+      // finish (its rendition is cached for the next time): cancelling it in the browser would
+      // not stop the server's render, and the server would soon have more to make than this
+      // page's four, and answer 503.
+      drop(img) {
+        delete img.dataset.want;
+        const waiting = this.queue.indexOf(img);
+        if (waiting >= 0) this.queue.splice(waiting, 1);
+      },
+    };
+
+    // A thumbnail not there after a moment (not made yet: the server renders it now) is shown
+    // meanwhile by the small JPEG the camera embedded, read by the server without decoding
+    // anything; it goes when the real one has come. Turned as the photo is shown (EXIF
+    // orientation), which the embedded one does not say itself.
+    const TURNS = {
+      2: "scaleX(-1)", 3: "rotate(180deg)", 4: "scaleY(-1)", 5: "scaleX(-1) rotate(90deg)",
+      6: "rotate(90deg)", 7: "rotate(90deg) scaleX(-1)", 8: "rotate(-90deg)",
+    };
+    export function onScreen(element) {
+      const box = (element.closest(".cell") || element).getBoundingClientRect();
+      return box.bottom > 0 && box.top < innerHeight;
+    }
+    export function placeholderUnless(img, asset, width, height) {
+      setTimeout(function check() {
+        if (!img.isConnected || img.naturalWidth > 0) return;
+        // Only on the screen: one a screen away is asked for when it comes, if still missing.
+        if (!onScreen(img)) { setTimeout(check, 150); return; }
+        const ph = document.createElement("img");
+        ph.className = "placeholder";
+        ph.alt = "";
+        ph.setAttribute("aria-hidden", "true");
+        ph.draggable = false;
+        const turned = asset.orientation >= 5 && asset.orientation <= 8;
+        ph.style.width = (turned ? height : width) + "px";
+        ph.style.height = (turned ? width : height) + "px";
+        ph.style.transform = "translate(-50%, -50%) " + (TURNS[asset.orientation] || "");
+        ph.addEventListener("error", () => ph.remove());
+        ph.src = "/api/assets/" + asset.id + "/exif-thumbnail?v=" + asset.version;
+        img.classList.add("shown");
+        img.before(ph);
+        const gone = () => ph.remove();
+        img.addEventListener("load", gone, { once: true });
+        img.addEventListener("error", gone, { once: true });
+      }, 150);
+    }
+
+    // A favourite's mark on its cell (a heart in the corner, and said in the picture's name),
+    // wherever the cell is: set when the cell is made and when the viewer changes it.
+    export function markFavourite(cell, on) {
+      const link = cell.querySelector("a");
+      const img = cell.querySelector("img");
+      let mark = cell.querySelector(".fav-badge");
+      if (on && !mark) {
+        mark = document.createElement("span");
+        mark.className = "fav-badge";
+        mark.setAttribute("aria-hidden", "true");
+        mark.append(icon("star"));
+        link.append(mark);
+      } else if (!on && mark) {
+        mark.remove();
+      }
+      if (img) img.alt = img.alt.replace(/, favourite$/, "") + (on ? ", favourite" : "");
+    }
+    """####,
     "login.mustache": ####"""
     {{> head}}
     <main id="main" tabindex="-1" class="login">
@@ -3821,6 +2487,74 @@ extension Gallery {
       <p class="hint">The token is in the file given to <code>darkroom serve --token-file</code>, or printed when the server started.</p>
     </main>
     {{> foot}}
+    """####,
+    "map.js": ####"""
+    // The map: the photos with a position, gathered into markers by where they are (Leaflet,
+    // loaded by the map's page before this).
+
+    import { api } from "./api.js";
+    import { assetPageURL } from "./words.js";
+
+    export function mapPage(main) {
+      const element = main.querySelector("#map");
+      if (!element || !window.L) return;
+      const status = main.querySelector(".map-status");
+      const map = L.map(element, { worldCopyJump: true }).setView([20, 0], 2);
+      L.tileLayer(element.dataset.tiles, { maxZoom: 18, attribution: element.dataset.attribution || "" }).addTo(map);
+      const markers = L.layerGroup().addTo(map);
+      let round = 0, fitted = false;
+      async function refresh() {
+        const here = ++round;
+        const b = map.getBounds();
+        const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+        const wide = b.getEast() - b.getWest() >= 360;
+        const params = new URLSearchParams({
+          zoom: String(map.getZoom()),
+          south: String(clamp(b.getSouth(), -90, 90)), north: String(clamp(b.getNorth(), -90, 90)),
+          west: String(wide ? -180 : L.Util.wrapNum(b.getWest(), [-180, 180], true)),
+          east: String(wide ? 180 : L.Util.wrapNum(b.getEast(), [-180, 180], true)),
+        });
+        try {
+          const { clusters } = await (await api("GET", "/api/map?" + params)).json();
+          if (here !== round) return;
+          markers.clearLayers();
+          for (const cluster of clusters) {
+            const icon = document.createElement("div");
+            if (cluster.poster) {
+              const img = document.createElement("img");
+              img.alt = "";
+              img.src = "/api/assets/" + cluster.poster + "/thumbnail?size=128&v=" + cluster.version;
+              icon.append(img);
+            }
+            const count = document.createElement("span");
+            count.className = "n";
+            count.textContent = String(cluster.count);
+            icon.append(count);
+            const marker = L.marker([cluster.latitude, cluster.longitude], {
+              icon: L.divIcon({ className: "map-cluster", html: icon, iconSize: [52, 52] }),
+              title: cluster.count === 1 ? "1 photo" : cluster.count + " photos",
+              keyboard: true,
+            });
+            // A cluster opens up; one photo opens.
+            marker.on("click", () => {
+              if (cluster.count > 1 && map.getZoom() < 18) map.setView([cluster.latitude, cluster.longitude], map.getZoom() + 2);
+              else if (cluster.poster) location.href = assetPageURL(cluster.poster);
+            });
+            markers.addLayer(marker);
+          }
+          const total = clusters.reduce((sum, c) => sum + c.count, 0);
+          status.textContent = total === 1 ? "1 photo here" : total + " photos here";
+          if (!fitted && clusters.length) {
+            fitted = true;
+            map.fitBounds(L.latLngBounds(clusters.map((c) => [c.latitude, c.longitude])).pad(0.2), { maxZoom: 12 });
+          }
+        } catch (error) {
+          status.textContent = error.message;
+        }
+      }
+      map.on("moveend", refresh);
+      refresh();
+    }
     """####,
     "map.mustache": ####"""
     {{> head}}
@@ -3845,6 +2579,205 @@ extension Gallery {
       </ul>
     </main>
     {{> foot}}
+    """####,
+    "selection.js": ####"""
+    // Selection on the timeline: "all" is a query less exceptions, never a list of every id.
+    // A click opens the viewer; the check mark (or a click while choosing, or with shift, ctrl
+    // or cmd) selects; a long press selects on a touch screen; a drag from outside a photo
+    // draws a band; the keyboard moves, opens and selects.
+
+    export class Selection {
+      // `page`: the album's page, which answers `total()`, `open(id)`, `trash()` and
+      // `viewerOpen()`.
+      constructor(main, timeline, page) {
+        Object.assign(this, { main, timeline, page });
+        this.all = false;
+        this.ids = new Set();
+        this.except = new Set();
+        this.anchor = null;
+        this.toolbar = main.querySelector(".toolbar");
+        this.countLabel = main.querySelector(".selection-count");
+        this.wireClicks();
+        this.wireBand();
+        this.wireKeys();
+      }
+
+      has(id) { return this.all ? !this.except.has(id) : this.ids.has(id); }
+      count() { return this.all ? this.page.total() - this.except.size : this.ids.size; }
+      paint(cell) {
+        const on = this.has(cell.dataset.id);
+        cell.classList.toggle("selected", on);
+        cell.setAttribute("aria-selected", on ? "true" : "false");
+      }
+      repaint() {
+        for (const cell of this.timeline.container.querySelectorAll(".cell")) this.paint(cell);
+        const count = this.count();
+        this.countLabel.textContent = count + " selected";
+        this.toolbar.hidden = count === 0;
+        document.body.classList.toggle("selecting", count > 0);
+      }
+      set(id, on) {
+        const list = this.all ? this.except : this.ids;
+        if (on === !this.all) list.add(id); else list.delete(id);
+      }
+      clear() {
+        this.all = false; this.ids.clear(); this.except.clear(); this.anchor = null;
+        this.repaint();
+      }
+      selectAll() {
+        this.all = true; this.ids.clear(); this.except.clear();
+        this.repaint();
+      }
+      // What a job or an album change acts on: the ids, or the page's query less exceptions.
+      target(ref, filters) {
+        if (this.all) return { query: Object.assign({ album: ref }, filters), except: Array.from(this.except) };
+        return { ids: Array.from(this.ids) };
+      }
+      async choose(id, range) {
+        const timeline = this.timeline;
+        const from = range && this.anchor ? timeline.locate(this.anchor) : null;
+        if (from && timeline.locate(id)) {
+          // Every photo from the range's start to here in the timeline's order, the months
+          // between read first.
+          const sections = timeline.sections;
+          const a = sections.indexOf(from.s), b = sections.indexOf(timeline.locate(id).s);
+          for (let si = Math.min(a, b); si <= Math.max(a, b); si++) await timeline.loadAll(sections[si]);
+          const start = timeline.locate(this.anchor), end = timeline.locate(id);
+          if (start && end) {
+            const order = (p) => [sections.indexOf(p.s), p.i];
+            let [x, y] = [order(start), order(end)];
+            if (x[0] > y[0] || x[0] === y[0] && x[1] > y[1]) [x, y] = [y, x];
+            for (let si = x[0]; si <= y[0]; si++) {
+              const list = sections[si].assets;
+              const first = si === x[0] ? x[1] : 0, last = si === y[0] ? y[1] : list.length - 1;
+              for (let i = first; i <= last; i++) this.set(list[i].id, true);
+            }
+          }
+        } else {
+          this.set(id, !this.has(id));
+          this.anchor = id;
+        }
+        this.repaint();
+      }
+
+      wireClicks() {
+        const container = this.timeline.container;
+        let pressed = null, longPressed = false;
+        container.addEventListener("click", (event) => {
+          const cell = event.target.closest(".cell");
+          if (!cell) return;
+          event.preventDefault();
+          if (longPressed) { longPressed = false; return; }
+          this.timeline.active = cell.dataset.id;
+          if (event.target.closest(".check") || event.shiftKey || event.ctrlKey || event.metaKey || this.count() > 0) {
+            this.choose(cell.dataset.id, event.shiftKey);
+            return;
+          }
+          this.page.open(cell.dataset.id);
+        });
+        container.addEventListener("pointerdown", (event) => {
+          const cell = event.target.closest(".cell");
+          if (!cell || event.pointerType === "mouse") return;
+          pressed = { x: event.clientX, y: event.clientY, timer: setTimeout(() => {
+            longPressed = true;
+            this.choose(cell.dataset.id, false);
+          }, 500) };
+        });
+        const release = (event) => {
+          if (!pressed) return;
+          if (event.type !== "pointermove" || Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > 10) {
+            clearTimeout(pressed.timer);
+            pressed = null;
+          }
+        };
+        container.addEventListener("pointermove", release);
+        container.addEventListener("pointerup", release);
+        container.addEventListener("pointercancel", release);
+        container.addEventListener("contextmenu", (event) => { if (event.target.closest(".cell") && event.pointerType !== "mouse") event.preventDefault(); });
+      }
+      // A drag that starts outside a photo (a label, a margin, the end of a row) draws a band;
+      // every photo it crosses is selected.
+      wireBand() {
+        const { container, plane } = this.timeline;
+        let band = null;
+        const at = (event) => {
+          const box = plane.getBoundingClientRect();
+          return { x: event.clientX - box.left, y: event.clientY - box.top + this.timeline.base };
+        };
+        container.addEventListener("pointerdown", (event) => {
+          if (event.pointerType !== "mouse" || event.button !== 0 || event.target.closest(".cell")) return;
+          band = Object.assign(at(event), { element: null, moved: false });
+          container.setPointerCapture(event.pointerId);
+        });
+        container.addEventListener("pointermove", (event) => {
+          if (!band) return;
+          const { x, y } = at(event);
+          if (!band.moved && Math.hypot(x - band.x, y - band.y) < 6) return;
+          band.moved = true;
+          if (!band.element) {
+            band.element = document.createElement("div");
+            band.element.className = "band";
+            plane.append(band.element);
+          }
+          const [left, right] = [Math.min(x, band.x), Math.max(x, band.x)];
+          const [top, bottom] = [Math.min(y, band.y), Math.max(y, band.y)];
+          const base = this.timeline.base;
+          Object.assign(band.element.style, { left: left + "px", top: top - base + "px", width: right - left + "px", height: bottom - top + "px" });
+          for (const id of this.timeline.within(left, top, right, bottom)) this.set(id, true);
+          this.repaint();
+        });
+        const endBand = () => {
+          if (!band) return;
+          band.element?.remove();
+          band = null;
+        };
+        container.addEventListener("pointerup", endBand);
+        container.addEventListener("pointercancel", endBand);
+      }
+      // Arrows move; Enter opens; Space selects; Home and End go to the ends; Escape clears;
+      // Delete moves the selection to the trash; Ctrl+A selects all.
+      wireKeys() {
+        const timeline = this.timeline;
+        timeline.container.addEventListener("keydown", (event) => {
+          const cell = event.target.closest(".cell");
+          if (!cell) return;
+          const id = cell.dataset.id;
+          if (event.key.startsWith("Arrow")) {
+            event.preventDefault();
+            timeline.move(id, event.key).then(async (next) => {
+              if (!next) return;
+              if (event.shiftKey) await this.choose(next, true);
+              timeline.bring(next, true);
+            });
+          } else if (event.key === "Enter") {
+            event.preventDefault();
+            this.page.open(id);
+          } else if (event.key === " ") {
+            event.preventDefault();
+            this.choose(id, event.shiftKey);
+          } else if (event.key === "Home" || event.key === "End") {
+            event.preventDefault();
+            const home = event.key === "Home";
+            const s = home ? timeline.sections[0] : timeline.sections[timeline.sections.length - 1];
+            if (!s) return;
+            scrollTo(0, home ? 0 : document.body.scrollHeight);
+            (s.assets.length ? Promise.resolve() : timeline.load(s)).then(() => {
+              const asset = home ? s.assets[0] : s.assets[s.assets.length - 1];
+              if (asset) timeline.bring(asset.id, true);
+            });
+          }
+        });
+        document.addEventListener("keydown", (event) => {
+          if (this.page.viewerOpen() || event.target.closest("input, select, textarea, dialog")) return;
+          if (event.key === "Escape") this.clear();
+          if (event.key === "Delete" && this.count() > 0 && this.main.dataset.trash !== "true") {
+            event.preventDefault();
+            this.page.trash();
+          }
+          if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a") { event.preventDefault(); this.selectAll(); }
+        });
+      }
+    }
     """####,
     "shared.mustache": ####"""
     <!doctype html>
@@ -3942,6 +2875,1327 @@ extension Gallery {
         <span class="count">{{#region}}{{region}} · {{/region}}{{count}}</span>
       </a>
     </li>
+    """####,
+    "timeline.js": ####"""
+    // The timeline: sections (a month each, or the whole album in its own order), laid out as
+    // justified rows; only the rows near the screen are in the page, and only about 5,000
+    // photos' details are kept. A scrubber of months beside it, the address kept at the month
+    // on the screen, and the geometry the keyboard and the viewer move by.
+
+    import { api } from "./api.js";
+    import { explainBroken, images, markFavourite, placeholderUnless } from "./images.js";
+    import { assetPageURL, assetURL, dayLabel, durationText, localSeconds, monthLabel } from "./words.js";
+
+    const GAP = 4, MONTH = 44, DAY = 30, AFTER = 12;
+    // A browser lays out at most about 33 million pixels (Chrome; Firefox 17 million), less
+    // than a million photos take: past LIMIT the page scrolls through LIMIT pixels and the plane
+    // moves by `scale` layout pixels for each of them, shifted under the screen as it scrolls;
+    // and the sections on it are placed from `base`, a round place near the screen, so that no
+    // element's own position passes the browser's limit either.
+    const LIMIT = 15e6;
+
+    // As the thumbnail shows it: an edit made elsewhere (a crop) has its own shape.
+    const aspect = (a) => {
+      const [w, h] = a.shownWidth ? [a.shownWidth, a.shownHeight] : [a.displayWidth, a.displayHeight];
+      return w > 0 && h > 0 ? Math.min(3, Math.max(0.5, w / h)) : 1;
+    };
+    const distance = (s, top, bottom) => s.top > bottom ? s.top - bottom : top - (s.top + s.height);
+
+    export class Timeline {
+      // `page`: the album's page, which answers `paint(cell)` (the selection's mark), `held()`
+      // (ids whose months are never forgotten), `viewerOpen()`, `counted(data)` (the timeline
+      // read again) and `failed(error, again)` (a page of it could not be read).
+      constructor(main, { ref, filters, byDate, page }) {
+        Object.assign(this, { main, ref, filters, byDate, page });
+        this.container = document.createElement("div");
+        this.container.className = "timeline";
+        this.container.setAttribute("role", "grid");
+        this.container.setAttribute("aria-label", "Photos");
+        this.container.setAttribute("aria-multiselectable", "true");
+        this.plane = document.createElement("div");
+        this.plane.className = "plane";
+        this.container.append(this.plane);
+        main.querySelector(".grid").replaceWith(this.container);
+        main.querySelector(".more")?.remove();
+        this.scrubber = document.createElement("nav");
+        this.scrubber.className = "scrubber";
+        this.scrubber.setAttribute("aria-label", "Months");
+        if (byDate) main.append(this.scrubber);
+        this.sections = [];
+        this.width = 0;
+        this.rowHeight = 180;
+        this.version = 0;
+        this.shown = new Map(); // section key -> { element, version, rows: Map(index -> element) }
+        this.active = null; // the id of the cell that takes the keyboard's focus
+        this.scale = 1;
+        this.shifted = 0;
+        this.base = 0;
+        this.scheduled = false;
+        this.lastAt = null;
+        this.round = 0;
+        images.idle = () => this.schedule();
+        addEventListener("scroll", () => { if (this.scale !== 1) this.shift(); this.schedule(); }, { passive: true });
+        addEventListener("resize", () => this.schedule());
+        this.wireScrubber();
+      }
+
+      containerTop() { return this.container.getBoundingClientRect().top + scrollY; }
+      // Where the screen's top is on the plane, and a scroll that puts a place of the plane there.
+      planeY(p = scrollY - this.containerTop()) { return p > 0 ? p * this.scale : p; }
+      scrollToPlane(y) { scrollTo(0, this.containerTop() + (y > 0 ? y / this.scale : y)); }
+      shift() {
+        const p = scrollY - this.containerTop();
+        const rebase = this.scale === 1 ? 0 : Math.max(0, Math.floor(this.planeY(p) / 4e6) * 4e6);
+        if (rebase !== this.base) {
+          this.base = rebase;
+          for (const s of this.sections) {
+            const entry = this.shown.get(s.key);
+            if (entry) entry.element.style.top = s.top - this.base + "px";
+          }
+        }
+        const by = p > 0 && this.scale !== 1 ? p - p * this.scale + this.base : 0;
+        if (by === this.shifted) return;
+        this.shifted = by;
+        this.plane.style.transform = by ? "translateY(" + by + "px)" : "";
+      }
+
+      // ---- Layout ----------------------------------------------------------------------------
+
+      measure() {
+        this.width = this.container.clientWidth;
+        this.rowHeight = innerWidth < 700 ? 112 : 184;
+      }
+      estimate(count) {
+        const perRow = Math.max(1, (this.width + GAP) / (this.rowHeight * 1.35 + GAP));
+        return Math.ceil(count / perRow) * (this.rowHeight + GAP + (this.byDate ? DAY / 2 : 0));
+      }
+      // Justified rows: each photo keeps its shape, a row fills the width at about the target
+      // height. A new day starts a new row when the row is nearly full (it is stretched to the
+      // width), else it goes on in the same row under its own label.
+      layout(s) {
+        const { width, rowHeight } = this;
+        const blocks = [];
+        let y = s.label ? MONTH : 0, row = [], labels = [], sum = 0, day = null;
+        const flush = (last) => {
+          if (!row.length) return;
+          const space = width - GAP * (row.length - 1);
+          const height = last ? Math.min(rowHeight, space / sum) : space / sum;
+          let x = 0;
+          const items = row.map((i) => {
+            const w = aspect(s.assets[i]) * height;
+            const item = { i, left: x, width: w };
+            x += w + GAP;
+            return item;
+          });
+          const band = labels.length ? DAY : 0;
+          const placed = labels.map((label, n) => {
+            const at = items[row.indexOf(label.i)];
+            const next = labels[n + 1] ? items[row.indexOf(labels[n + 1].i)].left : width;
+            return { text: label.text, left: at.left, width: next - at.left - GAP };
+          });
+          blocks.push({ top: y, band, height, items, labels: placed });
+          y += band + height + GAP;
+          row = []; labels = []; sum = 0;
+        };
+        s.assets.forEach((asset, i) => {
+          if (this.byDate) {
+            const its = Math.floor(localSeconds(asset) / 86400);
+            if (its !== day) {
+              if (sum * rowHeight + GAP * row.length >= width * 0.8) flush(false);
+              day = its;
+              labels.push({ i, text: dayLabel(asset) });
+            }
+          }
+          row.push(i);
+          sum += aspect(asset);
+          if (sum * rowHeight + GAP * (row.length - 1) >= width) flush(false);
+        });
+        flush(true);
+        s.loaded = y;
+        s.blocks = blocks;
+        s.height = y + this.estimate(Math.max(0, s.count - s.assets.length)) + AFTER;
+        s.version = ++this.version;
+      }
+      estimateSection(s) {
+        s.blocks = [];
+        s.loaded = s.label ? MONTH : 0;
+        s.height = s.loaded + this.estimate(s.count) + AFTER;
+        s.version = ++this.version;
+      }
+      place() {
+        let y = 0;
+        for (const s of this.sections) { s.top = y; y += s.height; }
+        const high = Math.max(innerHeight, 1);
+        this.scale = y > LIMIT ? (y - high) / (LIMIT - high) : 1;
+        this.container.style.height = Math.min(y, LIMIT) + "px";
+        this.shift();
+        this.placeScrubber(y);
+      }
+      // Where the screen's top is: the section there and how far into it. Kept as sections
+      // above it change height, so nothing moves under the reader's eyes.
+      anchor() {
+        const y = this.planeY();
+        if (y <= 0) return null;
+        // (Half a pixel of slack: a jump lands on a section's first pixel, give or take rounding.)
+        const s = this.sections.find((s) => s.top + s.height > y + 0.5);
+        return s ? { s, offset: y - s.top } : null;
+      }
+      keep(mark) {
+        if (!mark || !this.sections.includes(mark.s)) return;
+        const want = mark.s.top + mark.offset;
+        if (Math.abs(want - this.planeY()) >= 1) this.scrollToPlane(want);
+      }
+      relayout(changed) {
+        const mark = this.anchor();
+        for (const s of changed) this.layout(s);
+        this.place();
+        this.keep(mark);
+        this.schedule();
+      }
+
+      // ---- Reading ---------------------------------------------------------------------------
+
+      makeSection(key, count) {
+        const s = { key, label: this.byDate ? monthLabel(key) : "", count, assets: [], next: null, done: false, pending: null, reload: false };
+        this.estimateSection(s);
+        return s;
+      }
+      query(more) { return new URLSearchParams(Object.assign({ album: this.ref }, this.filters, more)); }
+      // The months again (after a job, an upload, the change feed): a section is read again
+      // only when its count changed or it holds an asset that changed (`changed`: ids; null:
+      // every loaded section); until then it stays on the screen as it was.
+      async reload(changed = null) {
+        const round = ++this.round;
+        const data = await (await api("GET", "/api/timeline?" + this.query())).json();
+        if (round !== this.round) return; // a later call's answer is the one that counts
+        const old = new Map(this.sections.map((s) => [s.key, s]));
+        const mark = this.anchor();
+        const list = this.byDate ? data.months : [{ month: "all", count: data.count }];
+        this.sections = list.filter((m) => m.count > 0).map((m) => {
+          const s = old.get(m.month);
+          if (!s) return this.makeSection(m.month, m.count);
+          const touched = changed === null || s.count !== m.count || s.assets.some((a) => changed.has(a.id));
+          s.count = m.count;
+          if (touched && s.assets.length) {
+            s.reload = true;
+            s.round = (s.round || 0) + 1;
+          } else if (!s.assets.length) {
+            this.estimateSection(s);
+          }
+          return s;
+        });
+        for (const [key, entry] of this.shown) {
+          if (!this.sections.some((s) => s.key === key)) this.drop(key, entry);
+        }
+        for (const s of this.sections) if (s.assets.length) this.layout(s);
+        this.place();
+        this.keep(mark);
+        this.page.counted(data);
+        this.schedule();
+      }
+      // The next page of a section (or, to be read again, as many as it showed, from its
+      // start); a call while one is under way waits for that one.
+      load(s) {
+        if (s.pending) return s.pending;
+        s.pending = (async () => {
+          const fresh = s.reload, round = s.round;
+          try {
+            const more = { limit: String(fresh ? Math.min(1000, Math.max(500, s.assets.length)) : 500) };
+            if (this.byDate) more.month = s.key;
+            if (s.next && !fresh) more.after = s.next;
+            const page = await (await api("GET", "/api/assets?" + this.query(more))).json();
+            if (!this.sections.includes(s)) return;
+            if (fresh) {
+              s.assets = page.assets;
+              // Asked again meanwhile: read again once more.
+              if (s.round === round) s.reload = false;
+            } else {
+              s.assets.push(...page.assets);
+            }
+            s.next = page.next || null;
+            s.done = !page.next;
+            if (s.done) s.count = s.assets.length;
+            this.page.loaded();
+            this.relayout([s]);
+          } catch (error) {
+            s.failed = true;
+            this.page.failed(error, () => {
+              for (const each of this.sections) each.failed = false;
+              this.schedule();
+            });
+          } finally {
+            s.pending = null;
+          }
+        })();
+        return s.pending;
+      }
+      // A section read to its end (a step back into a month lands on its last photo).
+      async loadAll(s) {
+        while (!s.done && !s.failed && this.sections.includes(s)) await this.load(s);
+      }
+
+      // ---- Drawing: what is within a screen of the viewport, nothing else ----------------------
+
+      schedule() {
+        if (this.scheduled) return;
+        this.scheduled = true;
+        requestAnimationFrame(() => this.render());
+      }
+      removeRow(row) {
+        for (const img of row.querySelectorAll("img")) images.drop(img);
+        row.remove();
+      }
+      removeRows(entry) {
+        for (const row of entry.rows.values()) this.removeRow(row);
+        entry.rows.clear();
+      }
+      drop(key, entry) {
+        this.removeRows(entry);
+        entry.element.remove();
+        this.shown.delete(key);
+      }
+      render() {
+        this.scheduled = false;
+        // A cell with the keyboard's focus that is drawn again keeps it.
+        const focused = document.activeElement?.classList?.contains("cell") ? document.activeElement.dataset.id : null;
+        if (this.container.clientWidth !== this.width) {
+          const mark = this.anchor();
+          this.measure();
+          for (const s of this.sections) s.assets.length ? this.layout(s) : this.estimateSection(s);
+          this.place();
+          this.keep(mark);
+        }
+        this.shift();
+        const here = this.planeY();
+        const top = here - innerHeight, bottom = here + 2 * innerHeight;
+        const visible = new Set();
+        const waiting = [];
+        for (const s of this.sections) {
+          if (s.top + s.height < top || s.top > bottom) continue;
+          visible.add(s.key);
+          if ((s.reload || !s.done) && !s.pending && !s.failed && (s.reload || s.top + s.loaded < bottom)) {
+            // A section wholly above the screen waits for the thumbnails on it (asked for
+            // below, as its rows are made): after a jump, the month above would otherwise be
+            // read from its start, page after page, to reach its end just above, while the
+            // photos the reader jumped to are still coming. (Within a pixel: a scroll lands on
+            // whole pixels.)
+            if (s.top + s.height <= here + 1) waiting.push(s); else this.load(s);
+          }
+          this.drawSection(s, top, bottom);
+        }
+        // Nor while a page of a month on the screen is still coming: its rows, and so its
+        // thumbnails, are not there yet to be waited for.
+        const reading = this.sections.some((s) => visible.has(s.key) && !waiting.includes(s) && s.pending);
+        if (!images.busy() && !reading) waiting.forEach((s) => this.load(s));
+        for (const [key, entry] of this.shown) if (!visible.has(key)) this.drop(key, entry);
+        this.forget(top, bottom);
+        this.roving();
+        if (focused && !document.activeElement?.classList?.contains("cell")) {
+          this.container.querySelector('.cell[data-id="' + focused + '"]')?.focus({ preventScroll: true });
+        }
+        this.position();
+      }
+      // A section's element, and its rows between `top` and `bottom` (made or removed).
+      drawSection(s, top, bottom) {
+        let entry = this.shown.get(s.key);
+        if (!entry) {
+          const element = document.createElement("div");
+          element.className = "section";
+          if (s.label) {
+            const heading = document.createElement("h2");
+            heading.textContent = s.label;
+            element.append(heading);
+          }
+          entry = { element, version: s.version, rows: new Map() };
+          this.shown.set(s.key, entry);
+          this.plane.append(element);
+        }
+        entry.element.style.top = s.top - this.base + "px";
+        entry.element.style.height = s.height + "px";
+        if (entry.version !== s.version) { this.removeRows(entry); entry.version = s.version; }
+        s.blocks.forEach((block, index) => {
+          const near = s.top + block.top + block.band + block.height >= top && s.top + block.top <= bottom;
+          const row = entry.rows.get(index);
+          if (near && !row) {
+            const made = this.makeRow(s, block);
+            entry.rows.set(index, made);
+            entry.element.append(made);
+          } else if (!near && row) {
+            this.removeRow(row);
+            entry.rows.delete(index);
+          }
+        });
+      }
+      // The page keeps the assets of at most about 5,000 photos: past that, the sections
+      // farthest from the screen forget theirs (keeping their height) and load them again when
+      // they come back, so ten years scrolled hold no more memory than one.
+      forget(top, bottom) {
+        let loaded = 0;
+        for (const s of this.sections) loaded += s.assets.length;
+        this.main.dataset.loaded = String(loaded);
+        if (loaded <= 5000) return;
+        // Never the months of the photo the viewer or the keyboard is on, or of a range's start.
+        const held = new Set([this.active, ...this.page.held()].filter(Boolean));
+        const far = this.sections.filter((s) => s.assets.length && !s.pending && (s.top + s.height < top || s.top > bottom)
+          && !s.assets.some((a) => held.has(a.id)))
+          .sort((a, b) => distance(b, top, bottom) - distance(a, top, bottom));
+        for (const s of far) {
+          if (loaded <= 4000) break;
+          loaded -= s.assets.length;
+          s.assets = []; s.blocks = []; s.next = null; s.done = false; s.reload = false;
+          s.loaded = s.label ? MONTH : 0;
+          s.version = ++this.version;
+        }
+        this.main.dataset.loaded = String(loaded);
+      }
+      makeRow(s, block) {
+        const row = document.createElement("div");
+        row.className = "row";
+        row.setAttribute("role", "row");
+        row.style.top = block.top + "px";
+        row.style.height = block.band + block.height + "px";
+        for (const label of block.labels) {
+          const text = document.createElement("span");
+          text.className = "day";
+          text.setAttribute("role", "rowheader");
+          text.style.left = label.left + "px";
+          text.style.maxWidth = label.width + "px";
+          text.textContent = label.text;
+          row.append(text);
+        }
+        for (const item of block.items) {
+          const cell = this.makeCell(s, item, block.height);
+          cell.style.top = block.band + "px";
+          cell.style.height = block.height + "px";
+          row.append(cell);
+        }
+        return row;
+      }
+      makeCell(s, item, height) {
+        const asset = s.assets[item.i];
+        const cell = document.createElement("div");
+        cell.className = "cell";
+        cell.setAttribute("role", "gridcell");
+        cell.tabIndex = -1;
+        cell.dataset.id = asset.id;
+        cell.dataset.section = s.key;
+        cell.dataset.index = String(item.i);
+        cell.style.left = item.left + "px";
+        cell.style.width = item.width + "px";
+        const link = document.createElement("a");
+        link.href = assetPageURL(asset.id, this.ref);
+        link.tabIndex = -1;
+        link.draggable = false;
+        const name = asset.path.split("/").pop();
+        const img = document.createElement("img");
+        img.alt = asset.mediaType === "video" ? name + ": video, " + durationText(asset.duration) : name;
+        img.draggable = false;
+        img.decoding = "async";
+        img.addEventListener("error", () => { if (img.getAttribute("src")) explainBroken(img); });
+        const need = height * (window.devicePixelRatio || 1) * Math.max(1, aspect(asset));
+        const size = [128, 256, 384, 512, 768, 1024].find((x) => x >= need) || 1024;
+        if (asset.damage && !asset.displayWidth) {
+          // Nothing of it decodes: a tile that says what is wrong, in words.
+          const tile = document.createElement("span");
+          tile.className = "broken";
+          tile.setAttribute("role", "img");
+          tile.setAttribute("aria-label", name + ": " + asset.damage.problem);
+          tile.textContent = asset.damage.problem;
+          tile.title = asset.damage.detail;
+          link.append(tile);
+        } else {
+          images.want(img, assetURL(asset, "aspect-thumbnail", size));
+          link.append(img);
+        }
+        badges(asset, cell, link, img, name);
+        // (Not for one edited elsewhere: the camera's thumbnail is of the unedited photo.)
+        if (asset.mediaType !== "video" && asset.exifThumbnail && !asset.foreignSettings) {
+          placeholderUnless(img, asset, item.width, height);
+        }
+        const check = document.createElement("button");
+        check.type = "button";
+        check.className = "check";
+        check.tabIndex = -1;
+        check.setAttribute("aria-label", "Select " + name);
+        check.textContent = "✓";
+        cell.append(link, check);
+        if (asset.isFavourite) markFavourite(cell, true);
+        this.page.paint(cell);
+        return cell;
+      }
+
+      // ---- Where the reader is: the address, the scrubber, a jump ------------------------------
+
+      // The address says where the reader is (`at=2019-03`): a reload or Back lands there.
+      position() {
+        if (!this.byDate || this.page.viewerOpen()) return;
+        const mark = this.anchor();
+        const at = mark ? mark.s.key : null;
+        if (at === this.lastAt) return;
+        this.lastAt = at;
+        const address = new URL(location.href);
+        if (at) address.searchParams.set("at", at); else address.searchParams.delete("at");
+        history.replaceState(history.state, "", address);
+        for (const tick of this.scrubber.querySelectorAll("a[data-month]")) {
+          tick.classList.toggle("here", tick.dataset.month === at);
+        }
+      }
+      jump(key) {
+        // The newest month at or before `key` (the oldest after it, sorted oldest first).
+        const descending = this.filters.sort !== "date";
+        const sections = this.sections;
+        const s = sections.find((s) => descending ? s.key <= key : s.key >= key) || sections[sections.length - 1];
+        if (!s) return;
+        if (s === sections[0]) scrollTo(0, 0); else this.scrollToPlane(s.top);
+        if (!s.done && !s.pending) this.load(s);
+        this.schedule();
+      }
+      // The scrubber: a mark for each month, a label for each year; a press or a drag jumps.
+      placeScrubber(height) {
+        if (!this.byDate) return;
+        const scrubber = this.scrubber;
+        scrubber.textContent = "";
+        const track = Math.max(1, scrubber.clientHeight || innerHeight - 80);
+        const years = new Map(); // year -> { tick, top, count }
+        for (const s of this.sections) {
+          const top = s.top / Math.max(1, height) * track;
+          const tick = document.createElement("a");
+          tick.href = "/album?" + new URLSearchParams(Object.assign({ ref: this.ref }, this.filters, { at: s.key }));
+          tick.dataset.month = s.key;
+          tick.setAttribute("aria-label", s.label);
+          tick.title = s.label + " · " + s.count;
+          tick.style.top = top + "px";
+          tick.tabIndex = -1;
+          if (s.key === this.lastAt) tick.classList.add("here");
+          scrubber.append(tick);
+          const year = s.key.slice(0, 4);
+          const entry = years.get(year);
+          if (entry) entry.count += s.count; else years.set(year, { tick, top, count: s.count, year });
+        }
+        // A label for each year there is room for, the years with the most photos first.
+        const placed = [];
+        for (const entry of [...years.values()].sort((a, b) => b.count - a.count)) {
+          if (placed.some((top) => Math.abs(top - entry.top) < 16)) continue;
+          placed.push(entry.top);
+          entry.tick.classList.add("year");
+          entry.tick.removeAttribute("tabindex");
+          entry.tick.textContent = entry.year === "0000" ? "?" : entry.year;
+        }
+      }
+      wireScrubber() {
+        const scrubber = this.scrubber;
+        scrubber.addEventListener("click", (event) => {
+          const tick = event.target.closest("a[data-month]");
+          if (!tick) return;
+          event.preventDefault();
+          this.jump(tick.dataset.month);
+        });
+        let dragging = false;
+        const scrubTo = (event) => {
+          const rect = scrubber.getBoundingClientRect();
+          const fraction = Math.min(1, Math.max(0, (event.clientY - rect.top) / rect.height));
+          scrollTo(0, this.containerTop() + fraction * this.container.clientHeight);
+        };
+        scrubber.addEventListener("pointerdown", (event) => {
+          if (event.target.closest("a")) return;
+          dragging = true;
+          scrubber.setPointerCapture(event.pointerId);
+          scrubTo(event);
+        });
+        scrubber.addEventListener("pointermove", (event) => { if (dragging) scrubTo(event); });
+        scrubber.addEventListener("pointerup", () => { dragging = false; });
+      }
+
+      // ---- Positions: a cell's section and index; the neighbours of an asset, loading as needed
+
+      locate(id) {
+        for (const s of this.sections) {
+          const i = s.assets.findIndex((a) => a.id === id);
+          if (i >= 0) return { s, i };
+        }
+        return null;
+      }
+      asset(id) {
+        const at = this.locate(id);
+        return at ? at.s.assets[at.i] : null;
+      }
+      async neighbour(asset, direction) {
+        const at = this.locate(asset.id);
+        if (!at) return null;
+        let { s, i } = at;
+        i += direction;
+        while (true) {
+          if (i >= 0 && i < s.assets.length) return s.assets[i];
+          if (direction > 0 && !s.done) {
+            await this.load(s);
+            if (i < s.assets.length) continue;
+            if (!s.done) return null;
+          }
+          const next = this.sections[this.sections.indexOf(s) + direction];
+          if (!next) return null;
+          if (direction > 0 && !next.assets.length) await this.load(next);
+          if (direction < 0) await this.loadAll(next);
+          if (!next.assets.length) return null;
+          s = next;
+          i = direction > 0 ? 0 : s.assets.length - 1;
+        }
+      }
+      // An asset brought onto the screen, its cell the keyboard's (and focused, if asked).
+      bring(id, focus) {
+        const at = this.locate(id);
+        if (!at) return;
+        const block = at.s.blocks.find((b) => b.items.some((item) => item.i === at.i));
+        if (block) {
+          const y = at.s.top + block.top, here = this.planeY();
+          if (y < here + 60 || y + block.band + block.height > here + innerHeight) this.scrollToPlane(y - innerHeight / 3);
+        }
+        this.active = id;
+        this.render();
+        const cell = this.container.querySelector('.cell[data-id="' + id + '"]');
+        if (focus && cell) cell.focus({ preventScroll: true });
+      }
+      // Tab comes into the grid at one cell: the keyboard's, else the first on the screen.
+      roving() {
+        const cells = this.container.querySelectorAll(".cell");
+        let found = false;
+        for (const cell of cells) {
+          const on = cell.dataset.id === this.active;
+          cell.tabIndex = on ? 0 : -1;
+          found ||= on;
+        }
+        if (!found && cells.length) {
+          const first = [...cells].find((cell) => cell.getBoundingClientRect().bottom > 0) || cells[0];
+          first.tabIndex = 0;
+        }
+      }
+      // The asset an arrow key moves to from `id`: left and right the neighbours; up and down
+      // the row above or below (the next month's first, or the last month's last, read first),
+      // the photo nearest in the middle.
+      async move(id, key) {
+        const at = this.locate(id);
+        if (!at) return null;
+        if (key === "ArrowLeft" || key === "ArrowRight") {
+          return (await this.neighbour(at.s.assets[at.i], key === "ArrowRight" ? 1 : -1))?.id ?? null;
+        }
+        const blocks = at.s.blocks;
+        const here = blocks.findIndex((b) => b.items.some((item) => item.i === at.i));
+        const down = key === "ArrowDown";
+        let s = at.s, target = blocks[here + (down ? 1 : -1)];
+        if (!target) {
+          s = this.sections[this.sections.indexOf(at.s) + (down ? 1 : -1)];
+          if (!s) return null;
+          if (down && !s.assets.length) await this.load(s);
+          if (!down) await this.loadAll(s);
+          target = down ? s.blocks[0] : s.blocks[s.blocks.length - 1];
+          if (!target) return null;
+        }
+        const mine = blocks[here].items.find((item) => item.i === at.i);
+        const middle = mine.left + mine.width / 2;
+        let best = target.items[0];
+        for (const item of target.items) {
+          if (Math.abs(item.left + item.width / 2 - middle) < Math.abs(best.left + best.width / 2 - middle)) best = item;
+        }
+        return s.assets[best.i].id;
+      }
+      // Every asset whose cell a band from (left, top) to (right, bottom) on the plane crosses,
+      // those off the screen too (the layout knows them).
+      within(left, top, right, bottom) {
+        const ids = [];
+        for (const s of this.sections) {
+          if (s.top + s.height < top || s.top > bottom) continue;
+          for (const block of s.blocks) {
+            const rowTop = s.top + block.top + block.band;
+            if (rowTop + block.height < top || rowTop > bottom) continue;
+            for (const item of block.items) {
+              if (item.left + item.width >= left && item.left <= right) ids.push(s.assets[item.i].id);
+            }
+          }
+        }
+        return ids;
+      }
+    }
+
+    // What a cell says besides its picture: damage, a video's length, a live photo.
+    function badges(asset, cell, link, img, name) {
+      const badge = (className, text) => {
+        const element = document.createElement("span");
+        element.className = className;
+        element.setAttribute("aria-hidden", "true");
+        element.append(...text);
+        link.append(element);
+        return element;
+      };
+      if (asset.damage) {
+        // Shown as far as it decodes (the top of a photo cut short), and marked.
+        cell.classList.add("damaged");
+        img.alt = name + ": " + asset.damage.problem;
+        if (asset.displayWidth) {
+          const why = document.createElement("span");
+          why.className = "why";
+          why.textContent = " " + asset.damage.problem;
+          badge("damage-badge", ["⚠", why]).title = asset.damage.problem;
+        }
+      }
+      if (asset.mediaType === "video") {
+        // A video's poster is its representative frame; the badge says what it is and how long.
+        if (!(asset.damage && !asset.displayWidth)) badge("video-badge", ["▶ " + durationText(asset.duration)]);
+      } else if (asset.motionVideo || asset.liveVideo) {
+        // A live or motion photo: its still, marked; the viewer plays it.
+        badge("video-badge live-badge", ["LIVE"]);
+        img.alt = name + ": live photo";
+      }
+    }
+    """####,
+    "viewer.js": ####"""
+    // The viewer: a photo or video full window on dark, over the timeline; zoom by wheel, pinch
+    // or keys, swipes to the next, a live photo played on hover or hold, a slideshow, the info
+    // panel with rating, description and keywords, favourite and trash. Its `source` (the
+    // album page) answers for the neighbours and hears what changed.
+
+    import { api, runToEnd } from "./api.js";
+    import { markFavourite } from "./images.js";
+    import {
+      DAYS, ICON, MONTHS, assetPageURL, assetURL, browserShows, bytesText, durationText, localDate,
+      offsetText, programName,
+    } from "./words.js";
+
+    const SLIDE_MS = 4000;
+
+    function viewerBox() {
+      const box = document.createElement("div");
+      box.className = "lightbox";
+      box.hidden = true;
+      box.setAttribute("role", "dialog");
+      box.setAttribute("aria-modal", "true");
+      box.setAttribute("aria-label", "Photo viewer");
+      box.innerHTML = [
+        '<div class="stage"><img class="shown" alt="" draggable="false">',
+        '<video class="clip" controls preload="metadata" hidden></video>',
+        '<video class="live" muted playsinline preload="none" hidden></video>',
+        '<p class="problem" hidden>This photo cannot be shown.</p></div>',
+        '<div class="controls">',
+        '<button type="button" data-v="close" aria-label="Close (Escape)">' + ICON("close") + '</button>',
+        '<span class="name"></span><span class="spacer"></span>',
+        '<button type="button" data-v="live" aria-pressed="false" hidden aria-label="Play the Live Photo (hold, or hover)">LIVE</button>',
+        '<button type="button" data-v="favourite" aria-pressed="false" aria-label="Favourite">' + ICON("star") + '</button>',
+        '<button type="button" data-v="info" aria-pressed="false" aria-label="Info (i)">' + ICON("info") + '</button>',
+        '<button type="button" data-v="play" aria-pressed="false" aria-label="Slideshow (space)">' + ICON("play") + '</button>',
+        '<button type="button" data-v="trash" aria-label="Move to the trash (Delete)">' + ICON("trash") + '</button>',
+        '<a data-v="download" aria-label="Download the original" download>' + ICON("download") + '</a>',
+        '<a data-v="edit">' + ICON("edit") + '<span>Edit</span></a></div>',
+        '<button type="button" class="step prev" data-v="prev" aria-label="Previous (left arrow)">' + ICON("prev") + '</button>',
+        '<button type="button" class="step next" data-v="next" aria-label="Next (right arrow)">' + ICON("next") + '</button>',
+        '<aside class="info" aria-label="Info" hidden><h2>Info</h2>',
+        '<form class="notes" aria-label="Rating, description and keywords">',
+        '<div class="stars" role="group" aria-label="Rating">',
+        [1, 2, 3, 4, 5].map((n) => '<button type="button" data-stars="' + n + '" aria-pressed="false" aria-label="' + n + ' of 5 stars">☆</button>').join(""),
+        '</div>',
+        '<label>Description <textarea name="caption" rows="2" placeholder="Add a description"></textarea></label>',
+        '<label>Keywords <input name="keywords" placeholder="Add keywords, separated by commas" autocomplete="off"></label>',
+        '<p class="notes-status" role="status" aria-live="polite"></p></form><dl></dl></aside>',
+      ].join("");
+      return box;
+    }
+
+    // The rendition that fills this screen.
+    function screenSize() {
+      const need = Math.max(innerWidth, innerHeight) * (window.devicePixelRatio || 1);
+      return [1024, 1600, 2048, 2560].find((size) => size >= need) || 2560;
+    }
+
+    export class Viewer {
+      constructor() {
+        this.box = viewerBox();
+        document.body.append(this.box);
+        const part = (selector) => this.box.querySelector(selector);
+        this.stage = part(".stage");
+        this.img = part(".shown");
+        this.clip = part(".clip");
+        this.live = part(".live");
+        this.problem = part(".problem");
+        this.info = part(".info");
+        this.notes = part(".notes");
+        this.notesStatus = part(".notes-status");
+        this.current = null;
+        this.source = null;
+        this.returnFocus = null;
+        this.zoom = { scale: 1, x: 0, y: 0 };
+        this.sharp = false;
+        this.playing = false;
+        this.slideTimer = null;
+        // A video as this browser plays it: the file itself where the browser plays HEVC
+        // (Safari), else the server's playback version.
+        this.playsHEVC = this.clip.canPlayType('video/mp4; codecs="hvc1.1.6.L93.B0"') !== "";
+        this.wireZoom();
+        this.wireNotes();
+        this.wireLive();
+        this.wireControls();
+        this.wireKeys();
+      }
+
+      control(name) { return this.box.querySelector('[data-v="' + name + '"]'); }
+      isOpen() { return !this.box.hidden; }
+      // The address of a photo shown in the viewer, over the album it was opened from.
+      address(asset) { return assetPageURL(asset.id, this.source.ref, "&view=1"); }
+
+      // The server's playback version (H.264, the file itself when it is that already) at the
+      // size the screen shows and the connection carries.
+      playable(asset, rep) {
+        if (this.playsHEVC) return assetURL(asset, rep);
+        const long = Math.max(screen.width, screen.height) * (window.devicePixelRatio || 1);
+        const slow = /(^|-)(2g|3g)$/.test(navigator.connection?.effectiveType || "");
+        const delivery = slow ? "fast" : long >= 1600 ? "high" : "medium";
+        return assetURL(asset, "playback") + "&delivery=" + delivery;
+      }
+
+      // ---- Zoom: wheel, double click, pinch, drag, keys --------------------------------------
+
+      apply() {
+        const { img, zoom } = this;
+        img.style.transform = "translate(" + zoom.x + "px, " + zoom.y + "px) scale(" + zoom.scale + ")";
+        this.box.classList.toggle("zoomed", zoom.scale > 1);
+        // Past the screen's rendition, the photo's own pixels: the file when every browser
+        // shows its format, else the largest rendition.
+        const shownWidth = img.clientWidth * zoom.scale * (window.devicePixelRatio || 1);
+        if (!this.sharp && this.current && img.naturalWidth && shownWidth > img.naturalWidth * 1.05) {
+          this.sharp = true;
+          const asset = this.current;
+          const better = browserShows(asset.format) ? assetURL(asset, "full") : assetURL(asset, "fullscreen", 4096);
+          const loading = new Image();
+          loading.onload = () => {
+            if (this.current !== asset) return;
+            img.src = better;
+            img.dataset.rep = browserShows(asset.format) ? "full" : "fullscreen-4096";
+          };
+          loading.src = better;
+        }
+      }
+      zoomTo(scale, cx, cy) {
+        const next = Math.min(8, Math.max(1, scale));
+        if (next === 1) { this.zoom = { scale: 1, x: 0, y: 0 }; this.apply(); return; }
+        const zoom = this.zoom;
+        const rect = this.stage.getBoundingClientRect();
+        const ox = rect.left + rect.width / 2, oy = rect.top + rect.height / 2;
+        const k = next / zoom.scale;
+        this.zoom = { scale: next, x: (cx - ox) - (cx - ox - zoom.x) * k, y: (cy - oy) - (cy - oy - zoom.y) * k };
+        this.apply();
+      }
+      wireZoom() {
+        const stage = this.stage;
+        stage.addEventListener("wheel", (event) => {
+          event.preventDefault();
+          this.zoomTo(this.zoom.scale * Math.exp(-event.deltaY * 0.002), event.clientX, event.clientY);
+        }, { passive: false });
+        stage.addEventListener("dblclick", (event) => {
+          this.zoomTo(this.zoom.scale > 1 ? 1 : 2.5, event.clientX, event.clientY);
+        });
+        // Pointers: one drags a zoomed photo or swipes to the next; two pinch.
+        const pointers = new Map();
+        let gesture = null;
+        stage.addEventListener("pointerdown", (event) => {
+          if (event.target === this.clip) return;
+          stage.setPointerCapture(event.pointerId);
+          pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+          const list = [...pointers.values()];
+          gesture = list.length === 2
+            ? { pinch: Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y), scale: this.zoom.scale }
+            : { start: { x: event.clientX, y: event.clientY }, from: { x: this.zoom.x, y: this.zoom.y } };
+        });
+        stage.addEventListener("pointermove", (event) => {
+          if (!pointers.has(event.pointerId) || !gesture) return;
+          pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+          const list = [...pointers.values()];
+          if (gesture.pinch && list.length === 2) {
+            const distance = Math.hypot(list[0].x - list[1].x, list[0].y - list[1].y);
+            this.zoomTo(gesture.scale * distance / gesture.pinch, (list[0].x + list[1].x) / 2, (list[0].y + list[1].y) / 2);
+          } else if (gesture.start && this.zoom.scale > 1) {
+            this.zoom.x = gesture.from.x + event.clientX - gesture.start.x;
+            this.zoom.y = gesture.from.y + event.clientY - gesture.start.y;
+            this.apply();
+          }
+        });
+        const lift = (event) => {
+          if (!pointers.delete(event.pointerId)) return;
+          if (gesture?.start && this.zoom.scale === 1 && pointers.size === 0) {
+            const dx = event.clientX - gesture.start.x, dy = event.clientY - gesture.start.y;
+            if (Math.abs(dx) > 60 && Math.abs(dy) < 80) this.step(dx < 0 ? 1 : -1);
+            else if (dy > 120 && Math.abs(dx) < 80) this.close();
+          }
+          gesture = pointers.size ? gesture : null;
+        };
+        stage.addEventListener("pointerup", lift);
+        stage.addEventListener("pointercancel", lift);
+      }
+
+      // ---- Info: rating, description and keywords (saved to the sidecar), and the facts -------
+
+      showStars(asset) {
+        const rating = asset.rating || 0;
+        for (const star of this.notes.querySelectorAll("button[data-stars]")) {
+          const on = Number(star.dataset.stars) <= rating;
+          star.setAttribute("aria-pressed", on ? "true" : "false");
+          star.textContent = on ? "★" : "☆";
+        }
+        this.notes.querySelector(".stars").setAttribute("aria-label", "Rating: " + (rating > 0 ? rating + " of 5 stars" : rating < 0 ? "rejected" : "none"));
+      }
+      // One change at a time, to the asset shown when it was made; the list keeps what the
+      // catalog says after it.
+      async saveNotes(change) {
+        const asset = this.current;
+        this.notesStatus.textContent = "Saving…";
+        try {
+          const changed = await (await api("PATCH", "/api/assets/" + asset.id + "/metadata", change)).json();
+          for (const key of ["caption", "rating", "keywords"]) asset[key] = changed[key];
+          if (this.current === asset) {
+            this.showStars(asset);
+            this.notesStatus.textContent = "Saved to " + asset.path.split("/").pop() + ".xmp";
+          }
+        } catch (error) {
+          if (this.current === asset) this.notesStatus.textContent = error.message;
+        }
+      }
+      wireNotes() {
+        const notes = this.notes;
+        notes.addEventListener("submit", (event) => event.preventDefault());
+        notes.addEventListener("click", (event) => {
+          const star = event.target.closest("button[data-stars]");
+          if (!star || !this.current) return;
+          const stars = Number(star.dataset.stars);
+          this.saveNotes({ rating: (this.current.rating || 0) === stars ? 0 : stars });
+        });
+        notes.elements.caption.addEventListener("change", () => this.saveNotes({ caption: notes.elements.caption.value.trim() }));
+        notes.elements.keywords.addEventListener("change", () => this.saveNotes({
+          keywords: notes.elements.keywords.value.split(",").map((k) => k.trim()).filter(Boolean),
+        }));
+        // Enter in the description saves it (Shift+Enter: a new line).
+        notes.elements.caption.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); event.target.blur(); }
+        });
+      }
+      fillInfo(asset) {
+        const list = this.info.querySelector("dl");
+        list.textContent = "";
+        const row = (term, value) => {
+          if (value === undefined || value === null || value === "") return;
+          const dt = document.createElement("dt");
+          dt.textContent = term;
+          const dd = document.createElement("dd");
+          if (value instanceof Node) dd.append(value); else dd.textContent = value;
+          list.append(dt, dd);
+        };
+        factRows(asset, row);
+        // A photo's rating, description and keywords are edited above the list (written to its
+        // sidecar, as `darkroom meta` writes them); a video's, and the trash's, only shown.
+        const notes = this.notes;
+        const editable = asset.mediaType !== "video" && !this.source.trash;
+        notes.hidden = !editable;
+        this.notesStatus.textContent = "";
+        if (editable) {
+          this.showStars(asset);
+          notes.elements.caption.value = asset.caption || "";
+          notes.elements.keywords.value = (asset.keywords || []).join(", ");
+        } else {
+          row("Description", asset.caption);
+          if (asset.rating) row("Rating", asset.rating < 0 ? "Rejected" : "★".repeat(asset.rating) + "☆".repeat(5 - asset.rating));
+          row("Keywords", (asset.keywords || []).join(", "));
+        }
+        row("People", (asset.people || []).join(", "));
+        // An edit another program made (shown, as it would show it): one press shows the
+        // photo's own pixels, another the edit again.
+        const elsewhere = asset.foreignSettings;
+        if (elsewhere && asset.mediaType !== "video") row("Edited in", this.originalToggle(asset, elsewhere));
+      }
+      originalToggle(asset, elsewhere) {
+        const mark = document.createElement("span");
+        mark.textContent = programName(elsewhere.program) + " (" + elsewhere.source + ") ";
+        const toggle = document.createElement("button");
+        toggle.type = "button";
+        toggle.className = "original";
+        toggle.setAttribute("aria-pressed", "false");
+        toggle.textContent = "Show original";
+        toggle.addEventListener("click", () => {
+          const on = toggle.getAttribute("aria-pressed") !== "true";
+          toggle.setAttribute("aria-pressed", on ? "true" : "false");
+          toggle.textContent = on ? "Show edit" : "Show original";
+          this.sharp = true; // the screen's rendition of the one asked for, not the full one
+          this.img.src = assetURL(asset, "fullscreen", screenSize()) + (on ? "&original=true" : "");
+        });
+        mark.append(toggle);
+        return mark;
+      }
+
+      // ---- Showing an asset ------------------------------------------------------------------
+
+      show(asset) {
+        const { img, clip, live, problem } = this;
+        this.current = asset;
+        this.sharp = false;
+        this.zoom = { scale: 1, x: 0, y: 0 };
+        this.apply();
+        // A damaged file: shown as far as it decodes, or (nothing decodes) its sentence alone.
+        const blank = Boolean(asset.damage) && !asset.displayWidth;
+        problem.textContent = blank ? asset.damage.problem + "." : "This photo cannot be shown.";
+        problem.hidden = !blank;
+        const video = asset.mediaType === "video" && !blank;
+        clip.hidden = !video;
+        img.hidden = video || blank;
+        clip.pause();
+        this.stopLive();
+        live.removeAttribute("src");
+        const motion = !video && !!(asset.motionVideo || asset.liveVideo);
+        this.control("live").hidden = !motion;
+        if (motion) live.src = this.playable(asset, "video");
+        if (video) {
+          clip.poster = assetURL(asset, "fullscreen", screenSize());
+          clip.src = this.playable(asset, "full");
+          img.removeAttribute("src");
+        } else {
+          clip.removeAttribute("poster");
+          clip.removeAttribute("src");
+          img.alt = asset.path + (asset.damage ? ": " + asset.damage.problem : "");
+          img.dataset.rep = "fullscreen";
+          if (blank) img.removeAttribute("src"); else img.src = assetURL(asset, "fullscreen", screenSize());
+        }
+        this.box.querySelector(".name").textContent = asset.path.split("/").pop();
+        this.showFavourite(asset);
+        // The file itself, not the edit another program made and this shows.
+        this.control("download").href = assetURL(asset, "full") + (asset.foreignSettings ? "&original=true" : "");
+        this.control("edit").href = assetPageURL(asset.id, this.source.ref, "&edit=1");
+        // In the trash a photo is neither edited nor moved to the trash again; a damaged file
+        // is not edited.
+        this.control("trash").hidden = Boolean(this.source.trash);
+        this.control("edit").hidden = Boolean(this.source.trash) || Boolean(asset.damage);
+        this.fillInfo(asset);
+        if (this.playing) this.nextSlide();
+        // The neighbours, loaded before they are asked for.
+        for (const direction of [-1, 1]) {
+          this.source.neighbour(asset, direction).then((next) => {
+            if (next && this.current === asset) new Image().src = assetURL(next, "fullscreen", screenSize());
+          }).catch(() => {});
+        }
+      }
+
+      // ---- A live or motion photo plays its video while the pointer is over the photo, a finger
+      // holds it, or its LIVE button is pressed; then the still again, as Photos does.
+
+      playLive() {
+        const { img, live } = this;
+        if (!this.current || !live.getAttribute("src") || this.zoom.scale !== 1 || !live.hidden) return;
+        // In the photo's place and at its size (a phone's video is smaller than its still).
+        live.style.width = img.clientWidth + "px";
+        live.style.height = img.clientHeight + "px";
+        live.hidden = false;
+        img.hidden = true;
+        this.control("live").setAttribute("aria-pressed", "true");
+        live.currentTime = 0;
+        live.play().catch(() => this.stopLive());
+      }
+      stopLive() {
+        if (this.live.hidden) return;
+        this.live.pause();
+        this.live.hidden = true;
+        this.img.hidden = false;
+        this.control("live").setAttribute("aria-pressed", "false");
+      }
+      wireLive() {
+        const { img, live, problem } = this;
+        img.addEventListener("error", () => { if (img.getAttribute("src")) { problem.hidden = false; img.hidden = true; } });
+        img.addEventListener("load", () => { img.hidden = false; problem.hidden = true; this.apply(); });
+        live.addEventListener("ended", () => this.stopLive());
+        live.addEventListener("error", () => this.stopLive());
+        img.addEventListener("pointerenter", (event) => { if (event.pointerType === "mouse") this.playLive(); });
+        live.addEventListener("pointerleave", (event) => { if (event.pointerType === "mouse") this.stopLive(); });
+        // A finger held still for a moment (not a swipe to the next photo) plays it until lifted.
+        let hold = null;
+        img.addEventListener("pointerdown", (event) => {
+          if (event.pointerType === "mouse") return;
+          const at = { x: event.clientX, y: event.clientY };
+          clearTimeout(hold?.timer);
+          hold = { at, timer: setTimeout(() => this.playLive(), 250) };
+        });
+        for (const element of [img, live]) {
+          element.addEventListener("pointermove", (event) => {
+            if (hold && Math.hypot(event.clientX - hold.at.x, event.clientY - hold.at.y) > 10) clearTimeout(hold.timer);
+          });
+          for (const type of ["pointerup", "pointercancel"]) {
+            element.addEventListener(type, (event) => {
+              if (event.pointerType === "mouse") return;
+              clearTimeout(hold?.timer);
+              hold = null;
+              this.stopLive();
+            });
+          }
+        }
+      }
+
+      // ---- The slideshow: the next photo every few seconds, once the one shown has loaded (a
+      // video: once it has played); it stops at the end, when the viewer closes, or when asked.
+
+      play(on) {
+        this.playing = on;
+        clearTimeout(this.slideTimer);
+        this.control("play").setAttribute("aria-pressed", on ? "true" : "false");
+        this.control("play").innerHTML = ICON(on ? "pause" : "play");
+        this.box.classList.toggle("playing", on);
+        if (on) this.nextSlide();
+      }
+      nextSlide() {
+        clearTimeout(this.slideTimer);
+        if (!this.playing || this.box.hidden || !this.current) return;
+        const { img, clip } = this;
+        const asset = this.current;
+        const video = asset.mediaType === "video" && !clip.hidden;
+        const go = async () => {
+          if (!this.playing || this.current !== asset) return;
+          const next = await this.source.neighbour(asset, 1);
+          if (!this.playing || this.current !== asset) return;
+          if (!next) { this.play(false); return; }
+          await this.step(1);
+        };
+        const later = () => { this.slideTimer = setTimeout(go, SLIDE_MS); };
+        if (video) {
+          clip.play().catch(() => {});
+          clip.addEventListener("ended", go, { once: true });
+        } else if (img.complete && img.naturalWidth) {
+          later();
+        } else {
+          img.addEventListener("load", later, { once: true });
+          img.addEventListener("error", later, { once: true });
+        }
+      }
+
+      // ---- Moving, opening and closing -------------------------------------------------------
+
+      // Another asset in this one's place, the address and the album told.
+      moveTo(next) {
+        this.show(next);
+        history.replaceState({ viewer: next.id }, "", this.address(next));
+        this.source.moved?.(next);
+      }
+      async step(direction) {
+        if (!this.current) return;
+        const next = await this.source.neighbour(this.current, direction);
+        if (!next || this.box.hidden) return;
+        this.moveTo(next);
+      }
+      // (`push`: false when the address is already the photo's, as after Forward.)
+      open(asset, from, push = true) {
+        this.source = from;
+        this.returnFocus = document.activeElement;
+        this.box.hidden = false;
+        document.body.classList.add("viewing");
+        this.show(asset);
+        if (push) history.pushState({ viewer: asset.id }, "", this.address(asset));
+        this.control("close").focus();
+      }
+      // Closed by Escape, the button or a swipe down: back to the album's address, the page
+      // where it was.
+      close() {
+        if (this.box.hidden) return;
+        if (history.state?.viewer) history.back(); else this.hide();
+      }
+      hide() {
+        this.play(false);
+        this.box.hidden = true;
+        document.body.classList.remove("viewing");
+        this.clip.pause();
+        this.clip.removeAttribute("src");
+        this.stopLive();
+        this.live.removeAttribute("src");
+        const asset = this.current;
+        this.current = null;
+        this.source?.closed?.(asset, this.returnFocus);
+      }
+      showFavourite(asset) {
+        this.control("favourite").setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
+      }
+      toggleInfo() {
+        this.info.hidden = !this.info.hidden;
+        this.control("info").setAttribute("aria-pressed", this.info.hidden ? "false" : "true");
+        this.box.classList.toggle("with-info", !this.info.hidden);
+      }
+      async favourite() {
+        const asset = this.current;
+        try {
+          const changed = await (await api("PUT", "/api/assets/" + asset.id + "/favourite", { favourite: !asset.isFavourite })).json();
+          asset.isFavourite = changed.isFavourite;
+          if (this.current === asset) this.showFavourite(asset);
+          const cell = document.querySelector('.cell[data-id="' + CSS.escape(asset.id) + '"]');
+          if (cell) markFavourite(cell, asset.isFavourite);
+        } catch (error) {
+          this.control("favourite").title = error.message;
+        }
+      }
+      // To the trash (a job of one, as the selection's are); the next photo (or the one before)
+      // takes its place, and the album follows from the catalog's change.
+      async trash() {
+        const asset = this.current;
+        const button = this.control("trash");
+        if (!asset || this.source.trash || button.disabled) return;
+        button.disabled = true;
+        try {
+          const next = (await this.source.neighbour(asset, 1)) || (await this.source.neighbour(asset, -1));
+          await runToEnd({ action: "trash", ids: [asset.id] });
+          button.title = "";
+          this.source.removed?.(asset);
+          if (this.current !== asset) return;
+          if (next) this.moveTo(next); else this.close();
+        } catch (error) {
+          button.title = error.message;
+          this.box.querySelector(".name").textContent = error.message;
+        } finally {
+          button.disabled = false;
+        }
+      }
+      wireControls() {
+        addEventListener("popstate", () => {
+          if (!this.box.hidden && !history.state?.viewer) this.hide();
+          // Forward to a photo the viewer showed: shown again (or, if the page no longer has
+          // it, the address goes back to the album's).
+          else if (this.box.hidden && history.state?.viewer && this.source) {
+            if (this.source.reopen(history.state.viewer) === false) history.back();
+          }
+        });
+        this.box.addEventListener("click", (event) => {
+          const name = event.target.closest("[data-v]")?.dataset.v;
+          if (name === "close") this.close();
+          else if (name === "prev") this.step(-1);
+          else if (name === "next") this.step(1);
+          else if (name === "info") this.toggleInfo();
+          else if (name === "favourite") this.favourite();
+          else if (name === "trash") this.trash();
+          else if (name === "live") { if (this.live.hidden) this.playLive(); else this.stopLive(); }
+          else if (name === "play") this.play(!this.playing);
+        });
+      }
+      wireKeys() {
+        document.addEventListener("keydown", (event) => {
+          if (this.box.hidden || event.target.closest("input, select, textarea")) return;
+          const middle = (scale) => this.zoomTo(scale, innerWidth / 2, innerHeight / 2);
+          if (event.key === "Escape") { event.preventDefault(); this.close(); }
+          else if (event.key === "Delete") { event.preventDefault(); this.trash(); }
+          else if (event.key === "ArrowLeft") { event.preventDefault(); this.step(-1); }
+          else if (event.key === "ArrowRight") { event.preventDefault(); this.step(1); }
+          else if (event.key === "i") this.toggleInfo();
+          else if (event.key === " ") { event.preventDefault(); this.play(!this.playing); }
+          else if (event.key === "+" || event.key === "=") middle(this.zoom.scale * 1.5);
+          else if (event.key === "-") middle(this.zoom.scale / 1.5);
+          else if (event.key === "0") this.zoomTo(1, 0, 0);
+          else return;
+          event.stopPropagation();
+        }, true);
+        // Focus stays in the viewer while it is open.
+        this.box.addEventListener("keydown", (event) => {
+          if (event.key !== "Tab") return;
+          const stops = [...this.box.querySelectorAll("button, a[href], input, textarea, video:not([hidden])")].filter((e) => !e.hidden && e.offsetParent !== null);
+          if (!stops.length) return;
+          const first = stops[0], last = stops[stops.length - 1];
+          if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
+          else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
+        });
+      }
+    }
+
+    // The facts of an asset, a row each: when and where it was taken, with what, its size and
+    // file, any damage.
+    function factRows(asset, row) {
+      const date = localDate(asset);
+      const zone = asset.captureOffsetMinutes === undefined || asset.captureOffsetMinutes === null
+        ? "" : " (" + offsetText(asset.captureOffsetMinutes) + (asset.timeZone ? ", " + asset.timeZone : "") + ")";
+      row("Taken", DAYS[date.getUTCDay()] + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()] + " "
+        + date.getUTCFullYear() + ", " + String(date.getUTCHours()).padStart(2, "0") + ":"
+        + String(date.getUTCMinutes()).padStart(2, "0") + zone);
+      if (asset.damage) row("Problem", asset.damage.problem + (asset.displayWidth ? ": shown as far as it can be read" : "") + " (" + asset.damage.detail + ")");
+      row("Camera", asset.camera);
+      row("Lens", asset.lens);
+      const exposure = [];
+      if (asset.exposureTime) exposure.push(asset.exposureTime < 1 ? "1/" + Math.round(1 / asset.exposureTime) + " s" : asset.exposureTime + " s");
+      if (asset.fNumber) exposure.push("f/" + asset.fNumber);
+      if (asset.iso) exposure.push("ISO " + asset.iso);
+      if (asset.focalLength) exposure.push(asset.focalLength + " mm");
+      row("Exposure", exposure.join(" · "));
+      row("Size", asset.displayWidth ? asset.displayWidth + " × " + asset.displayHeight + " · "
+        + (asset.displayWidth * asset.displayHeight / 1e6).toFixed(1) + " MP · " + bytesText(asset.byteSize)
+        : bytesText(asset.byteSize));
+      if (asset.duration) row("Length", durationText(asset.duration));
+      row("File", asset.path);
+      const place = [asset.place, asset.region, asset.country].filter(Boolean).join(", ");
+      if (place || asset.latitude !== undefined && asset.latitude !== null) {
+        const where = document.createElement("span");
+        where.textContent = place ? place + " " : "";
+        if (asset.latitude !== undefined && asset.latitude !== null) {
+          const lat = asset.latitude.toFixed(5), lon = asset.longitude.toFixed(5);
+          const link = document.createElement("a");
+          link.href = "https://www.openstreetmap.org/?mlat=" + lat + "&mlon=" + lon + "#map=14/" + lat + "/" + lon;
+          link.rel = "noopener noreferrer";
+          link.textContent = lat + ", " + lon;
+          where.append(link);
+        }
+        row("Place", where);
+      }
+    }
+    """####,
+    "words.js": ####"""
+    // Dates, sizes and lengths as the gallery says them, its icons, and an asset's addresses.
+
+    export const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+      "September", "October", "November", "December"];
+    export const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+    // Seconds since 1970 on the clock where the photo was taken (its offset; none: as UTC).
+    export const localSeconds = (asset) => asset.sortDate + (asset.captureOffsetMinutes || 0) * 60;
+    export const localDate = (asset) => new Date(localSeconds(asset) * 1000);
+    export function monthLabel(key) {
+      if (key === "0000-00") return "Undated";
+      const [year, month] = key.split("-").map(Number);
+      return MONTHS[month - 1] + " " + year;
+    }
+    export function dayLabel(asset) {
+      const date = localDate(asset);
+      return DAYS[date.getUTCDay()].slice(0, 3) + " " + date.getUTCDate() + " " + MONTHS[date.getUTCMonth()].slice(0, 3);
+    }
+    export function offsetText(minutes) {
+      const sign = minutes < 0 ? "−" : "+";
+      const whole = Math.abs(minutes);
+      return "UTC" + sign + String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
+    }
+    export function bytesText(bytes) {
+      if (bytes >= 1e9) return (bytes / 1e9).toFixed(1) + " GB";
+      if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
+      return Math.max(1, Math.round(bytes / 1e3)) + " KB";
+    }
+    export function durationText(seconds) {
+      const whole = Math.round(seconds || 0);
+      return Math.floor(whole / 60) + ":" + String(whole % 60).padStart(2, "0");
+    }
+    // The name people know a program that edited a photo by (`foreignSettings.program`).
+    export const programName = (program) => program === "lightroom" ? "Lightroom" : program;
+
+    // An icon of the page's set (icons.mustache), for a control that also says its name (its
+    // text, or its aria-label): as markup, or as an element.
+    export const ICON = (name) => '<svg class="icon" aria-hidden="true"><use href="#i-' + name + '"/></svg>';
+    export function icon(name) {
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("class", "icon");
+      svg.setAttribute("aria-hidden", "true");
+      const use = document.createElementNS("http://www.w3.org/2000/svg", "use");
+      use.setAttribute("href", "#i-" + name);
+      svg.append(use);
+      return svg;
+    }
+
+    // An asset's rendition: the version names its bytes; where the server signs addresses
+    // (serve --signed-renditions), the signature lets a front server or CDN answer it.
+    export function assetURL(asset, rep, size) {
+      const signature = asset.signed && asset.signed[rep];
+      return "/api/assets/" + asset.id + "/" + rep + "?" + (size ? "size=" + size + "&" : "")
+        + "v=" + asset.version + (signature ? "&e=" + asset.signed.expires + "&sig=" + signature : "");
+    }
+    // Formats every browser shows as they are; anything else is asked for as a rendition.
+    export const browserShows = (format) => ["jpeg", "png", "webp", "gif"].includes(format);
+    // A photo's page, seen from an album (`ref`), with what it opens on (`view=1`, `edit=1`).
+    export const assetPageURL = (id, ref, extra = "") =>
+      "/asset/" + id + (ref ? "?ref=" + encodeURIComponent(ref) + extra : "");
     """####,
   ]
 }

@@ -5,7 +5,8 @@ import Mustache
 
 /// The web gallery at `/`: albums, a grid of thumbnails, a viewer with an editor, and
 /// upload. Pages are HTML from templates (`Gallery/*.mustache`, compiled in) and work
-/// without JavaScript; `gallery.js` adds selection, batch jobs, the editor and upload.
+/// without JavaScript; the script modules (`gallery.js` and those it imports) add selection,
+/// batch jobs, the editor and upload.
 struct Gallery: Sendable {
   let library: Library
   let sessions: Sessions
@@ -13,7 +14,8 @@ struct Gallery: Sendable {
   /// Whether the server serves a folder of encrypted spaces (the bar then links to it).
   let servesSpaces: Bool
   let templates: MustacheLibrary
-  /// Changes when the script or stylesheet does: their URLs carry it, to be cached for good.
+  /// Changes when any script module, the stylesheet or the icon does: their URLs carry it,
+  /// to be cached for good.
   let assetVersion: String
   /// Failed logins per client (``ServerConfiguration/failedLogins``: five a minute).
   let logins: RateLimiter
@@ -64,28 +66,43 @@ struct Gallery: Sendable {
     }
     self.templates = MustacheLibrary(templates: templates)
     assetVersion = String(
-      ContentHash.of(text: (Self.files["gallery.js"] ?? "") + (Self.files["gallery.css"] ?? ""))
-        .hex.prefix(12))
+      ContentHash.of(
+        text: Self.staticNames.sorted().map { $0 + "\n" + (Self.files[$0] ?? "") }.joined()
+      ).hex.prefix(12))
+  }
+
+  /// The gallery's files served as they are: its script modules, stylesheet and icon.
+  static let staticNames = Set(
+    files.keys.filter { $0.hasSuffix(".js") || $0.hasSuffix(".css") || $0.hasSuffix(".svg") })
+
+  /// A static file. The pages name the script modules under their version
+  /// (`/static/VERSION/gallery.js`), so that the modules they import by a relative name
+  /// (`./api.js`) carry it too; a stylesheet or icon carries it as `?v=`. Either way, the
+  /// current version is cached for good and any other is asked again each time.
+  func staticFile(_ name: String, version: Substring?) throws -> Response {
+    guard let text = leaflet[name] ?? (Self.staticNames.contains(name) ? Self.files[name] : nil)
+    else { throw APIError.notFound("no such file") }
+    let type =
+      name.hasSuffix(".js")
+      ? "text/javascript" : name.hasSuffix(".svg") ? "image/svg+xml" : "text/css"
+    let cache =
+      version.map { $0 == assetVersion } == true
+      ? "public, max-age=31536000, immutable" : "no-cache"
+    return Response(
+      status: .ok,
+      headers: [.contentType: type + "; charset=utf-8", .cacheControl: cache],
+      body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
   }
 
   func add(to router: Router<DarkroomRequestContext>) {
-    router.get("static/:file") { request, context in
-      let name = context.parameters.get("file") ?? ""
-      guard
-        let text = leaflet[name]
-          ?? (["gallery.js", "editor.js", "gallery.css", "favicon.svg"].contains(name)
-            ? Self.files[name] : nil)
-      else { throw APIError.notFound("no such file") }
-      let type =
-        name.hasSuffix(".js")
-        ? "text/javascript" : name.hasSuffix(".svg") ? "image/svg+xml" : "text/css"
-      let cache =
-        request.query["v"].map { $0 == assetVersion } == true
-        ? "public, max-age=31536000, immutable" : "no-cache"
-      return Response(
-        status: .ok,
-        headers: [.contentType: type + "; charset=utf-8", .cacheControl: cache],
-        body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    // (The router names a segment once for every route through it: `first` is the file's
+    // name in the first route and its version in the second.)
+    router.get("static/:first") { request, context in
+      try staticFile(context.parameters.get("first") ?? "", version: request.query["v"])
+    }
+    router.get("static/:first/:file") { _, context in
+      try staticFile(
+        context.parameters.get("file") ?? "", version: context.parameters.get("first")?[...])
     }
     router.get("login") { request, _ in
       page(

@@ -546,6 +546,10 @@ struct BrowserTests {
     #expect(try served.library.asset(one.id).isFavourite)
     try browser.go(base + "/asset/\(one.id)")
     #expect(try browser.text(try browser.find(".viewer .favourite")) == "★ Favourite")
+    // (A script's mistake shows here first: Select all once threw in the page and left its
+    // button there, dead.)
+    let consoleErrors = try browser.consoleErrors()
+    #expect(consoleErrors == [])
     #expect(server.stop() == 0)
   }
 
