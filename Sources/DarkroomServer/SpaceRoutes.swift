@@ -43,78 +43,98 @@ struct SpaceRoutes: Sendable {
   }
 
   func add(to router: Router<DarkroomRequestContext>) {
-    router.get("space") { _, context in try await page(context) }
-    router.post("space/unlock") { request, context in
-      let body = try await request.body.collect(upTo: 64 << 10)
-      var fields = AccessMiddleware.formFields(String(buffer: body))
-      var password = Array((fields.removeValue(forKey: "password") ?? "").utf8)
-      defer { Space.wipe(&password) }
-      do {
-        try await unlock(password, context)
-      } catch let error as APIError where error.kind == "no-space" {
-        return try await page(
-          context, error: "No space opens with this password.", status: .forbidden)
-      }
-      return Response(status: .seeOther, headers: [.location: "/space"])
-    }
-    router.post("space/lock") { _, context in
+    router.addRoutes(pageRoutes(), atPath: "/space")
+    router.addRoutes(apiRoutes(), atPath: "/api/space")
+  }
+
+  /// The gallery's page of the space: shown, unlocked by its form, locked.
+  func pageRoutes() -> API.Routes {
+    let routes = API.Routes(context: DarkroomRequestContext.self)
+    routes.get { _, context in try await page(context) }
+    routes.post("unlock") { request, context in try await unlockPage(request, context) }
+    routes.post("lock") { _, context in
       sessions.lock(try session(context).id)
       return Response(status: .seeOther, headers: [.location: "/space"])
     }
+    return routes
+  }
 
-    let api = router.group("api/space")
-    api.get("") { _, context in
-      try API.encode(
-        APISpaceState(
-          served: folder != nil,
-          unlocked: context.session.map { sessions.space(for: $0.id) != nil } ?? false,
-          idleSeconds: Int(configuration.spaceIdle.components.seconds)))
-    }
-    api.post("unlock") { request, context in
-      let body = try await request.decode(as: UnlockBody.self, context: context)
-      var password = Array(body.password.utf8)
-      defer { Space.wipe(&password) }
-      try await unlock(password, context)
-      return try API.encode(APISpaceAssets(try library(context), trashed: false))
-    }
-    api.post("lock") { _, context in
+  /// The space through the API: its state, unlocked and locked, its assets, their images,
+  /// edits and reverts, an upload into it.
+  func apiRoutes() -> API.Routes {
+    let routes = API.Routes(context: DarkroomRequestContext.self)
+    routes.get { _, context in try API.encode(state(context)) }
+    routes.post("unlock") { request, context in try await unlockAPI(request, context) }
+    routes.post("lock") { _, context in
       sessions.lock(try session(context).id)
       return try API.encode(
         APISpaceState(
           served: true, unlocked: false,
           idleSeconds: Int(configuration.spaceIdle.components.seconds)))
     }
-    api.get("assets") { request, context in
+    routes.get("assets") { request, context in
       let trashed = request.query["trashed"].map { $0 == "true" || $0 == "1" }
       return try API.encode(APISpaceAssets(try library(context), trashed: trashed ?? false))
     }
-    api.get("assets/:id") { _, context in
-      let (_, asset) = try spaceAsset(context)
-      return try API.encode(APISpaceAsset(asset))
+    routes.get("assets/:id") { _, context in
+      try API.encode(APISpaceAsset(try spaceAsset(context).1))
     }
-    api.get("assets/:id/:rep") { request, context in
-      try await representation(request, context)
+    routes.get("assets/:id/:rep") { request, context in try await representation(request, context) }
+    routes.post("assets/:id/edit") { request, context in try await edit(request, context) }
+    routes.post("assets/:id/revert") { _, context in try await revert(context) }
+    routes.post("uploads") { request, context in try await upload(request, context) }
+    return routes
+  }
+
+  func state(_ context: DarkroomRequestContext) -> APISpaceState {
+    APISpaceState(
+      served: folder != nil,
+      unlocked: context.session.map { sessions.space(for: $0.id) != nil } ?? false,
+      idleSeconds: Int(configuration.spaceIdle.components.seconds))
+  }
+
+  /// The page's form: the password, a field of a form; a wrong one shows the page again.
+  func unlockPage(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let body = try await request.body.collect(upTo: 64 << 10)
+    var fields = AccessMiddleware.formFields(String(buffer: body))
+    var password = Array((fields.removeValue(forKey: "password") ?? "").utf8)
+    defer { Space.wipe(&password) }
+    do {
+      try await unlock(password, context)
+    } catch let error as APIError where error.kind == "no-space" {
+      return try await page(
+        context, error: "No space opens with this password.", status: .forbidden)
     }
-    api.post("assets/:id/edit") { request, context in
-      let (library, asset) = try spaceAsset(context)
-      let body = try await request.decode(as: EditBody.self, context: context)
-      let graph = try body.filterGraph()
-      let (mode, pixels) = (body.editMode, configuration.pixels)
-      let edited = try await blocking { () throws(DarkroomError) in
-        try library.editBlocking(asset.id, with: graph, mode: mode, settings: pixels)
-        return try library.asset(asset.id)
-      }
-      return try API.encode(APISpaceAsset(edited))
+    return Response(status: .seeOther, headers: [.location: "/space"])
+  }
+
+  func unlockAPI(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let body = try await request.decode(as: UnlockBody.self, context: context)
+    var password = Array(body.password.utf8)
+    defer { Space.wipe(&password) }
+    try await unlock(password, context)
+    return try API.encode(APISpaceAssets(try library(context), trashed: false))
+  }
+
+  func edit(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
+    let (library, asset) = try spaceAsset(context)
+    let body = try await request.decode(as: EditBody.self, context: context)
+    let graph = try body.filterGraph()
+    let (mode, pixels) = (body.editMode, configuration.pixels)
+    let edited = try await blocking { () throws(DarkroomError) in
+      try library.editBlocking(asset.id, with: graph, mode: mode, settings: pixels)
+      return try library.asset(asset.id)
     }
-    api.post("assets/:id/revert") { _, context in
-      let (library, asset) = try spaceAsset(context)
-      let reverted = try await blocking { () throws(DarkroomError) in
-        try library.revertBlocking(asset.id)
-        return try library.asset(asset.id)
-      }
-      return try API.encode(APISpaceAsset(reverted))
+    return try API.encode(APISpaceAsset(edited))
+  }
+
+  func revert(_ context: DarkroomRequestContext) async throws -> Response {
+    let (library, asset) = try spaceAsset(context)
+    let reverted = try await blocking { () throws(DarkroomError) in
+      try library.revertBlocking(asset.id)
+      return try library.asset(asset.id)
     }
-    api.post("uploads") { request, context in try await upload(request, context) }
+    return try API.encode(APISpaceAsset(reverted))
   }
 
   // MARK: Unlocking

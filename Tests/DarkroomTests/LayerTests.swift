@@ -173,4 +173,29 @@ struct LayerTests {
       }
     }
   }
+
+  @Test(
+    "the server's routes are tables of about a line a route: each collection (or router's `add`) at most 60 lines"
+  )
+  func shortRouteTables() throws {
+    var tables: [String: Int] = [:]
+    var routes = 0
+    for (path, text) in try Self.code(under: "DarkroomServer") {
+      let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+      for (index, line) in lines.enumerated() {
+        guard line.contains("func add(to router:") || line.contains("Routes() -> ") else {
+          continue
+        }
+        // (swift-format puts a function's closing brace at its own indentation.)
+        let indent = line.prefix { $0 == " " }
+        let end = try #require(lines[(index + 1)...].firstIndex { $0 == indent + "}" })
+        tables["\(path):\(index + 1)"] = end - index + 1
+        routes += lines[index...end].count { $0.contains("routes.") && $0.contains("{") }
+      }
+    }
+    #expect(tables.count >= 10, "\(tables)")
+    #expect(tables.filter { $0.value > 60 } == [:])
+    // (The collections hold the routes: over 40 of them.)
+    #expect(routes > 40, "\(routes)")
+  }
 }
