@@ -101,8 +101,11 @@ struct Gallery: Sendable {
       try staticFile(context.parameters.get("first") ?? "", version: request.query["v"])
     }
     router.get("static/:first/:file") { _, context in
-      try staticFile(
-        context.parameters.get("file") ?? "", version: context.parameters.get("first")?[...])
+      let version = context.parameters.get("first") ?? ""
+      guard version.utf8.count == 12,
+        version.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+      else { throw APIError.notFound("no such version of the gallery's files") }
+      return try staticFile(context.parameters.get("file") ?? "", version: version[...])
     }
     router.get("login") { request, _ in
       page(

@@ -105,7 +105,8 @@ struct GalleryScriptTests {
       #expect(css.headers[.cacheControl] == "public, max-age=31536000, immutable")
       for uri in [
         "/static/\(version)/nothing.js", "/static/\(version)/login.mustache",
-        "/static/\(version)/..%2Fgallery.js",
+        "/static/\(version)/..%2Fgallery.js", "/static/\(version)x/gallery.js",
+        "/static/\(version.uppercased())/gallery.js", "/static/..%2F/gallery.js",
       ] {
         let missing = try await client.execute(uri: uri, method: .get)
         #expect(missing.status == .notFound, "\(uri)")
