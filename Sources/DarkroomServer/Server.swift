@@ -184,70 +184,17 @@ struct WatchService: Service {
   }
 }
 
-/// The gallery's thumbnails made in the background on a thread of its own: a whole pass at
-/// start (newest first), then the photos the change log names as they come. A render starts
-/// only while no request's render runs or waits, so people's own requests go first; it stops
-/// at a graceful stop after the photo in hand.
+/// The gallery's thumbnails made in the background (``Library/keepThumbnails(yieldingTo:logger:)``),
+/// behind people's own requests, until a graceful stop.
 struct ThumbnailService: Service {
   let library: Library
   let images: Images
   let logger: Logger
 
   func run() async throws {
-    let stopping = Locked(false)
-    let finished = DispatchSemaphore(value: 0)
     let (library, images, logger) = (library, images, logger)
-    let thread = Thread {
-      defer { finished.signal() }
-      BackgroundPriority.lowerThisThread()
-      var options = GridThumbnailOptions()
-      options.shouldStop = { stopping.withLock { $0 } }
-      options.beforeRender = {
-        while images.queueDepth > 0 && !stopping.withLock({ $0 }) { usleep(20_000) }
-      }
-      func pause(_ seconds: Double) {
-        var left = seconds
-        while left > 0 && !stopping.withLock({ $0 }) {
-          usleep(100_000)
-          left -= 0.1
-        }
-      }
-      var seen: Int64 = 0
-      var whole = true
-      while !stopping.withLock({ $0 }) {
-        do {
-          if whole {
-            let before = try library.lastChange()
-            let summary = try library.makeGridThumbnails(options)
-            if summary.busy {
-              pause(30)  // another process's pass (after a scan): look again later
-              continue
-            }
-            logger.info(
-              "background thumbnails: \(summary.made) made, \(summary.had) cached, \(summary.failed) failed, \(summary.assets) photos in \(summary.seconds) s"
-            )
-            (seen, whole) = (before, false)
-          }
-          pause(2)
-          let changes = try library.changes(since: seen, limit: 1000)
-          guard let last = changes.last else { continue }
-          let ids = changes.filter { $0.kind != .removed }.map(\.id)
-          let summary = try library.makeGridThumbnails(of: Array(Set(ids)), options)
-          if !summary.busy { seen = last.sequence }
-        } catch {
-          logger.warning("background thumbnails: \(error); trying again in a minute")
-          pause(60)
-        }
-      }
-    }
-    thread.start()
-    try? await gracefulShutdown()
-    stopping.withLock { $0 = true }
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      DispatchQueue.global().async {
-        finished.wait()
-        continuation.resume()
-      }
+    await cancelWhenGracefulShutdown {
+      await library.keepThumbnails(yieldingTo: images, logger: logger)
     }
   }
 }

@@ -88,6 +88,29 @@ struct GridThumbnailTests {
     #expect(again.fromCache)
   }
 
+  @Test(
+    "keepThumbnails makes the library's thumbnails, then those of a photo scanned while it runs; cancelled, it returns, and a pass after it has nothing to make"
+  )
+  func keptInTheBackground() async throws {
+    let lib = try Self.library()
+    _ = try lib.scan()
+    let library = lib.library
+    let cached = {
+      (FileManager.default.enumerator(atPath: library.cacheFolder.path)?.allObjects ?? [])
+        .compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") }.count
+    }
+    #expect(cached() == 0)
+    let keeper = Task { await library.keepThumbnails(logger: Library.silent) }
+    #expect(eventually(60) { cached() == 5 }, "\(cached())")
+    try lib.add("gps.jpg", as: "later.jpg", tag: "later")
+    _ = try lib.scan()
+    #expect(eventually(60) { cached() == 6 }, "\(cached())")
+    keeper.cancel()
+    await keeper.value
+    let after = try library.makeGridThumbnails()
+    #expect(!after.busy && after.made == 0 && after.had == 6, "\(after)")
+  }
+
   @Test("One pass a library at a time: another finds the lock held and does nothing")
   func oneAtATime() throws {
     let lib = try Self.library()
