@@ -610,29 +610,21 @@ struct API: Sendable {
       since = value
     }
     let follow = query["follow"].map { $0 != "false" && $0 != "0" } ?? true
-    let library = library
-    let interval = configuration.changePollInterval
-    let made = library.catalogWaiter()
     let start = try since ?? library.lastChange()
+    let feed = try library.changeFeed(
+      since: start, follow: follow, interval: configuration.changePollInterval)
     return Self.eventStream { writer in
-      var waiter = made
-      var cursor = start
-      try await writer.comment("from \(cursor)")
+      try await writer.comment("from \(start)")
       var quiet = ContinuousClock.now
-      while !Task.isCancelled && !Task.isShuttingDownGracefully {
-        let changes = try library.changes(since: cursor, limit: 500)
+      for try await changes in feed {
         for change in changes {
           try await writer.event("change", Self.jsonText(change), id: String(change.sequence))
-          cursor = change.sequence
         }
-        if changes.count == 500 { continue }
-        if !follow { break }
+        if Task.isShuttingDownGracefully { break }
         if ContinuousClock.now - quiet > .seconds(15) {
           try await writer.comment("still here")
           quiet = .now
         }
-        // The next commit anywhere (PostgreSQL's NOTIFY), or the poll's interval.
-        try await waiter.wait(atMost: interval)
       }
     }
   }

@@ -301,6 +301,37 @@ struct LibraryChangesTests {
       ])
   }
 
+  @Test(
+    "the change feed: the log from a sequence in batches, oldest first; followed, a later change comes, a quiet wait is an empty batch, and cancelling ends it"
+  )
+  func changeFeed() async throws {
+    let lib = try LibraryFixture()
+    for i in 1...5 { try lib.add("orientation-\(i).jpg", as: "p\(i).jpg") }
+    _ = try lib.scan()
+    let library = lib.library
+    let everything = try library.changes(since: 0)
+    #expect(everything.count == 5)
+    var batches: [[Int64]] = []
+    for try await changes in try library.changeFeed(since: 0, follow: false, batch: 2) {
+      batches.append(changes.map(\.sequence))
+    }
+    #expect(batches == [[1, 2], [3, 4], [5]].map { $0.map { everything[$0 - 1].sequence } })
+    // Followed from now: nothing, then (a quiet wait) an empty batch, then the trash's change.
+    var feed = try library.changeFeed(interval: .milliseconds(10)).makeAsyncIterator()
+    #expect(try await feed.next() == [])
+    let first = try #require(try lib.asset("p1.jpg"))
+    _ = try library.trash([first.id])
+    var seen: [CatalogChange] = []
+    while seen.isEmpty, let changes = try await feed.next() { seen = changes }
+    #expect(seen.map(\.id) == [first.id] && seen[0].sequence > everything[4].sequence)
+    let ended = Task {
+      var rest = try library.changeFeed(interval: .seconds(3600)).makeAsyncIterator()
+      return try await rest.next()
+    }
+    ended.cancel()
+    #expect(try await ended.value == nil)
+  }
+
   @Test("watch reports create, modify, rename and delete, after the catalog has them")
   func watch() throws {
     let lib = try LibraryFixture()

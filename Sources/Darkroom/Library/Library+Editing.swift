@@ -199,6 +199,50 @@ extension Library {
     try catalogCall { try $0.changes(since: sequence, limit: limit) }
   }
 
+  /// The change log from after `sequence` (nil: from now), in batches of at most `batch`,
+  /// oldest first. With `follow`, it goes on after catching up: it waits for the next
+  /// commit (at once for this process's; PostgreSQL's NOTIFY for any other's) or for
+  /// `interval`, and yields an empty batch after a wait that brought nothing, so a reader can
+  /// say it is still there. It ends when the task is cancelled (or, without `follow`, once
+  /// caught up), and throws a catalog's failure.
+  package func changeFeed(
+    since sequence: Int64? = nil, follow: Bool = true, batch: Int = 500,
+    interval: Duration = .milliseconds(250)
+  ) throws(DarkroomError) -> AsyncThrowingStream<[CatalogChange], any Error> {
+    let made = catalogWaiter()
+    let start: Int64
+    if let sequence { start = sequence } else { start = try lastChange() }
+    let library = self
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        var (waiter, cursor) = (made, start)
+        do {
+          var waited = false
+          while !Task.isCancelled {
+            let changes = try library.changes(since: cursor, limit: batch)
+            if let last = changes.last {
+              cursor = last.sequence
+              continuation.yield(changes)
+            } else if waited {
+              continuation.yield([])
+            }
+            waited = false
+            if changes.count == batch { continue }
+            if !follow { break }
+            try await waiter.wait(atMost: interval)
+            waited = true
+          }
+          continuation.finish()
+        } catch is CancellationError {
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
   /// The change log's latest sequence number (0 before any change).
   package func lastChange() throws(DarkroomError) -> Int64 {
     try catalogCall { try $0.lastChange() }
