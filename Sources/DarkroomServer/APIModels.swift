@@ -209,24 +209,6 @@ struct JobProgress: Encodable, Sendable {
   var outcome: JobOutcome?
 }
 
-/// What happened to one asset of a job.
-struct JobOutcome: Codable, Sendable, Equatable {
-  var id: String
-  /// done or failed (an asset that already carried the edit is done).
-  var status: BatchOutcome.Status
-  var error: String?
-
-  init(_ outcome: BatchOutcome) {
-    id = outcome.id ?? ""
-    status = outcome.status == .skipped ? .done : outcome.status
-    error = outcome.error
-  }
-
-  init(id: String, status: BatchOutcome.Status, error: String?) {
-    (self.id, self.status, self.error) = (id, status, error)
-  }
-}
-
 /// What an edit or a preview applies: preset names and `OP key=value` filters, or a graph.
 struct EditBody: Decodable, Sendable {
   var filters: [String]?

@@ -224,7 +224,7 @@ struct ErrorMiddleware: RouterMiddleware {
     if status == .internalServerError {
       return APIError(status, error.kind.rawValue, "the server failed; its log says why")
     }
-    var message = scrub(error.message, library: library)
+    var message = library.scrubbed(error.message)
     if let file = error.file {
       let name = library.relativePath(file) ?? FilePath(file).lastComponent
       message = "\(name): \(message)"
@@ -237,13 +237,6 @@ struct ErrorMiddleware: RouterMiddleware {
     return translated
   }
 
-  /// A message with the library's place on the server taken out: clients know files by
-  /// their paths in the library.
-  static func scrub(_ message: String, library: Library) -> String {
-    message.replacingOccurrences(of: " at \(library.rootPath)", with: "")
-      .replacingOccurrences(of: library.rootPath + "/", with: "")
-      .replacingOccurrences(of: library.rootPath, with: "the library")
-  }
 }
 
 /// A token bucket per client address; 429 with `Retry-After` past it.

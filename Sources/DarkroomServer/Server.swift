@@ -198,3 +198,10 @@ struct ThumbnailService: Service {
     }
   }
 }
+
+/// Blocking engine work (catalog writes, edits, file moves) off the server's threads.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(DarkroomError) -> T)
+  async throws -> T
+{
+  try await offThread(work)
+}

@@ -1,37 +1,37 @@
-import Darkroom
 import Dispatch
 import Foundation
 import Synchronization
 
-/// A batch over many assets that the server runs for a client: its progress is kept, so
-/// any number of clients can follow it (server-sent events) or ask for it, during or after.
-/// The library's catalog keeps it too (``JobRequest/recordID``), so a restarted server still
-/// answers for it, and resumes one that the last process left unfinished.
-final class Job: Sendable {
+/// A batch over many assets run for clients (the server's API, its gallery): its progress is
+/// kept, so any number of them can follow it (``events()``) or ask for it, during or after.
+/// The library's catalog keeps it too (``JobRequest/recordID``), so a restarted process still
+/// answers for it, and resumes one that the last process left unfinished; one that another
+/// process runs is followed in the catalog.
+package final class Job: Sendable {
   /// What a client sees of a job.
-  struct Status: Codable, Sendable {
-    var id: String
-    var action: String
-    var total: Int
-    var done = 0
-    var failed = 0
+  package struct Status: Codable, Sendable {
+    package var id: String
+    package var action: String
+    package var total: Int
+    package var done = 0
+    package var failed = 0
     /// The job makes no more progress (`state` says why).
-    var finished = false
+    package var finished = false
     /// running, finished, stopped (ended early) or interrupted (its server stopped first).
-    var state = JobRecord.State.running
+    package var state = JobRecord.State.running
     /// The assets that failed, and why.
-    var failures: [JobOutcome] = []
+    package var failures: [JobOutcome] = []
     /// The videos being encoded now, and how far each has got (absent when none is).
-    var encoding: [Encoding]?
+    package var encoding: [Encoding]?
   }
 
   /// A video of the job being encoded: its asset, its path in the library, and seconds
   /// encoded of its length.
-  struct Encoding: Codable, Sendable, Equatable {
-    var id: String?
-    var file: String
-    var encoded: Double
-    var duration: Double
+  package struct Encoding: Codable, Sendable, Equatable {
+    package var id: String?
+    package var file: String
+    package var encoded: Double
+    package var duration: Double
 
     init(_ progress: EncodeProgress) {
       (id, file) = (progress.id?.rawValue, progress.file)
@@ -41,18 +41,19 @@ final class Job: Sendable {
   }
 
   /// One step of a job's progress, as an event stream carries it.
-  enum Event: Sendable {
+  package enum Event: Sendable {
     case progress(Status, JobOutcome?)
     case finished(Status)
   }
 
-  let id: String
-  let library: Library
+  package let id: String
+  package let library: Library
   /// Assets done before this process took the job on (a resumed job).
   private let doneBefore: Int
   /// Read from the catalog: another process runs it, and its progress is followed there.
   private let fromCatalog: Bool
-  /// How often a job another process runs is read again from the catalog for its events.
+  /// How often, at least, a job another process runs is read again from the catalog for its
+  /// events.
   static let catalogPoll: Duration = .milliseconds(250)
   private let state: Locked<(status: Status, listeners: [Int: AsyncStream<Event>.Continuation])>
   private let nextListener = Atomic<Int>(0)
@@ -76,15 +77,15 @@ final class Job: Sendable {
     status.failures = record.failures.map {
       JobOutcome(
         id: $0.id.rawValue, status: .failed,
-        error: ErrorMiddleware.scrub($0.error, library: library))
+        error: library.scrubbed($0.error))
     }
     return status
   }
 
-  var status: Status { state.withLock { $0.status } }
+  package var status: Status { state.withLock { $0.status } }
 
   /// The job's events from now on, starting with where it is.
-  func events() -> AsyncStream<Event> {
+  package func events() -> AsyncStream<Event> {
     let key = nextListener.add(1, ordering: .relaxed).newValue
     return AsyncStream { continuation in
       // Where it is, told under the lock that the job's steps are told under: nothing newer
@@ -115,11 +116,13 @@ final class Job: Sendable {
   /// step (and of new failures, one outcome each).
   private func follow(from start: Status, key: Int) async {
     var last = start
+    // (Woken by a commit, at once in this process and by PostgreSQL's NOTIFY in another.)
+    var waiter = library.catalogWaiter()
     while !Task.isCancelled {
-      try? await Task.sleep(for: Self.catalogPoll)
+      try? await waiter.wait(atMost: Self.catalogPoll)
       guard !Task.isCancelled,
         let listener = state.withLock({ $0.listeners[key] }),
-        let record = try? await blocking({ [library, id] () throws(DarkroomError) in
+        let record = try? await offThread({ [library, id] () throws(DarkroomError) in
           try library.jobRecord(id)
         })
       else { continue }
@@ -169,7 +172,7 @@ final class Job: Sendable {
       }
       if outcome.status == .failed {
         var failure = outcome
-        failure.error = failure.error.map { ErrorMiddleware.scrub($0, library: library) }
+        failure.error = failure.error.map { library.scrubbed($0) }
         state.status.failures.append(failure)
       }
       for listener in state.listeners.values { listener.yield(.progress(state.status, outcome)) }
@@ -192,8 +195,9 @@ final class Job: Sendable {
   }
 }
 
-/// The server's jobs: started, followed, and waited for at shutdown.
-final class Jobs: Sendable {
+/// A process's jobs over a library: started, looked up (this process's, else the catalog's),
+/// resumed, and waited for at shutdown.
+package final class Jobs: Sendable {
   private let jobs = Locked<[String: Job]>([:])
   private let running = Locked<[String: Task<Void, Never>]>([:])
   private let resuming = Locked(())
@@ -201,21 +205,21 @@ final class Jobs: Sendable {
   let pixels: PixelSettings
   let concurrency: Int
 
-  init(library: Library, pixels: PixelSettings, concurrency: Int) {
+  package init(library: Library, pixels: PixelSettings, concurrency: Int) {
     self.library = library
     self.pixels = pixels
     self.concurrency = concurrency
   }
 
   /// A job this server runs or ran, else one the catalog recorded; nil for neither.
-  func job(_ id: String) throws(DarkroomError) -> Job? {
+  package func job(_ id: String) throws(DarkroomError) -> Job? {
     if let job = jobs.withLock({ $0[id] }) { return job }
     guard id.count == 32, id.allSatisfy(\.isHexDigit) else { return nil }
     return try library.jobRecord(id).map { Job($0, library: library) }
   }
 
   /// Starts a library job on its own thread and returns the server's record of it at once.
-  func start(_ action: JobAction, on ids: [AssetID]) -> Job {
+  package func start(_ action: JobAction, on ids: [AssetID]) -> Job {
     let id = JobRecord.newID()
     let ids = AssetID.unique(ids)  // as the job takes them: its total is theirs
     var request = JobRequest(action, on: .assets(ids), in: library)
@@ -228,7 +232,7 @@ final class Jobs: Sendable {
   ///
   /// - Throws: `notFound`; `invalidArgument` for a job running or finished (the route has
   ///   answered 409 for those it saw; these are the ones that started since).
-  func resume(_ found: Job) throws(DarkroomError) -> Job {
+  package func resume(_ found: Job) throws(DarkroomError) -> Job {
     let id = found.id
     // One resume at a time in this process; the catalog's claim settles it between processes.
     return try resuming.withLock { _ throws(DarkroomError) in
@@ -260,7 +264,7 @@ final class Jobs: Sendable {
       jobs[job.id] = job
     }
     let task = Task.detached { [request] in
-      let counts = try? await blocking { () throws(DarkroomError) in
+      let counts = try? await offThread { () throws(DarkroomError) in
         try LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
       }
       // A job that could not start (its query, its workers) left every item undone.
@@ -274,14 +278,35 @@ final class Jobs: Sendable {
   }
 
   /// Waits for every running job to end (a graceful stop).
-  func waitForAll() async {
+  package func waitForAll() async {
     for task in running.withLock({ Array($0.values) }) { await task.value }
   }
 }
 
-/// Blocking engine work (catalog writes, edits, file moves) off the server's threads.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(DarkroomError) -> T)
-  async throws -> T
-{
-  try await offThread(work)
+/// What happened to one asset of a job.
+package struct JobOutcome: Codable, Sendable, Equatable {
+  package var id: String
+  /// done or failed (an asset that already carried the edit is done).
+  package var status: BatchOutcome.Status
+  package var error: String?
+
+  package init(_ outcome: BatchOutcome) {
+    id = outcome.id ?? ""
+    status = outcome.status == .skipped ? .done : outcome.status
+    error = outcome.error
+  }
+
+  package init(id: String, status: BatchOutcome.Status, error: String?) {
+    (self.id, self.status, self.error) = (id, status, error)
+  }
+}
+
+extension Library {
+  /// A message with the library's place on this machine taken out: clients know files by
+  /// their paths in the library.
+  package func scrubbed(_ message: String) -> String {
+    message.replacingOccurrences(of: " at \(rootPath)", with: "")
+      .replacingOccurrences(of: rootPath + "/", with: "")
+      .replacingOccurrences(of: rootPath, with: "the library")
+  }
 }
