@@ -54,7 +54,12 @@ extension Library {
   }
 
   func catalog(creating: Bool) throws(DarkroomError) -> any Catalog {
-    if let space { return SealedCatalog(space: space) }
+    try storage.catalog(creating: creating)
+  }
+
+  /// ``catalog()`` of a folder: PostgreSQL when ``catalogURL`` names one, else the SQLite
+  /// file in `.darkroom/` (made with `creating`).
+  func folderCatalog(creating: Bool) throws(DarkroomError) -> any Catalog {
     if let catalogURL {
       let catalog = try postgresCatalog(catalogURL, creating: creating)
       try claim(catalog)
@@ -484,9 +489,11 @@ extension Library {
   ///
   /// - Throws: `notFound` for a file the catalog does not know (scan it first).
   package func assetIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
-    if let space {
-      return try items.map { item throws(DarkroomError) in try sealedID(item, in: space) }
-    }
+    try storage.ids(items)
+  }
+
+  /// ``assetIDs(_:)`` of a folder: ids as they are, files by their catalogued paths.
+  func fileIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
     var ids: [AssetID] = []
     for item in items {
       if let id = AssetID(item), !FileManager.default.fileExists(atPath: item) {

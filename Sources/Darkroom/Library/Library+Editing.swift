@@ -24,7 +24,7 @@ extension Library {
     var result = Editor.EditResult(
       adjustment: adjustment, libraryRoot: root, skipped: outcome.status == .skipped)
     result.output = outcome.output ?? outcome.file
-    result.asset = space != nil ? id : (try? asset(atPath: result.output))?.id ?? id
+    result.asset = storage.resultAsset(of: id, output: result.output)
     return result
   }
 
@@ -113,7 +113,11 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; what ``Editor/editHistory(_:)`` throws.
   package func editHistory(_ id: AssetID) throws(DarkroomError) -> EditHistory {
-    if let space { return try sealedHistory(id, in: space) }
+    try storage.history(of: id)
+  }
+
+  /// ``editHistory(_:)`` of a folder's file: its editor's, by the file's path.
+  func fileHistory(_ id: AssetID) throws(DarkroomError) -> EditHistory {
     let path = path(of: try asset(id))
     return try editor(of: path).editHistory(path)
   }

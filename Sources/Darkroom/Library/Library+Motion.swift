@@ -7,11 +7,11 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id, and for an asset without a video.
   package func motionVideo(of id: AssetID) throws(DarkroomError) -> MotionPhoto.Video {
-    if let space {
-      let sealed = try sealed(id, in: space)
-      guard let range = sealed.motionVideo else { throw MotionPhoto.noVideo(sealed.name) }
-      return MotionPhoto.Video(path: sealed.name, range: range, format: "mp4")
-    }
+    try storage.motionVideo(of: id)
+  }
+
+  /// ``motionVideo(of:)`` of a folder's asset, as its catalog row says.
+  func fileMotionVideo(of id: AssetID) throws(DarkroomError) -> MotionPhoto.Video {
     let asset = try asset(id)
     guard
       let video = MotionPhoto.video(
@@ -35,15 +35,14 @@ extension Library {
   package func motionVideoBytes(of id: AssetID, part: Range<Int>? = nil) throws(DarkroomError)
     -> [UInt8]
   {
+    try storage.motionVideoBytes(of: id, part: part)
+  }
+
+  /// ``motionVideoBytes(of:part:)`` of a folder's asset: from its file, beneath the root.
+  func fileMotionVideoBytes(of id: AssetID, part: Range<Int>?) throws(DarkroomError)
+    -> [UInt8]
+  {
     let video = try motionVideo(of: id)
-    if let space {
-      // From the sealed original, decrypting only the chunks the range is in.
-      let sealed = try sealed(id, in: space)
-      let reader = try space.reader(sealed.original, of: sealed)
-      return try MotionPhoto.bytes(of: video, size: reader.length, part: part, name: video.path) {
-        (offset, count) throws(DarkroomError) in try reader.read(offset..<offset + count)
-      }
-    }
     let file = try Beneath.openFile(video.path, in: rootPath)
     return try MotionPhoto.bytes(of: video, in: file, part: part, name: video.path)
   }

@@ -166,8 +166,7 @@ extension Library {
   ///
   /// - Throws: `notFound` for an unknown id; `io` for a file or object that cannot be read.
   package func byteCount(of id: AssetID) throws(DarkroomError) -> Int {
-    if let space { return try space.currentSize(sealed(id, in: space)) }
-    return Int(try openFile(of: asset(id)).size)
+    try storage.byteCount(of: id)
   }
 
   /// Bytes `range` of the asset as it is now (all of them for nil); a space decrypts only
@@ -175,11 +174,11 @@ extension Library {
   ///
   /// - Throws: as ``byteCount(of:)``; `invalidArgument` for a range past the end.
   package func bytes(of id: AssetID, range: Range<Int>? = nil) throws(DarkroomError) -> [UInt8] {
-    if let space {
-      let asset = try sealed(id, in: space)
-      guard let range else { return try space.current(asset) }
-      return try space.current(asset, range: range)
-    }
+    try storage.bytes(of: id, range: range)
+  }
+
+  /// ``bytes(of:range:)`` of a folder's file.
+  func fileBytes(of id: AssetID, range: Range<Int>?) throws(DarkroomError) -> [UInt8] {
     let file = try openFile(of: asset(id))
     let range = range ?? 0..<Int(file.size)
     guard range.upperBound <= Int(file.size) else {

@@ -128,7 +128,13 @@ extension Library {
   private func playbackPlan(of id: AssetID, quality: PlaybackQuality)
     throws(DarkroomError) -> PlaybackPlan
   {
-    if let space { return try sealedPlaybackPlan(of: id, quality: quality, in: space) }
+    try storage.playbackPlan(of: id, quality: quality)
+  }
+
+  /// ``playbackPlan(of:quality:)`` of a folder's file: its rendition in the cache.
+  func filePlaybackPlan(of id: AssetID, quality: PlaybackQuality)
+    throws(DarkroomError) -> PlaybackPlan
+  {
     let asset = try asset(id)
     let video: VideoBytes
     let name: String
@@ -173,7 +179,7 @@ extension Library {
   /// The plan of a space's video (a photo's: its motion video): its header read from the
   /// sealed object as far as it needs; the video decrypted into memory only if an encode
   /// needs it; the rendition kept sealed under a keyed name.
-  private func sealedPlaybackPlan(of id: AssetID, quality: PlaybackQuality, in space: Space)
+  func sealedPlaybackPlan(of id: AssetID, quality: PlaybackQuality, in space: Space)
     throws(DarkroomError) -> PlaybackPlan
   {
     let asset = try sealed(id, in: space)

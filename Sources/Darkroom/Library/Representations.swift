@@ -361,7 +361,13 @@ extension Library {
   package func render(
     _ id: AssetID, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> Rendition {
-    if let space { return try renderSealed(id, in: space, spec, settings: settings) }
+    try storage.render(id, spec, settings: settings)
+  }
+
+  /// ``render(_:_:settings:)`` of a folder's file, cached in `.darkroom/cache`.
+  func renderFile(_ id: AssetID, _ spec: RenditionSpec, settings: PixelSettings)
+    throws(DarkroomError) -> Rendition
+  {
     let asset = try asset(id)
     var settings = settings
     if let damage = asset.damage {

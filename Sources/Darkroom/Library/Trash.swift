@@ -24,7 +24,11 @@ extension Library {
   ///   `io` when a file cannot be moved (that asset is left as it was).
   @discardableResult
   public func trash(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
-    if let space { return try moveSealed(ids, in: space, trashing: true) }
+    try storage.move(ids, trashing: true)
+  }
+
+  /// ``trash(_:)`` for a folder's files.
+  func trashFiles(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
     var moved: [Asset] = []
     // Each folder touched is made durable once, before this returns (or throws).
     var touched = Set<String>()
@@ -62,7 +66,11 @@ extension Library {
   ///   by another file now (move that one away first); `io` when a file cannot be moved.
   @discardableResult
   public func restore(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
-    if let space { return try moveSealed(ids, in: space, trashing: false) }
+    try storage.move(ids, trashing: false)
+  }
+
+  /// ``restore(_:)`` for a folder's files.
+  func restoreFiles(_ ids: [AssetID]) throws(DarkroomError) -> [Asset] {
     var restored: [Asset] = []
     var touched = Set<String>()
     defer { Self.sync(touched) }
@@ -136,7 +144,11 @@ extension Library {
   ///
   /// - Throws: `notFound` naming an item that is not in the trash.
   package func trashedIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
-    if space != nil { return try assetIDs(items) }  // ids and names, trashed or not
+    try storage.trashedIDs(items)
+  }
+
+  /// ``trashedIDs(_:)`` among a folder's files: by id, or by the path before the trash.
+  func trashedFileIDs(_ items: [String]) throws(DarkroomError) -> [AssetID] {
     let trashed = try trashedAssets()
     var ids: [AssetID] = []
     for item in items {
