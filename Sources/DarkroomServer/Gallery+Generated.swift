@@ -3536,9 +3536,9 @@ extension Gallery {
           badge("damage-badge", ["⚠", why]).title = asset.damage.problem;
         }
       }
-      if (asset.mediaType === "video") {
+      if (asset.mediaType === "video" && !(asset.damage && !asset.displayWidth)) {
         // A video's poster is its representative frame; the badge says what it is and how long.
-        if (!(asset.damage && !asset.displayWidth)) badge("video-badge", ["▶ " + durationText(asset.duration)]);
+        badge("video-badge", ["▶ " + durationText(asset.duration)]);
       } else if (asset.motionVideo || asset.liveVideo) {
         // A live or motion photo: its still, marked; the viewer plays it.
         badge("video-badge live-badge", ["LIVE"]);
