@@ -33,53 +33,43 @@ extension Library {
     let bell = try commitBell()
     let firstRing = bell.count
     let start = try catalogCall { catalog in (try catalog.lastChange(), try catalog.ids(query)) }
-    return AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          var (sequence, ids) = start
-          var rung = firstRing
-          while !Task.isCancelled {
-            await bell.wait(after: rung, atMost: interval)
-            rung = bell.count
-            try Task.checkCancellation()
-            let latest = try catalogCall { try $0.lastChange() }
-            guard latest > sequence else { continue }
-            var touched = Set<AssetID>()
-            var cursor = sequence
-            while cursor < latest {
-              let changes = try catalogCall { try $0.changes(since: cursor, limit: 1000) }
-              guard let last = changes.last else { break }
-              touched.formUnion(changes.map(\.id))
-              cursor = last.sequence
-            }
-            sequence = latest
-            // The indexes are of the very snapshot the change carries.
-            let now = try catalogCall { try $0.ids(query) }
-            let result = AssetFetchResult(query: query, ids: now, library: self)
-            let (before, after) = (Set(ids), Set(now))
-            let change = FetchResultChange(
-              result: result,
-              removedIndexes: ids.indices.filter { !after.contains(ids[$0]) },
-              insertedIndexes: now.indices.filter { !before.contains(now[$0]) },
-              changedIndexes: now.indices.filter {
-                before.contains(now[$0]) && touched.contains(now[$0])
-              },
-              sequence: latest)
-            ids = now
-            if !(change.removedIndexes.isEmpty && change.insertedIndexes.isEmpty
-              && change.changedIndexes.isEmpty)
-            {
-              continuation.yield(change)
-            }
-          }
-          continuation.finish()
-        } catch is CancellationError {
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
+    return .produced { continuation in
+      var (sequence, ids) = start
+      var rung = firstRing
+      while !Task.isCancelled {
+        await bell.wait(after: rung, atMost: interval)
+        rung = bell.count
+        try Task.checkCancellation()
+        let latest = try catalogCall { try $0.lastChange() }
+        guard latest > sequence else { continue }
+        var touched = Set<AssetID>()
+        var cursor = sequence
+        while cursor < latest {
+          let changes = try catalogCall { try $0.changes(since: cursor, limit: 1000) }
+          guard let last = changes.last else { break }
+          touched.formUnion(changes.map(\.id))
+          cursor = last.sequence
+        }
+        sequence = latest
+        // The indexes are of the very snapshot the change carries.
+        let now = try catalogCall { try $0.ids(query) }
+        let result = AssetFetchResult(query: query, ids: now, library: self)
+        let (before, after) = (Set(ids), Set(now))
+        let change = FetchResultChange(
+          result: result,
+          removedIndexes: ids.indices.filter { !after.contains(ids[$0]) },
+          insertedIndexes: now.indices.filter { !before.contains(now[$0]) },
+          changedIndexes: now.indices.filter {
+            before.contains(now[$0]) && touched.contains(now[$0])
+          },
+          sequence: latest)
+        ids = now
+        if !(change.removedIndexes.isEmpty && change.insertedIndexes.isEmpty
+          && change.changedIndexes.isEmpty)
+        {
+          continuation.yield(change)
         }
       }
-      continuation.onTermination = { _ in task.cancel() }
     }
   }
 }

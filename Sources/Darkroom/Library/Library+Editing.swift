@@ -217,33 +217,23 @@ extension Library {
     let start: Int64
     if let sequence { start = sequence } else { start = try lastChange() }
     let library = self
-    return AsyncThrowingStream { continuation in
-      let task = Task {
-        var (waiter, cursor) = (made, start)
-        do {
-          var waited = false
-          while !Task.isCancelled {
-            let changes = try library.changes(since: cursor, limit: batch)
-            if let last = changes.last {
-              cursor = last.sequence
-              continuation.yield(changes)
-            } else if waited {
-              continuation.yield([])
-            }
-            waited = false
-            if changes.count == batch { continue }
-            if !follow { break }
-            try await waiter.wait(atMost: interval)
-            waited = true
-          }
-          continuation.finish()
-        } catch is CancellationError {
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
+    return .produced { continuation in
+      var (waiter, cursor) = (made, start)
+      var waited = false
+      while !Task.isCancelled {
+        let changes = try library.changes(since: cursor, limit: batch)
+        if let last = changes.last {
+          cursor = last.sequence
+          continuation.yield(changes)
+        } else if waited {
+          continuation.yield([])
         }
+        waited = false
+        if changes.count == batch { continue }
+        if !follow { break }
+        try await waiter.wait(atMost: interval)
+        waited = true
       }
-      continuation.onTermination = { _ in task.cancel() }
     }
   }
 
