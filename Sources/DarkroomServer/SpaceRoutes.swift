@@ -67,10 +67,7 @@ struct SpaceRoutes: Sendable {
     routes.post("unlock") { request, context in try await unlockAPI(request, context) }
     routes.post("lock") { _, context in
       sessions.lock(try session(context).id)
-      return try API.encode(
-        APISpaceState(
-          served: true, unlocked: false,
-          idleSeconds: Int(configuration.spaceIdle.components.seconds)))
+      return try API.encode(state(context))  // (served, and locked now)
     }
     routes.get("assets") { request, context in
       let trashed = request.query["trashed"].map { $0 == "true" || $0 == "1" }

@@ -295,6 +295,14 @@ struct ServerSpaceTests {
       let state = try await login.get(client, "/api/space")
       #expect(state.object["unlocked"] as? Bool == false)
       #expect(state.object["idleSeconds"] as? Int == 600)
+      // Locked through the API: its answer is the space's state, served and locked.
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      held = try #require(server.sessions.space(for: login.session))
+      let locked = try await login.post(client, "/api/space/lock")
+      #expect(locked.status == .ok && held.isClosed)
+      #expect(locked.object["served"] as? Bool == true)
+      #expect(locked.object["unlocked"] as? Bool == false)
+      #expect(locked.object["idleSeconds"] as? Int == 600)
 
       // A bearer token has no session to hold a key.
       let bearer = try await client.execute(

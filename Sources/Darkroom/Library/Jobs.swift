@@ -211,14 +211,14 @@ package final class Jobs: Sendable {
     self.concurrency = concurrency
   }
 
-  /// A job this server runs or ran, else one the catalog recorded; nil for neither.
+  /// A job this process runs or ran, else one the catalog recorded; nil for neither.
   package func job(_ id: String) throws(DarkroomError) -> Job? {
     if let job = jobs.withLock({ $0[id] }) { return job }
     guard id.count == 32, id.allSatisfy(\.isHexDigit) else { return nil }
     return try library.jobRecord(id).map { Job($0, library: library) }
   }
 
-  /// Starts a library job on its own thread and returns the server's record of it at once.
+  /// Starts a library job on its own thread and returns this process's record of it at once.
   package func start(_ action: JobAction, on ids: [AssetID]) -> Job {
     let id = JobRecord.newID()
     let ids = AssetID.unique(ids)  // as the job takes them: its total is theirs
@@ -228,7 +228,7 @@ package final class Jobs: Sendable {
     return start(request, Job(id: id, action: action.name, total: ids.count, library: library))
   }
 
-  /// Finishes a job that was stopped or that a server before this one left unfinished.
+  /// Finishes a job that was stopped or that a process before this one left unfinished.
   ///
   /// - Throws: `notFound`; `invalidArgument` for a job running or finished (the route has
   ///   answered 409 for those it saw; these are the ones that started since).
