@@ -323,6 +323,23 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     steps.allSatisfy { $0.pointwise($1) != nil || $0.folding($1) != nil }
   }
 
+  /// The graph cut before its first step that does not fold (``foldsGeometry``): the steps
+  /// before it can run on the stored image as it is decoded, the rest on the upright result.
+  /// (A graph that folds whole is all `folding`; one that starts with a neighbourhood filter
+  /// all `rest`.)
+  var splitAtFirstUnfolding: (folding: FilterGraph, rest: FilterGraph) {
+    let cut =
+      nodes.firstIndex { node in
+        guard let filter = node.definition else { return true }
+        let arguments = FilterArguments(values: node.params)
+        return filter.pointwise(arguments) == nil && filter.folding(arguments) == nil
+      } ?? nodes.endIndex
+    return (
+      FilterGraph(nodes: Array(nodes[..<cut]), description: description),
+      FilterGraph(nodes: Array(nodes[cut...]), description: description)
+    )
+  }
+
   /// The nodes this build knows, with their arguments; rendering skips the others (a graph
   /// read leniently is checked by ``validate(source:version:)`` first).
   private var steps: [(filter: any FilterDefinition.Type, arguments: FilterArguments)] {

@@ -426,27 +426,38 @@ package struct Renderer: Sendable {
         let developed = try rawImage(
           source, metadata, needed: (metadata.displayWidth, metadata.displayHeight), full: true)
         edited = try recipe.graph.apply(to: developed.srgb())
-      } else if recipe.graph.foldsGeometry {
-        // Crops, turns and flips fold into the orientation, so only the pixels kept are
+      } else {
+        // Crops, turns, flips and pointwise filters up to the first filter that reads
+        // neighbours or positions fold into the orientation, so only the pixels kept are
         // filtered and turned. A JPEG streams top to bottom through the crop and the
-        // pointwise filters into memory, where it turns; other formats are decoded whole
-        // (libvips 8.14's HEIF loader frees the EXIF it lent the image once a sequential
-        // read ends, and the saver would then embed freed memory).
+        // pointwise filters into memory (its decode on one core beside their pass on the
+        // others), where it turns; other formats are decoded whole (libvips 8.14's HEIF
+        // loader frees the EXIF it lent the image once a sequential read ends, and the saver
+        // would then embed freed memory). The rest of the graph runs on the upright result,
+        // in memory unless it streams.
+        let (folding, rest) = recipe.graph.splitAtFirstUnfolding
         let streams = metadata.format == "jpeg"
         let stored = try open(input, sequential: streams)
-        edited = try recipe.graph.apply(
+        var materialized = false
+        let upright = try folding.apply(
           toStored: stored, orientation: stored.orientation
         ) { image throws(DarkroomError) in
           guard streams else { return image }
+          materialized = true
           return try Watchdog.shared.guarding(image, limit: timeLimit, from: start) {
             () throws(DarkroomError) in try image.inMemory()
           }
         }
-      } else {
-        // Straightening resamples the upright image: it needs the whole of it.
-        let sequential = metadata.orientation.effective == .up && recipe.graph.streams
-        edited = try recipe.graph.apply(
-          to: open(input, sequential: sequential).autorotated().srgb())
+        if rest.nodes.isEmpty {
+          edited = upright
+        } else if streams, !materialized, !rest.streams {
+          edited = try rest.apply(
+            to: Watchdog.shared.guarding(upright, limit: timeLimit, from: start) {
+              () throws(DarkroomError) in try upright.inMemory()
+            })
+        } else {
+          edited = try rest.apply(to: upright)
+        }
       }
       let output = try edited.preparedForOutput(upright: true, stripLocation: false)
       // A motion photo's video goes on with the edited still, described by its XMP.
