@@ -141,19 +141,6 @@ static inline float lattice(uint32_t x, uint32_t y, uint32_t seed) {
   return (float)((h & 0xffff) + (h >> 16)) / 65535.0f - 1.0f;
 }
 
-static inline float grain_at(int x, int y, float size, uint32_t seed) {
-  if (size <= 1) return lattice((uint32_t)x, (uint32_t)y, seed);
-  float fx = x / size, fy = y / size;
-  int ix = (int)fx, iy = (int)fy;
-  float tx = fx - ix, ty = fy - iy;
-  tx = tx * tx * (3 - 2 * tx), ty = ty * ty * (3 - 2 * ty);
-  float a = lattice(ix, iy, seed), b = lattice(ix + 1, iy, seed);
-  float c = lattice(ix, iy + 1, seed), d = lattice(ix + 1, iy + 1, seed);
-  float top = a + tx * (b - a), bottom = c + tx * (d - c);
-  // Interpolation narrows the spread; 1.6 brings it back near the lattice's.
-  return 1.6f * (top + ty * (bottom - top));
-}
-
 // ---------------------------------------------------------------------------------------
 // The develop pass.
 
@@ -171,6 +158,7 @@ typedef struct {
   float *tables;
   int width, height;
   int mode;
+  int grains;  // how many stages are grain's
   unsigned char channel[3][256];
   float *lattice;  // DR_LATTICE^3 RGB, levels 0...255, red slowest
   int cell[256];   // a level's lattice cell (its lower corner)
@@ -194,7 +182,7 @@ static inline float luma(const float c[3]) {
 // The stages on one colour: `c` encoded 0...1 in; out encoded, or linear (`*linear` set).
 // `p`, when given, holds c's bytes (their decode is then exact).
 static void stages_on(const develop_state *state, float c[3], const unsigned char *p, int x, int y,
-                      int *linear_out) {
+                      const float *grain, int *linear_out) {
   int linear = 0, fresh = p != NULL;
   for (int s = 0; s < state->count; s++) {
     const DrStage *stage = &state->stages[s];
@@ -287,7 +275,8 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
       }
       case DR_STAGE_GRAIN: {
         // p: amount, size, seed. Strongest in the midtones, as film's grain shows.
-        float n = grain_at(x, y, (float)k[1], (uint32_t)k[2]);
+        // (Made a row at a time by grain_row: a grain stage makes a pass position's.)
+        float n = grain ? grain[s] : 0;
         float l = luma(c);
         float weight = 0.25f + 0.75f * 4 * l * (1 - l);
         if (weight < 0.25f) weight = 0.25f;
@@ -303,10 +292,10 @@ static void stages_on(const develop_state *state, float c[3], const unsigned cha
 }
 
 static void run_stages(const develop_state *state, const unsigned char *p, unsigned char *q, int x,
-                       int y) {
+                       int y, const float *grain) {
   float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
   int linear;
-  stages_on(state, c, p, x, y, &linear);
+  stages_on(state, c, p, x, y, grain, &linear);
   if (linear)
     for (int i = 0; i < 3; i++) q[i] = linear_to_byte(c[i]);
   else
@@ -332,6 +321,7 @@ static int prepare(develop_state *state) {
   for (int s = 0; s < state->count; s++) {
     int kind = state->stages[s].kind;
     if (kind == DR_STAGE_VIGNETTE || kind == DR_STAGE_GRAIN) position = 1;
+    if (kind == DR_STAGE_GRAIN) state->grains++;
     if (kind != DR_STAGE_CURVES) per_channel = 0;
   }
   if (position) {
@@ -341,7 +331,7 @@ static int prepare(develop_state *state) {
   if (per_channel) {
     for (int level = 0; level < 256; level++) {
       unsigned char p[3] = {(unsigned char)level, (unsigned char)level, (unsigned char)level}, q[3];
-      run_stages(state, p, q, 0, 0);
+      run_stages(state, p, q, 0, 0, NULL);
       for (int i = 0; i < 3; i++) state->channel[i][level] = q[i];
     }
     state->mode = DEVELOP_TABLES;
@@ -356,7 +346,7 @@ static int prepare(develop_state *state) {
       for (int b = 0; b < n; b++, out += 3) {
         float c[3] = {(float)r / (n - 1), (float)g / (n - 1), (float)b / (n - 1)};
         int linear;
-        stages_on(state, c, NULL, 0, 0, &linear);
+        stages_on(state, c, NULL, 0, 0, NULL, &linear);
         for (int i = 0; i < 3; i++) {
           float v = linear ? encode(c[i]) : c[i];
           out[i] = (v < 0 ? 0 : v > 1 ? 1 : v) * 255;
@@ -373,30 +363,77 @@ static int prepare(develop_state *state) {
   return 0;
 }
 
-// Tetrahedral interpolation in the lattice cell of (r, g, b): four corners, not eight.
+// The tetrahedra of a lattice cell, by which of its fractions is largest: indexed by
+// (tx >= ty) | (ty >= tz) << 1 | (tx >= tz) << 2, the offsets (in the lattice's floats) of
+// the corner after the origin and of the one after that, on the way to the far corner
+// along the axes from the largest fraction to the smallest. (Entries 3 and 4 are
+// impossible orders; they hold a valid tetrahedron all the same.)
+#define DR_DX (3 * DR_LATTICE * DR_LATTICE)
+#define DR_DY (3 * DR_LATTICE)
+#define DR_DZ 3
+static const int tetra_first[8] = {DR_DZ, DR_DZ, DR_DY, DR_DX, DR_DX, DR_DX, DR_DY, DR_DX};
+static const int tetra_second[8] = {DR_DY + DR_DZ, DR_DX + DR_DZ, DR_DY + DR_DZ, DR_DX + DR_DY,
+                                    DR_DX + DR_DY, DR_DX + DR_DZ, DR_DX + DR_DY, DR_DX + DR_DY};
+
+// Tetrahedral interpolation in the lattice cell of (r, g, b): four corners, not eight, and
+// no branch (which tetrahedron a pixel falls in is as unpredictable as its noise).
 static inline void from_lattice(const develop_state *state, const unsigned char *p,
                                 unsigned char *q) {
   const int n = DR_LATTICE;
   const int x = state->cell[p[0]], y = state->cell[p[1]], z = state->cell[p[2]];
   const float tx = state->offset[p[0]], ty = state->offset[p[1]], tz = state->offset[p[2]];
   const float *c000 = state->lattice + 3 * ((x * n + y) * n + z);
-  const int dx = 3 * n * n, dy = 3 * n, dz = 3;
-  const float *c111 = c000 + dx + dy + dz;
-  const float *first, *second;
-  float t1, t2, t3;
-  if (tx >= ty) {
-    if (ty >= tz) first = c000 + dx, second = c000 + dx + dy, t1 = tx, t2 = ty, t3 = tz;
-    else if (tx >= tz) first = c000 + dx, second = c000 + dx + dz, t1 = tx, t2 = tz, t3 = ty;
-    else first = c000 + dz, second = c000 + dx + dz, t1 = tz, t2 = tx, t3 = ty;
-  } else {
-    if (tz >= ty) first = c000 + dz, second = c000 + dy + dz, t1 = tz, t2 = ty, t3 = tx;
-    else if (tz >= tx) first = c000 + dy, second = c000 + dy + dz, t1 = ty, t2 = tz, t3 = tx;
-    else first = c000 + dy, second = c000 + dx + dy, t1 = ty, t2 = tx, t3 = tz;
-  }
+  const float *c111 = c000 + DR_DX + DR_DY + DR_DZ;
+  const int order = (tx >= ty) | (ty >= tz) << 1 | (tx >= tz) << 2;
+  const float *first = c000 + tetra_first[order], *second = c000 + tetra_second[order];
+  const float t1 = fmaxf(tx, fmaxf(ty, tz)), t3 = fminf(tx, fminf(ty, tz));
+  const float t2 = tx + ty + tz - t1 - t3;
   for (int i = 0; i < 3; i++) {
     float v = c000[i] + t1 * (first[i] - c000[i]) + t2 * (second[i] - first[i]) +
               t3 * (c111[i] - second[i]) + 0.5f;
     q[i] = v <= 0 ? 0 : v >= 255 ? 255 : (unsigned char)v;
+  }
+}
+
+// Each grain stage's value for `width` pixels of row `y` from `left`, into `grain` (a
+// pixel's values `count` apart): value noise, smoothly interpolated between the lattice's
+// points (each point's hash taken once a row), or the lattice itself for a size of 1 or less.
+static void grain_row(const develop_state *state, float *grain, int left, int y, int width) {
+  for (int s = 0; s < state->count; s++) {
+    const DrStage *stage = &state->stages[s];
+    if (stage->kind != DR_STAGE_GRAIN) continue;
+    const float size = (float)stage->p[1];
+    const uint32_t seed = (uint32_t)stage->p[2];
+    float *g = grain + s;
+    if (size <= 1) {
+      for (int x = 0; x < width; x++, g += state->count)
+        *g = lattice((uint32_t)(left + x), (uint32_t)y, seed);
+      continue;
+    }
+    float fy = y / size;
+    int iy = (int)fy;
+    float ty = fy - iy;
+    ty = ty * ty * (3 - 2 * ty);
+    int cached = -2;  // the lattice column whose two points (and the next's) are in hand
+    float a = 0, b = 0, c = 0, d = 0;
+    for (int x = 0; x < width; x++, g += state->count) {
+      float fx = (left + x) / size;
+      int ix = (int)fx;
+      float tx = fx - ix;
+      tx = tx * tx * (3 - 2 * tx);
+      if (ix != cached) {
+        if (ix == cached + 1) {
+          a = b, c = d;
+        } else {
+          a = lattice(ix, iy, seed), c = lattice(ix, iy + 1, seed);
+        }
+        b = lattice(ix + 1, iy, seed), d = lattice(ix + 1, iy + 1, seed);
+        cached = ix;
+      }
+      float top = a + tx * (b - a), bottom = c + tx * (d - c);
+      // Interpolation narrows the spread; 1.6 brings it back near the lattice's.
+      *g = 1.6f * (top + ty * (bottom - top));
+    }
   }
 }
 
@@ -407,6 +444,12 @@ static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b,
   const develop_state *state = b;
   if (p_vips_region_prepare((VipsRegion *)seq, (const VipsRect *)&out->valid) != 0) return -1;
   const dr_rect r = out->valid;
+  // Grain's values for a row, each stage's for each pixel, made a row at a time.
+  float *grain = NULL;
+  if (state->mode == DEVELOP_EACH && state->grains > 0) {
+    grain = malloc(sizeof(float) * (size_t)r.width * (size_t)state->count);
+    if (!grain) return -1;
+  }
   for (int y = 0; y < r.height; y++) {
     const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
                              (size_t)(r.left - in->valid.left) * 3;
@@ -423,10 +466,17 @@ static int develop_generate(VipsRegion *out_region, void *seq, void *a, void *b,
         for (int x = 0; x < r.width; x++, p += 3, q += 3) from_lattice(state, p, q);
         break;
       default:
-        for (int x = 0; x < r.width; x++, p += 3, q += 3)
-          run_stages(state, p, q, r.left + x, r.top + y);
+        if (grain) {
+          grain_row(state, grain, r.left, r.top + y, r.width);
+          for (int x = 0; x < r.width; x++, p += 3, q += 3)
+            run_stages(state, p, q, r.left + x, r.top + y, grain + (size_t)x * state->count);
+        } else {
+          for (int x = 0; x < r.width; x++, p += 3, q += 3)
+            run_stages(state, p, q, r.left + x, r.top + y, NULL);
+        }
     }
   }
+  free(grain);
   return 0;
 }
 
@@ -568,6 +618,20 @@ static inline void detail_pixel(int kind, float c[3], const float cb[3], float a
   }
 }
 
+// `width` pixels of a row of a detail pass: `p` moved by its difference from `pb`, its
+// blurred surroundings, into `q`.
+static inline __attribute__((always_inline)) void detail_row(
+    int kind, const detail_state *state, const unsigned char *p, const unsigned char *pb,
+    unsigned char *q, int width) {
+  const float amount = state->amount, threshold = state->threshold;
+  for (int x = 0; x < width; x++, p += 3, pb += 3, q += 3) {
+    float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
+    float cb[3] = {pb[0] / 255.0f, pb[1] / 255.0f, pb[2] / 255.0f};
+    detail_pixel(kind, c, cb, amount, threshold);
+    for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+  }
+}
+
 static int detail_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
   (void)a, (void)stop;
   const dr_region_head *out = (const dr_region_head *)out_region;
@@ -578,18 +642,26 @@ static int detail_generate(VipsRegion *out_region, void *seq, void *a, void *b, 
   const dr_region_head *in = (const dr_region_head *)regions[0];
   const dr_region_head *blur = (const dr_region_head *)regions[1];
   const dr_rect r = out->valid;
-  const float amount = state->amount, threshold = state->threshold;
   for (int y = 0; y < r.height; y++) {
     const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
                              (size_t)(r.left - in->valid.left) * 3;
     const unsigned char *pb = blur->data + (size_t)(r.top + y - blur->valid.top) * blur->bpl +
                               (size_t)(r.left - blur->valid.left) * 3;
     unsigned char *q = out->data + (size_t)y * out->bpl;
-    for (int x = 0; x < r.width; x++, p += 3, pb += 3, q += 3) {
-      float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
-      float cb[3] = {pb[0] / 255.0f, pb[1] / 255.0f, pb[2] / 255.0f};
-      detail_pixel(state->kind, c, cb, amount, threshold);
-      for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+    // One loop for each kind, so that the compiler makes each its own (the kind is not
+    // asked again for every pixel).
+    switch (state->kind) {
+      case DR_DETAIL_SHARPEN: detail_row(DR_DETAIL_SHARPEN, state, p, pb, q, r.width); break;
+      case DR_DETAIL_LOCAL_CONTRAST:
+        detail_row(DR_DETAIL_LOCAL_CONTRAST, state, p, pb, q, r.width);
+        break;
+      case DR_DETAIL_DENOISE_LUMINANCE:
+        detail_row(DR_DETAIL_DENOISE_LUMINANCE, state, p, pb, q, r.width);
+        break;
+      case DR_DETAIL_DENOISE_COLOUR:
+        detail_row(DR_DETAIL_DENOISE_COLOUR, state, p, pb, q, r.width);
+        break;
+      default: memcpy(q, p, (size_t)r.width * 3);
     }
   }
   return 0;
@@ -650,6 +722,25 @@ static inline void wide_cell(int at, float scale, int cells, int *index, float *
   *weight = w > 1 ? 1 : w;
 }
 
+// `width` pixels of a row of a wide pass from column `left`: `p` moved by its difference
+// from the blurred copy's row `mix` (its two rows already blended), read bilinearly.
+static inline __attribute__((always_inline)) void wide_row(
+    int kind, const wide_state *state, const float *mix, const unsigned char *p, unsigned char *q,
+    int left, int width) {
+  const int sw = state->small_width;
+  for (int x = 0; x < width; x++, p += 3, q += 3) {
+    int x0 = state->x0[left + x];
+    int x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
+    float wx = state->wx[left + x];
+    float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
+    float cb[3];
+    for (int i = 0; i < 3; i++)
+      cb[i] = (mix[x0 * 3 + i] + wx * (mix[x1 * 3 + i] - mix[x0 * 3 + i])) * (1.0f / 255.0f);
+    detail_pixel(kind, c, cb, state->amount, state->threshold);
+    for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+  }
+}
+
 static int wide_generate(VipsRegion *out_region, void *seq, void *a, void *b, int *stop) {
   (void)a, (void)stop;
   const dr_region_head *out = (const dr_region_head *)out_region;
@@ -660,6 +751,12 @@ static int wide_generate(VipsRegion *out_region, void *seq, void *a, void *b, in
   const dr_rect r = out->valid;
   const int sw = state->small_width, sh = state->small_height;
   const size_t stride = (size_t)sw * 3;
+  // The copy's cells this strip reads, and its two rows blended for each output row.
+  const int first = state->x0[r.left];
+  const int last = state->x0[r.left + r.width - 1] + 1 < sw ? state->x0[r.left + r.width - 1] + 1
+                                                              : sw - 1;
+  float *mix = malloc(sizeof(float) * stride);
+  if (!mix) return -1;
   for (int y = 0; y < r.height; y++) {
     int y0;
     float wy;
@@ -667,53 +764,141 @@ static int wide_generate(VipsRegion *out_region, void *seq, void *a, void *b, in
     int y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
     const float *row0 = state->small + (size_t)y0 * stride;
     const float *row1 = state->small + (size_t)y1 * stride;
+    for (size_t e = (size_t)first * 3; e < (size_t)(last + 1) * 3; e++)
+      mix[e] = row0[e] + wy * (row1[e] - row0[e]);
     const unsigned char *p = in->data + (size_t)(r.top + y - in->valid.top) * in->bpl +
                              (size_t)(r.left - in->valid.left) * 3;
     unsigned char *q = out->data + (size_t)y * out->bpl;
-    for (int x = 0; x < r.width; x++, p += 3, q += 3) {
-      int x0 = state->x0[r.left + x];
-      int x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
-      float wx = state->wx[r.left + x];
-      float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f};
-      float cb[3];
-      for (int i = 0; i < 3; i++) {
-        float top = row0[x0 * 3 + i] + wx * (row0[x1 * 3 + i] - row0[x0 * 3 + i]);
-        float bottom = row1[x0 * 3 + i] + wx * (row1[x1 * 3 + i] - row1[x0 * 3 + i]);
-        cb[i] = (top + wy * (bottom - top)) * (1.0f / 255.0f);
-      }
-      detail_pixel(state->kind, c, cb, state->amount, state->threshold);
-      for (int i = 0; i < 3; i++) q[i] = to_byte(c[i]);
+    switch (state->kind) {
+      case DR_DETAIL_LOCAL_CONTRAST:
+        wide_row(DR_DETAIL_LOCAL_CONTRAST, state, mix, p, q, r.left, r.width);
+        break;
+      default: wide_row(state->kind, state, mix, p, q, r.left, r.width);
     }
   }
+  free(mix);
   return 0;
 }
 
-// A Gaussian blur of `sigma` of an RGB float image, in place, edges repeated: rows, then
-// columns (`scratch` holds max(width, height) * 3 floats).
-static void blur_small(float *image, int width, int height, float sigma, float *scratch) {
-  int radius = (int)ceilf(3 * sigma);
-  if (radius < 1) return;
+// Runs `body` over [0, `count`) in as many parts as libvips has threads (this thread takes
+// the first), returning when every part is done: for the work a pass does before its first
+// pixel, which libvips' own workers would otherwise wait on.
+typedef void (*range_fn)(void *context, int begin, int end);
+typedef struct {
+  range_fn body;
+  void *context;
+  int begin, end;
+} range_part;
+
+static void *run_part(void *argument) {
+  const range_part *part = argument;
+  part->body(part->context, part->begin, part->end);
+  return NULL;
+}
+
+#define DR_MAX_PARTS 16
+static void in_parallel(int count, range_fn body, void *context) {
+  int parts = p_vips_concurrency_get();
+  if (parts > DR_MAX_PARTS) parts = DR_MAX_PARTS;
+  if (parts > count) parts = count;
+  if (parts < 1) parts = 1;
+  range_part part[DR_MAX_PARTS];
+  pthread_t thread[DR_MAX_PARTS];
+  int started[DR_MAX_PARTS] = {0};
+  for (int i = 0; i < parts; i++) {
+    part[i] = (range_part){body, context, (int)((long)count * i / parts),
+                           (int)((long)count * (i + 1) / parts)};
+  }
+  for (int i = 1; i < parts; i++) started[i] = pthread_create(&thread[i], NULL, run_part, &part[i]) == 0;
+  run_part(&part[0]);
+  for (int i = 1; i < parts; i++) {
+    if (started[i]) pthread_join(thread[i], NULL);
+    else run_part(&part[i]);  // no thread to be had: this one does it
+  }
+}
+
+// The work of making a wide pass's blurred copy, shared by the parts that do it.
+typedef struct {
+  const unsigned char *data;  // the input, in memory
+  size_t bpl;
+  int width, height, block;
+  int sw, sh;
+  float *small, *other;  // the copy, and a second buffer for the columns' pass
   float kernel[257];
-  if (radius > 128) radius = 128;
-  float sum = 0;
-  for (int k = -radius; k <= radius; k++) sum += kernel[k + radius] = expf(-(float)(k * k) / (2 * sigma * sigma));
-  for (int k = 0; k <= 2 * radius; k++) kernel[k] /= sum;
-  for (int pass = 0; pass < 2; pass++) {
-    int lines = pass == 0 ? height : width, length = pass == 0 ? width : height;
-    size_t step = pass == 0 ? 3 : (size_t)width * 3, next = pass == 0 ? (size_t)width * 3 : 3;
-    for (int line = 0; line < lines; line++) {
-      float *start = image + (size_t)line * next;
-      for (int i = 0; i < length; i++) {
-        float acc[3] = {0, 0, 0};
-        for (int k = -radius; k <= radius; k++) {
-          int j = i + k < 0 ? 0 : i + k >= length ? length - 1 : i + k;
-          const float *v = start + (size_t)j * step;
-          for (int c = 0; c < 3; c++) acc[c] += kernel[k + radius] * v[c];
-        }
-        for (int c = 0; c < 3; c++) scratch[(size_t)i * 3 + c] = acc[c];
+  int radius;
+  int failed;
+} wide_work;
+
+// Cell rows [begin, end) of the copy: each cell the mean of its block (the last ones of a
+// row or column hold what is left).
+static void wide_means(void *context, int begin, int end) {
+  wide_work *w = context;
+  const int sw = w->sw, block = w->block;
+  double *sums = malloc(sizeof(double) * 3 * (size_t)sw);  // exact: a block's sum fits
+  if (!sums) {
+    w->failed = 1;
+    return;
+  }
+  for (int cy = begin; cy < end; cy++) {
+    memset(sums, 0, sizeof(double) * 3 * (size_t)sw);
+    int top = cy * block, rows = top + block <= w->height ? block : w->height - top;
+    for (int y = top; y < top + rows; y++) {
+      const unsigned char *p = w->data + (size_t)y * w->bpl;
+      for (int cx = 0, x = 0; cx < sw; cx++) {
+        double *cell = sums + (size_t)cx * 3;
+        for (int stop = x + block <= w->width ? x + block : w->width; x < stop; x++, p += 3)
+          cell[0] += p[0], cell[1] += p[1], cell[2] += p[2];
       }
-      for (int i = 0; i < length; i++)
-        for (int c = 0; c < 3; c++) start[(size_t)i * step + c] = scratch[(size_t)i * 3 + c];
+    }
+    float *row = w->small + (size_t)cy * sw * 3;
+    for (int cx = 0; cx < sw; cx++) {
+      int columns = cx == sw - 1 ? w->width - cx * block : block;
+      double n = (double)rows * (double)columns;
+      for (int c = 0; c < 3; c++) row[cx * 3 + c] = (float)(sums[cx * 3 + c] / n);
+    }
+  }
+  free(sums);
+}
+
+// Rows [begin, end) of the copy blurred along themselves, in place, edges repeated.
+static void wide_rows(void *context, int begin, int end) {
+  wide_work *w = context;
+  const int sw = w->sw, radius = w->radius;
+  float *scratch = malloc(sizeof(float) * 3 * (size_t)sw);
+  if (!scratch) {
+    w->failed = 1;
+    return;
+  }
+  for (int line = begin; line < end; line++) {
+    float *start = w->small + (size_t)line * sw * 3;
+    for (int i = 0; i < sw; i++) {
+      float acc[3] = {0, 0, 0};
+      for (int k = -radius; k <= radius; k++) {
+        int j = i + k < 0 ? 0 : i + k >= sw ? sw - 1 : i + k;
+        for (int c = 0; c < 3; c++) acc[c] += w->kernel[k + radius] * start[(size_t)j * 3 + c];
+      }
+      for (int c = 0; c < 3; c++) scratch[(size_t)i * 3 + c] = acc[c];
+    }
+    memcpy(start, scratch, sizeof(float) * 3 * (size_t)sw);
+  }
+  free(scratch);
+}
+
+// Rows [begin, end) of the result of the columns' pass, into `other`: each row the weighted
+// sum of whole rows above and below (the same sums, in the same order, as down a column,
+// but along memory, which the compiler vectorises).
+static void wide_columns(void *context, int begin, int end) {
+  wide_work *w = context;
+  const size_t n = (size_t)w->sw * 3;
+  const int radius = w->radius, sh = w->sh;
+  for (int i = begin; i < end; i++) {
+    float *restrict out = w->other + (size_t)i * n;
+    memset(out, 0, sizeof(float) * n);
+    for (int k = -radius; k <= radius; k++) {
+      int j = i + k < 0 ? 0 : i + k >= sh ? sh - 1 : i + k;
+      const float *restrict in = w->small + (size_t)j * n;
+      const float weight = w->kernel[k + radius];
+      for (size_t e = 0; e < n; e++) out[e] += weight * in[e];
     }
   }
 }
@@ -725,54 +910,59 @@ int dr_detail_wide(VipsImage *in, VipsImage **out, double sigma, int kind, doubl
   int block = (int)floor(sigma / 2);
   if (block < 1) block = 1;
   wide_state *state = calloc(1, sizeof *state);
+  wide_work *work = calloc(1, sizeof *work);
   int sw = (width + block - 1) / block, sh = (height + block - 1) / block;
   size_t cells = (size_t)sw * (size_t)sh * 3;
-  float *scratch = malloc(sizeof(float) * 3 * (size_t)(sw > sh ? sw : sh));
-  double *sums = calloc(cells, sizeof(double));  // exact: a block's sum fits a double
   VipsRegion *region = p_vips_region_new(in);
   if (state) {
     state->small = malloc(cells * sizeof(float));
     state->x0 = malloc(sizeof(int) * (size_t)width);
     state->wx = malloc(sizeof(float) * (size_t)width);
   }
-  int status = state && state->small && state->x0 && state->wx && scratch && sums && region ? 0 : -1;
-  // Each cell of the copy: the mean of its block (the last ones of a row or column hold
-  // what is left). Read a strip at a time, not copied whole: `in` is in memory already.
-  const int strip = 32;
-  for (int top = 0; top < height && status == 0; top += strip) {
-    dr_rect part = {0, top, width, top + strip <= height ? strip : height - top};
-    status = p_vips_region_prepare(region, (const VipsRect *)&part);
-    if (status != 0) break;
+  int status = state && work && state->small && state->x0 && state->wx && region ? 0 : -1;
+  // `in` is in memory: the whole of it is one region, read by every part at once.
+  dr_rect whole = {0, 0, width, height};
+  if (status == 0) status = p_vips_region_prepare(region, (const VipsRect *)&whole);
+  if (status == 0) {
     const dr_region_head *head = (const dr_region_head *)region;
-    for (int y = top; y < top + part.height; y++) {
-      double *row = sums + (size_t)(y / block) * (size_t)sw * 3;
-      const unsigned char *p = head->data + (size_t)(y - head->valid.top) * head->bpl +
-                               (size_t)(0 - head->valid.left) * 3;
-      for (int x = 0; x < width; x++, p += 3) {
-        double *cell = row + (size_t)(x / block) * 3;
-        cell[0] += p[0], cell[1] += p[1], cell[2] += p[2];
-      }
+    work->data = head->data + (size_t)(0 - head->valid.top) * head->bpl +
+                 (size_t)(0 - head->valid.left) * 3;
+    work->bpl = head->bpl;
+    work->width = width, work->height = height, work->block = block;
+    work->sw = sw, work->sh = sh;
+    work->small = state->small;
+    in_parallel(sh, wide_means, work);
+    status = work->failed ? -1 : 0;
+  }
+  // The copy blurred by what is left of `sigma`: rows, then columns.
+  float small_sigma = (float)(sigma / block);
+  int radius = (int)ceilf(3 * small_sigma);
+  if (radius > 128) radius = 128;
+  if (status == 0 && radius >= 1) {
+    float sum = 0;
+    for (int k = -radius; k <= radius; k++)
+      sum += work->kernel[k + radius] = expf(-(float)(k * k) / (2 * small_sigma * small_sigma));
+    for (int k = 0; k <= 2 * radius; k++) work->kernel[k] /= sum;
+    work->radius = radius;
+    work->other = malloc(cells * sizeof(float));
+    if (work->other) {
+      in_parallel(sh, wide_rows, work);
+      if (!work->failed) in_parallel(sh, wide_columns, work);
+    }
+    if (!work->other || work->failed) {
+      status = -1;
+      free(work->other);
+    } else {
+      free(state->small);
+      state->small = work->other;
     }
   }
   if (region) p_g_object_unref(region);
+  free(work);
   if (status != 0) {
-    free(sums);
-    free(scratch);
     if (state) wide_close(NULL, state);
     return -1;
   }
-  for (int cy = 0; cy < sh; cy++) {
-    int rows = cy == sh - 1 ? height - cy * block : block;
-    for (int cx = 0; cx < sw; cx++) {
-      int columns = cx == sw - 1 ? width - cx * block : block;
-      size_t at = ((size_t)cy * (size_t)sw + (size_t)cx) * 3;
-      double n = (double)rows * (double)columns;
-      for (int c = 0; c < 3; c++) state->small[at + c] = (float)(sums[at + c] / n);
-    }
-  }
-  free(sums);
-  blur_small(state->small, sw, sh, (float)(sigma / block), scratch);
-  free(scratch);
   state->small_width = sw;
   state->small_height = sh;
   state->scale = 1.0f / (float)block;
@@ -783,12 +973,6 @@ int dr_detail_wide(VipsImage *in, VipsImage **out, double sigma, int kind, doubl
   state->in = p_g_object_ref(in);
   return own_image(in, out, NULL, DR_DEMAND_STYLE_THINSTRIP, 3, p_vips_start_one, wide_generate,
                    p_vips_stop_one, in, state, wide_close);
-}
-
-int dr_shared(VipsImage *in, VipsImage **out) {
-  // Threaded: the two branches run on libvips' workers at once. 16-line tiles; libvips
-  // sizes the window from what the readers ask for.
-  return p_vips_linecache(in, out, "tile_height", 16, "threaded", 1, NULL);
 }
 
 int dr_blur(VipsImage *in, VipsImage **out, double sigma) {

@@ -147,7 +147,6 @@ typedef void *(*dr_g_object_ref_fn)(void *object);
 typedef int (*dr_vips_gaussblur_fn)(VipsImage *in, VipsImage **out, double sigma, ...);
 typedef void *(*dr_vips_start_many_fn)(VipsImage *out, void *a, void *b);
 typedef int (*dr_vips_stop_many_fn)(void *seq, void *a, void *b);
-typedef int (*dr_vips_linecache_fn)(VipsImage *in, VipsImage **out, ...);
 typedef int (*dr_vips_sequential_fn)(VipsImage *in, VipsImage **out, ...);
 typedef void (*dr_vips_error_fn)(const char *domain, const char *fmt, ...);
 typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char *detailed_signal,
@@ -177,6 +176,6 @@ typedef unsigned long (*dr_g_signal_connect_data_fn)(void *instance, const char 
   X(vips_start_one) X(vips_stop_one) X(vips_region_prepare) X(vips_image_get_xres)            \
   X(vips_image_get_yres) X(vips_image_get_interpretation) X(g_object_ref) X(g_signal_connect_data)  \
   X(vips_gaussblur) X(vips_start_many) X(vips_stop_many) \
-  X(vips_linecache) X(vips_region_new) X(vips_sequential) X(vips_error)
+  X(vips_region_new) X(vips_sequential) X(vips_error)
 
 #endif

@@ -210,13 +210,10 @@ enum {
 int dr_detail(VipsImage *in, VipsImage *blurred, VipsImage **out, int kind, double amount,
               double threshold);
 /// dr_detail against a Gaussian blur of `sigma` over DR_BLUR_DIRECT_MAX: taken on a small copy
-/// of the whole image, kept in memory and read bilinearly by the pass (`in` is read twice:
-/// give it in memory).
+/// of the whole image, kept in memory and read bilinearly by the pass (`in` is read twice,
+/// the first time whole, by as many threads as libvips has: give it in memory).
 int dr_detail_wide(VipsImage *in, VipsImage **out, double sigma, int kind, double amount,
                    double threshold);
-/// `in` behind a cache of its recent lines, for an operation that reads it twice (an image
-/// and its blur): computed once for both, not once for each (and, chained, 2^n times).
-int dr_shared(VipsImage *in, VipsImage **out);
 /// The widest blur dr_blur takes; a wider one is dr_detail_wide's, which shrinks a copy of the
 /// whole image (which must then be read at random, not as a stream).
 #define DR_BLUR_DIRECT_MAX 4.0
