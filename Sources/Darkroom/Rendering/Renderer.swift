@@ -434,7 +434,9 @@ package struct Renderer: Sendable {
         // others), where it turns; other formats are decoded whole (libvips 8.14's HEIF
         // loader frees the EXIF it lent the image once a sequential read ends, and the saver
         // would then embed freed memory). The rest of the graph runs on the upright result,
-        // in memory unless it streams.
+        // in memory unless it streams: decoded under the time limit here, so that its
+        // filters' own copies into memory (a detail pass reads its input twice) compute
+        // only Darkroom's passes, never a decoder.
         let (folding, rest) = recipe.graph.splitAtFirstUnfolding
         let streams = metadata.format == "jpeg"
         let stored = try open(input, sequential: streams)
@@ -450,7 +452,7 @@ package struct Renderer: Sendable {
         }
         if rest.nodes.isEmpty {
           edited = upright
-        } else if streams, !materialized, !rest.streams {
+        } else if !materialized, !rest.streams {
           edited = try rest.apply(
             to: Watchdog.shared.guarding(upright, limit: timeLimit, from: start) {
               () throws(DarkroomError) in try upright.inMemory()
