@@ -809,7 +809,8 @@ static void in_parallel(int count, range_fn body, void *context) {
     part[i] = (range_part){body, context, (int)((long)count * i / parts),
                            (int)((long)count * (i + 1) / parts)};
   }
-  for (int i = 1; i < parts; i++) started[i] = pthread_create(&thread[i], NULL, run_part, &part[i]) == 0;
+  for (int i = 1; i < parts; i++)
+    started[i] = pthread_create(&thread[i], NULL, run_part, &part[i]) == 0;
   run_part(&part[0]);
   for (int i = 1; i < parts; i++) {
     if (started[i]) pthread_join(thread[i], NULL);
@@ -826,7 +827,7 @@ typedef struct {
   float *small, *other;  // the copy, and a second buffer for the columns' pass
   float kernel[257];
   int radius;
-  int failed;
+  int failed;  // set by any part that could not allocate its memory
 } wide_work;
 
 // Cell rows [begin, end) of the copy: each cell the mean of its block (the last ones of a
@@ -836,7 +837,7 @@ static void wide_means(void *context, int begin, int end) {
   const int sw = w->sw, block = w->block;
   double *sums = malloc(sizeof(double) * 3 * (size_t)sw);  // exact: a block's sum fits
   if (!sums) {
-    w->failed = 1;
+    __atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);  // parts run at once
     return;
   }
   for (int cy = begin; cy < end; cy++) {
@@ -866,7 +867,7 @@ static void wide_rows(void *context, int begin, int end) {
   const int sw = w->sw, radius = w->radius;
   float *scratch = malloc(sizeof(float) * 3 * (size_t)sw);
   if (!scratch) {
-    w->failed = 1;
+    __atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);  // parts run at once
     return;
   }
   for (int line = begin; line < end; line++) {
