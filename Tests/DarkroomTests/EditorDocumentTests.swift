@@ -265,11 +265,15 @@ struct AutoTests {
     }
   }
 
-  @Test("a colour cast falls by at least 70%")
+  @Test("a colour cast falls by at least 70%, tungsten's too (the warm search: 1.45 and 1.55)")
   func colourCast() throws {
     let scene = Self.scene()
     #expect(Self.cast(Self.bytes(scene)) < 2, "the wall itself is near neutral")
-    for gains in [[1.3, 1.0, 0.65], [0.75, 0.95, 1.3], [1.0, 1.25, 0.9], [1.15, 0.9, 1.1]] {
+    let casts = [
+      [1.3, 1.0, 0.65], [0.75, 0.95, 1.3], [1.0, 1.25, 0.9], [1.15, 0.9, 1.1],
+      [1.45, 1.0, 0.55], [1.55, 1.0, 0.5],
+    ]
+    for gains in casts {
       let rgb = Self.bytes(scene, gains: gains)
       let before = Self.cast(rgb)
       let nodes = try AutoFilter.choose(rgb: rgb, strength: 1)

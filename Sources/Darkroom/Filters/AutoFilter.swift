@@ -144,7 +144,7 @@ enum AutoFilter: FilterDefinition {
   }
 
   /// The white of the photo's near-neutral surfaces, as a light's chromaticity (CIE 1960
-  /// uv), or nil when it shows none that Auto can trust.
+  /// uv), or nil when it shows none that Auto can trust (``AutoWhite``).
   ///
   /// The pixels neither dark (noise) nor blown (every channel clipped; a white with one
   /// channel clipped still leans the way the light does) are counted, each weighted by the
@@ -156,83 +156,18 @@ enum AutoFilter: FilterDefinition {
   /// within 0.01 of it (the white is their weighted mean), and that white leans the way
   /// the photo's average colour does, within 60 degrees and at least half as far: a cast
   /// of the light moves both, while a surface that only looks grey (the wood of a pier in
-  /// a blue scene, a blue sky under warm light) leans apart.
+  /// a blue scene, a blue sky under warm light) leans apart. When most of that cluster is
+  /// whites with a channel cut (which understate the light), the same search without them
+  /// is taken if it lies further out the same way.
   ///
-  /// So Auto corrects casts up to about 0.03 in uv along the axis (a photo taken under
-  /// 4300 K light with a daylight setting, or a cool one of about 11,000 K) and 0.017
-  /// across; a stronger cast (tungsten at 3000 K) is left for `balance` by hand.
+  /// Where that search trusts nothing, a second one reaches further towards warm light (to
+  /// 0.055 along the axis, about 3300 K under a daylight setting), with a larger share of
+  /// the weight asked the further out its peak lies and the unclipped pixels' average
+  /// leaning the same way: a cast moves everything, an autumn scene or a yellow wall leans
+  /// alone. Cool casts are corrected to about 11,000 K and green or magenta ones to 0.017
+  /// across; a stronger cast (tungsten at 2700 to 3000 K) is left for `balance` by hand.
   static func neutralCluster(rgb: [UInt8], linear: [[Double]]) -> (u: Double, v: Double)? {
-    // From D65 towards the locus's 3000 K: the axis of the casts of warm and cool light.
-    let along = (u: 0.830, v: 0.558)
-    let (long, short, step) = (0.05, 0.028, 0.0025)
-    let half = Int((long / step).rounded(.up))
-    let side = 2 * half + 1
-    func radius(_ du: Double, _ dv: Double) -> Double {
-      let a = (du * along.u + dv * along.v) / long
-      let b = (dv * along.u - du * along.v) / short
-      return (a * a + b * b).squareRoot()
-    }
-    var points: [(du: Double, dv: Double, weight: Double)] = []
-    var total = 0.0
-    var mean = [0.0, 0.0, 0.0]
-    var histogram = [Double](repeating: 0, count: side * side)
-    for (i, colour) in linear.enumerated() {
-      for k in 0..<3 { mean[k] += colour[k] }
-      let y = luminance(colour)
-      guard y > 0.02, !isBlown(rgb, i) else { continue }
-      let weight = y.squareRoot()
-      total += weight
-      let uv = ColourMath.chromaticity(ofLinear: colour)
-      let (du, dv) = (uv.u - ColourMath.d65.u, uv.v - ColourMath.d65.v)
-      guard radius(du, dv) <= 1 else { continue }
-      points.append((du, dv, weight))
-      histogram[(Int((du / step).rounded()) + half) * side + Int((dv / step).rounded()) + half] +=
-        weight
-    }
-    let average = ColourMath.chromaticity(ofLinear: mean)
-    let leaning = (u: average.u - ColourMath.d65.u, v: average.v - ColourMath.d65.v)
-    guard total > 0, !points.isEmpty else { return nil }
-
-    let kernel = (-4...4).map { exp(-0.5 * pow(Double($0) / 1.5, 2)) }
-    let norm = kernel.reduce(0, +)
-    func smooth(_ h: [Double], _ index: (Int, Int) -> Int) -> [Double] {
-      var out = [Double](repeating: 0, count: h.count)
-      for a in 0..<side {
-        for b in 0..<side {
-          var sum = 0.0
-          for (k, w) in kernel.enumerated() where b + k - 4 >= 0 && b + k - 4 < side {
-            sum += w * h[index(a, b + k - 4)]
-          }
-          out[index(a, b)] = sum / norm
-        }
-      }
-      return out
-    }
-    let smoothed = smooth(smooth(histogram) { $0 * side + $1 }) { $1 * side + $0 }
-    var peak = (du: 0.0, dv: 0.0, value: 0.0)
-    for x in 0..<side {
-      for z in 0..<side where smoothed[x * side + z] > peak.value {
-        let (du, dv) = (Double(x - half) * step, Double(z - half) * step)
-        if radius(du, dv) <= 1 { peak = (du, dv, smoothed[x * side + z]) }
-      }
-    }
-    guard peak.value > 0, radius(peak.du, peak.dv) <= 0.6 else { return nil }
-    var near = (du: 0.0, dv: 0.0, weight: 0.0)
-    for p in points where pow(p.du - peak.du, 2) + pow(p.dv - peak.dv, 2) < 0.0001 {
-      near = (near.du + p.du * p.weight, near.dv + p.dv * p.weight, near.weight + p.weight)
-    }
-    guard near.weight >= 0.05 * total else { return nil }
-    let white = (du: near.du / near.weight, dv: near.dv / near.weight)
-    let size = (white.du * white.du + white.dv * white.dv).squareRoot()
-    let far = (leaning.u * leaning.u + leaning.v * leaning.v).squareRoot()
-    // A white within the dead zone needs no direction; any other leans with the average,
-    // which leans at least half as far.
-    guard
-      size < 0.005
-        || (far >= size / 2
-          && (white.du * leaning.u + white.dv * leaning.v) / (size * far) > 0.5)
-    else { return nil }
-    return (ColourMath.d65.u + white.du, ColourMath.d65.v + white.dv)
+    AutoWhite(rgb: rgb, linear: linear).white()
   }
 
   /// Whether pixel `i` is blown: every channel clipped (a white with one channel clipped
