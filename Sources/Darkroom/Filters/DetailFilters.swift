@@ -37,6 +37,7 @@ enum TextureFilter: FilterDefinition {
   static let summary = "fine detail brought out (+) or smoothed (-)"
   static let space = FilterSpace.encoded
   static let since = 2
+  static let streams = false
   static let parameters = [
     FilterParameter("amount", .number(-1...1), default: .number(0.3), "how much")
   ]
@@ -55,6 +56,7 @@ enum SharpenFilter: FilterDefinition {
   static let summary = "edges crisper: amount, radius and detail"
   static let space = FilterSpace.encoded
   static let since = 2
+  static let streams = false
   static let parameters = [
     FilterParameter("amount", .number(0...3), default: .number(0.6), "how much crisper"),
     FilterParameter(
@@ -85,6 +87,7 @@ enum DenoiseFilter: FilterDefinition {
   static let summary = "noise reduction of luminance and of colour"
   static let space = FilterSpace.encoded
   static let since = 2
+  static let streams = false
   static let parameters = [
     FilterParameter("luminance", .number(0...1), default: .number(0.4), "grain-like noise"),
     FilterParameter("colour", .number(0...1), default: .number(0.4), "blotches of colour"),

@@ -10,7 +10,8 @@ protocol FilterDefinition: Sendable {
     -> VipsImage
   /// Checks that go beyond single parameters (such as a crop needing all four sides).
   static func validate(_ arguments: FilterArguments) throws(DarkroomError)
-  /// Whether the filter works pixel by pixel, row by row (so a pipeline can stream).
+  /// Whether the filter works pixel by pixel, row by row (so a pipeline can stream); a
+  /// filter that reads its input whole (a detail pass computes it into memory) does not.
   static var streams: Bool { get }
   /// The filter as pointwise steps, for filters that are (nil for geometric ones, which
   /// run through `apply`).
