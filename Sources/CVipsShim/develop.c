@@ -386,8 +386,9 @@ static inline void from_lattice(const develop_state *state, const unsigned char 
   const float *c111 = c000 + DR_DX + DR_DY + DR_DZ;
   const int order = (tx >= ty) | (ty >= tz) << 1 | (tx >= tz) << 2;
   const float *first = c000 + tetra_first[order], *second = c000 + tetra_second[order];
+  // The fractions largest first: the median taken exactly, not as a sum less the others.
   const float t1 = fmaxf(tx, fmaxf(ty, tz)), t3 = fminf(tx, fminf(ty, tz));
-  const float t2 = tx + ty + tz - t1 - t3;
+  const float t2 = fmaxf(fminf(tx, ty), fminf(fmaxf(tx, ty), tz));
   for (int i = 0; i < 3; i++) {
     float v = c000[i] + t1 * (first[i] - c000[i]) + t2 * (second[i] - first[i]) +
               t3 * (c111[i] - second[i]) + 0.5f;
