@@ -77,9 +77,9 @@ extension VipsImage {
   /// This image combined pixel by pixel with a blur of it of standard deviation `sigma`.
   ///
   /// The image is computed into memory first, and both the pass and its blur read it there:
-  /// libvips' workers then each take their own strips and never wait for one another (behind
-  /// a shared line cache, a chain of these passes kept the two cores of a 24-megapixel
-  /// panel busy half the time: 5.4 s against 3.2 s). A blur wide enough is taken on a small
+  /// libvips' workers then each take their own strips and never wait for one another
+  /// (behind a shared line cache, a chain of these passes kept the two workers of a
+  /// 24-megapixel panel on CPU about half the time). A blur wide enough is taken on a small
   /// copy of the whole image, sampled by the pass itself.
   func detailed(blurredBy sigma: Double, _ kind: DetailKind, amount: Double, threshold: Double)
     throws(DarkroomError) -> VipsImage
