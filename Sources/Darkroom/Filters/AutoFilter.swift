@@ -172,11 +172,12 @@ enum AutoFilter: FilterDefinition {
 
   /// Whether pixel `i` is blown: every channel clipped (a white with one channel clipped
   /// still leans the way the light does).
-  private static func isBlown(_ rgb: [UInt8], _ i: Int) -> Bool {
+  static func isBlown(_ rgb: [UInt8], _ i: Int) -> Bool {
     (0..<3).allSatisfy { rgb[3 * i + $0] >= 250 }
   }
 
-  private static func luminance(_ c: [Double]) -> Double {
+  /// Rec. 709 luminance of a linear colour.
+  static func luminance(_ c: [Double]) -> Double {
     0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
   }
 }

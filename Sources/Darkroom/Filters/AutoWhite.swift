@@ -39,8 +39,8 @@ struct AutoWhite {
       let bytes = rgb[(3 * i)..<(3 * i + 3)]
       for k in 0..<3 { mean[k] += colour[k] }
       if bytes.allSatisfy({ $0 < 240 }) { for k in 0..<3 { unclipped[k] += colour[k] } }
-      let y = 0.2126 * colour[0] + 0.7152 * colour[1] + 0.0722 * colour[2]
-      guard y > 0.02, !bytes.allSatisfy({ $0 >= 250 }) else { continue }
+      let y = AutoFilter.luminance(colour)
+      guard y > 0.02, !AutoFilter.isBlown(rgb, i) else { continue }
       let uv = ColourMath.chromaticity(ofLinear: colour)
       points.append(
         Point(
