@@ -320,7 +320,14 @@ public struct FilterGraph: Sendable, Hashable, Codable {
   /// Whether every step is pointwise or only moves whole pixels, so that the graph can run
   /// on the stored image as it is decoded (``apply(toStored:orientation:materialize:)``).
   var foldsGeometry: Bool {
-    steps.allSatisfy { $0.pointwise($1) != nil || $0.folding($1) != nil }
+    steps.allSatisfy { Self.folds($0, $1) }
+  }
+
+  /// Whether a step is pointwise or only moves whole pixels (it folds into the stored image).
+  private static func folds(_ filter: any FilterDefinition.Type, _ arguments: FilterArguments)
+    -> Bool
+  {
+    filter.pointwise(arguments) != nil || filter.folding(arguments) != nil
   }
 
   /// The graph cut before its first step that does not fold (``foldsGeometry``): the steps
@@ -331,8 +338,7 @@ public struct FilterGraph: Sendable, Hashable, Codable {
     let cut =
       nodes.firstIndex { node in
         guard let filter = node.definition else { return true }
-        let arguments = FilterArguments(values: node.params)
-        return filter.pointwise(arguments) == nil && filter.folding(arguments) == nil
+        return !Self.folds(filter, FilterArguments(values: node.params))
       } ?? nodes.endIndex
     return (
       FilterGraph(nodes: Array(nodes[..<cut]), description: description),
