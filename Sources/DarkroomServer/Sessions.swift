@@ -23,12 +23,13 @@ package struct Session: Sendable {
 /// (every `serve` process over the library knows a session any of them made, a restart
 /// logs nobody out, and a logout through one process ends the session in all). A session
 /// may hold an unlocked encrypted space: its keys live in this process's memory and nowhere
-/// else, and are zeroed when the session locks it, logs out or expires, when the space has
-/// been idle for `spaceIdle`, and when the server stops (another process asks for the
-/// password again).
+/// else, and are zeroed when the session locks it or logs out, when the space has been idle
+/// for `spaceIdle` or the session's lifetime (the space locks itself:
+/// ``Space/lockWhenIdle(after:atLatest:)``), at the session's absolute end, and when the
+/// server stops (another process asks for the password again).
 final class Sessions: Sendable {
   private let sessions = Locked<[String: Session]>([:])
-  private let spaces = Locked<[String: UnlockedSpace]>([:])
+  private let spaces = Locked<[String: Space]>([:])
   private let store: SessionStore?
   /// A session lasts this long after its last use...
   static let lifetime: Duration = .seconds(12 * 3600)
@@ -36,11 +37,6 @@ final class Sessions: Sendable {
   static let absoluteLifetime: Duration = .seconds(7 * 24 * 3600)
   /// An unlocked space is locked after this long without a request that uses it.
   let spaceIdle: Duration
-
-  struct UnlockedSpace {
-    let space: Space
-    var lastUse: ContinuousClock.Instant
-  }
 
   init(spaceIdle: Duration = .seconds(15 * 60), store: SessionStore? = nil) {
     self.spaceIdle = spaceIdle
@@ -122,65 +118,46 @@ final class Sessions: Sendable {
   // MARK: Unlocked spaces
 
   /// Gives session `id` an unlocked space (locking the one it had). A session that ended
-  /// while the password was being tried gets nothing: the space is locked at once.
-  func unlock(_ space: Space, for id: String, at now: ContinuousClock.Instant = .now) {
-    guard sessions.withLock({ $0[id] != nil }) else { return space.close() }
-    let previous = spaces.withLock { spaces in
-      spaces.updateValue(UnlockedSpace(space: space, lastUse: now), forKey: id)
-    }
-    if let previous, previous.space !== space { previous.space.close() }
+  /// while the password was being tried gets nothing: the space is locked at once. The space
+  /// locks itself after `spaceIdle` without use (no longer than the session's own idle
+  /// lifetime), and at the session's absolute end.
+  func unlock(_ space: Space, for id: String) {
+    guard let ends = sessions.withLock({ $0[id]?.ends }) else { return space.close() }
+    space.lockWhenIdle(after: min(spaceIdle, Self.lifetime), atLatest: ends)
+    let previous = spaces.withLock { $0.updateValue(space, forKey: id) }
+    if let previous, previous !== space { previous.close() }
   }
 
-  /// Session `id`'s unlocked space, its idle time reset; nil when it has none, or when it
-  /// has been idle too long (it is locked then).
+  /// Session `id`'s unlocked space, marked used at `now`; nil when it has none, or when the
+  /// space has locked itself or is due to (it is locked then).
   func space(for id: String, at now: ContinuousClock.Instant = .now) -> Space? {
-    let (space, idle) = spaces.withLock { spaces -> (Space?, Space?) in
-      guard var unlocked = spaces[id] else { return (nil, nil) }
-      guard now - unlocked.lastUse <= spaceIdle else {
-        spaces[id] = nil
-        return (nil, unlocked.space)
+    guard let space = spaces.withLock({ $0[id] }) else { return nil }
+    guard !space.lockIfIdle(at: now) else {
+      spaces.withLock { spaces in
+        if spaces[id] === space { spaces[id] = nil }
       }
-      unlocked.lastUse = now
-      spaces[id] = unlocked
-      return (unlocked.space, nil)
+      return nil
     }
-    idle?.close()
+    space.touch(at: now)
     return space
   }
 
   /// Locks session `id`'s space, if it has one.
   func lock(_ id: String) {
-    spaces.withLock { $0.removeValue(forKey: id) }?.space.close()
-  }
-
-  /// Locks the spaces idle for longer than `spaceIdle` and those of sessions that ended or
-  /// expired, and forgets expired sessions. Returns how many spaces it locked.
-  @discardableResult
-  func sweep(at now: ContinuousClock.Instant = .now) -> Int {
-    let live = sessions.withLock { sessions in
-      sessions = sessions.filter { $0.value.expires > now }
-      return Set(sessions.keys)
-    }
-    let locked = spaces.withLock { spaces in
-      let gone = spaces.filter { !live.contains($0.key) || now - $0.value.lastUse > spaceIdle }
-      for id in gone.keys { spaces[id] = nil }
-      return gone.values.map(\.space)
-    }
-    for space in locked { space.close() }
-    return locked.count
+    spaces.withLock { $0.removeValue(forKey: id) }?.close()
   }
 
   /// Locks every space (the server is stopping).
   func lockAll() {
     let all = spaces.withLock { spaces in
       defer { spaces = [:] }
-      return spaces.values.map(\.space)
+      return Array(spaces.values)
     }
     for space in all { space.close() }
   }
 
-  /// How many sessions hold an unlocked space.
-  var unlockedCount: Int { spaces.withLock { $0.count } }
+  /// How many sessions hold a space that is still unlocked.
+  var unlockedCount: Int { spaces.withLock { $0.values.count { !$0.isClosed } } }
 }
 
 /// The gallery's sessions as files in a library's `.darkroom/sessions/`, one for each

@@ -308,19 +308,13 @@ struct SpaceRoutes: Sendable {
   }
 }
 
-/// Locks idle spaces as time passes (not only when a request comes), and every space when
-/// the server stops.
+/// Locks every unlocked space when the server stops. (An idle space locks itself:
+/// ``Sessions/unlock(_:for:)``.)
 struct SpaceLockService: Service {
   let sessions: Sessions
 
   func run() async throws {
-    let interval = max(.seconds(1), min(.seconds(30), sessions.spaceIdle / 4))
-    try? await cancelWhenGracefulShutdown { () async throws -> Void in
-      while !Task.isCancelled {
-        try await Task.sleep(for: interval)
-        sessions.sweep()
-      }
-    }
+    try? await gracefulShutdown()
     sessions.lockAll()
   }
 }

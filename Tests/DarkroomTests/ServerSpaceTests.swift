@@ -279,14 +279,19 @@ struct ServerSpaceTests {
       #expect(held.isClosed && held.keys.space.isWiped)
       #expect(server.sessions.unlockedCount == 0)
 
-      // Idle, found by the sweeper (as time passes) and by a request (as it comes).
+      // Idle, found by the space's own timer (as time passes: the check it makes at its
+      // deadline, asked here at chosen instants) and by a request (as it comes).
       login = try await GalleryLogin.login(client)
       _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
       held = try #require(server.sessions.space(for: login.session))
-      #expect(server.sessions.sweep(at: .now + idle / 2) == 0)
-      #expect(!held.isClosed)
-      #expect(server.sessions.sweep(at: .now + idle + .seconds(1)) == 1)
+      let deadline = try #require(held.idleDeadline(at: .now))
+      #expect(deadline > .now + idle - .seconds(60) && deadline <= .now + idle)
+      #expect(!held.lockIfIdle(at: .now + idle / 2))
+      #expect(!held.isClosed && server.sessions.unlockedCount == 1)
+      #expect(held.lockIfIdle(at: .now + idle + .seconds(1)))
       #expect(held.isClosed && held.keys.names.isWiped)
+      #expect(server.sessions.unlockedCount == 0)
+      #expect(server.sessions.space(for: login.session) == nil)
       _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
       held = try #require(server.sessions.space(for: login.session))
       #expect(server.sessions.space(for: login.session, at: .now + idle + .seconds(1)) == nil)

@@ -180,6 +180,42 @@ struct SpaceTests {
     #expect(own.counts.running == 0)
   }
 
+  @Test("an idle space locks itself: at its deadline, not while in use, at its end however used")
+  func idleLock() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    // The check its timer makes at each deadline, asked here at chosen instants.
+    let start = ContinuousClock.now
+    space.lockWhenIdle(after: .seconds(600), atLatest: start + .seconds(3600))
+    #expect(!space.lockIfIdle(at: start + .seconds(599)))
+    space.touch(at: start + .seconds(500))
+    #expect(!space.lockIfIdle(at: start + .seconds(1000)))
+    #expect(space.idleDeadline(at: start + .seconds(1000)) == start + .seconds(1100))
+    // Work under way with its keys holds it: its deadline moves on with the time.
+    try space.using { () throws(DarkroomError) in
+      #expect(!space.lockIfIdle(at: start + .seconds(2000)))
+      #expect(space.idleDeadline(at: start + .seconds(3300)) == start + .seconds(3600))
+    }
+    // Used until just before its end, it locks at the end all the same.
+    space.touch(at: start + .seconds(3500))
+    #expect(!space.lockIfIdle(at: start + .seconds(3599)))
+    #expect(!space.isClosed)
+    #expect(space.lockIfIdle(at: start + .seconds(3600)))
+    #expect(space.isClosed && space.keys.space.isWiped && space.keys.names.isWiped)
+    #expect(space.idleDeadline(at: .now) == nil)
+    #expect(space.idleTimer.withLock { $0 } == nil)
+
+    // The timer itself: unused, the space locks with nobody asking. The wait allows a
+    // minute, so no speed of the machine is assumed.
+    let timed = try Space.open(folder.file("S"), password: pw("alpha"))
+    timed.lockWhenIdle(after: .milliseconds(50))
+    let waiting = ContinuousClock.now
+    while !timed.isClosed, .now - waiting < .seconds(60) {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(timed.isClosed && timed.keys.space.isWiped)
+  }
+
   @Test("Padmé padding: never smaller, at most 12% larger, few distinct sizes")
   func padding() {
     for length in [0, 1, 2, 100, 4_096, 65_537, 1_000_000, 123_456_789] {

@@ -33,8 +33,21 @@ public final class Space: Sendable {
   /// renderer's shared ones, never used for anything else and ended when it closes.
   private let workers = Locked<WorkerPool?>(nil)
   /// Work under way that seals or decrypts with the keys (``using(_:)``), and whether the
-  /// space was locked meanwhile: its keys are zeroed when the last of it ends.
-  private let keeping = Locked<(users: Int, locked: Bool)>((0, false))
+  /// space was locked meanwhile: its keys are zeroed when the last of it ends. Also when the
+  /// space was last used, and when it locks itself (``lockWhenIdle(after:atLatest:)``).
+  let keeping = Locked(Keeping())
+  /// The task that locks the space when it has been idle (``lockWhenIdle(after:atLatest:)``).
+  let idleTimer = Locked<Task<Void, Never>?>(nil)
+
+  struct Keeping {
+    var users = 0
+    var locked = false
+    var lastUse = ContinuousClock.now
+    /// How long the space may go unused before it locks itself; nil for as long as it is held.
+    var idleLimit: Duration?
+    /// When it locks itself however much it is used; nil for never.
+    var end: ContinuousClock.Instant?
+  }
 
   struct State {
     var assets: [String: SpaceAsset] = [:]
@@ -170,6 +183,10 @@ public final class Space: Sendable {
       defer { pool = nil }
       return pool
     }?.shutDown()
+    idleTimer.withLock { timer in
+      defer { timer = nil }
+      return timer
+    }?.cancel()
   }
 
   /// Runs `body`, which seals or decrypts with the space's keys, keeping them: a lock while
@@ -184,6 +201,7 @@ public final class Space: Sendable {
     defer {
       let last = keeping.withLock { keeping in
         keeping.users -= 1
+        keeping.lastUse = .now
         return keeping.locked && keeping.users == 0
       }
       if last { keys.wipe() }

@@ -1,0 +1,58 @@
+/// A space that locks itself when nobody has used it for a while: a server holds a session's
+/// space unlocked only as long as the session uses it, and no loop of the server's own has to
+/// look for idle ones.
+extension Space {
+  /// Locks the space once it has gone `limit` without use (work with its keys under way,
+  /// or ``touch(at:)``), and at `end` however much it is used. A timer waits for the
+  /// deadline, not a poll: it wakes when the space would be idle, and sleeps again when it
+  /// was used meanwhile. Asked again, the new limit and end replace the old.
+  package func lockWhenIdle(after limit: Duration, atLatest end: ContinuousClock.Instant? = nil) {
+    keeping.withLock { keeping in
+      (keeping.idleLimit, keeping.end, keeping.lastUse) = (limit, end, .now)
+    }
+    let timer = Task.detached { [weak self] in
+      while let deadline = self?.idleDeadline(at: .now) {
+        do {
+          try await Task.sleep(until: deadline, clock: .continuous)
+        } catch {
+          return  // cancelled: the space was locked, or given another limit
+        }
+        guard let self, !self.lockIfIdle(at: .now) else { return }
+      }
+    }
+    idleTimer.withLock { old in
+      defer { old = timer }
+      return old
+    }?.cancel()
+    if isClosed { timer.cancel() }
+  }
+
+  /// Marks the space used at `now` (a request that reads its state uses it too).
+  package func touch(at now: ContinuousClock.Instant = .now) {
+    keeping.withLock { keeping in keeping.lastUse = max(keeping.lastUse, now) }
+  }
+
+  /// Locks the space if at `now` it has gone its idle limit without use, or is past its end;
+  /// true if it did (or was already locked). Work under way keeps it, but not past its end.
+  @discardableResult
+  package func lockIfIdle(at now: ContinuousClock.Instant = .now) -> Bool {
+    let due = keeping.withLock { keeping -> Bool in
+      guard !keeping.locked else { return true }
+      if let end = keeping.end, now >= end { return true }
+      guard let limit = keeping.idleLimit, keeping.users == 0 else { return false }
+      return now - keeping.lastUse >= limit
+    }
+    if due { close() }
+    return due
+  }
+
+  /// When the space is next due to lock itself, looked at `now`: nil when it never is (it
+  /// is locked, or has no limit). While work is under way, a limit from now.
+  func idleDeadline(at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    keeping.withLock { keeping -> ContinuousClock.Instant? in
+      guard !keeping.locked, let limit = keeping.idleLimit else { return nil }
+      let idle = (keeping.users > 0 ? now : keeping.lastUse) + limit
+      return keeping.end.map { min($0, idle) } ?? idle
+    }
+  }
+}
