@@ -2265,6 +2265,17 @@ extension Gallery {
     <link rel="icon" href="/static/favicon.svg?v={{assetVersion}}" type="image/svg+xml">
     <link rel="stylesheet" href="/static/gallery.css?v={{assetVersion}}">
     <script type="module" src="/static/{{assetVersion}}/gallery.js"></script>
+    <!-- The modules gallery.js imports, two levels deep: fetched at once, not a level a round trip. -->
+    <link rel="modulepreload" href="/static/{{assetVersion}}/album.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/api.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/asset.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/duplicates.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/images.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/map.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/selection.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/timeline.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/viewer.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/words.js">
     </head>
     <body data-page="{{page}}">
     {{> icons}}

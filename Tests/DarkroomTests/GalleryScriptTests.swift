@@ -92,6 +92,22 @@ struct GalleryScriptTests {
       let version = try #require(
         html.firstMatch(
           of: /<script type="module" src="\/static\/([0-9a-f]{12})\/gallery.js"><\/script>/)?.1)
+      // Every module gallery.js imports, however deep, is preloaded under the same version
+      // (fetched at once, not a level a round trip), and nothing else is.
+      var imported: Set<String> = []
+      var next = ["gallery.js"]
+      while let module = next.popLast() {
+        for match in (Self.scripts[module] ?? "").matches(
+          of: /import\s*\{[^}]*\}\s*from\s*"\.\/([^"]+)"/)
+        where imported.insert(String(match.1)).inserted {
+          next.append(String(match.1))
+        }
+      }
+      let preloaded = html.matches(
+        of: /<link rel="modulepreload" href="\/static\/([0-9a-f]{12})\/([a-z]+\.js)">/)
+      #expect(preloaded.allSatisfy { $0.1 == version })
+      #expect(Set(preloaded.map { String($0.2) }) == imported && preloaded.count == imported.count)
+      #expect(imported.count >= 9, "\(imported.sorted())")
       for name in Self.scripts.keys.sorted() {
         let current = try await client.execute(uri: "/static/\(version)/\(name)", method: .get)
         #expect(current.status == .ok, "\(name)")
