@@ -12,6 +12,10 @@
 # Usage: Benchmarks/against.sh BASE_BINARY NEW_BINARY   (ONLY="scan serve": those parts)
 #   Build both with Scripts/release-build.sh (the previous main in a git worktree).
 source "$(dirname "$0")/common.sh"
+# No thumbnail pass in the background: the scans below would each start one, and a pass left
+# running (at nice 19, on either core) cost the serve figures up to 30% and made them differ
+# between builds by the order they ran in.
+export DARKROOM_NO_BACKGROUND=1
 BASE="$(realpath "$1")"
 NEW="$(realpath "$2")"
 install_peers
