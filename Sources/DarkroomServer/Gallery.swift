@@ -460,12 +460,8 @@ struct Gallery: Sendable {
     let ref = request.query["ref"].map(String.init) ?? "smart:all"
     let (asset, previous, next) = try await blocking { [library] () throws(DarkroomError) in
       let asset = try library.asset(id)
-      // Neighbours in the album's order: ids only (a 50,000-id list is 1.3 MB; fine here).
-      let ids = try library.assetIDs(
-        matching: AssetQuery(parameters: [("album", ref)] + Self.newestFirst(ref, [])))
-      let index = ids.firstIndex(of: id)
-      let previous = index.flatMap { $0 > 0 ? ids[$0 - 1] : nil }
-      let next = index.flatMap { $0 + 1 < ids.count ? ids[$0 + 1] : nil }
+      let (previous, next) = try library.neighbours(
+        of: id, in: AssetQuery(parameters: [("album", ref)] + Self.newestFirst(ref, [])))
       return (asset, previous, next)
     }
     var values = common(context, title: asset.name)

@@ -180,12 +180,8 @@ struct SharedRoutes {
     let (asset, previous, next) = try await blocking {
       [library] () throws(DarkroomError) -> (Asset, AssetID?, AssetID?) in
       let asset = try library.sharedAsset(id, of: link)
-      let ids = try library.assetIDs(matching: try library.sharedQuery(link))
-      let index = ids.firstIndex(of: id)
-      return (
-        asset, index.flatMap { $0 > 0 ? ids[$0 - 1] : nil },
-        index.flatMap { $0 + 1 < ids.count ? ids[$0 + 1] : nil }
-      )
+      let (previous, next) = try library.neighbours(of: id, in: try library.sharedQuery(link))
+      return (asset, previous, next)
     }
     let base = "/s/" + token
     var values: [String: Any] = [

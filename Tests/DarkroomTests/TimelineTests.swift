@@ -159,6 +159,25 @@ struct TimelineTests {
     #expect(seen == order)
   }
 
+  @Test("a photo's previous and next in a query's order: at both ends, between, and not in it")
+  func neighbours() throws {
+    let lib = try LibraryFixture()
+    for i in 0..<3 { try lib.add("orientation-\(i + 1).jpg", as: "p\(i).jpg", tag: "p\(i)") }
+    try lib.add("gps.jpg", as: "trashed.jpg", tag: "trash")
+    _ = try lib.scan()
+    let library = lib.library
+    let ids = try (0..<3).map { try #require(try lib.asset("p\($0).jpg")).id }
+    let trashed = try #require(try lib.asset("trashed.jpg")).id
+    _ = try library.trash([trashed])
+    let byName = try AssetQuery(parameters: [("sort", "name")])
+    #expect(try library.neighbours(of: ids[0], in: byName) == (nil, ids[1]))
+    #expect(try library.neighbours(of: ids[1], in: byName) == (ids[0], ids[2]))
+    #expect(try library.neighbours(of: ids[2], in: byName) == (ids[1], nil))
+    #expect(try library.neighbours(of: trashed, in: byName) == (nil, nil))
+    let newestFirst = try AssetQuery(parameters: [("sort", "-date")])  // p2 is the newest
+    #expect(try library.neighbours(of: ids[0], in: newestFirst) == (ids[1], nil))
+  }
+
   @Test("month= in the list's grammar: 2019-03 and 0000-00 read, anything else refused naming it")
   func monthParameter() throws {
     #expect(try AssetQuery(parameters: [("month", "2019-03")]).month == 201_903)

@@ -248,6 +248,17 @@ extension Library {
     try catalogCall { try $0.ids(query) }
   }
 
+  /// The assets before and after `id` in `query`'s order (an album's, a shared link's): a
+  /// photo page's previous and next; nil at either end, both nil when `id` is not in it.
+  package func neighbours(of id: AssetID, in query: AssetQuery) throws(DarkroomError)
+    -> (previous: AssetID?, next: AssetID?)
+  {
+    // Ids only: a 50,000-id list is 1.3 MB.
+    let ids = try assetIDs(matching: query)
+    guard let index = ids.firstIndex(of: id) else { return (nil, nil) }
+    return (index > 0 ? ids[index - 1] : nil, index + 1 < ids.count ? ids[index + 1] : nil)
+  }
+
   /// An asset's file, for an edit or a revert: not through a link, not in the trash, not
   /// offline.
   func editablePath(_ asset: Asset) throws(DarkroomError) -> String {
