@@ -125,13 +125,10 @@ struct ScanCommand: ParsableCommand {
     }
     if summary.stopped {
       printError("scan: stopped; run it again to go on\n")
-    } else if !noBackground && !backgroundTurnedOff
-      && summary.added + summary.changed + summary.moved > 0
-    {
+    } else if !noBackground {
       // The gallery's thumbnails, made at the lowest priority while the user goes on.
       do {
-        let pid = try BackgroundThumbnails.start(library)
-        if !json {
+        if let pid = try library.startBackgroundThumbnails(after: summary), !json {
           printError(
             "scan: making the gallery's thumbnails in the background (pid \(pid)); darkroom thumbnails --stop stops it\n"
           )

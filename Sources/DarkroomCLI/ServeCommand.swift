@@ -186,7 +186,7 @@ struct ServeCommand: ParsableCommand {
       configuration.spaces = spaces
     }
     configuration.spaceIdle = .seconds(spaceIdle * 60)
-    configuration.backgroundThumbnails = !noBackground && !backgroundTurnedOff
+    configuration.backgroundThumbnails = !noBackground && !Library.backgroundTurnedOff
     configuration.accelRedirect = accelRedirect
     configuration.signedRenditions = signedRenditions ? signedLifetime * 3600 : nil
     configuration.mapTiles = mapTiles

@@ -165,6 +165,52 @@ struct GridThumbnailTests {
     #expect(summary.had == 1 && summary.made == 3, "\(summary)")
   }
 
+  @Test(
+    "thumbnails --background: detached at nice 19, its pid kept while it runs; --stop ends it, then finds none"
+  )
+  func backgroundAndStop() throws {
+    // The newest photo hangs its decoder: the pass is still running when it is stopped.
+    let lib = try LibraryFixture()
+    for i in 0..<2 {
+      try lib.add(
+        "orientation-\(4 - i).jpg", as: i == 0 ? "p0-hangs.jpg" : "p\(i).jpg", tag: "p\(i)")
+    }
+    _ = try lib.scan()
+    let root = lib.library.root.path
+    let start = try CLI.run(
+      ["thumbnails", lib.root, "--background"],
+      environment: ["DARKROOM_TEST_DECODER_FAULT": "hang=hangs"])
+    #expect(start.status == 0, "\(start.stderr)")
+    let pid = try #require(
+      start.stderr.split(separator: "(pid ").last?.split(separator: ",").first.flatMap {
+        Int32($0)
+      }, "\(start.stderr)")
+    #expect(
+      start.stderr
+        == "thumbnails: making the gallery's thumbnails in the background (pid \(pid), log \(root)/.darkroom/thumbnails.log); darkroom thumbnails --stop stops it\n"
+    )
+    // Its pid file names it once it runs (the bounds are against a hang, not measures).
+    let pidFile = root + "/.darkroom/locks/thumbnails.pid"
+    #expect(
+      eventually(60) {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)) == "\(pid)\n"
+      })
+    #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid)) == 19)
+    let stop = try CLI.run(["thumbnails", lib.root, "--stop"])
+    #expect(stop.status == 0)
+    #expect(stop.stdout == "thumbnails: asked the pass in the background (pid \(pid)) to stop\n")
+    #expect(eventually(60) { kill(pid, 0) != 0 }, "ended within its grace")
+    #expect(!FileManager.default.fileExists(atPath: pidFile))
+    let none = try CLI.run(["thumbnails", lib.root, "--stop"])
+    #expect(none.stdout == "thumbnails: no pass is running in the background for \(root)\n")
+    // A program that cannot start is named, with the reason.
+    #expect(
+      throws: DarkroomError(
+        .io, file: root + "/missing-darkroom",
+        "cannot start the thumbnail pass: No such file or directory")
+    ) { try lib.library.startBackgroundThumbnails(program: root + "/missing-darkroom") }
+  }
+
   @Test("scan starts the pass in the background when photos came; --no-background does not")
   func scanStartsThePass() throws {
     let lib = try Self.library()
