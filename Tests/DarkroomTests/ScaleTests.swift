@@ -247,4 +247,34 @@ struct BackgroundPriorityTests {
       Self.niceness(pid)[pid] == Int(before),
       "\(Self.niceness(pid)), \(before)")
   }
+
+  @Test(
+    "a background pool's workers lower themselves to 19 as they start; another pool's keep the process's priority, whichever thread asked"
+  )
+  func backgroundWorkers() throws {
+    let which = __priority_which_t(PRIO_PROCESS.rawValue)
+    let process = getpriority(which, id_t(getpid()))  // the main thread's
+    var configuration = WorkerPool.Configuration(executable: CLI.binary)
+    configuration.background = true
+    let background = WorkerPool(configuration)
+    defer { background.shutDown() }
+    let people = WorkerPool(.init(executable: CLI.binary))
+    defer { people.shutDown() }
+    // People's first worker is asked for by a lowered thread (as a server's background pass
+    // once did): it is started by the spawn thread, at the process's priority all the same.
+    let done = DispatchSemaphore(value: 0)
+    let asked = Thread {
+      BackgroundPriority.lowerThisThread()
+      _ = try? people.probeDescriptors([])
+      done.signal()
+    }
+    asked.start()
+    done.wait()
+    _ = try background.probeDescriptors([])
+    let (lowered, kept) = (background.workerIDs, people.workerIDs)
+    #expect(lowered.count == 1 && kept.count == 1)
+    for pid in lowered { #expect(Self.niceness(pid)[pid] == 19, "background worker \(pid)") }
+    for pid in kept { #expect(Self.niceness(pid)[pid] == Int(process), "worker \(pid)") }
+  }
+
 }

@@ -71,6 +71,8 @@ package struct GridThumbnailOptions: Sendable {
   package var shouldStop: @Sendable () -> Bool = { false }
   /// Called before each render: a server waits here while people's own requests render.
   package var beforeRender: @Sendable () -> Void = {}
+  /// How the photos are rendered (its workers: a server's pass has its own).
+  package var pixels = PixelSettings()
 
   package init() {}
 }
@@ -191,7 +193,7 @@ extension Library {
       }
       options.beforeRender()
       do {
-        _ = try render(asset.id, spec)
+        _ = try render(asset.id, spec, settings: options.pixels)
         summary.made += 1
         FaultInjection.point("after-grid-thumbnail")
       } catch  where error.kind == .io && error.file == nil {

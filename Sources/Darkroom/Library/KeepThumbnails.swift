@@ -39,7 +39,9 @@ extension Library {
       do {
         if whole {
           let before = try lastChange()
-          let summary = try makeGridThumbnails(options)
+          let summary = try Self.withBackgroundWorkers(options) { (options) throws(DarkroomError) in
+            try makeGridThumbnails(options)
+          }
           if summary.busy {
             _ = stop.wait(seconds: 30)  // another process's pass: look again later
             continue
@@ -53,12 +55,33 @@ extension Library {
         let changes = try self.changes(since: seen, limit: 1000)
         guard let last = changes.last else { continue }
         let ids = changes.filter { $0.kind != .removed }.map(\.id)
-        let summary = try makeGridThumbnails(of: Array(Set(ids)), options)
+        let summary = try Self.withBackgroundWorkers(options) { (options) throws(DarkroomError) in
+          try makeGridThumbnails(of: Array(Set(ids)), options)
+        }
         if !summary.busy { seen = last.sequence }
       } catch {
         logger.warning("background thumbnails: \(error); trying again in a minute")
         _ = stop.wait(seconds: 60)
       }
     }
+  }
+
+  /// Runs `body` with `options` whose renders go to workers of their own, which lower
+  /// themselves to background priority as they start (``WorkerPool/Configuration/background``),
+  /// and ends them after it: an idle server holds none. The pool people's renders use is
+  /// never touched by the pass, so none of its workers is lowered for good. Where the
+  /// process routes no work to workers, the renders stay on the calling thread (lowered).
+  static func withBackgroundWorkers<T>(
+    _ options: GridThumbnailOptions,
+    _ body: (GridThumbnailOptions) throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    guard var configuration = Containment.configuration else { return try body(options) }
+    configuration.background = true
+    configuration.idleWorkers = 1
+    let pool = WorkerPool(configuration)
+    defer { pool.shutDown() }
+    var options = options
+    options.pixels.workers = pool
+    return try body(options)
   }
 }

@@ -13,6 +13,11 @@ package enum BackgroundPriority {
   /// never on a shared pool's. Returns whether it was lowered.
   @discardableResult
   package static func lowerThisThread() -> Bool {
+    // A thread inherits the niceness of the thread that makes it, and a process that of the
+    // thread that forks it. The thread that starts workers (``SpawnThread``) is made on
+    // first use: made from here, after the lowering, it and every worker it started (which
+    // people's renders share with the background work) would run at 19.
+    SpawnThread.prepare()
     let lowered = dr_lower_thread_priority() == 0
     // Tests: each lowered thread says so as it starts (a thread may end before anyone
     // looks at it from outside).

@@ -12,6 +12,9 @@ import Dispatch
 final class SpawnThread: @unchecked Sendable {
   static let shared = SpawnThread()
 
+  /// Makes the spawn thread now, if it is not made yet, at the calling thread's priority.
+  static func prepare() { _ = shared }
+
   private let work = Locked<[@Sendable () -> Void]>([])
   private let wake = DispatchSemaphore(value: 0)
 
@@ -28,6 +31,16 @@ final class SpawnThread: @unchecked Sendable {
   }
 
   private func serve() -> Never {
+    // Workers take this thread's niceness, and this thread took that of whichever thread
+    // made it: libdispatch's by quality of service (-2 was seen), or a background thread's.
+    // It takes the process's own instead, its main thread's (on Linux PRIO_PROCESS names a
+    // thread, and the process id its main one). Where that is higher than this thread's
+    // and the process may not raise priority, this stays as it is: ``prepare()`` makes the
+    // thread before any thread lowers itself.
+    let which = __priority_which_t(PRIO_PROCESS.rawValue)
+    errno = 0
+    let main = getpriority(which, id_t(getpid()))
+    if errno == 0 { _ = setpriority(which, 0, main) }
     while true {
       wake.wait()
       let jobs = work.withLock { jobs in

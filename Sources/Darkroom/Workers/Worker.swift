@@ -40,6 +40,9 @@ package enum Worker {
     Vips.tuneMalloc(arenas: 2)
     var reason = [CChar](repeating: 0, count: 256)
     let environment = ProcessInfo.processInfo.environment
+    // A background pool's worker (``WorkerPool/Configuration/background``), lowered before
+    // libvips makes its threads, which take this thread's priority.
+    if environment["DARKROOM_WORKER_BACKGROUND"] == "1" { _ = dr_lower_thread_priority() }
     var limits = DrSandboxLimits()
     limits.address_space_bytes = environment["DARKROOM_WORKER_ADDRESS_SPACE"].flatMap(Int.init) ?? 0
     limits.cpu_seconds = environment["DARKROOM_WORKER_CPU_SECONDS"].flatMap(UInt.init) ?? 0

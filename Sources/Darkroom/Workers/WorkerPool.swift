@@ -69,6 +69,11 @@ package final class WorkerPool: Sendable {
     /// Tests only: start workers without closing this process's other descriptors, to see
     /// a worker refuse them.
     var closesInheritedDescriptors = true
+    /// Workers for work that may wait (the gallery's thumbnails in the background): each
+    /// lowers itself to nice 19 and the idle disk class as it starts. A process cannot take a
+    /// lowered priority back, so these are never the ones people's renders use: such work
+    /// gets a pool of its own.
+    package var background = false
 
     /// The environment a worker starts with.
     func workerEnvironment(from parent: [String: String]) -> [String: String] {
@@ -82,6 +87,7 @@ package final class WorkerPool: Sendable {
       // A crash is reported by the parent, in one line; the runtime's backtrace is noise.
       environment["SWIFT_BACKTRACE"] = "enable=no"
       if let vipsThreads { environment["VIPS_CONCURRENCY"] = String(vipsThreads) }
+      if background { environment["DARKROOM_WORKER_BACKGROUND"] = "1" }
       for (key, value) in self.environment { environment[key] = value }
       return environment
     }
@@ -137,6 +143,9 @@ package final class WorkerPool: Sendable {
   deinit { shutDown() }
 
   /// What the pool has done so far.
+  /// The process ids of its workers, running or idle (for tests).
+  var workerIDs: [Int32] { state.withLock { Array($0.all.keys) } }
+
   package var counts: Counts {
     state.withLock { state in
       var counts = state.counts
