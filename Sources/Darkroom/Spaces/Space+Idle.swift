@@ -1,30 +1,43 @@
+import Dispatch
+
 /// A space that locks itself when nobody has used it for a while: a server holds a session's
 /// space unlocked only as long as the session uses it, and no loop of the server's own has to
 /// look for idle ones.
 extension Space {
   /// Locks the space once it has gone `limit` without use (work with its keys under way,
   /// or ``touch(at:)``), and at `end` however much it is used. A timer waits for the
-  /// deadline, not a poll: it wakes when the space would be idle, and sleeps again when it
-  /// was used meanwhile. Asked again, the new limit and end replace the old.
+  /// deadline, not a poll: it fires when the space would be idle, and is set again when the
+  /// space was used meanwhile. Asked again, the new limit and end replace the old.
   package func lockWhenIdle(after limit: Duration, atLatest end: ContinuousClock.Instant? = nil) {
     keeping.withLock { keeping in
       (keeping.idleLimit, keeping.end, keeping.lastUse) = (limit, end, .now)
     }
-    let timer = Task.detached { [weak self] in
-      while let deadline = self?.idleDeadline(at: .now) {
-        do {
-          try await Task.sleep(until: deadline, clock: .continuous)
-        } catch {
-          return  // cancelled: the space was locked, or given another limit
-        }
-        guard let self, !self.lockIfIdle(at: .now) else { return }
-      }
-    }
+    // A Dispatch timer, on Dispatch's threads: not a task, which waits for a thread of the
+    // cooperative pool, and that pool may be busy with blocking work for minutes.
+    let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+    timer.setEventHandler { [weak self] in self?.idleTimerFired() }
     idleTimer.withLock { old in
       defer { old = timer }
       return old
     }?.cancel()
+    scheduleIdleTimer(timer)
+    timer.resume()
     if isClosed { timer.cancel() }
+  }
+
+  /// At a deadline: locks the space if it is idle, else waits for the next deadline.
+  private func idleTimerFired() {
+    guard !lockIfIdle(at: .now), let timer = idleTimer.withLock({ $0 }) else { return }
+    scheduleIdleTimer(timer)
+  }
+
+  /// Sets `timer` to fire at the space's next deadline, once; cancels it when there is none.
+  private func scheduleIdleTimer(_ timer: DispatchSourceTimer) {
+    guard let deadline = idleDeadline(at: .now) else { return timer.cancel() }
+    let wait = max(.zero, deadline - .now)
+    let nanoseconds =
+      wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
+    timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), leeway: .milliseconds(100))
   }
 
   /// Marks the space used at `now` (a request that reads its state uses it too).

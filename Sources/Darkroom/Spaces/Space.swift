@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -36,8 +37,8 @@ public final class Space: Sendable {
   /// space was locked meanwhile: its keys are zeroed when the last of it ends. Also when the
   /// space was last used, and when it locks itself (``lockWhenIdle(after:atLatest:)``).
   let keeping = Locked(Keeping())
-  /// The task that locks the space when it has been idle (``lockWhenIdle(after:atLatest:)``).
-  let idleTimer = Locked<Task<Void, Never>?>(nil)
+  /// The timer that locks the space when it has been idle (``lockWhenIdle(after:atLatest:)``).
+  let idleTimer = Locked<DispatchSourceTimer?>(nil)
 
   struct Keeping {
     var users = 0
