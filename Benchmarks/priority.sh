@@ -30,8 +30,8 @@ for _ in $(seq "$(nproc)"); do
 done
 trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
 
-# times BINARY: "median slowest" in ms of 20 fullscreen renders on a fresh server.
-times() {
+# render_times BINARY: "median slowest" in ms of 20 fullscreen renders on a fresh server.
+render_times() {
   local binary="$1" port=18441 pid
   rm -rf "$LIB/.darkroom"
   DARKROOM_NO_BACKGROUND=1 "$binary" scan "$LIB" --progress none >/dev/null
@@ -43,16 +43,21 @@ times() {
   ids=$(cd "$LIB" && "$binary" list --json | /usr/bin/python3 -c \
     'import json,sys; print(" ".join(a["id"] for a in json.load(sys.stdin)[-20:]))')
   for id in $ids; do
-    curl -sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" \
-      "http://127.0.0.1:$port/api/assets/$id/fullscreen"
-  done | /usr/bin/python3 -c 'import sys, statistics as s; t=[float(x)*1000 for x in sys.stdin]; print("%.0f %.0f" % (s.median(t), max(t)))'
+    curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $TOKEN" \
+      "http://127.0.0.1:$port/api/assets/$id/fullscreen" || echo "failed 0"
+  done | /usr/bin/python3 -c '
+import sys, statistics as s
+r = [line.split() for line in sys.stdin]
+assert len(r) == 20 and all(code == "200" for code, _ in r), "a render failed: %s" % r
+t = [float(x) * 1000 for _, x in r]
+print("%.0f %.0f" % (s.median(t), max(t)))'
   kill "$pid"
   wait "$pid" 2>/dev/null || true
 }
-read -r bm bw <<<"$(times "$BASE")"
-read -r nm nw <<<"$(times "$NEW")"
-read -r bm2 bw2 <<<"$(times "$BASE")"
-read -r nm2 nw2 <<<"$(times "$NEW")"
+read -r bm bw <<<"$(render_times "$BASE")"
+read -r nm nw <<<"$(render_times "$NEW")"
+read -r bm2 bw2 <<<"$(render_times "$BASE")"
+read -r nm2 nw2 <<<"$(render_times "$NEW")"
 printf '%-40s %10s %10s   %s\n' "" base new new/base
 printf '%-40s %10s %10s   %s\n' "fullscreen, median ms (run 1)" "$bm" "$nm" "$(ratio "$nm" "$bm")"
 printf '%-40s %10s %10s   %s\n' "fullscreen, slowest ms (run 1)" "$bw" "$nw" "$(ratio "$nw" "$bw")"

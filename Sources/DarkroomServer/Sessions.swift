@@ -126,9 +126,20 @@ final class Sessions: Sendable {
   /// lifetime), and at the session's absolute end.
   func unlock(_ space: Space, for id: String) {
     guard let ends = sessions.withLock({ $0[id]?.ends }) else { return space.close() }
-    space.lockWhenIdle(after: min(spaceIdle, Self.lifetime), atLatest: ends)
+    space.lockWhenIdle(after: min(spaceIdle, Self.lifetime), atLatest: ends) {
+      [weak self] in self?.forget(space, of: id)
+    }
     let previous = spaces.withLock { $0.updateValue(space, forKey: id) }
     if let previous, previous !== space { previous.close() }
+    // Ended meanwhile (a logout between the check above and the insert): locked now.
+    if sessions.withLock({ $0[id] == nil }) { lock(id) }
+  }
+
+  /// Forgets session `id`'s space if it is still `space` (it locked itself).
+  private func forget(_ space: Space, of id: String) {
+    spaces.withLock { spaces in
+      if spaces[id] === space { spaces[id] = nil }
+    }
   }
 
   /// Session `id`'s unlocked space, marked used at `now`; nil when it has none, or when the
@@ -136,9 +147,7 @@ final class Sessions: Sendable {
   func space(for id: String, at now: ContinuousClock.Instant = .now) -> Space? {
     guard let space = spaces.withLock({ $0[id] }) else { return nil }
     guard !space.lockIfIdle(at: now) else {
-      spaces.withLock { spaces in
-        if spaces[id] === space { spaces[id] = nil }
-      }
+      forget(space, of: id)
       return nil
     }
     space.touch(at: now)
@@ -158,6 +167,10 @@ final class Sessions: Sendable {
     }
     for space in all { space.close() }
   }
+
+  /// How many sessions hold a space, locked or not (for tests: a space that locked itself
+  /// is forgotten at once).
+  var heldSpaces: Int { spaces.withLock { $0.count } }
 
   /// How many sessions hold a space that is still unlocked.
   var unlockedCount: Int { spaces.withLock { $0.values.count { !$0.isClosed } } }

@@ -246,6 +246,35 @@ struct BackgroundPriorityTests {
     #expect(
       Self.niceness(pid)[pid] == Int(before),
       "\(Self.niceness(pid)), \(before)")
+    // A person's render, once the background pass has started the process's first workers
+    // from its lowered thread: it runs at the main thread's priority. (Before ba5e221 every
+    // worker of the server ran at 19, or at libdispatch's -2.)
+    let id = try #require(try served.library.assetIDs(matching: AssetQuery()).first)
+    #expect(try server.request("GET", "/api/assets/\(id.rawValue)/fullscreen").status == 200)
+    let people = Self.children(of: pid).filter { child in
+      let environment =
+        (try? String(contentsOfFile: "/proc/\(child)/environ", encoding: .utf8)) ?? ""
+      return environment.contains("DARKROOM_WORKER_")
+        && !environment.contains(
+          "DARKROOM_WORKER_BACKGROUND=1")
+    }
+    #expect(!people.isEmpty)
+    for worker in people {
+      #expect(Self.niceness(worker)[worker] == Int(before), "worker \(worker)")
+    }
+  }
+
+  /// The processes whose parent is `pid` (field 4 of /proc/PID/stat).
+  static func children(of pid: Int32) -> [Int32] {
+    let all = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return all.compactMap { entry -> Int32? in
+      guard let child = Int32(entry),
+        let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { return nil }
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+    }
   }
 
   @Test(

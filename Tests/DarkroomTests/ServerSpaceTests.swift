@@ -117,6 +117,21 @@ func exifSegment(_ jpeg: [UInt8]) throws -> [UInt8] {
 
 @Suite("darkroom serve: encrypted spaces", .timeLimit(.minutes(10)))
 struct ServerSpaceTests {
+  @Test("a space that locks itself is forgotten by its session then, not at its next request")
+  func forgottenWhenIdle() throws {
+    let folder = try Fixture.temporaryFolder()
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    let sessions = Sessions(spaceIdle: .milliseconds(50))
+    let session = sessions.create(.write, token: ServedLibrary.writeToken)
+    sessions.unlock(space, for: session.id)
+    #expect(sessions.heldSpaces == 1)
+    // Nothing asks for it: its timer locks it, and the session lets it go. (The bound is
+    // against a hang, not a measure.)
+    #expect(eventually(60) { sessions.heldSpaces == 0 })
+    #expect(space.isClosed && space.keys.space.isWiped)
+    #expect(sessions.space(for: session.id) == nil)
+  }
+
   @Test(
     "unlock, upload, browse, render, range, edit, revert and lock: nothing in plaintext on disk")
   func unlockAndServe() async throws {

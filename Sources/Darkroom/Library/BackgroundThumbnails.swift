@@ -57,23 +57,31 @@ extension Library {
 
   /// ``makeGridThumbnails(_:progress:)`` as the pass's own process runs it: at the lowest
   /// CPU priority when `lowPriority` (the one started in the background), with its process
-  /// id recorded while it runs so that ``stopBackgroundThumbnails()`` finds it.
+  /// id recorded while it holds the library so that ``stopBackgroundThumbnails()`` finds it.
   package func runThumbnailPass(
     lowPriority: Bool, _ options: GridThumbnailOptions,
     progress: (@Sendable (GridThumbnailSummary) -> Void)? = nil
   ) throws(DarkroomError) -> GridThumbnailSummary {
     if lowPriority { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19) }
+    var options = options
+    options.recordsProcess = true
+    return try makeGridThumbnails(options, progress: progress)
+  }
+
+  /// Runs `body` with this process recorded as the library's pass: called under the pass's
+  /// lock, so a second pass, which finds the library busy, never takes the record from the
+  /// first. The record is removed after, while it still names this process.
+  func recordedAsThePass(_ body: () throws(DarkroomError) -> Void) throws(DarkroomError) {
     let pidFile = thumbnailPassPID
     _ = FileManager.default.createFile(atPath: pidFile, contents: Data("\(getpid())\n".utf8))
     defer {
-      // Removed only while it still names this process (another pass may have followed).
       if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
         pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) == getpid()
       {
         unlink(pidFile)
       }
     }
-    return try makeGridThumbnails(options, progress: progress)
+    try body()
   }
 
   /// Whether `pid` is a `darkroom thumbnails` process (not one that took a dead pass's id).

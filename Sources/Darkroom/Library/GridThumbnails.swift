@@ -73,6 +73,9 @@ package struct GridThumbnailOptions: Sendable {
   package var beforeRender: @Sendable () -> Void = {}
   /// How the photos are rendered (its workers: a server's pass has its own).
   package var pixels = PixelSettings()
+  /// Whether this process is recorded as the library's pass while it holds the lock, so
+  /// that `darkroom thumbnails --stop` finds it (``Library/runThumbnailPass(lowPriority:_:progress:)``).
+  package var recordsProcess = false
 
   package init() {}
 }
@@ -154,7 +157,11 @@ extension Library {
       return summary
     }
     defer { Glibc.close(lock) }
-    try body(&summary)
+    if options.recordsProcess {
+      try recordedAsThePass { () throws(DarkroomError) in try body(&summary) }
+    } else {
+      try body(&summary)
+    }
     summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
     return summary
   }

@@ -8,14 +8,20 @@ extension Space {
   /// or ``touch(at:)``), and at `end` however much it is used. A timer waits for the
   /// deadline, not a poll: it fires when the space would be idle, and is set again when the
   /// space was used meanwhile. Asked again, the new limit and end replace the old.
-  package func lockWhenIdle(after limit: Duration, atLatest end: ContinuousClock.Instant? = nil) {
+  /// `whenLocked` runs once the timer has locked it (a server forgets the space then).
+  package func lockWhenIdle(
+    after limit: Duration, atLatest end: ContinuousClock.Instant? = nil,
+    whenLocked: @escaping @Sendable () -> Void = {}
+  ) {
     keeping.withLock { keeping in
       (keeping.idleLimit, keeping.end, keeping.lastUse) = (limit, end, .now)
     }
     // A Dispatch timer, on Dispatch's threads: not a task, which waits for a thread of the
     // cooperative pool, and that pool may be busy with blocking work for minutes.
     let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-    timer.setEventHandler { [weak self] in self?.idleTimerFired() }
+    timer.setEventHandler { [weak self] in
+      if self?.idleTimerFired() == true { whenLocked() }
+    }
     idleTimer.withLock { old in
       defer { old = timer }
       return old
@@ -25,16 +31,22 @@ extension Space {
     if isClosed { timer.cancel() }
   }
 
-  /// At a deadline: locks the space if it is idle, else waits for the next deadline.
-  private func idleTimerFired() {
-    guard !lockIfIdle(at: .now), let timer = idleTimer.withLock({ $0 }) else { return }
-    scheduleIdleTimer(timer)
+  /// At a deadline: locks the space if it is idle, else sets the timer for the next
+  /// deadline. True if it locked the space now.
+  private func idleTimerFired() -> Bool {
+    if isClosed { return false }
+    if lockIfIdle(at: .now) { return true }
+    if let timer = idleTimer.withLock({ $0 }) { scheduleIdleTimer(timer) }
+    return false
   }
 
   /// Sets `timer` to fire at the space's next deadline, once; cancels it when there is none.
+  /// A wait is at most 30 s: Dispatch's clock stops while the machine sleeps and the
+  /// deadlines' (`ContinuousClock`) does not, so a machine woken after its deadline finds
+  /// the space locked within 30 s, not a whole idle limit later.
   private func scheduleIdleTimer(_ timer: DispatchSourceTimer) {
     guard let deadline = idleDeadline(at: .now) else { return timer.cancel() }
-    let wait = max(.zero, deadline - .now)
+    let wait = min(max(.zero, deadline - .now), .seconds(30))
     let nanoseconds =
       wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
     timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), leeway: .milliseconds(100))

@@ -202,7 +202,7 @@ public final class Space: Sendable {
     defer {
       let last = keeping.withLock { keeping in
         keeping.users -= 1
-        keeping.lastUse = .now
+        keeping.lastUse = max(keeping.lastUse, .now)
         return keeping.locked && keeping.users == 0
       }
       if last { keys.wipe() }
@@ -246,8 +246,15 @@ public final class Space: Sendable {
   static func ownConfiguration(_ renderer: Renderer, routed: WorkerPool.Configuration?)
     -> WorkerPool.Configuration?
   {
-    if let shared = renderer.workers as? WorkerPool { return shared.configuration }
-    return renderer.workers == nil ? routed : nil
+    var own: WorkerPool.Configuration?
+    if let shared = renderer.workers as? WorkerPool {
+      own = shared.configuration
+    } else if renderer.workers == nil {
+      own = routed
+    }
+    // A space's own workers serve people's renders: never ones that lower themselves.
+    own?.background = false
+    return own
   }
 
   /// This space's own workers, once a render or edit has started them (for tests).

@@ -142,10 +142,10 @@ package final class WorkerPool: Sendable {
 
   deinit { shutDown() }
 
-  /// What the pool has done so far.
   /// The process ids of its workers, running or idle (for tests).
   var workerIDs: [Int32] { state.withLock { Array($0.all.keys) } }
 
+  /// What the pool has done so far.
   package var counts: Counts {
     state.withLock { state in
       var counts = state.counts
