@@ -25,8 +25,8 @@ package struct Session: Sendable {
 /// may hold an unlocked encrypted space: its keys live in this process's memory and nowhere
 /// else, and are zeroed when the session locks it or logs out, when the space has been idle
 /// for `spaceIdle` or the session's lifetime (the space locks itself:
-/// ``Space/lockWhenIdle(after:atLatest:)``), at the session's absolute end, and when the
-/// server stops (another process asks for the password again).
+/// ``Space/lockWhenIdle(after:atLatest:whenLocked:)``), at the session's absolute end, and
+/// when the server stops (another process asks for the password again).
 final class Sessions: Sendable {
   private let sessions = Locked<[String: Session]>([:])
   private let spaces = Locked<[String: Space]>([:])
@@ -126,8 +126,10 @@ final class Sessions: Sendable {
   /// lifetime), and at the session's absolute end.
   func unlock(_ space: Space, for id: String) {
     guard let ends = sessions.withLock({ $0[id]?.ends }) else { return space.close() }
+    // (Both weakly: the space keeps its timer, and the timer this.)
     space.lockWhenIdle(after: min(spaceIdle, Self.lifetime), atLatest: ends) {
-      [weak self] in self?.forget(space, of: id)
+      [weak self, weak space] in
+      if let space { self?.forget(space, of: id) }
     }
     let previous = spaces.withLock { $0.updateValue(space, forKey: id) }
     if let previous, previous !== space { previous.close() }

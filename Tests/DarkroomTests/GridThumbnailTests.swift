@@ -138,15 +138,23 @@ struct GridThumbnailTests {
     #expect(summary.made == 3 && summary.had == 2 && summary.assets == 5 && !summary.busy)
   }
 
+  /// `count` photos taken a day apart, newest first p0, p1...; photo `hanging` hangs its
+  /// decoder under `DARKROOM_TEST_DECODER_FAULT=hang=hangs`. Scanned.
+  static func scanned(_ count: Int, hanging: Int) throws -> LibraryFixture {
+    let lib = try LibraryFixture()
+    for i in 0..<count {
+      try lib.add(
+        "orientation-\(4 - i).jpg", as: i == hanging ? "p\(i)-hangs.jpg" : "p\(i).jpg",
+        tag: "p\(i)")
+    }
+    _ = try lib.scan()
+    return lib
+  }
+
   @Test("SIGTERM during a hung render: stopped within the grace (143), the made kept, then resumed")
   func stopsWithinGrace() throws {
     // Newest first: p0 (taken 2024-06-04), p1 (06-03, which hangs its decoder), p2, p3.
-    let lib = try LibraryFixture()
-    for i in 0..<4 {
-      try lib.add(
-        "orientation-\(4 - i).jpg", as: i == 1 ? "p1-hangs.jpg" : "p\(i).jpg", tag: "p\(i)")
-    }
-    _ = try lib.scan()
+    let lib = try Self.scanned(4, hanging: 1)
     let marker = UUID().uuidString
     let run = try RunningCLI(
       ["thumbnails", lib.root, "--progress", "json", "--grace", "1"],
@@ -170,12 +178,7 @@ struct GridThumbnailTests {
   )
   func backgroundAndStop() throws {
     // The newest photo hangs its decoder: the pass is still running when it is stopped.
-    let lib = try LibraryFixture()
-    for i in 0..<2 {
-      try lib.add(
-        "orientation-\(4 - i).jpg", as: i == 0 ? "p0-hangs.jpg" : "p\(i).jpg", tag: "p\(i)")
-    }
-    _ = try lib.scan()
+    let lib = try Self.scanned(2, hanging: 0)
     let root = lib.library.root.path
     let start = try CLI.run(
       ["thumbnails", lib.root, "--background"],

@@ -35,9 +35,11 @@ public final class Space: Sendable {
   private let workers = Locked<WorkerPool?>(nil)
   /// Work under way that seals or decrypts with the keys (``using(_:)``), and whether the
   /// space was locked meanwhile: its keys are zeroed when the last of it ends. Also when the
-  /// space was last used, and when it locks itself (``lockWhenIdle(after:atLatest:)``).
+  /// space was last used, and when it locks itself
+  /// (``lockWhenIdle(after:atLatest:whenLocked:)``).
   let keeping = Locked(Keeping())
-  /// The timer that locks the space when it has been idle (``lockWhenIdle(after:atLatest:)``).
+  /// The timer that locks the space when it has been idle
+  /// (``lockWhenIdle(after:atLatest:whenLocked:)``).
   let idleTimer = Locked<DispatchSourceTimer?>(nil)
 
   struct Keeping {
