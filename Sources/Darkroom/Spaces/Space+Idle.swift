@@ -47,9 +47,7 @@ extension Space {
   private func scheduleIdleTimer(_ timer: DispatchSourceTimer) {
     guard let deadline = idleDeadline(at: .now) else { return timer.cancel() }
     let wait = min(max(.zero, deadline - .now), .seconds(30))
-    let nanoseconds =
-      wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
-    timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), leeway: .milliseconds(100))
+    timer.schedule(deadline: .now() + .nanoseconds(wait.nanoseconds), leeway: .milliseconds(100))
   }
 
   /// Marks the space used at `now` (a request that reads its state uses it too).
@@ -62,10 +60,7 @@ extension Space {
   @discardableResult
   package func lockIfIdle(at now: ContinuousClock.Instant = .now) -> Bool {
     let due = keeping.withLock { keeping -> Bool in
-      guard !keeping.locked else { return true }
-      if let end = keeping.end, now >= end { return true }
-      guard let limit = keeping.idleLimit, keeping.users == 0 else { return false }
-      return now - keeping.lastUse >= limit
+      keeping.locked || Self.deadline(keeping, at: now).map { now >= $0 } == true
     }
     if due { close() }
     return due
@@ -74,10 +69,16 @@ extension Space {
   /// When the space is next due to lock itself, looked at `now`: nil when it never is (it
   /// is locked, or has no limit). While work is under way, a limit from now.
   func idleDeadline(at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-    keeping.withLock { keeping -> ContinuousClock.Instant? in
-      guard !keeping.locked, let limit = keeping.idleLimit else { return nil }
-      let idle = (keeping.users > 0 ? now : keeping.lastUse) + limit
-      return keeping.end.map { min($0, idle) } ?? idle
-    }
+    keeping.withLock { Self.deadline($0, at: now) }
+  }
+
+  /// The one rule: the idle limit after the last use (or after `now` while work is under
+  /// way), and no later than the end; nil when locked or without a limit.
+  private static func deadline(_ keeping: Keeping, at now: ContinuousClock.Instant)
+    -> ContinuousClock.Instant?
+  {
+    guard !keeping.locked, let limit = keeping.idleLimit else { return nil }
+    let idle = (keeping.users > 0 ? now : keeping.lastUse) + limit
+    return keeping.end.map { min($0, idle) } ?? idle
   }
 }
