@@ -22,6 +22,13 @@ extension Library {
 
   private var thumbnailPassPID: String { metadataFolder.path + "/locks/thumbnails.pid" }
 
+  /// The process id the record names, if it holds one.
+  private var recordedPass: pid_t? {
+    (try? String(contentsOfFile: thumbnailPassPID, encoding: .utf8)).flatMap {
+      pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+  }
+
   /// Starts `PROGRAM thumbnails ROOT --low-priority` (this program by default) in a session of
   /// its own, so that a closed terminal does not end it, with its output appended to
   /// ``backgroundThumbnailsLog``; its process id.
@@ -48,10 +55,7 @@ extension Library {
   /// Asks the pass running for this library (in the background or not) to stop, with
   /// SIGTERM; its process id, or nil when none runs.
   package func stopBackgroundThumbnails() -> Int32? {
-    guard let text = try? String(contentsOfFile: thumbnailPassPID, encoding: .utf8),
-      let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
-      Self.isThumbnailPass(pid)
-    else { return nil }
+    guard let pid = recordedPass, pid > 0, Self.isThumbnailPass(pid) else { return nil }
     return kill(pid, SIGTERM) == 0 ? pid : nil
   }
 
@@ -74,13 +78,7 @@ extension Library {
   func recordedAsThePass(_ body: () throws(DarkroomError) -> Void) throws(DarkroomError) {
     let pidFile = thumbnailPassPID
     _ = FileManager.default.createFile(atPath: pidFile, contents: Data("\(getpid())\n".utf8))
-    defer {
-      if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-        pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) == getpid()
-      {
-        unlink(pidFile)
-      }
-    }
+    defer { if recordedPass == getpid() { unlink(pidFile) } }
     try body()
   }
 
