@@ -25,12 +25,10 @@ enum ProcessDeadline {
   static func arm(file: String, limit: Duration?) {
     guard let limit else { return }
     let line = Array("darkroom: \(DarkroomError.timedOut(file, after: limit))\n".utf8)
-    let nanoseconds =
-      limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
     // The watchdog gets the first chance (its error removes temporaries as usual).
     let grace = 500_000_000
     DispatchQueue.global().asyncAfter(
-      deadline: .now() + .nanoseconds(Int(clamping: nanoseconds) + grace)
+      deadline: .now() + .nanoseconds(limit.nanoseconds + grace)
     ) {
       writeAll(STDERR_FILENO, line)
       _exit(1)

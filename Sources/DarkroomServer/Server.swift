@@ -112,13 +112,12 @@ package struct DarkroomServer: Sendable {
     let limits = ConnectionLimits(
       perClient: configuration.maxConnectionsPerClient,
       total: Self.connectionRoom(configuration.maxConnections), logger: logger)
-    let idle = configuration.idleTimeout.components
     return Application(
       router: router(),
       server: .http1(
         configuration: .init(
           additionalChannelHandlers: [limits.handler(), ParserErrorBody()],
-          idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+          idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.nanoseconds))
         )),
       configuration: .init(
         address: .hostname(configuration.host, port: configuration.port), serverName: "darkroom"),

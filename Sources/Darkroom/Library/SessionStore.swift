@@ -158,8 +158,3 @@ package struct SessionStore: Sendable {
     }
   }
 }
-
-extension Duration {
-  /// Whole seconds, as a `Double`.
-  package var wholeSeconds: Double { Double(components.seconds) }
-}
