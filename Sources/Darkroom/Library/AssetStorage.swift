@@ -1,12 +1,20 @@
+import Foundation
+
 /// Where a library's assets are kept, and so how each is found, read, rendered, moved to the
 /// trash and back, and how its history and videos are read: a folder's files with the catalog
 /// beside them (``FolderStorage``), or an unlocked space's sealed objects and sealed catalog
 /// (``SealedStorage``). `Library` chooses once (``Library/storage``) and its operations call
 /// through it, so that they are written once for both.
 ///
-/// What only a folder has (files to scan, sidecars, albums, shared links, the change log) is
-/// refused for a space where it is asked for (`notInSpace`): a capability, not a second way.
+/// What only a folder has (files to scan, sidecars, shared links, the change log: a
+/// ``FolderFeature``) is refused by a space where it is asked for (``refusal(_:)``): a
+/// capability, not a second way.
 protocol AssetStorage: Sendable {
+  /// Why `feature` is not kept here (nil where it is): the error every call that needs it
+  /// throws, in the same words.
+  func refusal(_ feature: FolderFeature) -> DarkroomError?
+  /// Whether the library has a catalog yet.
+  var hasCatalog: Bool { get }
   /// The catalog of its assets (made when `creating`, for a folder's SQLite file).
   func catalog(creating: Bool) throws(DarkroomError) -> any Catalog
   /// The ids of what a command names: ids, or files (names, for a space) by their asset.
@@ -32,6 +40,61 @@ protocol AssetStorage: Sendable {
   /// What a playback of an asset's video takes, and where its rendition is kept.
   func playbackPlan(of id: AssetID, quality: PlaybackQuality) throws(DarkroomError)
     -> PlaybackPlan
+  /// The bytes of a playback rendition the storage keeps itself (`Playback.Source.sealed`).
+  func keptPlaybackBytes(of id: AssetID, object: String, part: Range<Int>?)
+    throws(DarkroomError) -> [UInt8]
+  /// An asset's representation for ``Library/image(for:_:)``: through the library's shared
+  /// ``Images`` where renditions may be kept in memory, or rendered by the storage alone.
+  func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError) -> Rendition
+  /// An asset's representation through `images` (``Images/image(of:_:alsoKeepAs:)``).
+  func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
+    async throws(DarkroomError) -> Rendition
+  /// One item of a job over the library's assets: its action on asset `id`.
+  func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
+    throws(DarkroomError)
+}
+
+/// What a library's folder keeps that a space does not. A space refuses each by name when it
+/// is asked for (or, where a call has a quiet answer, answers as for none: no shared links,
+/// no job records, no cached file to hand a front server).
+enum FolderFeature: Sendable {
+  case changeLog
+  case catalogFile
+  /// The asset's file, named.
+  case files(String)
+  case sidecars
+  case presets
+  case folders
+  case sharedLinks
+  case trashFolder
+  case nearFingerprints
+  /// A camera's JPEG thumbnail read from the file where the scan found it.
+  case embeddedThumbnails
+  /// Renditions as plain files in the disk cache (what nginx's `X-Accel-Redirect` sends).
+  case renditionFiles
+  /// Jobs recorded in `.darkroom/jobs/`, to follow and resume.
+  case jobRecords
+  /// The store of originals and the temporaries `check` reads and sweeps.
+  case originalsStore
+
+  /// What a space says it has none of.
+  var name: String {
+    switch self {
+    case .changeLog: "change log"
+    case .catalogFile: "catalog file, nor a change log"
+    case .files(let name): "files: \(name) is sealed"
+    case .sidecars: "sidecars: descriptions, ratings and keywords"
+    case .presets: "presets"
+    case .folders: "folders to scan"
+    case .sharedLinks: "shared links"
+    case .trashFolder: "trash folder to empty"
+    case .nearFingerprints: "fingerprints for near duplicates"
+    case .embeddedThumbnails: "embedded thumbnails read from files"
+    case .renditionFiles: "renditions kept as plain files"
+    case .jobRecords: "job records"
+    case .originalsStore: "store of originals"
+    }
+  }
 }
 
 extension Library {
@@ -40,6 +103,15 @@ extension Library {
     if let space { return SealedStorage(library: self, space: space) }
     return FolderStorage(library: self)
   }
+
+  /// Throws the storage's refusal of `feature` (a space's: "is an encrypted space: it has
+  /// no ..."), or returns where it is kept.
+  func require(_ feature: FolderFeature) throws(DarkroomError) {
+    if let refusal = storage.refusal(feature) { throw refusal }
+  }
+
+  /// Whether the storage keeps `feature`.
+  func keeps(_ feature: FolderFeature) -> Bool { storage.refusal(feature) == nil }
 }
 
 /// A folder's files, the catalog beside them (SQLite in `.darkroom/`, or PostgreSQL), the
@@ -47,6 +119,11 @@ extension Library {
 struct FolderStorage: AssetStorage {
   let library: Library
 
+  func refusal(_ feature: FolderFeature) -> DarkroomError? { nil }
+  var hasCatalog: Bool {
+    FileManager.default.fileExists(atPath: library.catalogPath)
+      || FileManager.default.fileExists(atPath: library.catalogLocationFile)
+  }
   func catalog(creating: Bool) throws(DarkroomError) -> any Catalog {
     try library.folderCatalog(creating: creating)
   }
@@ -89,6 +166,25 @@ struct FolderStorage: AssetStorage {
   {
     try library.filePlaybackPlan(of: id, quality: quality)
   }
+  /// (A folder's playback renditions are plain files: `Playback.Source.rendition`.)
+  func keptPlaybackBytes(of id: AssetID, object: String, part: Range<Int>?)
+    throws(DarkroomError) -> [UInt8]
+  {
+    throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in a space")
+  }
+  func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError) -> Rendition {
+    try await Images.shared(library).image(of: library.asset(id), spec)
+  }
+  func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
+    async throws(DarkroomError) -> Rendition
+  {
+    try await images.imageOfFile(asset, spec, alsoKeepAs: key)
+  }
+  func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
+    throws(DarkroomError)
+  {
+    try work.onAsset(id, in: library, &outcome)
+  }
 }
 
 /// An unlocked space: its sealed objects (originals, results, renditions, history) and its
@@ -97,6 +193,12 @@ struct SealedStorage: AssetStorage {
   let library: Library
   let space: Space
 
+  func refusal(_ feature: FolderFeature) -> DarkroomError? {
+    DarkroomError(
+      .invalidArgument, file: library.rootPath, "is an encrypted space: it has no \(feature.name)")
+  }
+  /// (Its sealed catalog is made with the space.)
+  var hasCatalog: Bool { true }
   func catalog(creating: Bool) throws(DarkroomError) -> any Catalog {
     SealedCatalog(space: space)
   }
@@ -150,5 +252,27 @@ struct SealedStorage: AssetStorage {
     -> PlaybackPlan
   {
     try library.sealedPlaybackPlan(of: id, quality: quality, in: space)
+  }
+  /// (Decrypting only the chunks `part` is in.)
+  func keptPlaybackBytes(of id: AssetID, object: String, part: Range<Int>?)
+    throws(DarkroomError) -> [UInt8]
+  {
+    try space.playbackBytes(object, of: try library.sealed(id, in: space), part: part)
+  }
+  /// (Not through the library's shared ``Images``, which outlives the space's lock and is
+  /// kept by folder, which several spaces share: the space caches its renditions itself,
+  /// sealed.)
+  func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError) -> Rendition {
+    try await offThread { () throws(DarkroomError) in try library.render(id, spec) }
+  }
+  func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
+    async throws(DarkroomError) -> Rendition
+  {
+    try await images.sealedImage(asset, spec, of: space)
+  }
+  func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
+    throws(DarkroomError)
+  {
+    try work.onSealedAsset(id, in: library, space, &outcome)
   }
 }

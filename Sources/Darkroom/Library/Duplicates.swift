@@ -180,7 +180,7 @@ extension Library {
     near: Bool = false, threshold: Int = Library.nearDuplicateThreshold,
     jobs: Int = ProcessorCount.value, problems: (@Sendable (DarkroomError) -> Void)? = nil
   ) throws(DarkroomError) -> [DuplicateGroup] {
-    guard space == nil || !near else { throw notInSpace("fingerprints for near duplicates") }
+    if near { try require(.nearFingerprints) }
     // The exact groups are read on another thread, while (with near) the fingerprints are
     // read here: the catalog has several readers, and at a million photos each read takes
     // the best part of a second.

@@ -75,17 +75,26 @@ public final class Images: Sendable {
   public func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String? = nil)
     async throws(DarkroomError) -> Rendition
   {
-    let spec = spec.showing(asset)
-    if let space = library.space {
-      // A space's renditions are cached in it, sealed: none is kept in memory here, where
-      // it would outlive the space's lock. `alsoKeepAs` is of no use without memory.
-      let (library, pixels) = (library, settings.pixels)
-      let key =
-        "\(ObjectIdentifier(space).hashValue) \(asset.adjustmentVersion) \(Self.tag(asset, spec))"
-      return try await queue.rendition(key) { () throws(DarkroomError) in
-        try library.render(asset.id, spec, settings: pixels)
-      }
+    try await library.storage.image(of: asset, spec.showing(asset), alsoKeepAs: key, in: self)
+  }
+
+  /// A space's: its renditions are cached in it, sealed, and none is kept in memory here,
+  /// where it would outlive the space's lock (`alsoKeepAs` is of no use without memory).
+  func sealedImage(_ asset: Asset, _ spec: RenditionSpec, of space: Space)
+    async throws(DarkroomError) -> Rendition
+  {
+    let (library, pixels) = (library, settings.pixels)
+    let key =
+      "\(ObjectIdentifier(space).hashValue) \(asset.adjustmentVersion) \(Self.tag(asset, spec))"
+    return try await queue.rendition(key) { () throws(DarkroomError) in
+      try library.render(asset.id, spec, settings: pixels)
     }
+  }
+
+  /// A folder's: from memory, from the disk cache, or rendered from the catalogued file.
+  func imageOfFile(_ asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?)
+    async throws(DarkroomError) -> Rendition
+  {
     let tag = Self.tag(asset, spec)
     if let remembered = memory.rendition(tag) {
       if let key { memory.keep(remembered.rendition, as: key, tag: tag) }
@@ -140,7 +149,7 @@ public final class Images: Sendable {
   /// folder (`objects/ab/<hash>/<name>`), without reading it; nil when it is not there. What
   /// a server hands to its front server to send (nginx's `X-Accel-Redirect`).
   package func cachedFile(of asset: Asset, _ spec: RenditionSpec) -> String? {
-    guard library.space == nil, let content = ContentHash(hex: asset.contentHash),
+    guard library.keeps(.renditionFiles), let content = ContentHash(hex: asset.contentHash),
       let entry = cache.lookup(source: content, key: Representations.key(spec.showing(asset)))
     else { return nil }
     let folder = cache.folder.path + "/"
@@ -205,12 +214,7 @@ extension Library {
   public func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError)
     -> Rendition
   {
-    if space != nil {
-      // Not the shared one, which outlives the space's lock (and is kept by folder, which
-      // several spaces share): the space caches its renditions itself, sealed.
-      return try await offThread { () throws(DarkroomError) in try self.render(id, spec) }
-    }
-    return try await Images.shared(self).image(of: asset(id), spec)
+    try await storage.image(for: id, spec)
   }
 }
 

@@ -132,7 +132,7 @@ struct JobLog: Sendable {
   /// Starts the record of `request`'s job over `ids`, or takes over the one it resumes; nil
   /// for a job that is not recorded (no ``JobRequest/recordID``, no library, or a render).
   init?(_ request: JobRequest, ids: @autoclosure () -> [AssetID]) {
-    guard let id = request.recordID, let library = request.library, library.space == nil,
+    guard let id = request.recordID, let library = request.library, library.keeps(.jobRecords),
       let action = Self.encode(request.action, quality: request.settings.quality)
     else { return nil }
     (self.id, self.library) = (id, library)

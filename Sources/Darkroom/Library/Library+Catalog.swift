@@ -33,8 +33,7 @@ extension Library {
   /// then names). `DARKROOM_CATALOG` alone does not make a folder's `.darkroom/` a catalogued
   /// library: a file edited there is not put in that catalog.
   package var hasCatalog: Bool {
-    space != nil || FileManager.default.fileExists(atPath: catalogPath)
-      || FileManager.default.fileExists(atPath: catalogLocationFile)
+    storage.hasCatalog
   }
 
   /// Makes `root/.darkroom` if it is not there, and returns the library.
@@ -161,7 +160,7 @@ extension Library {
   /// What wakes a watcher of the catalog: rung after each commit of this process, and (for a
   /// catalog in PostgreSQL) of any other.
   func commitBell() throws(DarkroomError) -> CommitBell {
-    guard space == nil else { throw notInSpace("change log") }
+    try require(.changeLog)
     if let catalogURL {
       let catalog = try postgresCatalog(catalogURL)
       catalog.listenForCommits()
@@ -173,7 +172,7 @@ extension Library {
   }
 
   func sqliteCatalog() throws(DarkroomError) -> SQLiteCatalog {
-    guard space == nil else { throw notInSpace("catalog file, nor a change log") }
+    try require(.catalogFile)
     let path = catalogPath
     do {
       return try openCatalogs.withLock { open in
@@ -238,7 +237,7 @@ extension Library {
   /// - Throws: `unreadable` for a link on the way or a file that is not the catalogued one;
   ///   `notFound` for a missing file; what opening throws.
   func openFile(of asset: Asset, exactly: Bool) throws(DarkroomError) -> InputFile {
-    guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
+    try require(.files(asset.name))
     let file = try Beneath.openFile(asset.path, in: rootPath)
     var info = stat()
     guard fstat(file.descriptor, &info) == 0 else {
@@ -304,7 +303,7 @@ extension Library {
   ///
   /// - Throws: as ``openFile(of:)`` throws for a link or a missing file.
   package func checkedPath(of asset: Asset) throws(DarkroomError) -> String {
-    guard space == nil else { throw notInSpace("files: \(asset.name) is sealed") }
+    try require(.files(asset.name))
     _ = try Beneath.openFile(asset.path, in: rootPath)
     return path(of: asset)
   }
@@ -516,7 +515,7 @@ extension Library {
   package func check(searching: [String] = [], repair: Bool = false) -> LibraryCheck.Report {
     // A space keeps no store of originals nor temporaries of a library's kind: its own
     // recovery runs with each write (and nothing here may sweep its folder).
-    guard space == nil else {
+    guard keeps(.originalsStore) else {
       return LibraryCheck.Report(library: rootPath, originals: 0, adjustments: 0, findings: [])
     }
     var report = LibraryCheck.run(on: self, searching: searching, repair: repair)

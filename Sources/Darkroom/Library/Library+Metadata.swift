@@ -23,7 +23,7 @@ extension Library {
     -> [Asset]
   {
     try change.validate()
-    if space != nil { throw notInSpace("sidecars: descriptions, ratings and keywords") }
+    try require(.sidecars)
     // Nothing to change writes nothing (a PATCH of `{}`), and answers the assets as they are.
     if change.isEmpty {
       return try ids.map { id throws(DarkroomError) in try asset(id) }

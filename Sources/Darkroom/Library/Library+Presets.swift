@@ -17,7 +17,7 @@ extension Library {
 
   /// The presets saved in this library, by name (an unreadable file is left out).
   public func userPresets() -> [UserPreset] {
-    guard space == nil,
+    guard keeps(.presets),
       let names = try? FileManager.default.contentsOfDirectory(atPath: presetsFolder.path)
     else { return [] }
     return names.sorted().compactMap { file in
@@ -44,7 +44,7 @@ extension Library {
   public func savePreset(_ name: String, graph: FilterGraph, description: String? = nil)
     throws(DarkroomError) -> UserPreset
   {
-    guard space == nil else { throw notInSpace("presets") }
+    try require(.presets)
     let name = name.lowercased()
     guard Self.isPresetName(name) else {
       throw DarkroomError(

@@ -93,11 +93,6 @@ public struct Library: Sendable, Hashable, CustomStringConvertible, CustomDebugS
     self.space = space
   }
 
-  /// Thrown by what a library over a space cannot do: it has no files or folders.
-  func notInSpace(_ what: String) -> DarkroomError {
-    DarkroomError(.invalidArgument, file: rootPath, "is an encrypted space: it has no \(what)")
-  }
-
   /// The library of `path`: the nearest folder holding `.darkroom/`, from the folder `path`
   /// names (or, for a file, the folder it is in) upwards; nil if there is none.
   package static func containing(_ path: String) -> Library? {

@@ -197,7 +197,7 @@ public final class LibraryJob: Sendable {
   }
 
   /// An item before it is looked at.
-  private enum Reference: Sendable {
+  fileprivate enum Reference: Sendable {
     case file(BatchInput)
     case asset(AssetID)
   }
@@ -322,7 +322,7 @@ public final class LibraryJob: Sendable {
     default:
       var settings = request.settings
       if let pool { settings.workers = pool }
-      let context = Context(request: request, settings: settings)
+      let context = ItemWork(request: request, settings: settings)
       counts = runner.run(references, work: { context.perform($0) }, progress: reported)
     }
     log?.end(stopped: counts.notStarted > 0)
@@ -354,13 +354,13 @@ public final class LibraryJob: Sendable {
   // MARK: The work on one item
 
   /// What every item's work shares.
-  private struct Context: Sendable {
+  struct ItemWork: Sendable {
     let request: JobRequest
     let settings: PixelSettings
     /// For files: each file's nearest library's store (the CLI's files may be anywhere).
     var fileEditor: Editor { Editor(settings) }
 
-    func perform(_ reference: Reference) -> BatchOutcome {
+    fileprivate func perform(_ reference: Reference) -> BatchOutcome {
       FaultInjection.waitAtJobGate()
       var outcome = BatchOutcome(file: "", status: .done)
       do throws(DarkroomError) {
@@ -375,11 +375,7 @@ public final class LibraryJob: Sendable {
           case .asset(let id):
             outcome.id = id.rawValue
             guard let library = request.library else { throw LibraryJob.noLibrary }
-            if let space = library.space {
-              try onSealedAsset(id, in: library, space, &outcome)
-            } else {
-              try onAsset(id, in: library, &outcome)
-            }
+            try library.storage.perform(id, by: self, &outcome)
           }
         }
       } catch {
@@ -411,7 +407,8 @@ public final class LibraryJob: Sendable {
       }
     }
 
-    private func onAsset(_ id: AssetID, in library: Library, _ outcome: inout BatchOutcome)
+    /// An asset of a folder's library: its catalogued file.
+    func onAsset(_ id: AssetID, in library: Library, _ outcome: inout BatchOutcome)
       throws(DarkroomError)
     {
       let asset = try library.asset(id)
@@ -446,7 +443,7 @@ public final class LibraryJob: Sendable {
     }
 
     /// An asset of a library over a space: the same actions, on sealed objects.
-    private func onSealedAsset(
+    func onSealedAsset(
       _ id: AssetID, in library: Library, _ space: Space, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
       let asset = try library.sealed(id, in: space)

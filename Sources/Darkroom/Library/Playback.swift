@@ -234,10 +234,7 @@ extension Library {
       }
       return try file.read(at: range.lowerBound, count: range.count)
     case .sealed(let id, let object):
-      guard let space else {
-        throw DarkroomError(.invalidArgument, file: id.rawValue, "is not in a space")
-      }
-      return try space.playbackBytes(object, of: try sealed(id, in: space), part: part)
+      return try storage.keptPlaybackBytes(of: id, object: object, part: part)
     }
   }
 

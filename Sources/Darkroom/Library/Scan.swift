@@ -115,7 +115,7 @@ extension Library {
     folders: [ScanRoot], options: ScanOptions = ScanOptions(),
     progress: (@Sendable (ScanProgress) -> Void)? = nil
   ) throws(DarkroomError) -> ScanSummary {
-    guard space == nil else { throw notInSpace("folders to scan") }
+    try require(.folders)
     let started = DispatchTime.now()
     var roots: [(String, Bool)] = []
     for root in folders {

@@ -66,7 +66,7 @@ extension Library {
   package func share(
     album: String, expires: Double? = nil, password: String? = nil, allowsDownload: Bool = false
   ) throws(DarkroomError) -> NewSharedLink {
-    guard space == nil else { throw notInSpace("shared links") }
+    try require(.sharedLinks)
     let ref = AlbumRef(album)
     if ref == .smart(.trash) {
       throw DarkroomError(.invalidArgument, "the trash is never shared")
@@ -97,7 +97,7 @@ extension Library {
 
   /// The library's links, the newest first; only those of `album` when it is given.
   package func sharedLinks(album: String? = nil) throws(DarkroomError) -> [SharedLink] {
-    guard space == nil else { return [] }
+    guard keeps(.sharedLinks) else { return [] }
     let links = try readLinks().sorted { ($0.created, $0.id) > ($1.created, $1.id) }
     guard let album else { return links }
     let ref = AlbumRef(album).text
@@ -124,7 +124,7 @@ extension Library {
     -> SharedLink
   {
     let gone = DarkroomError(.notFound, "this shared link does not exist, was revoked or expired")
-    guard space == nil, token.utf8.count == 43, !token.contains("/") else { throw gone }
+    guard keeps(.sharedLinks), token.utf8.count == 43, !token.contains("/") else { throw gone }
     let hash = ContentHash.of(text: token).hex
     var found: SharedLink?
     if visit {
@@ -171,7 +171,7 @@ extension Library {
   /// A user album renamed (its links follow it) or deleted (its links go): a link never shows
   /// another album that comes to have its title.
   func albumChanged(_ title: String, renamedTo newTitle: String?) {
-    guard space == nil, FileManager.default.fileExists(atPath: sharesFile) else { return }
+    guard keeps(.sharedLinks), FileManager.default.fileExists(atPath: sharesFile) else { return }
     let ref = AlbumRef.user(title).text
     try? changingLinks { links in
       if let newTitle {

@@ -114,7 +114,7 @@ extension Library {
   ///
   /// - Throws: `io` when the catalog cannot be written.
   package func emptyTrash(olderThan age: Double? = nil) throws(DarkroomError) -> EmptiedTrash {
-    guard space == nil else { throw notInSpace("trash folder to empty") }
+    try require(.trashFolder)
     let cutoff = Double(AssetID.nowMilliseconds()) / 1000 - (age ?? 0)
     let due = try trashedAssets().filter { ($0.trashedAt ?? 0) <= cutoff }
     var emptied = EmptiedTrash()
