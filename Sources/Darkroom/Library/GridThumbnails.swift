@@ -243,7 +243,8 @@ extension Library {
   /// - Throws: `notFound` for an asset without one (or in a space), or whose file changed
   ///   since the scan (scan again); `corrupt` when the bytes there are not a JPEG's.
   package func exifThumbnail(of asset: Asset) throws(DarkroomError) -> [UInt8] {
-    guard keeps(.embeddedThumbnails), asset.mediaType == .photo, let range = asset.exifThumbnail else {
+    guard keeps(.embeddedThumbnails), asset.mediaType == .photo, let range = asset.exifThumbnail
+    else {
       throw DarkroomError(.notFound, file: asset.path, "has no embedded thumbnail")
     }
     let file = try Beneath.openFile(asset.path, in: rootPath)
