@@ -88,4 +88,20 @@ struct FormQueryTests {
     #expect(query["last"] == "1")
     #expect(query["missing"] == nil)
   }
+
+  @Test("pairs as a form splits them: empty ones skipped, the first = splits, names byte for byte")
+  func pairs() {
+    let query = FormQuery("&&a=b=c&=v&flag&&\u{212A}=kelvin&k=1&")
+    let pairs = query.map { "\($0.0)|\($0.1)" }
+    #expect(pairs == ["a|b=c", "|v", "flag|", "\u{212A}|kelvin", "k|1"])
+    #expect(query["a"] == "b=c")
+    #expect(query[""] == "v")
+    #expect(query["flag"] == "")
+    // U+212A KELVIN SIGN is canonically a K; a name is its bytes, as the client sent them.
+    #expect(query["K"] == nil)
+    #expect(query["\u{212A}"] == "kelvin")
+    #expect(query.firstName { $0.utf8.count > 1 } == "flag")
+    #expect(FormQuery(nil).map { $0.0 }.isEmpty)
+    #expect(FormQuery("")["a"] == nil)
+  }
 }
