@@ -34,9 +34,19 @@ struct SignedAddresses: Sendable {
 
   /// Whether `request` carries a signature (`sig`): such a request is let in by it alone.
   static func isSigned(_ request: Request) -> Bool {
-    // Most requests have no `sig=` anywhere: no parse of their query.
-    guard let query = request.uri.query, query.contains("sig=") else { return false }
-    return request.query["sig"] != nil
+    // Most requests have no `sig=` anywhere: no parse of their query (and no Foundation
+    // search: its bytes are looked at for an `s` followed by `ig=`).
+    guard let query = request.uri.query, Self.mayHaveSignature(query.utf8) else { return false }
+    return FormQuery(query)["sig"] != nil
+  }
+
+  private static func mayHaveSignature(_ bytes: String.UTF8View) -> Bool {
+    var rest = bytes[...]
+    while let s = rest.firstIndex(of: UInt8(ascii: "s")) {
+      rest = rest[rest.index(after: s)...]
+      if rest.starts(with: "ig=".utf8) { return true }
+    }
+    return false
   }
 
   /// How long a front server (nginx) may keep a signed answer, at most: it keeps what this
@@ -107,26 +117,33 @@ struct SignedAddresses: Sendable {
     }
   }
 
-  static let parameters: Set<Substring> = ["v", "e", "sig", "size", "format", "original"]
+  static let parameters = ["v", "e", "sig", "size", "format", "original"]
 
   /// The asset id and representation of a rendition's path, `/api/assets/ID/REP`.
   private static func renditionPath(_ request: Request) -> (
     id: Substring, representation: Substring
   )? {
-    let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 5, parts[1] == "api", parts[2] == "assets" else { return nil }
-    return (parts[3], parts[4])
+    let path = request.uri.path
+    let prefix = "/api/assets/"
+    guard path.utf8.starts(with: prefix.utf8) else { return nil }
+    let rest = path.utf8.dropFirst(prefix.utf8.count)
+    guard let slash = rest.firstIndex(of: UInt8(ascii: "/")),
+      !rest[rest.index(after: slash)...].contains(UInt8(ascii: "/"))
+    else { return nil }
+    return (path[rest.startIndex..<slash], path[path.utf8.index(after: slash)...])
   }
 
   /// The first parameter a signed address may not have: one a rendition does not read, or
   /// one given twice (every such variation would be a new entry in every cache in front, for
   /// the same picture); nil when there is none.
   private static func strayParameter(_ query: FormQuery) -> Substring? {
-    var seen: Set<Substring> = []
-    for (name, _) in query where !parameters.contains(name) || !seen.insert(name).inserted {
-      return name
+    // (Names compared byte for byte, in a list of six: no hashing of each.)
+    var seen: [Substring] = []
+    return query.firstName { name in
+      defer { seen.append(name) }
+      return !parameters.contains { $0.utf8.elementsEqual(name.utf8) }
+        || seen.contains { $0.utf8.elementsEqual(name.utf8) }
     }
-    return nil
   }
 
   /// Whether `text` is an expiry as a signed address writes it: seconds since 1970, 1 to 12

@@ -223,9 +223,12 @@ extension Library {
     try AtomicFile.write(bytes, to: sharesFile, durable: durable, mode: 0o600)
   }
 
+  private static let base64urlAlphabet = Array(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
   /// `bytes` in base64url without padding (RFC 4648, section 5).
   static func base64url(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    let alphabet = base64urlAlphabet
     var out: [UInt8] = []
     out.reserveCapacity((bytes.count * 4 + 2) / 3)
     var index = 0
