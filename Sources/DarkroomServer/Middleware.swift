@@ -94,6 +94,9 @@ struct RequestLogMiddleware: RouterMiddleware {
 /// other host), no MIME sniffing, no framing, no referrer.
 struct SecurityHeadersMiddleware: RouterMiddleware {
   let policy: String
+  /// The four fields, made (and their values checked) once: every response of the server
+  /// carries them, a cached thumbnail's too.
+  private let fields: [HTTPField]
 
   /// The policy, with `images` (a map's tile server) allowed as a source of images.
   static func policy(images origin: String?) -> String {
@@ -103,19 +106,24 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
       + "frame-ancestors 'none'"
   }
 
-  init(imagesFrom origin: String? = nil) { policy = Self.policy(images: origin) }
+  init(imagesFrom origin: String? = nil) {
+    policy = Self.policy(images: origin)
+    fields = [
+      HTTPField(name: .contentSecurityPolicy, value: policy),
+      HTTPField(name: .xContentTypeOptions, value: "nosniff"),
+      HTTPField(name: .frameOptions, value: "DENY"),
+      // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on
+      // its own form posts, which the CSRF check must refuse.
+      HTTPField(name: .referrerPolicy, value: "same-origin"),
+    ]
+  }
 
   func handle(
     _ request: Request, context: DarkroomRequestContext,
     next: (Request, DarkroomRequestContext) async throws -> Response
   ) async throws -> Response {
     var response = try await next(request, context)
-    response.headers[.contentSecurityPolicy] = policy
-    response.headers[.xContentTypeOptions] = "nosniff"
-    response.headers[.frameOptions] = "DENY"
-    // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on its
-    // own form posts, which the CSRF check must refuse.
-    response.headers[.referrerPolicy] = "same-origin"
+    for field in fields { response.headers[fields: field.name] = [field] }
     return response
   }
 }
