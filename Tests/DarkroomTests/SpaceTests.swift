@@ -57,10 +57,10 @@ func plaintextFound(under folder: String, names: [String]) throws -> [String] {
   return found
 }
 
-private func bytes(_ text: String) -> [UInt8?] { text.utf8.map { $0 } }
+private func bytes(_ text: String) -> [UInt8?] { text.utf8.map { Optional($0) } }
 
 func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-  contains(haystack, needle.map { $0 })
+  contains(haystack, needle.map { Optional($0) } as [UInt8?])
 }
 
 /// Whether `haystack` holds `needle`, a nil in it matching any byte.
