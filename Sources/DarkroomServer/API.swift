@@ -525,34 +525,25 @@ struct API: Sendable {
   // MARK: Upload and download
 
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let query = request.query
-    let name = try Self.uploadName(request)
-    let limits = configuration.uploadLimits
-    if let length = request.headers[.contentLength].flatMap(Int64.init), length > limits.maxBytes {
-      throw Self.tooLarge(name, limits)
-    }
-    let upload = try Upload(
-      into: library, name: name, folder: query["folder"].map(String.init) ?? Upload.defaultFolder,
-      limits: limits)
-    do {
-      for try await buffer in request.body {
-        try buffer.withUnsafeReadableBytes { bytes throws(DarkroomError) in
-          try upload.append(bytes)
-        }
-      }
-    } catch let error as DarkroomError {
-      throw error
-    } catch {
-      // The client went before its body did: its fault, not the server's (no answer reaches
-      // it, but the log and metrics say 400). The partial file went with `upload`.
-      throw APIError(.badRequest, "http", "the upload ended before its Content-Length")
-    }
-    switch try upload.finish() {
-    case .added(let asset):
-      return try Self.encode(APIUpload(status: "added", asset: APIAsset(asset)), status: .created)
-    case .duplicate(let asset):
-      return try Self.encode(APIUpload(status: "duplicate", asset: APIAsset(asset)))
-    }
+    let folder = request.query["folder"].map(String.init) ?? Upload.defaultFolder
+    let (asset, added) = try await Self.add(request, to: library, into: folder, configuration)
+    return try Self.encode(
+      APIUpload(status: added ? "added" : "duplicate", asset: APIAsset(asset)),
+      status: added ? .created : .ok)
+  }
+
+  /// A request's body added to `library` as it arrives (``Library/add(streaming:length:name:into:limits:)``):
+  /// the upload route of a folder's library and of a space.
+  static func add(
+    _ request: Request, to library: Library, into folder: String?,
+    _ configuration: ServerConfiguration
+  ) async throws -> (asset: Asset, added: Bool) {
+    let name = try uploadName(request)
+    let length = request.headers[.contentLength].flatMap(Int.init)
+    let body = request.body.map { @Sendable buffer in Array(buffer: buffer) }
+    return try await library.add(
+      streaming: body, length: length, name: name, into: folder,
+      limits: configuration.uploadLimits)
   }
 
   /// An upload's `name` (400 without one).
@@ -564,12 +555,6 @@ struct API: Sendable {
   }
 
   /// 413 for an upload named `name` over the byte limit.
-  static func tooLarge(_ name: String, _ limits: Upload.Limits) -> APIError {
-    APIError(
-      .contentTooLarge, "too-large",
-      "\(Upload.safeName(name)): is larger than the upload limit of \(limits.maxBytes) bytes")
-  }
-
   func download(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let body = try await request.body.collect(upTo: context.maxUploadSize)
     let selection: Selection

@@ -276,32 +276,11 @@ struct SpaceRoutes: Sendable {
   // MARK: Uploads
 
   /// `POST /api/space/uploads?name=N`: the body encrypted into the space as it arrives
-  /// (never in a temporary file, never whole in memory); one sent without `Content-Length`
-  /// (chunked) is held in memory up to the upload limit first.
+  /// (never in a temporary file; never whole in memory, but for one sent without
+  /// `Content-Length`, held up to the upload limit first).
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let library = try library(context)
-    let safe = Upload.safeName(try API.uploadName(request))
-    let limits = configuration.uploadLimits
-    let tooLarge = API.tooLarge(safe, limits)
-    let announced = request.headers[.contentLength].flatMap(Int64.init)
-    if let announced, announced > limits.maxBytes { throw tooLarge }
-    if let announced, announced > 0 {
-      let body = request.body.map { @Sendable buffer in Array(buffer: buffer) }
-      let (asset, added) = try await library.add(
-        streaming: body, length: Int(announced), name: safe, limits: limits)
-      return try API.encode(
-        APISpaceUpload(status: added ? "added" : "duplicate", asset: APISpaceAsset(asset)),
-        status: added ? .created : .ok)
-    }
-    var bytes: [UInt8] = []
-    for try await buffer in request.body {
-      guard Int64(bytes.count + buffer.readableBytes) <= limits.maxBytes else { throw tooLarge }
-      bytes += buffer.readableBytesView
-    }
-    let upload = bytes
-    let (asset, added) = try await blocking { () throws(DarkroomError) in
-      try library.add(bytes: upload, name: safe, limits: limits)
-    }
+    let (asset, added) = try await API.add(
+      request, to: try library(context), into: nil, configuration)
     return try API.encode(
       APISpaceUpload(status: added ? "added" : "duplicate", asset: APISpaceAsset(asset)),
       status: added ? .created : .ok)

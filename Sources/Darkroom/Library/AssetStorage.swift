@@ -49,6 +49,16 @@ protocol AssetStorage: Sendable {
   /// An asset's representation through `images` (``Images/image(of:_:alsoKeepAs:)``).
   func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
     async throws(DarkroomError) -> Rendition
+  /// Puts a photo or video in (``Library/add(file:move:into:)``): a copy of a file, bytes held in
+  /// memory, or an upload's pieces as they arrive; into `folder` of a folder's library.
+  func add(file path: String, move: Bool, into folder: String?) throws(DarkroomError)
+    -> (asset: Asset, added: Bool)
+  func add(bytes: [UInt8], name: String, into folder: String?, limits: Upload.Limits)
+    throws(DarkroomError) -> (asset: Asset, added: Bool)
+  func add<Body: AsyncSequence & Sendable>(
+    streaming body: Body, length: Int?, name: String, into folder: String?,
+    limits: Upload.Limits
+  ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8]
   /// One item of a job over the library's assets: its action on asset `id`.
   func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
     throws(DarkroomError)
@@ -65,6 +75,8 @@ enum FolderFeature: Sendable {
   case sidecars
   case presets
   case folders
+  /// Folders to put an added file in.
+  case subfolders
   case sharedLinks
   case trashFolder
   case nearFingerprints
@@ -86,6 +98,7 @@ enum FolderFeature: Sendable {
     case .sidecars: "sidecars: descriptions, ratings and keywords"
     case .presets: "presets"
     case .folders: "folders to scan"
+    case .subfolders: "folders to put files in"
     case .sharedLinks: "shared links"
     case .trashFolder: "trash folder to empty"
     case .nearFingerprints: "fingerprints for near duplicates"

@@ -24,7 +24,7 @@ extension Library {
   }
 
   /// A new encrypted space in `folder` (made if missing), opened with `password`, as a
-  /// library: ``add(file:move:)`` puts photos in it, and every other call works on it as on
+  /// library: ``add(file:move:into:)`` puts photos in it, and every other call works on it as on
   /// a folder's library until ``close()`` locks it.
   ///
   /// - Throws: `invalidArgument` when the password is empty or already opens a space there;
@@ -60,104 +60,6 @@ extension Library {
       throw DarkroomError(.corrupt, file: asset.name, "its id in the space is not 128 bits")
     }
     return id
-  }
-
-  // MARK: Adding
-
-  /// Encrypts the file at `path` into the library's space; with `move`, the file is removed
-  /// once it is durable there (and only if it did not change meanwhile).
-  ///
-  /// - Returns: the asset, and false when the space had these bytes already.
-  /// - Throws: `invalidArgument` for a library that is a folder (its files are added where
-  ///   they are, by a scan); what `Space.add(file:move:)` throws.
-  public func add(file path: String, move: Bool = false) throws(DarkroomError)
-    -> (asset: Asset, added: Bool)
-  {
-    guard let space else { throw addsByScan }
-    let (asset, added) = try space.add(file: path, move: move)
-    return (asset.asset, added)
-  }
-
-  /// Encrypts image or video bytes (an upload, held in memory) into the library's space.
-  ///
-  /// - Throws: as ``add(file:move:)``.
-  public func add(bytes: [UInt8], name: String) throws(DarkroomError)
-    -> (asset: Asset, added: Bool)
-  {
-    guard let space else { throw addsByScan }
-    let (asset, added) = try space.add(bytes: bytes, name: name)
-    return (asset.asset, added)
-  }
-
-  /// As ``add(bytes:name:)``, refusing a picture (or a video's frames) over `limits`, its
-  /// header read once, by the space's own workers.
-  ///
-  /// - Throws: `tooLarge` past the limits; as ``add(file:move:)``.
-  package func add(bytes: [UInt8], name: String, limits: Upload.Limits) throws(DarkroomError)
-    -> (asset: Asset, added: Bool)
-  {
-    guard let space else { throw addsByScan }
-    let (asset, added) = try space.add(bytes: bytes, name: name) {
-      media throws(DarkroomError) in
-      try limits.check(width: media.width, height: media.height, name: name)
-    }
-    return (asset.asset, added)
-  }
-
-  /// Adds an upload to the space as it arrives: `body`'s pieces, `length` bytes in all, are
-  /// sealed chunk by chunk (never whole in memory: at most a few MiB wait between the body
-  /// and the sealing), its header read and checked against `limits`, and committed, or
-  /// nothing is left.
-  ///
-  /// - Throws: `invalidArgument` for a folder library; `truncated` for a body that ends
-  ///   before `length` bytes, `tooLarge` past it or past `limits`; what reading the header
-  ///   throws (not an image); what `body` throws, as `io`.
-  package func add<Body: AsyncSequence & Sendable>(
-    streaming body: Body, length: Int, name: String, limits: Upload.Limits
-  ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8] {
-    guard let space else { throw addsByScan }
-    guard length > 0 else { throw DarkroomError(.empty, file: name, "empty upload (0 bytes)") }
-    guard Int64(length) <= limits.maxBytes else {
-      throw DarkroomError(
-        .tooLarge, file: name, "is larger than the upload limit of \(limits.maxBytes) bytes")
-    }
-    let pipe = BytePipe()
-    async let sealed = offThread { () throws(DarkroomError) -> (SpaceAsset, Bool) in
-      defer { pipe.cancel() }
-      return try space.add(streaming: pipe.read, length: length, name: name) {
-        media throws(DarkroomError) in
-        try limits.check(width: media.width, height: media.height, name: name)
-      }
-    }
-    var received = 0
-    do {
-      for try await piece in body {
-        received += piece.count
-        guard received <= length else {
-          pipe.fail(
-            DarkroomError(.tooLarge, file: name, "sent more than the \(length) bytes it announced"))
-          break
-        }
-        guard await pipe.write(piece) else { break }
-      }
-      pipe.finish()
-    } catch {
-      pipe.fail(DarkroomError(.io, file: name, "the upload was cut off: \(error)"))
-    }
-    do {
-      let (asset, added) = try await sealed
-      return (asset.asset, added)
-    } catch let error as DarkroomError {
-      throw error
-    } catch {
-      throw DarkroomError(.engine, file: name, "\(error)")
-    }
-  }
-
-  private var addsByScan: DarkroomError {
-    DarkroomError(
-      .invalidArgument, file: rootPath,
-      "is a folder library: files are added by putting them in it and scanning")
   }
 
   // MARK: Reading

@@ -37,6 +37,15 @@ package final class Upload {
     package var maxPixels = Renderer().maxPixels
     package init() {}
 
+    /// None: what the Swift API's ``Library/add(file:move:into:)`` and ``Library/add(bytes:name:)``
+    /// hold a caller's own files to (the renderer's own limit still applies when they are
+    /// shown).
+    package static let none: Limits = {
+      var limits = Limits()
+      (limits.maxBytes, limits.maxPixels) = (.max, .max)
+      return limits
+    }()
+
     /// - Throws: `tooLarge`, naming `name`, for an image over ``maxPixels``.
     package func check(_ metadata: AssetMetadata, name: String) throws(DarkroomError) {
       try check(width: metadata.width, height: metadata.height, name: name)
@@ -45,11 +54,26 @@ package final class Upload {
     /// - Throws: `tooLarge`, naming `name`, for a picture (or a video's frames) over
     ///   ``maxPixels``.
     package func check(width: Int, height: Int, name: String) throws(DarkroomError) {
-      guard width * height <= maxPixels else {
+      let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+      guard !overflow, pixels <= maxPixels else {
         throw DarkroomError(
           .tooLarge, file: name, "is \(width)x\(height): more than \(maxPixels) pixels")
       }
     }
+  }
+
+  /// An upload past `limits`' bytes, named.
+  package static func tooLarge(_ name: String, _ limits: Limits) -> DarkroomError {
+    DarkroomError(
+      .tooLarge, file: safeName(name),
+      "is larger than the upload limit of \(limits.maxBytes) bytes")
+  }
+
+  /// An upload whose body ended before its length, or failed on the way: the sender's
+  /// request, not the file, is at fault (`invalidArgument`, an HTTP 400).
+  static func cutOff(_ name: String) -> DarkroomError {
+    DarkroomError(
+      .invalidArgument, file: safeName(name), "the upload ended before all its bytes came")
   }
 
   /// The folder, relative to the library's root, that uploads go to unless told otherwise.
@@ -140,6 +164,15 @@ package final class Upload {
       }
       offset += n
     }
+  }
+
+  /// Adds the next bytes, held in an array.
+  package func append(_ bytes: [UInt8]) throws(DarkroomError) {
+    var failure: DarkroomError?
+    bytes.withUnsafeBytes { raw in
+      do throws(DarkroomError) { try append(raw) } catch { failure = error }
+    }
+    if let failure { throw failure }
   }
 
   /// Removes what arrived so far (after ``finish()``, only the temporary name); the upload
