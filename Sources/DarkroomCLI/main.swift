@@ -19,7 +19,7 @@ struct DarkroomCommand: ParsableCommand {
     subcommands: [
       InfoCommand.self, RenderCommand.self, EditCommand.self, ApplyCommand.self, RevertCommand.self,
       HistoryCommand.self, AdjustmentsCommand.self, FiltersCommand.self, CacheCommand.self,
-      CheckCommand.self, ScanCommand.self, ListCommand.self, AlbumsCommand.self,
+      CheckCommand.self, ScanCommand.self, ImportCommand.self, ListCommand.self, AlbumsCommand.self,
       AlbumCommand.self, FavouriteCommand.self, ShareCommand.self, DuplicatesCommand.self,
       TrashCommand.self,
       MetaCommand.self, WatchCommand.self, ServeCommand.self, SpaceCommand.self,

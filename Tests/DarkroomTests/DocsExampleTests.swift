@@ -34,6 +34,7 @@ struct DocsExampleTests {
     ("--from-xmp", "needs a photo Lightroom edited: ForeignEditTests writes Lightroom's XMP"),
     ("IMG_0001.xmp", "follows the Lightroom edit above it"),
     ("$SLURM_ARRAY_TASK_ID", "a Slurm job array's step: ApplyTests runs --shard and --report"),
+    ("/media/card", "a camera card's files: LibraryAddTests imports through every door"),
   ]
 
   /// The commands of `page`: lines of its fenced blocks that start with `darkroom` (or pipe
