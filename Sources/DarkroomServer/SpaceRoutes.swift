@@ -258,13 +258,7 @@ struct SpaceRoutes: Sendable {
       return try await API.assetBytes(library, asset, request, headers: Self.noStore)
     }
     spec.metadata = .strip
-    let pixels = configuration.pixels
-    let render = spec
-    // Coalesced per space, asset version and spec; the key never leaves this process.
-    let key = "space \(library.rootPath) \(asset.id) \(asset.adjustmentVersion) \(spec.canonical)"
-    let rendition = try await images.render(key) { () throws(DarkroomError) in
-      try library.render(asset.id, render, settings: pixels)
-    }
+    let rendition = try await images.image(of: asset, spec, in: library)
     var headers = Self.noStore
     headers[.contentType] = API.mediaType(rendition.format)
     headers[.vary] = "Accept"

@@ -46,7 +46,9 @@ protocol AssetStorage: Sendable {
   /// An asset's representation for ``Library/image(for:_:)``: through the library's shared
   /// ``Images`` where renditions may be kept in memory, or rendered by the storage alone.
   func image(for id: AssetID, _ spec: RenditionSpec) async throws(DarkroomError) -> Rendition
-  /// An asset's representation through `images` (``Images/image(of:_:alsoKeepAs:)``).
+  /// An asset's representation through `images` (``Images/image(of:_:alsoKeepAs:)``): a
+  /// folder's shows the edit its catalog row names (``RenditionSpec/showing(_:)``); a space's
+  /// row names none, and its cached objects are named by the spec as given.
   func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
     async throws(DarkroomError) -> Rendition
   /// Puts a photo or video in (``Library/add(file:move:into:)``): a copy of a file, bytes held in
@@ -191,7 +193,12 @@ struct FolderStorage: AssetStorage {
   func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
     async throws(DarkroomError) -> Rendition
   {
-    try await images.imageOfFile(asset, spec, alsoKeepAs: key)
+    // (The files, disk cache and memory of an `Images` are its own library's.)
+    guard images.library == library else {
+      throw DarkroomError(
+        .engine, file: library.rootPath, "is not the library this Images renders")
+    }
+    return try await images.imageOfFile(asset, spec.showing(asset), alsoKeepAs: key)
   }
   func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
     throws(DarkroomError)
@@ -281,7 +288,7 @@ struct SealedStorage: AssetStorage {
   func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?, in images: Images)
     async throws(DarkroomError) -> Rendition
   {
-    try await images.sealedImage(asset, spec, of: space)
+    try await images.sealedImage(asset, spec, of: library, space)
   }
   func perform(_ id: AssetID, by work: LibraryJob.ItemWork, _ outcome: inout BatchOutcome)
     throws(DarkroomError)

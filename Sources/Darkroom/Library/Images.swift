@@ -75,15 +75,24 @@ public final class Images: Sendable {
   public func image(of asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String? = nil)
     async throws(DarkroomError) -> Rendition
   {
-    try await library.storage.image(of: asset, spec.showing(asset), alsoKeepAs: key, in: self)
+    try await library.storage.image(of: asset, spec, alsoKeepAs: key, in: self)
   }
 
-  /// A space's: its renditions are cached in it, sealed, and none is kept in memory here,
-  /// where it would outlive the space's lock (`alsoKeepAs` is of no use without memory).
-  func sealedImage(_ asset: Asset, _ spec: RenditionSpec, of space: Space)
+  /// `asset` of `library` for `spec`: this one's, or a space's served beside it (a server's
+  /// session's), through the same bounded queue; a space's is never kept in memory.
+  package func image(of asset: Asset, _ spec: RenditionSpec, in library: Library)
     async throws(DarkroomError) -> Rendition
   {
-    let (library, pixels) = (library, settings.pixels)
+    try await library.storage.image(of: asset, spec, alsoKeepAs: nil, in: self)
+  }
+
+  /// A space's (`library` over `space`): its renditions are cached in it, sealed, and none
+  /// is kept in memory here, where it would outlive the space's lock (`alsoKeepAs` is of no
+  /// use without memory).
+  func sealedImage(_ asset: Asset, _ spec: RenditionSpec, of library: Library, _ space: Space)
+    async throws(DarkroomError) -> Rendition
+  {
+    let pixels = settings.pixels
     let key =
       "\(ObjectIdentifier(space).hashValue) \(asset.adjustmentVersion) \(Self.tag(asset, spec))"
     return try await queue.rendition(key) { () throws(DarkroomError) in
@@ -91,7 +100,8 @@ public final class Images: Sendable {
     }
   }
 
-  /// A folder's: from memory, from the disk cache, or rendered from the catalogued file.
+  /// A folder's: from memory, from the disk cache, or rendered from the catalogued file
+  /// (`spec` as ``RenditionSpec/showing(_:)`` makes it).
   func imageOfFile(_ asset: Asset, _ spec: RenditionSpec, alsoKeepAs key: String?)
     async throws(DarkroomError) -> Rendition
   {
