@@ -554,7 +554,6 @@ struct API: Sendable {
     return name
   }
 
-  /// 413 for an upload named `name` over the byte limit.
   func download(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
     let body = try await request.body.collect(upTo: context.maxUploadSize)
     let selection: Selection
