@@ -9,7 +9,7 @@ struct ImportCommand: ParsableCommand {
     usage: "darkroom import <files> ... [--into <folder>] [--move] [<options>]",
     discussion: """
       Each file is copied into the library's Uploads folder (or --into FOLDER), never over \
-      a file (IMG_1.jpg beside IMG_1.jpg is IMG_1-2.jpg), made durable and catalogued, as \
+      a file (a second IMG_1.jpg becomes IMG_1-2.jpg), made durable and catalogued, as \
       an upload to darkroom serve is. A file whose bytes the library has already is not \
       copied again: it is named as the asset that has them. With --move, each file is \
       removed once its copy is durable, and only if it did not change meanwhile. A file \

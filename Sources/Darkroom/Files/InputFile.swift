@@ -66,6 +66,20 @@ package final class InputFile {
     return fstat(descriptor, &info) == 0 ? FileIdentity(info) : nil
   }
 
+  /// Removes the file a move read (its copy now durable elsewhere), if its name still leads
+  /// to the file read, unchanged since `before` (its identity when it was opened); then makes
+  /// the removal durable.
+  ///
+  /// - Throws: `io` saying `changed` (the file is kept); what `unlink` fails with.
+  func removeMoved(unchangedSince before: FileIdentity?, changed: String) throws(DarkroomError) {
+    guard let before, before == identity, (try? FileIdentity(path: path)) == before else {
+      throw DarkroomError(.io, file: path, changed)
+    }
+    guard unlink(path) == 0 else { throw Self.errnoError(path) }
+    let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    AtomicFile.syncFolder(folder.isEmpty ? "/" : folder)
+  }
+
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.
   package func read(at offset: Int, count: Int) throws(DarkroomError) -> [UInt8] {
     // Read straight into uninitialised storage: zeroing it first touched every page of a

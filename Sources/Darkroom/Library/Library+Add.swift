@@ -97,12 +97,9 @@ extension FolderStorage {
       throw error
     }
     if move {
-      guard let before, before == file.identity, (try? FileIdentity(path: path)) == before else {
-        throw DarkroomError(
-          .io, file: path, "changed while it was copied; it is in the library, and kept here")
-      }
-      guard unlink(path) == 0 else { throw InputFile.errnoError(path) }
-      AtomicFile.syncFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+      try file.removeMoved(
+        unchangedSince: before,
+        changed: "changed while it was copied; it is in the library, and kept here")
     }
     return added
   }

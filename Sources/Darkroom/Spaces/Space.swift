@@ -452,12 +452,9 @@ public final class Space: Sendable {
       }
     }
     if move {
-      guard let before, before == file.identity, (try? FileIdentity(path: path)) == before else {
-        throw DarkroomError(
-          .io, file: path, "changed while it was encrypted; it is in the space, and kept here")
-      }
-      guard unlink(path) == 0 else { throw InputFile.errnoError(path) }
-      AtomicFile.syncFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+      try file.removeMoved(
+        unchangedSince: before,
+        changed: "changed while it was encrypted; it is in the space, and kept here")
     }
     return result
   }
