@@ -189,6 +189,16 @@ struct LibraryAddTests {
     withExtendedLifetime(served) {}
   }
 
+  @Test("a library never scanned takes a file: its catalog is made, and lists it")
+  func unscanned() throws {
+    let folder = try TemporaryFolder()
+    let library = try Library.create(at: folder.path)
+    let (asset, added) = try library.add(file: Fixture.sample("gps.jpg"))
+    #expect(added && asset.path == "Uploads/gps.jpg")
+    #expect(library.hasCatalog)
+    #expect(try library.assetIDs(matching: AssetQuery()) == [asset.id])
+  }
+
   @Test("a space takes the same calls, and refuses a folder by name")
   func space() throws {
     let folder = try TemporaryFolder()
