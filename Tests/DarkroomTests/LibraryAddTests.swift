@@ -167,6 +167,18 @@ struct LibraryAddTests {
     #expect(!duplicate.added && duplicate.asset.id == asset.id)
     #expect(!FileManager.default.fileExists(atPath: again))
 
+    // The same bytes moved while the asset that has them is in the trash (which may be
+    // emptied): refused, and the file kept where it was.
+    try library.trash([asset.id])
+    let third = try card.write("third.jpg", turned)
+    #expect(
+      throws: DarkroomError(
+        .conflict, file: third,
+        "the library has these bytes as IMG_6.jpg (\(asset.id)), which is in the trash or not "
+          + "as catalogued: restore or scan it; kept here")
+    ) { try library.add(file: third, move: true) }
+    #expect(try Fixture.bytes(third) == turned)
+
     // A link from outside to the library's own file: refused, and the file is kept.
     let own = library.rootPath + "/orientation-1.jpg"
     let original = try Fixture.bytes(own)
@@ -178,6 +190,13 @@ struct LibraryAddTests {
         "is in the library already: scan it to catalogue it")
     ) { try library.add(file: card.file("link.jpg"), move: true) }
     #expect(try Fixture.bytes(own) == original)
+
+    // A hard link from outside to the library's own file, moved: the same bytes, but the
+    // library's copy is that very file; nothing is removed.
+    #expect(link(own, card.file("hard.jpg")) == 0)
+    #expect(throws: DarkroomError.self) { try library.add(file: card.file("hard.jpg"), move: true) }
+    #expect(try Fixture.bytes(own) == original)
+    #expect(try Fixture.bytes(card.file("hard.jpg")) == original)
 
     // A folder outside the library, and a name that climbs: kept inside.
     #expect(throws: DarkroomError.self) {

@@ -34,10 +34,16 @@ enum Beneath {
       walked += (walked.isEmpty ? "" : "/") + part
       var next = openat(fd, String(part), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
       if next < 0 && errno == ENOENT && create {
-        if mkdirat(fd, String(part), 0o755) != 0 && errno != EEXIST {
-          let error = AtomicFile.writeError(root + "/" + walked, errno)
-          close(fd)
-          throw error
+        if mkdirat(fd, String(part), 0o755) != 0 {
+          if errno != EEXIST {
+            let error = AtomicFile.writeError(root + "/" + walked, errno)
+            close(fd)
+            throw error
+          }
+        } else {
+          // The new folder's name is durable before anything written in it is trusted (a
+          // move removes its source once its copy is).
+          fsync(fd)
         }
         next = openat(fd, String(part), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
       }

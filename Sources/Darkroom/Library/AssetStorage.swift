@@ -194,7 +194,7 @@ struct FolderStorage: AssetStorage {
     async throws(DarkroomError) -> Rendition
   {
     // (The files, disk cache and memory of an `Images` are its own library's.)
-    guard images.library == library else {
+    guard images.library.rootPath == library.rootPath, images.library.space == nil else {
       throw DarkroomError(
         .engine, file: library.rootPath, "is not the library this Images renders")
     }

@@ -24,7 +24,8 @@ extension Library {
   ///   `unsupportedFormat` for what is neither a photo nor a video; what reading its header
   ///   throws; `io` for a failed write, which leaves nothing behind, or for a file that
   ///   changed while it was read (then it is kept where it was); `invalidArgument` for a
-  ///   folder outside the library, or any folder in a space.
+  ///   folder outside the library, or any folder in a space; `conflict` for a moved file
+  ///   whose bytes the library has as an asset in the trash or changed (it is kept).
   public func add(file path: String, move: Bool = false, into folder: String? = nil)
     throws(DarkroomError) -> (asset: Asset, added: Bool)
   {
@@ -38,7 +39,7 @@ extension Library {
   public func add(bytes: [UInt8], name: String) throws(DarkroomError)
     -> (asset: Asset, added: Bool)
   {
-    try storage.add(bytes: bytes, name: Upload.safeName(name), into: nil, limits: .none)
+    try storage.add(bytes: bytes, name: name, into: nil, limits: .none)
   }
 
   /// Adds an upload as it arrives: `body`'s pieces (`length` bytes in all when it is known)
@@ -48,12 +49,12 @@ extension Library {
   ///
   /// - Throws: `tooLarge` past `limits` or past `length`; `invalidArgument` for a body that
   ///   ends before `length` bytes or fails, a folder outside the library, or any folder in a
-  ///   space; `empty`; `unsupportedFormat`.
+  ///   space; `empty`; `unsupportedFormat`. (`name`'s last component is kept, cleaned of what
+  ///   a file name should not hold.)
   package func add<Body: AsyncSequence & Sendable>(
     streaming body: Body, length: Int?, name: String, into folder: String? = nil,
     limits: Upload.Limits
   ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8] {
-    let name = Upload.safeName(name)
     if let length, Int64(length) > limits.maxBytes { throw Upload.tooLarge(name, limits) }
     return try await storage.add(
       streaming: body, length: length, name: name, into: folder, limits: limits)
@@ -67,7 +68,10 @@ extension FolderStorage {
     // Resolved through every link: a library's own file reached by another way must not be
     // copied into it, nor (moved) removed from it.
     guard let real = Self.resolved(path) else { throw InputFile.errnoError(path) }
-    if let root = Self.resolved(library.rootPath), real.hasPrefix(root + "/") {
+    guard let root = Self.resolved(library.rootPath) else {
+      throw InputFile.errnoError(library.rootPath)
+    }
+    if real.hasPrefix(root.hasSuffix("/") ? root : root + "/") {
       throw DarkroomError(
         .invalidArgument, file: path, "is in the library already: scan it to catalogue it")
     }
@@ -97,11 +101,32 @@ extension FolderStorage {
       throw error
     }
     if move {
+      if !added.added { try keepsItsCopy(added.asset, movedFrom: path, before) }
       try file.removeMoved(
         unchangedSince: before,
         changed: "changed while it was copied; it is in the library, and kept here")
     }
     return added
+  }
+
+  /// Throws, so that a moved file whose bytes the library had already is kept, unless the
+  /// asset that has them keeps them: out of the trash (which may be emptied), its file there
+  /// as catalogued, and not the very file being moved (the library's own, reached by a way
+  /// `realpath` does not see, such as a second mount).
+  private func keepsItsCopy(_ existing: Asset, movedFrom path: String, _ source: FileIdentity?)
+    throws(DarkroomError)
+  {
+    let kept = DarkroomError(
+      .conflict, file: path,
+      "the library has these bytes as \(existing.name) (\(existing.id)), which is in the trash "
+        + "or not as catalogued: restore or scan it; kept here")
+    guard existing.trashedAt == nil,
+      let own = try? library.openFile(of: existing, exactly: true), let ownID = own.identity
+    else { throw kept }
+    if let source, source.device == ownID.device, source.inode == ownID.inode {
+      throw DarkroomError(
+        .invalidArgument, file: path, "is in the library already: scan it to catalogue it")
+    }
   }
 
   func add(bytes: [UInt8], name: String, into folder: String?, limits: Upload.Limits)
@@ -129,7 +154,8 @@ extension FolderStorage {
       // The sender went before its body did (the partial file went with `upload`).
       throw Upload.cutOff(name)
     }
-    if let length, upload.byteCount != Int64(length) { throw Upload.cutOff(name) }
+    if let length, upload.byteCount > Int64(length) { throw Upload.overLength(name, length) }
+    if let length, upload.byteCount < Int64(length) { throw Upload.cutOff(name) }
     return try Self.result(upload.finish())
   }
 
@@ -164,6 +190,7 @@ extension SealedStorage {
   {
     if folder != nil { try library.require(.subfolders) }
     guard Int64(bytes.count) <= limits.maxBytes else { throw Upload.tooLarge(name, limits) }
+    let name = Upload.safeName(name)  // (a folder's, by `Upload`)
     let (asset, added) = try space.add(bytes: bytes, name: name) {
       media throws(DarkroomError) in
       try limits.check(width: media.width, height: media.height, name: name)
@@ -197,6 +224,7 @@ extension SealedStorage {
         try add(bytes: held, name: name, into: nil, limits: limits)
       }
     }
+    let name = Upload.safeName(name)
     guard length > 0 else { throw DarkroomError(.empty, file: name, "empty upload (0 bytes)") }
     let (space, pipe) = (space, BytePipe())
     async let sealed = offThread { () throws(DarkroomError) -> (SpaceAsset, Bool) in
@@ -211,13 +239,13 @@ extension SealedStorage {
       for try await piece in body {
         received += piece.count
         guard received <= length else {
-          pipe.fail(
-            DarkroomError(.tooLarge, file: name, "sent more than the \(length) bytes it announced"))
+          pipe.fail(Upload.overLength(name, length))
           break
         }
         guard await pipe.write(piece) else { break }
       }
-      pipe.finish()
+      // A body that ends short is the sender's, as a folder's upload says (not the file's).
+      if received < length { pipe.fail(Upload.cutOff(name)) } else { pipe.finish() }
     } catch {
       pipe.fail(Upload.cutOff(name))
     }

@@ -69,6 +69,12 @@ package final class Upload {
       "is larger than the upload limit of \(limits.maxBytes) bytes")
   }
 
+  /// An upload whose body went on past the length it announced.
+  static func overLength(_ name: String, _ length: Int) -> DarkroomError {
+    DarkroomError(
+      .tooLarge, file: safeName(name), "sent more than the \(length) bytes it announced")
+  }
+
   /// An upload whose body ended before its length, or failed on the way: the sender's
   /// request, not the file, is at fault (`invalidArgument`, an HTTP 400).
   static func cutOff(_ name: String) -> DarkroomError {
