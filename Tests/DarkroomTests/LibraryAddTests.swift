@@ -233,5 +233,14 @@ struct LibraryAddTests {
         .invalidArgument, file: library.rootPath,
         "is an encrypted space: it has no folders to put files in")
     ) { try library.add(file: Fixture.sample("orientation-1.jpg"), into: "Trips") }
+    // The same bytes moved while the asset that has them is in the space's trash: kept.
+    try library.trash([asset.id])
+    let copy = try folder.write("copy.jpg", try Fixture.bytes(Fixture.sample("gps.jpg")))
+    #expect(
+      throws: DarkroomError(
+        .conflict, file: copy,
+        "the space has these bytes as gps.jpg, which is in the trash: restore it; kept here")
+    ) { try library.add(file: copy, move: true) }
+    #expect(try Fixture.bytes(copy) == Fixture.bytes(Fixture.sample("gps.jpg")))
   }
 }

@@ -428,7 +428,8 @@ public final class Space: Sendable {
   /// object and catalog row are durable, and only if it did not change meanwhile.
   ///
   /// - Returns: the asset, and false when the space already had these bytes (then nothing is
-  ///   added, and a moved file is still removed).
+  ///   added, and a moved file is still removed, unless that asset is in the trash: then the
+  ///   call throws `conflict` and the file is kept).
   /// - Throws: what reading the image's header throws (not an image, a damaged header);
   ///   `io` for a failed write, which leaves nothing behind.
   func add(file path: String, move: Bool = false) throws(DarkroomError)
@@ -452,6 +453,14 @@ public final class Space: Sendable {
       }
     }
     if move {
+      // As a folder's add: a moved file whose bytes the space has as an asset in its trash
+      // is kept (the trash is for leaving).
+      guard result.added || !result.asset.trashed else {
+        throw DarkroomError(
+          .conflict, file: path,
+          "the space has these bytes as \(result.asset.name), which is in the trash: restore "
+            + "it; kept here")
+      }
       try file.removeMoved(
         unchangedSince: before,
         changed: "changed while it was encrypted; it is in the space, and kept here")
