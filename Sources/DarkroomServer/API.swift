@@ -525,7 +525,7 @@ struct API: Sendable {
   // MARK: Upload and download
 
   func upload(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let folder = request.query["folder"].map(String.init) ?? Upload.defaultFolder
+    let folder = request.query["folder"].map(String.init)
     let (asset, added) = try await Self.add(request, to: library, into: folder, configuration)
     return try Self.encode(
       APIUpload(status: added ? "added" : "duplicate", asset: APIAsset(asset)),

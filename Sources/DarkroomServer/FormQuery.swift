@@ -15,8 +15,13 @@ struct FormQuery: Sequence {
   static func decode(_ text: Substring) -> String? {
     // Most values (ids, versions, sizes, signatures) hold neither: no Foundation call, which
     // was a tenth of a cached thumbnail's time on the server.
-    if !needsDecoding(text) { return String(text) }
-    return text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    needsDecoding(text) ? formDecoded(text) : String(text)
+  }
+
+  /// `text` with its `+` read as spaces and then its percent-escapes; nil when they do not
+  /// read.
+  private static func formDecoded(_ text: Substring) -> String? {
+    text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
   }
 
   private static func needsDecoding(_ text: Substring) -> Bool {
@@ -27,7 +32,7 @@ struct FormQuery: Sequence {
   /// or with only its `+` read when its escapes do not read.
   private static func value(_ raw: Substring) -> Substring {
     guard needsDecoding(raw) else { return raw }
-    return (decode(raw) ?? raw.replacingOccurrences(of: "+", with: " "))[...]
+    return (formDecoded(raw) ?? raw.replacingOccurrences(of: "+", with: " "))[...]
   }
 
   /// The first value of `name`, if the query has it: one walk along the bytes, comparing

@@ -76,8 +76,8 @@ package final class InputFile {
       throw DarkroomError(.io, file: path, changed)
     }
     guard unlink(path) == 0 else { throw Self.errnoError(path) }
-    let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-    AtomicFile.syncFolder(folder.isEmpty ? "/" : folder)
+    let folder = FilePath(path).parent
+    AtomicFile.syncFolder(folder.isEmpty ? "." : folder)
   }
 
   /// Up to `count` bytes from `offset`; fewer only at the end of the file.

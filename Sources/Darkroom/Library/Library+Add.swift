@@ -81,7 +81,7 @@ extension FolderStorage {
     do throws(DarkroomError) {
       let upload = try Upload(
         into: library, name: URL(fileURLWithPath: path).lastPathComponent,
-        folder: folder ?? Upload.defaultFolder, limits: .none)
+        folder: folder, limits: .none)
       var offset = 0
       while offset < file.size {
         let piece = try file.read(at: offset, count: min(1 << 20, file.size - offset))
@@ -133,7 +133,7 @@ extension FolderStorage {
     throws(DarkroomError) -> (asset: Asset, added: Bool)
   {
     let upload = try Upload(
-      into: library, name: name, folder: folder ?? Upload.defaultFolder, limits: limits)
+      into: library, name: name, folder: folder, limits: limits)
     try upload.append(bytes)
     return try Self.result(upload.finish())
   }
@@ -143,7 +143,7 @@ extension FolderStorage {
     limits: Upload.Limits
   ) async throws(DarkroomError) -> (asset: Asset, added: Bool) where Body.Element == [UInt8] {
     let upload = try Upload(
-      into: library, name: name, folder: folder ?? Upload.defaultFolder, limits: limits)
+      into: library, name: name, folder: folder, limits: limits)
     do {
       for try await piece in body {
         try upload.append(piece)

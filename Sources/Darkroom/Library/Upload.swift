@@ -100,16 +100,16 @@ package final class Upload {
   private var finished = false
 
   /// Starts an upload of a file called `name` (only its last component is used, cleaned of
-  /// anything a file name should not hold) into `folder` of the library.
+  /// anything a file name should not hold) into `folder` of the library (``defaultFolder``
+  /// for nil).
   ///
   /// - Throws: `invalidArgument` for a folder outside the library, or one reached through a
   ///   symbolic link (an upload never writes through a link); `io` when the folder or the
   ///   temporary file cannot be made.
   package init(
-    into library: Library, name: String, folder: String = Upload.defaultFolder,
-    limits: Limits = Limits()
+    into library: Library, name: String, folder: String? = nil, limits: Limits = Limits()
   ) throws(DarkroomError) {
-    guard let folder = Self.safeFolder(folder) else {
+    guard let folder = Self.safeFolder(folder ?? Self.defaultFolder) else {
       throw DarkroomError(.invalidArgument, "the folder must be a plain path inside the library")
     }
     self.library = library
