@@ -28,6 +28,12 @@ protocol AssetStorage: Sendable {
     throws(DarkroomError) -> Rendition
   /// Every version of an asset's edit, and which one it is now.
   func history(of id: AssetID) throws(DarkroomError) -> EditHistory
+  /// The asset's original (its edit left out, and any other program's) rendered as `spec`
+  /// asks, cached where the storage keeps renditions, the width of the original's display
+  /// (a video's frames), and the name its errors give it: what an editor's preview and Auto
+  /// start from.
+  func original(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
+    throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int, name: String)
   /// The asset that holds an edit's result written to `output` (a camera RAW's edit is a
   /// file, and an asset, of its own in a folder).
   func resultAsset(of id: AssetID, output: String) -> AssetID
@@ -159,6 +165,12 @@ struct FolderStorage: AssetStorage {
   func history(of id: AssetID) throws(DarkroomError) -> EditHistory {
     try library.fileHistory(id)
   }
+  func original(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
+    throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int, name: String)
+  {
+    let (rendition, width) = try library.fileOriginal(asset, spec, settings: settings)
+    return (rendition, width, library.path(of: asset))
+  }
   func resultAsset(of id: AssetID, output: String) -> AssetID {
     (try? library.asset(atPath: output))?.id ?? id
   }
@@ -239,6 +251,14 @@ struct SealedStorage: AssetStorage {
   }
   func history(of id: AssetID) throws(DarkroomError) -> EditHistory {
     try library.sealedHistory(id, in: space)
+  }
+  /// (Cached in the space, sealed; a video's is its poster, and its row has its frames' size.)
+  func original(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
+    throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int, name: String)
+  {
+    let rendition = try library.renderSealed(
+      asset.id, in: space, spec, settings: settings, fromOriginal: true)
+    return (rendition, asset.displayWidth, asset.name)
   }
   /// (An edit's result is the asset's own sealed object.)
   func resultAsset(of id: AssetID, output: String) -> AssetID { id }

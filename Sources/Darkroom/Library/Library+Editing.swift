@@ -137,11 +137,12 @@ extension Library {
     let frames = FilterGraph(
       nodes: graph.nodes.filter { $0.op != TrimFilter.name }, description: graph.description)
     return try onScreen(id, graph: frames, spec, settings: settings) {
-      screen, scaled, path throws(DarkroomError) in
-      var editor = self.editor(of: path, settings)
+      screen, scaled, name throws(DarkroomError) in
+      // (A preview writes nothing: its editor keeps no original anywhere.)
+      var editor = Editor(settings) { _, _ in nil }
       editor.quality = spec.quality
-      let bytes = try editor.preview(.data(screen.bytes, name: path), graph: scaled)
-      let metadata = try AssetMetadata.read(.data(bytes, name: path))
+      let bytes = try editor.preview(.data(screen.bytes, name: name), graph: scaled)
+      let metadata = try AssetMetadata.read(.data(bytes, name: name))
       return Rendition(bytes: bytes, format: .jpeg, width: metadata.width, height: metadata.height)
     }
   }
@@ -155,43 +156,49 @@ extension Library {
     _ id: AssetID, after graph: FilterGraph, settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> [FilterNode] {
     try onScreen(id, graph: graph, RenditionSpec(.fullscreen), settings: settings) {
-      screen, scaled, path throws(DarkroomError) in
+      screen, scaled, name throws(DarkroomError) in
       let auto = try FilterNode(AutoFilter.name)
       let resolved = try Renderer(settings).resolvingAuto(
-        FilterGraph(nodes: scaled.nodes + [auto]), of: .data(screen.bytes, name: path))
+        FilterGraph(nodes: scaled.nodes + [auto]), of: .data(screen.bytes, name: name))
       return Array(resolved.nodes.dropFirst(scaled.nodes.count))
     }
   }
 
   /// `body` given the asset's original (its edit left out) as its cached rendition fitting
   /// `spec`'s screen (JPEG, no metadata, no other program's edit), `graph` scaled to it
-  /// (pixel crops and radii name the original's pixels), and the asset's path. The file is
-  /// opened and checked once, and read through that descriptor alone.
+  /// (pixel crops and radii name the original's pixels), and the name errors give it.
   private func onScreen<T>(
     _ id: AssetID, graph: FilterGraph, _ spec: RenditionSpec, settings: PixelSettings,
     _ body: (Rendition, FilterGraph, String) throws(DarkroomError) -> T
   ) throws(DarkroomError) -> T {
     let asset = try asset(id)
-    return try withOpenedPath(of: asset) { opened throws(DarkroomError) in
+    var base = spec
+    base.representation = .fullscreen
+    base.format = .jpeg
+    base.metadata = .strip
+    base.foreignEdit = .hidden  // an edit renders the original's own pixels
+    let (screen, width, name) = try storage.original(asset, base, settings: settings)
+    let scaled = try graph.scalingPixels(by: Double(screen.width) / Double(max(1, width)))
+    return try body(screen, scaled, name)
+  }
+
+  /// ``AssetStorage/original(_:_:settings:)`` of a folder's file: its kept original where an
+  /// edit replaced it, else the file, opened and checked once and read through that
+  /// descriptor alone; its rendition kept in the library's cache.
+  func fileOriginal(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
+    throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int)
+  {
+    try withOpenedPath(of: asset) { opened throws(DarkroomError) in
       let path = path(of: asset)
       let source = try editor(of: path).originalSource(path) ?? .file(opened)
-      var base = spec
-      base.representation = .fullscreen
-      base.format = .jpeg
-      base.metadata = .strip
-      base.foreignEdit = .hidden  // an edit renders the original's own pixels
       let screen = try Representations(
         renderer: Renderer(settings), cache: RenditionCache(folder: cacheFolder)
-      ).rendition(of: source, base)
+      ).rendition(of: source, spec)
       // A video's screen rendition is its poster; its frames are the header's size.
-      let width: Int
       if case .file(let file) = source, let video = try VideoHeader.describe(path: file) {
-        width = video.displayWidth
-      } else {
-        width = try AssetMetadata.read(source).displayWidth
+        return (screen, video.displayWidth)
       }
-      let scaled = try graph.scalingPixels(by: Double(screen.width) / Double(max(1, width)))
-      return try body(screen, scaled, path)
+      return (screen, try AssetMetadata.read(source).displayWidth)
     }
   }
 
