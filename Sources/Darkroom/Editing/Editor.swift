@@ -327,7 +327,8 @@ package struct Editor: Sendable {
   }
 
   /// Renders `graph` on `source` as an edit would, without touching any file or library:
-  /// the encoded result in the source's format.
+  /// the encoded result in the source's format, with no metadata (no adjustment data, no
+  /// EXIF: a preview is shown and dropped).
   ///
   /// - Throws: A ``DarkroomError`` about the source: what ``AssetMetadata/read(_:)`` and
   ///   ``Renderer`` throw; `unsupportedFormat` for a format Darkroom does not write.
@@ -345,8 +346,9 @@ package struct Editor: Sendable {
         effort: Self.effort(effort, for: format, pixels: metadata.width * metadata.height)),
       version: 1,
       previous: nil, created: Self.now())
-    return try renderer.renderEdit(
-      source, metadata: metadata, recipe: adjustment.recipe(for: source.name, original: metadata))
+    var recipe = try adjustment.recipe(for: source.name, original: metadata)
+    recipe.xmp = []
+    return try renderer.renderEdit(source, metadata: metadata, recipe: recipe)
   }
 
   /// Restores the original bytes of an edited file (or version `version`, where 0 is the

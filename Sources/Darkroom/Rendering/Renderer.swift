@@ -468,11 +468,12 @@ package struct Renderer: Sendable {
       let described = video.flatMap {
         MotionPhoto.describing(recipe.xmp, videoLength: $0.count, heic: heic)
       }
-      output.setBlob("xmp-data", described ?? recipe.xmp)
+      if !recipe.xmp.isEmpty { output.setBlob("xmp-data", described ?? recipe.xmp) }
       let encoded = try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
         () throws(DarkroomError) in
         try output.encode(
-          recipe.format, quality: recipe.quality, effort: recipe.effort, strip: false)
+          recipe.format, quality: recipe.quality, effort: recipe.effort,
+          strip: recipe.xmp.isEmpty)
       }
       guard let video, described != nil else { return encoded }
       return encoded + MotionPhoto.appended(video, heic: heic)
@@ -558,5 +559,6 @@ struct EditRecipe: Sendable, Codable, Equatable {
   /// The encoder effort (HEIC, AVIF); nil: libvips' default, as edits made before efforts
   /// were kept were written.
   var effort: Int?
+  /// The packet an edit's result carries; empty for a preview, written with no metadata.
   var xmp: [UInt8]
 }
