@@ -9,7 +9,7 @@ extension API {
   typealias Routes = RouteCollection<DarkroomRequestContext>
 
   func add(to router: Router<DarkroomRequestContext>) {
-    router.addRoutes(assetRoutes(), atPath: "/api/assets")
+    router.addRoutes(assetRoutes(.served(library)), atPath: "/api/assets")
     router.addRoutes(albumRoutes(), atPath: "/api/albums")
     router.addRoutes(shareRoutes(), atPath: "/api/shares")
     router.addRoutes(filterRoutes(), atPath: "/api")
@@ -18,19 +18,25 @@ extension API {
     router.addRoutes(libraryRoutes(), atPath: "/api")
   }
 
-  /// An asset: the list and timeline of them, one, its history, its edits, its images.
-  func assetRoutes() -> Routes {
+  /// An asset: the list of them, one, its history, its edits, its images; of the served
+  /// library or of a session's unlocked space (`scope`).
+  func assetRoutes(_ scope: AssetScope) -> Routes {
     let routes = Routes(context: DarkroomRequestContext.self)
-    routes.get { request, _ in try await listAssets(request) }
-    routes.get(":id") { _, context in try await asset(context) }
-    routes.get(":id/history") { _, context in try await history(context) }
-    routes.post(":id/edit") { request, context in try await edit(request, context) }
-    routes.post(":id/revert") { request, context in try await revert(request, context) }
-    routes.post(":id/preview") { request, context in try await preview(request, context) }
-    routes.post(":id/auto") { request, context in try await auto(request, context) }
-    routes.put(":id/favourite") { request, context in try await favourite(request, context) }
-    routes.patch(":id/metadata") { request, context in try await metadata(request, context) }
+    routes.get { request, context in try await listAssets(request, context, scope) }
+    routes.get(":id") { _, context in try await asset(context, scope) }
+    routes.get(":id/history") { _, context in try await history(context, scope) }
+    routes.post(":id/edit") { request, context in try await edit(request, context, scope) }
+    routes.post(":id/revert") { request, context in try await revert(request, context, scope) }
+    routes.post(":id/preview") { request, context in try await preview(request, context, scope) }
+    routes.post(":id/auto") { request, context in try await auto(request, context, scope) }
+    routes.put(":id/favourite") { request, context in
+      try await favourite(request, context, scope)
+    }
+    routes.patch(":id/metadata") { request, context in
+      try await metadata(request, context, scope)
+    }
     routes.get(":id/:rep") { request, context in
+      guard !scope.sealed else { return try await sealedRepresentation(request, context, scope) }
       let response = try await representation(request, context)
       return context.bySignature ? SignedAddresses.kept(response, request) : response
     }
@@ -99,47 +105,79 @@ extension API {
 
 // MARK: Handlers
 
+/// Whose assets the asset routes reach (``API/assetRoutes(_:)``): the served library's
+/// (`/api/assets`), or those of the space a gallery session unlocked (`/api/space/assets`,
+/// ``SpaceRoutes``). The routes and their calls are written once and mounted for each.
+struct AssetScope: Sendable {
+  /// The library a request reaches, or the 4xx that says why none (no session, a locked
+  /// space).
+  let library: @Sendable (DarkroomRequestContext) throws -> Library
+  /// A space's: its assets are shown in a space's shape (``APISpaceAsset``, never a keyed
+  /// identity, an edit answered by the asset), and its images are kept by no address, in no
+  /// front server and in no browser (``API/sealedRepresentation(_:_:_:)``).
+  let sealed: Bool
+
+  static func served(_ library: Library) -> AssetScope {
+    AssetScope(library: { _ in library }, sealed: false)
+  }
+}
+
 extension API {
-  func asset(_ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
-    let asset = try await blocking { [library] () throws(DarkroomError) in try library.asset(id) }
-    return try Self.encode(APIAsset(asset, signed: signing?.signatures(asset)))
+  /// An asset as `scope` shows it.
+  func shown(_ asset: Asset, _ scope: AssetScope) -> any Encodable & Sendable {
+    scope.sealed ? APISpaceAsset(asset) : APIAsset(asset, signed: signing?.signatures(asset))
   }
 
-  func history(_ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
-    let history = try await blocking { [library] () throws(DarkroomError) in
+  func asset(_ context: DarkroomRequestContext, _ scope: AssetScope) async throws -> Response {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
+    let asset = try await blocking { () throws(DarkroomError) in try library.asset(id) }
+    return try Self.encode(shown(asset, scope))
+  }
+
+  func history(_ context: DarkroomRequestContext, _ scope: AssetScope) async throws -> Response {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
+    let history = try await blocking { () throws(DarkroomError) in
       try library.editHistory(id)
     }
     return try Self.encode(APIHistory(history))
   }
 
-  func edit(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  /// An edit: its adjustment data (a space's: the asset as it is now).
+  func edit(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let body = try await request.decode(as: EditBody.self, context: context)
     let graph = try body.filterGraph(presets: library.presetsByName())
     let mode = body.editMode
     let pixels = configuration.pixels
-    let result = try await blocking { [library] () throws(DarkroomError) in
+    let result = try await blocking { () throws(DarkroomError) in
       try library.editBlocking(id, with: graph, mode: mode, settings: pixels)
     }
+    if scope.sealed { return try Self.encode(APISpaceAsset(try library.asset(id))) }
     var adjustment = APIAdjustment(result.adjustment)
     adjustment.asset = result.asset?.rawValue ?? id.rawValue
     return try Self.encode(adjustment)
   }
 
-  func revert(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  /// A revert: what it did (a space's: the asset as it is now).
+  func revert(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let body = try await Self.optionalBody(RevertBody.self, request, context)
     let pixels = configuration.pixels
-    let outcome = try await blocking { [library] () throws(DarkroomError) in
+    let outcome = try await blocking { () throws(DarkroomError) in
       try library.revertBlocking(id, to: body?.version, settings: pixels)
     }
+    if scope.sealed { return try Self.encode(APISpaceAsset(try library.asset(id))) }
     return try Self.encode(APIRevert(outcome))
   }
 
-  func preview(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  func preview(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let body = try await request.decode(as: EditBody.self, context: context)
     let graph = try body.filterGraph(presets: library.presetsByName())
     var spec = RenditionSpec(.fullscreen)
@@ -150,7 +188,7 @@ extension API {
     let pixels = configuration.pixels
     let previewSpec = spec
     let rendition = try await images.render("preview-\(Tokens.random())") {
-      [library] () throws(DarkroomError) in
+      () throws(DarkroomError) in
       try library.preview(id, graph: graph, previewSpec, settings: pixels)
     }
     var headers: HTTPFields = [.contentType: "image/jpeg", .cacheControl: "no-store"]
@@ -159,37 +197,43 @@ extension API {
       status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
   }
 
-  func auto(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  func auto(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let body = try await Self.optionalBody(EditBody.self, request, context)
     // No filters (or none at all): Auto on the original alone.
     let given = body.flatMap { $0.graph != nil || !($0.filters ?? []).isEmpty ? $0 : nil }
     let graph = try given?.filterGraph(presets: library.presetsByName())
     let pixels = configuration.pixels
-    let chosen = try await blocking { [library] () throws(DarkroomError) in
+    let chosen = try await blocking { () throws(DarkroomError) in
       try library.autoFilters(id, after: graph ?? FilterGraph(nodes: []), settings: pixels)
     }
     return try Self.encode(APIAutoFilters(filters: chosen.map(\.text)))
   }
 
-  func favourite(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  func favourite(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let body = try await request.decode(as: FavouriteBody.self, context: context)
     _ = try library.asset(id)  // 404 for an unknown id, as everywhere
-    try await blocking { [library] () throws(DarkroomError) in
+    try await blocking { () throws(DarkroomError) in
       try library.edit(.favourite([id], body.favourite))
     }
-    return try Self.encode(APIAsset(try library.asset(id)))
+    return try Self.encode(shown(try library.asset(id), scope))
   }
 
-  func metadata(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let id = try Self.assetID(context)
+  func metadata(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
     let change = try await request.decode(as: MetadataEdit.self, context: context)
-    let assets = try await blocking { [library] () throws(DarkroomError) in
+    let assets = try await blocking { () throws(DarkroomError) in
       try library.writeMetadata(change, to: [id])
     }
     guard let asset = assets.first else { throw APIError.notFound("no such asset") }
-    return try Self.encode(APIAsset(asset))
+    return try Self.encode(shown(asset, scope))
   }
 
   func albums() async throws -> Response {

@@ -38,7 +38,12 @@ struct API: Sendable {
     return parameters
   }
 
-  func listAssets(_ request: Request) async throws -> Response {
+  /// A page of the assets a query matches (`trashed=true`: of those in the trash), in the
+  /// shape `scope` shows them.
+  func listAssets(_ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope)
+    async throws -> Response
+  {
+    let library = try scope.library(context)
     var limit = 100
     if let value = request.query["limit"] {
       guard let n = Int(value), (1...1000).contains(n) else {
@@ -46,16 +51,27 @@ struct API: Sendable {
       }
       limit = n
     }
-    let query = try AssetQuery(parameters: try Self.queryParameters(request, also: ["limit"]))
-    let pageSize = limit
-    let page = try await blocking { [library, signing] () throws(DarkroomError) -> APIAssets in
-      let page = try library.page(of: query, limit: pageSize)
-      let now = Date().timeIntervalSince1970
-      return APIAssets(
-        assets: page.assets.map { APIAsset($0, signed: signing?.signatures($0, now: now)) },
-        count: page.count, next: page.next?.rawValue)
+    var query = try AssetQuery(
+      parameters: try Self.queryParameters(request, also: ["limit", "trashed"]))
+    if let value = request.query["trashed"] {
+      guard let trashed = ["true": true, "1": true, "false": false, "0": false][String(value)]
+      else { throw APIError.badRequest("trashed takes true or false; not \(value.prefix(32))") }
+      query.trashed = trashed
     }
-    return try Self.encode(page)
+    let (pageQuery, pageSize) = (query, limit)
+    let page = try await blocking { () throws(DarkroomError) in
+      try library.page(of: pageQuery, limit: pageSize)
+    }
+    let next = page.next?.rawValue
+    if scope.sealed {
+      return try Self.encode(
+        APIAssets(assets: page.assets.map(APISpaceAsset.init), count: page.count, next: next))
+    }
+    let now = Date().timeIntervalSince1970
+    return try Self.encode(
+      APIAssets(
+        assets: page.assets.map { APIAsset($0, signed: signing?.signatures($0, now: now)) },
+        count: page.count, next: next))
   }
 
   static func assetID(_ context: DarkroomRequestContext) throws -> AssetID {
@@ -145,6 +161,40 @@ struct API: Sendable {
       response.headers[.cacheControl] = "no-store"
     }
     return response
+  }
+
+  /// A representation of a space's asset: rendered from memory and cached in the space
+  /// (sealed), kept by no address, and `no-store` for the browser; its `full` is the asset's
+  /// bytes as stored (its edit's result, or its original), whatever their format.
+  func sealedRepresentation(
+    _ request: Request, _ context: DarkroomRequestContext, _ scope: AssetScope
+  ) async throws -> Response {
+    let (library, id) = (try scope.library(context), try Self.assetID(context))
+    let noStore: HTTPFields = [.cacheControl: "no-store"]
+    let delivery = try Self.delivery(request)
+    if context.parameters.get("rep") == "video" {
+      return try await Self.motionVideo(library, id, request, headers: noStore)
+    }
+    if context.parameters.get("rep") == "playback" {
+      return try await Self.playback(library, id, delivery, request, headers: noStore)
+    }
+    let asset = try await blocking { () throws(DarkroomError) in try library.asset(id) }
+    var spec = try Self.renditionSpec(context, request).shownInBrowser(
+      sourceFormat: asset.format, acceptsWebP: Self.acceptsWebP(request))
+    if spec.representation == .full {
+      guard request.query["size"] == nil, request.query["format"] == nil else {
+        throw APIError.badRequest("full is the asset as it is: it takes no size or format")
+      }
+      return try await Self.assetBytes(library, asset, request, headers: noStore)
+    }
+    spec.metadata = .strip
+    let rendition = try await images.image(of: asset, spec, in: library)
+    var headers = noStore
+    headers[.contentType] = Self.mediaType(rendition.format)
+    headers[.vary] = "Accept"
+    headers[.contentLength] = String(rendition.bytes.count)
+    return Response(
+      status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
   }
 
   /// A rendition the front server sends from the cache (`X-Accel-Redirect` to `location`),

@@ -32,8 +32,8 @@ struct APIAsset: Encodable, Sendable {
 }
 
 /// A page of assets: `next` is the `after` of the next page (absent on the last).
-struct APIAssets: Encodable, Sendable {
-  var assets: [APIAsset]
+struct APIAssets<Item: Encodable & Sendable>: Encodable, Sendable {
+  var assets: [Item]
   /// On a first page only (no `after`).
   var count: Int?
   var next: String?

@@ -119,7 +119,7 @@ struct AccessMiddleware: RouterMiddleware {
     let path = request.uri.path
     return changesState(request.method)
       && !(path == "/api/download" || SpaceRoutes.locksOrUnlocks(path)
-        || (path.hasPrefix("/api/assets/")
+        || ((path.hasPrefix("/api/assets/") || path.hasPrefix("/api/space/assets/"))
           && (path.hasSuffix("/preview") || path.hasSuffix("/auto"))))
   }
 

@@ -79,18 +79,17 @@ package struct DarkroomServer: Sendable {
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
-    API(
+    let api = API(
       library: library, configuration: configuration, images: images, jobs: jobs,
-      signing: signing
-    ).add(to: router)
+      signing: signing)
+    api.add(to: router)
     gallery.add(to: router)
     SharedRoutes(
       library: library, images: images, gallery: gallery,
       failedPasswords: configuration.failedLogins
     ).add(to: router)
     SpaceRoutes(
-      folder: configuration.spaces, sessions: sessions, configuration: configuration,
-      images: images,
+      folder: configuration.spaces, sessions: sessions, configuration: configuration, api: api,
       gallery: gallery
     ).add(to: router)
     methods.fill(router.routes)

@@ -13,7 +13,8 @@ struct SpaceRoutes: Sendable {
   let folder: String?
   let sessions: Sessions
   let configuration: ServerConfiguration
-  let images: Images
+  /// The API, whose asset routes a space's are (``API/assetRoutes(_:)``).
+  let api: API
   let gallery: Gallery
   /// One unlock at a time: Argon2id takes a quarter of a gigabyte for half a second.
   let unlocking = Gate()
@@ -25,17 +26,15 @@ struct SpaceRoutes: Sendable {
   let addressFailures: RateLimiter
 
   init(
-    folder: String?, sessions: Sessions, configuration: ServerConfiguration, images: Images,
+    folder: String?, sessions: Sessions, configuration: ServerConfiguration, api: API,
     gallery: Gallery
   ) {
     (self.folder, self.sessions, self.configuration) = (folder, sessions, configuration)
-    (self.images, self.gallery) = (images, gallery)
+    (self.api, self.gallery) = (api, gallery)
     let limit = configuration.failedUnlocks
     sessionFailures = RateLimiter(rate: limit.perSecond, burst: limit.burst)
     addressFailures = RateLimiter(rate: limit.perSecond, burst: limit.burst)
   }
-
-  static let noStore: HTTPFields = [.cacheControl: "no-store"]
 
   /// The POSTs that lock or unlock, which a read-only session may make.
   static func locksOrUnlocks(_ path: String) -> Bool {
@@ -45,6 +44,13 @@ struct SpaceRoutes: Sendable {
   func add(to router: Router<DarkroomRequestContext>) {
     router.addRoutes(pageRoutes(), atPath: "/space")
     router.addRoutes(apiRoutes(), atPath: "/api/space")
+    router.addRoutes(api.assetRoutes(scope), atPath: "/api/space/assets")
+  }
+
+  /// The assets of the space the request's session unlocked, through the API's own asset
+  /// routes.
+  var scope: AssetScope {
+    AssetScope(library: { context in try library(context) }, sealed: true)
   }
 
   /// The gallery's page of the space: shown, unlocked by its form, locked.
@@ -59,8 +65,8 @@ struct SpaceRoutes: Sendable {
     return routes
   }
 
-  /// The space through the API: its state, unlocked and locked, its assets, their images,
-  /// edits and reverts, an upload into it.
+  /// The space through the API: its state, unlocked and locked, an upload into it. (Its
+  /// assets are the API's asset routes: ``scope``.)
   func apiRoutes() -> API.Routes {
     let routes = API.Routes(context: DarkroomRequestContext.self)
     routes.get { _, context in try API.encode(state(context)) }
@@ -69,16 +75,6 @@ struct SpaceRoutes: Sendable {
       sessions.lock(try session(context).id)
       return try API.encode(state(context))  // (served, and locked now)
     }
-    routes.get("assets") { request, context in
-      let trashed = request.query["trashed"].map { $0 == "true" || $0 == "1" }
-      return try API.encode(APISpaceAssets(try library(context), trashed: trashed ?? false))
-    }
-    routes.get("assets/:id") { _, context in
-      try API.encode(APISpaceAsset(try spaceAsset(context).1))
-    }
-    routes.get("assets/:id/:rep") { request, context in try await representation(request, context) }
-    routes.post("assets/:id/edit") { request, context in try await edit(request, context) }
-    routes.post("assets/:id/revert") { _, context in try await revert(context) }
     routes.post("uploads") { request, context in try await upload(request, context) }
     return routes
   }
@@ -113,27 +109,6 @@ struct SpaceRoutes: Sendable {
     return try API.encode(APISpaceAssets(try library(context), trashed: false))
   }
 
-  func edit(_ request: Request, _ context: DarkroomRequestContext) async throws -> Response {
-    let (library, asset) = try spaceAsset(context)
-    let body = try await request.decode(as: EditBody.self, context: context)
-    let graph = try body.filterGraph()
-    let (mode, pixels) = (body.editMode, configuration.pixels)
-    let edited = try await blocking { () throws(DarkroomError) in
-      try library.editBlocking(asset.id, with: graph, mode: mode, settings: pixels)
-      return try library.asset(asset.id)
-    }
-    return try API.encode(APISpaceAsset(edited))
-  }
-
-  func revert(_ context: DarkroomRequestContext) async throws -> Response {
-    let (library, asset) = try spaceAsset(context)
-    let reverted = try await blocking { () throws(DarkroomError) in
-      try library.revertBlocking(asset.id)
-      return try library.asset(asset.id)
-    }
-    return try API.encode(APISpaceAsset(reverted))
-  }
-
   // MARK: Unlocking
 
   func session(_ context: DarkroomRequestContext) throws -> Session {
@@ -157,17 +132,6 @@ struct SpaceRoutes: Sendable {
   }
 
   static let locked = APIError(.forbidden, "locked", "the space is locked: unlock it first")
-
-  func spaceAsset(_ context: DarkroomRequestContext) throws -> (Library, Asset) {
-    let library = try library(context)
-    let text = context.parameters.get("id") ?? ""
-    // Ids only, never names: a name in a URL would end up in logs.
-    guard let id = AssetID(text), let asset = try? library.asset(id) else {
-      if library.space?.isClosed == true { throw Self.locked }
-      throw APIError.notFound("no asset \(text.prefix(64)) in this space")
-    }
-    return (library, asset)
-  }
 
   /// Opens the space `password` opens for the session, one unlock at a time.
   ///
@@ -233,38 +197,6 @@ struct SpaceRoutes: Sendable {
       values["canUnlock"] = context.session != nil
     }
     return gallery.page("space", values, status: status)
-  }
-
-  // MARK: Representations
-
-  func representation(_ request: Request, _ context: DarkroomRequestContext) async throws
-    -> Response
-  {
-    let (library, asset) = try spaceAsset(context)
-    let delivery = try API.delivery(request)
-    if context.parameters.get("rep") == "video" {
-      return try await API.motionVideo(library, asset.id, request, headers: Self.noStore)
-    }
-    if context.parameters.get("rep") == "playback" {
-      return try await API.playback(library, asset.id, delivery, request, headers: Self.noStore)
-    }
-    var spec = try API.renditionSpec(context, request).shownInBrowser(
-      sourceFormat: asset.format, acceptsWebP: API.acceptsWebP(request))
-    if spec.representation == .full {
-      let query = request.query
-      guard query["size"] == nil, query["format"] == nil else {
-        throw APIError.badRequest("full is the asset as it is: it takes no size or format")
-      }
-      return try await API.assetBytes(library, asset, request, headers: Self.noStore)
-    }
-    spec.metadata = .strip
-    let rendition = try await images.image(of: asset, spec, in: library)
-    var headers = Self.noStore
-    headers[.contentType] = API.mediaType(rendition.format)
-    headers[.vary] = "Accept"
-    headers[.contentLength] = String(rendition.bytes.count)
-    return Response(
-      status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: rendition.bytes)))
   }
 
   // MARK: Uploads

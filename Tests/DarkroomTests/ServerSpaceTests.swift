@@ -342,6 +342,17 @@ struct ServerSpaceTests {
         ByteBuffer(bytes: try Fixture.bytes(Fixture.sample("gps.jpg"))))
       #expect(write.status == .forbidden)
       #expect(write.errorKind == "read-only")
+      // It may preview and ask Auto, as a read-only session may in the library; not edit.
+      let betaID = try #require(
+        ((opened.object["assets"] as? [[String: Any]])?.first)?["id"] as? String)
+      let preview = try await reader.post(
+        client, "/api/space/assets/\(betaID)/preview", jsonBody(["filters": ["noir"]]))
+      #expect(preview.status == .ok)
+      #expect(preview.headers[.contentType] == "image/jpeg")
+      let edit = try await reader.post(
+        client, "/api/space/assets/\(betaID)/edit", jsonBody(["filters": ["noir"]]))
+      #expect(edit.status == .forbidden)
+      #expect(edit.errorKind == "read-only")
 
       // Failed unlocks are rate limited: five a minute.
       var statuses: [Int] = []
@@ -628,6 +639,102 @@ struct ServerSpaceTests {
     let played = try Fixture.bytes(folder.file("played.mp4"))
     let secrets = SpaceVideoTests.needles(clip) + SpaceVideoTests.needles(played)
     #expect(try SpaceVideoTests.holders(of: secrets, under: spaces.dir).isEmpty)
+  }
+
+  @Test(
+    "a space's assets are the API's asset routes: the same photo in the library and in a space gives the same preview, Auto and history; what a space keeps not is a 4xx naming it"
+  )
+  func sameRoutes() async throws {
+    let spaces = try ServedSpaces()
+    let photo = try Fixture.bytes(Fixture.sample("orientation-1.jpg"))
+    try await spaces.test { client, _ in
+      let login = try await GalleryLogin.login(client)
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      let added = try await login.post(
+        client, "/api/space/uploads?name=orientation-1.jpg", ByteBuffer(bytes: photo))
+      #expect(added.status == .created)
+      let spaceID = try #require((added.object["asset"] as? [String: Any])?["id"] as? String)
+      let listed = try await login.get(client, "/api/assets")
+      let libraryID = try #require(
+        ((listed.object["assets"] as? [[String: Any]])?.first)?["id"] as? String)
+      let doors = ["/api/assets/\(libraryID)", "/api/space/assets/\(spaceID)"]
+
+      func answers(_ method: HTTPRequest.Method, _ path: String, _ body: Any?) async throws
+        -> [TestResponse]
+      {
+        var all: [TestResponse] = []
+        for door in doors {
+          var headers = login.headers
+          if body != nil { headers[.contentType] = "application/json" }
+          all.append(
+            try await client.execute(
+              uri: door + path, method: method, headers: headers,
+              body: body.map(jsonBody) ?? ByteBuffer()))
+        }
+        return all
+      }
+
+      // A preview: the same JPEG from either door, the photo's own pixels through the graph.
+      let previews = try await answers(
+        .post, "/preview", ["filters": ["noir", "tone exposure=0.3"], "size": 320])
+      #expect(previews.map(\.status) == [.ok, .ok])
+      #expect(previews.map { $0.headers[.cacheControl] } == ["no-store", "no-store"])
+      #expect(previews[0].bytes == previews[1].bytes)
+      // (A preview carries no metadata: not the server's path, not an adjustment document.)
+      #expect(previews[0].bytes[2...3] != [0xFF, 0xE1])
+      #expect(!previews[0].text.contains("AdjustmentData"))
+      let grey = try centrePixel(previews[1].bytes)
+      #expect(grey[0] == grey[1] && grey[1] == grey[2], "grey: \(grey)")
+      // Auto: the same explicit filters.
+      let autos = try await answers(.post, "/auto", nil)
+      #expect(autos.map(\.status) == [.ok, .ok])
+      #expect(autos[0].object["filters"] as? [String] == autos[1].object["filters"] as? [String])
+      // An edit, then the history: one version with the same filters, and it is current.
+      let edits = try await answers(.post, "/edit", ["filters": ["noir"]])
+      #expect(edits.map(\.status) == [.ok, .ok])
+      #expect(edits[1].object["editVersion"] as? Int == 1)
+      let histories = try await answers(.get, "/history", nil)
+      for history in histories {
+        #expect(history.object["current"] as? Int == 1)
+        let versions = history.object["versions"] as? [[String: Any]] ?? []
+        #expect(versions.map { $0["filters"] as? [String] } == [["noir"]])
+      }
+      // One asset: the space's shape never shows its keyed identity.
+      let shown = try await answers(.get, "", nil)
+      #expect(shown[0].object["contentHash"] != nil)
+      #expect(shown[1].object["contentHash"] == nil)
+      #expect(shown[1].object["name"] as? String == "orientation-1.jpg")
+      #expect(shown[1].object["editVersion"] as? Int == 1)
+
+      // What a space keeps not: a 4xx with a JSON error that says so, never a 5xx.
+      let favourite = try await answers(.put, "/favourite", ["favourite": true])
+      #expect(favourite[0].status == .ok)
+      #expect(favourite[1].status == .badRequest)
+      #expect(
+        (favourite[1].object["error"] as? [String: Any])?["message"] as? String
+          == "a space keeps no favourites")
+      let metadata = try await answers(.patch, "/metadata", ["caption": "a caption"])
+      #expect(metadata[0].status == .ok)
+      #expect(metadata[1].status == .badRequest)
+      #expect(
+        (metadata[1].object["error"] as? [String: Any])?["message"] as? String
+          == "Spaces: is an encrypted space: it has no sidecars: descriptions, ratings and keywords"
+      )
+      let exif = try await login.get(client, doors[1] + "/exif-thumbnail")
+      #expect(exif.status.code / 100 == 4)
+      #expect(exif.errorKind != nil)
+
+      // The list takes the library's parameters and pages: the trash, a type, a limit.
+      let photos = try await login.get(client, "/api/space/assets?type=photo&limit=1")
+      #expect((photos.object["assets"] as? [[String: Any]])?.count == 1)
+      #expect(photos.object["count"] as? Int == 1)
+      #expect(photos.object["next"] == nil)
+      let trash = try await login.get(client, "/api/space/assets?trashed=true")
+      #expect((trash.object["assets"] as? [[String: Any]])?.isEmpty == true)
+      let bad = try await login.get(client, "/api/space/assets?trashed=maybe")
+      #expect(bad.status == .badRequest)
+      #expect(bad.errorKind == "bad-request")
+    }
   }
 
   @Test("every key is zeroed when the server stops")
