@@ -624,3 +624,26 @@ struct SpaceCommandTests {
     #expect(try plaintextFound(under: dir, names: ["gps.jpg", "orientation-6"]).isEmpty)
   }
 }
+
+extension Space {
+  /// The library's render of one of this space's assets as the row `asset` has it
+  /// (``Library/renderSealed``): these tests hold the space's own rows.
+  func render(
+    _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
+    cached: Bool = true
+  ) throws(DarkroomError) -> Rendition {
+    try using { () throws(DarkroomError) in
+      try Library.renderSealed(
+        asset, in: self, spec, settings: settings, cached: cached, fromOriginal: false)
+    }
+  }
+
+  /// The library's edit of one of this space's assets (``Library/editSealed``).
+  func edit(
+    _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
+    settings: PixelSettings = PixelSettings()
+  ) throws(DarkroomError) -> SpaceAsset {
+    try Library(space: self).editSealed(
+      asset, in: self, graph: graph, append: append, settings: settings)
+  }
+}

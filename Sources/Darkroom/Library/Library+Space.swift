@@ -127,7 +127,8 @@ extension Library {
       graph = try Editor.foreignGraph(
         space.readMetadata(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
     }
-    let edited = try space.edit(asset, graph: graph, append: mode == .append, settings: settings)
+    let edited = try editSealed(
+      asset, in: space, graph: graph, append: mode == .append, settings: settings)
     outcome.version = edited.editVersion
     outcome.adjustment = try space.history(edited).last
     outcome.output = edited.name
@@ -187,14 +188,5 @@ extension Library {
   func sealedHistory(_ id: AssetID, in space: Space) throws(DarkroomError) -> EditHistory {
     let asset = try sealed(id, in: space)
     return EditHistory(versions: try space.history(asset), current: asset.editVersion)
-  }
-
-  /// A representation of a space's asset, cached in the space (sealed).
-  func renderSealed(
-    _ id: AssetID, in space: Space, _ spec: RenditionSpec, settings: PixelSettings,
-    cached: Bool = true, fromOriginal: Bool = false
-  ) throws(DarkroomError) -> Rendition {
-    try space.render(
-      sealed(id, in: space), spec, settings: settings, cached: cached, fromOriginal: fromOriginal)
   }
 }

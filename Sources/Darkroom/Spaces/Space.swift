@@ -417,7 +417,7 @@ public final class Space: Sendable {
   }
 
   /// Writes `bytes` as a new object and returns its name (the caller has staged it).
-  private func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
+  func writeObject(_ name: String, _ bytes: [UInt8]) throws(DarkroomError) {
     try prepare(name)
     try SpaceObject.write(bytes, name: name, to: objectPath(name), keys: keys)
   }
@@ -604,119 +604,31 @@ public final class Space: Sendable {
     try reader(asset.rendered ?? asset.original, of: asset).read(range)
   }
 
-  /// A representation of the asset as it looks now (`fromOriginal`: of its original, its own
-  /// pixels), cached in the space as an object whose name is a keyed hash of what it depends
-  /// on (`cached: false` neither reads nor writes it).
-  func render(
-    _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings = PixelSettings(),
-    cached useCache: Bool = true, fromOriginal: Bool = false
-  ) throws(DarkroomError) -> Rendition {
-    try using { () throws(DarkroomError) in
-      try renderKept(
-        asset, spec, settings: settings, cached: useCache, fromOriginal: fromOriginal)
-    }
+  // MARK: Kept renditions
+
+  /// The keyed name of an object made from `parts` (a rendition: what it is of, and what
+  /// made it), which says nothing of them without the keys.
+  func keyedName(_ parts: [[UInt8]]) -> String { keys.name(parts) }
+
+  /// Kept object `name` (a rendition), decrypted; nil when there is none, or it does not
+  /// open (it is made again).
+  func kept(_ name: String, label: String) -> [UInt8]? {
+    try? SpaceObjectReader(path: objectPath(name), name: name, keys: keys, label: label)
+      .readAll()
   }
 
-  private func renderKept(
-    _ asset: SpaceAsset, _ spec: RenditionSpec, settings: PixelSettings,
-    cached useCache: Bool, fromOriginal: Bool
-  ) throws(DarkroomError) -> Rendition {
-    var spec = spec
-    if fromOriginal { spec.foreignEdit = .hidden }
-    let shown = fromOriginal ? nil : asset.rendered
-    let name = keys.name(
-      [
-        Array("rendition".utf8), Array(asset.identity.utf8),
-        Array((shown ?? "").utf8), Array(spec.canonical.utf8),
-        littleEndianBytes(UInt64(Renderer.renderVersion)),
-      ])
-    let path = objectPath(name)
-    if useCache,
-      let cached = try? SpaceObjectReader(
-        path: path, name: name, keys: keys, label: asset.name
-      ).readAll(), cached.count > 8
-    {
-      let width = Int(readLittleEndian(cached, 0, 4))
-      let height = Int(readLittleEndian(cached, 4, 4))
-      let format = spec.format ?? ImageFormat(sourceFormat: asset.format) ?? .jpeg
-      var rendition = Rendition(
-        bytes: Array(cached[8...]), format: format, width: width, height: height)
-      rendition.fromCache = true
-      return rendition
-    }
-    let renderer = ownRenderer(Renderer(settings))
-    let rendition: Rendition
-    if asset.isVideo {
-      // FFmpeg reads as far as it needs, from a file in memory (here, or in a worker).
-      rendition = try withDecryptedFile(shown ?? asset.original, of: asset) {
-        file throws(DarkroomError) in
-        try OpenedFiles.with(file, name: asset.name) { alias throws(DarkroomError) in
-          try renderer.render(.file(alias), spec)
-        }
-      }
-    } else {
-      let source = try reader(shown ?? asset.original, of: asset).readAll()
-      rendition = try renderer.render(.data(source, name: asset.name), spec)
-    }
-    guard useCache else { return rendition }
+  /// Keeps `bytes` as object `name`, something made again at will (a rendition): through a
+  /// partial file of its own, with no catalog row, the first made kept.
+  func keep(_ bytes: [UInt8], as name: String) throws(DarkroomError) {
     try prepare(name)
-    let stored =
-      littleEndianBytes(UInt64(rendition.width), 4) + littleEndianBytes(UInt64(rendition.height), 4)
-      + rendition.bytes
-    // Renditions can be made again: a unique partial name, no catalog row, the first kept.
+    let path = objectPath(name)
     try SpaceObject.write(
-      name: name, length: stored.count, to: path, keys: keys,
+      name: name, length: bytes.count, to: path, keys: keys,
       partial: Self.uniquePartial(path), keepingFirst: true
-    ) { offset, count in Array(stored[offset..<offset + count]) }
-    return rendition
+    ) { offset, count in Array(bytes[offset..<offset + count]) }
   }
 
   // MARK: Editing
-
-  /// Applies `graph` to the original, as a new edit: the adjustment data and the full-size
-  /// result are new objects, and the previous edit's are removed once the catalog names the
-  /// new ones.
-  ///
-  /// With `append`, the edit is the current edit's filters followed by `graph`'s.
-  func edit(
-    _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
-    settings: PixelSettings = PixelSettings()
-  ) throws(DarkroomError) -> SpaceAsset {
-    if asset.isVideo {
-      return try editVideo(asset, graph: graph, append: append, settings: settings)
-    }
-    return try withWriteLock { () throws(DarkroomError) in
-      let asset = try self.asset(asset.id)
-      let original = try self.original(asset)
-      let metadata = try readMetadata(.data(original, name: asset.name))
-      let format = ImageFormat(sourceFormat: metadata.format) ?? .jpeg
-      var history = try self.history(asset)
-      var graph = graph
-      if append, let last = history.last {
-        graph = FilterGraph(nodes: last.graph.nodes + graph.nodes)
-      }
-      // Auto becomes the filters it chooses for this original, as an edit of a file's does
-      // (Editor.edit): the stored data is explicit.
-      let renderer = ownRenderer(Renderer(settings))
-      graph = try renderer.resolvingAuto(graph, of: .data(original, name: asset.name))
-      let data = AdjustmentData(
-        graph: graph,
-        original: .init(
-          sha256: asset.identity, byteSize: asset.byteSize, format: asset.format,
-          fileName: asset.name),
-        result: Editor.plannedResult(
-          format, original: original, metadata: metadata,
-          asked: (settings.quality, settings.effort)),
-        version: asset.editVersion + 1, previous: nil, created: Editor.now())
-      let result = try renderer.renderEdit(
-        .data(original, name: asset.name), metadata: metadata,
-        recipe: data.recipe(for: asset.name, original: metadata))
-      history.append(data)
-      return try commitEdit(asset, history: history) { rendered throws(DarkroomError) in
-        try writeObject(rendered, result)
-      }
-    }
-  }
 
   /// Commits a new edit of `asset` (held under the write lock): its adjustment data,
   /// `history` (the new version last), and its result, which `writeResult` writes as the
