@@ -14,7 +14,7 @@ import FoundationEssentials
 /// ```
 extension Library {
   /// Adds a copy of the file at `path` (into `folder` of a folder's library,
-  /// ``Upload/defaultFolder`` for nil, never over a file: `name-2.jpg` beside `name.jpg`);
+  /// `Uploads/` for nil, never over a file: `name-2.jpg` beside `name.jpg`);
   /// with `move`, the file is removed once the library's copy is durable, and only if it did
   /// not change meanwhile.
   ///
