@@ -25,7 +25,7 @@ do {
   var newestFirst = AssetQuery()
   newestFirst.sort = .dateDescending
   newestFirst.mediaType = .photo
-  let photos = try library.assets(matching: newestFirst)
+  let photos = try await library.fetch(newestFirst)
   guard let first = photos.first else {
     print("fetch: no photos")
     exit(1)

@@ -8,7 +8,7 @@ import Logging
 /// ```swift
 /// let library = try Library.open(at: "/srv/photos")
 /// _ = try await library.scan()
-/// let newest = try library.assets(matching: AssetQuery())
+/// let newest = try await library.fetch(AssetQuery())
 /// let id = try newest.asset(at: 0).id
 /// let screen = try await library.image(for: id, RenditionSpec(.fullscreen))
 /// try await library.edit(id, with: try FilterGraph.parse(spec: "noir"))
@@ -39,6 +39,25 @@ extension Library {
     -> ScanSummary
   {
     try await offThread { () throws(DarkroomError) in try self.scanBlocking(nil, options: options) }
+  }
+
+  /// The assets `query` matches, in its order (PhotoKit's `fetchAssets(with:)`): a snapshot
+  /// of their ids that loads its ``Asset``s a page at a time, read off the caller's thread.
+  /// ``assets(matching:)`` is the same call for a caller with no concurrency.
+  ///
+  /// - Throws: what the catalog throws; "the space is locked" for a locked space.
+  public func fetch(_ query: AssetQuery = AssetQuery()) async throws(DarkroomError)
+    -> AssetFetchResult
+  {
+    try await offThread { () throws(DarkroomError) in try self.assets(matching: query) }
+  }
+
+  /// The asset `id` names, read off the caller's thread (``asset(_:)`` for a caller with no
+  /// concurrency).
+  ///
+  /// - Throws: `notFound` for an id the library does not have.
+  public func fetch(_ id: AssetID) async throws(DarkroomError) -> Asset {
+    try await offThread { () throws(DarkroomError) in try self.asset(id) }
   }
 
   /// Edits an asset in place and updates its catalog row (see
