@@ -217,6 +217,32 @@ struct SpaceTests {
     #expect(own.counts.running == 0)
   }
 
+  @Test(
+    "a space's preview and Auto decode in its own workers, never in the ones the library was given"
+  )
+  func previewInOwnWorkers() throws {
+    let folder = try Fixture.temporaryFolder()
+    let space = try Space.create(at: folder.file("S"), password: pw("alpha"), kdf: testKDF)
+    let library = Library(space: space)
+    let (photo, _) = try library.add(file: Fixture.sample("gps.jpg"))
+    let shared = WorkerPool(.init(executable: CLI.binary))
+    defer { shared.shutDown() }
+    var settings = PixelSettings()
+    settings.workers = shared
+    var spec = RenditionSpec(.fullscreen)
+    (spec.screenWidth, spec.screenHeight) = (320, 320)
+    let preview = try library.preview(
+      photo.id, graph: try FilterGraph.parse(spec: "noir"), spec, settings: settings)
+    let grey = try centrePixel(preview.bytes)
+    #expect(grey[0] == grey[1] && grey[1] == grey[2], "grey: \(grey)")
+    _ = try library.autoFilters(
+      photo.id, after: try FilterGraph.parse(spec: "tone exposure=-1"), settings: settings)
+    #expect(shared.counts.started == 0)
+    let own = try #require(space.ownWorkers)
+    #expect(own.counts.started == 1)
+    space.close()
+  }
+
   @Test("an idle space locks itself: at its deadline, not while in use, at its end however used")
   func idleLock() async throws {
     let folder = try Fixture.temporaryFolder()
@@ -638,12 +664,12 @@ extension Space {
     }
   }
 
-  /// The library's edit of one of this space's assets (``Library/editSealed``).
+  /// The library's edit of one of this space's assets (``Library/makeSealedEdit``).
   func edit(
     _ asset: SpaceAsset, graph: FilterGraph, append: Bool = false,
     settings: PixelSettings = PixelSettings()
   ) throws(DarkroomError) -> SpaceAsset {
-    try Library(space: self).editSealed(
+    try Library(space: self).makeSealedEdit(
       asset, in: self, graph: graph, append: append, settings: settings)
   }
 }

@@ -34,6 +34,9 @@ protocol AssetStorage: Sendable {
   /// start from.
   func original(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
     throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int, name: String)
+  /// The renderer that decodes what comes of an asset's pixels (a preview's, Auto's): a
+  /// space's own workers, which decode nothing of anything else's.
+  func renderer(_ settings: PixelSettings) -> Renderer
   /// The asset that holds an edit's result written to `output` (a camera RAW's edit is a
   /// file, and an asset, of its own in a folder).
   func resultAsset(of id: AssetID, output: String) -> AssetID
@@ -171,6 +174,7 @@ struct FolderStorage: AssetStorage {
     let (rendition, width) = try library.fileOriginal(asset, spec, settings: settings)
     return (rendition, width, library.path(of: asset))
   }
+  func renderer(_ settings: PixelSettings) -> Renderer { Renderer(settings) }
   func resultAsset(of id: AssetID, output: String) -> AssetID {
     (try? library.asset(atPath: output))?.id ?? id
   }
@@ -259,6 +263,9 @@ struct SealedStorage: AssetStorage {
     let rendition = try library.renderSealed(
       asset.id, in: space, spec, settings: settings, fromOriginal: true)
     return (rendition, asset.displayWidth, asset.name)
+  }
+  func renderer(_ settings: PixelSettings) -> Renderer {
+    space.ownRenderer(Renderer(settings))
   }
   /// (An edit's result is the asset's own sealed object.)
   func resultAsset(of id: AssetID, output: String) -> AssetID { id }

@@ -140,6 +140,7 @@ extension Library {
       screen, scaled, name throws(DarkroomError) in
       // (A preview writes nothing: its editor keeps no original anywhere.)
       var editor = Editor(settings) { _, _ in nil }
+      editor.renderer = storage.renderer(settings)
       editor.quality = spec.quality
       let bytes = try editor.preview(.data(screen.bytes, name: name), graph: scaled)
       let metadata = try AssetMetadata.read(.data(bytes, name: name))
@@ -158,7 +159,7 @@ extension Library {
     try onScreen(id, graph: graph, RenditionSpec(.fullscreen), settings: settings) {
       screen, scaled, name throws(DarkroomError) in
       let auto = try FilterNode(AutoFilter.name)
-      let resolved = try Renderer(settings).resolvingAuto(
+      let resolved = try storage.renderer(settings).resolvingAuto(
         FilterGraph(nodes: scaled.nodes + [auto]), of: .data(screen.bytes, name: name))
       return Array(resolved.nodes.dropFirst(scaled.nodes.count))
     }
