@@ -44,7 +44,9 @@ struct API: Sendable {
     async throws -> Response
   {
     let library = try scope.library(context)
-    var limit = 100
+    // (A space's list was every asset at once before it took pages: without a `limit`, it
+    // still is.)
+    var limit = scope.sealed ? Int.max - 1 : 100
     if let value = request.query["limit"] {
       guard let n = Int(value), (1...1000).contains(n) else {
         throw APIError.badRequest("limit takes 1 to 1000; not \(value)")
@@ -54,9 +56,7 @@ struct API: Sendable {
     var query = try AssetQuery(
       parameters: try Self.queryParameters(request, also: ["limit", "trashed"]))
     if let value = request.query["trashed"] {
-      guard let trashed = ["true": true, "1": true, "false": false, "0": false][String(value)]
-      else { throw APIError.badRequest("trashed takes true or false; not \(value.prefix(32))") }
-      query.trashed = trashed
+      query.trashed = try AssetQuery.bool(String(value), name: "trashed")
     }
     let (pageQuery, pageSize) = (query, limit)
     let page = try await blocking { () throws(DarkroomError) in
@@ -171,6 +171,10 @@ struct API: Sendable {
   ) async throws -> Response {
     let (library, id) = (try scope.library(context), try Self.assetID(context))
     let noStore: HTTPFields = [.cacheControl: "no-store"]
+    if context.parameters.get("rep") == "exif-thumbnail" {
+      // (What the library says of a space's: it keeps none.)
+      _ = try library.exifThumbnail(of: try library.asset(id))
+    }
     let delivery = try Self.delivery(request)
     if context.parameters.get("rep") == "video" {
       return try await Self.motionVideo(library, id, request, headers: noStore)

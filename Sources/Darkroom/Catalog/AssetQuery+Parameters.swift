@@ -177,7 +177,7 @@ extension AssetQuery {
     return bounds.low...bounds.high
   }
 
-  private static func bool(_ text: String, name: String) throws(DarkroomError) -> Bool {
+  package static func bool(_ text: String, name: String) throws(DarkroomError) -> Bool {
     switch text {
     case "true", "1", "yes": return true
     case "false", "0", "no": return false
