@@ -75,7 +75,7 @@ extension Library {
   /// and the previous edit's are removed once the space's catalog names the new ones.
   ///
   /// - Returns: the asset, edited.
-  func editSealed(
+  func makeSealedEdit(
     _ asset: SpaceAsset, in space: Space, graph: FilterGraph, append: Bool,
     settings: PixelSettings
   ) throws(DarkroomError) -> SpaceAsset {
@@ -115,7 +115,7 @@ extension Library {
     }
   }
 
-  /// ``editSealed(_:in:graph:append:settings:)`` of a video: its frames through the graph as
+  /// ``makeSealedEdit(_:in:graph:append:settings:)`` of a video: its frames through the graph as
   /// a folder's video's are (``Editor/renderVideo(_:from:header:name:into:with:progress:)``),
   /// from its original decrypted into memory into a file in memory, then sealed.
   private func editSealedVideo(

@@ -127,7 +127,7 @@ extension Library {
       graph = try Editor.foreignGraph(
         space.readMetadata(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
     }
-    let edited = try editSealed(
+    let edited = try makeSealedEdit(
       asset, in: space, graph: graph, append: mode == .append, settings: settings)
     outcome.version = edited.editVersion
     outcome.adjustment = try space.history(edited).last

@@ -613,19 +613,23 @@ public final class Space: Sendable {
   /// Kept object `name` (a rendition), decrypted; nil when there is none, or it does not
   /// open (it is made again).
   func kept(_ name: String, label: String) -> [UInt8]? {
-    try? SpaceObjectReader(path: objectPath(name), name: name, keys: keys, label: label)
-      .readAll()
+    try? using { () throws(DarkroomError) in
+      try SpaceObjectReader(path: objectPath(name), name: name, keys: keys, label: label)
+        .readAll()
+    }
   }
 
   /// Keeps `bytes` as object `name`, something made again at will (a rendition): through a
   /// partial file of its own, with no catalog row, the first made kept.
   func keep(_ bytes: [UInt8], as name: String) throws(DarkroomError) {
-    try prepare(name)
-    let path = objectPath(name)
-    try SpaceObject.write(
-      name: name, length: bytes.count, to: path, keys: keys,
-      partial: Self.uniquePartial(path), keepingFirst: true
-    ) { offset, count in Array(bytes[offset..<offset + count]) }
+    try using { () throws(DarkroomError) in
+      try prepare(name)
+      let path = objectPath(name)
+      try SpaceObject.write(
+        name: name, length: bytes.count, to: path, keys: keys,
+        partial: Self.uniquePartial(path), keepingFirst: true
+      ) { offset, count in Array(bytes[offset..<offset + count]) }
+    }
   }
 
   // MARK: Editing
