@@ -163,10 +163,20 @@ struct ErrorMiddleware: RouterMiddleware {
     } catch {
       let apiError = translate(error)
       if apiError.status.code >= 500 {
-        context.logger.error("\(request.method) \(request.uri.path): \(error)")
+        context.logger.error(
+          "\(request.method) \(request.uri.path): \(Self.logged(error, path: request.uri.path))")
       }
       return Self.response(apiError)
     }
+  }
+
+  /// What the log says of a server's failure: the error, but for a space's request without
+  /// the file it names (a space's names are sealed with its photos: a log keeps none).
+  static func logged(_ error: any Error, path: String) -> String {
+    let space = ["/space", "/api/space"].contains { path == $0 || path.hasPrefix($0 + "/") }
+    guard space else { return "\(error)" }
+    guard let error = error as? DarkroomError else { return "\(type(of: error))" }
+    return error.message
   }
 
   static func response(_ error: APIError) -> Response {

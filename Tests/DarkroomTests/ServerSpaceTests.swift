@@ -750,6 +750,20 @@ struct ServerSpaceTests {
     }
   }
 
+  @Test("a server's failure on a space's request is logged without the file it names")
+  func failureLogged() {
+    let failure = DarkroomError(.io, file: "holiday-secret.jpg", "cannot write: no space left")
+    for path in ["/api/space/assets/X/edit", "/space", "/space/unlock", "/api/space"] {
+      #expect(ErrorMiddleware.logged(failure, path: path) == "cannot write: no space left")
+    }
+    #expect(
+      ErrorMiddleware.logged(failure, path: "/api/assets/X/edit")
+        == "holiday-secret.jpg: cannot write: no space left")
+    #expect(ErrorMiddleware.logged(failure, path: "/api/spaces").hasPrefix("holiday-secret.jpg"))
+    struct Other: Error { var name = "holiday-secret.jpg" }
+    #expect(ErrorMiddleware.logged(Other(), path: "/api/space/assets") == "Other")
+  }
+
   @Test("every key is zeroed when the server stops")
   func shutdown() async throws {
     let spaces = try ServedSpaces()
