@@ -32,10 +32,16 @@ enum RawSamples {
     return try CLI.run(prefix + arguments, executable: python)
   }
 
-  /// The folder of DNGs, made once per test run.
+  /// The folder of DNGs, made once per test run, and removed when the run ends (a static is
+  /// never deinitialised).
   static let folder: Result<TemporaryFolder, DarkroomError> = {
     do {
       let folder = try TemporaryFolder()
+      atexit {
+        if case .success(let folder) = RawSamples.folder {
+          try? FileManager.default.removeItem(at: folder.url)
+        }
+      }
       let script = Fixture.root.appendingPathComponent("Samples/make-dngs.py").path
       let run = try runPython([script, folder.path])
       guard run.status == 0 else {
