@@ -373,6 +373,28 @@ struct PublicAPITests {
   }
 
   @Test(
+    "a scan whose task is cancelled stops between batches, as shouldStop stops it: what it wrote stays, and the next scan goes on",
+    .timeLimit(.minutes(5)))
+  func scanCancelled() async throws {
+    let (folder, library) = try photos()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var options = ScanOptions()
+    options.batchSize = 1
+    // Cancelled before it starts (not at some moment: no timing), it stops at its first
+    // batch, having catalogued nothing.
+    let stopped = try await Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await library.scan(options: options)
+    }.value
+    #expect(stopped.stopped)
+    #expect(stopped.added == 0)
+    #expect(try library.assets(matching: AssetQuery()).count == 0)
+    let whole = try await library.scan(options: options)
+    #expect(!whole.stopped)
+    #expect(whole.added == 8)
+  }
+
+  @Test(
     "a logger passed in hears what the engine did and what failed without failing the call",
     .timeLimit(.minutes(5)))
   func logger() async throws {

@@ -35,10 +35,28 @@ extension Library {
   }
 
   /// Brings the catalog up to date with the files (see `scan(_:options:progress:)`).
+  /// Cancelling the task that awaits it stops it between batches, as `options.shouldStop`
+  /// does: what was written stays, the summary says `stopped`, and a scan goes on from there.
   public func scan(options: ScanOptions = ScanOptions()) async throws(DarkroomError)
     -> ScanSummary
   {
-    try await offThread { () throws(DarkroomError) in try self.scanBlocking(nil, options: options) }
+    let cancelled = StopSignal()
+    var stoppable = options
+    stoppable.shouldStop = { [asked = options.shouldStop] in cancelled.fired || asked() }
+    let result: Result<ScanSummary, DarkroomError> = await withTaskCancellationHandler {
+      [stoppable] in
+      do throws(DarkroomError) {
+        return .success(
+          try await offThread { () throws(DarkroomError) in
+            try self.scanBlocking(nil, options: stoppable)
+          })
+      } catch {
+        return .failure(error)
+      }
+    } onCancel: {
+      cancelled.fire()
+    }
+    return try result.get()
   }
 
   /// The assets `query` matches, in its order (PhotoKit's `fetchAssets(with:)`): a snapshot
