@@ -469,6 +469,39 @@ struct VideoEditTests {
 
 extension VideoEditTests {
   @Test(
+    "an async edit of a video whose task is cancelled stops its encode at its next frame: it throws \"stopped\", the file and its history are as they were, no temporary is left; the same edit uncancelled lands"
+  )
+  func editCancelled() async throws {
+    let folder = try Fixture.temporaryFolder()
+    let clip = try Self.hevcClip(in: folder, size: "320x240")
+    let before = try Fixture.bytes(clip)
+    var made = try Library.create(at: folder.path)
+    made.catalogURL = nil
+    let library = made
+    _ = try await library.scan()
+    let id = try #require(try library.asset(atPath: clip)?.id)
+    let noir = try FilterGraph.parse(spec: "noir")
+    // Cancelled before it starts (no timing): its first frame's report stops it.
+    let stopped = await Task { () -> DarkroomError? in
+      withUnsafeCurrentTask { $0?.cancel() }
+      do throws(DarkroomError) {
+        _ = try await library.edit(id, with: noir)
+        return nil
+      } catch {
+        return error
+      }
+    }.value
+    #expect(stopped?.message == "stopped: asked to stop before the encode ended")
+    #expect(try Fixture.bytes(clip) == before)
+    #expect(try await library.history(of: id).versions.isEmpty)
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+    #expect(names.filter { $0.hasSuffix(".tmp") || $0.hasPrefix(".") && $0 != ".darkroom" } == [])
+    let landed = try await library.edit(id, with: noir)
+    #expect(landed.version == 1)
+    #expect(try Fixture.bytes(clip) != before)
+  }
+
+  @Test(
     "a video's edit as an API job says how far its encode has got: the job's events carry the asset, its path and the seconds encoded of its length, rising by whole percents, and none once it is done"
   )
   func encodeProgress() throws {

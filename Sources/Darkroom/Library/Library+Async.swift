@@ -79,14 +79,26 @@ extension Library {
   }
 
   /// Edits an asset in place and updates its catalog row (see
-  /// `edit(_:with:mode:settings:)`).
+  /// `edit(_:with:mode:settings:)`). Cancelling the task that awaits it stops a video's
+  /// encode at its next frame: the call throws "stopped", and nothing is written.
   @discardableResult
   public func edit(_ id: AssetID, with graph: FilterGraph, mode: EditMode = .append)
     async throws(DarkroomError) -> AdjustmentData
   {
-    try await offThread { () throws(DarkroomError) in
-      try self.editBlocking(id, with: graph, mode: mode).adjustment
+    let cancelled = StopSignal()
+    let result: Result<AdjustmentData, DarkroomError> = await withTaskCancellationHandler {
+      do throws(DarkroomError) {
+        return .success(
+          try await offThread { () throws(DarkroomError) in
+            try self.editBlocking(id, with: graph, mode: mode) { !cancelled.fired }.adjustment
+          })
+      } catch {
+        return .failure(error)
+      }
+    } onCancel: {
+      cancelled.fire()
     }
+    return try result.get()
   }
 
   /// Restores an asset's original, or a version of its edit.

@@ -15,9 +15,10 @@ extension Library {
   @discardableResult
   package func editBlocking(
     _ id: AssetID, with graph: FilterGraph, mode: EditMode = .append,
-    settings: PixelSettings = PixelSettings()
+    settings: PixelSettings = PixelSettings(),
+    keepEncoding: @escaping @Sendable () -> Bool = { true }
   ) throws(DarkroomError) -> Editor.EditResult {
-    let outcome = try one(.edit(graph, mode: mode), id, settings)
+    let outcome = try one(.edit(graph, mode: mode), id, settings, keepEncoding: keepEncoding)
     guard let adjustment = outcome.adjustment else {
       throw DarkroomError(.engine, file: outcome.file, "the edit left no adjustment data")
     }
@@ -41,11 +42,13 @@ extension Library {
   }
 
   /// Runs `action` on one asset, in this process (or the settings' workers).
-  private func one(_ action: JobAction, _ id: AssetID, _ settings: PixelSettings)
-    throws(DarkroomError) -> BatchOutcome
-  {
+  private func one(
+    _ action: JobAction, _ id: AssetID, _ settings: PixelSettings,
+    keepEncoding: @escaping @Sendable () -> Bool = { true }
+  ) throws(DarkroomError) -> BatchOutcome {
     var request = JobRequest(action, on: .assets([id]), in: self)
     request.settings = settings
+    request.keepEncoding = keepEncoding
     return try LibraryJob.one(request)
   }
 

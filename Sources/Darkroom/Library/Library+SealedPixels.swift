@@ -72,15 +72,18 @@ extension Library {
 
   /// Applies `graph` to a space's asset's original as a new edit (with `append`, after its
   /// current edit's filters): the adjustment data and the full-size result are new objects,
-  /// and the previous edit's are removed once the space's catalog names the new ones.
+  /// and the previous edit's are removed once the space's catalog names the new ones. A
+  /// video's encode stops when the space locks, or when `keepEncoding` says false.
   ///
   /// - Returns: the asset, edited.
   func makeSealedEdit(
     _ asset: SpaceAsset, in space: Space, graph: FilterGraph, append: Bool,
-    settings: PixelSettings
+    settings: PixelSettings, keepEncoding: @escaping @Sendable () -> Bool = { true }
   ) throws(DarkroomError) -> SpaceAsset {
     if asset.isVideo {
-      return try editSealedVideo(asset, in: space, graph: graph, append: append, settings: settings)
+      return try editSealedVideo(
+        asset, in: space, graph: graph, append: append, settings: settings,
+        keepEncoding: keepEncoding)
     }
     return try space.withWriteLock { () throws(DarkroomError) in
       let asset = try space.asset(asset.id)
@@ -120,7 +123,7 @@ extension Library {
   /// from its original decrypted into memory into a file in memory, then sealed.
   private func editSealedVideo(
     _ asset: SpaceAsset, in space: Space, graph: FilterGraph, append: Bool,
-    settings: PixelSettings
+    settings: PixelSettings, keepEncoding: @escaping @Sendable () -> Bool
   ) throws(DarkroomError) -> SpaceAsset {
     // The encode runs outside the folder's write lock (minutes, for a long video, when every
     // space of the folder would wait); its result is committed under it if the asset's edit
@@ -148,7 +151,8 @@ extension Library {
       // A lock stops the encode at its next progress report.
       let hash = try Editor.renderVideo(
         data, from: original, header: header, name: asset.name, into: fd,
-        with: space.ownRenderer(Renderer(settings)), progress: { _, _ in !space.isClosed })
+        with: space.ownRenderer(Renderer(settings)),
+        progress: { _, _ in !space.isClosed && keepEncoding() })
       data.result.sha256 = hash.hex
       history.append(data)
       return try space.withWriteLock { () throws(DarkroomError) in

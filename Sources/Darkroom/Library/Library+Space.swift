@@ -112,7 +112,8 @@ extension Library {
   /// An edit of a space's asset, as a job's item does it.
   func editSealed(
     _ id: AssetID, in space: Space, _ graph: FilterGraph, _ mode: EditMode,
-    _ settings: PixelSettings, _ outcome: inout BatchOutcome
+    _ settings: PixelSettings, keepEncoding: @escaping @Sendable () -> Bool = { true },
+    _ outcome: inout BatchOutcome
   ) throws(DarkroomError) {
     let asset = try sealed(id, in: space)
     guard !asset.trashed else { throw inTrash(asset) }
@@ -128,7 +129,8 @@ extension Library {
         space.readMetadata(.data(original, name: asset.name)), sidecarsOf: nil, file: asset.name)
     }
     let edited = try makeSealedEdit(
-      asset, in: space, graph: graph, append: mode == .append, settings: settings)
+      asset, in: space, graph: graph, append: mode == .append, settings: settings,
+      keepEncoding: keepEncoding)
     outcome.version = edited.editVersion
     outcome.adjustment = try space.history(edited).last
     outcome.output = edited.name

@@ -122,6 +122,9 @@ public struct JobRequest: Sendable {
   /// Told, as a video's edit goes, how far its encode has got (every frame in this process,
   /// every 8th from a worker); nil: not told. Called on the item's thread.
   public var videoProgress: (@Sendable (EncodeProgress) -> Void)?
+  /// Asked at each progress report of a video's encode: false stops it there (the item
+  /// fails, "stopped", and nothing is written). What an `async` edit's cancellation says.
+  package var keepEncoding: @Sendable () -> Bool = { true }
 
   public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
     self.action = action
@@ -450,7 +453,8 @@ public final class LibraryJob: Sendable {
       outcome.file = asset.name
       switch request.action {
       case .edit(let graph, let mode):
-        try library.editSealed(id, in: space, graph, mode, settings, &outcome)
+        try library.editSealed(
+          id, in: space, graph, mode, settings, keepEncoding: request.keepEncoding, &outcome)
       case .revert(let version): try library.revertSealed(id, in: space, to: version, &outcome)
       case .trash, .restore:
         throw DarkroomError(.engine, file: asset.name, "trash and restore are moved in chunks")
@@ -469,12 +473,11 @@ public final class LibraryJob: Sendable {
       reading source: String? = nil, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
       var editor = editor
-      if let told = request.videoProgress {
-        let (file, id) = (outcome.file, outcome.id.flatMap { AssetID($0) })
-        editor.videoProgress = { done, total in
-          told(EncodeProgress(file: file, id: id, done: done, total: total))
-          return true
-        }
+      let (told, keepEncoding) = (request.videoProgress, request.keepEncoding)
+      let (file, id) = (outcome.file, outcome.id.flatMap { AssetID($0) })
+      editor.videoProgress = { done, total in
+        told?(EncodeProgress(file: file, id: id, done: done, total: total))
+        return keepEncoding()
       }
       let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, readingFrom: source,
