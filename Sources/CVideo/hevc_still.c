@@ -6,10 +6,12 @@
 #include "video_private.h"
 
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef DR_HAVE_FFMPEG
 
@@ -21,7 +23,14 @@ typedef struct {
   pthread_mutex_t lock;
   char *error;
   size_t error_size;
+  double deadline;  // CLOCK_MONOTONIC seconds after which no tile starts; INFINITY: none
 } Shared;
+
+static double monotonic_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 // One thread's decoder: opened for a tile's configuration and kept while the next tile has
 // the same one (a phone's tiles share one). Made by open_tile_decoder, freed by close_decoder.
@@ -158,6 +167,11 @@ static void *work(void *argument) {
     if (atomic_load(&s->failed)) break;
     int index = atomic_fetch_add(&s->next, 1);
     if (index >= grid->tile_count) break;
+    // A tile decodes in bounded time (its size is checked): the limit is kept between them.
+    if (isfinite(s->deadline) && monotonic_seconds() > s->deadline) {
+      fail(s, "timed out");
+      break;
+    }
     const DrHEVCTile *tile = &grid->tiles[index];
     int rc = open_tile_decoder(&d, tile, grid);
     if (rc < 0) {
@@ -225,7 +239,9 @@ int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, siz
       return -1;
     }
   }
-  Shared shared = {.grid = grid, .canvas = canvas, .error = error, .error_size = error_size};
+  Shared shared = {.grid = grid, .canvas = canvas, .error = error, .error_size = error_size,
+                   .deadline = isfinite(grid->time_left) ? monotonic_seconds() + grid->time_left
+                                                         : INFINITY};
   atomic_init(&shared.next, 0);
   atomic_init(&shared.failed, 0);
   pthread_mutex_init(&shared.lock, NULL);

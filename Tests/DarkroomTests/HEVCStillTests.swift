@@ -333,4 +333,26 @@ struct HEVCStillTests {
     #expect(!FileManager.default.fileExists(atPath: output))
     #expect(try Fixture.bytes(damaged) == bytes, "the file is left as it was")
   }
+
+  @Test(
+    "FFmpeg's decode of a HEIC's tiles keeps the render's time limit, which the Watchdog cannot: past it no tile starts, and the error is the time limit's, exactly"
+  )
+  func timeLimit() throws {
+    let folder = try Fixture.temporaryFolder()
+    let path = try Self.heic("limited", ["--tile", "128"], in: folder)
+    let still = try #require(HEVCStill(Fixture.bytes(path)))
+    // A limit already spent (no timing: the start is a minute ago).
+    let spent = ContinuousClock.now - .seconds(60)
+    #expect(
+      throws: DarkroomError.timedOut(path, after: .seconds(30)),
+      performing: {
+        try still.decode(
+          name: path, maxPixels: 1 << 28, threads: 2, timeLimit: .seconds(30), from: spent)
+      })
+    // A limit not spent: the same pixels as with none.
+    let limited = try still.decode(
+      name: path, maxPixels: 1 << 28, threads: 2, timeLimit: .seconds(3600))
+    let free = try still.decode(name: path, maxPixels: 1 << 28, threads: 2)
+    #expect(try limited.pixels() == free.pixels())
+  }
 }

@@ -105,13 +105,16 @@ typedef struct {
   /// averaged, for a picture that will be shown at a quarter of its size or less. The
   /// tiles' sides must be even.
   int halve;
+  /// Seconds from the call within which the decode must end: no tile is started after
+  /// them (it then fails with exactly "timed out"); `INFINITY` for no limit.
+  double time_left;
 } DrHEVCGrid;
 
 /// Decodes each tile with FFmpeg's HEVC decoder, on up to `threads` threads, into its place
 /// on `canvas` (the caller's; every byte of it is written when this succeeds). 0 on success;
 /// -1 with a message in `error` ("damaged image: tile N ..." for a tile that does not decode,
 /// decodes with errors FFmpeg concealed, is smaller than its place or codes a picture larger
-/// than a tile; FFmpeg that cannot be loaded).
+/// than a tile; "timed out" past `time_left`; FFmpeg that cannot be loaded).
 int dr_hevc_grid(const DrHEVCGrid *grid, unsigned char *canvas, char *error, size_t error_size);
 
 /// Converts pixels coded as ITU-T H.273 says (16-bit RGB, full range) to 8-bit sRGB: linear

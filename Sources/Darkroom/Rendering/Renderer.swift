@@ -163,6 +163,9 @@ package struct Renderer: Sendable {
   private func renderAttributed(
     _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
+    // The time limit counts from here: a decode done before the encode (a HEIC's tiles by
+    // FFmpeg) counts toward it.
+    let start = ContinuousClock.now
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
     if let edit = shownEdit(spec, metadata) {
@@ -220,7 +223,7 @@ package struct Renderer: Sendable {
           image = try avifStill(still, input, source.name, colour, spec, metadata, options)
           converted = true
         } else if let still = try hevcToDecode(source, spec, metadata) {
-          image = try hevcStill(still, input, source.name, spec, metadata, options)
+          image = try hevcStill(still, input, source.name, spec, metadata, options, from: start)
         } else {
           image = try thumbnail(input, options)
         }
@@ -234,7 +237,7 @@ package struct Renderer: Sendable {
       }
       let output = try shown.preparedForOutput(
         upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
-      let bytes = try Watchdog.shared.guarding(output, limit: timeLimit) {
+      let bytes = try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
         () throws(DarkroomError) in
         try output.encode(
           format, quality: spec.quality, effort: ImageFormat.renditionEffort, strip: strip)
@@ -320,7 +323,8 @@ package struct Renderer: Sendable {
   /// thumbnail of the whole 12-megapixel picture, cropped, took 250 ms; the reduce, 30.)
   private func hevcStill(
     _ still: HEVCStill, _ input: Input, _ name: String, _ spec: RenditionSpec,
-    _ metadata: AssetMetadata, _ options: VipsImage.ThumbnailOptions
+    _ metadata: AssetMetadata, _ options: VipsImage.ThumbnailOptions,
+    from start: ContinuousClock.Instant
   ) throws(DarkroomError) -> VipsImage {
     let box = box(spec, metadata)
     let cover = spec.representation == .thumbnail
@@ -328,7 +332,8 @@ package struct Renderer: Sendable {
     // A picture shown at a quarter or less is converted at half its size (a 2x2 average,
     // as libvips' own shrink does before its reduce).
     var image = try still.decode(
-      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency), halve: shrink >= 4)
+      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency), halve: shrink >= 4,
+      timeLimit: timeLimit, from: start)
     if shrink > 1 {
       // As libvips sizes a thumbnail: each side over the shrink, rounded (the picture's
       // sides, whether or not it was decoded at half of them).

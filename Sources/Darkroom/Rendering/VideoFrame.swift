@@ -92,11 +92,20 @@ struct VideoFrame {
 
   /// A HEIC's tiles (``HEVCStill``) decoded onto one canvas by `dr_hevc_grid`, on up to
   /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane), at
-  /// the picture's size or (`halve`) half of it, each side rounded up.
+  /// the picture's size or (`halve`) half of it, each side rounded up. With a `timeLimit`,
+  /// no tile starts once it has passed since `start`.
+  ///
+  /// - Throws: what ``HEVCStill/decode(name:maxPixels:threads:halve:timeLimit:from:)`` says.
   static func decodeHEVCGrid(
     _ picture: HEVCStill.Picture, bands: Int, name: String, matrix: Int?, fullRange: Bool?,
-    threads: Int, halve: Bool
+    threads: Int, halve: Bool, timeLimit: Duration? = nil, from start: ContinuousClock.Instant
   ) throws(DarkroomError) -> (pixels: [UInt8], width: Int, height: Int) {
+    var timeLeft = Double.infinity
+    if let timeLimit {
+      let left = timeLimit - (ContinuousClock.now - start)
+      timeLeft =
+        Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+    }
     let width = halve ? (picture.width + 1) / 2 : picture.width
     let height = halve ? (picture.height + 1) / 2 : picture.height
     let count = width * height * bands
@@ -110,13 +119,14 @@ struct VideoFrame {
           tile_width: Int32(picture.tileWidth), tile_height: Int32(picture.tileHeight),
           width: Int32(picture.width), height: Int32(picture.height), bands: Int32(bands),
           matrix: Int32(matrix ?? -1), full_range: fullRange.map { $0 ? 1 : 0 } ?? -1,
-          threads: Int32(clamping: threads), halve: halve ? 1 : 0)
+          threads: Int32(clamping: threads), halve: halve ? 1 : 0, time_left: timeLeft)
         return dr_hevc_grid(&grid, buffer.baseAddress, &message, message.count)
       }
       initialized = status == 0 ? count : 0
     }
     guard status == 0 else {
       let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
+      if text == "timed out", let timeLimit { throw DarkroomError.timedOut(name, after: timeLimit) }
       throw DarkroomError(Self.kind(of: text), file: name, text)
     }
     return (canvas, width, height)
