@@ -7,6 +7,29 @@ import Testing
 /// the tests make: ramps, patches, edges, noise and a scene.
 @Suite("Editor filters", .timeLimit(.minutes(10)))
 struct EditorFilterTests {
+  @Test(
+    "a filter's pass computed into memory keeps the render's time limit (where a foreign edit, Auto's look or a RAW's edit decode the photo): spent, it stops with the limit's error; not spent, the same pixels"
+  )
+  func passKeepsTimeLimit() throws {
+    let path = Fixture.sample("orientation-1.jpg")
+    let graph = try FilterGraph.parse(spec: "sharpen amount=0.8")
+    // Spent before the pass (no timing: the render began a minute ago).
+    let spent = ContinuousClock.now - .seconds(60)
+    #expect(
+      throws: DarkroomError.timedOut(path, after: .seconds(30)),
+      performing: {
+        try Watchdog.keeping(.seconds(30), from: spent) { () throws(DarkroomError) in
+          _ = try graph.apply(to: VipsImage.open(path: path, sequential: false)).encode(
+            suffix: ".png")
+        }
+      })
+    let kept = try Watchdog.keeping(.seconds(3600), from: .now) { () throws(DarkroomError) in
+      try graph.apply(to: VipsImage.open(path: path, sequential: false)).pixels()
+    }
+    let free = try graph.apply(to: VipsImage.open(path: path, sequential: false)).pixels()
+    #expect(kept == free)
+  }
+
   /// An 8-bit RGB image whose pixel at (x, y) is `colour(x, y)`.
   static func image(_ width: Int, _ height: Int, _ colour: (Int, Int) -> [UInt8]) throws
     -> VipsImage

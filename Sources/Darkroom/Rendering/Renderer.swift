@@ -160,12 +160,30 @@ package struct Renderer: Sendable {
     }
   }
 
+  /// `body` under this renderer's time limit from `start`: the Watchdog's for an encode, and
+  /// for every image computed into memory on the way (``Watchdog/current``: a foreign edit's
+  /// passes, Auto's look, a RAW's edit, decode their photo at graph-building time).
+  private func keepingTimeLimit<T>(
+    from start: ContinuousClock.Instant, _ body: () throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    try Watchdog.keeping(timeLimit, from: start, body)
+  }
+
   private func renderAttributed(
     _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
     // The time limit counts from here: a decode done before the encode (a HEIC's tiles by
-    // FFmpeg) counts toward it.
+    // FFmpeg, a pass computed into memory) counts toward it.
     let start = ContinuousClock.now
+    return try keepingTimeLimit(from: start) { () throws(DarkroomError) in
+      try renderAttributed(source, spec, metadata: metadata, from: start)
+    }
+  }
+
+  private func renderAttributed(
+    _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata,
+    from start: ContinuousClock.Instant
+  ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
     if let edit = shownEdit(spec, metadata) {
@@ -425,7 +443,16 @@ package struct Renderer: Sendable {
       try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
     }
     let start = ContinuousClock.now
-    return try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
+    return try keepingTimeLimit(from: start) { () throws(DarkroomError) in
+      try renderEditPinned(source, metadata: metadata, recipe: recipe, raw: raw, from: start)
+    }
+  }
+
+  private func renderEditPinned(
+    _ source: ImageSource, metadata: AssetMetadata, recipe: EditRecipe, raw: Bool,
+    from start: ContinuousClock.Instant
+  ) throws(DarkroomError) -> [UInt8] {
+    try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
       let edited: VipsImage
       if raw {
         let developed = try rawImage(
@@ -451,17 +478,12 @@ package struct Renderer: Sendable {
         ) { image throws(DarkroomError) in
           guard streams else { return image }
           materialized = true
-          return try Watchdog.shared.guarding(image, limit: timeLimit, from: start) {
-            () throws(DarkroomError) in try image.inMemory()
-          }
+          return try image.inMemory()  // (under the time limit: Watchdog.current)
         }
         if rest.nodes.isEmpty {
           edited = upright
         } else if !materialized, !rest.streams {
-          edited = try rest.apply(
-            to: Watchdog.shared.guarding(upright, limit: timeLimit, from: start) {
-              () throws(DarkroomError) in try upright.inMemory()
-            })
+          edited = try rest.apply(to: upright.inMemory())
         } else {
           edited = try rest.apply(to: upright)
         }

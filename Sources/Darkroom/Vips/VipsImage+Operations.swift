@@ -88,9 +88,13 @@ extension VipsImage {
   }
 
   /// This image computed into memory now (a random-access image however the source is
-  /// read); the pipeline's errors are thrown here.
+  /// read); the pipeline's errors are thrown here. Within a render, it keeps the render's
+  /// time limit (``Watchdog/current``).
   func inMemory() throws(DarkroomError) -> VipsImage {
-    try derived { dr_copy_memory(pointer, &$0) }
+    guard let limit = Watchdog.current else { return try derived { dr_copy_memory(pointer, &$0) } }
+    return try Watchdog.shared.guarding(self, limit: limit.limit, from: limit.start) {
+      () throws(DarkroomError) in try derived { dr_copy_memory(pointer, &$0) }
+    }
   }
 
   func flipped(vertically: Bool) throws(DarkroomError) -> VipsImage {

@@ -16,6 +16,30 @@ final class Watchdog: Sendable {
   private let watched = Locked<[ObjectIdentifier: Watched]>([:])
   private let timer = Locked<DispatchSourceTimer?>(nil)
 
+  /// A render's time limit: how long, from when.
+  struct Limit: Sendable {
+    var start: ContinuousClock.Instant
+    var limit: Duration
+  }
+
+  /// The time limit of the render under way on this thread (``Renderer``'s `timeLimit`,
+  /// from its start), which every image it computes into memory keeps
+  /// (``VipsImage/inMemory()``): a filter's pass reads its input there, and the first one
+  /// of a graph also decodes the photo. nil outside a render, or for one with no limit.
+  @TaskLocal static var current: Limit?
+
+  /// `body` with ``current`` set to `limit` after `start` (nil `limit`: left as it is).
+  static func keeping<T>(
+    _ limit: Duration?, from start: ContinuousClock.Instant,
+    _ body: () throws(DarkroomError) -> T
+  ) throws(DarkroomError) -> T {
+    guard let limit else { return try body() }
+    let result = $current.withValue(Limit(start: start, limit: limit)) {
+      Result { () throws(DarkroomError) in try body() }
+    }
+    return try result.get()
+  }
+
   /// Runs `body` (which pulls `image`'s pixels), killing it `limit` after `start` (a render
   /// that pulls pixels twice gives both the same start).
   func guarding<T>(
@@ -23,6 +47,10 @@ final class Watchdog: Sendable {
     _ body: () throws(DarkroomError) -> T
   ) throws(DarkroomError) -> T {
     guard let limit else { return try body() }
+    // (A limit already spent starts nothing more.)
+    guard ContinuousClock.now < start + limit else {
+      throw DarkroomError.timedOut(image.source, after: limit)
+    }
     let key = ObjectIdentifier(image)
     watched.withLock { $0[key] = Watched(image: image, deadline: start + limit) }
     startTimer()
