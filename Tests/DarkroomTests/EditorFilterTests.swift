@@ -8,7 +8,7 @@ import Testing
 @Suite("Editor filters", .timeLimit(.minutes(10)))
 struct EditorFilterTests {
   @Test(
-    "a filter's pass computed into memory keeps the render's time limit (where a foreign edit, Auto's look or a RAW's edit decode the photo): spent, it stops with the limit's error; not spent, the same pixels"
+    "a filter's pass computed into memory keeps the render's time limit (where a foreign edit's rendition, a RAW's edit or a preview decode the photo): spent, it stops with the limit's error; not spent, the same pixels"
   )
   func passKeepsTimeLimit() throws {
     let path = Fixture.sample("orientation-1.jpg")

@@ -105,8 +105,8 @@ typedef struct {
   /// averaged, for a picture that will be shown at a quarter of its size or less. The
   /// tiles' sides must be even.
   int halve;
-  /// Seconds from the call within which the decode must end: no tile is started after
-  /// them (it then fails with exactly "timed out"); `INFINITY` for no limit.
+  /// Seconds from the call after which no tile is started (the decode then fails with
+  /// exactly "timed out"; tiles under way finish); `INFINITY` for no limit.
   double time_left;
 } DrHEVCGrid;
 

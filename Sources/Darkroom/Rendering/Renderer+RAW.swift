@@ -62,7 +62,10 @@ extension Renderer {
     let output = try image.preparedForOutput(
       upright: true, stripLocation: spec.metadata == .stripLocation, dropXMP: dropXMP)
     let format = outputFormat(spec, metadata)
-    let encoded = try Watchdog.shared.guarding(output, limit: timeLimit) {
+    // (The render's limit, from its start: its passes kept it while the graph was built.)
+    let encoded = try Watchdog.shared.guarding(
+      output, limit: timeLimit, from: Watchdog.current?.start ?? .now
+    ) {
       () throws(DarkroomError) in
       try output.encode(
         format, quality: spec.quality, effort: ImageFormat.renditionEffort,

@@ -161,8 +161,9 @@ package struct Renderer: Sendable {
   }
 
   /// `body` under this renderer's time limit from `start`: the Watchdog's for an encode, and
-  /// for every image computed into memory on the way (``Watchdog/current``: a foreign edit's
-  /// passes, Auto's look, a RAW's edit, decode their photo at graph-building time).
+  /// for every image computed into memory on the way (``Watchdog/current``: the passes of a
+  /// foreign edit's rendition, a RAW's edit or a preview decode their photo at
+  /// graph-building time).
   private func keepingTimeLimit<T>(
     from start: ContinuousClock.Instant, _ body: () throws(DarkroomError) -> T
   ) throws(DarkroomError) -> T {
