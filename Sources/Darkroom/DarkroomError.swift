@@ -115,6 +115,12 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
       .timedOut, file: file, "stopped after \(text): the decoder took longer than the time limit")
   }
 
+  /// An encode (a video's edit) stopped by whoever asked for it (a job's stop, a task's
+  /// cancellation, a space's lock), before it began or at a progress report.
+  static func stopped(_ file: String?) -> DarkroomError {
+    DarkroomError(.engine, file: file, "stopped: asked to stop before the encode ended")
+  }
+
   /// The same error, about `file`.
   func about(_ file: String) -> DarkroomError {
     var copy = self

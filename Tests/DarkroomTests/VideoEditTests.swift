@@ -494,6 +494,9 @@ extension VideoEditTests {
     #expect(stopped?.message == "stopped: asked to stop before the encode ended")
     #expect(try Fixture.bytes(clip) == before)
     #expect(try await library.history(of: id).versions.isEmpty)
+    // Stopped before it began: not even its original was copied into the store.
+    let originals = library.metadataFolder.appendingPathComponent("originals").path
+    #expect((try? FileManager.default.contentsOfDirectory(atPath: originals)) ?? [] == [])
     let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
     #expect(names.filter { $0.hasSuffix(".tmp") || $0.hasPrefix(".") && $0 != ".darkroom" } == [])
     let landed = try await library.edit(id, with: noir)

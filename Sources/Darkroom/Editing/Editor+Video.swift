@@ -88,6 +88,8 @@ extension Editor {
     guard let header = try VideoHeader.describe(original, name: path) else {
       throw DarkroomError(.unsupportedFormat, file: path, "its original is not a video")
     }
+    // (Asked before anything is kept: an edit stopped before it began copies nothing.)
+    guard keepsGoing() else { throw DarkroomError.stopped(path) }
     if stored == nil { try store.keepOriginal(copying: source, hash: currentHash, for: path) }
     FaultInjection.point("after-original")
     let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes

@@ -80,7 +80,8 @@ extension Library {
 
   /// Edits an asset in place and updates its catalog row (see
   /// `edit(_:with:mode:settings:)`). Cancelling the task that awaits it stops a video's
-  /// encode at its next frame: the call throws "stopped", and nothing is written.
+  /// edit before it begins or at its encode's next progress report: the call throws
+  /// "stopped", and no new version is written. (A photo's edit takes seconds: it ends.)
   @discardableResult
   public func edit(_ id: AssetID, with graph: FilterGraph, mode: EditMode = .append)
     async throws(DarkroomError) -> AdjustmentData

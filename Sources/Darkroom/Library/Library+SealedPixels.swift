@@ -118,7 +118,7 @@ extension Library {
     }
   }
 
-  /// ``makeSealedEdit(_:in:graph:append:settings:)`` of a video: its frames through the graph as
+  /// ``makeSealedEdit(_:in:graph:append:settings:keepEncoding:)`` of a video: its frames through the graph as
   /// a folder's video's are (``Editor/renderVideo(_:from:header:name:into:with:progress:)``),
   /// from its original decrypted into memory into a file in memory, then sealed.
   private func editSealedVideo(
@@ -130,6 +130,8 @@ extension Library {
     // is still the one it started from.
     try space.reload()
     let asset = try space.asset(asset.id)
+    // (Stopped before it began: nothing decrypted.)
+    guard keepEncoding() else { throw DarkroomError.stopped(asset.name) }
     return try space.withDecryptedFile(asset.original, of: asset) {
       original throws(DarkroomError) in
       guard let header = try VideoHeader.describe(original, name: asset.name) else {

@@ -122,8 +122,9 @@ public struct JobRequest: Sendable {
   /// Told, as a video's edit goes, how far its encode has got (every frame in this process,
   /// every 8th from a worker); nil: not told. Called on the item's thread.
   public var videoProgress: (@Sendable (EncodeProgress) -> Void)?
-  /// Asked at each progress report of a video's encode: false stops it there (the item
-  /// fails, "stopped", and nothing is written). What an `async` edit's cancellation says.
+  /// Asked before a video's edit begins and at each progress report of its encode: false
+  /// stops it there (the item fails, "stopped", and no new version is written). What an
+  /// `async` edit's cancellation says.
   package var keepEncoding: @Sendable () -> Bool = { true }
 
   public init(_ action: JobAction, on items: JobItems, in library: Library? = nil) {
@@ -479,6 +480,7 @@ public final class LibraryJob: Sendable {
         told?(EncodeProgress(file: file, id: id, done: done, total: total))
         return keepEncoding()
       }
+      editor.keepsGoing = keepEncoding
       let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, readingFrom: source,
         skipIfCurrent: request.skipCurrent)

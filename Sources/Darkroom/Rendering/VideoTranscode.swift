@@ -105,7 +105,7 @@ enum VideoTranscode {
     let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
     guard status == 0 else {
       if frames.stopped {
-        throw DarkroomError(.engine, file: name, "stopped: asked to stop before the encode ended")
+        throw DarkroomError.stopped(name)
       }
       throw DarkroomError(VideoFrame.kind(of: text), file: name, text)
     }

@@ -253,8 +253,7 @@ package final class WorkerPool: Sendable {
           if let limit { deadline = .now + limit }
           if progress?(told[0], told[1]) == false {
             _ = pool.retire(worker, kill: true)
-            throw DarkroomError(
-              .engine, file: job.name, "stopped: asked to stop before the encode ended")
+            throw DarkroomError.stopped(job.name)
           }
           continue
         }
