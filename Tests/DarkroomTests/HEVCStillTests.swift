@@ -346,12 +346,14 @@ struct HEVCStillTests {
     #expect(
       throws: DarkroomError.timedOut(path, after: .seconds(30)),
       performing: {
-        try still.decode(
-          name: path, maxPixels: 1 << 28, threads: 2, timeLimit: .seconds(30), from: spent)
+        try Watchdog.keeping(.seconds(30), from: spent) { () throws(DarkroomError) in
+          try still.decode(name: path, maxPixels: 1 << 28, threads: 2)
+        }
       })
     // A limit not spent: the same pixels as with none.
-    let limited = try still.decode(
-      name: path, maxPixels: 1 << 28, threads: 2, timeLimit: .seconds(3600))
+    let limited = try Watchdog.keeping(.seconds(3600), from: .now) {
+      () throws(DarkroomError) in try still.decode(name: path, maxPixels: 1 << 28, threads: 2)
+    }
     let free = try still.decode(name: path, maxPixels: 1 << 28, threads: 2)
     #expect(try limited.pixels() == free.pixels())
   }

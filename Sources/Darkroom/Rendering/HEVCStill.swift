@@ -183,7 +183,7 @@ struct HEVCStill {
     return (width, height)
   }
 
-  /// Whether ``decode(name:maxPixels:threads:halve:timeLimit:from:)`` can halve the picture: its tiles'
+  /// Whether ``decode(name:maxPixels:threads:halve:)`` can halve the picture: its tiles'
   /// sides are even (a 2x2 block never straddles two) and it has no clean aperture (whose
   /// edges are whole pixels of the full picture).
   var halves: Bool {
@@ -197,17 +197,16 @@ struct HEVCStill {
   /// up: each 2x2 block averaged as it is converted, for a picture shown at a quarter of its
   /// size or less.
   ///
-  /// FFmpeg's decode runs outside the Watchdog, which stops libvips' pipelines: with a
-  /// `timeLimit`, no tile starts once it has passed since `start` (a tile's own decode is
-  /// bounded by its checked size).
+  /// FFmpeg's decode runs outside the Watchdog, which stops libvips' pipelines: within a
+  /// render, no tile starts once its time limit (``Watchdog/current``) has passed (a tile's
+  /// own decode is bounded by its checked size).
   ///
   /// - Throws: A ``DarkroomError`` about `name`: `corrupt` for a tile that does not decode,
   ///   `tooLarge` for a picture over `maxPixels`, `timedOut` past the time limit, `engine`
   ///   when FFmpeg cannot be loaded.
-  func decode(
-    name: String, maxPixels: Int, threads: Int, halve: Bool = false,
-    timeLimit: Duration? = nil, from start: ContinuousClock.Instant = .now
-  ) throws(DarkroomError) -> VipsImage {
+  func decode(name: String, maxPixels: Int, threads: Int, halve: Bool = false)
+    throws(DarkroomError) -> VipsImage
+  {
     let halve = halve && halves
     let pixels = picture.width.multipliedReportingOverflow(by: picture.height)
     guard !pixels.overflow, pixels.partialValue <= maxPixels else {
@@ -217,13 +216,13 @@ struct HEVCStill {
     }
     let colour = try VideoFrame.decodeHEVCGrid(
       picture, bands: 3, name: name, matrix: matrix, fullRange: fullRange, threads: threads,
-      halve: halve, timeLimit: timeLimit, from: start)
+      halve: halve)
     var image = try VipsImage.fromPixels(
       colour.pixels, width: colour.width, height: colour.height, bands: 3)
     if let alpha {
       let plane = try VideoFrame.decodeHEVCGrid(
         alpha, bands: 1, name: name, matrix: nil, fullRange: nil, threads: threads,
-        halve: halve, timeLimit: timeLimit, from: start)
+        halve: halve)
       image = try image.joined(
         VipsImage.fromPixels(plane.pixels, width: plane.width, height: plane.height, bands: 1))
     }

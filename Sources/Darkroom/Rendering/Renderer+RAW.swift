@@ -62,10 +62,7 @@ extension Renderer {
     let output = try image.preparedForOutput(
       upright: true, stripLocation: spec.metadata == .stripLocation, dropXMP: dropXMP)
     let format = outputFormat(spec, metadata)
-    // (The render's limit, from its start: its passes kept it while the graph was built.)
-    let encoded = try Watchdog.shared.guarding(
-      output, limit: timeLimit, from: Watchdog.current?.start ?? .now
-    ) {
+    let encoded = try Watchdog.shared.guarding(output) {
       () throws(DarkroomError) in
       try output.encode(
         format, quality: spec.quality, effort: ImageFormat.renditionEffort,

@@ -160,30 +160,26 @@ package struct Renderer: Sendable {
     }
   }
 
-  /// `body` under this renderer's time limit from `start`: the Watchdog's for an encode, and
-  /// for every image computed into memory on the way (``Watchdog/current``: the passes of a
-  /// foreign edit's rendition, a RAW's edit or a preview decode their photo at
-  /// graph-building time).
-  private func keepingTimeLimit<T>(
-    from start: ContinuousClock.Instant, _ body: () throws(DarkroomError) -> T
-  ) throws(DarkroomError) -> T {
-    try Watchdog.keeping(timeLimit, from: start, body)
+  /// `body` under this renderer's time limit, from now (``Watchdog/current``): every pull of
+  /// its pixels keeps it, an encode's, and what is done before one (a HEIC's tiles by FFmpeg,
+  /// an image computed into memory while a graph is built, where a foreign edit's rendition,
+  /// a RAW's edit or a preview decode their photo).
+  private func keepingTimeLimit<T>(_ body: () throws(DarkroomError) -> T)
+    throws(DarkroomError) -> T
+  {
+    try Watchdog.keeping(timeLimit, from: .now, body)
   }
 
   private func renderAttributed(
     _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
-    // The time limit counts from here: a decode done before the encode (a HEIC's tiles by
-    // FFmpeg, a pass computed into memory) counts toward it.
-    let start = ContinuousClock.now
-    return try keepingTimeLimit(from: start) { () throws(DarkroomError) in
-      try renderAttributed(source, spec, metadata: metadata, from: start)
+    try keepingTimeLimit { () throws(DarkroomError) in
+      try renderWithinLimit(source, spec, metadata: metadata)
     }
   }
 
-  private func renderAttributed(
-    _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata,
-    from start: ContinuousClock.Instant
+  private func renderWithinLimit(
+    _ source: ImageSource, _ spec: RenditionSpec, metadata: AssetMetadata
   ) throws(DarkroomError) -> Rendition {
     try checkLimits(source, metadata)
     if let damage = metadata.damage, failOn != .none { throw damage }
@@ -242,7 +238,7 @@ package struct Renderer: Sendable {
           image = try avifStill(still, input, source.name, colour, spec, metadata, options)
           converted = true
         } else if let still = try hevcToDecode(source, spec, metadata) {
-          image = try hevcStill(still, input, source.name, spec, metadata, options, from: start)
+          image = try hevcStill(still, input, source.name, spec, metadata, options)
         } else {
           image = try thumbnail(input, options)
         }
@@ -256,7 +252,7 @@ package struct Renderer: Sendable {
       }
       let output = try shown.preparedForOutput(
         upright: spec.representation != .full, stripLocation: spec.metadata == .stripLocation)
-      let bytes = try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
+      let bytes = try Watchdog.shared.guarding(output) {
         () throws(DarkroomError) in
         try output.encode(
           format, quality: spec.quality, effort: ImageFormat.renditionEffort, strip: strip)
@@ -342,8 +338,7 @@ package struct Renderer: Sendable {
   /// thumbnail of the whole 12-megapixel picture, cropped, took 250 ms; the reduce, 30.)
   private func hevcStill(
     _ still: HEVCStill, _ input: Input, _ name: String, _ spec: RenditionSpec,
-    _ metadata: AssetMetadata, _ options: VipsImage.ThumbnailOptions,
-    from start: ContinuousClock.Instant
+    _ metadata: AssetMetadata, _ options: VipsImage.ThumbnailOptions
   ) throws(DarkroomError) -> VipsImage {
     let box = box(spec, metadata)
     let cover = spec.representation == .thumbnail
@@ -351,8 +346,7 @@ package struct Renderer: Sendable {
     // A picture shown at a quarter or less is converted at half its size (a 2x2 average,
     // as libvips' own shrink does before its reduce).
     var image = try still.decode(
-      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency), halve: shrink >= 4,
-      timeLimit: timeLimit, from: start)
+      name: name, maxPixels: maxPixels, threads: max(1, Vips.concurrency), halve: shrink >= 4)
     if shrink > 1 {
       // As libvips sizes a thumbnail: each side over the shrink, rounded (the picture's
       // sides, whether or not it was decoded at half of them).
@@ -443,15 +437,13 @@ package struct Renderer: Sendable {
       // An edit keeps the source's profile with its pixels: no colour conversion.
       try LibvipsCapabilities.current().check(metadata, convertsColour: false, rotates: true)
     }
-    let start = ContinuousClock.now
-    return try keepingTimeLimit(from: start) { () throws(DarkroomError) in
-      try renderEditPinned(source, metadata: metadata, recipe: recipe, raw: raw, from: start)
+    return try keepingTimeLimit { () throws(DarkroomError) in
+      try renderEditPinned(source, metadata: metadata, recipe: recipe, raw: raw)
     }
   }
 
   private func renderEditPinned(
-    _ source: ImageSource, metadata: AssetMetadata, recipe: EditRecipe, raw: Bool,
-    from start: ContinuousClock.Instant
+    _ source: ImageSource, metadata: AssetMetadata, recipe: EditRecipe, raw: Bool
   ) throws(DarkroomError) -> [UInt8] {
     try Self.pinning(source) { input throws(DarkroomError) -> [UInt8] in
       let edited: VipsImage
@@ -497,7 +489,7 @@ package struct Renderer: Sendable {
         MotionPhoto.describing(recipe.xmp, videoLength: $0.count, heic: heic)
       }
       if !recipe.xmp.isEmpty { output.setBlob("xmp-data", described ?? recipe.xmp) }
-      let encoded = try Watchdog.shared.guarding(output, limit: timeLimit, from: start) {
+      let encoded = try Watchdog.shared.guarding(output) {
         () throws(DarkroomError) in
         try output.encode(
           recipe.format, quality: recipe.quality, effort: recipe.effort,

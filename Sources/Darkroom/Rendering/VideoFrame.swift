@@ -92,17 +92,18 @@ struct VideoFrame {
 
   /// A HEIC's tiles (``HEVCStill``) decoded onto one canvas by `dr_hevc_grid`, on up to
   /// `threads` threads: 8-bit RGB (`bands` 3) or the luma as it is (1, an alpha plane), at
-  /// the picture's size or (`halve`) half of it, each side rounded up. With a `timeLimit`,
-  /// no tile starts once it has passed since `start`.
+  /// the picture's size or (`halve`) half of it, each side rounded up. Within a render, no
+  /// tile starts once its time limit (``Watchdog/current``) has passed.
   ///
-  /// - Throws: what ``HEVCStill/decode(name:maxPixels:threads:halve:timeLimit:from:)`` says.
+  /// - Throws: what ``HEVCStill/decode(name:maxPixels:threads:halve:)`` says.
   static func decodeHEVCGrid(
     _ picture: HEVCStill.Picture, bands: Int, name: String, matrix: Int?, fullRange: Bool?,
-    threads: Int, halve: Bool, timeLimit: Duration? = nil, from start: ContinuousClock.Instant
+    threads: Int, halve: Bool
   ) throws(DarkroomError) -> (pixels: [UInt8], width: Int, height: Int) {
+    let limit = Watchdog.current
     var timeLeft = Double.infinity
-    if let timeLimit {
-      let left = timeLimit - (ContinuousClock.now - start)
+    if let limit {
+      let left = limit.limit - (ContinuousClock.now - limit.start)
       timeLeft =
         Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
     }
@@ -126,7 +127,7 @@ struct VideoFrame {
     }
     guard status == 0 else {
       let text = String(decoding: message.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self)
-      if text == "timed out", let timeLimit { throw DarkroomError.timedOut(name, after: timeLimit) }
+      if text == "timed out", let limit { throw DarkroomError.timedOut(name, after: limit.limit) }
       throw DarkroomError(Self.kind(of: text), file: name, text)
     }
     return (canvas, width, height)

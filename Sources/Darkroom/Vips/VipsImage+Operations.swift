@@ -91,9 +91,8 @@ extension VipsImage {
   /// read); the pipeline's errors are thrown here. Within a render, it keeps the render's
   /// time limit (``Watchdog/current``).
   func inMemory() throws(DarkroomError) -> VipsImage {
-    guard let limit = Watchdog.current else { return try derived { dr_copy_memory(pointer, &$0) } }
-    return try Watchdog.shared.guarding(self, limit: limit.limit, from: limit.start) {
-      () throws(DarkroomError) in try derived { dr_copy_memory(pointer, &$0) }
+    try Watchdog.shared.guarding(self) { () throws(DarkroomError) in
+      try derived { dr_copy_memory(pointer, &$0) }
     }
   }
 

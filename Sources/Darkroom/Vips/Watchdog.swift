@@ -40,13 +40,14 @@ final class Watchdog: Sendable {
     return try result.get()
   }
 
-  /// Runs `body` (which pulls `image`'s pixels), killing it `limit` after `start` (a render
-  /// that pulls pixels twice gives both the same start).
-  func guarding<T>(
-    _ image: VipsImage, limit: Duration?, from start: ContinuousClock.Instant = .now,
-    _ body: () throws(DarkroomError) -> T
-  ) throws(DarkroomError) -> T {
-    guard let limit else { return try body() }
+  /// Runs `body` (which pulls `image`'s pixels), killing it once the render's time limit
+  /// (``current``, from the render's start: every pull of a render counts toward the same
+  /// limit) has passed; outside a render, or with no limit, it only runs it.
+  func guarding<T>(_ image: VipsImage, _ body: () throws(DarkroomError) -> T)
+    throws(DarkroomError) -> T
+  {
+    guard let current = Self.current else { return try body() }
+    let (start, limit) = (current.start, current.limit)
     // (A limit already spent starts nothing more.)
     guard ContinuousClock.now < start + limit else {
       throw DarkroomError.timedOut(image.source, after: limit)
