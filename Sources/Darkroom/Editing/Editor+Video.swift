@@ -89,7 +89,7 @@ extension Editor {
       throw DarkroomError(.unsupportedFormat, file: path, "its original is not a video")
     }
     // (Asked before anything is kept: an edit stopped before it began copies nothing.)
-    guard keepsGoing() else { throw DarkroomError.stopped(path) }
+    guard keepEncoding() else { throw DarkroomError.stopped(path) }
     if stored == nil { try store.keepOriginal(copying: source, hash: currentHash, for: path) }
     FaultInjection.point("after-original")
     let nodes = mode == .append ? (previous?.graph.nodes ?? []) + graph.nodes : graph.nodes

@@ -31,9 +31,9 @@ package struct Editor: Sendable {
   /// Told the seconds of a video encoded and in all as an edit of a video goes; false
   /// stops it (nothing is written).
   package var videoProgress: (@Sendable (_ done: Double, _ total: Double) -> Bool)?
-  /// Asked before a video's edit keeps its original and starts its encode: false stops it
-  /// there ("stopped"), with nothing copied or written.
-  package var keepsGoing: @Sendable () -> Bool = { true }
+  /// Asked before a video's edit keeps its original, and at each of its encode's progress
+  /// reports: false stops it there ("stopped"), and no new version is written.
+  package var keepEncoding: @Sendable () -> Bool = { true }
   /// The store of the library a path is in (with `creating`: else the store a first edit
   /// makes), as whoever made the editor says: a ``Library`` gives its own, and the editor
   /// of loose files is given the walk up from each (`Editor()`, in Library/). An editor
@@ -127,7 +127,9 @@ package struct Editor: Sendable {
         }
         return try editVideo(
           path, graph, mode, writingTo: output, to: destination, reading: source, store: store,
-          progress: videoProgress ?? { _, _ in true })
+          progress: { [videoProgress, keepEncoding] done, total in
+            (videoProgress?(done, total) ?? true) && keepEncoding()
+          })
       }
       // In place, .append adds filters to what the file carries: "current" would compare
       // the whole stored graph with only the new filters, so only .replace can skip.

@@ -474,13 +474,14 @@ public final class LibraryJob: Sendable {
       reading source: String? = nil, by editor: Editor, _ outcome: inout BatchOutcome
     ) throws(DarkroomError) {
       var editor = editor
-      let (told, keepEncoding) = (request.videoProgress, request.keepEncoding)
-      let (file, id) = (outcome.file, outcome.id.flatMap { AssetID($0) })
-      editor.videoProgress = { done, total in
-        told?(EncodeProgress(file: file, id: id, done: done, total: total))
-        return keepEncoding()
+      if let told = request.videoProgress {
+        let (file, id) = (outcome.file, outcome.id.flatMap { AssetID($0) })
+        editor.videoProgress = { done, total in
+          told(EncodeProgress(file: file, id: id, done: done, total: total))
+          return true
+        }
       }
-      editor.keepsGoing = keepEncoding
+      editor.keepEncoding = request.keepEncoding
       let result = try editor.edit(
         path, with: graph, mode: mode, writingTo: destination, readingFrom: source,
         skipIfCurrent: request.skipCurrent)
