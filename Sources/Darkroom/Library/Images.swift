@@ -367,11 +367,30 @@ final class RenderQueue: Sendable {
 package func offThread<T: Sendable>(
   _ work: @escaping @Sendable () throws(DarkroomError) -> T
 ) async throws(DarkroomError) -> T {
-  let result = await withCheckedContinuation {
+  try await resultOffThread(work).get()
+}
+
+/// ``offThread(_:)`` of long work that stops the way its task does: `stop` fires when the
+/// calling task is cancelled, and `work` asks it where it can stop.
+package func offThread<T: Sendable>(
+  stoppable work: @escaping @Sendable (_ stop: StopSignal) throws(DarkroomError) -> T
+) async throws(DarkroomError) -> T {
+  let stop = StopSignal()
+  let result = await withTaskCancellationHandler {
+    await resultOffThread { () throws(DarkroomError) in try work(stop) }
+  } onCancel: {
+    stop.fire()
+  }
+  return try result.get()
+}
+
+private func resultOffThread<T: Sendable>(
+  _ work: @escaping @Sendable () throws(DarkroomError) -> T
+) async -> Result<T, DarkroomError> {
+  await withCheckedContinuation {
     (continuation: CheckedContinuation<Result<T, DarkroomError>, Never>) in
     DispatchQueue.global().async {
       continuation.resume(returning: Result { () throws(DarkroomError) in try work() })
     }
   }
-  return try result.get()
 }

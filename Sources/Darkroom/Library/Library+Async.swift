@@ -40,23 +40,11 @@ extension Library {
   public func scan(options: ScanOptions = ScanOptions()) async throws(DarkroomError)
     -> ScanSummary
   {
-    let cancelled = StopSignal()
-    var stoppable = options
-    stoppable.shouldStop = { [asked = options.shouldStop] in cancelled.fired || asked() }
-    let result: Result<ScanSummary, DarkroomError> = await withTaskCancellationHandler {
-      [stoppable] in
-      do throws(DarkroomError) {
-        return .success(
-          try await offThread { () throws(DarkroomError) in
-            try self.scanBlocking(nil, options: stoppable)
-          })
-      } catch {
-        return .failure(error)
-      }
-    } onCancel: {
-      cancelled.fire()
-    }
-    return try result.get()
+    try await offThread(stoppable: { stop throws(DarkroomError) in
+      var stoppable = options
+      stoppable.shouldStop = { [asked = options.shouldStop] in stop.fired || asked() }
+      return try self.scanBlocking(nil, options: stoppable)
+    })
   }
 
   /// The assets `query` matches, in its order (PhotoKit's `fetchAssets(with:)`): a snapshot
@@ -86,20 +74,9 @@ extension Library {
   public func edit(_ id: AssetID, with graph: FilterGraph, mode: EditMode = .append)
     async throws(DarkroomError) -> AdjustmentData
   {
-    let cancelled = StopSignal()
-    let result: Result<AdjustmentData, DarkroomError> = await withTaskCancellationHandler {
-      do throws(DarkroomError) {
-        return .success(
-          try await offThread { () throws(DarkroomError) in
-            try self.editBlocking(id, with: graph, mode: mode) { !cancelled.fired }.adjustment
-          })
-      } catch {
-        return .failure(error)
-      }
-    } onCancel: {
-      cancelled.fire()
-    }
-    return try result.get()
+    try await offThread(stoppable: { stop throws(DarkroomError) in
+      try self.editBlocking(id, with: graph, mode: mode) { !stop.fired }.adjustment
+    })
   }
 
   /// Restores an asset's original, or a version of its edit.
