@@ -16,6 +16,9 @@ struct API: Sendable {
   let redirected = RedirectMemory()
 
   static let json = "application/json; charset=utf-8"
+  /// The page size of a space's list without a `limit`: every asset (it was one list before
+  /// it took pages).
+  static let wholeSpace = Int.max - 1
 
   // MARK: Assets
 
@@ -44,9 +47,7 @@ struct API: Sendable {
     async throws -> Response
   {
     let library = try scope.library(context)
-    // (A space's list was every asset at once before it took pages: without a `limit`, it
-    // still is.)
-    var limit = scope.sealed ? Int.max - 1 : 100
+    var limit = scope.sealed ? Self.wholeSpace : 100
     if let value = request.query["limit"] {
       guard let n = Int(value), (1...1000).contains(n) else {
         throw APIError.badRequest("limit takes 1 to 1000; not \(value)")

@@ -106,7 +106,7 @@ struct SpaceRoutes: Sendable {
     var password = Array(body.password.utf8)
     defer { Space.wipe(&password) }
     try await unlock(password, context)
-    return try API.encode(APISpaceAssets(try library(context), trashed: false))
+    return try API.encode(APIAssets(space: try library(context)))
   }
 
   // MARK: Unlocking
@@ -182,7 +182,7 @@ struct SpaceRoutes: Sendable {
     values["error"] = error
     values["idleMinutes"] = max(1, Int(configuration.spaceIdle.components.seconds) / 60)
     if let session = context.session, let space = sessions.space(for: session.id) {
-      let assets = try APISpaceAssets(Library(space: space), trashed: false).assets
+      let assets = try APIAssets(space: Library(space: space)).assets
       values["unlocked"] = true
       values["count"] = Gallery.items(assets.count)
       values["assets"] = assets.map { asset -> [String: Any] in
@@ -284,16 +284,12 @@ struct APISpaceAsset: Encodable {
   }
 }
 
-struct APISpaceAssets: Encodable {
-  var assets: [APISpaceAsset]
-  var count: Int
-
-  /// The space's assets in the trash or out of it, oldest first.
-  init(_ library: Library, trashed: Bool) throws(DarkroomError) {
-    var query = AssetQuery()
-    query.trashed = trashed
-    assets = try library.assets(matching: query).assets(in: 0..<Int.max).map(APISpaceAsset.init)
-    count = assets.count
+extension APIAssets where Item == APISpaceAsset {
+  /// Every asset of a space out of its trash, oldest first: what `GET /api/space/assets`
+  /// lists without a limit, as an unlock answers it and the space's page shows it.
+  init(space library: Library) throws(DarkroomError) {
+    let page = try library.page(of: AssetQuery(), limit: API.wholeSpace)
+    self.init(assets: page.assets.map(APISpaceAsset.init), count: page.count, next: nil)
   }
 }
 
