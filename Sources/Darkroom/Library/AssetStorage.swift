@@ -13,6 +13,9 @@ protocol AssetStorage: Sendable {
   /// Why `feature` is not kept here (nil where it is): the error every call that needs it
   /// throws, in the same words.
   func refusal(_ feature: FolderFeature) -> DarkroomError?
+  /// That it has no asset `id`, in words that name no folder of the server's but a library's
+  /// own root (which a server's answers leave out).
+  func missing(_ id: AssetID) -> DarkroomError
   /// Whether the library has a catalog yet.
   var hasCatalog: Bool { get }
   /// The catalog of its assets (made when `creating`, for a folder's SQLite file).
@@ -144,6 +147,10 @@ struct FolderStorage: AssetStorage {
   let library: Library
 
   func refusal(_ feature: FolderFeature) -> DarkroomError? { nil }
+  func missing(_ id: AssetID) -> DarkroomError {
+    DarkroomError(
+      .notFound, file: id.rawValue, "no such asset in the library at \(library.root.path)")
+  }
   var hasCatalog: Bool {
     FileManager.default.fileExists(atPath: library.catalogPath)
       || FileManager.default.fileExists(atPath: library.catalogLocationFile)
@@ -232,6 +239,9 @@ struct SealedStorage: AssetStorage {
   func refusal(_ feature: FolderFeature) -> DarkroomError? {
     DarkroomError(
       .invalidArgument, file: library.rootPath, "is an encrypted space: it has no \(feature.name)")
+  }
+  func missing(_ id: AssetID) -> DarkroomError {
+    DarkroomError(.notFound, file: id.rawValue, "no such asset in this space")
   }
   /// (Its sealed catalog is made with the space.)
   var hasCatalog: Bool { true }

@@ -322,10 +322,7 @@ extension Library {
   ///
   /// - Throws: `notFound` when the catalog has no such asset.
   public func asset(_ id: AssetID) throws(DarkroomError) -> Asset {
-    guard let asset = try catalogCall({ try $0.asset(id) }) else {
-      throw DarkroomError(
-        .notFound, file: id.rawValue, "no such asset in the library at \(root.path)")
-    }
+    guard let asset = try catalogCall({ try $0.asset(id) }) else { throw storage.missing(id) }
     return asset
   }
 

@@ -43,9 +43,7 @@ extension Library {
   /// - Throws: "the space is locked" once it is (not that the asset is missing).
   func sealed(_ id: AssetID, in space: Space) throws(DarkroomError) -> SpaceAsset {
     guard !space.isClosed else { throw Space.closedError(space.folder) }
-    guard let asset = space.asset(id: SpaceAsset.spaceID(id)) else {
-      throw DarkroomError(.notFound, file: id.rawValue, "no such asset in this space")
-    }
+    guard let asset = space.asset(id: SpaceAsset.spaceID(id)) else { throw storage.missing(id) }
     return asset
   }
 
