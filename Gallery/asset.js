@@ -1,5 +1,7 @@
 // A photo's own page: arrow keys to its neighbours, Escape back to the album, favourite and
-// stars in one press, the original of an edit made elsewhere. (Its editor is editor.js.)
+// stars in one press, the original of an edit made elsewhere. (Its editor is editor.js.) The
+// same page shows a photo of an unlocked space, over the space's asset routes
+// (`data-api`), without the stars and favourite a space does not keep.
 
 import { api } from "./api.js";
 
@@ -16,13 +18,14 @@ export function assetPage(main) {
     }
   });
   const id = main.dataset.id;
+  const assets = main.dataset.api;
   // A favourite in one press, kept by the catalog (the page says so again after a reload).
   const star = main.querySelector(".favourite");
-  star.hidden = false;
-  star.addEventListener("click", async () => {
+  if (star) star.hidden = false;
+  star?.addEventListener("click", async () => {
     const on = star.getAttribute("aria-pressed") !== "true";
     try {
-      const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
+      const asset = await (await api("PUT", assets + "/" + id + "/favourite", { favourite: on })).json();
       star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
       star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
     } catch (error) {
@@ -31,13 +34,13 @@ export function assetPage(main) {
   });
   // Stars in one press, written to the photo's sidecar (the same stars again clears them).
   const rating = main.querySelector(".rating");
-  rating.addEventListener("click", async (event) => {
+  rating?.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-stars]");
     if (!button) return;
     const stars = Number(button.dataset.stars);
     const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
     try {
-      const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
+      const asset = await (await api("PATCH", assets + "/" + id + "/metadata", { rating: wanted })).json();
       const now = asset.rating ?? 0;
       rating.dataset.rating = String(now);
       rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));

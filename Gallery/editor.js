@@ -11,6 +11,10 @@ import { icon } from "./words.js";
 // it decodes, not edited. (The module's own scope holds the editor's state: one a page.)
 const main = document.querySelector("main.viewer:not([data-damaged])");
 const id = main?.dataset.id;
+// The asset routes: the library's, or an unlocked space's (which keeps no jobs: a video's
+// edit there is one request, without progress).
+const assets = main?.dataset.api || "/api/assets";
+const inSpace = main?.dataset.space === "true";
 const form = main?.querySelector(".editor");
 const photo = main?.querySelector(".photo");
 const figure = main?.querySelector("figure");
@@ -97,7 +101,7 @@ async function build() {
     status);
   form.append(top, geometryGroup());
   // A video's part in time: from start to end, in seconds (the end at its length: all).
-  const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
+  const asset = await (await api("GET", assets + "/" + id)).json().catch(() => ({}));
   const shownGroups = [...groups];
   isVideo = asset.mediaType === "video";
   if (isVideo && asset.duration > 0) {
@@ -604,7 +608,7 @@ const parseText = (text) => {
 let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
 const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
 async function render(list) {
-  const response = await api("POST", "/api/assets/" + id + "/preview", {
+  const response = await api("POST", assets + "/" + id + "/preview", {
     filters: list.length ? list : ["tone"], size: previewSize(),
   });
   return URL.createObjectURL(await response.blob());
@@ -747,7 +751,7 @@ function adjust(corner, dx, dy) {
 async function loadHistory() {
   history.textContent = "";
   try {
-    const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
+    const data = await (await api("GET", assets + "/" + id + "/history")).json();
     const entry = (version, text) => {
       const button = element("button", { type: "button", "data-version": String(version),
         "aria-current": version === data.current ? "true" : "false",
@@ -764,9 +768,12 @@ async function loadHistory() {
 }
 
 async function reloadPhoto() {
-  const asset = await (await api("GET", "/api/assets/" + id)).json();
+  const asset = await (await api("GET", assets + "/" + id)).json();
   if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
-  photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+  // (A space's asset names no content, only its edit's number, which a revert can bring
+  // back: its address is made new each time, so no picture kept by the page is shown.)
+  const version = asset.version ?? asset.editVersion + "-" + Date.now().toString(36);
+  photo.src = shown.replace(/v=[^&]*/, "v=" + version);
   // The caption's size is the saved file's (a crop or a turn changed it).
   const size = document.querySelector("figure figcaption .size");
   if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
@@ -843,7 +850,7 @@ function wireActions() {
     status.textContent = "going back…";
     try {
       await settle();
-      await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
+      await api("POST", assets + "/" + id + "/revert", version > 0 ? { version } : {});
       status.textContent = version > 0 ? "at v" + version : "at the original";
       await reloadPhoto();
       await loadHistory();
@@ -875,7 +882,7 @@ function wireActions() {
       if (act === "auto") {
         status.textContent = "looking…";
         // Auto looks at the original, and sets the sliders it chose; the others stay.
-        const chosen = await (await api("POST", "/api/assets/" + id + "/auto", {})).json();
+        const chosen = await (await api("POST", assets + "/" + id + "/auto", {})).json();
         for (const node of chosen.filters.map(parseText)) {
           for (const [name, value] of Object.entries(node.params)) {
             const input = sliders.get(node.op + "." + name);
@@ -890,15 +897,15 @@ function wireActions() {
         if (!list.length) { status.textContent = "nothing to save"; return; }
         status.textContent = "saving…";
         await settle();
-        if (isVideo) await saveVideo(list);
-        else await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
+        if (isVideo && !inSpace) await saveVideo(list);
+        else await api("POST", assets + "/" + id + "/edit", { filters: list, mode: "replace" });
         status.textContent = "saved";
         await reloadPhoto();
         await loadHistory();
       } else if (act === "revert") {
         status.textContent = "reverting…";
         await settle();
-        await api("POST", "/api/assets/" + id + "/revert", {});
+        await api("POST", assets + "/" + id + "/revert", {});
         status.textContent = "reverted";
         await reloadPhoto();
         await loadHistory();

@@ -697,7 +697,9 @@ extension Gallery {
     """####,
     "asset.js": ####"""
     // A photo's own page: arrow keys to its neighbours, Escape back to the album, favourite and
-    // stars in one press, the original of an edit made elsewhere. (Its editor is editor.js.)
+    // stars in one press, the original of an edit made elsewhere. (Its editor is editor.js.) The
+    // same page shows a photo of an unlocked space, over the space's asset routes
+    // (`data-api`), without the stars and favourite a space does not keep.
 
     import { api } from "./api.js";
 
@@ -714,13 +716,14 @@ extension Gallery {
         }
       });
       const id = main.dataset.id;
+      const assets = main.dataset.api;
       // A favourite in one press, kept by the catalog (the page says so again after a reload).
       const star = main.querySelector(".favourite");
-      star.hidden = false;
-      star.addEventListener("click", async () => {
+      if (star) star.hidden = false;
+      star?.addEventListener("click", async () => {
         const on = star.getAttribute("aria-pressed") !== "true";
         try {
-          const asset = await (await api("PUT", "/api/assets/" + id + "/favourite", { favourite: on })).json();
+          const asset = await (await api("PUT", assets + "/" + id + "/favourite", { favourite: on })).json();
           star.setAttribute("aria-pressed", asset.isFavourite ? "true" : "false");
           star.textContent = (asset.isFavourite ? "★" : "☆") + " Favourite";
         } catch (error) {
@@ -729,13 +732,13 @@ extension Gallery {
       });
       // Stars in one press, written to the photo's sidecar (the same stars again clears them).
       const rating = main.querySelector(".rating");
-      rating.addEventListener("click", async (event) => {
+      rating?.addEventListener("click", async (event) => {
         const button = event.target.closest("button[data-stars]");
         if (!button) return;
         const stars = Number(button.dataset.stars);
         const wanted = Number(rating.dataset.rating) === stars ? 0 : stars;
         try {
-          const asset = await (await api("PATCH", "/api/assets/" + id + "/metadata", { rating: wanted })).json();
+          const asset = await (await api("PATCH", assets + "/" + id + "/metadata", { rating: wanted })).json();
           const now = asset.rating ?? 0;
           rating.dataset.rating = String(now);
           rating.setAttribute("aria-label", "Rating: " + (now > 0 ? now + " of 5 stars" : "none"));
@@ -775,27 +778,29 @@ extension Gallery {
     """####,
     "asset.mustache": ####"""
     {{> head}}
-    <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}"{{#problem}} data-damaged="true"{{/problem}}>
+    <main id="main" tabindex="-1" class="viewer" data-id="{{id}}" data-version="{{version}}" data-api="{{api}}"{{#space}} data-space="true"{{/space}}{{#video}} data-video="true"{{/video}}{{#problem}} data-damaged="true"{{/problem}}>
       <nav class="steps">
-        {{#previous}}<a href="/asset/{{previous}}?ref={{ref}}" rel="prev" accesskey="p">← Previous</a>{{/previous}}
-        <a class="back" href="/album?ref={{ref}}&amp;at={{at}}">Back to the album</a>
-        {{#next}}<a href="/asset/{{next}}?ref={{ref}}" rel="next" accesskey="n">Next →</a>{{/next}}
+        {{#previous}}<a href="{{previous}}" rel="prev" accesskey="p">← Previous</a>{{/previous}}
+        <a class="back" href="{{back}}">{{#space}}Back to the space{{/space}}{{^space}}Back to the album{{/space}}</a>
+        {{#next}}<a href="{{next}}" rel="next" accesskey="n">Next →</a>{{/next}}
       </nav>
       <figure>
-        {{#shown}}<img class="photo" src="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">{{/shown}}
+        {{#shown}}<img class="photo" src="{{api}}/{{id}}/fullscreen?size=1600&amp;v={{version}}" alt="{{name}}">{{/shown}}
         {{^shown}}<p class="broken" role="img" aria-label="{{name}}: {{problem}}">{{problem}}</p>{{/shown}}
-        <figcaption>{{name}}{{#shown}} · <span class="size">{{width}}×{{height}}</span>{{/shown}}{{#camera}} · {{camera}}{{/camera}}</figcaption>
+        <figcaption>{{#space}}<svg class="icon" aria-label="In an encrypted space" role="img"><use href="#i-lock"/></svg> {{/space}}{{name}}{{#shown}} · <span class="size">{{width}}×{{height}}</span>{{/shown}}{{#camera}} · {{camera}}{{/camera}}{{#video}} · <a class="play" href="{{api}}/{{id}}/playback">Play the video</a>{{/video}}</figcaption>
         {{#problem}}<p class="damage" role="note"><strong>{{problem}}</strong>{{#shown}}: shown as far as it can be read{{/shown}}. <span class="detail">{{detail}}</span></p>{{/problem}}
         {{#caption}}<p class="caption">{{caption}}</p>{{/caption}}
         {{#where}}<p class="place">{{where}}{{#map}} · <a href="{{map}}" rel="noopener noreferrer">{{coordinates}}</a>{{/map}}{{#timeZone}} · {{timeZone}}{{/timeZone}}</p>{{/where}}
+        {{#kept}}
         <div class="rating" role="group" aria-label="Rating: {{stars}}" data-rating="{{rating}}">
           {{#ratingStars}}<button type="button" data-stars="{{n}}" aria-pressed="{{on}}" aria-label="{{n}} of 5 stars">{{#on}}★{{/on}}{{^on}}☆{{/on}}</button>{{/ratingStars}}
           {{#rejected}}<span class="rejected">Rejected</span>{{/rejected}}
         </div>
+        {{/kept}}
         {{#keywords}}<p class="keywords">{{keywords}}</p>{{/keywords}}
         {{#people}}<p class="people">With {{people}}</p>{{/people}}
-        {{#elsewhere}}<p class="elsewhere">Edited in {{elsewhere}} · <a class="show-original" role="button" aria-pressed="false" href="/api/assets/{{id}}/fullscreen?size=1600&amp;original=true&amp;v={{version}}" data-edited="/api/assets/{{id}}/fullscreen?size=1600&amp;v={{version}}">Show the original</a></p>{{/elsewhere}}
-        <button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>
+        {{#elsewhere}}<p class="elsewhere">Edited in {{elsewhere}} · <a class="show-original" role="button" aria-pressed="false" href="{{api}}/{{id}}/fullscreen?size=1600&amp;original=true&amp;v={{version}}" data-edited="{{api}}/{{id}}/fullscreen?size=1600&amp;v={{version}}">Show the original</a></p>{{/elsewhere}}
+        {{#kept}}<button type="button" class="favourite" aria-pressed="{{favourite}}" hidden>{{#favourite}}★ Favourite{{/favourite}}{{^favourite}}☆ Favourite{{/favourite}}</button>{{/kept}}
         <button type="button" class="open-editor" hidden>Edit</button>
       </figure>
       <form class="editor" hidden aria-label="Edit"></form>
@@ -882,6 +887,10 @@ extension Gallery {
     // it decodes, not edited. (The module's own scope holds the editor's state: one a page.)
     const main = document.querySelector("main.viewer:not([data-damaged])");
     const id = main?.dataset.id;
+    // The asset routes: the library's, or an unlocked space's (which keeps no jobs: a video's
+    // edit there is one request, without progress).
+    const assets = main?.dataset.api || "/api/assets";
+    const inSpace = main?.dataset.space === "true";
     const form = main?.querySelector(".editor");
     const photo = main?.querySelector(".photo");
     const figure = main?.querySelector("figure");
@@ -968,7 +977,7 @@ extension Gallery {
         status);
       form.append(top, geometryGroup());
       // A video's part in time: from start to end, in seconds (the end at its length: all).
-      const asset = await (await api("GET", "/api/assets/" + id)).json().catch(() => ({}));
+      const asset = await (await api("GET", assets + "/" + id)).json().catch(() => ({}));
       const shownGroups = [...groups];
       isVideo = asset.mediaType === "video";
       if (isVideo && asset.duration > 0) {
@@ -1475,7 +1484,7 @@ extension Gallery {
     let timer = null, shownURL = null, generation = 0, originalURL = null, rendering = null;
     const previewSize = () => Math.min(2048, Math.round(1600 * (window.devicePixelRatio || 1)));
     async function render(list) {
-      const response = await api("POST", "/api/assets/" + id + "/preview", {
+      const response = await api("POST", assets + "/" + id + "/preview", {
         filters: list.length ? list : ["tone"], size: previewSize(),
       });
       return URL.createObjectURL(await response.blob());
@@ -1618,7 +1627,7 @@ extension Gallery {
     async function loadHistory() {
       history.textContent = "";
       try {
-        const data = await (await api("GET", "/api/assets/" + id + "/history")).json();
+        const data = await (await api("GET", assets + "/" + id + "/history")).json();
         const entry = (version, text) => {
           const button = element("button", { type: "button", "data-version": String(version),
             "aria-current": version === data.current ? "true" : "false",
@@ -1635,9 +1644,12 @@ extension Gallery {
     }
 
     async function reloadPhoto() {
-      const asset = await (await api("GET", "/api/assets/" + id)).json();
+      const asset = await (await api("GET", assets + "/" + id)).json();
       if (shownURL) { URL.revokeObjectURL(shownURL); shownURL = null; }
-      photo.src = shown.replace(/v=[0-9a-f]*/, "v=" + asset.version);
+      // (A space's asset names no content, only its edit's number, which a revert can bring
+      // back: its address is made new each time, so no picture kept by the page is shown.)
+      const version = asset.version ?? asset.editVersion + "-" + Date.now().toString(36);
+      photo.src = shown.replace(/v=[^&]*/, "v=" + version);
       // The caption's size is the saved file's (a crop or a turn changed it).
       const size = document.querySelector("figure figcaption .size");
       if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
@@ -1714,7 +1726,7 @@ extension Gallery {
         status.textContent = "going back…";
         try {
           await settle();
-          await api("POST", "/api/assets/" + id + "/revert", version > 0 ? { version } : {});
+          await api("POST", assets + "/" + id + "/revert", version > 0 ? { version } : {});
           status.textContent = version > 0 ? "at v" + version : "at the original";
           await reloadPhoto();
           await loadHistory();
@@ -1746,7 +1758,7 @@ extension Gallery {
           if (act === "auto") {
             status.textContent = "looking…";
             // Auto looks at the original, and sets the sliders it chose; the others stay.
-            const chosen = await (await api("POST", "/api/assets/" + id + "/auto", {})).json();
+            const chosen = await (await api("POST", assets + "/" + id + "/auto", {})).json();
             for (const node of chosen.filters.map(parseText)) {
               for (const [name, value] of Object.entries(node.params)) {
                 const input = sliders.get(node.op + "." + name);
@@ -1761,15 +1773,15 @@ extension Gallery {
             if (!list.length) { status.textContent = "nothing to save"; return; }
             status.textContent = "saving…";
             await settle();
-            if (isVideo) await saveVideo(list);
-            else await api("POST", "/api/assets/" + id + "/edit", { filters: list, mode: "replace" });
+            if (isVideo && !inSpace) await saveVideo(list);
+            else await api("POST", assets + "/" + id + "/edit", { filters: list, mode: "replace" });
             status.textContent = "saved";
             await reloadPhoto();
             await loadHistory();
           } else if (act === "revert") {
             status.textContent = "reverting…";
             await settle();
-            await api("POST", "/api/assets/" + id + "/revert", {});
+            await api("POST", assets + "/" + id + "/revert", {});
             status.textContent = "reverted";
             await reloadPhoto();
             await loadHistory();
@@ -2869,7 +2881,7 @@ extension Gallery {
       <ul class="grid" aria-label="Photos and videos in the space">
         {{#assets}}
         <li class="cell">
-          <a href="/api/space/assets/{{id}}/{{#length}}playback{{/length}}{{^length}}fullscreen{{/length}}"><img src="/api/space/assets/{{id}}/thumbnail?size=200" srcset="/api/space/assets/{{id}}/thumbnail?size=200 1x, /api/space/assets/{{id}}/thumbnail?size=400 2x" width="200" height="200" alt="{{name}}{{#length}}, video, {{length}}{{/length}}" loading="lazy">{{#length}}<span class="video-badge" aria-hidden="true">{{length}}</span>{{/length}}</a>
+          <a href="/space/asset/{{id}}"><img src="/api/space/assets/{{id}}/thumbnail?size=200" srcset="/api/space/assets/{{id}}/thumbnail?size=200 1x, /api/space/assets/{{id}}/thumbnail?size=400 2x" width="200" height="200" alt="{{name}}{{#length}}, video, {{length}}{{/length}}" loading="lazy">{{#length}}<span class="video-badge" aria-hidden="true">{{length}}</span>{{/length}}</a>
         </li>
         {{/assets}}
       </ul>

@@ -464,24 +464,42 @@ struct Gallery: Sendable {
         of: id, in: AssetQuery(parameters: [("album", ref)] + Self.newestFirst(ref, [])))
       return (asset, previous, next)
     }
+    let query = "?ref=" + Self.escapeQuery(ref)
+    var values = assetValues(asset, context, api: "/api/assets")
+    values["back"] = "/album\(query)&at=\(AssetQuery.monthText(asset.month))"
+    values["previous"] = previous.map { "/asset/\($0.rawValue)\(query)" }
+    values["next"] = next.map { "/asset/\($0.rawValue)\(query)" }
+    let rating = asset.rating ?? 0
+    values["stars"] = rating < 0 ? "rejected" : rating == 0 ? "none" : "\(rating) of 5 stars"
+    values["rating"] = rating
+    values["rejected"] = rating < 0
+    values["ratingStars"] = (1...5).map { ["n": $0, "on": $0 <= rating] as [String: Any] }
+    values["favourite"] = asset.isFavourite
+    values["kept"] = true
+    return page("asset", values)
+  }
+
+  /// What the asset page shows of `asset`, whichever library it is in, with `api` the asset
+  /// routes its scripts call (`/api/assets` or a space's `/api/space/assets`): its photo, what
+  /// is wrong with it, its caption, place, keywords and people, an edit made elsewhere. The
+  /// caller adds the way back, the neighbours, and what its library keeps (stars, favourite).
+  func assetValues(_ asset: Asset, _ context: DarkroomRequestContext, api: String)
+    -> [String: Any]
+  {
     var values = common(context, title: asset.name)
+    values["api"] = api
     values["id"] = asset.id.rawValue
     values["version"] = asset.version
     values["name"] = asset.name
     values["width"] = asset.displayWidth
     values["height"] = asset.displayHeight
     values["camera"] = asset.camera
+    values["video"] = asset.mediaType == .video
     // A damaged file: what is wrong, and its pixels only when its header was read.
     values["shown"] = asset.isShowable
     values["problem"] = asset.damage?.problem
     values["detail"] = asset.damage?.detail
     values["caption"] = asset.caption
-    values["favourite"] = asset.isFavourite
-    let rating = asset.rating ?? 0
-    values["stars"] = rating < 0 ? "rejected" : rating == 0 ? "none" : "\(rating) of 5 stars"
-    values["rating"] = rating
-    values["rejected"] = rating < 0
-    values["ratingStars"] = (1...5).map { ["n": $0, "on": $0 <= rating] as [String: Any] }
     let place = [asset.place, asset.region, asset.country].compactMap { $0 }
     values["where"] =
       !place.isEmpty ? place.joined(separator: ", ") : asset.latitude == nil ? nil : "Location"
@@ -494,11 +512,7 @@ struct Gallery: Sendable {
     values["keywords"] = asset.keywords.isEmpty ? nil : asset.keywords.joined(separator: ", ")
     values["people"] = asset.people.isEmpty ? nil : asset.people.joined(separator: ", ")
     values["elsewhere"] = asset.foreignSettings.map { "\($0.programName) (\($0.source))" }
-    values["ref"] = Self.escapeQuery(ref)
-    values["at"] = AssetQuery.monthText(asset.month)
-    values["previous"] = previous?.rawValue
-    values["next"] = next?.rawValue
-    return page("asset", values)
+    return values
   }
 
   /// Groups of duplicates side by side (`?near=1`: look-alikes too), ``duplicateGroupsPerPage``

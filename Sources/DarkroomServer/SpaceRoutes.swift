@@ -57,6 +57,7 @@ struct SpaceRoutes: Sendable {
   func pageRoutes() -> API.Routes {
     let routes = API.Routes(context: DarkroomRequestContext.self)
     routes.get { _, context in try await page(context) }
+    routes.get("asset/:id") { _, context in try await assetPage(context) }
     routes.post("unlock") { request, context in try await unlockPage(request, context) }
     routes.post("lock") { _, context in
       sessions.lock(try session(context).id)
@@ -197,6 +198,35 @@ struct SpaceRoutes: Sendable {
       values["canUnlock"] = context.session != nil
     }
     return gallery.page("space", values, status: status)
+  }
+
+  /// A photo or video of the unlocked space on its own page, with the gallery's editor over
+  /// the space's asset routes: the library's asset page, less what a space keeps not (stars,
+  /// favourites; it keeps no place either). A locked space sends the browser to its unlock
+  /// form.
+  func assetPage(_ context: DarkroomRequestContext) async throws -> Response {
+    guard let session = context.session, sessions.space(for: session.id) != nil else {
+      _ = try self.session(context)  // (404 without spaces; 403 without a session)
+      return Response(status: .seeOther, headers: [.location: "/space"])
+    }
+    return try await gallery.shown(context) {
+      let library = try library(context)
+      let id = try API.assetID(context)
+      let (asset, previous, next) = try await blocking { () throws(DarkroomError) in
+        let asset = try library.asset(id)
+        let (previous, next) = try library.neighbours(of: id, in: AssetQuery())
+        return (asset, previous, next)
+      }
+      var values = gallery.assetValues(asset, context, api: "/api/space/assets")
+      values["space"] = true
+      // (Its renditions are never cached: the edit's number names them well enough, and
+      // the content's keyed hash is not shown.)
+      values["version"] = String(asset.adjustmentVersion)
+      values["back"] = "/space"
+      values["previous"] = previous.map { "/space/asset/\($0.rawValue)" }
+      values["next"] = next.map { "/space/asset/\($0.rawValue)" }
+      return gallery.page("asset", values)
+    }
   }
 
   // MARK: Uploads

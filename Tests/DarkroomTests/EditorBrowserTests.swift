@@ -295,6 +295,93 @@ struct EditorBrowserTests {
   }
 
   @Test(
+    "a photo of an encrypted space opens from the space's grid in the same editor, over the space's routes: a preview grey for Black & White, Auto, save (the history says v1), revert (the original again); phone width too"
+  )
+  func spaceEditor() throws {
+    let served = try ServedLibrary(samples: ["orientation-1.jpg"])
+    let spaces = try Fixture.temporaryFolder()
+    let dir = spaces.file("Spaces")
+    let space = try Space.create(at: dir, password: pw("beta"), kdf: testKDF)
+    _ = try space.add(file: Fixture.sample("gps.jpg"))
+    let server = try ServeProcess(served.root, arguments: ["--rate-limit", "0", "--spaces", dir])
+    let (browser, base) = try Browser.loggedIn(to: server)
+    try browser.go(base + "/space")
+    try browser.type(try browser.find("#password"), "beta")
+    try browser.click(try browser.find("form[action='/space/unlock'] button[type=submit]"))
+    #expect(eventually(30) { (try? browser.findAll(".grid .cell a").count) == 1 })
+    try browser.screenshot("space-desktop")
+    try browser.click(try browser.find(".grid .cell a"))
+    #expect(eventually { browser.url.hasPrefix(base + "/space/asset/") })
+    try browser.click(try browser.find(".open-editor"))
+    #expect(eventually(30) { (try? browser.findAll("#edit-noir-intensity").count) == 1 })
+    // The colour a sixth of the way into the photo shown (the sample's sky), as decoded by
+    // a canvas once loaded; nil before.
+    let colour = { () -> [Double]? in
+      let value = try? browser.run(
+        """
+        const img = document.querySelector('.photo');
+        if (!img.complete || img.naturalWidth === 0) return null;
+        const canvas = document.createElement('canvas');
+        canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+        const context = canvas.getContext('2d');
+        context.drawImage(img, 0, 0);
+        const d = context.getImageData(img.naturalWidth / 6, img.naturalHeight / 6, 1, 1).data;
+        return [img.src, d[0], d[1], d[2]];
+        """)
+      guard let parts = value as? [Any], parts.count == 4 else { return nil }
+      return parts.dropFirst().compactMap { ($0 as? NSNumber)?.doubleValue }
+    }
+    let source = {
+      (try? browser.run("return document.querySelector('.photo').src") as? String) ?? ""
+    }
+    #expect(eventually(30) { colour().map { !isGrey($0) } == true }, "the photo in colour first")
+    _ = try browser.run(
+      """
+      const i = document.getElementById('edit-noir-intensity'); i.value = '1';
+      i.dispatchEvent(new Event('input', { bubbles: true }));
+      """)
+    #expect(eventually(30) { source().hasPrefix("blob:") && colour().map(isGrey) == true })
+    try browser.screenshot("space-editor-desktop")
+    try browser.click(try browser.find("[data-act='auto']"))
+    #expect(
+      eventually(30) {
+        ((try? browser.text(browser.find(".editor .status"))) ?? "").hasPrefix("auto:")
+      })
+    try browser.click(try browser.find("[data-act='save']"))
+    #expect(
+      eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
+      "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
+    // The saved photo from the space's own address, grey; the history as the space keeps it.
+    #expect(
+      eventually(30) {
+        source().contains("/api/space/assets/") && colour().map(isGrey) == true
+      }, "\(source())")
+    let versions = {
+      (try? browser.run(
+        "return Array.from(document.querySelectorAll('.history button')).map((b) => b.textContent)"
+      )) as? [String] ?? []
+    }
+    #expect(eventually(30) { versions().count == 2 }, "\(versions())")
+    #expect(versions().first == "Original")
+    #expect(versions().last?.hasPrefix("v1: ") == true && versions().last?.contains("noir") == true)
+    #expect(versions().last?.hasSuffix(" (current)") == true, "\(versions())")
+
+    try browser.resize(390, 844)
+    try browser.screenshot("space-editor-phone")
+    try browser.click(try browser.find("[data-act='revert']"))
+    #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
+    #expect(eventually(30) { versions() == ["Original (current)"] }, "\(versions())")
+    #expect(
+      eventually(30) {
+        source().contains("/api/space/assets/") && colour().map { !isGrey($0) } == true
+      }, "the original's colour again")
+    try browser.go(base + "/space")
+    try browser.screenshot("space-phone")
+    #expect(try browser.consoleErrors() == [])
+    withExtendedLifetime(server) {}
+  }
+
+  @Test(
     "filters the panel has no control for stay where they were: a warp before the panel's (its crop and turns are of the warp's result), grain after them"
   )
   func uncontrolledKeepTheirPlace() throws {
