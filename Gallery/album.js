@@ -2,7 +2,7 @@
 // timeline, the viewer over it, selection with batch jobs, albums and shared links, upload,
 // "On this day", and the catalog's changes followed live.
 
-import { api, csrf, followJob } from "./api.js";
+import { api, csrf, followJob, uploadFile } from "./api.js";
 import { watchBroken } from "./images.js";
 import { Selection } from "./selection.js";
 import { Timeline } from "./timeline.js";
@@ -459,37 +459,7 @@ export class AlbumPage {
 
   upload(file) {
     this.main.querySelector(".upload").hidden = false;
-    const item = document.createElement("li");
-    const meter = document.createElement("progress");
-    meter.max = 1; meter.value = 0;
-    const label = document.createElement("span");
-    label.textContent = file.name;
-    item.append(label, " ", meter);
-    this.main.querySelector(".uploads").append(item);
-    return new Promise((resolve) => {
-      const request = new XMLHttpRequest();
-      request.open("POST", "/api/uploads?name=" + encodeURIComponent(file.name));
-      request.setRequestHeader("X-CSRF-Token", csrf);
-      request.upload.addEventListener("progress", (event) => {
-        if (event.lengthComputable) meter.value = event.loaded / event.total;
-      });
-      request.addEventListener("load", () => {
-        let text = request.status + "";
-        try {
-          const body = JSON.parse(request.responseText);
-          text = body.error ? body.error.message : body.status;
-          // The server's message names the file too: said once.
-          const colon = text.indexOf(": ");
-          if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
-        } catch (_) { /* not JSON */ }
-        meter.value = 1;
-        label.textContent = file.name + ": " + text;
-        item.classList.add(request.status < 300 ? "ok" : "failed");
-        resolve();
-      });
-      request.addEventListener("error", () => { label.textContent = file.name + ": the server cannot be reached"; resolve(); });
-      request.send(file);
-    });
+    return uploadFile(file, "/api/uploads", this.main.querySelector(".uploads"));
   }
   wireUpload() {
     const picker = this.main.querySelector("#files");

@@ -4,15 +4,19 @@
 // served as they are written (no build step), under a path that names their version; no
 // inline script (strict CSP). This one starts the page's own module:
 // album.js (with timeline.js, selection.js, viewer.js), asset.js (and editor.js), map.js,
-// duplicates.js; api.js, images.js and words.js are shared.
+// duplicates.js, space.js; api.js, images.js and words.js are shared.
 
 import { AlbumPage } from "./album.js";
 import { assetPage } from "./asset.js";
 import { duplicatesPage } from "./duplicates.js";
 import { watchBroken } from "./images.js";
 import { mapPage } from "./map.js";
+import { spacePage } from "./space.js";
 
-const pages = { album: (main) => new AlbumPage(main), asset: assetPage, duplicates: duplicatesPage, map: mapPage };
+const pages = {
+  album: (main) => new AlbumPage(main), asset: assetPage, duplicates: duplicatesPage, map: mapPage,
+  space: spacePage,
+};
 
 function start() {
   const main = document.querySelector("main");

@@ -7,7 +7,7 @@ extension Gallery {
     // timeline, the viewer over it, selection with batch jobs, albums and shared links, upload,
     // "On this day", and the catalog's changes followed live.
 
-    import { api, csrf, followJob } from "./api.js";
+    import { api, csrf, followJob, uploadFile } from "./api.js";
     import { watchBroken } from "./images.js";
     import { Selection } from "./selection.js";
     import { Timeline } from "./timeline.js";
@@ -464,37 +464,7 @@ extension Gallery {
 
       upload(file) {
         this.main.querySelector(".upload").hidden = false;
-        const item = document.createElement("li");
-        const meter = document.createElement("progress");
-        meter.max = 1; meter.value = 0;
-        const label = document.createElement("span");
-        label.textContent = file.name;
-        item.append(label, " ", meter);
-        this.main.querySelector(".uploads").append(item);
-        return new Promise((resolve) => {
-          const request = new XMLHttpRequest();
-          request.open("POST", "/api/uploads?name=" + encodeURIComponent(file.name));
-          request.setRequestHeader("X-CSRF-Token", csrf);
-          request.upload.addEventListener("progress", (event) => {
-            if (event.lengthComputable) meter.value = event.loaded / event.total;
-          });
-          request.addEventListener("load", () => {
-            let text = request.status + "";
-            try {
-              const body = JSON.parse(request.responseText);
-              text = body.error ? body.error.message : body.status;
-              // The server's message names the file too: said once.
-              const colon = text.indexOf(": ");
-              if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
-            } catch (_) { /* not JSON */ }
-            meter.value = 1;
-            label.textContent = file.name + ": " + text;
-            item.classList.add(request.status < 300 ? "ok" : "failed");
-            resolve();
-          });
-          request.addEventListener("error", () => { label.textContent = file.name + ": the server cannot be reached"; resolve(); });
-          request.send(file);
-        });
+        return uploadFile(file, "/api/uploads", this.main.querySelector(".uploads"));
       }
       wireUpload() {
         const picker = this.main.querySelector("#files");
@@ -693,6 +663,48 @@ extension Gallery {
       const done = await followJob(job, () => {});
       if (done.failed) throw new Error(done.failures.map((f) => f.error).join("; "));
       return done;
+    }
+
+    // A file sent to an upload route (`/api/uploads`, or a space's `/api/space/uploads`) as its
+    // body, named by `name=`, with a line in `list` showing its progress, then what the server
+    // said of it ("added", "duplicate", or why it was refused). Resolves when it is done, either
+    // way; the line's class says which ("ok" or "failed").
+    export function uploadFile(file, route, list) {
+      const item = document.createElement("li");
+      const meter = document.createElement("progress");
+      meter.max = 1; meter.value = 0;
+      const label = document.createElement("span");
+      label.textContent = file.name;
+      item.append(label, " ", meter);
+      list.append(item);
+      return new Promise((resolve) => {
+        const request = new XMLHttpRequest();
+        request.open("POST", route + "?name=" + encodeURIComponent(file.name));
+        request.setRequestHeader("X-CSRF-Token", csrf);
+        request.upload.addEventListener("progress", (event) => {
+          if (event.lengthComputable) meter.value = event.loaded / event.total;
+        });
+        request.addEventListener("load", () => {
+          let text = request.status + "";
+          try {
+            const body = JSON.parse(request.responseText);
+            text = body.error ? body.error.message : body.status;
+            // The server's message names the file too: said once.
+            const colon = text.indexOf(": ");
+            if (body.error && colon > 0 && text.slice(0, colon).endsWith(file.name)) text = text.slice(colon + 2);
+          } catch (_) { /* not JSON */ }
+          meter.value = 1;
+          label.textContent = file.name + ": " + text;
+          item.classList.add(request.status < 300 ? "ok" : "failed");
+          resolve(request.status < 300);
+        });
+        request.addEventListener("error", () => {
+          label.textContent = file.name + ": the server cannot be reached";
+          item.classList.add("failed");
+          resolve(false);
+        });
+        request.send(file);
+      });
     }
     """####,
     "asset.js": ####"""
@@ -2247,15 +2259,19 @@ extension Gallery {
     // served as they are written (no build step), under a path that names their version; no
     // inline script (strict CSP). This one starts the page's own module:
     // album.js (with timeline.js, selection.js, viewer.js), asset.js (and editor.js), map.js,
-    // duplicates.js; api.js, images.js and words.js are shared.
+    // duplicates.js, space.js; api.js, images.js and words.js are shared.
 
     import { AlbumPage } from "./album.js";
     import { assetPage } from "./asset.js";
     import { duplicatesPage } from "./duplicates.js";
     import { watchBroken } from "./images.js";
     import { mapPage } from "./map.js";
+    import { spacePage } from "./space.js";
 
-    const pages = { album: (main) => new AlbumPage(main), asset: assetPage, duplicates: duplicatesPage, map: mapPage };
+    const pages = {
+      album: (main) => new AlbumPage(main), asset: assetPage, duplicates: duplicatesPage, map: mapPage,
+      space: spacePage,
+    };
 
     function start() {
       const main = document.querySelector("main");
@@ -2285,6 +2301,7 @@ extension Gallery {
     <link rel="modulepreload" href="/static/{{assetVersion}}/images.js">
     <link rel="modulepreload" href="/static/{{assetVersion}}/map.js">
     <link rel="modulepreload" href="/static/{{assetVersion}}/selection.js">
+    <link rel="modulepreload" href="/static/{{assetVersion}}/space.js">
     <link rel="modulepreload" href="/static/{{assetVersion}}/timeline.js">
     <link rel="modulepreload" href="/static/{{assetVersion}}/viewer.js">
     <link rel="modulepreload" href="/static/{{assetVersion}}/words.js">
@@ -2851,6 +2868,41 @@ extension Gallery {
     </body>
     </html>
     """####,
+    "space.js": ####"""
+    // An unlocked space's page: photos and videos added by the picker or dropped on the page, each
+    // sent to the space's upload route (encrypted as it arrives) with its progress. When all are
+    // in, the page is shown again with them; when any was refused, its reason stays on screen.
+
+    import { uploadFile } from "./api.js";
+
+    export function spacePage(main) {
+      const button = main.querySelector('[data-act="upload"]');
+      // A locked space's page has nothing to add to.
+      if (!button) return;
+      const picker = main.querySelector("#files");
+      const panel = main.querySelector(".upload");
+      const list = main.querySelector(".uploads");
+      button.hidden = false;
+      button.addEventListener("click", () => picker.click());
+      const add = async (files) => {
+        if (!files.length) return;
+        panel.hidden = false;
+        let all = true;
+        for (const file of files) all = (await uploadFile(file, "/api/space/uploads", list)) && all;
+        picker.value = "";
+        if (all) location.reload();
+        else main.querySelector(".upload .hint").hidden = false;
+      };
+      picker.addEventListener("change", (event) => add([...event.target.files]));
+      document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });
+      document.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
+      document.addEventListener("drop", (event) => {
+        event.preventDefault();
+        document.body.classList.remove("dragging");
+        add([...event.dataTransfer.files]);
+      });
+    }
+    """####,
     "space.mustache": ####"""
     {{> head}}
     <main id="main" tabindex="-1" class="space">
@@ -2873,10 +2925,16 @@ extension Gallery {
       {{#unlocked}}
       <div class="space-head">
         <p class="summary"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>{{count}}, encrypted at rest. Locks after {{idleMinutes}} minutes without use.</p>
+        <button type="button" data-act="upload" hidden><svg class="icon" aria-hidden="true"><use href="#i-upload"/></svg>Add photos…</button>
         <form method="post" action="/space/lock">
           <input type="hidden" name="csrf" value="{{csrf}}">
           <button type="submit"><svg class="icon" aria-hidden="true"><use href="#i-lock"/></svg>Lock</button>
         </form>
+      </div>
+      <div class="upload" hidden>
+        <input id="files" type="file" multiple accept="image/*,video/*" aria-label="Add photos to the space">
+        <ul class="uploads"></ul>
+        <p class="hint" hidden>Some were not added. <a href="/space">Show the space</a> to see those that were.</p>
       </div>
       <ul class="grid" aria-label="Photos and videos in the space">
         {{#assets}}

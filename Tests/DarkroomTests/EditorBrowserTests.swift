@@ -295,7 +295,7 @@ struct EditorBrowserTests {
   }
 
   @Test(
-    "a photo of an encrypted space opens from the space's grid in the same editor, over the space's routes: a preview grey for Black & White, Auto, save (the history says v1), revert (the original again); phone width too"
+    "a photo of an encrypted space opens from the space's grid in the same editor, over the space's routes: a preview grey for Black & White, Auto, save (the history says v1), revert (the original again); photos added from the space's page, one refused with its reason; phone width too"
   )
   func spaceEditor() throws {
     let served = try ServedLibrary(samples: ["orientation-1.jpg"])
@@ -375,9 +375,34 @@ struct EditorBrowserTests {
       eventually(30) {
         source().contains("/api/space/assets/") && colour().map { !isGrey($0) } == true
       }, "the original's colour again")
+    // Photos added from the space's page: one refused (its reason stays, with a way to see
+    // the rest), then one alone (the page shows it at once).
     try browser.go(base + "/space")
+    let notPhoto = try spaces.write("notes.jpg", Array("not a photo\n".utf8))
+    let cells = { (try? browser.findAll(".grid .cell").count) ?? -1 }
+    try browser.type(try browser.find("#files"), notPhoto + "\n" + Fixture.sample("orientation-6.jpg"))
+    let lines = {
+      (try? browser.run(
+        "return Array.from(document.querySelectorAll('.uploads li')).map((l) => l.className + ' ' + l.querySelector('span').textContent)"
+      )) as? [String] ?? []
+    }
+    #expect(eventually(60) { lines().count == 2 && lines().allSatisfy { !$0.hasPrefix(" ") } })
+    #expect(
+      lines() == [
+        "failed notes.jpg: is not a photo or video Darkroom reads (not an image in any format Darkroom reads)",
+        "ok orientation-6.jpg: added",
+      ])
+    #expect(try browser.attribute(try browser.find(".upload .hint"), "hidden") == nil)
+    try browser.screenshot("space-upload-refused")
+    try browser.click(try browser.find(".upload .hint a"))
+    #expect(eventually(30) { cells() == 2 })
+    try browser.type(try browser.find("#files"), Fixture.sample("orientation-3.jpg"))
+    #expect(eventually(60) { cells() == 3 })
     try browser.screenshot("space-phone")
-    #expect(try browser.consoleErrors() == [])
+    // (The refused upload's 422 is the browser's one complaint.)
+    let complaints = try browser.consoleErrors()
+    #expect(complaints.count == 1 && complaints[0].contains("/api/space/uploads?name=notes.jpg"))
+    #expect(complaints.first?.contains("422") == true, "\(complaints)")
     withExtendedLifetime(server) {}
   }
 
