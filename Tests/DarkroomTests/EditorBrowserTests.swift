@@ -380,7 +380,8 @@ struct EditorBrowserTests {
     try browser.go(base + "/space")
     let notPhoto = try spaces.write("notes.jpg", Array("not a photo\n".utf8))
     let cells = { (try? browser.findAll(".grid .cell").count) ?? -1 }
-    try browser.type(try browser.find("#files"), notPhoto + "\n" + Fixture.sample("orientation-6.jpg"))
+    let picked = notPhoto + "\n" + Fixture.sample("orientation-6.jpg")
+    try browser.type(try browser.find("#files"), picked)
     let lines = {
       (try? browser.run(
         "return Array.from(document.querySelectorAll('.uploads li')).map((l) => l.className + ' ' + l.querySelector('span').textContent)"
