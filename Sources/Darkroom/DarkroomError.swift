@@ -128,3 +128,13 @@ public struct DarkroomError: Error, Sendable, Equatable, Codable, CustomStringCo
     return copy
   }
 }
+
+extension DarkroomError {
+  /// A file added that does not read as a photo or video, in the words every door says it
+  /// (a folder's upload and import, a space's add): `error`, the reader's, kept as the reason.
+  static func notAPhoto(_ error: DarkroomError, name: String) -> DarkroomError {
+    guard [.corrupt, .unsupportedFormat, .truncated].contains(error.kind) else { return error }
+    return DarkroomError(
+      .unsupportedFormat, file: name, "is not a photo or video Darkroom reads (\(error.message))")
+  }
+}

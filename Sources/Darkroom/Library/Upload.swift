@@ -232,14 +232,6 @@ package final class Upload {
     return .added(asset)
   }
 
-  /// A file added that does not read as a photo or video, in the words every door says it
-  /// (a folder's upload and import, a space's add): `error` kept as the reason.
-  static func unreadable(_ error: DarkroomError, name: String) -> DarkroomError {
-    guard [.corrupt, .unsupportedFormat, .truncated].contains(error.kind) else { return error }
-    return DarkroomError(
-      .unsupportedFormat, file: name, "is not a photo or video Darkroom reads (\(error.message))")
-  }
-
   /// What arrived is an image within the pixel limit, or a video, judged by content.
   private func check() throws(DarkroomError) {
     let file = try InputFile(temporary)
@@ -253,7 +245,7 @@ package final class Upload {
       error.file = name
       // The reader's own words may name the temporary file: the client knows its name only.
       error.message = error.message.replacing(temporaryName, with: name)
-      throw Self.unreadable(error, name: name)
+      throw DarkroomError.notAPhoto(error, name: name)
     }
     if let damage = metadata.damage {
       throw DarkroomError(.unsupportedFormat, file: name, "is damaged: \(damage.message)")

@@ -566,7 +566,7 @@ public final class Space: Sendable {
       media = try readMetadata(object)
     } catch {
       abandon(pending, [object])
-      throw Upload.unreadable(error, name: name)
+      throw DarkroomError.notAPhoto(error, name: name)
     }
     let asset = SpaceAsset(
       id: Self.newName(), name: name, added: Double(AssetID.nowMilliseconds()) / 1000,
