@@ -776,7 +776,9 @@ async function reloadPhoto() {
   photo.src = shown.replace(/v=[^&]*/, "v=" + version);
   // The caption's size is the saved file's (a crop or a turn changed it).
   const size = document.querySelector("figure figcaption .size");
-  if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
+  // (A space's asset says its shown size as width and height.)
+  const width = asset.displayWidth ?? asset.width, height = asset.displayHeight ?? asset.height;
+  if (size && width) size.textContent = width + "×" + height;
 }
 
 // A video's edit is an encode that takes a while: it runs as a job, whose events say how

@@ -13,14 +13,18 @@ export function spacePage(main) {
   const list = main.querySelector(".uploads");
   button.hidden = false;
   button.addEventListener("click", () => picker.click());
+  // Files picked or dropped while others are on their way wait for no reload: the page is
+  // shown again once the last batch ends, and only when none was refused.
+  let running = 0, refused = false;
   const add = async (files) => {
     if (!files.length) return;
     panel.hidden = false;
-    let all = true;
-    for (const file of files) all = (await uploadFile(file, "/api/space/uploads", list)) && all;
+    running++;
+    for (const file of files) refused = !(await uploadFile(file, "/api/space/uploads", list)) || refused;
     picker.value = "";
-    if (all) location.reload();
-    else main.querySelector(".upload .hint").hidden = false;
+    if (--running > 0) return;
+    if (refused) main.querySelector(".upload .hint").hidden = false;
+    else location.reload();
   };
   picker.addEventListener("change", (event) => add([...event.target.files]));
   document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });

@@ -1664,7 +1664,9 @@ extension Gallery {
       photo.src = shown.replace(/v=[^&]*/, "v=" + version);
       // The caption's size is the saved file's (a crop or a turn changed it).
       const size = document.querySelector("figure figcaption .size");
-      if (size && asset.displayWidth) size.textContent = asset.displayWidth + "×" + asset.displayHeight;
+      // (A space's asset says its shown size as width and height.)
+      const width = asset.displayWidth ?? asset.width, height = asset.displayHeight ?? asset.height;
+      if (size && width) size.textContent = width + "×" + height;
     }
 
     // A video's edit is an encode that takes a while: it runs as a job, whose events say how
@@ -2884,14 +2886,18 @@ extension Gallery {
       const list = main.querySelector(".uploads");
       button.hidden = false;
       button.addEventListener("click", () => picker.click());
+      // Files picked or dropped while others are on their way wait for no reload: the page is
+      // shown again once the last batch ends, and only when none was refused.
+      let running = 0, refused = false;
       const add = async (files) => {
         if (!files.length) return;
         panel.hidden = false;
-        let all = true;
-        for (const file of files) all = (await uploadFile(file, "/api/space/uploads", list)) && all;
+        running++;
+        for (const file of files) refused = !(await uploadFile(file, "/api/space/uploads", list)) || refused;
         picker.value = "";
-        if (all) location.reload();
-        else main.querySelector(".upload .hint").hidden = false;
+        if (--running > 0) return;
+        if (refused) main.querySelector(".upload .hint").hidden = false;
+        else location.reload();
       };
       picker.addEventListener("change", (event) => add([...event.target.files]));
       document.addEventListener("dragover", (event) => { event.preventDefault(); document.body.classList.add("dragging"); });

@@ -219,6 +219,9 @@ struct SpaceRoutes: Sendable {
       }
       var values = gallery.assetValues(asset, context, api: "/api/space/assets")
       values["space"] = true
+      // (A page's title is kept in the browser's history on its disk, whatever no-store says:
+      // the photo's name stays in the page.)
+      values["title"] = "Encrypted space"
       // (Its renditions are never cached: the edit's number names them well enough, and
       // the content's keyed hash is not shown.)
       values["version"] = String(asset.adjustmentVersion)
