@@ -754,6 +754,82 @@ struct ServerSpaceTests {
     }
   }
 
+  @Test(
+    "a space's photo has the library's asset page over the space's asset routes, without stars or favourite; locked, the page sends the browser to unlock; an id not in the space is not found"
+  )
+  func assetPage() async throws {
+    let spaces = try ServedSpaces()
+    let photo = try Fixture.bytes(Fixture.sample("gps.jpg"))
+    try await spaces.test { client, _ in
+      let login = try await GalleryLogin.login(client)
+      _ = try await login.post(client, "/api/space/unlock", jsonBody(["password": "alpha"]))
+      let added = try await login.post(
+        client, "/api/space/uploads?name=gps.jpg", ByteBuffer(bytes: photo))
+      let id = try #require((added.object["asset"] as? [String: Any])?["id"] as? String)
+      let second = try await login.post(
+        client, "/api/space/uploads?name=secret-name.jpg",
+        ByteBuffer(bytes: try Fixture.bytes(Fixture.sample("orientation-3.jpg"))))
+      let next = try #require((second.object["asset"] as? [String: Any])?["id"] as? String)
+      let grid = try await login.get(client, "/space")
+      #expect(grid.text.contains("<a href=\"/space/asset/\(id)\">"))
+
+      let page = try await login.get(client, "/space/asset/\(id)")
+      #expect(page.status == .ok)
+      let html = page.text
+      // Its neighbours in the space's order (oldest first), as the space's own pages.
+      #expect(html.contains("<a href=\"/space/asset/\(next)\" rel=\"next\" accesskey=\"n\">"))
+      let nextPage = try await login.get(client, "/space/asset/\(next)").text
+      #expect(nextPage.contains("<a href=\"/space/asset/\(id)\" rel=\"prev\" accesskey=\"p\">"))
+      // The title (which a browser keeps in its history on disk) is not the photo's name.
+      #expect(nextPage.contains("<title>Encrypted space"), "\(nextPage)")
+      #expect(nextPage.contains("alt=\"secret-name.jpg\""))
+      #expect(!nextPage.contains("<title>secret-name"))
+      #expect(
+        html.contains(
+          "<main id=\"main\" tabindex=\"-1\" class=\"viewer\" data-id=\"\(id)\" data-version=\"0\" data-api=\"/api/space/assets\" data-space=\"true\">"
+        ), "\(html)")
+      #expect(
+        html.contains(
+          "<img class=\"photo\" src=\"/api/space/assets/\(id)/fullscreen?size=1600&amp;v=0\" alt=\"gps.jpg\">"
+        ))
+      #expect(html.contains("<a class=\"back\" href=\"/space\">Back to the space</a>"))
+      #expect(html.contains("<button type=\"button\" class=\"open-editor\" hidden>Edit</button>"))
+      for absent in ["class=\"rating\"", "class=\"favourite\"", "rel=\"prev\"", "gps.jpg</h1>"] {
+        #expect(!html.contains(absent), "\(absent)")
+      }
+      // The same photo in the library: its page has what the space's leaves out.
+      let listed = try await login.get(client, "/api/assets")
+      let libraryIDs = (listed.object["assets"] as? [[String: Any]] ?? []).compactMap {
+        $0["id"] as? String
+      }
+      let libraryPage = try await login.get(client, "/asset/\(try #require(libraryIDs.first))")
+      #expect(libraryPage.text.contains("class=\"rating\""))
+      #expect(libraryPage.text.contains("data-api=\"/api/assets\""))
+      // An id of the library, not of the space: the gallery's page saying so.
+      let elsewhere = try await login.get(client, "/space/asset/\(libraryIDs[0])")
+      #expect(elsewhere.status == .notFound)
+      // (In the space's words: no folder of the server's is named.)
+      #expect(
+        elsewhere.text.contains(
+          "<p class=\"error\">\(libraryIDs[0]): no such asset in this space.</p>"),
+        "\(elsewhere.text)")
+      let api = try await login.get(client, "/api/space/assets/\(libraryIDs[0])")
+      #expect(api.status == .notFound)
+      #expect(
+        (api.object["error"] as? [String: Any])?["message"] as? String
+          == "\(libraryIDs[0]): no such asset in this space")
+
+      // Locked: to the space's form; without a session (a bearer token): refused.
+      _ = try await login.post(client, "/api/space/lock")
+      let locked = try await login.get(client, "/space/asset/\(id)")
+      #expect(locked.status == .seeOther)
+      #expect(locked.headers[.location] == "/space")
+      let token = try await client.execute(
+        uri: "/space/asset/\(id)", method: .get, headers: ServedLibrary.write)
+      #expect(token.status == .forbidden)
+    }
+  }
+
   @Test("a server's failure on a space's request is logged without the file it names")
   func failureLogged() {
     let failure = DarkroomError(.io, file: "holiday-secret.jpg", "cannot write: no space left")
