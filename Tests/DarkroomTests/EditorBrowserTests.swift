@@ -19,6 +19,16 @@ extension Browser {
       ])
   }
 
+  /// The editor's Auto, then Save, each waited for by what its status line says: "auto: …"
+  /// within 30 s, then "saved" within a minute.
+  func autoThenSave() throws {
+    let status = { (try? self.text(self.find(".editor .status"))) ?? "" }
+    try click(try find("[data-act='auto']"))
+    #expect(eventually(30) { status().hasPrefix("auto:") })
+    try click(try find("[data-act='save']"))
+    #expect(eventually(60) { status() == "saved" }, "\(status())")
+  }
+
   /// The window at `width` x `height` CSS pixels.
   func resize(_ width: Int, _ height: Int) throws {
     try call("POST", "/session/\(session)/window/rect", ["width": width, "height": height])
@@ -232,15 +242,7 @@ struct EditorBrowserTests {
     #expect(try browser.run(texture) as? [String] == ["0", "0", "false", "50%", "50%"])
 
     // Auto: the values it chose shown in the sliders, with the ones set by hand kept.
-    try browser.click(try browser.find("[data-act='auto']"))
-    #expect(
-      eventually(30) {
-        ((try? browser.text(browser.find(".editor .status"))) ?? "").hasPrefix("auto:")
-      })
-    try browser.click(try browser.find("[data-act='save']"))
-    #expect(
-      eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
-      "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
+    try browser.autoThenSave()
     let saved = try #require(try served.library.editHistory(id).versions.last)
     let ops = saved.graph.nodes.map(\.op)
     #expect(Array(ops.prefix(3)) == ["rotate", "flip", "crop"], "\(ops)")
@@ -343,15 +345,7 @@ struct EditorBrowserTests {
     #expect(eventually(30) { source().hasPrefix("blob:") && colour().map(isGrey) == true })
     try browser.click(try browser.find("[data-geometry='right']"))
     try browser.screenshot("space-editor-desktop")
-    try browser.click(try browser.find("[data-act='auto']"))
-    #expect(
-      eventually(30) {
-        ((try? browser.text(browser.find(".editor .status"))) ?? "").hasPrefix("auto:")
-      })
-    try browser.click(try browser.find("[data-act='save']"))
-    #expect(
-      eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
-      "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
+    try browser.autoThenSave()
     // The saved photo from the space's own address, grey; the history as the space keeps it.
     #expect(
       eventually(30) {
