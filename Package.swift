@@ -89,11 +89,14 @@ let package = Package(
     // PhotoKit's tour on the public API (Examples/Tour/main.swift): a test type-checks it
     // from outside the package, where only `public` declarations are seen, and runs it.
     .executableTarget(name: "DarkroomTour", dependencies: ["Darkroom"], path: "Examples/Tour"),
+    // How many tests run at once (Tests/CTestPlan/test_plan.c says why), set as the test
+    // executable loads.
+    .target(name: "CTestPlan", path: "Tests/CTestPlan"),
     // Depends on the CLI so that `swift test` builds the binary the CLI tests run.
     .testTarget(
       name: "DarkroomTests",
       dependencies: [
-        "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer", "DarkroomTour",
+        "Darkroom", "DarkroomCLI", "CSandbox", "DarkroomServer", "DarkroomTour", "CTestPlan",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         // SignedRenditionTests works out the documented HMAC itself, not through the engine.
