@@ -776,7 +776,7 @@ async function reloadPhoto() {
   photo.src = shown.replace(/v=[^&]*/, "v=" + version);
   // The caption's size is the saved file's (a crop or a turn changed it).
   const size = document.querySelector("figure figcaption .size");
-  // (A space's asset says its shown size as width and height.)
+  // (A space's asset says its shown size, its edit's result's, as width and height.)
   const width = asset.displayWidth ?? asset.width, height = asset.displayHeight ?? asset.height;
   if (size && width) size.textContent = width + "×" + height;
 }

@@ -343,6 +343,10 @@ struct EditorBrowserTests {
       i.dispatchEvent(new Event('input', { bubbles: true }));
       """)
     #expect(eventually(30) { source().hasPrefix("blob:") && colour().map(isGrey) == true })
+    let caption = { (try? browser.text(browser.find("figure figcaption .size"))) ?? "" }
+    let upright = caption()
+    let sides = upright.split(separator: "×")
+    #expect(sides.count == 2 && sides[0] != sides[1], "\(upright)")
     try browser.click(try browser.find("[data-geometry='right']"))
     try browser.screenshot("space-editor-desktop")
     try browser.autoThenSave()
@@ -360,6 +364,9 @@ struct EditorBrowserTests {
     #expect(versions().first == "Original")
     #expect(versions().last?.hasPrefix("v1: ") == true && versions().last?.contains("noir") == true)
     #expect(versions().last?.hasSuffix(" (current)") == true, "\(versions())")
+    // The caption says the turned photo's size, as the space's row does now.
+    let turnedSize = sides.reversed().joined(separator: "×")
+    #expect(eventually(30) { caption() == turnedSize }, "\(caption())")
 
     try browser.resize(390, 844)
     try browser.screenshot("space-editor-phone")
@@ -370,6 +377,7 @@ struct EditorBrowserTests {
       eventually(30) {
         source().contains("/api/space/assets/") && colour().map { !isGrey($0) } == true
       }, "the original's colour again")
+    #expect(eventually(30) { caption() == upright }, "\(caption())")
     // Photos added from the space's page: one refused (its reason stays, with a way to see
     // the rest), then one alone (the page shows it at once).
     try browser.go(base + "/space")

@@ -223,16 +223,28 @@ struct ServerSpaceTests {
         client, "/api/space/assets/\(id)/full", [.range: "bytes=\(turned.count)-"])
       #expect(outside.status == .rangeNotSatisfiable)
 
-      // An edit turns the thumbnail grey; a revert brings back the original, byte for byte.
+      // An edit turns the thumbnail grey, and the photo a quarter: its row says the result's
+      // size, as a library's does of an edited file. A revert brings back the original, byte
+      // for byte, and its size.
+      func size(_ object: [String: Any]) -> [Int] {
+        ["width", "height"].map { object[$0] as? Int ?? 0 }
+      }
+      let upright = size(try await login.get(client, "/api/space/assets/\(id)").object)
+      #expect(upright == [600, 400], "\(upright)")
       let edit = try await login.post(
-        client, "/api/space/assets/\(id)/edit", jsonBody(["filters": ["noir"]]))
+        client, "/api/space/assets/\(id)/edit",
+        jsonBody(["filters": ["noir", "rotate angle=90"]]))
       #expect(edit.status == .ok)
       #expect(edit.object["editVersion"] as? Int == 1)
+      #expect(size(edit.object) == [400, 600], "\(edit.text)")
+      #expect(
+        size(try await login.get(client, "/api/space/assets/\(id)").object) == size(edit.object))
       let grey = try centrePixel(
         try await login.get(client, "/api/space/assets/\(id)/thumbnail").bytes)
       #expect(grey[0] == grey[1] && grey[1] == grey[2], "grey: \(grey)")
       let revert = try await login.post(client, "/api/space/assets/\(id)/revert")
       #expect(revert.object["editVersion"] as? Int == 0)
+      #expect(size(try await login.get(client, "/api/space/assets/\(id)").object) == upright)
       #expect(try await login.get(client, "/api/space/assets/\(id)/full").bytes == turned)
 
       // Bad requests are 4xx with a JSON error.

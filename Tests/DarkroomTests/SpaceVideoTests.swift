@@ -116,6 +116,17 @@ struct SpaceVideoTests {
     try library.revertBlocking(asset.id)
     #expect(try library.bytes(of: asset.id) == original)
 
+    // A turn: the asset's row says the turned frames' size, as the edited file's is; a revert
+    // the original's again.
+    func shown() throws -> [Int] {
+      let row = try library.asset(asset.id)
+      return [row.width, row.height, row.displayWidth, row.displayHeight]
+    }
+    try library.editBlocking(asset.id, with: graph("rotate angle=90"))
+    #expect(try shown() == [640, 360, 640, 360])
+    try library.revertBlocking(asset.id)
+    #expect(try shown() == [asset.width, asset.height, 360, 640])
+
     // The command line's edit and revert, through the same engine.
     let edit = try CLI.run(
       ["edit", "--space", dir, "--password-file", passwordFile, "--filter", "noir", "clip.mov"])

@@ -266,13 +266,14 @@ struct SealedStorage: AssetStorage {
   func history(of id: AssetID) throws(DarkroomError) -> EditHistory {
     try library.sealedHistory(id, in: space)
   }
-  /// (Cached in the space, sealed; a video's is its poster, and its row has its frames' size.)
+  /// (Cached in the space, sealed; a video's is its poster. The width is the original's
+  /// as the space keeps it: an edited asset's row says its result's.)
   func original(_ asset: Asset, _ spec: RenditionSpec, settings: PixelSettings)
     throws(DarkroomError) -> (rendition: Rendition, displayWidth: Int, name: String)
   {
     let rendition = try library.renderSealed(
       asset.id, in: space, spec, settings: settings, fromOriginal: true)
-    return (rendition, asset.displayWidth, asset.name)
+    return (rendition, try library.sealed(asset.id, in: space).width, asset.name)
   }
   func renderer(_ settings: PixelSettings) -> Renderer {
     space.ownRenderer(Renderer(settings))

@@ -112,7 +112,12 @@ extension Library {
         .data(original, name: asset.name), metadata: metadata,
         recipe: data.recipe(for: asset.name, original: metadata))
       history.append(data)
-      return try space.commitEdit(asset, history: history) { rendered throws(DarkroomError) in
+      // The result's size, for the asset's row: read from its header, as a scan reads an
+      // edited file's.
+      let written = try space.readMetadata(.data(result, name: asset.name))
+      return try space.commitEdit(
+        asset, history: history, size: (written.displayWidth, written.displayHeight)
+      ) { rendered throws(DarkroomError) in
         try space.writeObject(rendered, result)
       }
     }
@@ -157,6 +162,10 @@ extension Library {
         progress: { _, _ in !space.isClosed && keepEncoding() })
       data.result.sha256 = hash.hex
       history.append(data)
+      // Darkroom's own encode, read here: the frames' size a crop or a turn gave it.
+      guard let written = try VideoHeader.describe(path: "/proc/self/fd/\(fd)") else {
+        throw DarkroomError(.engine, file: asset.name, "its edit's encode is not a video")
+      }
       return try space.withWriteLock { () throws(DarkroomError) in
         let current = try space.asset(asset.id)
         guard current.editVersion == asset.editVersion, current.adjustments == asset.adjustments
@@ -165,7 +174,9 @@ extension Library {
             .conflict, file: asset.name,
             "was edited meanwhile (by another process): nothing was changed; edit it again")
         }
-        return try space.commitEdit(current, history: history) { rendered throws(DarkroomError) in
+        return try space.commitEdit(
+          current, history: history, size: (written.displayWidth, written.displayHeight)
+        ) { rendered throws(DarkroomError) in
           try space.seal(memoryFile: fd, as: rendered, label: asset.name)
         }
       }

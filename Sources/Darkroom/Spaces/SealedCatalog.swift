@@ -193,6 +193,11 @@ extension SpaceAsset {
     asset.adjustmentVersion = editVersion
     asset.trashedAt = trashed ? (trashedAt ?? added) : nil
     asset.motionVideo = motionVideo
+    // What a library's row says of an edited file, which is its edit's result: that size.
+    if let editedWidth, let editedHeight {
+      (asset.width, asset.height) = (editedWidth, editedHeight)
+      (asset.displayWidth, asset.displayHeight) = (editedWidth, editedHeight)
+    }
     return asset
   }
 

@@ -637,9 +637,10 @@ public final class Space: Sendable {
   /// Commits a new edit of `asset` (held under the write lock): its adjustment data,
   /// `history` (the new version last), and its result, which `writeResult` writes as the
   /// object it is given, are new objects; the previous edit's are removed once the catalog
-  /// names the new ones. A failure leaves the asset as it was.
+  /// names the new ones. `size` is the result's (upright), which the asset's row then says.
+  /// A failure leaves the asset as it was.
   func commitEdit(
-    _ asset: SpaceAsset, history: [AdjustmentData],
+    _ asset: SpaceAsset, history: [AdjustmentData], size: (width: Int, height: Int),
     writeResult: (String) throws(DarkroomError) -> Void
   ) throws(DarkroomError) -> SpaceAsset {
     let (adjustments, rendered) = (Self.newName(), Self.newName())
@@ -656,6 +657,7 @@ public final class Space: Sendable {
     edited.adjustments = adjustments
     edited.rendered = rendered
     edited.editVersion = history.last?.version ?? asset.editVersion
+    (edited.editedWidth, edited.editedHeight) = (size.width, size.height)
     try commit(
       [edited], pending: pending, removing: [asset.adjustments, asset.rendered].compactMap { $0 })
     return edited
@@ -683,6 +685,7 @@ public final class Space: Sendable {
       reverted.adjustments = nil
       reverted.rendered = nil
       reverted.editVersion = 0
+      (reverted.editedWidth, reverted.editedHeight) = (nil, nil)
       try commit(
         [reverted], pending: nil,
         removing: [asset.adjustments, asset.rendered].compactMap { $0 })

@@ -38,6 +38,11 @@ struct SpaceAsset: Sendable, Codable, Equatable {
   /// A video's length in seconds; nil for a photo (and for every asset added before spaces
   /// took videos).
   var duration: Double? = nil
+  /// The current edit's result's size in pixels (upright: a result is written turned), which
+  /// a crop or a turn changes; nil for an unedited asset, and for one edited before spaces
+  /// kept it (its original's size is shown then).
+  var editedWidth: Int? = nil
+  var editedHeight: Int? = nil
 
   /// Whether it is a video (MP4, MOV, M4V, 3GP).
   var isVideo: Bool { duration != nil }
