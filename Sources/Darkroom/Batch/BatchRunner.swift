@@ -166,7 +166,8 @@ package final class BatchRunner: Sendable {
     let start = ContinuousClock.now
     let state = Locked((next: 0, counts: BatchCounts(total: inputs.count)))
     let failFast = self.failFast
-    DispatchQueue.concurrentPerform(iterations: min(jobs, max(1, inputs.count))) { _ in
+    // Threads of its own, not Dispatch's pool, which short work shares (OwnThreads).
+    OwnThreads.perform(min(jobs, max(1, inputs.count))) { _ in
       while true {
         let index: Int? = state.withLock { s in
           guard !self.isStopped, s.next < inputs.count else { return nil }
@@ -186,7 +187,7 @@ package final class BatchRunner: Sendable {
           s.counts.seconds = Self.milliseconds(ContinuousClock.now - start) / 1000
           progress(outcome, s.counts)
         }
-        if failFast && outcome.status == .failed { stop() }
+        if failFast && outcome.status == .failed { self.stop() }
       }
     }
     return state.withLock { s in

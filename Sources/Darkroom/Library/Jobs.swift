@@ -264,8 +264,10 @@ package final class Jobs: Sendable {
       jobs[job.id] = job
     }
     let task = Task.detached { [request] in
-      let counts = try? await offThread { () throws(DarkroomError) in
-        try LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
+      // On a thread of its own: on Dispatch's pool it held a thread for its whole length,
+      // and the server's requests queued behind it (OwnThreads).
+      let counts = await OwnThreads.run { () -> BatchCounts? in
+        try? LibraryJob(request).run { outcome, counts in job.record(JobOutcome(outcome), counts) }
       }
       // A job that could not start (its query, its workers) left every item undone.
       var unstarted = BatchCounts(total: job.status.total)

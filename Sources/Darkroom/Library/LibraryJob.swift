@@ -346,7 +346,7 @@ public final class LibraryJob: Sendable {
   /// does): the items in flight finish, and the sequence still ends with the final counts.
   public func events() -> JobEvents {
     let buffer = JobEvents.Buffer { buffer in
-      DispatchQueue(label: "darkroom.job").async { [self] in
+      OwnThreads.start { [self] in
         let counts = run { outcome, counts in buffer.yield(.item(outcome, counts)) }
         buffer.yield(.finished(counts))
         buffer.finish()
