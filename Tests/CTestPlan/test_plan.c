@@ -2,14 +2,16 @@
 // once, when it plans the run, after main has begun; this runs when the test executable
 // is loaded, before main).
 //
-// Why: Swift's concurrency runs every task on a pool as wide as the processor's cores (2 on
-// CI), and a synchronous test (a browser driven over a socket, a darkroom process waited
-// for) holds one of those threads while it runs. Without a width, Swift Testing starts
-// every test at once: each async test, at each await, waits behind every test not yet
-// begun, its time limit running, and on 2 cores a run of ~480 tests saw 60 to 190 of them
-// pass their 5-minute limits while doing nothing. With a width, a test waits for a place
-// before it starts, and its limit counts from there (Runner's test-case serializer). Twice
-// the cores keeps the processor busy while tests wait on processes they started.
+// Why: without a width, Swift Testing starts every test at once, and each one's time limit
+// runs while ~480 tests share the processor (on 2 cores, six passed their limits). With a
+// width, a test waits for a place before it starts, and its limit counts from there
+// (Runner's test-case serializer).
+//
+// Six times the cores: most tests spend their time waiting for processes they started (a
+// darkroom, a browser, a server), and since each suite runs off Swift's pool
+// (Tests/DarkroomTests/OffThePool.swift) a waiting test holds up no other. Measured on 2
+// cores, the whole run: width 4 (twice the cores, tests on Swift's pool) 816 s; with
+// .offThePool, width 8 392 s, width 12 358 s.
 //
 // A width the caller set (the variable, or --experimental-maximum-parallelization-width)
 // is kept.
@@ -26,7 +28,7 @@ __attribute__((constructor)) static void darkroom_test_plan(void) {
   if (getenv(widthVariable)) return;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   char width[24];
-  snprintf(width, sizeof width, "%ld", 2 * (cores > 1 ? cores : 1));
+  snprintf(width, sizeof width, "%ld", DARKROOM_TEST_WIDTH_PER_CORE * (cores > 1 ? cores : 1));
   ours = setenv(widthVariable, width, 0) == 0;
 }
 

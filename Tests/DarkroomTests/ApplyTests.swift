@@ -32,7 +32,7 @@ func jsonLines(_ text: String) throws -> [[String: Any]] {
   }
 }
 
-@Suite("darkroom apply", .timeLimit(.minutes(10)))
+@Suite("darkroom apply", .timeLimit(.minutes(10)), .offThePool)
 struct ApplyTests {
   @Test("-o DIR: mirrored outputs, non-images left out, a broken file reported, exit 1, revertible")
   func intoFolder() throws {

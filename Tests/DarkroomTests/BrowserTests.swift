@@ -289,7 +289,7 @@ func isGrey(_ rgb: [Double]) -> Bool { rgb.count == 3 && rgb.max()! - rgb.min()!
 
 @Suite(
   "The gallery in a real browser (Debian's chromium through chromedriver)", .serialized,
-  .timeLimit(.minutes(10)))
+  .timeLimit(.minutes(10)), .offThePool)
 struct BrowserTests {
   @Test(
     "log in, open an album, Shift-click three, apply noir to 3/3 grey, revert, upload; no token, no page"

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Rendition cache", .timeLimit(.minutes(10)))
+@Suite("Rendition cache", .timeLimit(.minutes(10)), .offThePool)
 struct CacheTests {
   @Test("the second request is a hit with the same bytes; the first entry is on disk")
   func hit() throws {

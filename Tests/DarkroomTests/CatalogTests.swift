@@ -73,7 +73,7 @@ final class ReadCounter: @unchecked Sendable {
   }
 }
 
-@Suite("The catalog: scan, ids, albums, fetch", .serialized, .timeLimit(.minutes(10)))
+@Suite("The catalog: scan, ids, albums, fetch", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct CatalogTests {
   @Test(
     "a first scan builds the indexes it does not read after its rows: gone while it runs, back with the same definitions when it ends; a scan killed halfway leaves them to the next open; a later scan keeps them row by row"

@@ -5,7 +5,7 @@ import Testing
 
 /// What a stranger can hold of a server: idle and slow-header connections from one address,
 /// and connections in all.
-@Suite("darkroom serve: connection limits", .timeLimit(.minutes(5)))
+@Suite("darkroom serve: connection limits", .timeLimit(.minutes(5)), .offThePool)
 struct ConnectionLimitTests {
   /// Whether the server closes `fd` (an end of stream, or a reset where it had unread bytes
   /// of a head), read for at most 30 s.

@@ -15,7 +15,9 @@ func processes(marked marker: String) -> [Int32] {
   }
 }
 
-@Suite("Containment: workers, sandbox, time limits, trusted formats", .timeLimit(.minutes(10)))
+@Suite(
+  "Containment: workers, sandbox, time limits, trusted formats", .timeLimit(.minutes(10)),
+  .offThePool)
 struct ContainmentTests {
   @Test("apply --jobs 2 over 20 files, one crashing and one hanging its decoder: 18 done")
   func crashAndHangCostOneFileEach() throws {
@@ -318,7 +320,8 @@ extension ContainmentTests {
   }
 }
 
-@Suite("Worker processes outlive the thread that asked for them", .timeLimit(.minutes(10)))
+@Suite(
+  "Worker processes outlive the thread that asked for them", .timeLimit(.minutes(10)), .offThePool)
 struct WorkerThreadTests {
   @Test("a worker started for a thread that has since ended still renders (no PDEATHSIG kill)")
   func workerOutlivesItsThread() throws {
@@ -353,7 +356,7 @@ struct WorkerThreadTests {
 }
 
 /// The route to the worker processes is read for every file a scan reads.
-@Suite("Offload's route")
+@Suite("Offload's route", .offThePool)
 struct OffloadRouteTests {
   @Test(
     "read 300,000 times, the route is the same closure (a 100,000-file scan overflowed the stack)")

@@ -8,7 +8,7 @@ import Testing
 
 /// Damaged files are assets that say so: in the timeline, the Problems album, `list
 /// --damaged`, `check`, the API and the gallery, shown as far as they decode.
-@Suite("Damaged files in the library")
+@Suite("Damaged files in the library", .offThePool)
 struct DamagedFileTests {
   /// The files of a library with three damaged ones, by name: a whole JPEG; the same cut in
   /// half (an interrupted copy: its header reads, its pixels stop); a JPEG whose header makes
@@ -321,7 +321,8 @@ extension DamagedFileTests {
   }
 }
 
-@Suite("Damaged files in the gallery, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite(
+  "Damaged files in the gallery, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct DamagedFileBrowserTests {
   @Test(
     "a cut-short JPEG is in the grid with its top half and marked; one of which nothing decodes is a tile with its sentence (grid, viewer, its page); the Problems album lists them, at a desktop's width and a phone's"

@@ -8,7 +8,7 @@ import Testing
 /// of the samples (the photos the examples name), and must succeed. A command the test cannot
 /// run here is listed in ``notRun`` with the reason; values only the reader's library has (an
 /// asset's id, a link's id) are the library's own, found as the page's reader would find them.
-@Suite("The manual's examples run", .serialized, .timeLimit(.minutes(10)))
+@Suite("The manual's examples run", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct DocsExampleTests {
   /// A command the page shows.
   struct Example: CustomStringConvertible {

@@ -6,7 +6,7 @@ import Testing
 @testable import Darkroom
 @testable import DarkroomServer
 
-@Suite("The gallery's duplicates page, a page of groups at a time")
+@Suite("The gallery's duplicates page, a page of groups at a time", .offThePool)
 struct DuplicatesPageTests {
   /// The sample with a comment segment of its own: the same pixels, other bytes.
   static func distinct(_ n: Int) throws -> [UInt8] {

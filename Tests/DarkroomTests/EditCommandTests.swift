@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("darkroom edit, revert, history", .timeLimit(.minutes(10)))
+@Suite("darkroom edit, revert, history", .timeLimit(.minutes(10)), .offThePool)
 struct EditCommandTests {
   @Test(
     "SIGKILL at each step of an edit: the file is untouched or fully edited, and revert recovers it",
@@ -128,7 +128,7 @@ struct EditCommandTests {
 /// Edits are written at their source's quality, so that a tone edit of a JPEG comes out about
 /// as large as the file it replaces (at a fixed 92, JPEGs of quality 65-86 came out 1.2-1.8x
 /// larger).
-@Suite("edit quality", .timeLimit(.minutes(5)))
+@Suite("edit quality", .timeLimit(.minutes(5)), .offThePool)
 struct EditQualityTests {
   /// The sample, re-encoded by libvips at `quality` (its tables are libjpeg's, scaled).
   private func jpeg(_ quality: Int, in folder: TemporaryFolder, name: String) throws -> String {

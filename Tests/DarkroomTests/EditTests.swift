@@ -19,7 +19,7 @@ func pixels(_ path: String) throws -> VipsImage {
   try VipsImage.open(path: path, sequential: false)
 }
 
-@Suite("Editing", .timeLimit(.minutes(10)))
+@Suite("Editing", .timeLimit(.minutes(10)), .offThePool)
 struct EditTests {
   let editor = Editor()
 

@@ -46,7 +46,7 @@ extension Browser {
   }
 }
 
-@Suite("The gallery's editor, in chromium", .serialized, .timeLimit(.minutes(10)))
+@Suite("The gallery's editor, in chromium", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct EditorBrowserTests {
   @Test(
     "a phone's HEVC video and a motion photo's HEVC motion play in the viewer (the playback version: frames decoded, time going on); the editor trims the video and turns it grey; Revert gives the file back"

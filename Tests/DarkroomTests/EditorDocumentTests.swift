@@ -6,7 +6,7 @@ import Testing
 /// The editor's filters as adjustment data (issue 54): every adjustment replays to the same
 /// bytes, goes out to Lightroom's settings and back, reverts exactly; Auto writes explicit
 /// values that replay exactly; older documents keep their bytes.
-@Suite("Editor filters: adjustment data, Lightroom, Auto", .timeLimit(.minutes(10)))
+@Suite("Editor filters: adjustment data, Lightroom, Auto", .timeLimit(.minutes(10)), .offThePool)
 struct EditorDocumentTests {
   let editor = Editor()
 
@@ -173,7 +173,7 @@ struct EditorDocumentTests {
 }
 
 /// Auto on versions of a scene made to need it (issue 54's measures).
-@Suite("Auto", .timeLimit(.minutes(10)))
+@Suite("Auto", .timeLimit(.minutes(10)), .offThePool)
 struct AutoTests {
   /// A daylight scene: sky, foliage, skin, shadow and a white wall (its largest neutral
   /// surface, which Auto balances by), with soft gradients.

@@ -5,7 +5,7 @@ import Testing
 
 /// The editor's filters (issue 54), each held to the property its meaning fixes, on images
 /// the tests make: ramps, patches, edges, noise and a scene.
-@Suite("Editor filters", .timeLimit(.minutes(10)))
+@Suite("Editor filters", .timeLimit(.minutes(10)), .offThePool)
 struct EditorFilterTests {
   @Test(
     "a filter's pass computed into memory keeps the render's time limit (where a foreign edit's rendition, a RAW's edit or a preview decode the photo): spent, it stops with the limit's error; not spent, the same pixels"

@@ -8,7 +8,7 @@ import Testing
 
 /// The small JPEG cameras embed in EXIF (IFD1): found at scan time, served as it is, shown by
 /// the gallery until a photo's own thumbnail comes.
-@Suite("Embedded EXIF thumbnails", .serialized, .timeLimit(.minutes(10)))
+@Suite("Embedded EXIF thumbnails", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct ExifThumbnailTests {
   /// The JSON `info --json` prints for one file.
   static func info(_ path: String) throws -> [String: Any] {

@@ -14,7 +14,7 @@ func launch(_ arguments: [String]) throws -> Process {
   return process
 }
 
-@Suite("Faults and concurrent use", .serialized, .timeLimit(.minutes(10)))
+@Suite("Faults and concurrent use", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct FaultTests {
   /// Every file is either its original or a complete edit whose original is in the store.
   func expectIntact(
@@ -132,7 +132,7 @@ struct FaultTests {
   }
 }
 
-@Suite("A render by id while an edit is put in place")
+@Suite("A render by id while an edit is put in place", .offThePool)
 struct RenderDuringSwapTests {
   @Test(
     "a render by id between an edit's rename and its catalog update waits for the catalog: the edit's pixels, not a refusal"

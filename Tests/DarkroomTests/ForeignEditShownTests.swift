@@ -11,7 +11,7 @@ import Testing
 /// darktable edited shows that edit, through every door (the command line, the library, the
 /// API, a space), as Lightroom and Photos show the edited version; `--original` (the API's
 /// `original=true`) shows the file's own pixels; the user's files are never touched.
-@Suite("Edits made elsewhere, shown", .timeLimit(.minutes(5)))
+@Suite("Edits made elsewhere, shown", .timeLimit(.minutes(5)), .offThePool)
 struct ForeignEditShownTests {
   /// Lightroom's crop of the upright 600x400 photo, 0.1 to 0.7 across and 0.2 to 0.9 down
   /// (360x280), in grey.

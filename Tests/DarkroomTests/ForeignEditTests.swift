@@ -10,7 +10,7 @@ import Testing
 /// Lightroom's edits (`crs:` settings, issue 30): read from sidecars and embedded packets
 /// written by exiftool and exiv2, shown by `info`, taken over by `edit --from-xmp` through
 /// every door, and written back as a sidecar Lightroom reads (`adjustments --xmp`).
-@Suite("Lightroom edits", .timeLimit(.minutes(5)))
+@Suite("Lightroom edits", .timeLimit(.minutes(5)), .offThePool)
 struct ForeignEditTests {
   /// `photo` given Camera Raw `settings` by exiftool: in a `NAME.xmp` sidecar beside it, or
   /// embedded (`sidecar: false`).

@@ -7,7 +7,7 @@ import Testing
 @testable import DarkroomServer
 
 /// Query strings as HTML forms write them: `+` is a space.
-@Suite("Query strings: a + is a space", .timeLimit(.minutes(5)))
+@Suite("Query strings: a + is a space", .timeLimit(.minutes(5)), .offThePool)
 struct FormQueryTests {
   /// A library of two photos: `Summer Trip/a.jpg` (the sample taken in Rio de Janeiro by the
   /// Darkroom Field Camera, captioned "Marie Curie at the lab", keyword "New York", in the

@@ -6,7 +6,7 @@ import Testing
 @testable import Darkroom
 @testable import DarkroomServer
 
-@Suite("The gallery's pages, as the server writes them")
+@Suite("The gallery's pages, as the server writes them", .offThePool)
 struct GalleryPageTests {
   @Test(
     "a folder that holds only folders leads into each (with its count and poster), and one that holds both says so"
@@ -51,7 +51,7 @@ struct GalleryPageTests {
 
 @Suite(
   "The gallery's viewer on a phone and its info panel, in chromium", .serialized,
-  .timeLimit(.minutes(5)))
+  .timeLimit(.minutes(5)), .offThePool)
 struct PhoneGalleryTests {
   /// Whether a finger anywhere in the 44-pixel square centred on each element matching
   /// `selector` and on the screen lands on that element (its drawn mark may be smaller): the
@@ -190,7 +190,7 @@ func noon(_ year: Int, _ month: Int, _ day: Int) -> Double {
     .timeIntervalSince1970
 }
 
-@Suite("On this day")
+@Suite("On this day", .offThePool)
 struct OnThisDayTests {
   @Test(
     "day=MM-DD finds what was taken on that day of any year (29 February too), in both catalogs, the list and the API; a day no year has is refused",
@@ -239,7 +239,7 @@ struct OnThisDayTests {
   }
 }
 
-@Suite("On this day, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite("On this day, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct OnThisDayBrowserTests {
   @Test(
     "the timeline opens with a card for each earlier year that has photos taken on today's date, each leading to them; none for this year or another day"
@@ -295,7 +295,7 @@ struct OnThisDayBrowserTests {
   }
 }
 
-@Suite("The slideshow, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite("The slideshow, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct SlideshowBrowserTests {
   @Test(
     "Slideshow opens the viewer on the newest and goes on to the next once each has shown, to the last, where it stops; space pauses it"
@@ -337,7 +337,7 @@ struct SlideshowBrowserTests {
   }
 }
 
-@Suite("Places")
+@Suite("Places", .offThePool)
 struct PlacesTests {
   @Test(
     "countries with their counts and newest posters, most first, then a country's towns with their regions; the trash left out; the places page leads from one to the other and to a town's photos",
@@ -405,7 +405,7 @@ struct PlacesTests {
   }
 }
 
-@Suite("The viewer's address, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite("The viewer's address, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct ViewerAddressBrowserTests {
   @Test(
     "the viewer's address, reloaded, opens the same viewer over its album (a photo months down too), and Escape then returns to the album's address"

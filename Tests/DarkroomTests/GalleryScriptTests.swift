@@ -9,7 +9,7 @@ import Testing
 /// The gallery's scripts as a reader meets them: native ES modules (no build step), each
 /// function short enough to read whole, each import naming something its module exports,
 /// and each served under the version the pages name.
-@Suite("The gallery's script modules")
+@Suite("The gallery's script modules", .offThePool)
 struct GalleryScriptTests {
   static let scripts = Gallery.files.filter { $0.key.hasSuffix(".js") }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The gallery's thumbnails made before anyone asks: the pass, its lock, its resumption after
 /// a kill, its stop, and smaller sizes made from what it made.
-@Suite("Grid thumbnails in the background", .serialized, .timeLimit(.minutes(10)))
+@Suite("Grid thumbnails in the background", .serialized, .timeLimit(.minutes(10)), .offThePool)
 struct GridThumbnailTests {
   @Test(
     "The size asked for follows the gallery: the row's height, the screen's density, the photo's shape"

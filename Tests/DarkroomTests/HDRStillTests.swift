@@ -8,7 +8,7 @@ import Testing
 /// here by libavif's `avifenc` from 16-bit PNGs of known light. (Debian's `heif-enc` 1.15
 /// writes no `nclx` box for HEVC, so the HLG photo is an AVIF too: the same HEIF container and
 /// the same libheif path.)
-@Suite("HDR and wide-gamut stills", .timeLimit(.minutes(5)))
+@Suite("HDR and wide-gamut stills", .timeLimit(.minutes(5)), .offThePool)
 struct HDRStillTests {
   /// The four quadrants' light in cd/m2 (R, G, B): diffuse white (203), a pure red of the
   /// file's primaries at diffuse white, 18% grey, and a 1000 cd/m2 highlight.

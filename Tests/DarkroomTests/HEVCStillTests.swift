@@ -8,7 +8,7 @@ import Testing
 /// The HEICs are made here by Scripts/make-heic.py (x265 through ffmpeg) as a phone lays
 /// them out, since Debian's heif-enc writes no grids: tiles cut at the right and bottom,
 /// the grid's description in `idat`, and each transform HEIF has.
-@Suite("HEIC through FFmpeg", .timeLimit(.minutes(5)))
+@Suite("HEIC through FFmpeg", .timeLimit(.minutes(5)), .offThePool)
 struct HEVCStillTests {
   /// Writes `name`.heic from `source` with make-heic.py's `options`.
   static func heic(

@@ -53,7 +53,7 @@ enum Hostile {
   }
 }
 
-@Suite("Hostile inputs", .timeLimit(.minutes(5)))
+@Suite("Hostile inputs", .timeLimit(.minutes(5)), .offThePool)
 struct HostileInputTests {
   /// Runs a command that must fail on `input`: exit 1 (never a signal), one stderr line naming
   /// the file, nothing new in the folder, the input unchanged, in bounded time.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("darkroom info", .timeLimit(.minutes(10)))
+@Suite("darkroom info", .timeLimit(.minutes(10)), .offThePool)
 struct InfoCommandTests {
   @Test(
     "--json prints one array in argument order with stable fields; a bad file gets an error entry")

@@ -7,7 +7,7 @@ import Testing
 /// Dispatch pool that its requests share. On the pool, two jobs held both of a 2-core
 /// machine's threads for their length, and requests waited for them: Schemathesis saw a
 /// refused preset answered in 50 s and requests time out at 30 s.
-@Suite("darkroom serve: jobs on threads of their own", .timeLimit(.minutes(5)))
+@Suite("darkroom serve: jobs on threads of their own", .timeLimit(.minutes(5)), .offThePool)
 struct JobThreadTests {
   /// How many threads of `pid` are named as a job's are.
   static func jobThreads(of pid: Int32) -> Int {

@@ -4,7 +4,7 @@ import Testing
 /// The shape of the code, checked so that it stays: the engine's folders form layers (no
 /// cycle), each C library is reached from one folder, and the faces (the command line and
 /// the server) parse, call `Library` and print, naming none of the engine's inner parts.
-@Suite("Layers", .timeLimit(.minutes(5)))
+@Suite("Layers", .timeLimit(.minutes(5)), .offThePool)
 struct LayerTests {
   static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("../../Sources").standardizedFileURL.path

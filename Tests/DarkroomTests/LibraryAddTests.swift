@@ -8,7 +8,7 @@ import Testing
 
 /// `Library.add`, PhotoKit's creation request, through every door: the Swift API, `darkroom
 /// import`, the API's upload, and a space.
-@Suite("Adding files to a library", .timeLimit(.minutes(10)))
+@Suite("Adding files to a library", .timeLimit(.minutes(10)), .offThePool)
 struct LibraryAddTests {
   /// A card of files to add: a photo, a text file named .jpg, a JPEG cut short.
   private static func card(in folder: TemporaryFolder) throws -> [String: String] {

@@ -56,7 +56,8 @@ final class WatchProcess: @unchecked Sendable {
 }
 
 @Suite(
-  "The library's changes: trash, duplicates, the change feed", .serialized, .timeLimit(.minutes(10))
+  "The library's changes: trash, duplicates, the change feed", .serialized,
+  .timeLimit(.minutes(10)), .offThePool
 )
 struct LibraryChangesTests {
   @Test(

@@ -8,7 +8,7 @@ import Testing
 
 /// No path leads out of a library: an upload never writes through a symbolic link, and a
 /// catalogued file swapped for a link (or for another file) is never read in its place.
-@Suite("Links inside a library lead nowhere", .timeLimit(.minutes(10)))
+@Suite("Links inside a library lead nowhere", .timeLimit(.minutes(10)), .offThePool)
 struct LinkTests {
   @Test("an upload into a folder that is a link, or below one, is refused and writes nothing")
   func uploadThroughLinkRefused() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// JPEG with an MP4 appended and the XMP Google's camera writes), the older MicroVideo form,
 /// and Apple's Live Photo (a JPEG or HEIC and a MOV of the same name), made here with
 /// exiftool and ffmpeg; every door (CLI, engine, API) gives the same video bytes.
-@Suite("live and motion photos", .timeLimit(.minutes(5)))
+@Suite("live and motion photos", .timeLimit(.minutes(5)), .offThePool)
 struct LivePhotoTests {
   /// A one-second clip (MP4 or MOV by `name`'s extension) that FFmpeg reads back.
   static func clip(_ name: String, in folder: TemporaryFolder, source: String = "testsrc2")

@@ -5,7 +5,7 @@ import Testing
 
 /// The server under fire: uploads, jobs and trash moves at once against one `darkroom serve`
 /// (with its watcher), then every promise checked against the library as it is.
-@Suite("The server under load", .timeLimit(.minutes(5)))
+@Suite("The server under load", .timeLimit(.minutes(5)), .offThePool)
 struct LoadTests {
   /// How long the clients run (a length of run, not a speed: nothing below depends on how
   /// much got done). `DARKROOM_LOAD_SECONDS` runs longer.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Metadata from headers", .timeLimit(.minutes(10)))
+@Suite("Metadata from headers", .timeLimit(.minutes(10)), .offThePool)
 struct MetadataTests {
   @Test("every orientation sample: tag, stored and display size, capture date", arguments: 1...8)
   func orientationSample(n: Int) throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// What a new user meets in the first hour: output folders, one error format, help at 80
 /// columns, histories that can go forward again.
-@Suite("A newcomer's first hour", .timeLimit(.minutes(10)))
+@Suite("A newcomer's first hour", .timeLimit(.minutes(10)), .offThePool)
 struct NewcomerTests {
   @Test("render -o DIR/ makes the folder; several inputs to a name without extension too")
   func renderMakesOutputFolders() throws {

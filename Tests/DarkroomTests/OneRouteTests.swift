@@ -9,7 +9,7 @@ import Testing
 /// Every door that changes a photo (the command line's apply, edit and revert, the server's
 /// edit, revert and jobs, a space) goes through the one job, and leaves the catalog true at
 /// once: no rescan, no server running.
-@Suite("One route through the engine", .timeLimit(.minutes(10)))
+@Suite("One route through the engine", .timeLimit(.minutes(10)), .offThePool)
 struct OneRouteTests {
   @Test(
     "the same change through every door leaves the catalog true, the change log exact, and no stale rendition",

@@ -6,7 +6,7 @@ import Testing
 /// (``ImageFormat/editEffort(pixels:)``), at a HEIC source's own quality (``HEVCQuality``),
 /// with `--effort` kept in the adjustment data. The HEICs are written by libheif's `heif-enc`
 /// with x265's presets, as libheif's users (and libvips) write them.
-@Suite("HEIC and AVIF edits", .timeLimit(.minutes(5)))
+@Suite("HEIC and AVIF edits", .timeLimit(.minutes(5)), .offThePool)
 struct PhoneFormatEditTests {
   /// The sample scene at 1200x800 with a fixed film-like grain, as a PNG: something that
   /// compresses like a photo (libvips' `vips` command makes it).

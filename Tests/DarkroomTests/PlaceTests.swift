@@ -6,7 +6,7 @@ import Testing
 
 /// Places and time zones from GPS positions, offline: the data `Scripts/install-geodata.sh`
 /// builds (CI runs it first; a machine without it fails here, saying so).
-@Suite("Metadata: places and time zones", .timeLimit(.minutes(5)))
+@Suite("Metadata: places and time zones", .timeLimit(.minutes(5)), .offThePool)
 struct PlaceTests {
   private func geo() throws -> GeoData {
     try #require(

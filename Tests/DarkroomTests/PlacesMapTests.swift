@@ -23,7 +23,7 @@ func placed(
   return library
 }
 
-@Suite("The map")
+@Suite("The map", .offThePool)
 struct MapTests {
   static let spots: [(name: String, latitude: Double, longitude: Double)] = [
     ("boulder-1.jpg", 40.015, -105.27), ("boulder-2.jpg", 40.02, -105.28),
@@ -141,7 +141,7 @@ final class TileServer: @unchecked Sendable {
   }
 }
 
-@Suite("The map, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite("The map, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct MapBrowserTests {
   @Test(
     "the map draws the tile server's tiles and the photos as clusters with their counts and posters; a photo's marker opens it; no console error"

@@ -6,7 +6,7 @@ import Testing
 /// What only a catalog in PostgreSQL has: a server that can be away, a password, other
 /// processes' commits announced. (The catalog's behaviour itself is proven on both kinds by
 /// the catalog, timeline and change-log suites.)
-@Suite("A catalog in PostgreSQL: reaching it, losing it, hearing others", .serialized)
+@Suite("A catalog in PostgreSQL: reaching it, losing it, hearing others", .serialized, .offThePool)
 struct PostgresCatalogTests {
   @Test(
     "A wrong password, no server, no database, not a URL: one line naming the catalog without its password, exit 1, no catalog made"
@@ -306,7 +306,7 @@ struct PostgresCatalogTests {
   }
 }
 
-@Suite("catalog copy: SQLite to PostgreSQL and back", .serialized)
+@Suite("catalog copy: SQLite to PostgreSQL and back", .serialized, .offThePool)
 struct CatalogCopyTests {
   /// Every row of every table a copy carries, and the month counts the triggers made.
   static func everything(_ catalog: any CatalogTables) throws -> [String: [[CatalogValue]]] {

@@ -9,7 +9,7 @@ import Testing
 
 /// User presets (issue 54): an edit saved by name in its library, usable wherever a built-in
 /// preset is, through the CLI and the API alike.
-@Suite("User presets", .timeLimit(.minutes(10)))
+@Suite("User presets", .timeLimit(.minutes(10)), .offThePool)
 struct PresetTests {
   @Test(
     "CLI: filters --save keeps a file's edit; apply --filter NAME gives the same pixels; names checked; --delete"

@@ -8,7 +8,7 @@ import Testing
 
 /// A small app on the `Darkroom` product: open, scan, list by date, show a photo, edit,
 /// history, revert, watch the library change, and cancel a batch halfway.
-@Suite("The library as a Swift app uses it", .timeLimit(.minutes(10)))
+@Suite("The library as a Swift app uses it", .timeLimit(.minutes(10)), .offThePool)
 struct PublicAPITests {
   /// A folder of eight photos, made a library.
   private func photos() throws -> (folder: URL, library: Library) {

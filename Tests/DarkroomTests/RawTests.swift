@@ -93,7 +93,7 @@ enum RawSamples {
 
 /// Camera RAW files through LibRaw in the sandboxed workers (issue 30): headers, previews,
 /// demosaics compared with rawpy by pixels, and what stays refused.
-@Suite("Camera RAW", .timeLimit(.minutes(5)))
+@Suite("Camera RAW", .timeLimit(.minutes(5)), .offThePool)
 struct RawTests {
   /// The largest difference of any band of any pixel between two images of the same size.
   static func largestDifference(_ a: String, _ b: String) throws -> Int {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("darkroom render", .timeLimit(.minutes(10)))
+@Suite("darkroom render", .timeLimit(.minutes(10)), .offThePool)
 struct RenderCommandTests {
   @Test("without -o the output goes beside the input as NAME.<rep>.<ext> and its path is printed")
   func besideInput() throws {

@@ -34,7 +34,7 @@ func exif(of bytes: [UInt8]) throws -> ExifDocument? {
   try ContainerHeader.parse(ByteSource(memory: bytes))?.exif.flatMap(ExifDocument.init(block:))
 }
 
-@Suite("Representations", .timeLimit(.minutes(10)))
+@Suite("Representations", .timeLimit(.minutes(10)), .offThePool)
 struct RenderTests {
   let renderer = Renderer()
 

@@ -9,7 +9,7 @@ import Testing
 
 /// What keeps a large library's cost flat: a scan that holds a batch, not the library; pages
 /// that do not count what follows them; counts the catalog keeps.
-@Suite("A large library: scans by the batch, pages without counting", .serialized)
+@Suite("A large library: scans by the batch, pages without counting", .serialized, .offThePool)
 struct ScaleTests {
   @Test(
     "A scan reads and writes while it walks, a batch at a time, and still tells moves from copies in either walk order"
@@ -151,7 +151,7 @@ struct ScaleTests {
   }
 }
 
-@Suite("A front server sends cached renditions", .timeLimit(.minutes(5)))
+@Suite("A front server sends cached renditions", .timeLimit(.minutes(5)), .offThePool)
 struct AccelRedirectTests {
   static let header = HTTPField.Name("X-Accel-Redirect")!
 
@@ -191,7 +191,7 @@ struct AccelRedirectTests {
   }
 }
 
-@Suite("Background work yields to requests", .timeLimit(.minutes(5)))
+@Suite("Background work yields to requests", .timeLimit(.minutes(5)), .offThePool)
 struct BackgroundPriorityTests {
   /// The nice value of each thread of process `pid` (field 19 of /proc/PID/task/TID/stat),
   /// by thread id.

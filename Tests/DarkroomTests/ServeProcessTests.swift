@@ -219,7 +219,7 @@ func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows
   return try condition()
 }
 
-@Suite("darkroom serve: the process", .timeLimit(.minutes(10)))
+@Suite("darkroom serve: the process", .timeLimit(.minutes(10)), .offThePool)
 struct ServeProcessTests {
   @Test("an upload cut off half way leaves nothing in the library")
   func interruptedUpload() throws {

@@ -115,7 +115,7 @@ func exifSegment(_ jpeg: [UInt8]) throws -> [UInt8] {
   throw DarkroomError(.corrupt, "no EXIF segment")
 }
 
-@Suite("darkroom serve: encrypted spaces", .timeLimit(.minutes(10)))
+@Suite("darkroom serve: encrypted spaces", .timeLimit(.minutes(10)), .offThePool)
 struct ServerSpaceTests {
   @Test("a space that locks itself is forgotten by its session then, not at its next request")
   func forgottenWhenIdle() throws {

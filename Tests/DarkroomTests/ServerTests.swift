@@ -100,7 +100,7 @@ func centrePixel(_ bytes: [UInt8]) throws -> [Double] {
   return try image.pixel(x: image.width / 2, y: image.height / 2)
 }
 
-@Suite("darkroom serve: the HTTP API", .timeLimit(.minutes(10)))
+@Suite("darkroom serve: the HTTP API", .timeLimit(.minutes(10)), .offThePool)
 struct ServerTests {
   @Test("no token is 401, a wrong one 401, a read-only one on a write 403; pages redirect to login")
   func access() async throws {

@@ -38,7 +38,7 @@ private struct StoredSessions {
   }
 }
 
-@Suite("Gallery sessions: the server's own files", .timeLimit(.minutes(5)))
+@Suite("Gallery sessions: the server's own files", .timeLimit(.minutes(5)), .offThePool)
 struct SessionStoreTests {
   static let token = "write-token-0123456789"
   static let label = SessionStore.label(ofToken: token)

@@ -6,7 +6,7 @@ import Testing
 
 /// Two `darkroom serve` processes over one library folder, as two servers behind a load
 /// balancer over shared storage would be: each sees what the other does through the catalog.
-@Suite("darkroom serve: several processes over one library", .timeLimit(.minutes(10)))
+@Suite("darkroom serve: several processes over one library", .timeLimit(.minutes(10)), .offThePool)
 struct SeveralServersTests {
   /// The change feed's sequence number now, as `server` reports it (`: from N`).
   static func cursor(_ server: ServeProcess) throws -> Int {

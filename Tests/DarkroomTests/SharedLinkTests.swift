@@ -7,7 +7,7 @@ import Testing
 @testable import DarkroomServer
 
 /// An album shared by link: its photos to whoever has the link, nothing else.
-@Suite("Shared links")
+@Suite("Shared links", .offThePool)
 struct SharedLinkTests {
   /// Four photos, two of them in the user album "Trip 2024".
   static func library() throws -> (ServedLibrary, inAlbum: [AssetID], others: [AssetID]) {
@@ -315,7 +315,7 @@ struct SharedLinkTests {
   }
 }
 
-@Suite("Shared links, in chromium", .serialized, .timeLimit(.minutes(5)))
+@Suite("Shared links, in chromium", .serialized, .timeLimit(.minutes(5)), .offThePool)
 struct SharedLinkBrowserTests {
   @Test(
     "the owner makes a link from the album's Share dialog; a fresh browser with no session opens it and sees the album's photos and one at a time, and another photo's address is a 404; once revoked, the link opens nothing"

@@ -7,7 +7,7 @@ import Testing
 /// XMP, embedded and in sidecars, read as other tools write it (exiftool here): the priority
 /// `NAME.EXT.xmp`, `NAME.xmp`, embedded XMP, EXIF, field by field; hostile packets are a
 /// warning each, and the photo is still described and catalogued.
-@Suite("Metadata: sidecars, captions, ratings, keywords", .timeLimit(.minutes(5)))
+@Suite("Metadata: sidecars, captions, ratings, keywords", .timeLimit(.minutes(5)), .offThePool)
 struct SidecarTests {
   /// Runs exiftool, which must succeed.
   private func exiftool(_ arguments: [String], in folder: TemporaryFolder) throws {

@@ -43,7 +43,7 @@ final class RunningCLI {
   func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 }
 
-@Suite("Stopping when asked", .timeLimit(.minutes(10)))
+@Suite("Stopping when asked", .timeLimit(.minutes(10)), .offThePool)
 struct SignalTests {
   /// Ten photos, one of which hangs its decoder (the test switch), and a unique marker.
   static func batch() throws -> (TemporaryFolder, marker: String) {

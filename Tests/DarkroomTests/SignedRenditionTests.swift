@@ -8,7 +8,7 @@ import Testing
 /// viewer's renditions; darkroom, and nginx through docs/nginx/darkroom-signed.js, let such an
 /// address in without a login, and refuse a wrong, foreign, other-representation or expired
 /// one with 403.
-@Suite(.serialized)
+@Suite(.serialized, .offThePool)
 struct SignedRenditionTests {
   /// One GET or other request on a connection of its own: status, head and body bytes.
   static func fetch(

@@ -78,7 +78,7 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8?]) -> Bool {
   return false
 }
 
-@Suite("Encrypted spaces", .timeLimit(.minutes(10)))
+@Suite("Encrypted spaces", .timeLimit(.minutes(10)), .offThePool)
 struct SpaceTests {
   @Test(
     "the search for plaintext finds each kind of file a space holds: originals, a stripped rendition"
@@ -504,7 +504,7 @@ struct SpaceTests {
   }
 }
 
-@Suite("Encrypted spaces on the command line", .timeLimit(.minutes(10)))
+@Suite("Encrypted spaces on the command line", .timeLimit(.minutes(10)), .offThePool)
 struct SpaceCommandTests {
   /// A folder with a space (password "alpha" in the file `pa`) and copies of samples.
   func setUp() throws -> (TemporaryFolder, String) {

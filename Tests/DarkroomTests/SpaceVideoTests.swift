@@ -7,7 +7,7 @@ import Testing
 /// arrives), their poster, playback version and edits made from the video decrypted into
 /// memory and sealed again, and no plaintext byte of any of them under the space's folder.
 /// The clips are made here by the `ffmpeg` command and read back with `ffprobe`.
-@Suite("Videos in a space", .timeLimit(.minutes(10)))
+@Suite("Videos in a space", .timeLimit(.minutes(10)), .offThePool)
 struct SpaceVideoTests {
   /// Pieces of `bytes` (32 bytes at its start, middle and end) that no file under a space's
   /// folder may hold.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Fast paths give the same picture", .timeLimit(.minutes(10)))
+@Suite("Fast paths give the same picture", .timeLimit(.minutes(10)), .offThePool)
 struct SpeedPathTests {
   /// A 1600x2400 JPEG stored with EXIF orientation 6 (the sample scene, scaled up), so that
   /// display representations shrink it on load.

@@ -8,7 +8,7 @@ import Testing
 /// A catalogued photo swapped, again and again, for a symbolic link and for a hard link to a
 /// private file outside the library while a client asks for it every way it can: not one
 /// byte of the outside file may ever be sent.
-@Suite("A file swapped under the server", .timeLimit(.minutes(5)))
+@Suite("A file swapped under the server", .timeLimit(.minutes(5)), .offThePool)
 struct SwapRaceTests {
   /// A uniform JPEG of `level` in each band (R, G, B), 160x120.
   static func uniform(_ path: String, _ levels: [Int], in folder: TemporaryFolder) throws {

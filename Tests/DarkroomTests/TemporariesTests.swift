@@ -5,7 +5,7 @@ import Testing
 
 /// What a killed writer leaves (an upload's `.partial`, an edit's `.tmp`) is swept by the
 /// next command that opens the library; what a live writer is writing is left alone.
-@Suite("Temporaries of dead writers", .timeLimit(.minutes(10)))
+@Suite("Temporaries of dead writers", .timeLimit(.minutes(10)), .offThePool)
 struct TemporariesTests {
   /// A library with one photo, and temporaries of a dead process and of this (live) one.
   static func library() throws -> (ServedLibrary, dead: [String], live: [String]) {
@@ -71,7 +71,7 @@ struct TemporariesTests {
   }
 }
 
-@Suite("Ids that never change", .timeLimit(.minutes(10)))
+@Suite("Ids that never change", .timeLimit(.minutes(10)), .offThePool)
 struct StableIDTests {
   @Test(
     "a file linked and catalogued while a scan walks its folder keeps its id: no remove and insert")
@@ -109,7 +109,9 @@ struct StableIDTests {
   }
 }
 
-@Suite("A server killed mid-write leaves nothing after its restart", .timeLimit(.minutes(10)))
+@Suite(
+  "A server killed mid-write leaves nothing after its restart", .timeLimit(.minutes(10)),
+  .offThePool)
 struct KilledServerTests {
   /// Every temporary file (an upload's `.partial`, a write's `.tmp`) under `root`.
   static func temporaries(_ root: String) -> [String] {
@@ -186,7 +188,7 @@ struct KilledServerTests {
 /// A library on shared storage has writers on other machines, whose pids mean nothing here:
 /// what tells whether one still runs is the lease it holds on its file (`flock`), which a
 /// network file system's server, like the kernel, drops when the writer dies.
-@Suite("Writers on other machines", .timeLimit(.minutes(10)))
+@Suite("Writers on other machines", .timeLimit(.minutes(10)), .offThePool)
 struct OtherMachineWriterTests {
   /// Holds the lease of `path` through a descriptor of its own until `release`: the file's
   /// name carries a pid that runs nowhere here, so its writer is as one on another machine.

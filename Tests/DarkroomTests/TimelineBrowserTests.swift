@@ -82,7 +82,9 @@ func datedLibrary(count: Int, newest: Double, apart: Double, size: Int = 300) th
   return ServedLibrary(over: library, in: folder)
 }
 
-@Suite("The gallery's timeline and viewer, in chromium", .serialized, .timeLimit(.minutes(10)))
+@Suite(
+  "The gallery's timeline and viewer, in chromium", .serialized, .timeLimit(.minutes(10)),
+  .offThePool)
 struct TimelineBrowserTests {
   @Test(
     "newest first; a scrubber jump lands on its month (and a reload there); a click opens the viewer and Escape returns to the same place; zoom loads full; the info panel; a favourite kept; the keyboard alone"

@@ -4,7 +4,7 @@ import Testing
 @testable import Darkroom
 
 /// The timeline's months: what the gallery's sections and scrubber are made of.
-@Suite("The timeline: months from the catalog's index")
+@Suite("The timeline: months from the catalog's index", .offThePool)
 struct TimelineTests {
   /// An asset at a local time: `seconds` since 1970 on the clock where it was taken.
   static func asset(_ index: Int, utc: Double, offsetMinutes: Int?) -> Asset {

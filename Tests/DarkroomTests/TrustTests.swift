@@ -53,7 +53,7 @@ func damagedPNG() throws -> [UInt8] {
   return bytes
 }
 
-@Suite("Originals stay as they were", .timeLimit(.minutes(10)))
+@Suite("Originals stay as they were", .timeLimit(.minutes(10)), .offThePool)
 struct TrustTests {
   let editor = Editor()
 
@@ -251,7 +251,9 @@ struct TrustTests {
   }
 }
 
-@Suite("libvips: errors attributed, version and abilities checked", .timeLimit(.minutes(10)))
+@Suite(
+  "libvips: errors attributed, version and abilities checked", .timeLimit(.minutes(10)), .offThePool
+)
 struct LibvipsTrustTests {
   /// Valid photos between damaged PNG, WebP and TIFF files, whose libvips messages differ.
   static func mixedFolder() throws -> (TemporaryFolder, valid: [String], damaged: [String: String])
@@ -394,7 +396,7 @@ struct LibvipsTrustTests {
   }
 }
 
-@Suite("darkroom check", .timeLimit(.minutes(10)))
+@Suite("darkroom check", .timeLimit(.minutes(10)), .offThePool)
 struct CheckCommandTests {
   @Test("--repair turns a library with hard-linked originals into a sound one, photos writable")
   func repairsOldLibrary() throws {

@@ -6,7 +6,7 @@ import Testing
 /// Formats outside the trusted list that a person allowed are parsed and decoded in
 /// sandboxed workers only, by every command, even for one file: a loader that hangs or
 /// crashes in a header costs that file one line, never the process.
-@Suite("Allowed untrusted formats stay in workers", .timeLimit(.minutes(10)))
+@Suite("Allowed untrusted formats stay in workers", .timeLimit(.minutes(10)), .offThePool)
 struct UntrustedFormatTests {
   static let svg = Array(
     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"20\"><rect width=\"40\" height=\"20\" fill=\"#ff0000\"/></svg>"

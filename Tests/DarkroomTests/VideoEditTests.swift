@@ -9,7 +9,7 @@ import Testing
 /// HDR tone-mapped), and the filter graph on a video with adjustment data, as a photo's. The
 /// clips are made here by the `ffmpeg` command; what is written is read back with `ffprobe`
 /// and decoded by `ffmpeg`, not by Darkroom.
-@Suite("Videos: playback and edits", .timeLimit(.minutes(10)))
+@Suite("Videos: playback and edits", .timeLimit(.minutes(10)), .offThePool)
 struct VideoEditTests {
   /// What ffprobe says of a file: its streams and format.
   struct Probe {

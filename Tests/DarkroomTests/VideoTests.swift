@@ -7,7 +7,7 @@ import Testing
 /// Videos' display representations: a representative frame, upright, in sRGB, tone-mapped
 /// when HDR, made by FFmpeg's libraries in the workers. The videos are made here by the
 /// `ffmpeg` command (Debian's), from pictures the tests draw.
-@Suite("Video posters", .timeLimit(.minutes(10)))
+@Suite("Video posters", .timeLimit(.minutes(10)), .offThePool)
 struct VideoTests {
   /// The quadrants of the test picture, as stored: top-left, top-right, bottom-right,
   /// bottom-left (clockwise).

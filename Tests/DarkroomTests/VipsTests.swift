@@ -3,7 +3,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("libvips binding", .timeLimit(.minutes(10)))
+@Suite("libvips binding", .timeLimit(.minutes(10)), .offThePool)
 struct VipsTests {
   /// Runs `cc -fsyntax-only $(pkg-config --cflags vips) Tests/ShimCheck/check.c` (plus
   /// `extra`), returning the exit status and what the compiler printed.

@@ -1,6 +1,9 @@
 #ifndef DARKROOM_TEST_PLAN_H
 #define DARKROOM_TEST_PLAN_H
 
+/// The width test_plan.c sets, per online core.
+enum { DARKROOM_TEST_WIDTH_PER_CORE = 6 };
+
 /// How many test cases Swift Testing runs at once in this process: what
 /// SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH said when the process started, which
 /// test_plan.c sets (before main) when the caller did not. 0 if it is not a number.
