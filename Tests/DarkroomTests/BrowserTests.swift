@@ -179,6 +179,21 @@ final class Browser: @unchecked Sendable {
   func click(_ element: String) throws {
     try call("POST", "/session/\(session)/element/\(element)/click", [:])
   }
+  /// Finds `css` and clicks it; finds it again when the page replaced it between the two (a
+  /// stale element reference), as the timeline does when it lays a month out again.
+  func click(css: String) throws {
+    var tries = 0
+    while true {
+      do {
+        return try click(try find(css))
+      } catch let error as DarkroomError
+        where error.message.contains("stale element reference") && tries < 20
+      {
+        tries += 1
+        usleep(100_000)
+      }
+    }
+  }
   func type(_ element: String, _ text: String) throws {
     try call("POST", "/session/\(session)/element/\(element)/value", ["text": text])
   }
@@ -304,7 +319,7 @@ struct BrowserTests {
     try browser.go(base + "/album?ref=smart:all")
     #expect(browser.url == base + "/login?next=%2Falbum%3Fref%3Dsmart%3Aall")
     try browser.type(try browser.find("#token"), "not the token")
-    try browser.click(try browser.find("button[type=submit]"))
+    try browser.click(css: "button[type=submit]")
     // The refusal is a new page: looked for until it has loaded, as every step after a
     // click below is.
     #expect(
@@ -314,11 +329,11 @@ struct BrowserTests {
       })
 
     try browser.type(try browser.find("#token"), ServedLibrary.writeToken)
-    try browser.click(try browser.find("button[type=submit]"))
+    try browser.click(css: "button[type=submit]")
     #expect(
       eventually { browser.url == base + "/album?ref=smart:all" }, "back where the login began")
     try browser.go(base + "/albums")
-    try browser.click(try browser.find("main a[href='/album?ref=smart:all']"))
+    try browser.click(css: "main a[href='/album?ref=smart:all']")
     #expect(browser.url == base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) == 9 })
     #expect(
@@ -333,8 +348,8 @@ struct BrowserTests {
     let count = try browser.find(".selection-count")
     #expect(try browser.text(count) == "3 selected")
 
-    try browser.click(try browser.find("#preset option[value='noir']"))
-    try browser.click(try browser.find("button[data-act='apply']"))
+    try browser.click(css: "#preset option[value='noir']")
+    try browser.click(css: "button[data-act='apply']")
     let progress = try browser.find(".progress-text")
     #expect(eventually(120) { (try? browser.text(progress)) == "Applying 3/3 · done" })
     #expect(
@@ -346,7 +361,7 @@ struct BrowserTests {
     let ids = try served.ids()
     #expect(try ids.filter { try served.library.asset($0).adjustmentVersion == 1 }.count == 3)
 
-    try browser.click(try browser.find("button[data-act='revert']"))
+    try browser.click(css: "button[data-act='revert']")
     #expect(eventually(120) { (try? browser.text(progress)) == "Reverting 3/3 · done" })
     #expect(
       eventually(60) {
@@ -430,7 +445,7 @@ struct BrowserTests {
 
     // Trash one: the count follows, as it does an upload.
     try browser.click(try browser.findAll(".timeline .cell .check")[0])
-    try browser.click(try browser.find("button[data-act='trash']"))
+    try browser.click(css: "button[data-act='trash']")
     #expect(eventually(60) { (try? browser.text(summary)) == "2 items" })
     #expect(eventually { (try? browser.cellIDs().count) == 2 })
     try browser.type(try browser.find("#files"), Fixture.sample("display-p3.jpg"))
@@ -476,9 +491,9 @@ struct BrowserTests {
     #expect(try browser.text(try browser.find(".summary")) == "1 item")
     // The filters' form says the same in the list's words: four stars or more.
     try browser.go(base + "/album?ref=smart:all")
-    try browser.click(try browser.find(".filters summary"))
-    try browser.click(try browser.find(".filters select[name=rating] option[value='>=4']"))
-    try browser.click(try browser.find(".filters button[type=submit]"))
+    try browser.click(css: ".filters summary")
+    try browser.click(css: ".filters select[name=rating] option[value='>=4']")
+    try browser.click(css: ".filters button[type=submit]")
     #expect(
       eventually { browser.url == base + "/album?ref=smart%3Aall&rating=%3E%3D4" }, "\(browser.url)"
     )
@@ -496,7 +511,7 @@ struct BrowserTests {
     #expect(place.hasPrefix("Rio de Janeiro, Rio de Janeiro, Brazil · -22.95"), "\(place)")
     #expect(place.hasSuffix(" · America/Sao_Paulo"), "\(place)")
     // Two stars in one press: written to the sidecar, which keeps its description.
-    try browser.click(try browser.find(".viewer .rating button[data-stars='2']"))
+    try browser.click(css: ".viewer .rating button[data-stars='2']")
     #expect(
       eventually {
         (try? browser.attribute(try browser.find(".viewer .rating"), "aria-label"))
@@ -507,8 +522,8 @@ struct BrowserTests {
     #expect(rated.rating == 2 && rated.caption == "Pikes Peak at dawn")
     try browser.go(base + "/album?ref=smart%3Aall&text=peak")
     // "All" is all that match: only the one photo goes to the trash.
-    try browser.click(try browser.find("button[data-act='select-all']"))
-    try browser.click(try browser.find("button[data-act='trash']"))
+    try browser.click(css: "button[data-act='select-all']")
+    try browser.click(css: "button[data-act='trash']")
     #expect(
       eventually(60) {
         (try? browser.text(try browser.find(".progress-text"))) == "Moving to trash 1/1 · done"
@@ -523,7 +538,7 @@ struct BrowserTests {
     // The trash page empties the trash, once asked and confirmed; the file is gone.
     try browser.go(base + "/album?ref=smart:trash")
     #expect(eventually { (try? browser.cellIDs()) == [gps.rawValue] })
-    try browser.click(try browser.find("button[data-act='empty']"))
+    try browser.click(css: "button[data-act='empty']")
     _ = try browser.call("POST", "/session/\(browser.session)/alert/accept", [:])
     #expect(
       eventually(30) {

@@ -355,7 +355,7 @@ struct DamagedFileBrowserTests {
     try browser.screenshot("damaged-timeline")
 
     // The viewer over the timeline says it in the photo's place, and offers no Edit.
-    try browser.click(try browser.find(".cell[data-id='\(corrupt)'] a"))
+    try browser.click(css: ".cell[data-id='\(corrupt)'] a")
     #expect(eventually { browser.viewerOpen })
     #expect(
       try browser.text(try browser.find(".lightbox .problem")) == "This photo's file is damaged.")

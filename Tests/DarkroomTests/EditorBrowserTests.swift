@@ -83,7 +83,7 @@ struct EditorBrowserTests {
     try browser.go(base + "/album?ref=smart:all")
     #expect(
       eventually(30) { (try? browser.findAll(".cell[data-id='\(id.rawValue)'] a").count) == 1 })
-    try browser.click(try browser.find(".cell[data-id='\(id.rawValue)'] a"))
+    try browser.click(css: ".cell[data-id='\(id.rawValue)'] a")
     #expect(eventually(30) { browser.viewerOpen })
     let source =
       try browser.run("return document.querySelector('video.clip').currentSrc") as? String
@@ -111,7 +111,7 @@ struct EditorBrowserTests {
     // The motion photo's LIVE: its HEVC motion through the playback version, playing.
     _ = try browser.run("history.back()")
     #expect(eventually(30) { !browser.viewerOpen })
-    try browser.click(try browser.find(".cell[data-id='\(motion.rawValue)'] a"))
+    try browser.click(css: ".cell[data-id='\(motion.rawValue)'] a")
     #expect(eventually(30) { browser.viewerOpen })
     let liveSource = try browser.run("return document.querySelector('video.live').src") as? String
     #expect(liveSource?.contains("/playback?") == true, "\(liveSource ?? "")")
@@ -129,7 +129,7 @@ struct EditorBrowserTests {
       set('edit-trim-start', '0.5'); set('edit-trim-end', '1.5'); set('edit-noir-intensity', '1');
       """)
     try browser.screenshot("video-editor")
-    try browser.click(try browser.find("[data-act='save']"))
+    try browser.click(css: "[data-act='save']")
     #expect(
       eventually(120) { (try? browser.text(browser.find(".editor .status"))) == "saved" },
       "\((try? browser.text(browser.find(".editor .status"))) ?? "")")
@@ -141,7 +141,7 @@ struct EditorBrowserTests {
     let frame = try VideoEditTests.frames(clip, at: [0.5], in: folder)[0]
     #expect(VideoEditTests.colourfulness(frame.pixels) < 2)
 
-    try browser.click(try browser.find("[data-act='revert']"))
+    try browser.click(css: "[data-act='revert']")
     #expect(eventually(60) { (try? ContentHash.of(file: clip)) == original })
 
     // At a phone's width: the trim's sliders where a thumb reaches them.
@@ -183,12 +183,12 @@ struct EditorBrowserTests {
       (try? browser.run("return document.querySelector('.photo').src") as? String) ?? ""
     }
     let first = previews()
-    try browser.click(try browser.find("[data-geometry='right']"))
+    try browser.click(css: "[data-geometry='right']")
     #expect(eventually(30) { previews().hasPrefix("blob:") && previews() != first })
-    try browser.click(try browser.find("[data-geometry='flip-h']"))
+    try browser.click(css: "[data-geometry='flip-h']")
 
     // The crop: its frame over the photo; the south-east handle dragged in by a quarter.
-    try browser.click(try browser.find("[data-geometry='crop']"))
+    try browser.click(css: "[data-geometry='crop']")
     #expect(eventually { (try? browser.attribute(browser.find(".crop-frame"), "hidden")) == nil })
     let frame = { () -> [Double] in
       let rect = try? browser.run(
@@ -203,7 +203,7 @@ struct EditorBrowserTests {
     #expect(after.count == 2 && abs(after[0] - before[0] * 0.75) < 6, "\(before) -> \(after)")
     try browser.screenshot("editor-crop")
     // The keyboard moves the frame: two steps right.
-    try browser.click(try browser.find(".crop-frame"))
+    try browser.click(css: ".crop-frame")
     try browser.press("\u{E014}")
     try browser.press("\u{E014}")
     try browser.press("\u{E007}")  // Enter: done
@@ -215,7 +215,7 @@ struct EditorBrowserTests {
         i.dispatchEvent(new Event('input', { bubbles: true })); };
       set('edit-angle', '3'); set('edit-vibrance-amount', '0.4'); set('edit-sharpen-amount', '0.8');
       """)
-    try browser.click(try browser.find("#edit-tone-exposure"))
+    try browser.click(css: "#edit-tone-exposure")
     _ = try browser.run("document.getElementById('edit-tone-exposure').value = '0'")
     for _ in 0..<6 { try browser.press("\u{E014}") }  // ArrowRight: six steps of 0.05
     #expect(
@@ -238,7 +238,7 @@ struct EditorBrowserTests {
       i.dispatchEvent(new Event('input', { bubbles: true }));
       """)
     #expect(try browser.run(texture) as? [String] == ["0.5", "0.5", "true", "50%", "75%"])
-    try browser.click(try browser.find("[aria-label='Reset Texture']"))
+    try browser.click(css: "[aria-label='Reset Texture']")
     #expect(try browser.run(texture) as? [String] == ["0", "0", "false", "50%", "50%"])
 
     // Auto: the values it chose shown in the sliders, with the ones set by hand kept.
@@ -289,7 +289,7 @@ struct EditorBrowserTests {
     try browser.go(base + "/asset/\(id.rawValue)?edit=1")
     #expect(eventually(30) { (try? browser.findAll("#edit-tone-exposure").count) == 1 })
 
-    try browser.click(try browser.find("[data-act='revert']"))
+    try browser.click(css: "[data-act='revert']")
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
     #expect(try ContentHash.of(file: path) == original)
     let consoleErrors = try browser.consoleErrors()
@@ -309,12 +309,12 @@ struct EditorBrowserTests {
     let (browser, base) = try Browser.loggedIn(to: server)
     try browser.go(base + "/space")
     try browser.type(try browser.find("#password"), "beta")
-    try browser.click(try browser.find("form[action='/space/unlock'] button[type=submit]"))
+    try browser.click(css: "form[action='/space/unlock'] button[type=submit]")
     #expect(eventually(30) { (try? browser.findAll(".grid .cell a").count) == 1 })
     try browser.screenshot("space-desktop")
-    try browser.click(try browser.find(".grid .cell a"))
+    try browser.click(css: ".grid .cell a")
     #expect(eventually { browser.url.hasPrefix(base + "/space/asset/") })
-    try browser.click(try browser.find(".open-editor"))
+    try browser.click(css: ".open-editor")
     #expect(eventually(30) { (try? browser.findAll("#edit-noir-intensity").count) == 1 })
     // The colour a sixth of the way into the photo shown (the sample's sky), as decoded by
     // a canvas once loaded; nil before.
@@ -347,7 +347,7 @@ struct EditorBrowserTests {
     let upright = caption()
     let sides = upright.split(separator: "×")
     #expect(sides.count == 2 && sides[0] != sides[1], "\(upright)")
-    try browser.click(try browser.find("[data-geometry='right']"))
+    try browser.click(css: "[data-geometry='right']")
     try browser.screenshot("space-editor-desktop")
     try browser.autoThenSave()
     // The saved photo from the space's own address, grey; the history as the space keeps it.
@@ -370,7 +370,7 @@ struct EditorBrowserTests {
 
     try browser.resize(390, 844)
     try browser.screenshot("space-editor-phone")
-    try browser.click(try browser.find("[data-act='revert']"))
+    try browser.click(css: "[data-act='revert']")
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "reverted" })
     #expect(eventually(30) { versions() == ["Original (current)"] }, "\(versions())")
     #expect(
@@ -398,7 +398,7 @@ struct EditorBrowserTests {
       ])
     #expect(try browser.attribute(try browser.find(".upload .hint"), "hidden") == nil)
     try browser.screenshot("space-upload-refused")
-    try browser.click(try browser.find(".upload .hint a"))
+    try browser.click(css: ".upload .hint a")
     #expect(eventually(30) { cells() == 2 })
     try browser.type(try browser.find("#files"), Fixture.sample("orientation-3.jpg"))
     #expect(eventually(60) { cells() == 3 })
@@ -428,7 +428,7 @@ struct EditorBrowserTests {
       const i = document.getElementById('edit-tone-contrast'); i.value = '0.3';
       i.dispatchEvent(new Event('input', { bubbles: true }));
       """)
-    try browser.click(try browser.find("[data-act='save']"))
+    try browser.click(css: "[data-act='save']")
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
     let saved = try #require(try served.library.editHistory(id).versions.last)
     #expect(saved.graph.nodes.map(\.op) == ["warp", "tone", "grain"], "\(saved.graph.nodes)")
@@ -458,12 +458,12 @@ struct EditorBrowserTests {
         """)
     }
     // Blue's saturation down; orange's sliders are its own; blue's come back.
-    try browser.click(try browser.find("[data-range='blue']"))
+    try browser.click(css: "[data-range='blue']")
     try set("edit-hsl-saturation", "-0.5")
-    try browser.click(try browser.find("[data-range='orange']"))
+    try browser.click(css: "[data-range='orange']")
     #expect(value("edit-hsl-saturation") == "0")
     try set("edit-hsl-luminance", "0.3")
-    try browser.click(try browser.find("[data-range='blue']"))
+    try browser.click(css: "[data-range='blue']")
     #expect(value("edit-hsl-saturation") == "-0.5" && value("edit-hsl-luminance") == "0")
     #expect(
       try browser.run(
@@ -481,7 +481,7 @@ struct EditorBrowserTests {
     try browser.press("\u{E013}")  // ArrowUp
     try browser.press("\u{E013}")
     try browser.screenshot("editor-curves")
-    try browser.click(try browser.find("[data-act='save']"))
+    try browser.click(css: "[data-act='save']")
     #expect(eventually(60) { (try? browser.text(browser.find(".editor .status"))) == "saved" })
     let saved = try #require(try served.library.editHistory(id).versions.last)
     let hsl = try #require(saved.graph.nodes.first { $0.op == "hsl" })
@@ -505,7 +505,7 @@ struct EditorBrowserTests {
     // Reloaded: the panel shows the version it holds.
     try browser.go(base + "/asset/\(id.rawValue)?edit=1")
     #expect(eventually(30) { (try? browser.findAll("svg.curve circle.point").count) == 3 })
-    try browser.click(try browser.find("[data-range='blue']"))
+    try browser.click(css: "[data-range='blue']")
     #expect(value("edit-hsl-saturation") == "-0.5")
     try browser.resize(390, 844)
     _ = try browser.run("document.querySelector('svg.curve').scrollIntoView()")

@@ -94,7 +94,7 @@ struct PhoneGalleryTests {
     #expect(sizes.count >= 3 && sizes.allSatisfy { $0 >= 12 }, "\(sizes)")
     try browser.screenshot("phone-timeline")
 
-    try browser.click(try browser.find(".timeline .cell a"))
+    try browser.click(css: ".timeline .cell a")
     #expect(eventually { browser.viewerOpen })
     let controls =
       try browser.run(
@@ -118,11 +118,11 @@ struct PhoneGalleryTests {
     let id = try #require(try served.library.asset(atPath: photo)).id
     let (server, browser, base) = try Browser.loggedIn(to: served)
     #expect(eventually { (try? browser.cellIDs()) == [id.rawValue] })
-    try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+    try browser.click(css: ".cell[data-id='\(id)'] a")
     #expect(eventually { browser.viewerOpen })
     try browser.press("i")
     let status = ".lightbox .notes-status"
-    try browser.click(try browser.find(".lightbox .notes button[data-stars='4']"))
+    try browser.click(css: ".lightbox .notes button[data-stars='4']")
     #expect(
       eventually {
         (try? browser.text(try browser.find(status))) == "Saved to orientation-1.jpg.xmp"
@@ -137,14 +137,14 @@ struct PhoneGalleryTests {
     #expect(FileManager.default.fileExists(atPath: photo + ".xmp"))
     #expect(try DamagedFileTests.state(photo) == before, "the photo's own file untouched")
     // The same stars again clear them.
-    try browser.click(try browser.find(".lightbox .notes button[data-stars='4']"))
+    try browser.click(css: ".lightbox .notes button[data-stars='4']")
     #expect(eventually { (try? served.library.asset(id).rating) == 0 })
-    try browser.click(try browser.find(".lightbox .notes button[data-stars='2']"))
+    try browser.click(css: ".lightbox .notes button[data-stars='2']")
     #expect(eventually { (try? served.library.asset(id).rating) == 2 })
     // Opened again after a reload: what the catalog holds.
     try browser.go(base + "/")
     #expect(eventually { (try? browser.cellIDs()) == [id.rawValue] })
-    try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+    try browser.click(css: ".cell[data-id='\(id)'] a")
     #expect(eventually { browser.viewerOpen })
     try browser.press("i")
     #expect(
@@ -314,7 +314,7 @@ struct SlideshowBrowserTests {
     #expect(eventually { (try? browser.cellIDs().count) == 3 })
     let showing = "return location.pathname"
     let (a, b, c) = (try id("a.jpg"), try id("b.jpg"), try id("c.jpg"))
-    try browser.click(try browser.find("button[data-act='slideshow']"))
+    try browser.click(css: "button[data-act='slideshow']")
     #expect(eventually { browser.viewerOpen })
     #expect(try browser.run(showing) as? String == "/asset/\(c)")
     let pressed = ".lightbox [data-v='play']"
@@ -415,7 +415,7 @@ struct ViewerAddressBrowserTests {
     let ids = try served.library.assetIDs(matching: AssetQuery(parameters: [("sort", "-date")]))
     let (server, browser, base) = try Browser.loggedIn(to: served)
     #expect(eventually { (try? browser.cellIDs().count) ?? 0 > 3 })
-    try browser.click(try browser.find(".cell[data-id='\(ids[0])'] a"))
+    try browser.click(css: ".cell[data-id='\(ids[0])'] a")
     #expect(eventually { browser.viewerOpen })
     try browser.press("\u{E014}")  // ArrowRight
     #expect(eventually { browser.url.hasPrefix(base + "/asset/\(ids[1])?") })

@@ -325,9 +325,9 @@ struct SharedLinkBrowserTests {
     let (server, owner, base) = try Browser.loggedIn(to: served)
     try owner.go(base + "/album?ref=Trip%202024")
     #expect(eventually { (try? owner.cellIDs().count) == 2 })
-    try owner.click(try owner.find("button[data-act='share']"))
+    try owner.click(css: "button[data-act='share']")
     #expect(eventually { (try? owner.text(try owner.find(".share-links"))) == "None yet." })
-    try owner.click(try owner.find(".share-dialog button[type=submit]"))
+    try owner.click(css: ".share-dialog button[type=submit]")
     let address = ".share-dialog .share-url"
     #expect(
       eventually {
@@ -375,7 +375,7 @@ struct SharedLinkBrowserTests {
     #expect(eventually { visitor.url.hasPrefix(base + "/login") })
 
     // Revoked from the dialog: the link opens nothing.
-    try owner.click(try owner.find(".share-links li button"))
+    try owner.click(css: ".share-links li button")
     #expect(eventually { (try? owner.text(try owner.find(".share-links"))) == "None yet." })
     try visitor.go(link)
     #expect(

@@ -147,7 +147,7 @@ struct TimelineBrowserTests {
         return measured != nil
       })
     let before = try #require(measured)
-    try browser.click(try browser.find(".cell[data-id='\(target)'] a"))
+    try browser.click(css: ".cell[data-id='\(target)'] a")
     #expect(eventually { browser.viewerOpen && browser.url.hasPrefix(base + "/asset/\(target)") })
     #expect(
       eventually {
@@ -171,7 +171,7 @@ struct TimelineBrowserTests {
       ).map(\.rawValue)
     }
     let (juneIDs, mayIDs) = (try month("2019-06"), try month("2019-05"))
-    try browser.click(try browser.find(".cell[data-id='\(juneIDs.last!)'] a"))
+    try browser.click(css: ".cell[data-id='\(juneIDs.last!)'] a")
     #expect(eventually { browser.viewerOpen })
     try browser.press("\u{E014}")
     #expect(eventually { browser.url.hasPrefix(base + "/asset/\(mayIDs[0])") }, "\(browser.url)")
@@ -195,7 +195,7 @@ struct TimelineBrowserTests {
     )
     .map(\.rawValue)
     let march = try month("2019-03")
-    try browser.click(try browser.find(".cell[data-id='\(juneIDs[0])'] .check"))
+    try browser.click(css: ".cell[data-id='\(juneIDs[0])'] .check")
     try browser.click(
       try browser.find(".cell[data-id='\(march.last!)'] .check"), holding: "\u{E008}")
     let span =
@@ -211,7 +211,7 @@ struct TimelineBrowserTests {
     // where; a favourite is kept across a reload.
     _ = try browser.run("scrollTo(0, 0)")
     #expect(eventually { (try? browser.findAll(".cell[data-id='\(gps.id)'] a").count) == 1 })
-    try browser.click(try browser.find(".cell[data-id='\(gps.id)'] a"))
+    try browser.click(css: ".cell[data-id='\(gps.id)'] a")
     #expect(eventually { browser.viewerOpen })
     let shown =
       "const i = document.querySelector('.lightbox .shown'); return [i.dataset.rep, i.naturalWidth]"
@@ -231,7 +231,7 @@ struct TimelineBrowserTests {
     ] {
       #expect(info.contains(expected), "\(expected) in \(info)")
     }
-    try browser.click(try browser.find(".lightbox [data-v='favourite']"))
+    try browser.click(css: ".lightbox [data-v='favourite']")
     #expect(
       eventually {
         (try? browser.attribute(try browser.find(".lightbox [data-v='favourite']"), "aria-pressed"))
@@ -248,14 +248,14 @@ struct TimelineBrowserTests {
       (try browser.attribute(try browser.find(".cell[data-id='\(gps.id)'] img"), "alt"))?
         .hasSuffix(", favourite") == true)
     try browser.screenshot("timeline-favourite")
-    try browser.click(try browser.find(".cell[data-id='\(gps.id)'] a"))
+    try browser.click(css: ".cell[data-id='\(gps.id)'] a")
     #expect(
       eventually {
         (try? browser.attribute(try browser.find(".lightbox [data-v='favourite']"), "aria-pressed"))
           == "true"
       }, "kept across a reload")
     // Taken back in the viewer: the cell's mark goes with it.
-    try browser.click(try browser.find(".lightbox [data-v='favourite']"))
+    try browser.click(css: ".lightbox [data-v='favourite']")
     #expect(eventually { (try? browser.run(marked) as? [String]) == [] })
     #expect(try !served.library.asset(gps.id).isFavourite)
     try browser.press("\u{E00C}")
@@ -303,7 +303,7 @@ struct TimelineBrowserTests {
     #expect(eventually { count() == countBefore - 1 }, "\(count()) after \(countBefore)")
     #expect(eventually { (try? browser.cellIDs().contains(order[2].rawValue)) == false })
     // Delete with a selection: what is selected goes.
-    try browser.click(try browser.find(".cell[data-id='\(order[3])'] .check"))
+    try browser.click(css: ".cell[data-id='\(order[3])'] .check")
     try browser.press("\u{E017}")
     #expect(
       eventually(60) { (try? served.library.assetIDs(matching: trashed).count) == 2 },
@@ -312,7 +312,7 @@ struct TimelineBrowserTests {
     try browser.go(base + "/album?ref=smart:trash")
     #expect(
       eventually { (try? Set(browser.cellIDs())) == [order[2].rawValue, order[3].rawValue] })
-    try browser.click(try browser.find(".cell[data-id='\(order[2])'] a"))
+    try browser.click(css: ".cell[data-id='\(order[2])'] a")
     #expect(eventually { browser.viewerOpen })
     let offered =
       "return ['edit', 'trash'].map((v) => document.querySelector(`.lightbox [data-v=\"${v}\"]`).hidden)"
@@ -374,11 +374,11 @@ struct TimelineBrowserTests {
 
     // Two chosen with their check marks, added to a new album.
     let chosen = Array(try browser.cellIDs().prefix(2))
-    for id in chosen { try browser.click(try browser.find(".cell[data-id='\(id)'] .check")) }
+    for id in chosen { try browser.click(css: ".cell[data-id='\(id)'] .check") }
     #expect(try browser.text(try browser.find(".selection-count")) == "2 selected")
-    try browser.click(try browser.find("button[data-act='album']"))
+    try browser.click(css: "button[data-act='album']")
     try browser.type(try browser.find("#album-title"), "Trip")
-    try browser.click(try browser.find(".album-dialog button[type=submit]"))
+    try browser.click(css: ".album-dialog button[type=submit]")
     #expect(
       eventually {
         (try? browser.text(try browser.find(".progress-text"))) == "Added 2 to Trip"
@@ -398,7 +398,7 @@ struct TimelineBrowserTests {
     let keep = try #require(try browser.attribute(radios[1], "value"))
     let other = try #require(try browser.attribute(radios[0], "value"))
     try browser.click(radios[1])
-    try browser.click(try browser.find(".duplicate-group button[data-act='resolve']"))
+    try browser.click(css: ".duplicate-group button[data-act='resolve']")
     #expect(eventually(60) { (try? browser.findAll(".duplicate-group").count) == 0 })
     #expect(try browser.text(try browser.find(".summary")) == "No duplicates left.")
     let kept = try served.library.asset(try #require(AssetID(keep)))
@@ -429,7 +429,7 @@ struct TimelineBrowserTests {
     )
     try browser.go(base + "/album?ref=Trip")
     #expect(eventually { (try? browser.cellIDs().isEmpty) == false })
-    try browser.click(try browser.find("button[data-act='delete-album']"))
+    try browser.click(css: "button[data-act='delete-album']")
     _ = try browser.call("POST", "/session/\(browser.session)/alert/accept", [:])
     #expect(eventually { browser.url == base + "/albums" }, "\(browser.url)")
     #expect(try browser.findAll("a[href='/album?ref=Trip']").isEmpty)
@@ -485,7 +485,7 @@ struct TimelineBrowserTests {
     try browser.go(base + "/album?ref=smart:all")
     #expect(eventually { (try? browser.cellIDs().count) == 2 })
     for id in try browser.cellIDs() {
-      try browser.click(try browser.find(".cell[data-id='\(id)'] a"))
+      try browser.click(css: ".cell[data-id='\(id)'] a")
       #expect(
         eventually {
           (try? browser.run(decoded, [".lightbox .shown"])) as? [String] == ["600x400"]
